@@ -1,0 +1,33 @@
+// Command streamshift is a Kafka wire-protocol proxy that serves the KIP-1071
+// streams rebalance protocol in front of an unmodified Kafka cluster.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+const usage = `usage: streamshift <command> [flags]
+
+commands:
+  run       run the proxy (see: streamshift run --help)
+  inspect   decode captured Kafka Streams rebalance metadata (see: streamshift inspect --help)
+`
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "run":
+		os.Exit(runCmd(os.Args[2:]))
+	case "inspect":
+		os.Exit(inspectCmd(os.Args[2:]))
+	case "-h", "--help", "help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "streamshift: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+}

@@ -1,0 +1,3 @@
+module github.com/streamshift/streamshift
+
+go 1.26.8
