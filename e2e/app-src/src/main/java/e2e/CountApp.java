@@ -1,0 +1,172 @@
+package e2e;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.ThreadMetadata;
+import org.apache.kafka.streams.TaskMetadata;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.apache.kafka.streams.kstream.Consumed;
+import org.apache.kafka.streams.kstream.Grouped;
+import org.apache.kafka.streams.kstream.Materialized;
+import org.apache.kafka.streams.kstream.Produced;
+import org.apache.kafka.streams.processor.StateRestoreListener;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * The e2e test application: input → groupBy(value) (repartition topic) → count (state store
+ * "counts", changelog) → output (key = group key, value = count as a long).
+ *
+ * <p>Every input record's value is the group key, so the output for a key under
+ * exactly_once_v2 read with read_committed must be exactly 1, 2, ..., N, where N is the number of
+ * input records with that value.
+ *
+ * <p>Arguments are {@code key=value}. Keys starting with {@code app.} configure the app:
+ * app.instance (name in events), app.input, app.output, app.store (memory | rocksdb),
+ * app.poll.ms (task-report period). Every other key is a Kafka Streams property
+ * (bootstrap.servers, application.id, processing.guarantee, group.protocol, application.server,
+ * num.standby.replicas, state.dir, commit.interval.ms, consumer.session.timeout.ms, ...).
+ * group.protocol=classic is dropped so the same arguments work on 3.9 clients.
+ */
+public final class CountApp {
+    private CountApp() {}
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> args = Args.parse(argv);
+        String instance = args.getOrDefault("app.instance", "app");
+        String input = args.getOrDefault("app.input", "e2e-input");
+        String output = args.getOrDefault("app.output", "e2e-output");
+        String store = args.getOrDefault("app.store", "memory");
+        long pollMs = Long.parseLong(args.getOrDefault("app.poll.ms", "100"));
+
+        Properties p = new Properties();
+        p.put("application.id", "e2e-count");
+        p.put("replication.factor", "1");
+        p.put("commit.interval.ms", "1000");
+        // Every update reaches the changelog and the output: the verifier counts them.
+        p.put("statestore.cache.max.bytes", "0");
+        p.put("consumer.auto.offset.reset", "earliest");
+        for (Map.Entry<String, String> e : args.entrySet()) {
+            if (!e.getKey().startsWith("app.")) {
+                p.put(e.getKey(), e.getValue());
+            }
+        }
+        if ("classic".equals(p.getProperty("group.protocol"))) {
+            p.remove("group.protocol");
+        }
+
+        AtomicLong processed = new AtomicLong();
+        StreamsBuilder b = new StreamsBuilder();
+        Materialized<String, Long, org.apache.kafka.streams.state.KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]>> mat =
+            "rocksdb".equals(store)
+                ? Materialized.as(Stores.persistentKeyValueStore("counts"))
+                : Materialized.as(Stores.inMemoryKeyValueStore("counts"));
+        b.stream(input, Consumed.with(Serdes.String(), Serdes.String()))
+            .peek((k, v) -> processed.incrementAndGet())
+            .groupBy((k, v) -> v, Grouped.with("by-value", Serdes.String(), Serdes.String()))
+            .count(mat.withKeySerde(Serdes.String()).withValueSerde(Serdes.Long()))
+            .toStream()
+            .to(output, Produced.with(Serdes.String(), Serdes.Long()));
+
+        KafkaStreams ks = new KafkaStreams(b.build(), p);
+        Evt.of("start").put("instance", instance).put("kafka", Evt.kafkaVersion())
+            .put("protocol", p.getProperty("group.protocol", "classic"))
+            .put("guarantee", p.getProperty("processing.guarantee", "at_least_once"))
+            .put("pid", ProcessHandle.current().pid()).emit();
+
+        ks.setStateListener((next, prev) ->
+            Evt.of("state").put("from", prev.name()).put("to", next.name()).emit());
+        ks.setUncaughtExceptionHandler(ex -> {
+            Evt.of("uncaught").put("error", String.valueOf(ex)).emit();
+            return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+        });
+        ks.setGlobalStateRestoreListener(new StateRestoreListener() {
+            @Override
+            public void onRestoreStart(TopicPartition tp, String storeName, long start, long end) {
+                Evt.of("restore_start").put("store", storeName).put("partition", tp.toString())
+                    .put("from", start).put("to", end).emit();
+            }
+
+            @Override
+            public void onBatchRestored(TopicPartition tp, String storeName, long batchEnd, long n) {
+            }
+
+            @Override
+            public void onRestoreEnd(TopicPartition tp, String storeName, long total) {
+                Evt.of("restore_end").put("store", storeName).put("partition", tp.toString())
+                    .put("restored", total).emit();
+            }
+        });
+
+        CountDownLatch closed = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            shuttingDown.set(true);
+            Evt.of("closing").emit();
+            boolean clean = ks.close(Duration.ofSeconds(30));
+            Evt.of("closed").put("clean", clean).put("processed", processed.get()).emit();
+            closed.countDown();
+        }, "e2e-shutdown"));
+
+        ks.start();
+
+        List<String> lastActive = null;
+        List<String> lastStandby = null;
+        long lastReport = 0;
+        long lastProcessed = -1;
+        while (closed.getCount() > 0) {
+            KafkaStreams.State st = ks.state();
+            if (st == KafkaStreams.State.RUNNING || st == KafkaStreams.State.REBALANCING) {
+                List<String> active = new ArrayList<>();
+                List<String> standby = new ArrayList<>();
+                int threads = 0;
+                try {
+                    for (ThreadMetadata t : ks.metadataForLocalThreads()) {
+                        threads++;
+                        for (TaskMetadata tm : t.activeTasks()) active.add(tm.taskId().toString());
+                        for (TaskMetadata tm : t.standbyTasks()) standby.add(tm.taskId().toString());
+                    }
+                } catch (IllegalStateException raced) {
+                    // The state moved on between state() and the metadata call: report next round.
+                    threads = -1;
+                }
+                if (threads >= 0) {
+                    Collections.sort(active);
+                    Collections.sort(standby);
+                    if (!active.equals(lastActive) || !standby.equals(lastStandby)) {
+                        Evt.of("tasks").put("state", st.name()).put("active", active)
+                            .put("standby", standby).put("threads", threads).emit();
+                        lastActive = active;
+                        lastStandby = standby;
+                    }
+                }
+            }
+            long now = System.currentTimeMillis();
+            if (now - lastReport >= 1000) {
+                long n = processed.get();
+                if (n != lastProcessed) {
+                    Evt.of("processed").put("count", n).emit();
+                    lastProcessed = n;
+                }
+                lastReport = now;
+            }
+            if (!shuttingDown.get() && (st == KafkaStreams.State.ERROR || st == KafkaStreams.State.NOT_RUNNING)) {
+                Evt.of("stopped").put("state", st.name()).emit();
+                System.out.flush();
+                // Let the shutdown hook close the client; exit non-zero so the harness notices.
+                System.exit(3);
+            }
+            Thread.sleep(pollMs);
+        }
+    }
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Kafka Streams test app instances (e2e/app-src, built as e2e/app-<build>).
+#
+#   app.sh run   BUILD DIR [key=value ...]   exec the app in the foreground (its PID is this PID)
+#   app.sh start BUILD [DIR] [key=value ...] run in the background; prints DIR= and PID=
+#   app.sh stop  DIR [TIMEOUT_S]             TERM by saved PID (clean close), KILL after timeout
+#   app.sh kill9 DIR                         KILL by saved PID (crash)
+#
+# BUILD is 4.4 (group.protocol classic or streams) or 3.9 (classic only). Arguments are passed
+# to e2e.CountApp (see its javadoc): app.* keys for the app, all others are Streams configs.
+# The instance gets DIR/state as state.dir and DIR/tmp as java.io.tmpdir (RocksDB unpacks its
+# library there, and kill -9 leaves it behind). E2E_APP_MAIN picks another main class
+# (e2e.ClientCheck, e2e.Ready); E2E_APP_HEAP sets -Xmx (default 256m).
+# Layout of DIR: app.pid, app.out (stdout: EVT lines), app.log (stderr: Kafka's log), state/, tmp/.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+log_opts() { # BUILD
+  case "$1" in
+    3.9) echo "-Dlog4j.configuration=file:$E2E_ROOT/config/log4j.properties" ;;
+    *) echo "-Dlog4j2.configurationFile=$E2E_ROOT/config/log4j2.properties" ;;
+  esac
+}
+
+cmd_run() {
+  [ $# -ge 2 ] || die "usage: app.sh run BUILD DIR [key=value ...]"
+  local b=$1 dir; mkdir -p "$2"; dir=$(cd "$2" && pwd); shift 2
+  local lib; lib=$(lib_of "app-$b")
+  mkdir -p "$dir/state" "$dir/tmp"
+  echo $$ >"$dir/app.pid"
+  exec "$JAVA" -Xms64m -Xmx${E2E_APP_HEAP:-256m} -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
+    -Djava.io.tmpdir="$dir/tmp" "$(log_opts "$b")" -cp "$lib/*" "${E2E_APP_MAIN:-e2e.CountApp}" \
+    "state.dir=$dir/state" "$@"
+}
+
+cmd_start() {
+  [ $# -ge 1 ] || die "usage: app.sh start BUILD [DIR] [key=value ...]"
+  local b=$1; shift
+  local dir=""
+  if [ $# -gt 0 ] && [[ "$1" != *=* ]]; then dir=$1; shift; fi
+  dir=$(fresh_dir "$dir")
+  "$0" run "$b" "$dir" "$@" >"$dir/app.out" 2>"$dir/app.log" &
+  local pid=$!
+  echo "$pid" >"$dir/app.pid"
+  printf 'DIR=%s\nPID=%s\n' "$dir" "$pid"
+}
+
+cmd_stop() {
+  [ $# -ge 1 ] || die "usage: app.sh stop DIR [TIMEOUT_S]"
+  [ -f "$1/app.pid" ] || die "no $1/app.pid"
+  stop_pid "$(cat "$1/app.pid")" "${2:-40}"
+}
+
+cmd_kill9() {
+  [ $# -ge 1 ] || die "usage: app.sh kill9 DIR"
+  [ -f "$1/app.pid" ] || die "no $1/app.pid"
+  kill -KILL "$(cat "$1/app.pid")" 2>/dev/null || true
+}
+
+sub=${1:-}; shift || true
+case "$sub" in
+  run) cmd_run "$@" ;;
+  start) cmd_start "$@" ;;
+  stop) cmd_stop "$@" ;;
+  kill9) cmd_kill9 "$@" ;;
+  *) sed -n '2,15p' "$0" >&2; exit 2 ;;
+esac
