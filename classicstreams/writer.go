@@ -1,0 +1,41 @@
+package classicstreams
+
+import (
+	"encoding/binary"
+	"unicode/utf16"
+)
+
+func appendInt16(dst []byte, v int16) []byte {
+	return binary.BigEndian.AppendUint16(dst, uint16(v))
+}
+
+func appendInt32(dst []byte, v int32) []byte {
+	return binary.BigEndian.AppendUint32(dst, uint32(v))
+}
+
+func appendInt64(dst []byte, v int64) []byte {
+	return binary.BigEndian.AppendUint64(dst, uint64(v))
+}
+
+// appendUTF writes Java's DataOutput.writeUTF; the caller has checked that
+// the encoded length fits in 16 bits.
+func appendUTF(dst []byte, s string, n int) []byte {
+	dst = binary.BigEndian.AppendUint16(dst, uint16(n))
+	return appendModifiedUTF8(dst, s)
+}
+
+// appendChars writes a named topology as Kafka Streams does in AssignmentInfo:
+// int32 count of UTF-16 code units, then each unit big-endian.
+func appendChars(dst []byte, s string) []byte {
+	dst = appendInt32(dst, int32(utf16Len(s)))
+	for _, c := range s {
+		if c >= 0x10000 {
+			hi, lo := utf16.EncodeRune(c)
+			dst = binary.BigEndian.AppendUint16(dst, uint16(hi))
+			dst = binary.BigEndian.AppendUint16(dst, uint16(lo))
+			continue
+		}
+		dst = binary.BigEndian.AppendUint16(dst, uint16(c))
+	}
+	return dst
+}
