@@ -1,0 +1,123 @@
+package topology
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Validate checks a topology as Kafka 4.4 does when a member joins with it,
+// before any metadata is consulted, in Kafka's order:
+//
+//   - KafkaApis: no Kafka-internal topic (__consumer_offsets,
+//     __transaction_state, __share_group_state) and only valid topic names
+//     among all source, repartition and changelog topics
+//     (STREAMS_INVALID_TOPOLOGY);
+//   - GroupCoordinatorService: no SourceTopicRegex (INVALID_REQUEST, "not
+//     supported yet"), changelog topics with Partitions 0
+//     (STREAMS_INVALID_TOPOLOGY).
+//
+// Two checks are streamshift's own, where Kafka would fail later with an
+// internal error (UNKNOWN_SERVER_ERROR): copartition indices out of range
+// and duplicate subtopology ids, both STREAMS_INVALID_TOPOLOGY.
+//
+// The error is a *Error with ErrorCode set, or nil.
+func Validate(t Topology) error {
+	if err := validate(t); err != nil {
+		return err
+	}
+	return nil
+}
+
+func validate(t Topology) *Error {
+	var topics []string
+	seen := make(map[string]bool)
+	add := func(name string) {
+		if !seen[name] {
+			seen[name] = true
+			topics = append(topics, name)
+		}
+	}
+	for _, s := range t.Subtopologies {
+		for _, n := range s.SourceTopics {
+			add(n)
+		}
+		for _, n := range s.RepartitionSinkTopics {
+			add(n)
+		}
+		for _, r := range s.RepartitionSourceTopics {
+			add(r.Name)
+		}
+		for _, c := range s.StateChangelogTopics {
+			add(c.Name)
+		}
+	}
+	var internal, invalid []string
+	for _, n := range topics {
+		if isInternalTopic(n) {
+			internal = append(internal, n)
+		}
+		if !isValidTopicName(n) {
+			invalid = append(invalid, n)
+		}
+	}
+	if len(internal) > 0 {
+		return invalidTopology("Use of Kafka internal topics " + strings.Join(internal, ",") +
+			" in a Kafka Streams topology is prohibited.")
+	}
+	if len(invalid) > 0 {
+		return invalidTopology("Topic names " + strings.Join(invalid, ",") + " are not valid topic names.")
+	}
+
+	for _, s := range t.Subtopologies {
+		if len(s.SourceTopicRegex) > 0 {
+			return invalidRequest("Regular expressions for source topics are not supported yet.")
+		}
+	}
+	for _, s := range t.Subtopologies {
+		for _, c := range s.StateChangelogTopics {
+			if c.Partitions != 0 {
+				return invalidTopology(fmt.Sprintf(
+					"Changelog topic %s must have an undefined partition count, but it is set to %d.",
+					c.Name, c.Partitions))
+			}
+		}
+	}
+
+	ids := make(map[string]bool, len(t.Subtopologies))
+	for _, s := range t.Subtopologies {
+		if ids[s.ID] {
+			return invalidTopology(fmt.Sprintf("Subtopology %s is defined more than once.", s.ID))
+		}
+		ids[s.ID] = true
+		if _, err := copartitionGroupTopics(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isInternalTopic is Kafka's Topic.isInternal.
+func isInternalTopic(name string) bool {
+	switch name {
+	case "__consumer_offsets", "__transaction_state", "__share_group_state":
+		return true
+	}
+	return false
+}
+
+// isValidTopicName is Kafka's Topic.isValid: 1 to 249 characters out of
+// [a-zA-Z0-9._-], and neither "." nor "..".
+func isValidTopicName(name string) bool {
+	if name == "" || name == "." || name == ".." || len(name) > 249 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
