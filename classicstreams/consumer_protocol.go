@@ -33,6 +33,9 @@ type ConsumerSubscription struct {
 	GenerationID int32 `json:"generationId"`
 	// RackID (v3+) is client.rack, nil if unset.
 	RackID *string `json:"rackId,omitempty"`
+	// UserDataOffset is where UserData starts in the decoded input, to
+	// report offsets of errors inside it.
+	UserDataOffset int `json:"-"`
 }
 
 // ConsumerAssignment is the SyncGroup assignment of a consumer
@@ -42,6 +45,8 @@ type ConsumerAssignment struct {
 	Version            int16            `json:"version"`
 	AssignedPartitions []TopicPartition `json:"assignedPartitions"`
 	UserData           []byte           `json:"userData"`
+	// UserDataOffset is where UserData starts in the decoded input.
+	UserDataOffset int `json:"-"`
 }
 
 const (
@@ -65,6 +70,7 @@ func DecodeConsumerSubscription(b []byte) (*ConsumerSubscription, error) {
 			s.Topics[i], _ = r.string16("topics", false)
 		}
 	}
+	s.UserDataOffset = r.off + 4
 	s.UserData = r.bytes32("userData", true)
 	if v >= 1 {
 		s.OwnedPartitions = r.topicPartitions("ownedPartitions")
@@ -123,6 +129,7 @@ func DecodeConsumerAssignment(b []byte) (*ConsumerAssignment, error) {
 		r.failAt(0, "version", ErrUnknownVersion)
 	}
 	a.AssignedPartitions = r.topicPartitions("assignedPartitions")
+	a.UserDataOffset = r.off + 4
 	a.UserData = r.bytes32("userData", true)
 	if r.err != nil {
 		return nil, r.err

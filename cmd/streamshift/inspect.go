@@ -1,12 +1,162 @@
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strings"
+
+	"github.com/streamshift/streamshift/classicstreams"
 )
 
-// inspectCmd is replaced by the classicstreams inspect command (issue 4).
+const inspectUsage = `usage: streamshift inspect <kind> <hex | base64 | @file | @->
+
+Decodes captured Kafka Streams rebalance metadata and prints it as JSON.
+
+kinds:
+  subscription            Kafka Streams SubscriptionInfo (JoinGroup user data, v1-v11; later versions: header only)
+  assignment              Kafka Streams AssignmentInfo (SyncGroup user data, v1-v11)
+  consumer-subscription   JoinGroup protocol metadata (ConsumerProtocolSubscription v0-v3) and the SubscriptionInfo inside
+  consumer-assignment     SyncGroup member assignment (ConsumerProtocolAssignment v0-v3) and the AssignmentInfo inside
+
+input: hex (spaces and a 0x prefix allowed), else standard or URL-safe base64;
+@file reads a file (hex or base64 text, else raw bytes), @- reads standard input.
+
+Exit status: 0 decoded, 2 usage or invalid input (the message names the byte
+offset where decoding failed).
+`
+
 func inspectCmd(args []string) int {
-	fmt.Fprintln(os.Stderr, "streamshift inspect: not built yet")
-	return 2
+	return runInspect(args, os.Stdin, os.Stdout, os.Stderr)
+}
+
+func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprint(stdout, inspectUsage)
+		return 0
+	}
+	if len(args) != 2 {
+		fmt.Fprint(stderr, inspectUsage)
+		return 2
+	}
+	kind := args[0]
+	b, err := readInput(args[1], stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
+		return 2
+	}
+	v, err := decodeKind(kind, b)
+	if err != nil {
+		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
+		return 2
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// Consumer-protocol envelopes are printed with the Streams payload they
+// carry decoded next to the raw user data.
+type inspectedSubscription struct {
+	*classicstreams.ConsumerSubscription
+	SubscriptionInfo *classicstreams.SubscriptionInfo `json:"subscriptionInfo,omitempty"`
+}
+
+type inspectedAssignment struct {
+	*classicstreams.ConsumerAssignment
+	AssignmentInfo *classicstreams.AssignmentInfo `json:"assignmentInfo,omitempty"`
+}
+
+func decodeKind(kind string, b []byte) (any, error) {
+	switch kind {
+	case "subscription":
+		return classicstreams.DecodeSubscriptionInfo(b)
+	case "assignment":
+		return classicstreams.DecodeAssignmentInfo(b)
+	case "consumer-subscription":
+		s, err := classicstreams.DecodeConsumerSubscription(b)
+		if err != nil {
+			return nil, err
+		}
+		out := inspectedSubscription{ConsumerSubscription: s}
+		if s.UserData != nil {
+			if out.SubscriptionInfo, err = classicstreams.DecodeSubscriptionInfo(s.UserData); err != nil {
+				return nil, userDataErr(err, s.UserDataOffset)
+			}
+		}
+		return out, nil
+	case "consumer-assignment":
+		a, err := classicstreams.DecodeConsumerAssignment(b)
+		if err != nil {
+			return nil, err
+		}
+		out := inspectedAssignment{ConsumerAssignment: a}
+		if a.UserData != nil {
+			if out.AssignmentInfo, err = classicstreams.DecodeAssignmentInfo(a.UserData); err != nil {
+				return nil, userDataErr(err, a.UserDataOffset)
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unknown kind %q (want subscription, assignment, consumer-subscription or consumer-assignment)", kind)
+}
+
+// userDataErr reports an error inside the user data at its offset in the
+// whole input.
+func userDataErr(err error, base int) error {
+	var de *classicstreams.DecodeError
+	if errors.As(err, &de) {
+		return fmt.Errorf("user data at byte offset %d: decode %s: %s at byte offset %d of the input (%d of the user data): %w",
+			base, de.Payload, de.Field, base+de.Offset, de.Offset, de.Err)
+	}
+	return fmt.Errorf("user data at byte offset %d: %w", base, err)
+}
+
+func readInput(arg string, stdin io.Reader) ([]byte, error) {
+	if name, ok := strings.CutPrefix(arg, "@"); ok {
+		var raw []byte
+		var err error
+		if name == "-" {
+			raw, err = io.ReadAll(stdin)
+		} else {
+			raw, err = os.ReadFile(name)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if b, err := parseText(string(raw)); err == nil {
+			return b, nil
+		}
+		return raw, nil
+	}
+	b, err := parseText(arg)
+	if err != nil {
+		return nil, fmt.Errorf("input is neither hex nor base64")
+	}
+	return b, nil
+}
+
+// parseText reads hex first (it is also valid base64 at times), then base64.
+func parseText(s string) ([]byte, error) {
+	s = strings.TrimSpace(s)
+	h := strings.Join(strings.Fields(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")), "")
+	if b, err := hex.DecodeString(h); err == nil && len(h) > 0 {
+		return b, nil
+	}
+	compact := strings.Join(strings.Fields(s), "")
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(compact); err == nil && len(compact) > 0 && !bytes.ContainsRune([]byte(compact), ' ') {
+			return b, nil
+		}
+	}
+	return nil, errors.New("not hex or base64")
 }

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func inspect(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	rc := runInspect(args, strings.NewReader(stdin), &out, &errb)
+	return rc, out.String(), errb.String()
+}
+
+// A v9 SubscriptionInfo: shutdown requested, no endpoint, no tasks.
+const v9Shutdown = "00000009000000091111111122223333444455555555555500000000000000000200000004"
+
+func TestInspectSubscriptionForms(t *testing.T) {
+	raw, _ := hex.DecodeString(v9Shutdown)
+	file := filepath.Join(t.TempDir(), "sub.bin")
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, in := range map[string][2]string{
+		"hex":        {v9Shutdown, ""},
+		"hex spaced": {"0x" + v9Shutdown[:10] + " " + v9Shutdown[10:], ""},
+		"base64":     {base64.StdEncoding.EncodeToString(raw), ""},
+		"raw file":   {"@" + file, ""},
+		"stdin hex":  {"@-", v9Shutdown + "\n"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rc, out, errs := inspect(t, in[1], "subscription", in[0])
+			if rc != 0 {
+				t.Fatalf("rc %d: %s", rc, errs)
+			}
+			var got struct {
+				Version   int32  `json:"version"`
+				ErrorCode int32  `json:"errorCode"`
+				ProcessID string `json:"processId"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("%v: %s", err, out)
+			}
+			if got.Version != 9 || got.ErrorCode != 4 || got.ProcessID != "11111111-2222-3333-4444-555555555555" {
+				t.Fatalf("got %+v", got)
+			}
+		})
+	}
+}
+
+func TestInspectInvalidNamesOffset(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"subscription", v9Shutdown[:20]}, "processId at byte offset 8"},
+		{[]string{"assignment", "0000000c"}, "version at byte offset 0"},
+		{[]string{"consumer-subscription", "000300000001000174ffffffff"}, "ownedPartitions at byte offset 13"},
+		// consumer assignment whose user data (at byte 10) is a truncated AssignmentInfo
+		{[]string{"consumer-assignment", "0003" + "00000000" + "00000006" + "0000000b0000"}, "byte offset 14 of the input"},
+		{[]string{"subscription", "zz!"}, "neither hex nor base64"},
+		{[]string{"bogus", "00"}, "unknown kind"},
+	} {
+		rc, out, errs := inspect(t, "", tc.args...)
+		if rc != 2 || out != "" || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: rc %d out %q err %q, want exit 2 and %q", tc.args, rc, out, errs, tc.want)
+		}
+	}
+	if rc, _, _ := inspect(t, "", "subscription"); rc != 2 {
+		t.Errorf("missing input: rc %d", rc)
+	}
+}
+
+func TestInspectConsumerSubscriptionNestsStreams(t *testing.T) {
+	hexIn := "0000" + "00000001" + "000174" + "00000025" + v9Shutdown
+	rc, out, errs := inspect(t, "", "consumer-subscription", hexIn)
+	if rc != 0 {
+		t.Fatalf("rc %d: %s", rc, errs)
+	}
+	var got struct {
+		Topics           []string `json:"topics"`
+		SubscriptionInfo struct {
+			ErrorCode int32 `json:"errorCode"`
+		} `json:"subscriptionInfo"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Topics) != 1 || got.Topics[0] != "t" || got.SubscriptionInfo.ErrorCode != 4 {
+		t.Fatalf("got %+v from %s", got, out)
+	}
+}
