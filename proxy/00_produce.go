@@ -1,0 +1,28 @@
+package proxy
+
+import "github.com/twmb/franz-go/pkg/kmsg"
+
+// rewriteProduce rewrites the KIP-951 NodeEndpoints (v10+), a tagged field a
+// broker fills only when it answers NOT_LEADER_OR_FOLLOWER with the new
+// leader. Produce is not capped below v10 like Fetch is: v11/v12 carry
+// transaction version 2 (KIP-890), which 4.x clients require when the cluster
+// enables it. The response is small, and re-encoded only when endpoints are
+// present.
+func rewriteProduce(t *nodeTable, r kmsg.Response) bool {
+	resp := r.(*kmsg.ProduceResponse)
+	if len(resp.Brokers) == 0 {
+		return false
+	}
+	kept := resp.Brokers[:0]
+	for _, b := range resp.Brokers {
+		t.observe(b.NodeID, b.Host, b.Port)
+		host, port, ok := t.advertised(b.NodeID)
+		if !ok {
+			continue
+		}
+		b.Host, b.Port = host, port
+		kept = append(kept, b)
+	}
+	resp.Brokers = kept
+	return true
+}

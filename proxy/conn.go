@@ -1,0 +1,486 @@
+package proxy
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// clientConn is the state of one client connection and its upstream
+// connection. Both run on the same gnet loop, so every field below done is
+// touched only on that loop; goroutines post work back with onLoop.
+type clientConn struct {
+	p      *Proxy
+	id     uint64
+	conn   gnet.Conn
+	loop   gnet.EventLoop
+	node   int32 // upstream node of the listener, -1 for bootstrap
+	remote string
+	since  time.Time
+	done   chan struct{} // closed with the client connection
+
+	up      gnet.Conn // set once the upstream connection is open
+	upAddr  string
+	upReady bool
+
+	ring     slotQueue // every slot, client order
+	sent     slotQueue // slots awaiting an upstream response, upstream order
+	buffered int       // bytes of responses held in slots behind the head
+	blocked  bool      // an intercepted request awaits its outcome
+	inflWait bool      // reading stopped at the in-flight cap
+	closed   bool
+	reason   string // why the proxy closed the connection, for the log
+
+	requests  uint64
+	clientID  string
+	swName    string
+	swVersion string
+}
+
+// upstreamConn is the context of an upstream connection.
+type upstreamConn struct {
+	cc   *clientConn
+	addr string
+}
+
+func (cc *clientConn) info() ClientInfo {
+	return ClientInfo{ConnID: cc.id, RemoteAddr: cc.remote, Node: cc.node, ClientID: cc.clientID,
+		SoftwareName: cc.swName, SoftwareVersion: cc.swVersion}
+}
+
+// onLoop runs fn on the connection's loop unless the connection closed by then.
+func (cc *clientConn) onLoop(fn func()) {
+	_ = cc.loop.Execute(context.Background(), gnet.RunnableFunc(func(context.Context) error {
+		if !cc.closed {
+			fn()
+		}
+		return nil
+	}))
+}
+
+// closeWith closes the client connection from the loop with a logged reason.
+func (cc *clientConn) closeWith(reason string) {
+	if cc.reason == "" {
+		cc.reason = reason
+	}
+	_ = cc.conn.Close()
+}
+
+// dial connects the upstream off the loop and enrolls it on the client's loop.
+// A bootstrap connection tries the upstream bootstrap list in turn; a node
+// connection goes to that node's address from the latest metadata.
+func (cc *clientConn) dial() {
+	p := cc.p
+	addrs, err := p.upstreamAddrs(cc.node)
+	if err != nil {
+		cc.dialFailed(err)
+		return
+	}
+	var errs []error
+	d := net.Dialer{Timeout: p.opts.DialTimeout}
+	for _, addr := range addrs {
+		select {
+		case <-cc.done:
+			return
+		default:
+		}
+		nc, err := d.Dial("tcp", addr)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ch, err := cc.loop.Enroll(gnet.NewContext(context.Background(), &upstreamConn{cc: cc, addr: addr}), nc)
+		if err != nil {
+			_ = nc.Close()
+			errs = append(errs, fmt.Errorf("enroll %s: %w", addr, err))
+			break
+		}
+		if res := <-ch; res.Err != nil {
+			errs = append(errs, fmt.Errorf("enroll %s: %w", addr, res.Err))
+			continue
+		}
+		return
+	}
+	cc.dialFailed(errors.Join(errs...))
+}
+
+func (cc *clientConn) dialFailed(err error) {
+	p := cc.p
+	p.m.upstreamDialFailed.Inc()
+	p.log.Warn().Uint64("conn", cc.id).Str("remote", cc.remote).Int32("node", cc.node).Err(err).Msg("upstream unreachable; closing client connection")
+	cc.onLoop(func() { cc.closeWith("upstream unreachable") })
+}
+
+// upstreamOpened runs in the upstream's OnOpen on the client's loop.
+func (cc *clientConn) upstreamOpened(c gnet.Conn, uc *upstreamConn) gnet.Action {
+	if cc.closed {
+		return gnet.Close
+	}
+	cc.up, cc.upAddr, cc.upReady = c, uc.addr, true
+	cc.p.m.upstreamConns.Inc()
+	cc.p.log.Info().Uint64("conn", cc.id).Str("upstream", uc.addr).Msg("upstream connected")
+	// Requests that arrived while dialling wait in the client's buffer.
+	_ = cc.conn.Wake(nil)
+	return gnet.None
+}
+
+func (cc *clientConn) closedUpstream(c gnet.Conn, err error) {
+	if cc.up == c {
+		cc.p.m.upstreamConns.Dec()
+		cc.up, cc.upReady = nil, false
+	}
+	if !cc.closed {
+		reason := "upstream closed the connection"
+		if err != nil {
+			reason = "upstream connection failed: " + err.Error()
+		}
+		cc.closeWith(reason)
+	}
+}
+
+func (cc *clientConn) closedClient(err error) {
+	p := cc.p
+	cc.closed = true
+	close(cc.done)
+	cc.ring.reset()
+	cc.sent.reset()
+	if cc.up != nil {
+		_ = cc.up.Close()
+	}
+	p.mu.Lock()
+	delete(p.conns, cc)
+	p.mu.Unlock()
+	p.active.Add(-1)
+	p.m.clientConns.Dec()
+	reason := cc.reason
+	switch {
+	case reason != "":
+	case err != nil:
+		reason = err.Error()
+	default:
+		reason = "client closed the connection"
+	}
+	p.log.Info().Uint64("conn", cc.id).Str("remote", cc.remote).Str("reason", reason).
+		Uint64("requests", cc.requests).Dur("duration", time.Since(cc.since)).Msg("client disconnected")
+}
+
+// reject closes the client connection over a request it cannot take, as a
+// broker closes a connection whose request it cannot parse.
+func (cc *clientConn) reject(reason string, key, version int16) gnet.Action {
+	p := cc.p
+	p.m.frameRejected.WithLabelValues(reason).Inc()
+	p.log.Warn().Uint64("conn", cc.id).Str("remote", cc.remote).Str("api", kmsg.NameForKey(key)).
+		Int16("version", version).Str("reason", reason).Msg("bad request; closing client connection")
+	cc.reason = "bad request: " + reason
+	return gnet.Close
+}
+
+// readRequests consumes whole request frames from the client while the limits
+// allow. Bytes it leaves stay in gnet's inbound buffer; whoever lifts the
+// limit wakes the connection.
+func (cc *clientConn) readRequests() gnet.Action {
+	p := cc.p
+	for {
+		if cc.closed {
+			return gnet.Close
+		}
+		if !cc.upReady || cc.blocked {
+			return gnet.None
+		}
+		hw := p.opts.BufferHighWater
+		if p.draining.Load() {
+			if cc.ring.len() == 0 && cc.conn.OutboundBuffered() == 0 {
+				cc.reason = "proxy shutting down"
+				return gnet.Close
+			}
+			p.parkConn(cc.conn)
+			return gnet.None
+		}
+		if cc.sent.len() >= p.opts.MaxInflight {
+			cc.inflWait = true
+			p.m.paused.Inc()
+			return cc.checkInboundCap()
+		}
+		if cc.up.OutboundBuffered() > hw || cc.conn.OutboundBuffered()+cc.buffered > hw {
+			p.m.paused.Inc()
+			p.parkConn(cc.conn)
+			return cc.checkInboundCap()
+		}
+		head, err := cc.conn.Peek(4)
+		if err != nil {
+			return gnet.None
+		}
+		size := frameSize(head)
+		if size < minRequestSize || size > p.opts.MaxFrameBytes {
+			return cc.reject(fmt.Sprintf("frame size %d outside %d..%d", size, minRequestSize, p.opts.MaxFrameBytes), -1, -1)
+		}
+		frame, err := cc.conn.Peek(4 + size)
+		if err != nil {
+			return gnet.None
+		}
+		act := cc.handleRequest(frame)
+		_, _ = cc.conn.Discard(4 + size)
+		if act != gnet.None {
+			return act
+		}
+	}
+}
+
+// checkInboundCap bounds what a paused client can pile up: a well-behaved
+// client has at most max.in.flight requests outstanding, so more than a full
+// frame beyond the high-water mark is abuse.
+func (cc *clientConn) checkInboundCap() gnet.Action {
+	if cc.conn.InboundBuffered() > cc.p.opts.MaxFrameBytes+cc.p.opts.BufferHighWater {
+		return cc.reject("client sent too much while its connection was paused", -1, -1)
+	}
+	return gnet.None
+}
+
+// handleRequest routes one complete request frame. frame aliases gnet's
+// buffer: it is valid until Discard, so anything kept is copied.
+func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
+	p := cc.p
+	msg := frame[4:]
+	key, version, corr := fixedHeader(msg)
+	cc.requests++
+	p.m.request(key)
+
+	if key == int16(kmsg.ApiVersions) {
+		return cc.apiVersions(frame, version, corr)
+	}
+	if reg := p.reg.lookup(key, version); reg != nil {
+		return cc.intercept(frame, reg)
+	}
+	rewrite := needsRewrite(key, version)
+	if rewrite || key == int16(kmsg.Fetch) {
+		// A version above what ApiVersions advertised cannot be rewritten.
+		if top, _ := versionCap(key); version > top {
+			return cc.reject(fmt.Sprintf("version above the advertised %d", top), key, version)
+		}
+	}
+	if key == int16(kmsg.Produce) {
+		acks, err := produceAcks(msg)
+		if err != nil {
+			return cc.reject(err.Error(), key, version)
+		}
+		if acks == 0 {
+			// No response will come, so no slot.
+			_, _ = cc.up.Write(frame)
+			if p.opts.Tap != nil {
+				p.opts.Tap.Exchange(&Exchange{Client: cc.info(), Key: key, Version: version, CorrelationID: corr,
+					Request: clone(frame), At: time.Now()})
+			}
+			return gnet.None
+		}
+	}
+	cc.forward(frame, &slot{corr: corr, key: key, version: version, rewrite: rewrite})
+	return gnet.None
+}
+
+// forward writes a request upstream and queues its slot. gnet copies frame
+// only if the socket cannot take it at once.
+func (cc *clientConn) forward(frame []byte, s *slot) {
+	if cc.p.opts.Tap != nil && s.tapReq == nil {
+		s.tapReq = clone(frame)
+	}
+	s.upstream = true
+	cc.ring.push(s)
+	cc.sent.push(s)
+	_, _ = cc.up.Write(frame)
+}
+
+// apiVersions answers a too-new ApiVersions request locally and forwards the
+// others, remembering the client's software name (KIP-511).
+func (cc *clientConn) apiVersions(frame []byte, version int16, corr int32) gnet.Action {
+	p := cc.p
+	if version > maxApiVersions || version < 0 {
+		s := &slot{corr: corr, key: int16(kmsg.ApiVersions), version: version, local: true, done: true, resp: unsupportedApiVersions(corr)}
+		if p.opts.Tap != nil {
+			s.tapReq = clone(frame)
+		}
+		cc.buffered += len(s.resp)
+		cc.ring.push(s)
+		p.m.localResponses.Inc()
+		cc.flush()
+		return gnet.None
+	}
+	if h, err := parseRequestHeader(frame[4:]); err == nil {
+		if h.clientID != nil {
+			cc.clientID = *h.clientID
+		}
+		if version >= 3 {
+			req := kmsg.NewPtrApiVersionsRequest()
+			req.SetVersion(version)
+			if req.ReadFrom(frame[4+h.bodyAt:]) == nil {
+				cc.swName, cc.swVersion = req.ClientSoftwareName, req.ClientSoftwareVersion
+			}
+		}
+	}
+	cc.forward(frame, &slot{corr: corr, key: int16(kmsg.ApiVersions), version: version, rewrite: true})
+	return gnet.None
+}
+
+// readResponses consumes upstream response frames and matches each with the
+// oldest request sent upstream; the broker answers one connection in order.
+func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
+	p := cc.p
+	for {
+		if cc.closed || up != cc.up {
+			return gnet.Close
+		}
+		if cc.conn.OutboundBuffered()+cc.buffered > p.opts.BufferHighWater {
+			// The client does not read: stop reading its responses too.
+			p.m.paused.Inc()
+			p.parkConn(up)
+			return gnet.None
+		}
+		head, err := up.Peek(4)
+		if err != nil {
+			break
+		}
+		size := frameSize(head)
+		if size < 4 || size > maxResponseBytes {
+			return cc.upstreamProtocolError(fmt.Sprintf("response frame size %d", size))
+		}
+		frame, err := up.Peek(4 + size)
+		if err != nil {
+			break
+		}
+		corr := int32(binary.BigEndian.Uint32(frame[4:]))
+		s := cc.sent.peek()
+		if s == nil {
+			return cc.upstreamProtocolError(fmt.Sprintf("response (correlation id %d) to no request", corr))
+		}
+		if s.corr != corr {
+			return cc.upstreamProtocolError(fmt.Sprintf("%s response has correlation id %d, expected %d", kmsg.NameForKey(s.key), corr, s.corr))
+		}
+		cc.sent.pop()
+		if err := cc.completeForwarded(s, frame); err != nil {
+			return cc.upstreamProtocolError(err.Error())
+		}
+		_, _ = up.Discard(4 + size)
+		cc.flush()
+	}
+	if cc.inflWait && cc.sent.len() < p.opts.MaxInflight {
+		cc.inflWait = false
+		_ = cc.conn.Wake(nil)
+	}
+	return gnet.None
+}
+
+// upstreamProtocolError closes both connections: after an unexpected response
+// the stream cannot be trusted to stay in step.
+func (cc *clientConn) upstreamProtocolError(reason string) gnet.Action {
+	p := cc.p
+	p.m.protocolErrors.Inc()
+	p.log.Error().Uint64("conn", cc.id).Str("upstream", cc.upAddr).Str("reason", reason).Msg("upstream protocol error; closing connection")
+	cc.closeWith("upstream protocol error: " + reason)
+	return gnet.Close
+}
+
+// completeForwarded turns an upstream response into the slot's client
+// response. An untouched response at the head of the ring goes straight from
+// gnet's buffer to the client; anything held behind the head is copied.
+func (cc *clientConn) completeForwarded(s *slot, frame []byte) error {
+	p := cc.p
+	s.upstream = false
+	if s.rewritten {
+		own := clone(frame)
+		go cc.finishRewritten(s, own)
+		return nil
+	}
+	out := frame
+	owned := false
+	if s.rewrite {
+		var rw []byte
+		var err error
+		if s.key == int16(kmsg.ApiVersions) {
+			rw, err = rewriteApiVersions(p.reg.advertised(), s.version, frame)
+		} else {
+			rw, err = rewriteResponse(p.nodes, s.key, s.version, frame)
+		}
+		if err != nil {
+			return err
+		}
+		if rw != nil {
+			out, owned = rw, true
+		}
+	}
+	if cc.ring.peek() == s {
+		cc.ring.pop()
+		cc.writeClient(s, out)
+		return nil
+	}
+	if !owned {
+		out = clone(out)
+	}
+	s.resp, s.done = out, true
+	cc.buffered += len(out)
+	return nil
+}
+
+// finishRewritten runs off the loop: it decodes the response to a request an
+// interceptor rewrote, lets the interceptor transform it, and encodes it at the
+// client's version.
+func (cc *clientConn) finishRewritten(s *slot, frame []byte) {
+	resp, err := decodeResponse(s.key, s.fwdVersion, frame[4:])
+	if err == nil && s.onResponse != nil {
+		resp, err = callOnResponse(s.onResponse, resp)
+	}
+	if err == nil && (resp == nil || resp.Key() != s.key) {
+		err = fmt.Errorf("interceptor returned no %s response", kmsg.NameForKey(s.key))
+	}
+	if err != nil {
+		cc.p.log.Error().Uint64("conn", cc.id).Str("api", kmsg.NameForKey(s.key)).Err(err).Msg("rewritten response failed; closing client connection")
+		cc.onLoop(func() { cc.closeWith("rewritten response failed") })
+		return
+	}
+	resp.SetVersion(s.version)
+	out := appendResponseFrame(nil, s.corr, resp)
+	cc.onLoop(func() { cc.completeLocal(s, out) })
+}
+
+func callOnResponse(fn func(kmsg.Response) kmsg.Response, resp kmsg.Response) (out kmsg.Response, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("onResponse panicked: %v", r)
+		}
+	}()
+	return fn(resp), nil
+}
+
+// completeLocal stores a response produced off the loop and writes what the
+// ring allows.
+func (cc *clientConn) completeLocal(s *slot, frame []byte) {
+	s.resp, s.done = frame, true
+	cc.buffered += len(frame)
+	cc.flush()
+}
+
+// flush writes done slots from the head of the ring.
+func (cc *clientConn) flush() {
+	for s := cc.ring.peek(); s != nil && s.done && !cc.closed; s = cc.ring.peek() {
+		cc.ring.pop()
+		cc.buffered -= len(s.resp)
+		cc.writeClient(s, s.resp)
+	}
+	if cc.p.draining.Load() && cc.ring.len() == 0 && !cc.closed {
+		_ = cc.conn.Wake(nil)
+	}
+}
+
+func (cc *clientConn) writeClient(s *slot, b []byte) {
+	if tap := cc.p.opts.Tap; tap != nil {
+		tap.Exchange(&Exchange{Client: cc.info(), Key: s.key, Version: s.version, CorrelationID: s.corr,
+			Request: s.tapReq, Response: clone(b), Local: s.local, At: time.Now()})
+	}
+	_, _ = cc.conn.Write(b)
+}
+
+func clone(b []byte) []byte { return append([]byte(nil), b...) }

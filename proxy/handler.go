@@ -1,0 +1,77 @@
+package proxy
+
+import (
+	"net"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// handler is the gnet event handler of both sides: accepted client
+// connections (no context until OnOpen sets a *clientConn) and enrolled
+// upstream connections (context *upstreamConn, set by Enroll).
+type handler struct {
+	gnet.BuiltinEventEngine
+	p      *Proxy
+	bootCh chan struct{}
+}
+
+func (h *handler) OnBoot(e gnet.Engine) gnet.Action {
+	h.p.engine = e
+	close(h.bootCh)
+	return gnet.None
+}
+
+func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	if uc, ok := c.Context().(*upstreamConn); ok {
+		return nil, uc.cc.upstreamOpened(c, uc)
+	}
+	p := h.p
+	if p.draining.Load() {
+		return nil, gnet.Close
+	}
+	node := int32(-1)
+	if la, ok := c.LocalAddr().(*net.TCPAddr); ok && la.Port != p.listenPort {
+		node = int32(la.Port - p.opts.NodePortBase)
+	}
+	cc := &clientConn{
+		p:      p,
+		id:     p.connSeq.Add(1),
+		conn:   c,
+		loop:   c.EventLoop(),
+		node:   node,
+		remote: c.RemoteAddr().String(),
+		since:  time.Now(),
+		done:   make(chan struct{}),
+	}
+	c.SetContext(cc)
+	p.active.Add(1)
+	p.mu.Lock()
+	p.conns[cc] = c
+	p.mu.Unlock()
+	p.m.clientConns.Inc()
+	p.m.clientConnsTotal.Inc()
+	p.log.Info().Uint64("conn", cc.id).Str("remote", cc.remote).Int32("node", node).Msg("client connected")
+	go cc.dial()
+	return nil, gnet.None
+}
+
+func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
+	switch x := c.Context().(type) {
+	case *clientConn:
+		return x.readRequests()
+	case *upstreamConn:
+		return x.cc.readResponses(c)
+	}
+	return gnet.Close
+}
+
+func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
+	switch x := c.Context().(type) {
+	case *clientConn:
+		x.closedClient(err)
+	case *upstreamConn:
+		x.cc.closedUpstream(c, err)
+	}
+	return gnet.None
+}

@@ -1,0 +1,150 @@
+package proxy
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Interceptor decides what happens to a request of a key it is registered for
+// (Proxy.Register). Intercept is called off the gnet loops, on a goroutine of
+// its own, with a decoded request the interceptor owns. It must eventually call
+// exactly one method of out, from any goroutine; until then the client
+// connection reads no further request, as a Kafka broker mutes a connection
+// while one of its requests is in progress. Later requests of the same
+// connection are therefore never reordered around an intercepted one.
+type Interceptor interface {
+	Intercept(req *Request, out Outcome)
+}
+
+// InterceptorFunc adapts a function to Interceptor.
+type InterceptorFunc func(req *Request, out Outcome)
+
+// Intercept calls f.
+func (f InterceptorFunc) Intercept(req *Request, out Outcome) { f(req, out) }
+
+// ClientInfo identifies the client connection a request arrived on.
+type ClientInfo struct {
+	// ConnID is unique per client connection for the life of the process.
+	ConnID uint64
+	// RemoteAddr is the client's address.
+	RemoteAddr string
+	// Node is the upstream node id of the listener the client connected to,
+	// -1 for the bootstrap listener.
+	Node int32
+	// ClientID is the client id of the request's header.
+	ClientID string
+	// SoftwareName and SoftwareVersion are what the client sent in
+	// ApiVersions v3+ (KIP-511), empty if it did not.
+	SoftwareName, SoftwareVersion string
+}
+
+// Request is an intercepted request.
+type Request struct {
+	Client        ClientInfo
+	Key, Version  int16
+	CorrelationID int32
+	// Body is decoded at Version and owned by the interceptor.
+	Body kmsg.Request
+
+	done <-chan struct{}
+}
+
+// Done is closed when the client connection closes; a response given after
+// that is dropped.
+func (r *Request) Done() <-chan struct{} { return r.done }
+
+// Outcome completes an intercepted request. Exactly one method is called once;
+// later calls are ignored and logged.
+type Outcome interface {
+	// Respond answers the client locally. resp is encoded at the request's
+	// version (its own version is overwritten) with the right header.
+	Respond(resp kmsg.Response)
+	// Forward sends the original request bytes upstream untouched.
+	Forward()
+	// ForwardRewritten sends req, encoded at version with the original
+	// correlation and client ids, on this client's own upstream connection,
+	// so the broker applies the client's principal (ACLs, quotas). The
+	// upstream response is decoded at version; onResponse, if not nil, may
+	// transform it (it runs off the loops, must not block for long, and may
+	// return a response of the same key), and the result is encoded at the
+	// client's request version.
+	ForwardRewritten(req kmsg.Request, version int16, onResponse func(kmsg.Response) kmsg.Response)
+}
+
+// registration is one Register call.
+type registration struct {
+	key        int16
+	minVersion int16
+	maxVersion int16
+	advertise  bool
+	i          Interceptor
+}
+
+// registry holds the interceptors. It is read on every request, so lookups go
+// through an immutable snapshot swapped atomically on Register.
+type registry struct {
+	mu   sync.Mutex
+	snap atomic.Pointer[map[int16]*registration]
+}
+
+func (r *registry) register(reg *registration) error {
+	req := kmsg.RequestForKey(reg.key)
+	if req == nil {
+		return fmt.Errorf("register api key %d: unknown to kmsg, cannot be decoded", reg.key)
+	}
+	name := kmsg.NameForKey(reg.key)
+	if reg.minVersion < 0 || reg.minVersion > reg.maxVersion {
+		return fmt.Errorf("register %s: bad version range %d..%d", name, reg.minVersion, reg.maxVersion)
+	}
+	if reg.maxVersion > req.MaxVersion() {
+		return fmt.Errorf("register %s: max version %d above kmsg's %d", name, reg.maxVersion, req.MaxVersion())
+	}
+	if reg.i == nil {
+		return fmt.Errorf("register %s: nil interceptor", name)
+	}
+	if reg.key == int16(kmsg.ApiVersions) {
+		return fmt.Errorf("register %s: ApiVersions is handled by the proxy itself", name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	next := make(map[int16]*registration)
+	if cur := r.snap.Load(); cur != nil {
+		for k, v := range *cur {
+			next[k] = v
+		}
+	}
+	next[reg.key] = reg
+	r.snap.Store(&next)
+	return nil
+}
+
+// lookup returns the registration serving this key and version, if any.
+func (r *registry) lookup(key, version int16) *registration {
+	m := r.snap.Load()
+	if m == nil {
+		return nil
+	}
+	reg := (*m)[key]
+	if reg == nil || version < reg.minVersion || version > reg.maxVersion {
+		return nil
+	}
+	return reg
+}
+
+// advertised returns the registrations that must appear in ApiVersions.
+func (r *registry) advertised() []*registration {
+	m := r.snap.Load()
+	if m == nil {
+		return nil
+	}
+	var out []*registration
+	for _, reg := range *m {
+		if reg.advertise {
+			out = append(out, reg)
+		}
+	}
+	return out
+}

@@ -1,0 +1,142 @@
+package proxy
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// intercept decodes a request for its interceptor and stops reading the
+// connection until the interceptor decides.
+func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
+	p := cc.p
+	key, version, corr := fixedHeader(frame[4:])
+	if len(frame) > p.opts.MaxInterceptedBytes {
+		return cc.reject(fmt.Sprintf("%d bytes exceed the %d-byte limit of locally handled requests", len(frame), p.opts.MaxInterceptedBytes), key, version)
+	}
+	own := clone(frame)
+	h, err := parseRequestHeader(own[4:])
+	if err != nil {
+		return cc.reject(err.Error(), key, version)
+	}
+	body := kmsg.RequestForKey(key)
+	body.SetVersion(version)
+	if err := body.ReadFrom(own[4+h.bodyAt:]); err != nil {
+		return cc.reject("malformed body: "+err.Error(), key, version)
+	}
+	if h.clientID != nil {
+		cc.clientID = *h.clientID
+	}
+	s := &slot{corr: corr, key: key, version: version, local: true}
+	if p.opts.Tap != nil {
+		s.tapReq = own
+	}
+	cc.ring.push(s)
+	cc.blocked = true
+	p.m.intercepted.Inc()
+	req := &Request{Client: cc.info(), Key: key, Version: version, CorrelationID: corr, Body: body, done: cc.done}
+	out := &outcome{cc: cc, s: s, raw: own, clientID: h.clientID}
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				p.log.Error().Uint64("conn", cc.id).Str("api", kmsg.NameForKey(key)).Interface("panic", r).Msg("interceptor panicked; closing client connection")
+				if out.used.CompareAndSwap(false, true) {
+					cc.onLoop(func() { cc.closeWith("interceptor failed") })
+				}
+			}
+		}()
+		reg.i.Intercept(req, out)
+	}()
+	return gnet.None
+}
+
+// outcome is the Outcome of one intercepted request.
+type outcome struct {
+	cc       *clientConn
+	s        *slot
+	raw      []byte
+	clientID *string
+	used     atomic.Bool
+}
+
+func (o *outcome) claim(method string) bool {
+	if o.used.CompareAndSwap(false, true) {
+		return true
+	}
+	o.cc.p.log.Error().Uint64("conn", o.cc.id).Str("api", kmsg.NameForKey(o.s.key)).Str("method", method).
+		Msg("interceptor completed a request twice; ignored")
+	return false
+}
+
+// fail closes the client: the interceptor gave something the proxy cannot send.
+func (o *outcome) fail(err error) {
+	cc := o.cc
+	cc.p.log.Error().Uint64("conn", cc.id).Str("api", kmsg.NameForKey(o.s.key)).Err(err).Msg("interceptor outcome unusable; closing client connection")
+	cc.onLoop(func() { cc.closeWith("interceptor outcome unusable") })
+}
+
+func (o *outcome) Respond(resp kmsg.Response) {
+	if !o.claim("Respond") {
+		return
+	}
+	if resp == nil || resp.Key() != o.s.key {
+		o.fail(fmt.Errorf("Respond needs a %s response", kmsg.NameForKey(o.s.key)))
+		return
+	}
+	resp.SetVersion(o.s.version)
+	frame := appendResponseFrame(nil, o.s.corr, resp)
+	cc, s := o.cc, o.s
+	cc.onLoop(func() {
+		cc.p.m.localResponses.Inc()
+		cc.blocked = false
+		cc.completeLocal(s, frame)
+		_ = cc.conn.Wake(nil)
+	})
+}
+
+func (o *outcome) Forward() {
+	if !o.claim("Forward") {
+		return
+	}
+	cc, s, raw := o.cc, o.s, o.raw
+	cc.onLoop(func() { cc.sendIntercepted(s, raw) })
+}
+
+func (o *outcome) ForwardRewritten(req kmsg.Request, version int16, onResponse func(kmsg.Response) kmsg.Response) {
+	if !o.claim("ForwardRewritten") {
+		return
+	}
+	if req == nil || req.Key() != o.s.key {
+		o.fail(fmt.Errorf("ForwardRewritten needs a %s request", kmsg.NameForKey(o.s.key)))
+		return
+	}
+	if version < 0 || version > req.MaxVersion() {
+		o.fail(fmt.Errorf("ForwardRewritten: %s v%d unknown", kmsg.NameForKey(o.s.key), version))
+		return
+	}
+	req.SetVersion(version)
+	frame := appendRequestFrame(nil, o.s.corr, o.clientID, req)
+	cc, s := o.cc, o.s
+	cc.onLoop(func() {
+		s.rewritten, s.fwdVersion, s.onResponse = true, version, onResponse
+		cc.sendIntercepted(s, frame)
+	})
+}
+
+// sendIntercepted forwards the request of an intercepted slot, which is the
+// newest slot of the ring: reading stopped when it was intercepted, so the
+// upstream sees requests in the client's order.
+func (cc *clientConn) sendIntercepted(s *slot, frame []byte) {
+	s.local = false
+	s.upstream = true
+	cc.sent.push(s)
+	cc.blocked = false
+	if cc.up == nil {
+		cc.closeWith("upstream connection lost")
+		return
+	}
+	_, _ = cc.up.Write(frame)
+	_ = cc.conn.Wake(nil)
+}

@@ -1,0 +1,332 @@
+// Package proxy is streamshift's Kafka wire-protocol proxy: listeners,
+// framing, forwarding on gnet, address rewriting, ApiVersions, response
+// ordering, and the routing of locally served APIs to registered interceptors.
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// maxResponseBytes bounds an upstream response frame. Brokers size fetch
+// responses by the client's fetch.max.bytes (50 MiB by default); a larger
+// length means a broken stream.
+const maxResponseBytes = 1 << 30
+
+// Options configure a Proxy. Zero values take the documented defaults.
+type Options struct {
+	// Upstream is the bootstrap list of the real cluster, host:port each.
+	Upstream []string
+	// Listen is the bootstrap listener, host:port.
+	Listen string
+	// AdvertisedHost is the host clients are told for every node. Default:
+	// Listen's host, which must then be a specific address.
+	AdvertisedHost string
+	// NodePortBase: node N is served on NodePortBase+N. Default: Listen's
+	// port + 1.
+	NodePortBase int
+	// NodeIDMin and NodeIDMax bound the node ids that get a pre-bound port
+	// (gnet cannot add listeners at runtime). Default 0..31.
+	NodeIDMin, NodeIDMax int32
+	// DialTimeout bounds one upstream dial. Default 5s.
+	DialTimeout time.Duration
+	// MaxFrameBytes caps a request frame (Kafka's socket.request.max.bytes).
+	// Default 100 MiB.
+	MaxFrameBytes int
+	// MaxInterceptedBytes caps a request that is decoded for an interceptor
+	// (decoding allocates more than the frame). Default 8 MiB.
+	MaxInterceptedBytes int
+	// MaxInflight caps forwarded requests awaiting a response per client
+	// connection; beyond it the connection is not read. Default 256.
+	MaxInflight int
+	// BufferHighWater: when a connection's unsent bytes pass it, the side
+	// feeding it stops being read until it drains. Default 4 MiB.
+	BufferHighWater int
+	// ShutdownTimeout bounds the drain of in-flight requests. Default 30s.
+	ShutdownTimeout time.Duration
+	// MetadataRefresh is the period of the control-plane metadata fetch that
+	// keeps the upstream node table fresh. Default 1m.
+	MetadataRefresh time.Duration
+	// EventLoops is the number of gnet loops. Default: number of CPUs.
+	EventLoops int
+
+	Log     zerolog.Logger
+	Metrics prometheus.Registerer
+	Tap     Tap
+}
+
+func (o *Options) setDefaults() error {
+	if len(o.Upstream) == 0 {
+		return errors.New("no upstream bootstrap address")
+	}
+	host, portStr, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return fmt.Errorf("listen %q: %w", o.Listen, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port <= 0 || port > 65535 {
+		return fmt.Errorf("listen %q: bad port", o.Listen)
+	}
+	if o.AdvertisedHost == "" {
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			return fmt.Errorf("listen %q binds every address: set the advertised host clients should use", o.Listen)
+		}
+		o.AdvertisedHost = host
+	}
+	if o.NodePortBase == 0 {
+		o.NodePortBase = port + 1
+	}
+	if o.NodeIDMin == 0 && o.NodeIDMax == 0 {
+		o.NodeIDMax = 31
+	}
+	if o.NodeIDMin < 0 || o.NodeIDMax < o.NodeIDMin {
+		return fmt.Errorf("node id range %d..%d is empty or negative", o.NodeIDMin, o.NodeIDMax)
+	}
+	lo, hi := o.NodePortBase+int(o.NodeIDMin), o.NodePortBase+int(o.NodeIDMax)
+	if lo <= 0 || hi > 65535 {
+		return fmt.Errorf("node ports %d..%d (node-port-base %d + node ids %d..%d) are outside 1..65535", lo, hi, o.NodePortBase, o.NodeIDMin, o.NodeIDMax)
+	}
+	if port >= lo && port <= hi {
+		return fmt.Errorf("listen port %d collides with node ports %d..%d", port, lo, hi)
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+	if o.MaxFrameBytes <= 0 {
+		o.MaxFrameBytes = 100 << 20
+	}
+	if o.MaxInterceptedBytes <= 0 {
+		o.MaxInterceptedBytes = 8 << 20
+	}
+	if o.MaxInflight <= 0 {
+		o.MaxInflight = 256
+	}
+	if o.BufferHighWater <= 0 {
+		o.BufferHighWater = 4 << 20
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 30 * time.Second
+	}
+	if o.MetadataRefresh <= 0 {
+		o.MetadataRefresh = time.Minute
+	}
+	if o.EventLoops <= 0 {
+		o.EventLoops = runtime.NumCPU()
+	}
+	return nil
+}
+
+// Proxy is one streamshift proxy instance.
+type Proxy struct {
+	opts       Options
+	log        zerolog.Logger
+	nodes      *nodeTable
+	reg        registry
+	m          *metrics
+	listenHost string
+	listenPort int
+
+	ctl       *kgo.Client
+	refreshMu sync.Mutex
+
+	connSeq   atomic.Uint64
+	bootstrap atomic.Uint32
+	active    atomic.Int64
+	draining  atomic.Bool
+	booted    atomic.Bool
+	metaOK    atomic.Bool
+
+	mu    sync.Mutex
+	conns map[*clientConn]gnet.Conn // every open client connection, for the drain
+	wake  map[gnet.Conn]struct{}    // paused connections to re-check on the next tick
+
+	engine gnet.Engine
+}
+
+// New validates opts and builds a proxy; Run starts it.
+func New(opts Options) (*Proxy, error) {
+	if err := opts.setDefaults(); err != nil {
+		return nil, err
+	}
+	host, portStr, _ := net.SplitHostPort(opts.Listen)
+	port, _ := strconv.Atoi(portStr)
+	p := &Proxy{
+		opts:       opts,
+		log:        opts.Log,
+		listenHost: host,
+		listenPort: port,
+		m:          newMetrics(opts.Metrics),
+		conns:      make(map[*clientConn]gnet.Conn),
+		wake:       make(map[gnet.Conn]struct{}),
+	}
+	p.nodes = newNodeTable(opts.AdvertisedHost, opts.NodePortBase, opts.NodeIDMin, opts.NodeIDMax, opts.Log)
+	return p, nil
+}
+
+// Register routes requests of key with a version in minVersion..maxVersion to
+// i instead of forwarding them. Only registered keys are decoded. With
+// advertise, ApiVersions answers include the range even when the upstream
+// lacks the key (for keys the upstream has, the union of both ranges). It may
+// be called before or while the proxy runs.
+func (p *Proxy) Register(key, minVersion, maxVersion int16, advertise bool, i Interceptor) error {
+	return p.reg.register(&registration{key: key, minVersion: minVersion, maxVersion: maxVersion, advertise: advertise, i: i})
+}
+
+// NodeAddr returns the address clients are told for an upstream node.
+func (p *Proxy) NodeAddr(node int32) string {
+	return net.JoinHostPort(p.opts.AdvertisedHost, strconv.Itoa(p.opts.NodePortBase+int(node)))
+}
+
+// Ready reports whether the proxy accepts connections and knows the cluster.
+func (p *Proxy) Ready() bool { return p.booted.Load() && p.metaOK.Load() && !p.draining.Load() }
+
+// Live reports whether the proxy's loops run.
+func (p *Proxy) Live() bool { return p.booted.Load() }
+
+// listenAddrs is the bootstrap listener followed by one listener per node id.
+func (p *Proxy) listenAddrs() []string {
+	addrs := []string{"tcp://" + p.opts.Listen}
+	for id := p.opts.NodeIDMin; id <= p.opts.NodeIDMax; id++ {
+		addrs = append(addrs, "tcp://"+net.JoinHostPort(p.listenHost, strconv.Itoa(p.opts.NodePortBase+int(id))))
+	}
+	return addrs
+}
+
+// Run starts the proxy and blocks until ctx is cancelled (then drains
+// in-flight requests, at most ShutdownTimeout) or the engine fails.
+func (p *Proxy) Run(ctx context.Context) error {
+	ctl, err := kgo.NewClient(kgo.SeedBrokers(p.opts.Upstream...), kgo.DialTimeout(p.opts.DialTimeout))
+	if err != nil {
+		return fmt.Errorf("control-plane client: %w", err)
+	}
+	p.ctl = ctl
+	defer ctl.Close()
+
+	// A node outside the port range at start is a configuration error; later
+	// ones are logged by the node table when they appear.
+	startCtx, cancel := context.WithTimeout(ctx, 2*p.opts.DialTimeout)
+	err = p.refreshMetadata(startCtx)
+	cancel()
+	if err != nil {
+		p.log.Warn().Err(err).Strs("upstream", p.opts.Upstream).Msg("upstream metadata not available yet; retrying in the background, not ready until it is")
+	} else {
+		for id, addr := range p.nodes.snapshot() {
+			if !p.nodes.hasPort(id) {
+				return fmt.Errorf("upstream node %d (%s) is outside node ids %d..%d that have proxy ports: widen the node id range", id, addr, p.opts.NodeIDMin, p.opts.NodeIDMax)
+			}
+		}
+	}
+
+	h := &handler{p: p, bootCh: make(chan struct{})}
+	errCh := make(chan error, 1)
+	addrs := p.listenAddrs()
+	go func() {
+		errCh <- gnet.Rotate(h, addrs,
+			gnet.WithMulticore(true),
+			gnet.WithNumEventLoop(p.opts.EventLoops),
+			gnet.WithLoadBalancing(gnet.LeastConnections),
+			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
+			gnet.WithTCPKeepAlive(time.Minute),
+			gnet.WithReadBufferCap(256<<10),
+			gnet.WithLogger(gnetLogger{p.log}),
+		)
+	}()
+	select {
+	case err := <-errCh:
+		return fmt.Errorf("start listeners: %w", err)
+	case <-h.bootCh:
+	}
+	p.booted.Store(true)
+	p.log.Info().Str("listen", p.opts.Listen).Str("advertised_host", p.opts.AdvertisedHost).
+		Int("node_port_first", p.opts.NodePortBase+int(p.opts.NodeIDMin)).Int("node_port_last", p.opts.NodePortBase+int(p.opts.NodeIDMax)).
+		Strs("upstream", p.opts.Upstream).Msg("proxy listening")
+
+	bg, stopBg := context.WithCancel(context.Background())
+	defer stopBg()
+	go p.wakeLoop(bg)
+	go p.refreshLoop(bg)
+
+	select {
+	case err := <-errCh:
+		if err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		return errors.New("engine stopped")
+	case <-ctx.Done():
+	}
+	p.drain()
+	stopCtx, cancelStop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelStop()
+	if err := p.engine.Stop(stopCtx); err != nil {
+		return fmt.Errorf("stop engine: %w", err)
+	}
+	<-errCh
+	p.log.Info().Msg("proxy stopped")
+	return nil
+}
+
+// drain stops reading new requests, lets in-flight ones finish and closes
+// every client connection once its responses are written, waiting at most
+// ShutdownTimeout.
+func (p *Proxy) drain() {
+	p.draining.Store(true)
+	n := p.active.Load()
+	p.log.Info().Int64("connections", n).Dur("timeout", p.opts.ShutdownTimeout).Msg("draining client connections")
+	deadline := time.Now().Add(p.opts.ShutdownTimeout)
+	for p.active.Load() > 0 && time.Now().Before(deadline) {
+		p.mu.Lock()
+		for _, c := range p.conns {
+			_ = c.Wake(nil)
+		}
+		p.mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if left := p.active.Load(); left > 0 {
+		p.log.Warn().Int64("connections", left).Msg("drain timed out; closing remaining connections")
+	}
+}
+
+// parkConn asks the wake loop to re-run c's OnTraffic soon: gnet has no read
+// pause and no writable callback, so a connection that stopped reading
+// because a buffer passed its high-water mark polls until it drained.
+func (p *Proxy) parkConn(c gnet.Conn) {
+	p.mu.Lock()
+	p.wake[c] = struct{}{}
+	p.mu.Unlock()
+}
+
+func (p *Proxy) wakeLoop(ctx context.Context) {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	var batch []gnet.Conn
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		for c := range p.wake {
+			batch = append(batch, c)
+		}
+		clear(p.wake)
+		p.mu.Unlock()
+		for _, c := range batch {
+			_ = c.Wake(nil) // a stale (closed) conn ignores the wake
+		}
+		clear(batch)
+		batch = batch[:0]
+	}
+}

@@ -1,0 +1,48 @@
+package proxy
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// addressRewriter rewrites the node endpoints of a decoded response in place,
+// recording the upstream endpoints in the node table first, and says whether it
+// changed anything (an unchanged response is forwarded as the original bytes).
+type addressRewriter func(t *nodeTable, resp kmsg.Response) bool
+
+// addressRewriters are the responses that carry broker addresses; everything
+// else is forwarded without decoding. Fetch (NodeEndpoints from v16) is absent
+// on purpose: ApiVersions caps it at v15 so the hottest response is never decoded
+// (see 18_api_versions.go).
+var addressRewriters = map[int16]addressRewriter{
+	int16(kmsg.Produce):          rewriteProduce,
+	int16(kmsg.Metadata):         rewriteMetadata,
+	int16(kmsg.FindCoordinator):  rewriteFindCoordinator,
+	int16(kmsg.DescribeCluster):  rewriteDescribeCluster,
+	int16(kmsg.ShareFetch):       rewriteShareFetch,
+	int16(kmsg.ShareAcknowledge): rewriteShareAcknowledge,
+}
+
+// needsRewrite reports whether responses of this key and version may carry
+// addresses. Produce gained NodeEndpoints in v10 (KIP-951); below that its
+// response is forwarded untouched.
+func needsRewrite(key, version int16) bool {
+	if _, ok := addressRewriters[key]; !ok {
+		return false
+	}
+	return key != int16(kmsg.Produce) || version >= 10
+}
+
+// rewriteResponse decodes a response frame, rewrites its addresses and returns
+// the new frame, or nil when the original bytes can go to the client unchanged.
+func rewriteResponse(t *nodeTable, key, version int16, frame []byte) ([]byte, error) {
+	msg := frame[4:]
+	resp, err := decodeResponse(key, version, msg)
+	if err != nil {
+		return nil, err
+	}
+	if !addressRewriters[key](t, resp) {
+		return nil, nil
+	}
+	corr := int32(uint32(msg[0])<<24 | uint32(msg[1])<<16 | uint32(msg[2])<<8 | uint32(msg[3]))
+	return appendResponseFrame(make([]byte, 0, len(frame)+64), corr, resp), nil
+}
