@@ -1,0 +1,87 @@
+// Package config loads streamshift's configuration once at start: defaults,
+// then a YAML file (--config), then STREAMSHIFT_* environment variables, then
+// flags, each overriding the one before; then validates it with messages that
+// name the offending key.
+package config
+
+import (
+	"time"
+)
+
+// Config is the configuration of `streamshift run`. The koanf tag of a field is
+// its YAML key; nested structs are YAML sections. The environment variable of
+// a key is STREAMSHIFT_ + the key upper-cased with "." and "-" as "_"
+// (log.level -> STREAMSHIFT_LOG_LEVEL).
+type Config struct {
+	// Upstream is the bootstrap list of the real cluster.
+	Upstream []string `koanf:"upstream"`
+	// Listen is the proxy's bootstrap listener.
+	Listen string `koanf:"listen"`
+	// AdvertisedHost is the host clients are told for every node.
+	AdvertisedHost string `koanf:"advertised-host"`
+	// NodePortBase: upstream node N is served on NodePortBase+N (0: listen
+	// port + 1).
+	NodePortBase int `koanf:"node-port-base"`
+	// NodeIDMin..NodeIDMax are the node ids that get a port.
+	NodeIDMin int32 `koanf:"node-id-min"`
+	NodeIDMax int32 `koanf:"node-id-max"`
+	// AdminListen serves /healthz, /readyz and /metrics; empty disables it.
+	AdminListen string `koanf:"admin-listen"`
+
+	UpstreamDialTimeout     time.Duration `koanf:"upstream-dial-timeout"`
+	MetadataRefreshInterval time.Duration `koanf:"metadata-refresh-interval"`
+	ShutdownTimeout         time.Duration `koanf:"shutdown-timeout"`
+	// EventLoops is the number of gnet event loops (0: one per CPU).
+	EventLoops int `koanf:"event-loops"`
+
+	Limits Limits `koanf:"limits"`
+	Log    Log    `koanf:"log"`
+
+	// Streams holds the streams-group settings. Its keys are Kafka's own
+	// flat names under `streams:` (streams.session.timeout.ms), so it is
+	// loaded separately, with flat paths.
+	Streams Streams `koanf:"-"`
+}
+
+// Limits bound the proxy's memory per connection.
+type Limits struct {
+	// MaxFrameBytes caps a request (Kafka's socket.request.max.bytes).
+	MaxFrameBytes int `koanf:"max-frame-bytes"`
+	// MaxInterceptedBytes caps a request the proxy decodes for local handling.
+	MaxInterceptedBytes int `koanf:"max-intercepted-bytes"`
+	// MaxInflightRequests caps forwarded requests awaiting a response, per
+	// client connection.
+	MaxInflightRequests int `koanf:"max-inflight-requests"`
+	// BufferHighWaterBytes: a connection whose unsent bytes pass it stops
+	// feeding more until they drain.
+	BufferHighWaterBytes int `koanf:"buffer-high-water-bytes"`
+}
+
+// Log configures zerolog.
+type Log struct {
+	// Level: trace, debug, info, warn, error.
+	Level string `koanf:"level"`
+	// Format: json or console.
+	Format string `koanf:"format"`
+}
+
+// Default returns the configuration before any source is applied.
+func Default() Config {
+	return Config{
+		Listen:                  "127.0.0.1:19092",
+		NodeIDMin:               0,
+		NodeIDMax:               31,
+		AdminListen:             "127.0.0.1:19080",
+		UpstreamDialTimeout:     5 * time.Second,
+		MetadataRefreshInterval: time.Minute,
+		ShutdownTimeout:         30 * time.Second,
+		Limits: Limits{
+			MaxFrameBytes:        100 << 20,
+			MaxInterceptedBytes:  8 << 20,
+			MaxInflightRequests:  256,
+			BufferHighWaterBytes: 4 << 20,
+		},
+		Log:     Log{Level: "info", Format: "json"},
+		Streams: DefaultStreams(),
+	}
+}

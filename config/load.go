@@ -1,0 +1,332 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/v2"
+	"github.com/rs/zerolog"
+)
+
+// EnvPrefix starts every environment variable streamshift reads.
+const EnvPrefix = "STREAMSHIFT_"
+
+// flagKeys maps each command-line flag to its configuration key.
+var flagKeys = []struct{ flag, key, usage string }{
+	{"upstream", "upstream", "bootstrap servers of the upstream cluster, host:port[,host:port...] (required)"},
+	{"listen", "listen", "bootstrap listener of the proxy, host:port"},
+	{"advertised-host", "advertised-host", "host clients are told for every broker (default: the listen host)"},
+	{"node-port-base", "node-port-base", "upstream node N is served on this port + N (default: listen port + 1)"},
+	{"node-id-min", "node-id-min", "lowest upstream node id given a port"},
+	{"node-id-max", "node-id-max", "highest upstream node id given a port"},
+	{"admin-listen", "admin-listen", "HTTP address of /healthz, /readyz, /metrics (empty: off)"},
+	{"upstream-dial-timeout", "upstream-dial-timeout", "timeout of one upstream dial"},
+	{"metadata-refresh-interval", "metadata-refresh-interval", "period of the upstream broker list refresh"},
+	{"shutdown-timeout", "shutdown-timeout", "how long a shutdown waits for in-flight requests"},
+	{"event-loops", "event-loops", "number of event loops (0: one per CPU)"},
+	{"max-frame-bytes", "limits.max-frame-bytes", "largest request accepted (socket.request.max.bytes)"},
+	{"max-intercepted-bytes", "limits.max-intercepted-bytes", "largest request decoded for local handling"},
+	{"max-inflight-requests", "limits.max-inflight-requests", "forwarded requests awaiting a response per connection"},
+	{"buffer-high-water-bytes", "limits.buffer-high-water-bytes", "unsent bytes per connection before reading pauses"},
+	{"log-level", "log.level", "trace, debug, info, warn or error"},
+	{"log-format", "log.format", "json or console"},
+}
+
+// Setting describes one configuration key, for documentation.
+type Setting struct {
+	Key, Env, Flag, Default, Usage string
+}
+
+// Settings lists every key with its environment variable, flag and default.
+func Settings() []Setting {
+	def := flatten(Default())
+	flags := map[string]int{}
+	for i, f := range flagKeys {
+		flags[f.key] = i
+	}
+	var out []Setting
+	for _, key := range knownKeys() {
+		s := Setting{Key: key, Env: envName(key), Default: def[key]}
+		if i, ok := flags[key]; ok {
+			s.Flag = "--" + flagKeys[i].flag
+			s.Usage = flagKeys[i].usage
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Load builds the configuration from args (after the command name) and the
+// environment (os.Environ form). It returns flag.ErrHelp when -h was asked.
+// warnings are worth logging but not fatal (unknown STREAMSHIFT_ variables).
+func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []string, err error) {
+	fs := flag.NewFlagSet("streamshift run", flag.ContinueOnError)
+	fs.SetOutput(usageOut)
+	configPath := fs.String("config", "", "YAML configuration file")
+	def := flatten(Default())
+	for _, f := range flagKeys {
+		fs.String(f.flag, def[f.key], f.usage)
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(usageOut, "usage: streamshift run [flags]\n\nPrecedence: flags > STREAMSHIFT_* environment > --config file > defaults.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+
+	k := koanf.New(".")
+	if *configPath != "" {
+		if err := k.Load(file.Provider(*configPath), yaml.Parser()); err != nil {
+			return nil, nil, fmt.Errorf("config file %s: %w", *configPath, err)
+		}
+	}
+	byEnv := map[string]string{}
+	for _, key := range knownKeys() {
+		byEnv[envName(key)] = key
+	}
+	for _, kv := range environ {
+		name, val, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		key, ok := byEnv[name]
+		if !ok {
+			warnings = append(warnings, fmt.Sprintf("ignoring unknown environment variable %s", name))
+			continue
+		}
+		if err := k.Set(key, val); err != nil {
+			return nil, nil, fmt.Errorf("environment %s: %w", name, err)
+		}
+	}
+	var flagErr error
+	fs.Visit(func(f *flag.Flag) {
+		for _, fk := range flagKeys {
+			if fk.flag == f.Name {
+				if err := k.Set(fk.key, f.Value.String()); err != nil && flagErr == nil {
+					flagErr = fmt.Errorf("flag --%s: %w", f.Name, err)
+				}
+			}
+		}
+	})
+	if flagErr != nil {
+		return nil, nil, flagErr
+	}
+
+	known := map[string]bool{}
+	for _, key := range knownKeys() {
+		known[key] = true
+	}
+	var unknown []string
+	for _, key := range k.Keys() {
+		if !known[key] {
+			unknown = append(unknown, key)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, nil, fmt.Errorf("unknown configuration key(s): %s", strings.Join(unknown, ", "))
+	}
+
+	c := Default()
+	if err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{DecoderConfig: decoderConfig(&c)}); err != nil {
+		return nil, nil, fmt.Errorf("configuration: %w", err)
+	}
+	if err := k.UnmarshalWithConf("streams", &c.Streams, koanf.UnmarshalConf{FlatPaths: true, DecoderConfig: decoderConfig(&c.Streams)}); err != nil {
+		return nil, nil, fmt.Errorf("configuration streams: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, nil, err
+	}
+	return &c, warnings, nil
+}
+
+func decoderConfig(out any) *mapstructure.DecoderConfig {
+	return &mapstructure.DecoderConfig{
+		DecodeHook: mapstructure.ComposeDecodeHookFunc(
+			mapstructure.StringToTimeDurationHookFunc(),
+			mapstructure.StringToSliceHookFunc(","),
+		),
+		WeaklyTypedInput: true,
+		TagName:          "koanf",
+		Result:           out,
+	}
+}
+
+// Validate checks the whole configuration and reports every problem at once.
+func (c *Config) Validate() error {
+	var errs []string
+	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	if len(c.Upstream) == 0 {
+		add("upstream: required (--upstream host:port[,host:port...])")
+	}
+	for i, u := range c.Upstream {
+		c.Upstream[i] = strings.TrimSpace(u)
+		if err := checkHostPort(c.Upstream[i], false); err != nil {
+			add("upstream %q: %v", u, err)
+		}
+	}
+	listenHost, listenPort := "", 0
+	if err := checkHostPort(c.Listen, true); err != nil {
+		add("listen %q: %v", c.Listen, err)
+	} else {
+		h, p, _ := net.SplitHostPort(c.Listen)
+		listenHost = h
+		listenPort, _ = strconv.Atoi(p)
+	}
+	if c.AdvertisedHost == "" && listenPort != 0 {
+		if ip := net.ParseIP(listenHost); listenHost == "" || (ip != nil && ip.IsUnspecified()) {
+			add("advertised-host: required when listen %q binds every address", c.Listen)
+		}
+	}
+	if c.NodeIDMin < 0 || c.NodeIDMax < c.NodeIDMin {
+		add("node-id-min %d / node-id-max %d: need 0 <= min <= max", c.NodeIDMin, c.NodeIDMax)
+	} else if listenPort != 0 {
+		base := c.NodePortBase
+		if base == 0 {
+			base = listenPort + 1
+		}
+		lo, hi := base+int(c.NodeIDMin), base+int(c.NodeIDMax)
+		if lo < 1 || hi > 65535 {
+			add("node-port-base %d: node ports %d..%d fall outside 1..65535", base, lo, hi)
+		} else if listenPort >= lo && listenPort <= hi {
+			add("node-port-base %d: node ports %d..%d include the listen port %d", base, lo, hi, listenPort)
+		}
+	}
+	if c.AdminListen != "" {
+		if err := checkHostPort(c.AdminListen, true); err != nil {
+			add("admin-listen %q: %v", c.AdminListen, err)
+		}
+	}
+	for name, d := range map[string]time.Duration{
+		"upstream-dial-timeout":     c.UpstreamDialTimeout,
+		"metadata-refresh-interval": c.MetadataRefreshInterval,
+		"shutdown-timeout":          c.ShutdownTimeout,
+	} {
+		if d <= 0 {
+			add("%s: must be positive, got %v", name, d)
+		}
+	}
+	if c.EventLoops < 0 {
+		add("event-loops: must be >= 0, got %d", c.EventLoops)
+	}
+	if c.Limits.MaxFrameBytes < 1024 || c.Limits.MaxFrameBytes > 1<<31-1 {
+		add("limits.max-frame-bytes: must be 1024..2147483647, got %d", c.Limits.MaxFrameBytes)
+	}
+	if c.Limits.MaxInterceptedBytes < 1024 {
+		add("limits.max-intercepted-bytes: must be >= 1024, got %d", c.Limits.MaxInterceptedBytes)
+	}
+	if c.Limits.MaxInflightRequests < 1 {
+		add("limits.max-inflight-requests: must be >= 1, got %d", c.Limits.MaxInflightRequests)
+	}
+	if c.Limits.BufferHighWaterBytes < 1024 {
+		add("limits.buffer-high-water-bytes: must be >= 1024, got %d", c.Limits.BufferHighWaterBytes)
+	}
+	if _, err := zerolog.ParseLevel(c.Log.Level); err != nil || c.Log.Level == "" {
+		add("log.level %q: want trace, debug, info, warn or error", c.Log.Level)
+	}
+	if c.Log.Format != "json" && c.Log.Format != "console" {
+		add("log.format %q: want json or console", c.Log.Format)
+	}
+	for _, e := range c.Streams.validate() {
+		add("%s", e)
+	}
+	if len(errs) > 0 {
+		return errors.New("invalid configuration:\n  " + strings.Join(errs, "\n  "))
+	}
+	return nil
+}
+
+func checkHostPort(s string, allowEmptyHost bool) error {
+	h, p, err := net.SplitHostPort(s)
+	if err != nil {
+		return err
+	}
+	if h == "" && !allowEmptyHost {
+		return errors.New("missing host")
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not 1..65535", p)
+	}
+	return nil
+}
+
+func envName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+}
+
+// knownKeys lists every leaf key of Config, streams.* included, sorted.
+func knownKeys() []string {
+	keys := leafKeys(reflect.TypeOf(Config{}), "")
+	for _, k := range leafKeys(reflect.TypeOf(Streams{}), "") {
+		keys = append(keys, "streams."+k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func leafKeys(t reflect.Type, prefix string) []string {
+	var out []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("koanf")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeOf(time.Duration(0)) {
+			out = append(out, leafKeys(f.Type, prefix+tag+".")...)
+			continue
+		}
+		out = append(out, prefix+tag)
+	}
+	return out
+}
+
+// flatten renders a Config's leaf values as strings keyed like knownKeys.
+func flatten(c Config) map[string]string {
+	out := map[string]string{}
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("koanf")
+			if tag == "" || tag == "-" {
+				continue
+			}
+			fv := v.Field(i)
+			if f.Type.Kind() == reflect.Struct {
+				walk(fv, prefix+tag+".")
+				continue
+			}
+			switch x := fv.Interface().(type) {
+			case []string:
+				out[prefix+tag] = strings.Join(x, ",")
+			default:
+				out[prefix+tag] = fmt.Sprint(x)
+			}
+		}
+	}
+	walk(reflect.ValueOf(c), "")
+	walk(reflect.ValueOf(c.Streams), "streams.")
+	return out
+}
+
+// Environ is os.Environ, for callers that want the default.
+func Environ() []string { return os.Environ() }
