@@ -1,0 +1,107 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/topology"
+)
+
+// coordError is an error answered to the client with a Kafka error code.
+type coordError struct {
+	code *kerr.Error
+	msg  string
+}
+
+func (e *coordError) Error() string { return e.code.Message + ": " + e.msg }
+
+func errorf(code *kerr.Error, format string, args ...any) *coordError {
+	return &coordError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// heartbeatError builds the response of a failed heartbeat.
+func heartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err *coordError) *kmsg.StreamsGroupHeartbeatResponse {
+	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.Version = req.Version
+	resp.ErrorCode = err.code.Code
+	msg := err.msg
+	resp.ErrorMessage = &msg
+	return resp
+}
+
+// validateHeartbeat is the request validation of Kafka's broker gate and
+// GroupCoordinatorService; it returns the error response, or nil.
+func validateHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
+	if err := checkHeartbeat(req); err != nil {
+		return heartbeatError(req, err)
+	}
+	return nil
+}
+
+func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *coordError {
+	// The broker gate and the service check the topology itself first:
+	// internal or invalid topic names, regexes, changelog partitions.
+	if req.Topology != nil {
+		if err := topology.Validate(topologyFromRequest(req.Topology)); err != nil {
+			var te *topology.Error
+			if errors.As(err, &te) {
+				if ce := topologyFailure(te); ce != nil {
+					return ce
+				}
+			}
+			return errorf(kerr.StreamsInvalidTopology, "%v", err)
+		}
+	}
+	invalid := func(format string, args ...any) *coordError {
+		return errorf(kerr.InvalidRequest, format, args...)
+	}
+	if strings.TrimSpace(req.MemberID) == "" {
+		return invalid("MemberId can't be empty.")
+	}
+	if strings.TrimSpace(req.Group) == "" {
+		return invalid("GroupId can't be empty.")
+	}
+	if req.InstanceID != nil && strings.TrimSpace(*req.InstanceID) == "" {
+		return invalid("InstanceId can't be empty.")
+	}
+	if req.RackID != nil && strings.TrimSpace(*req.RackID) == "" {
+		return invalid("RackId can't be empty.")
+	}
+	nulls := 0
+	for _, l := range [3][]kmsg.TaskIDs{req.ActiveTasks, req.StandbyTasks, req.WarmupTasks} {
+		if l == nil {
+			nulls++
+		}
+	}
+	switch {
+	case req.MemberEpoch == 0:
+		if req.RebalanceTimeoutMillis == -1 {
+			return invalid("RebalanceTimeoutMs must be provided when joining.")
+		}
+		if nulls > 0 || len(req.ActiveTasks) > 0 || len(req.StandbyTasks) > 0 || len(req.WarmupTasks) > 0 {
+			return invalid("ActiveTasks, StandbyTasks and WarmupTasks must be empty when (re-)joining.")
+		}
+		if req.Topology == nil {
+			return invalid("Topology must be non-null when (re-)joining.")
+		}
+	case req.MemberEpoch == leaveGroupStaticMemberEpoch:
+		if req.InstanceID == nil {
+			return invalid("InstanceId can't be null when leaving the group with member epoch -2.")
+		}
+	case req.MemberEpoch < leaveGroupStaticMemberEpoch:
+		return invalid("MemberEpoch %d is invalid.", req.MemberEpoch)
+	}
+	if req.MemberEpoch != 0 {
+		if nulls != 0 && nulls != 3 {
+			return invalid("If one task list is provided, all three must be provided: ActiveTasks, StandbyTasks and WarmupTasks.")
+		}
+		if req.Topology != nil {
+			return invalid("Topology can only be provided when (re-)joining.")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,155 @@
+package coordinator
+
+import (
+	"fmt"
+
+	"github.com/streamshift/streamshift/coordinator/topology"
+)
+
+// RecordType is the key version of a streams-group record in Kafka's
+// __consumer_offsets (the record type). Type 18 (partition metadata) was
+// replaced by the metadata hash of StreamsGroupMetadata and does not exist.
+type RecordType int16
+
+const (
+	RecordGroupMetadata            RecordType = 17 // StreamsGroupMetadata
+	RecordMemberMetadata           RecordType = 19 // StreamsGroupMemberMetadata
+	RecordTargetAssignmentMetadata RecordType = 20 // StreamsGroupTargetAssignmentMetadata
+	RecordTargetAssignmentMember   RecordType = 21 // StreamsGroupTargetAssignmentMember
+	RecordCurrentMemberAssignment  RecordType = 22 // StreamsGroupCurrentMemberAssignment
+	RecordTopology                 RecordType = 23 // StreamsGroupTopology
+)
+
+func (t RecordType) String() string {
+	switch t {
+	case RecordGroupMetadata:
+		return "StreamsGroupMetadata"
+	case RecordMemberMetadata:
+		return "StreamsGroupMemberMetadata"
+	case RecordTargetAssignmentMetadata:
+		return "StreamsGroupTargetAssignmentMetadata"
+	case RecordTargetAssignmentMember:
+		return "StreamsGroupTargetAssignmentMember"
+	case RecordCurrentMemberAssignment:
+		return "StreamsGroupCurrentMemberAssignment"
+	case RecordTopology:
+		return "StreamsGroupTopology"
+	}
+	return fmt.Sprintf("RecordType(%d)", int16(t))
+}
+
+// Record is one streams-group record: a key (type, group, member) and a value.
+// A nil Value is a tombstone. Values are immutable once emitted: the log and the
+// group state share them.
+type Record struct {
+	Type     RecordType
+	GroupID  string
+	MemberID string // for member-keyed types (19, 21, 22)
+	Value    any    // one of the *...Value types below, or nil
+}
+
+// Tombstone reports whether the record deletes its key.
+func (r Record) Tombstone() bool { return r.Value == nil }
+
+// key identifies what a record overwrites, for log compaction.
+type recordKey struct {
+	Type     RecordType
+	GroupID  string
+	MemberID string
+}
+
+func (r Record) key() recordKey { return recordKey{r.Type, r.GroupID, r.MemberID} }
+
+func (r Record) String() string {
+	if r.MemberID != "" {
+		return fmt.Sprintf("%s{%s,%s}=%+v", r.Type, r.GroupID, r.MemberID, r.Value)
+	}
+	return fmt.Sprintf("%s{%s}=%+v", r.Type, r.GroupID, r.Value)
+}
+
+// KeyValue is a string pair (client tags, assignment configs).
+type KeyValue struct {
+	Key, Value string
+}
+
+// Endpoint is a member's user endpoint for interactive queries.
+type Endpoint struct {
+	Host string
+	Port uint16
+}
+
+// GroupMetadataValue is StreamsGroupMetadata (17).
+type GroupMetadataValue struct {
+	Epoch                  int32
+	MetadataHash           uint64
+	ValidatedTopologyEpoch int32 // -1 when the topology is not configured
+	LastAssignmentConfigs  []KeyValue
+}
+
+// MemberMetadataValue is StreamsGroupMemberMetadata (19).
+type MemberMetadataValue struct {
+	InstanceID         string // "" when not static
+	RackID             string // "" when none
+	ClientID           string
+	ClientHost         string
+	RebalanceTimeoutMs int32
+	TopologyEpoch      int32
+	ProcessID          string
+	UserEndpoint       *Endpoint
+	ClientTags         []KeyValue
+}
+
+func (v *MemberMetadataValue) equal(o *MemberMetadataValue) bool {
+	if v == nil || o == nil {
+		return v == o
+	}
+	if v.InstanceID != o.InstanceID || v.RackID != o.RackID || v.ClientID != o.ClientID ||
+		v.ClientHost != o.ClientHost || v.RebalanceTimeoutMs != o.RebalanceTimeoutMs ||
+		v.TopologyEpoch != o.TopologyEpoch || v.ProcessID != o.ProcessID {
+		return false
+	}
+	if (v.UserEndpoint == nil) != (o.UserEndpoint == nil) || (v.UserEndpoint != nil && *v.UserEndpoint != *o.UserEndpoint) {
+		return false
+	}
+	return keyValuesEqual(v.ClientTags, o.ClientTags)
+}
+
+func keyValuesEqual(a, b []KeyValue) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TargetAssignmentMetadataValue is StreamsGroupTargetAssignmentMetadata (20).
+type TargetAssignmentMetadataValue struct {
+	AssignmentEpoch     int32
+	AssignmentTimestamp int64 // unix ms; 0 lets the next assignment run at once
+}
+
+// TargetAssignmentMemberValue is StreamsGroupTargetAssignmentMember (21).
+type TargetAssignmentMemberValue struct {
+	Tasks TaskSets
+}
+
+// CurrentMemberAssignmentValue is StreamsGroupCurrentMemberAssignment (22).
+type CurrentMemberAssignmentValue struct {
+	MemberEpoch         int32
+	PreviousMemberEpoch int32
+	State               MemberState
+	Assigned            TaskSets
+	// ActiveEpochs holds the assignment epoch of every assigned active task
+	// (the tagged AssignmentEpochs of 4.2+); OffsetCommit validation uses them.
+	ActiveEpochs      map[TaskID]int32
+	PendingRevocation TaskSets
+}
+
+// TopologyValue is StreamsGroupTopology (23).
+type TopologyValue struct {
+	Topology topology.Topology
+}

@@ -1,0 +1,88 @@
+package coordinator
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/streamshift/streamshift/coordinator/assignor"
+)
+
+// computeTargetAssignment runs the assignor over all members at the group
+// epoch (Kafka's TargetAssignmentBuilder): it writes the target of every
+// member whose target changed, then the assignment metadata. A topology that
+// is not ready gives every member an empty target.
+func (ch *change) computeTargetAssignment() error {
+	g := ch.g
+	configured := g.mem.configured
+	ids := make([]string, 0, len(g.Members))
+	for id := range g.Members {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	targets := make(map[string]TaskSets, len(ids))
+	if configured.ready() {
+		spec := assignor.GroupSpec{
+			Members: make(map[string]assignor.MemberSpec, len(ids)),
+			Configs: map[string]string{
+				"num.standby.replicas":    strconv.Itoa(ch.cfg.NumStandbyReplicas),
+				"num.warmup.replicas":     strconv.Itoa(ch.cfg.NumWarmupReplicas),
+				"acceptable.recovery.lag": strconv.FormatInt(ch.cfg.AcceptableRecoveryLag, 10),
+			},
+		}
+		for _, id := range ids {
+			spec.Members[id] = memberSpec(g.Members[id])
+		}
+		ga, err := ch.c.assignor.Assign(spec, configured.ConfiguredTopology)
+		if err != nil {
+			return fmt.Errorf("assignor %s: %w", ch.c.assignor.Name(), err)
+		}
+		for _, id := range ids {
+			a := ga.Members[id]
+			targets[id] = TaskSets{normalizeTasks(a.ActiveTasks), normalizeTasks(a.StandbyTasks), normalizeTasks(a.WarmupTasks)}
+		}
+	}
+	for _, id := range ids {
+		t := targets[id]
+		if old, ok := g.Target[id]; ok && old.equal(t) {
+			continue
+		}
+		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: id, Value: &TargetAssignmentMemberValue{Tasks: t}})
+	}
+	ch.emit(Record{Type: RecordTargetAssignmentMetadata, Value: &TargetAssignmentMetadataValue{
+		AssignmentEpoch:     g.GroupEpoch,
+		AssignmentTimestamp: ch.now.UnixMilli(),
+	}})
+	return nil
+}
+
+// memberSpec is what the assignor sees of a member. Kafka 4.4 passes the
+// current assignment as the previous one (≤4.3 passed the previous target).
+func memberSpec(m *Member) assignor.MemberSpec {
+	spec := assignor.MemberSpec{}
+	if m.Meta != nil {
+		spec.InstanceID = m.Meta.InstanceID
+		spec.RackID = m.Meta.RackID
+		spec.ProcessID = m.Meta.ProcessID
+		if len(m.Meta.ClientTags) > 0 {
+			spec.ClientTags = make(map[string]string, len(m.Meta.ClientTags))
+			for _, kv := range m.Meta.ClientTags {
+				spec.ClientTags[kv.Key] = kv.Value
+			}
+		}
+	}
+	cur := m.current()
+	spec.ActiveTasks = cur.Assigned.Active
+	spec.StandbyTasks = cur.Assigned.Standby
+	spec.WarmupTasks = cur.Assigned.Warmup
+	if len(m.TaskOffsets) > 0 {
+		spec.TaskOffsets = map[string]map[int32]int64{}
+		for _, o := range m.TaskOffsets {
+			if spec.TaskOffsets[o.SubtopologyID] == nil {
+				spec.TaskOffsets[o.SubtopologyID] = map[int32]int64{}
+			}
+			spec.TaskOffsets[o.SubtopologyID][o.Partition] = o.Offset
+		}
+	}
+	return spec
+}

@@ -1,0 +1,131 @@
+package coordinator
+
+import (
+	"time"
+
+	"github.com/streamshift/streamshift/coordinator/topology"
+)
+
+// groupMemory is the part of a group's state that Kafka keeps in memory only:
+// it is not in the records and starts afresh after a failover.
+type groupMemory struct {
+	configured          *configuredTopology
+	configuredVersion   uint64             // metadata image version it was computed from
+	configuredHash      uint64             // metadata hash of the topology topics in that image
+	configuredFor       *topology.Topology // the topology it was computed for
+	endpointEpoch       int32
+	shutdownRequester   string
+	creatingTopics      map[string]bool
+	topicCreationErrors map[string]topicCreationError
+	timers              map[string]*groupTimer
+}
+
+type topicCreationError struct {
+	msg   string
+	until time.Time
+}
+
+// groupTimer is a pending timer of a group. Its callback acts only if the
+// timer is still the group's timer of that name and its deadline has passed:
+// a timer that was re-armed or cancelled after firing is a no-op.
+type groupTimer struct {
+	t        Timer
+	deadline time.Time
+}
+
+func (m *groupMemory) stopTimers() {
+	for k, t := range m.timers {
+		t.t.Stop()
+		delete(m.timers, k)
+	}
+}
+
+// Timer names, as Kafka's.
+func sessionTimerKey(memberID string) string   { return "session-timeout-" + memberID }
+func rebalanceTimerKey(memberID string) string { return "rebalance-timeout-" + memberID }
+
+const (
+	initialDelayTimerKey       = "initial-rebalance-timeout"
+	assignmentIntervalTimerKey = "assignment-interval"
+)
+
+// schedule arms (or re-arms) a named timer of the group; fire runs on the
+// group's queue.
+func (ch *change) schedule(key string, d time.Duration, fire func(ch *change)) {
+	g := ch.g
+	if g.mem.timers == nil {
+		g.mem.timers = map[string]*groupTimer{}
+	}
+	if old := g.mem.timers[key]; old != nil {
+		old.t.Stop()
+	}
+	c := ch.c
+	groupID := g.ID
+	gt := &groupTimer{deadline: ch.now.Add(d)}
+	gt.t = c.clock.AfterFunc(d, func() {
+		c.run(groupID, func(s *shard) {
+			if s.group == nil || s.group.mem.timers[key] != gt {
+				return
+			}
+			delete(s.group.mem.timers, key)
+			fch := c.newChange(s)
+			fire(fch)
+			if err := fch.commit(); err != nil {
+				return // the group is back to its log; the timer's work is lost as in a failover
+			}
+		})
+	})
+	g.mem.timers[key] = gt
+}
+
+func (ch *change) cancel(key string) {
+	if t := ch.g.mem.timers[key]; t != nil {
+		t.t.Stop()
+		delete(ch.g.mem.timers, key)
+	}
+}
+
+func (ch *change) hasTimer(key string) bool {
+	_, ok := ch.g.mem.timers[key]
+	return ok
+}
+
+// scheduleSession (re)arms a member's session timer: when it expires the
+// member is fenced as if it had left.
+func (ch *change) scheduleSession(memberID string) {
+	ch.schedule(sessionTimerKey(memberID), ch.cfg.SessionTimeout, func(f *change) {
+		if m := f.g.Members[memberID]; m != nil {
+			f.fenceMember(m)
+		}
+	})
+}
+
+// scheduleRebalance arms a member's rebalance timer for the epoch it is
+// revoking at: if it still has not revoked when the timer fires, it is fenced.
+func (ch *change) scheduleRebalance(memberID string, epoch int32, timeout time.Duration) {
+	ch.schedule(rebalanceTimerKey(memberID), timeout, func(f *change) {
+		m := f.g.Members[memberID]
+		if m != nil && m.current().State == MemberUnrevokedTasks && m.MemberEpoch() == epoch {
+			f.fenceMember(m)
+		}
+	})
+}
+
+// onLoaded arms the timers of a group just replayed from the log: a session
+// timer for every member and a rebalance timer for every member revoking.
+func (c *Coordinator) onLoaded(s *shard) {
+	ch := c.newChange(s)
+	for id, m := range s.group.Members {
+		ch.scheduleSession(id)
+		if cur := m.current(); cur.State == MemberUnrevokedTasks {
+			ch.scheduleRebalance(id, cur.MemberEpoch, rebalanceTimeout(m))
+		}
+	}
+}
+
+func rebalanceTimeout(m *Member) time.Duration {
+	if m.Meta == nil {
+		return 0
+	}
+	return time.Duration(m.Meta.RebalanceTimeoutMs) * time.Millisecond
+}
