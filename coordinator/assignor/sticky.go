@@ -1,0 +1,498 @@
+package assignor
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// ConfigNumStandbyReplicas is the GroupSpec.Configs key of the number of
+// standby replicas per stateful task.
+const ConfigNumStandbyReplicas = "num.standby.replicas"
+
+// StickyTaskAssignor is Kafka 4.4's StickyTaskAssignor ("sticky"): it keeps
+// tasks where they were while balancing active tasks, then all tasks,
+// across members, and places standby replicas of stateful tasks on other
+// processes than the active one.
+//
+// Unlike Kafka's, which breaks ties by hash-map and heap order, it is
+// deterministic: members are visited by process id then member id, and
+// equally loaded processes or members are chosen in that order.
+type StickyTaskAssignor struct{}
+
+// Name is the assignor's name in group.streams.assignors.
+func (StickyTaskAssignor) Name() string { return "sticky" }
+
+var _ TaskAssignor = StickyTaskAssignor{}
+
+// Assign computes the target assignment. It never modifies its inputs.
+func (StickyTaskAssignor) Assign(spec GroupSpec, topology TopologyDescriber) (GroupAssignment, error) {
+	standbys := 0
+	if v, ok := spec.Configs[ConfigNumStandbyReplicas]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return GroupAssignment{}, fmt.Errorf("sticky assignor: %s=%q: %w", ConfigNumStandbyReplicas, v, err)
+		}
+		standbys = max(n, 0)
+	}
+	s, err := newStickyState(spec, topology, standbys)
+	if err != nil {
+		return GroupAssignment{}, err
+	}
+	if err := s.assignActive(); err != nil {
+		return GroupAssignment{}, err
+	}
+	if s.standbys > 0 {
+		s.assignStandby()
+	}
+	return s.groupAssignment(), nil
+}
+
+// stickyState is Kafka's LocalState plus the ProcessStates, over dense
+// indices: tasks are numbered subtopology by subtopology (subtopologies in
+// id order), partitions in order; members are numbered by (process id,
+// member id); processes by process id.
+type stickyState struct {
+	standbys int
+
+	subs      []Subtopology
+	subStart  []int32 // first task index of each subtopology
+	taskSub   []int32
+	taskPart  []int32
+	stateful  []bool // per task
+	maxTasks  int32  // largest task count of a subtopology
+	numTasks  int
+	memberIDs []string
+	memberPro []int32 // process of each member
+	count     []int32 // tasks of all roles per member (memberToTaskCounts)
+	procs     []*process
+
+	prevActive   []int32 // previous active owner per task, or -1
+	prevStandbyI []int32 // CSR offsets into prevStandbyM, per task
+	prevStandbyM []int32 // ranked previous standby candidates
+
+	activeOwner []int32 // per task, -1 until assigned
+	standbyOf   []int32 // per task, standbys slots of member indices
+	standbyN    []uint8 // standbys assigned per task
+	holders     []int32 // per task, 1+standbys slots of process indices
+	holdersN    []uint8
+
+	// Quotas (Kafka's activeTasksPerMember and totalTasksPerMember), and
+	// what they are computed from: both shrink as members fill up.
+	totalActiveTasks, totalTasks                       int
+	membersWithActiveCapacity, membersWithTaskCapacity int
+	activeQuota, totalQuota                            int32
+}
+
+func newStickyState(spec GroupSpec, topology TopologyDescriber, standbys int) (*stickyState, error) {
+	s := &stickyState{standbys: standbys}
+	if topology != nil {
+		s.subs = append([]Subtopology(nil), topology.Subtopologies()...)
+	}
+	sort.Slice(s.subs, func(i, j int) bool { return s.subs[i].ID < s.subs[j].ID })
+	subIndex := make(map[string]int32, len(s.subs))
+	s.subStart = make([]int32, len(s.subs)+1)
+	for i, sub := range s.subs {
+		if _, dup := subIndex[sub.ID]; dup {
+			return nil, fmt.Errorf("sticky assignor: subtopology %s described twice", sub.ID)
+		}
+		subIndex[sub.ID] = int32(i)
+		n := max(sub.NumTasks, 0)
+		s.subStart[i+1] = s.subStart[i] + n
+		s.maxTasks = max(s.maxTasks, n)
+		s.totalActiveTasks += int(n)
+		s.totalTasks += int(n)
+		if sub.Stateful {
+			s.totalTasks += int(n) * standbys
+		}
+	}
+	T := int(s.subStart[len(s.subs)])
+	s.numTasks = T
+	s.taskSub = make([]int32, T)
+	s.taskPart = make([]int32, T)
+	s.stateful = make([]bool, T)
+	for i, sub := range s.subs {
+		for p := s.subStart[i]; p < s.subStart[i+1]; p++ {
+			s.taskSub[p] = int32(i)
+			s.taskPart[p] = p - s.subStart[i]
+			s.stateful[p] = sub.Stateful
+		}
+	}
+	task := func(sub string, p int32) (int32, bool) {
+		i, ok := subIndex[sub]
+		if !ok || p < 0 || p >= s.subStart[i+1]-s.subStart[i] {
+			return 0, false // a task of another topology epoch: no stickiness
+		}
+		return s.subStart[i] + p, true
+	}
+
+	// Members by (process id, member id), processes by id.
+	ids := make([]string, 0, len(spec.Members))
+	for id := range spec.Members {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		pi, pj := spec.Members[ids[i]].ProcessID, spec.Members[ids[j]].ProcessID
+		if pi != pj {
+			return pi < pj
+		}
+		return ids[i] < ids[j]
+	})
+	s.memberIDs = ids
+	s.memberPro = make([]int32, len(ids))
+	s.count = make([]int32, len(ids))
+	for m, id := range ids {
+		pid := spec.Members[id].ProcessID
+		if len(s.procs) == 0 || s.procs[len(s.procs)-1].id != pid {
+			s.procs = append(s.procs, &process{id: pid})
+		}
+		p := len(s.procs) - 1
+		s.procs[p].members = append(s.procs[p].members, int32(m))
+		s.memberPro[m] = int32(p)
+	}
+	s.membersWithActiveCapacity = len(ids)
+	s.membersWithTaskCapacity = len(ids)
+	s.activeQuota = tasksPerMember(s.totalActiveTasks, s.membersWithActiveCapacity)
+	s.totalQuota = tasksPerMember(s.totalTasks, s.membersWithTaskCapacity)
+
+	s.prevActive = make([]int32, T)
+	s.activeOwner = make([]int32, T)
+	for t := range s.prevActive {
+		s.prevActive[t] = -1
+		s.activeOwner[t] = -1
+	}
+	s.standbyOf = make([]int32, T*standbys)
+	s.standbyN = make([]uint8, T)
+	s.holders = make([]int32, T*(1+standbys))
+	s.holdersN = make([]uint8, T)
+
+	// Previous active owners (the last member wins a task claimed twice, as
+	// in Kafka's map), and standby candidates: previous standbys first, then
+	// members that only reported offsets for the task, each group most
+	// caught-up first (Kafka 4.4's STANDBY_CANDIDATE_ORDER). The stable sort
+	// keeps member order among equals.
+	type candidate struct {
+		task, member int32
+		notPrev      bool
+		offset       int64
+	}
+	var cands []candidate
+	for m, id := range ids {
+		ms := spec.Members[id]
+		for sub, parts := range ms.ActiveTasks {
+			for _, p := range parts {
+				if t, ok := task(sub, p); ok {
+					s.prevActive[t] = int32(m)
+				}
+			}
+		}
+		for sub, parts := range ms.StandbyTasks {
+			for _, p := range parts {
+				if t, ok := task(sub, p); ok {
+					cands = append(cands, candidate{task: t, member: int32(m), offset: ms.TaskOffsets[sub][p]})
+				}
+			}
+		}
+		for sub, offsets := range ms.TaskOffsets {
+			for p, off := range offsets {
+				t, ok := task(sub, p)
+				if !ok || contains(ms.StandbyTasks[sub], p) {
+					continue
+				}
+				cands = append(cands, candidate{task: t, member: int32(m), notPrev: true, offset: off})
+			}
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.task != b.task {
+			return a.task < b.task
+		}
+		if a.notPrev != b.notPrev {
+			return !a.notPrev
+		}
+		return a.offset > b.offset
+	})
+	s.prevStandbyI = make([]int32, T+1)
+	s.prevStandbyM = make([]int32, 0, len(cands))
+	for i, c := range cands {
+		if i > 0 && cands[i-1].task == c.task && cands[i-1].member == c.member {
+			continue // a partition listed twice
+		}
+		s.prevStandbyM = append(s.prevStandbyM, c.member)
+		s.prevStandbyI[c.task+1]++
+	}
+	for t := 0; t < T; t++ {
+		s.prevStandbyI[t+1] += s.prevStandbyI[t]
+	}
+	return s, nil
+}
+
+func contains(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// tasksPerMember is Kafka's computeTasksPerMember: ⌈tasks / members⌉.
+func tasksPerMember(tasks, members int) int32 {
+	if members == 0 {
+		return 0
+	}
+	return int32((tasks + members - 1) / members)
+}
+
+func (s *stickyState) prevStandbys(t int32) []int32 {
+	return s.prevStandbyM[s.prevStandbyI[t]:s.prevStandbyI[t+1]]
+}
+
+func (s *stickyState) hasTask(p, t int32) bool {
+	base := int(t) * (1 + s.standbys)
+	for _, h := range s.holders[base : base+int(s.holdersN[t])] {
+		if h == p {
+			return true
+		}
+	}
+	return false
+}
+
+// addTask gives task t to member m and returns the member's new task
+// count (Kafka's ProcessState.addTask).
+func (s *stickyState) addTask(m, t int32, active bool) int32 {
+	p := s.memberPro[m]
+	if active {
+		s.activeOwner[t] = m
+	} else {
+		s.standbyOf[int(t)*s.standbys+int(s.standbyN[t])] = m
+		s.standbyN[t]++
+	}
+	s.holders[int(t)*(1+s.standbys)+int(s.holdersN[t])] = p
+	s.holdersN[t]++
+	s.procs[p].taskCount++
+	s.count[m]++
+	return s.count[m]
+}
+
+// addTaskToLeastLoadedMember gives t to the process's member with the
+// fewest tasks, the first by member id among equals.
+func (s *stickyState) addTaskToLeastLoadedMember(p, t int32, active bool) int32 {
+	best := int32(-1)
+	for _, m := range s.procs[p].members {
+		if best < 0 || s.count[m] < s.count[best] {
+			best = m
+		}
+	}
+	return s.addTask(best, t, active)
+}
+
+func (s *stickyState) maybeUpdateActiveQuota(n int32) {
+	if n == s.activeQuota {
+		s.membersWithActiveCapacity--
+		s.totalActiveTasks -= int(n)
+		s.activeQuota = tasksPerMember(s.totalActiveTasks, s.membersWithActiveCapacity)
+	}
+}
+
+func (s *stickyState) maybeUpdateTotalQuota(n int32) {
+	if n == s.totalQuota {
+		s.membersWithTaskCapacity--
+		s.totalTasks -= int(n)
+		s.totalQuota = tasksPerMember(s.totalTasks, s.membersWithTaskCapacity)
+	}
+}
+
+// findPrevMemberWithLeastLoad walks ranked candidates and keeps the first
+// unless a later one has both a strictly lower process load and a strictly
+// lower member load (Kafka 4.4). With skipTask ≥ 0, members whose process
+// already holds that task are passed over.
+func (s *stickyState) findPrevMemberWithLeastLoad(cands []int32, skipTask int32) int32 {
+	best := int32(-1)
+	for _, m := range cands {
+		p := s.memberPro[m]
+		if skipTask >= 0 && s.hasTask(p, skipTask) {
+			continue
+		}
+		if best < 0 || (loadLess(s.procs[p], s.procs[s.memberPro[best]]) && s.count[m] < s.count[best]) {
+			best = m
+		}
+	}
+	return best
+}
+
+// assignActive is Kafka's assignActive: previous owners under the active
+// quota keep their tasks, then previous standbys take theirs, then the
+// rest goes to the least-loaded process and its least-loaded member.
+func (s *stickyState) assignActive() error {
+	// Kafka sorts by (partition, subtopology) for the sticky passes, hoping
+	// that a range-like previous assignment pairs equal partitions.
+	byPartition := make([]int32, 0, s.numTasks)
+	for p := int32(0); p < s.maxTasks; p++ {
+		for i := range s.subs {
+			if t := s.subStart[i] + p; t < s.subStart[i+1] {
+				byPartition = append(byPartition, t)
+			}
+		}
+	}
+
+	remaining := byPartition[:0:0]
+	for _, t := range byPartition {
+		if m := s.prevActive[t]; m >= 0 && s.count[m] < s.activeQuota {
+			s.assignActiveTask(m, t)
+			continue
+		}
+		remaining = append(remaining, t)
+	}
+
+	rest := remaining[:0]
+	for _, t := range remaining {
+		m := s.findPrevMemberWithLeastLoad(s.prevStandbys(t), -1)
+		if m >= 0 && s.count[m] < s.activeQuota {
+			s.assignActiveTask(m, t)
+			continue
+		}
+		rest = append(rest, t)
+	}
+
+	// The rest in (subtopology, partition) order, which is task order,
+	// for a range-like initial assignment.
+	sort.Slice(rest, func(i, j int) bool { return rest[i] < rest[j] })
+	if len(rest) == 0 {
+		return nil
+	}
+	if len(s.procs) == 0 {
+		return fmt.Errorf("sticky assignor: no process available to assign active task %s", s.taskString(rest[0]))
+	}
+	var h processHeap
+	h.init(s.procs)
+	for _, t := range rest {
+		p := h.pop()
+		n := s.addTaskToLeastLoadedMember(p, t, true)
+		s.maybeUpdateActiveQuota(n)
+		s.maybeUpdateTotalQuota(n)
+		h.push(p)
+	}
+	return nil
+}
+
+func (s *stickyState) assignActiveTask(m, t int32) {
+	n := s.addTask(m, t, true)
+	s.maybeUpdateActiveQuota(n)
+	s.maybeUpdateTotalQuota(n)
+}
+
+// assignStandby is Kafka's assignStandby: per stateful task and replica,
+// the previous active owner, then the best previous standby candidate,
+// each only if its process lacks the task and it is under the total quota;
+// the remaining replicas go to the least-loaded processes lacking the task.
+// Replicas no process can take are dropped, as Kafka does (with a warning).
+func (s *stickyState) assignStandby() {
+	type toAssign struct {
+		task      int32
+		remaining int
+	}
+	var toLeastLoaded []toAssign
+
+	// Descending (partition, subtopology).
+	for p := s.maxTasks - 1; p >= 0; p-- {
+		for i := len(s.subs) - 1; i >= 0; i-- {
+			t := s.subStart[i] + p
+			if t >= s.subStart[i+1] || !s.stateful[t] {
+				continue
+			}
+			for r := 0; r < s.standbys; r++ {
+				if m := s.prevActive[t]; m >= 0 {
+					if !s.hasTask(s.memberPro[m], t) && s.count[m] < s.totalQuota {
+						s.maybeUpdateTotalQuota(s.addTask(m, t, false))
+						continue
+					}
+				}
+				if cands := s.prevStandbys(t); len(cands) > 0 {
+					if m := s.findPrevMemberWithLeastLoad(cands, t); m >= 0 && s.count[m] < s.totalQuota {
+						s.maybeUpdateTotalQuota(s.addTask(m, t, false))
+						continue
+					}
+				}
+				toLeastLoaded = append(toLeastLoaded, toAssign{t, s.standbys - r})
+				break
+			}
+		}
+	}
+
+	// Descending (subtopology, partition), i.e. descending task index.
+	sort.Slice(toLeastLoaded, func(i, j int) bool { return toLeastLoaded[i].task > toLeastLoaded[j].task })
+	if len(toLeastLoaded) == 0 || len(s.procs) == 0 {
+		return
+	}
+	var h processHeap
+	h.init(s.procs)
+	popped := make([]int32, 0, s.standbys+1)
+	for _, ta := range toLeastLoaded {
+		for r := 0; r < ta.remaining; r++ {
+			// The least-loaded process that lacks the task.
+			found := false
+			popped = popped[:0]
+			for h.len() > 0 {
+				p := h.pop()
+				popped = append(popped, p)
+				if !s.hasTask(p, ta.task) {
+					s.maybeUpdateTotalQuota(s.addTaskToLeastLoadedMember(p, ta.task, false))
+					found = true
+					break
+				}
+			}
+			for _, p := range popped {
+				h.push(p)
+			}
+			if !found {
+				break // not enough processes for this many replicas
+			}
+		}
+	}
+}
+
+func (s *stickyState) taskString(t int32) string {
+	return fmt.Sprintf("%s_%d", s.subs[s.taskSub[t]].ID, s.taskPart[t])
+}
+
+// groupAssignment builds the result: an entry for every member, tasks
+// grouped by subtopology with partitions ascending.
+func (s *stickyState) groupAssignment() GroupAssignment {
+	out := GroupAssignment{Members: make(map[string]MemberAssignment, len(s.memberIDs))}
+	// Count first so that every partition list is allocated once.
+	type lists struct{ active, standby [][]int32 }
+	per := make([]lists, len(s.memberIDs))
+	add := func(dst *[][]int32, sub int32, part int32) {
+		if *dst == nil {
+			*dst = make([][]int32, len(s.subs))
+		}
+		(*dst)[sub] = append((*dst)[sub], part)
+	}
+	for t := 0; t < s.numTasks; t++ {
+		sub, part := s.taskSub[t], s.taskPart[t]
+		if m := s.activeOwner[t]; m >= 0 {
+			add(&per[m].active, sub, part)
+		}
+		for _, m := range s.standbyOf[t*s.standbys : t*s.standbys+int(s.standbyN[t])] {
+			add(&per[m].standby, sub, part)
+		}
+	}
+	toTasks := func(l [][]int32) Tasks {
+		if l == nil {
+			return nil
+		}
+		ts := make(Tasks)
+		for i, parts := range l {
+			if len(parts) > 0 {
+				ts[s.subs[i].ID] = parts
+			}
+		}
+		return ts
+	}
+	for m, id := range s.memberIDs {
+		out.Members[id] = MemberAssignment{ActiveTasks: toTasks(per[m].active), StandbyTasks: toTasks(per[m].standby)}
+	}
+	return out
+}
