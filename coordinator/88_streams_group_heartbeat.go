@@ -53,6 +53,7 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 		ch.g = newGroup(req.Group)
 		ch.s.group = ch.g
 		created = true
+		ch.created = true
 	}
 	g := ch.g
 	wasEmpty := len(g.Members) == 0

@@ -275,6 +275,7 @@ type change struct {
 	cfg     GroupConfig
 	now     time.Time
 	records []Record
+	created bool // the group did not exist before this change
 }
 
 func (c *Coordinator) newChange(s *shard) *change {
@@ -307,7 +308,7 @@ func (ch *change) commit() error {
 // rollback discards the change: the group is rebuilt from its records in the
 // log; what lives in memory only is kept.
 func (ch *change) rollback() {
-	if len(ch.records) == 0 {
+	if len(ch.records) == 0 && !ch.created {
 		return
 	}
 	ch.records = nil
