@@ -54,7 +54,8 @@ func startProxy(t testing.TB, upstream []string, tweak func(*Options)) *testProx
 			select {
 			case err := <-errCh:
 				cancel()
-				if err != nil && strings.Contains(err.Error(), "address already in use") {
+				if err != nil && strings.Contains(err.Error(), "start listeners") {
+					t.Logf("retrying on other ports: %v", err)
 					goto retry
 				}
 				t.Fatalf("proxy run: %v", err)
