@@ -94,7 +94,7 @@ public final class CountApp {
             @Override
             public void onRestoreStart(TopicPartition tp, String storeName, long start, long end) {
                 Evt.of("restore_start").put("store", storeName).put("partition", tp.toString())
-                    .put("from", start).put("to", end).emit();
+                    .put("start_offset", start).put("end_offset", end).emit();
             }
 
             @Override

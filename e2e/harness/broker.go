@@ -1,0 +1,163 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Broker versions the e2e build provides (e2e/broker-<version>).
+const (
+	Kafka39 = "3.9" // Apache Kafka 3.9.x: classic groups only, no streams-group APIs
+	Kafka44 = "4.4" // Apache Kafka 4.4.0: native streams groups, the reference
+)
+
+// BrokerOptions configure StartBroker.
+type BrokerOptions struct {
+	Version string // Kafka39 or Kafka44
+	// Dir is the broker's run directory; it must not exist or be empty. Required.
+	Dir string
+	// Overrides are appended to server.properties (later keys win), e.g.
+	// "group.streams.heartbeat.interval.ms=2000".
+	Overrides []string
+	// ReadyTimeout bounds the wait for ApiVersions + Metadata (default 90s).
+	ReadyTimeout time.Duration
+}
+
+// Broker is a running single-node combined-mode KRaft broker on loopback.
+type Broker struct {
+	Version   string
+	Bootstrap string // 127.0.0.1:<port>
+	Dir       string // server.properties, data/, logs/, broker.out
+	Log       string // stdout+stderr of the JVM
+	p         *proc
+}
+
+// StartBroker formats a fresh KRaft directory and starts a broker on free loopback ports
+// (e2e/bin/broker.sh run), then waits until it answers ApiVersions and Metadata.
+func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
+	if o.Version != Kafka39 && o.Version != Kafka44 {
+		return nil, fmt.Errorf("broker version %q: want %s or %s", o.Version, Kafka39, Kafka44)
+	}
+	if err := CheckBuilt("broker-" + o.Version); err != nil {
+		return nil, err
+	}
+	if o.Dir == "" {
+		return nil, fmt.Errorf("broker %s: no Dir", o.Version)
+	}
+	if entries, err := os.ReadDir(o.Dir); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("broker dir %s is not empty", o.Dir)
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("broker dir: %w", err)
+	}
+	ports, err := FreePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	b := &Broker{
+		Version:   o.Version,
+		Bootstrap: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
+		Dir:       o.Dir,
+		Log:       filepath.Join(o.Dir, "broker.out"),
+	}
+	args := append([]string{"run", o.Version, o.Dir, strconv.Itoa(ports[0]), strconv.Itoa(ports[1])}, o.Overrides...)
+	b.p, err = startProc("broker-"+o.Version, b.Log, b.Log, nil, nil, filepath.Join(Root(), "bin", "broker.sh"), args...)
+	if err != nil {
+		return nil, err
+	}
+	timeout := o.ReadyTimeout
+	if timeout == 0 {
+		timeout = 90 * time.Second
+	}
+	if err := WaitKafkaReady(ctx, b.Bootstrap, timeout, b.p.done); err != nil {
+		_ = b.Stop()
+		return nil, fmt.Errorf("broker %s (log %s): %w", o.Version, b.Log, err)
+	}
+	return b, nil
+}
+
+// PID is the broker JVM's process id.
+func (b *Broker) PID() int { return b.p.pid() }
+
+// Stop stops the broker by PID: TERM, then KILL after 30s.
+func (b *Broker) Stop() error { return b.p.stop(30 * time.Second) }
+
+// Kill9 crashes the broker.
+func (b *Broker) Kill9() { b.p.kill9() }
+
+// WaitKafkaReady polls addr until it answers ApiVersions and a Metadata response lists at
+// least one broker. died (may be nil) aborts the wait early when the process exits.
+func WaitKafkaReady(ctx context.Context, addr string, timeout time.Duration, died <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		if last = probeKafka(ctx, addr); last == nil {
+			return nil
+		}
+		select {
+		case <-died:
+			return fmt.Errorf("process exited before %s was ready (last: %v)", addr, last)
+		case <-ctx.Done():
+			return fmt.Errorf("%s not ready after %s: %v", addr, timeout, last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func probeKafka(ctx context.Context, addr string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DialTimeout(2*time.Second),
+		kgo.RequestRetries(0), kgo.RetryTimeout(2*time.Second))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	av := kmsg.NewPtrApiVersionsRequest()
+	av.ClientSoftwareName, av.ClientSoftwareVersion = "streamshift-e2e", "0"
+	avr, err := av.RequestWith(rctx, cl)
+	if err != nil {
+		return fmt.Errorf("ApiVersions: %w", err)
+	}
+	if avr.ErrorCode != 0 || len(avr.ApiKeys) == 0 {
+		return fmt.Errorf("ApiVersions: error code %d, %d keys", avr.ErrorCode, len(avr.ApiKeys))
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	mdr, err := md.RequestWith(rctx, cl)
+	if err != nil {
+		return fmt.Errorf("Metadata: %w", err)
+	}
+	if len(mdr.Brokers) == 0 {
+		return fmt.Errorf("Metadata lists no broker yet")
+	}
+	return nil
+}
+
+// FreePorts returns n distinct loopback ports that were free a moment ago.
+func FreePorts(n int) ([]int, error) {
+	ls := make([]net.Listener, 0, n)
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

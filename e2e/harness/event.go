@@ -1,0 +1,73 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Event is one machine-readable line of a test app: `EVT {"t":<ms>,"ev":"<kind>",...}`
+// (printed by e2e/app-src/.../Evt.java).
+type Event struct {
+	App  string    // instance name given to StartApp
+	Time time.Time // when the app printed it (same machine clock as the harness)
+	Kind string    // start, state, tasks, processed, restore_start, restore_end, uncaught, closing, closed, stopped
+
+	// Kind-specific fields; zero when absent.
+	From, To  string   // state: KafkaStreams.State transition
+	State     string   // tasks: the app state when the task set was read
+	Active    []string // tasks: active task ids ("0_1") of all local stream threads
+	Standby   []string // tasks: standby task ids
+	Count     int64    // processed: input records seen so far
+	Store     string   // restore_*: store name
+	Partition string   // restore_*: changelog partition
+	Offsets   [2]int64 // restore_start: changelog start and end offset
+	Restored  int64    // restore_end: records restored
+	Error     string   // uncaught: the exception
+	Clean     bool     // closed: KafkaStreams.close returned true
+
+	Raw string // the JSON object as printed
+}
+
+type wireEvent struct {
+	T         int64    `json:"t"`
+	Ev        string   `json:"ev"`
+	From      string   `json:"from"`
+	To        string   `json:"to"`
+	State     string   `json:"state"`
+	Active    []string `json:"active"`
+	Standby   []string `json:"standby"`
+	Count     int64    `json:"count"`
+	Store     string   `json:"store"`
+	Partition string   `json:"partition"`
+	Start     int64    `json:"start_offset"`
+	End       int64    `json:"end_offset"`
+	Restored  int64    `json:"restored"`
+	Error     string   `json:"error"`
+	Clean     bool     `json:"clean"`
+}
+
+const eventPrefix = "EVT "
+
+// ParseEvent parses one stdout line of a test app; ok is false for lines that are not events.
+func ParseEvent(app, line string) (ev Event, ok bool, err error) {
+	if !strings.HasPrefix(line, eventPrefix) {
+		return Event{}, false, nil
+	}
+	raw := strings.TrimSpace(line[len(eventPrefix):])
+	var w wireEvent
+	if err := json.Unmarshal([]byte(raw), &w); err != nil {
+		return Event{}, true, fmt.Errorf("app %s: bad event line %q: %w", app, line, err)
+	}
+	if w.Ev == "" || w.T == 0 {
+		return Event{}, true, fmt.Errorf("app %s: event line without t/ev: %q", app, line)
+	}
+	return Event{
+		App: app, Time: time.UnixMilli(w.T), Kind: w.Ev,
+		From: w.From, To: w.To, State: w.State, Active: w.Active, Standby: w.Standby,
+		Count: w.Count, Store: w.Store, Partition: w.Partition,
+		Offsets: [2]int64{w.Start, w.End}, Restored: w.Restored, Error: w.Error, Clean: w.Clean,
+		Raw: raw,
+	}, true, nil
+}

@@ -1,0 +1,405 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Scenario is a scripted run of CountApp instances under continuous input.
+type Scenario struct {
+	Name   string // for reports
+	Broker string // Kafka39 or Kafka44
+	// BrokerOverrides are extra server.properties lines.
+	BrokerOverrides []string
+
+	AppBuild      string // App44 or App39
+	GroupProtocol string // "classic" or "streams"
+	Guarantee     string // "at_least_once" or "exactly_once_v2"
+	// AppExtra are extra key=value arguments for every instance.
+	AppExtra []string
+
+	Partitions int           // input and output partitions (default 4)
+	Rate       int           // input records per second (default 100)
+	Groups     int           // distinct count keys (default 20)
+	Hold       time.Duration // how long each step keeps running after the group settled (default 15s; E2E_HOLD)
+	Quiet      time.Duration // how long the group must stay balanced to count as settled (default 3s)
+	StepLimit  time.Duration // max time for a step to settle (default 120s)
+
+	// Route returns the address apps connect to: nil means the broker itself. A proxy
+	// scenario starts the proxy here (listening in r.Dir) and returns its address.
+	Route func(ctx context.Context, r *Run) (string, error)
+	// ClientsViaRoute makes the input producer and output collector use the routed address too.
+	ClientsViaRoute bool
+
+	Steps []Step
+}
+
+// Step is one action of a scenario; after it the runner waits for the group to settle.
+type Step struct {
+	Name string
+	Do   func(ctx context.Context, r *Run) error
+}
+
+// StartInstances starts named app instances at once.
+func StartInstances(names ...string) Step {
+	return Step{Name: "start " + strings.Join(names, ","), Do: func(ctx context.Context, r *Run) error {
+		for _, n := range names {
+			if _, err := r.StartApp(n); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// Kill9Instance crashes a running instance.
+func Kill9Instance(name string) Step {
+	return Step{Name: "kill -9 " + name, Do: func(ctx context.Context, r *Run) error { return r.Kill9(name) }}
+}
+
+// StopInstance closes a running instance cleanly (it leaves the group).
+func StopInstance(name string) Step {
+	return Step{Name: "stop " + name, Do: func(ctx context.Context, r *Run) error { return r.StopApp(name) }}
+}
+
+// Run is a scenario in progress; steps act on it.
+type Run struct {
+	T            testing.TB
+	Scenario     Scenario
+	Dir          string // e2e/out/<test>
+	Broker       *Broker
+	AppBootstrap string // where apps connect (broker or proxy)
+	Producer     *Producer
+	Collector    *Collector
+	Tracker      *Tracker
+
+	mu      sync.Mutex
+	apps    map[string]*App
+	cleanup []func()
+}
+
+// StepReport is the timing of one step.
+type StepReport struct {
+	Step       string
+	At         time.Time
+	Instances  int           // live instances after the step
+	AllRunning time.Duration // action → every task active on exactly one live instance, all RUNNING
+	Balanced   time.Duration // action → also evenly spread
+	OutputGap  time.Duration // longest time without any output record, from the action to the next step
+	PartGap    time.Duration // longest time without output on one output partition
+	Assignment map[string][]string
+}
+
+// Report is the result of a scenario.
+type Report struct {
+	Scenario  string
+	Broker    string
+	Protocol  string
+	Guarantee string
+	Steps     []StepReport
+	Produced  int64
+	Updates   int
+	Duration  time.Duration
+}
+
+// RunScenario runs sc under t: start the broker, route, topics, input, output, then each step
+// (fail naming the step if the group does not settle), then stop input, wait for the output,
+// stop the apps, and verify. Everything lives in e2e/out/<test name>; data directories are
+// removed after a pass, logs are kept either way.
+func RunScenario(t testing.TB, sc Scenario) *Report {
+	t.Helper()
+	sc.defaults()
+	dir, err := OutDir(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Run{T: t, Scenario: sc, Dir: dir, apps: map[string]*App{}}
+	defer r.teardown()
+	t.Logf("scenario %s: logs in %s", sc.Name, dir)
+	ctx := context.Background()
+	start := time.Now()
+
+	r.Broker, err = StartBroker(ctx, BrokerOptions{Version: sc.Broker, Dir: filepath.Join(dir, "broker"), Overrides: sc.BrokerOverrides})
+	if err != nil {
+		t.Fatalf("step setup: %v", err)
+	}
+	r.onCleanup(func() { _ = r.Broker.Stop() })
+	r.AppBootstrap = r.Broker.Bootstrap
+	if sc.Route != nil {
+		if r.AppBootstrap, err = sc.Route(ctx, r); err != nil {
+			t.Fatalf("step route: %v", err)
+		}
+	}
+	clients := r.Broker.Bootstrap
+	if sc.ClientsViaRoute {
+		clients = r.AppBootstrap
+	}
+	if err := CreateTopics(ctx, r.Broker.Bootstrap, int32(sc.Partitions), "e2e-input", "e2e-output"); err != nil {
+		t.Fatalf("step setup: %v", err)
+	}
+	eos := strings.HasPrefix(sc.Guarantee, "exactly_once")
+	if r.Collector, err = StartCollector(clients, "e2e-output", eos); err != nil {
+		t.Fatalf("step setup: %v", err)
+	}
+	r.onCleanup(r.Collector.Close)
+	if r.Producer, err = StartProducer(ProducerOptions{Bootstrap: clients, Topic: "e2e-input", Rate: sc.Rate, Groups: sc.Groups}); err != nil {
+		t.Fatalf("step setup: %v", err)
+	}
+	r.onCleanup(func() { _ = r.Producer.Stop() })
+	r.Tracker = NewTracker(TopologyTasks(sc.Partitions))
+
+	rep := &Report{Scenario: sc.Name, Broker: sc.Broker, Protocol: sc.GroupProtocol, Guarantee: sc.Guarantee}
+	for i, st := range sc.Steps {
+		name := fmt.Sprintf("%d %q", i+1, st.Name)
+		at := time.Now()
+		if err := st.Do(ctx, r); err != nil {
+			t.Fatalf("step %s: %v", name, err)
+		}
+		sctx, cancel := context.WithTimeout(ctx, sc.StepLimit)
+		settled, err := r.Tracker.WaitSettled(sctx, at, sc.Quiet)
+		cancel()
+		if err != nil {
+			r.dumpApps()
+			t.Fatalf("step %s: %v (after %s; logs in %s)", name, err, sc.StepLimit, dir)
+		}
+		if err := r.appsHealthy(); err != nil {
+			t.Fatalf("step %s: %v", name, err)
+		}
+		time.Sleep(sc.Hold)
+		rep.Steps = append(rep.Steps, StepReport{
+			Step: st.Name, At: at, Instances: len(r.liveApps()),
+			AllRunning: settled.AllRunning.Sub(at), Balanced: settled.Balanced.Sub(at),
+			Assignment: r.Tracker.Assignment(),
+		})
+		t.Logf("step %s: all tasks running after %s, balanced after %s", name,
+			settled.AllRunning.Sub(at).Round(time.Millisecond), settled.Balanced.Sub(at).Round(time.Millisecond))
+	}
+
+	inputDone := time.Now()
+	if err := r.Producer.Stop(); err != nil {
+		t.Fatalf("step stop input: %v", err)
+	}
+	expected := r.Producer.Expected()
+	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	err = r.Collector.WaitCaughtUp(wctx, expected)
+	cancel()
+	if err != nil {
+		t.Fatalf("step drain output: %v", err)
+	}
+	// A moment for late duplicates (at-least-once) to show up before the check.
+	time.Sleep(2 * time.Second)
+	updates := r.Collector.Updates()
+	for i := range rep.Steps {
+		end := inputDone
+		if i+1 < len(rep.Steps) {
+			end = rep.Steps[i+1].At
+		}
+		rep.Steps[i].OutputGap, rep.Steps[i].PartGap = OutputGaps(updates, rep.Steps[i].At, end)
+	}
+	if errs := r.Collector.Errors(); len(errs) > 0 {
+		t.Errorf("step verify: output fetch errors: %v", errs)
+	}
+	if err := VerifyCounts(expected, updates, eos); err != nil {
+		t.Fatalf("step verify: %v", err)
+	}
+	for name, a := range r.snapshotApps() {
+		if a.Exited() {
+			continue
+		}
+		if err := a.Stop(); err != nil {
+			t.Errorf("step stop %s: %v", name, err)
+		}
+	}
+	for _, a := range r.snapshotApps() {
+		if errs := a.BadLines(); len(errs) > 0 {
+			t.Errorf("app %s printed malformed events: %v", a.Name, errs)
+		}
+	}
+	rep.Produced = r.Producer.Acked()
+	rep.Updates = len(updates)
+	rep.Duration = time.Since(start)
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(rep.Markdown()), 0o644); err != nil {
+		t.Errorf("write report: %v", err)
+	}
+	t.Logf("scenario %s passed: %d input records, %d output updates verified (%s)\n%s",
+		sc.Name, rep.Produced, rep.Updates, map[bool]string{true: "exactly once", false: "at least once"}[eos], rep.Markdown())
+	return rep
+}
+
+func (sc *Scenario) defaults() {
+	if sc.Partitions == 0 {
+		sc.Partitions = 4
+	}
+	if sc.Rate == 0 {
+		sc.Rate = 100
+	}
+	if sc.Groups == 0 {
+		sc.Groups = 20
+	}
+	if sc.Hold == 0 {
+		sc.Hold = 15 * time.Second
+		if h, err := time.ParseDuration(os.Getenv("E2E_HOLD")); err == nil {
+			sc.Hold = h
+		}
+	}
+	if sc.Quiet == 0 {
+		sc.Quiet = 3 * time.Second
+	}
+	if sc.StepLimit == 0 {
+		sc.StepLimit = 120 * time.Second
+	}
+	if sc.AppBuild == "" {
+		sc.AppBuild = App44
+	}
+	if sc.GroupProtocol == "" {
+		sc.GroupProtocol = "classic"
+	}
+	if sc.Guarantee == "" {
+		sc.Guarantee = "at_least_once"
+	}
+}
+
+func (r *Run) onCleanup(f func()) {
+	r.mu.Lock()
+	r.cleanup = append(r.cleanup, f)
+	r.mu.Unlock()
+}
+
+// teardown stops everything (apps before the broker); after a pass it removes the data
+// directories and keeps the logs.
+func (r *Run) teardown() {
+	for _, a := range r.snapshotApps() {
+		_ = a.Stop()
+	}
+	r.mu.Lock()
+	fs := r.cleanup
+	r.cleanup = nil
+	r.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+	if !r.T.Failed() {
+		_ = os.RemoveAll(filepath.Join(r.Dir, "broker", "data"))
+		for _, a := range r.snapshotApps() {
+			_ = os.RemoveAll(filepath.Join(a.Dir, "state"))
+			_ = os.RemoveAll(filepath.Join(a.Dir, "tmp"))
+		}
+	}
+}
+
+// StartApp starts instance name with the scenario's settings, tracked by the run.
+func (r *Run) StartApp(name string) (*App, error) {
+	sc := r.Scenario
+	r.mu.Lock()
+	_, exists := r.apps[name]
+	r.mu.Unlock()
+	if exists {
+		return nil, fmt.Errorf("instance %s already started in this run", name)
+	}
+	commit := 0
+	if strings.HasPrefix(sc.Guarantee, "exactly_once") {
+		commit = 100
+	}
+	extra := sc.AppExtra
+	if sc.GroupProtocol == "classic" {
+		// Same failure detection as the streams-group test settings (10s session).
+		extra = append([]string{"consumer.session.timeout.ms=10000", "consumer.heartbeat.interval.ms=3000"}, extra...)
+	}
+	r.Tracker.Started(name, time.Now())
+	a, err := StartApp(AppOptions{
+		Name: name, Build: sc.AppBuild, Dir: filepath.Join(r.Dir, "app-"+name), Bootstrap: r.AppBootstrap,
+		GroupProtocol: sc.GroupProtocol, Guarantee: sc.Guarantee, CommitIntervalMs: commit,
+		Extra: extra, OnEvent: r.Tracker.Observe,
+	})
+	if err != nil {
+		r.Tracker.Gone(name, time.Now())
+		return nil, err
+	}
+	r.mu.Lock()
+	r.apps[name] = a
+	r.mu.Unlock()
+	return a, nil
+}
+
+// App returns a started instance.
+func (r *Run) App(name string) (*App, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.apps[name]
+	if !ok {
+		return nil, fmt.Errorf("no instance %s", name)
+	}
+	return a, nil
+}
+
+// Kill9 crashes instance name.
+func (r *Run) Kill9(name string) error {
+	a, err := r.App(name)
+	if err != nil {
+		return err
+	}
+	r.Tracker.Gone(name, time.Now())
+	a.Kill9()
+	return nil
+}
+
+// StopApp closes instance name cleanly.
+func (r *Run) StopApp(name string) error {
+	a, err := r.App(name)
+	if err != nil {
+		return err
+	}
+	r.Tracker.Gone(name, time.Now())
+	return a.Stop()
+}
+
+func (r *Run) snapshotApps() map[string]*App {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := make(map[string]*App, len(r.apps))
+	for k, v := range r.apps {
+		m[k] = v
+	}
+	return m
+}
+
+func (r *Run) liveApps() []string {
+	var live []string
+	for name := range r.Tracker.Assignment() {
+		live = append(live, name)
+	}
+	sort.Strings(live)
+	return live
+}
+
+// appsHealthy fails when a tracked live instance died on its own or reported an error.
+func (r *Run) appsHealthy() error {
+	live := map[string]bool{}
+	for _, n := range r.liveApps() {
+		live[n] = true
+	}
+	for name, a := range r.snapshotApps() {
+		for _, ev := range a.Events() {
+			if ev.Kind == "uncaught" {
+				return fmt.Errorf("instance %s: uncaught exception %s (see %s)", name, ev.Error, a.Log)
+			}
+		}
+		if live[name] && a.Exited() {
+			return fmt.Errorf("instance %s exited on its own (see %s)", name, a.Log)
+		}
+	}
+	return nil
+}
+
+func (r *Run) dumpApps() {
+	for name, tasks := range r.Tracker.Assignment() {
+		r.T.Logf("instance %s active tasks: %v", name, tasks)
+	}
+}
