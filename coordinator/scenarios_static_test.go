@@ -1,0 +1,128 @@
+package coordinator
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// §11.36: a static member leaves with -2 and comes back under a new member
+// id with the same process: replacement records, no bump, same tasks.
+func TestScenario36StaticRejoin(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 4)
+	j := joinReq("g", "a1", "p1", sourceTopology("foo"))
+	j.InstanceID = strp("i1")
+	h.ok(j)
+	j = joinReq("g", "b1", "p2", sourceTopology("foo"))
+	j.InstanceID = strp("i2")
+	h.ok(j)
+	g := h.group("g")
+	r := h.ok(hbReq("g", "a1", 2, nil))
+	got, _ := assigned(r)
+	r = h.ok(hbReq("g", "a1", r.MemberEpoch, &got))
+	h.ok(hbReq("g", "b1", 3, &TaskSets{}))
+	before := g.Members["a1"].current().Assigned
+	epoch := g.GroupEpoch
+
+	leave := hbReq("g", "a1", -2, nil)
+	leave.InstanceID = strp("i1")
+	resp := h.ok(leave)
+	if resp.MemberEpoch != -2 || g.GroupEpoch != epoch {
+		t.Fatalf("static leave: epoch %d group %d", resp.MemberEpoch, g.GroupEpoch)
+	}
+	if got := recordTypes(h.log.last()); !slices.Equal(got, []string{"22:a1"}) {
+		t.Fatalf("static leave records %v", got)
+	}
+	if e := g.Members["a1"].current().ActiveEpochs[TaskID{"0", 0}]; e != 0 {
+		t.Fatalf("task epoch %d after -2, want 0", e)
+	}
+
+	j = joinReq("g", "a2", "p1", sourceTopology("foo"))
+	j.InstanceID = strp("i1")
+	resp = h.ok(j)
+	got, _ = assigned(resp)
+	if g.GroupEpoch != epoch || !got.equal(before) || resp.MemberEpoch != g.AssignmentEpoch {
+		t.Fatalf("rejoin: group %d/%d tasks %+v want %+v epoch %d", g.GroupEpoch, epoch, got, before, resp.MemberEpoch)
+	}
+	want := []string{"-22:a1", "-21:a1", "-19:a1", "19:a2", "21:a2", "22:a2", "22:a2"}
+	if got := recordTypes(h.log.last()); !slices.Equal(got, want) {
+		t.Fatalf("replacement records %v, want %v", got, want)
+	}
+	if g.Members["a1"] != nil || g.staticMembers["i1"] != "a2" {
+		t.Fatal("old member still there")
+	}
+
+	// A new process id is a real change: bump.
+	leave = hbReq("g", "a2", -2, nil)
+	leave.InstanceID = strp("i1")
+	h.ok(leave)
+	j = joinReq("g", "a3", "p9", sourceTopology("foo"))
+	j.InstanceID = strp("i1")
+	h.ok(j)
+	if g.GroupEpoch != epoch+1 {
+		t.Fatalf("new process id did not bump: %d", g.GroupEpoch)
+	}
+}
+
+// §11.37: instance ids in use.
+func TestScenario37InstanceIDErrors(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 2)
+	j := joinReq("g", "a1", "p1", sourceTopology("foo"))
+	j.InstanceID = strp("i1")
+	r := h.ok(j)
+	j = joinReq("g", "a2", "p1", sourceTopology("foo"))
+	j.InstanceID = strp("i1")
+	wantError(t, h.hb(j), kerr.UnreleasedInstanceID)
+	hb := hbReq("g", "a2", r.MemberEpoch, nil)
+	hb.InstanceID = strp("i1")
+	wantError(t, h.hb(hb), kerr.FencedInstanceID)
+	hb = hbReq("g", "a1", r.MemberEpoch, nil)
+	hb.InstanceID = strp("i9")
+	wantError(t, h.hb(hb), kerr.UnknownMemberID)
+	leave := hbReq("g", "a2", -1, nil)
+	leave.InstanceID = strp("i1")
+	wantError(t, h.hb(leave), kerr.FencedInstanceID)
+	// A static member leaving for good with -1 is fenced.
+	leave = hbReq("g", "a1", -1, nil)
+	leave.InstanceID = strp("i1")
+	h.ok(leave)
+	if g := h.group("g"); len(g.Members) != 0 || len(g.staticMembers) != 0 {
+		t.Fatal("static member not removed")
+	}
+}
+
+// §11.38: an active task moves only once its owner dropped it, and not while
+// another member of the new owner's process holds it as a standby.
+func TestScenario38ActiveTaskMove(t *testing.T) {
+	own := fakeOwnership{active: map[TaskID]string{{"0", 0}: "pA"}, standby: map[TaskID]map[string]int{}}
+	cur := &CurrentMemberAssignmentValue{MemberEpoch: 4, PreviousMemberEpoch: 3, State: MemberStable}
+	target := TaskSets{Active: tasks("0", 0)}
+	next, _ := reconcile(cur, "pB", 5, target, &TaskSets{}, own)
+	if next.State != MemberUnreleasedTasks || !next.Assigned.isEmpty() || next.MemberEpoch != 5 {
+		t.Fatalf("while A owns it: %+v", next)
+	}
+	delete(own.active, TaskID{"0", 0})
+	own.standby[TaskID{"0", 0}] = map[string]int{"pB": 1} // another member of pB
+	next2, _ := reconcile(next, "pB", 5, target, &TaskSets{}, own)
+	if next2.State != MemberUnreleasedTasks || !next2.Assigned.isEmpty() {
+		t.Fatalf("while a standby on pB: %+v", next2)
+	}
+	delete(own.standby, TaskID{"0", 0})
+	next3, _ := reconcile(next2, "pB", 5, target, &TaskSets{}, own)
+	if next3.State != MemberStable || !tasksEqual(next3.Assigned.Active, tasks("0", 0)) || next3.ActiveEpochs[TaskID{"0", 0}] != 5 {
+		t.Fatalf("free: %+v", next3)
+	}
+}
+
+type fakeOwnership struct {
+	active  map[TaskID]string
+	standby map[TaskID]map[string]int
+	warmup  map[TaskID]map[string]int
+}
+
+func (f fakeOwnership) activeProcess(t TaskID) (string, bool) { p, ok := f.active[t]; return p, ok }
+func (f fakeOwnership) standbyCount(t TaskID, p string) int   { return f.standby[t][p] }
+func (f fakeOwnership) warmupCount(t TaskID, p string) int    { return f.warmup[t][p] }
