@@ -118,12 +118,14 @@ func newStickyState(spec GroupSpec, topology TopologyDescriber, standbys int) (*
 			s.stateful[p] = sub.Stateful
 		}
 	}
-	task := func(sub string, p int32) (int32, bool) {
+	// task maps a previous task to its index; tasks of another topology
+	// epoch (unknown subtopology or partition) get no stickiness.
+	subRange := func(sub string) (start, n int32, ok bool) {
 		i, ok := subIndex[sub]
-		if !ok || p < 0 || p >= s.subStart[i+1]-s.subStart[i] {
-			return 0, false // a task of another topology epoch: no stickiness
+		if !ok {
+			return 0, 0, false
 		}
-		return s.subStart[i] + p, true
+		return s.subStart[i], s.subStart[i+1] - s.subStart[i], true
 	}
 
 	// Members by (process id, member id), processes by id.
@@ -177,64 +179,76 @@ func newStickyState(spec GroupSpec, topology TopologyDescriber, standbys int) (*
 		offset       int64
 	}
 	var cands []candidate
+	standbyOfMember := make([]int32, T) // member+1 whose standby task t is, to skip its offsets
 	for m, id := range ids {
 		ms := spec.Members[id]
 		for sub, parts := range ms.ActiveTasks {
+			start, n, ok := subRange(sub)
 			for _, p := range parts {
-				if t, ok := task(sub, p); ok {
-					s.prevActive[t] = int32(m)
+				if ok && p >= 0 && p < n {
+					s.prevActive[start+p] = int32(m)
 				}
 			}
 		}
 		for sub, parts := range ms.StandbyTasks {
+			start, n, ok := subRange(sub)
+			offsets := ms.TaskOffsets[sub]
 			for _, p := range parts {
-				if t, ok := task(sub, p); ok {
-					cands = append(cands, candidate{task: t, member: int32(m), offset: ms.TaskOffsets[sub][p]})
+				if ok && p >= 0 && p < n {
+					cands = append(cands, candidate{task: start + p, member: int32(m), offset: offsets[p]})
+					standbyOfMember[start+p] = int32(m) + 1
 				}
 			}
 		}
 		for sub, offsets := range ms.TaskOffsets {
+			start, n, ok := subRange(sub)
 			for p, off := range offsets {
-				t, ok := task(sub, p)
-				if !ok || contains(ms.StandbyTasks[sub], p) {
+				if !ok || p < 0 || p >= n || standbyOfMember[start+p] == int32(m)+1 {
 					continue
 				}
-				cands = append(cands, candidate{task: t, member: int32(m), notPrev: true, offset: off})
+				cands = append(cands, candidate{task: start + p, member: int32(m), notPrev: true, offset: off})
 			}
 		}
 	}
-	sort.SliceStable(cands, func(i, j int) bool {
-		a, b := cands[i], cands[j]
-		if a.task != b.task {
-			return a.task < b.task
-		}
-		if a.notPrev != b.notPrev {
-			return !a.notPrev
-		}
-		return a.offset > b.offset
-	})
+	// Bucket by task keeping member order, then rank each (small) bucket
+	// with a stable insertion sort.
 	s.prevStandbyI = make([]int32, T+1)
-	s.prevStandbyM = make([]int32, 0, len(cands))
-	for i, c := range cands {
-		if i > 0 && cands[i-1].task == c.task && cands[i-1].member == c.member {
-			continue // a partition listed twice
-		}
-		s.prevStandbyM = append(s.prevStandbyM, c.member)
+	for _, c := range cands {
 		s.prevStandbyI[c.task+1]++
 	}
 	for t := 0; t < T; t++ {
 		s.prevStandbyI[t+1] += s.prevStandbyI[t]
 	}
-	return s, nil
-}
-
-func contains(s []int32, v int32) bool {
-	for _, x := range s {
-		if x == v {
-			return true
+	ranked := make([]candidate, len(cands))
+	next := append([]int32(nil), s.prevStandbyI[:T]...)
+	for _, c := range cands {
+		ranked[next[c.task]] = c
+		next[c.task]++
+	}
+	before := func(a, b candidate) bool {
+		if a.notPrev != b.notPrev {
+			return !a.notPrev
+		}
+		return a.offset > b.offset
+	}
+	s.prevStandbyM = make([]int32, 0, len(ranked))
+	for t := 0; t < T; t++ {
+		bucket := ranked[s.prevStandbyI[t]:s.prevStandbyI[t+1]]
+		for i := 1; i < len(bucket); i++ {
+			for j := i; j > 0 && before(bucket[j], bucket[j-1]); j-- {
+				bucket[j], bucket[j-1] = bucket[j-1], bucket[j]
+			}
+		}
+		s.prevStandbyI[t] = int32(len(s.prevStandbyM))
+		for i, c := range bucket {
+			if i > 0 && bucket[i-1].member == c.member {
+				continue // a partition listed twice
+			}
+			s.prevStandbyM = append(s.prevStandbyM, c.member)
 		}
 	}
-	return false
+	s.prevStandbyI[T] = int32(len(s.prevStandbyM))
+	return s, nil
 }
 
 // tasksPerMember is Kafka's computeTasksPerMember: ⌈tasks / members⌉.
@@ -356,11 +370,20 @@ func (s *stickyState) assignActive() error {
 		rest = append(rest, t)
 	}
 
-	// The rest in (subtopology, partition) order, which is task order,
-	// for a range-like initial assignment.
-	sort.Slice(rest, func(i, j int) bool { return rest[i] < rest[j] })
 	if len(rest) == 0 {
 		return nil
+	}
+	// The rest in (subtopology, partition) order, which is task order,
+	// for a range-like initial assignment.
+	pending := make([]bool, s.numTasks)
+	for _, t := range rest {
+		pending[t] = true
+	}
+	rest = rest[:0]
+	for t := range pending {
+		if pending[t] {
+			rest = append(rest, int32(t))
+		}
 	}
 	if len(s.procs) == 0 {
 		return fmt.Errorf("sticky assignor: no process available to assign active task %s", s.taskString(rest[0]))
@@ -389,11 +412,9 @@ func (s *stickyState) assignActiveTask(m, t int32) {
 // the remaining replicas go to the least-loaded processes lacking the task.
 // Replicas no process can take are dropped, as Kafka does (with a warning).
 func (s *stickyState) assignStandby() {
-	type toAssign struct {
-		task      int32
-		remaining int
-	}
-	var toLeastLoaded []toAssign
+	// Replicas left for the least-loaded pass, per task.
+	remaining := make([]uint8, s.numTasks)
+	anyRemaining := false
 
 	// Descending (partition, subtopology).
 	for p := s.maxTasks - 1; p >= 0; p-- {
@@ -415,30 +436,30 @@ func (s *stickyState) assignStandby() {
 						continue
 					}
 				}
-				toLeastLoaded = append(toLeastLoaded, toAssign{t, s.standbys - r})
+				remaining[t] = uint8(s.standbys - r)
+				anyRemaining = true
 				break
 			}
 		}
 	}
 
-	// Descending (subtopology, partition), i.e. descending task index.
-	sort.Slice(toLeastLoaded, func(i, j int) bool { return toLeastLoaded[i].task > toLeastLoaded[j].task })
-	if len(toLeastLoaded) == 0 || len(s.procs) == 0 {
+	if !anyRemaining || len(s.procs) == 0 {
 		return
 	}
 	var h processHeap
 	h.init(s.procs)
 	popped := make([]int32, 0, s.standbys+1)
-	for _, ta := range toLeastLoaded {
-		for r := 0; r < ta.remaining; r++ {
+	// Descending (subtopology, partition), i.e. descending task index.
+	for t := int32(s.numTasks) - 1; t >= 0; t-- {
+		for r := 0; r < int(remaining[t]); r++ {
 			// The least-loaded process that lacks the task.
 			found := false
 			popped = popped[:0]
 			for h.len() > 0 {
 				p := h.pop()
 				popped = append(popped, p)
-				if !s.hasTask(p, ta.task) {
-					s.maybeUpdateTotalQuota(s.addTaskToLeastLoadedMember(p, ta.task, false))
+				if !s.hasTask(p, t) {
+					s.maybeUpdateTotalQuota(s.addTaskToLeastLoadedMember(p, t, false))
 					found = true
 					break
 				}
@@ -458,41 +479,73 @@ func (s *stickyState) taskString(t int32) string {
 }
 
 // groupAssignment builds the result: an entry for every member, tasks
-// grouped by subtopology with partitions ascending.
+// grouped by subtopology with partitions ascending. All partition lists
+// share one backing array (each capped, so appending to one cannot
+// overwrite another), which keeps a 10,000-task assignment to a few
+// allocations per member.
 func (s *stickyState) groupAssignment() GroupAssignment {
-	out := GroupAssignment{Members: make(map[string]MemberAssignment, len(s.memberIDs))}
-	// Count first so that every partition list is allocated once.
-	type lists struct{ active, standby [][]int32 }
-	per := make([]lists, len(s.memberIDs))
-	add := func(dst *[][]int32, sub int32, part int32) {
-		if *dst == nil {
-			*dst = make([][]int32, len(s.subs))
-		}
-		(*dst)[sub] = append((*dst)[sub], part)
-	}
+	M := len(s.memberIDs)
+	out := GroupAssignment{Members: make(map[string]MemberAssignment, M)}
+
+	// Counting sort of (member, task) pairs by member; tasks stay in task
+	// order, so each member's tasks of one subtopology are contiguous.
+	activeStart := make([]int32, M+1)
+	standbyStart := make([]int32, M+1)
 	for t := 0; t < s.numTasks; t++ {
-		sub, part := s.taskSub[t], s.taskPart[t]
 		if m := s.activeOwner[t]; m >= 0 {
-			add(&per[m].active, sub, part)
+			activeStart[m+1]++
 		}
 		for _, m := range s.standbyOf[t*s.standbys : t*s.standbys+int(s.standbyN[t])] {
-			add(&per[m].standby, sub, part)
+			standbyStart[m+1]++
 		}
 	}
-	toTasks := func(l [][]int32) Tasks {
-		if l == nil {
+	for m := 0; m < M; m++ {
+		activeStart[m+1] += activeStart[m]
+		standbyStart[m+1] += standbyStart[m]
+	}
+	activeTasks := make([]int32, activeStart[M])
+	standbyTasks := make([]int32, standbyStart[M])
+	nextA := append([]int32(nil), activeStart[:M]...)
+	nextS := append([]int32(nil), standbyStart[:M]...)
+	for t := 0; t < s.numTasks; t++ {
+		if m := s.activeOwner[t]; m >= 0 {
+			activeTasks[nextA[m]] = int32(t)
+			nextA[m]++
+		}
+		for _, m := range s.standbyOf[t*s.standbys : t*s.standbys+int(s.standbyN[t])] {
+			standbyTasks[nextS[m]] = int32(t)
+			nextS[m]++
+		}
+	}
+
+	// toTasks turns a run of task indices into partitions in place.
+	toTasks := func(tasks []int32) Tasks {
+		if len(tasks) == 0 {
 			return nil
 		}
-		ts := make(Tasks)
-		for i, parts := range l {
-			if len(parts) > 0 {
-				ts[s.subs[i].ID] = parts
+		runs := 1
+		for i := 1; i < len(tasks); i++ {
+			if s.taskSub[tasks[i]] != s.taskSub[tasks[i-1]] {
+				runs++
 			}
+		}
+		ts := make(Tasks, runs)
+		for i := 0; i < len(tasks); {
+			sub := s.taskSub[tasks[i]]
+			j := i
+			for ; j < len(tasks) && s.taskSub[tasks[j]] == sub; j++ {
+				tasks[j] = s.taskPart[tasks[j]]
+			}
+			ts[s.subs[sub].ID] = tasks[i:j:j]
+			i = j
 		}
 		return ts
 	}
 	for m, id := range s.memberIDs {
-		out.Members[id] = MemberAssignment{ActiveTasks: toTasks(per[m].active), StandbyTasks: toTasks(per[m].standby)}
+		out.Members[id] = MemberAssignment{
+			ActiveTasks:  toTasks(activeTasks[activeStart[m]:activeStart[m+1]]),
+			StandbyTasks: toTasks(standbyTasks[standbyStart[m]:standbyStart[m+1]]),
+		}
 	}
 	return out
 }

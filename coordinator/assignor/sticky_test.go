@@ -394,3 +394,12 @@ func wantEqual(t *testing.T, what string, got, want any) {
 		t.Fatalf("%s\n got %v\nwant %v", what, got, want)
 	}
 }
+
+func contains(s []int32, v int32) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
