@@ -28,7 +28,8 @@ type Options struct {
 	Metadata MetadataSource
 	// TopicCreator creates missing internal topics; nil leaves them missing.
 	TopicCreator TopicCreator
-	// Assignor computes target assignments; required.
+	// Assignor computes target assignments; defaults to Kafka's sticky task
+	// assignor.
 	Assignor assignor.TaskAssignor
 }
 
@@ -69,7 +70,7 @@ func New(opts Options) (*Coordinator, error) {
 		return nil, errors.New("coordinator: a metadata source is required")
 	}
 	if opts.Assignor == nil {
-		return nil, errors.New("coordinator: a task assignor is required")
+		opts.Assignor = assignor.StickyTaskAssignor{}
 	}
 	if opts.Config.Defaults.SessionTimeout == 0 && opts.Config.Defaults.HeartbeatInterval == 0 {
 		// An unset configuration means Kafka's defaults.
