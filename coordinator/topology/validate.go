@@ -6,29 +6,62 @@ import (
 )
 
 // Validate checks a topology as Kafka 4.4 does when a member joins with it,
-// before any metadata is consulted, in Kafka's order:
+// before any metadata is consulted. It runs, in Kafka's order, the three
+// checks below; a coordinator that interleaves Kafka's other request checks
+// (MemberId, GroupId, task lists, …) calls them one by one instead:
 //
-//   - KafkaApis: no Kafka-internal topic (__consumer_offsets,
-//     __transaction_state, __share_group_state) and only valid topic names
-//     among all source, repartition and changelog topics
-//     (STREAMS_INVALID_TOPOLOGY);
-//   - GroupCoordinatorService: no SourceTopicRegex (INVALID_REQUEST, "not
-//     supported yet"), changelog topics with Partitions 0
-//     (STREAMS_INVALID_TOPOLOGY).
-//
-// Two checks are streamshift's own, where Kafka would fail later with an
-// internal error (UNKNOWN_SERVER_ERROR): copartition indices out of range
-// and duplicate subtopology ids, both STREAMS_INVALID_TOPOLOGY.
+//   - ValidateTopicNames, KafkaApis' gate, before anything else;
+//   - ValidateSupported, GroupCoordinatorService's unsupported-features
+//     check, first in the service;
+//   - ValidateDefinition, its throwIfInvalidTopology, at epoch 0 after the
+//     request's other join checks.
 //
 // The error is a *Error with ErrorCode set, or nil.
 func Validate(t Topology) error {
-	if err := validate(t); err != nil {
+	if err := ValidateTopicNames(t); err != nil {
+		return err
+	}
+	if err := ValidateSupported(t); err != nil {
+		return err
+	}
+	return ValidateDefinition(t)
+}
+
+// ValidateTopicNames is KafkaApis' check: no Kafka-internal topic
+// (__consumer_offsets, __transaction_state, __share_group_state) and only
+// valid topic names among all source, repartition and changelog topics,
+// else STREAMS_INVALID_TOPOLOGY.
+func ValidateTopicNames(t Topology) error {
+	if err := validateTopicNames(t); err != nil {
 		return err
 	}
 	return nil
 }
 
-func validate(t Topology) *Error {
+// ValidateSupported rejects SourceTopicRegex with INVALID_REQUEST, as
+// Kafka 4.4 does ("not supported yet").
+func ValidateSupported(t Topology) error {
+	for _, s := range t.Subtopologies {
+		if len(s.SourceTopicRegex) > 0 {
+			return invalidRequest("Regular expressions for source topics are not supported yet.")
+		}
+	}
+	return nil
+}
+
+// ValidateDefinition rejects changelog topics with a partition count
+// (STREAMS_INVALID_TOPOLOGY, as Kafka). Two checks are streamshift's own,
+// where Kafka would fail later with an internal error
+// (UNKNOWN_SERVER_ERROR): copartition indices out of range and duplicate
+// subtopology ids, both STREAMS_INVALID_TOPOLOGY.
+func ValidateDefinition(t Topology) error {
+	if err := validateDefinition(t); err != nil {
+		return err
+	}
+	return nil
+}
+
+func validateTopicNames(t Topology) *Error {
 	var topics []string
 	seen := make(map[string]bool)
 	add := func(name string) {
@@ -67,12 +100,10 @@ func validate(t Topology) *Error {
 	if len(invalid) > 0 {
 		return invalidTopology("Topic names " + strings.Join(invalid, ",") + " are not valid topic names.")
 	}
+	return nil
+}
 
-	for _, s := range t.Subtopologies {
-		if len(s.SourceTopicRegex) > 0 {
-			return invalidRequest("Regular expressions for source topics are not supported yet.")
-		}
-	}
+func validateDefinition(t Topology) *Error {
 	for _, s := range t.Subtopologies {
 		for _, c := range s.StateChangelogTopics {
 			if c.Partitions != 0 {
@@ -82,7 +113,6 @@ func validate(t Topology) *Error {
 			}
 		}
 	}
-
 	ids := make(map[string]bool, len(t.Subtopologies))
 	for _, s := range t.Subtopologies {
 		if ids[s.ID] {

@@ -87,3 +87,29 @@ func TestTopicNameRules(t *testing.T) {
 		}
 	}
 }
+
+// Each step of Validate checks only its own rules, so a coordinator can
+// interleave them with Kafka's other request checks.
+func TestValidateSteps(t *testing.T) {
+	regex := Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopicRegex: []string{".*"}}}}
+	changelog := Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopics: []string{"in"},
+		StateChangelogTopics: []TopicInfo{{Name: "c", Partitions: 1}}}}}
+	internal := Topology{Subtopologies: []Subtopology{{ID: "0", SourceTopics: []string{"__consumer_offsets"}}}}
+	steps := []struct {
+		name  string
+		check func(Topology) error
+		fails Topology
+	}{
+		{"names", ValidateTopicNames, internal},
+		{"supported", ValidateSupported, regex},
+		{"definition", ValidateDefinition, changelog},
+	}
+	for _, st := range steps {
+		for _, other := range steps {
+			err := st.check(other.fails)
+			if (st.name == other.name) != (err != nil) {
+				t.Errorf("%s on the %s failure: %v", st.name, other.name, err)
+			}
+		}
+	}
+}
