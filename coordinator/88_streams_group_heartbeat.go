@@ -682,10 +682,10 @@ func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID, Value: &cur})
 		ch.cancel(rebalanceTimerKey(m.ID))
 	}
+	// Kafka answers a leave with the member id and epoch only.
 	resp.MemberID = req.MemberID
 	resp.MemberEpoch = req.MemberEpoch
 	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
-	ch.fillIntervals(resp)
 	return nil
 }
 

@@ -1,0 +1,154 @@
+package coordinator
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/assignor"
+)
+
+// benchGroup builds a stable group of members members on processes
+// processes, over subtopologies stateless subtopologies of tasksPer tasks
+// each, and returns the members' epochs.
+func benchGroup(tb testing.TB, c *Coordinator, clock *ManualClock, md *StaticMetadata, members, processes, subtopologies, tasksPer int) map[string]int32 {
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	for s := 0; s < subtopologies; s++ {
+		st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+		st.SubtopologyID = fmt.Sprint(s)
+		st.SourceTopics = []string{fmt.Sprintf("in-%d", s)}
+		topo.Subtopologies = append(topo.Subtopologies, st)
+		md.SetTopic(st.SourceTopics[0], int32(tasksPer))
+	}
+	client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+	epochs := map[string]int32{}
+	owned := map[string]TaskSets{}
+	call := func(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
+		var resp *kmsg.StreamsGroupHeartbeatResponse
+		c.StreamsGroupHeartbeat(req, client, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+		if resp == nil || resp.ErrorCode != 0 {
+			tb.Fatalf("setup heartbeat failed: %+v", resp)
+		}
+		epochs[req.MemberID] = resp.MemberEpoch
+		if a, ok := assigned(resp); ok {
+			owned[req.MemberID] = a
+		}
+		return resp
+	}
+	for i := 0; i < members; i++ {
+		call(joinReq("bench", fmt.Sprintf("member-%04d", i), fmt.Sprintf("process-%03d", i%processes), &topo))
+	}
+	// The initial delay ends: one assignment for everyone.
+	clock.Advance(c.cfg.Defaults.InitialRebalanceDelay)
+	for round := 0; round < 3; round++ {
+		for i := 0; i < members; i++ {
+			id := fmt.Sprintf("member-%04d", i)
+			o := owned[id]
+			call(hbReq("bench", id, epochs[id], &o))
+		}
+	}
+	g := c.shards["bench"].group
+	if g.State() != GroupStable {
+		tb.Fatalf("bench group not stable: %v", g.State())
+	}
+	return epochs
+}
+
+func newBenchCoordinator(tb testing.TB) (*Coordinator, *ManualClock, *StaticMetadata) {
+	clock := NewManualClock(testStart)
+	md := NewStaticMetadata()
+	cfg := DefaultConfig()
+	c, err := New(Options{Config: cfg, Clock: clock, Metadata: md, Assignor: assignor.StickyTaskAssignor{}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.inline = true
+	return c, clock, md
+}
+
+// BenchmarkSteadyHeartbeat: heartbeats of a stable 1,000-member group with
+// 10,000 tasks, as the Java client sends them when nothing changed (null task
+// lists), served inline on the caller's goroutine.
+func BenchmarkSteadyHeartbeat(b *testing.B) {
+	c, _, md := newBenchCoordinator(b)
+	epochs := benchGroup(b, c, c.clock.(*ManualClock), md, 1000, 200, 10, 1000)
+	reqs := make([]*kmsg.StreamsGroupHeartbeatRequest, 0, len(epochs))
+	for id, e := range epochs {
+		r := hbReq("bench", id, e, nil)
+		r.EndpointInformationEpoch = 0
+		reqs = append(reqs, r)
+	}
+	client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+	var last *kmsg.StreamsGroupHeartbeatResponse
+	respond := func(r *kmsg.StreamsGroupHeartbeatResponse) { last = r }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.StreamsGroupHeartbeat(reqs[i%len(reqs)], client, respond)
+	}
+	b.StopTimer()
+	if last.ErrorCode != 0 || last.ActiveTasks != nil {
+		b.Fatalf("steady heartbeat answered %+v", last)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
+}
+
+// BenchmarkSteadyHeartbeatAsync is the same through the asynchronous entry
+// point (the group's queue goroutine), with the system clock's timers.
+func BenchmarkSteadyHeartbeatAsync(b *testing.B) {
+	c, clock, md := newBenchCoordinator(b)
+	epochs := benchGroup(b, c, clock, md, 1000, 200, 10, 1000)
+	c.inline = false
+	c.clock = SystemClock{}
+	reqs := make([]*kmsg.StreamsGroupHeartbeatRequest, 0, len(epochs))
+	for id, e := range epochs {
+		r := hbReq("bench", id, e, nil)
+		r.EndpointInformationEpoch = 0
+		reqs = append(reqs, r)
+	}
+	client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1024)
+	respond := func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r }
+	b.ReportAllocs()
+	b.ResetTimer()
+	inflight := 0
+	for i := 0; i < b.N; i++ {
+		c.StreamsGroupHeartbeat(reqs[i%len(reqs)], client, respond)
+		inflight++
+		if inflight == cap(done) {
+			for ; inflight > 0; inflight-- {
+				if r := <-done; r.ErrorCode != 0 {
+					b.Fatalf("error %d", r.ErrorCode)
+				}
+			}
+		}
+	}
+	for ; inflight > 0; inflight-- {
+		<-done
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
+	c.Close()
+}
+
+// TestBenchGroupMemory reports the heap the 1,000-member, 10,000-task group
+// takes in the coordinator (log included).
+func TestBenchGroupMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 1,000-member group")
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c, clock, md := newBenchCoordinator(t)
+	benchGroup(t, c, clock, md, 1000, 200, 10, 1000)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	mib := float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
+	t.Logf("1,000 members, 10,000 tasks: %.1f MiB of heap (state, log, timers)", mib)
+	runtime.KeepAlive(c)
+	_ = time.Second
+}
