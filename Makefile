@@ -16,3 +16,9 @@ test-unit: vet
 
 # Everything: the fast tests, then the real-Kafka e2e suite.
 test: test-unit
+
+# classicstreams golden vectors, regenerated with the real kafka-streams 4.4.0 and 3.9.2 jars
+# (Maven downloads them) into classicstreams/testdata/vectors-*/, which are committed.
+.PHONY: vectors
+vectors:
+	e2e/vectors/generate.sh
