@@ -1,7 +1,11 @@
 # The project's commands. `make test` is what CI runs (.ci/run).
 GO ?= go
+MVN ?= mvn
+MVNFLAGS ?= -B -q
+# The e2e suite starts real brokers and Kafka Streams JVMs: one package at a time on 2 cores.
+E2E_TIMEOUT ?= 30m
 
-.PHONY: test test-unit vet build
+.PHONY: test test-unit test-e2e e2e-build vet build
 
 build:
 	$(GO) build -o bin/streamshift ./cmd/streamshift
@@ -14,8 +18,18 @@ vet:
 test-unit: vet
 	$(GO) test -count=1 ./...
 
+# The real-Kafka e2e suite alone: Maven builds brokers 3.9/4.4, tools and the test apps into
+# e2e/*/target/lib (downloads on the first run, seconds afterwards), then the scenarios run
+# (logs of every run in e2e/out/<test>/).
+test-e2e: e2e-build
+	$(GO) vet -tags e2e ./e2e/...
+	$(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -v ./e2e/...
+
+e2e-build:
+	$(MVN) $(MVNFLAGS) -f e2e/pom.xml package
+
 # Everything: the fast tests, then the real-Kafka e2e suite.
-test: test-unit
+test: test-unit test-e2e
 
 # classicstreams golden vectors, regenerated with the real kafka-streams 4.4.0 and 3.9.2 jars
 # (Maven downloads them) into classicstreams/testdata/vectors-*/, which are committed.

@@ -15,17 +15,18 @@ type Event struct {
 	Kind string    // start, state, tasks, processed, restore_start, restore_end, uncaught, closing, closed, stopped
 
 	// Kind-specific fields; zero when absent.
-	From, To  string   // state: KafkaStreams.State transition
-	State     string   // tasks: the app state when the task set was read
-	Active    []string // tasks: active task ids ("0_1") of all local stream threads
-	Standby   []string // tasks: standby task ids
-	Count     int64    // processed: input records seen so far
-	Store     string   // restore_*: store name
-	Partition string   // restore_*: changelog partition
-	Offsets   [2]int64 // restore_start: changelog start and end offset
-	Restored  int64    // restore_end: records restored
-	Error     string   // uncaught: the exception
-	Clean     bool     // closed: KafkaStreams.close returned true
+	From, To   string   // state: KafkaStreams.State transition
+	State      string   // tasks: the app state when the task set was read
+	Active     []string // tasks: active task ids ("0_1") of all local stream threads
+	Standby    []string // tasks: standby task ids
+	Count      int64    // processed: input records seen so far; produced/consumed (ClientCheck)
+	Duplicates int64    // consumed (ClientCheck): records seen twice
+	Store      string   // restore_*: store name
+	Partition  string   // restore_*: changelog partition
+	Offsets    [2]int64 // restore_start: changelog start and end offset
+	Restored   int64    // restore_end: records restored
+	Error      string   // uncaught: the exception
+	Clean      bool     // closed: KafkaStreams.close returned true
 
 	Raw string // the JSON object as printed
 }
@@ -39,6 +40,7 @@ type wireEvent struct {
 	Active    []string `json:"active"`
 	Standby   []string `json:"standby"`
 	Count     int64    `json:"count"`
+	Dups      int64    `json:"duplicates"`
 	Store     string   `json:"store"`
 	Partition string   `json:"partition"`
 	Start     int64    `json:"start_offset"`
@@ -66,7 +68,7 @@ func ParseEvent(app, line string) (ev Event, ok bool, err error) {
 	return Event{
 		App: app, Time: time.UnixMilli(w.T), Kind: w.Ev,
 		From: w.From, To: w.To, State: w.State, Active: w.Active, Standby: w.Standby,
-		Count: w.Count, Store: w.Store, Partition: w.Partition,
+		Count: w.Count, Duplicates: w.Dups, Store: w.Store, Partition: w.Partition,
 		Offsets: [2]int64{w.Start, w.End}, Restored: w.Restored, Error: w.Error, Clean: w.Clean,
 		Raw: raw,
 	}, true, nil

@@ -1,0 +1,182 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SmokeTopics are the topics of Kafka's Streams smoke test (SmokeTestDriver.topics());
+// Kafka's system tests create them up front, as the driver does not.
+var SmokeTopics = []string{"data", "echo", "max", "min", "min-suppressed", "min-raw", "dif", "sum",
+	"sws-raw", "sws-suppressed", "cnt", "avg", "tagg", "fk"}
+
+// SmokeOptions configure RunKafkaSmoke.
+type SmokeOptions struct {
+	Version       string // Kafka39 (Kafka's StreamsSmokeTest, 90 s of input) or Kafka44 (launcher over test-fixtures)
+	Dir           string // run dir; must not exist or be empty
+	Bootstrap     string // driver and clients connect here (broker or proxy)
+	Admin         string // where the topics are created (default Bootstrap)
+	GroupProtocol string // classic (default) or streams
+	Guarantee     string // at_least_once (default) or exactly_once_v2
+	Clients       int    // client instances, started one after another (default 2)
+	ClientGap     time.Duration
+	// 4.4 only: length of the input (default 15s) and records per key (default 300).
+	Duration      time.Duration
+	RecordsPerKey int
+}
+
+// RunKafkaSmoke runs Kafka's own smoke test: clients (SmokeTestClient: windowed aggregations,
+// suppress, a re-keying, a foreign-key join), started ClientGap apart, while the driver
+// produces; passes when the driver verifies every output and prints SUCCESS.
+func RunKafkaSmoke(ctx context.Context, o SmokeOptions) error {
+	if o.Version != Kafka39 && o.Version != Kafka44 {
+		return fmt.Errorf("smoke test version %q", o.Version)
+	}
+	if err := CheckBuilt("systest-" + o.Version); err != nil {
+		return err
+	}
+	if o.Admin == "" {
+		o.Admin = o.Bootstrap
+	}
+	if o.Clients == 0 {
+		o.Clients = 2
+	}
+	if o.ClientGap == 0 {
+		o.ClientGap = 5 * time.Second
+	}
+	if o.Duration == 0 {
+		o.Duration = 15 * time.Second
+	}
+	if o.RecordsPerKey == 0 {
+		o.RecordsPerKey = 300
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return err
+	}
+	if err := CreateTopics(ctx, o.Admin, 3, SmokeTopics...); err != nil {
+		return err
+	}
+	props := map[string]string{
+		"bootstrap.servers":      o.Bootstrap,
+		"processing.guarantee":   o.Guarantee,
+		"replication.factor":     "1",
+		"commit.interval.ms":     "1000",
+		"smoke.duration.seconds": fmt.Sprint(int(o.Duration.Seconds())),
+		"smoke.records.per.key":  fmt.Sprint(o.RecordsPerKey),
+	}
+	if o.Guarantee == "" {
+		props["processing.guarantee"] = "at_least_once"
+	}
+	if o.GroupProtocol != "" && o.GroupProtocol != "classic" {
+		props["group.protocol"] = o.GroupProtocol
+	}
+	propsFile := filepath.Join(o.Dir, "smoke.properties")
+	if err := writeProps(propsFile, props); err != nil {
+		return err
+	}
+	script := filepath.Join(Root(), "bin", "systest.sh")
+	start := func(name, cmd string, onLine func(string)) (*proc, error) {
+		d := filepath.Join(o.Dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+		return startProc("smoke "+name, filepath.Join(d, "out"), filepath.Join(d, "log"), onLine, nil,
+			script, "run", o.Version, d, propsFile, cmd)
+	}
+	var clients []*proc
+	defer func() {
+		for _, c := range clients {
+			_ = c.stop(40 * time.Second)
+		}
+	}()
+	startClient := func(i int) (*proc, error) {
+		c, err := start(fmt.Sprintf("client-%d", i), "process", nil)
+		if err == nil {
+			clients = append(clients, c)
+		}
+		return c, err
+	}
+
+	// The driver starts once the first client runs, as in Kafka's system tests.
+	first, err := startClient(1)
+	if err != nil {
+		return err
+	}
+	if err := waitFileContains(ctx, 90*time.Second, filepath.Join(o.Dir, "client-1", "out"), "REBALANCING -> RUNNING", first.done); err != nil {
+		return fmt.Errorf("smoke client-1 never reached RUNNING (see %s): %w", filepath.Join(o.Dir, "client-1"), err)
+	}
+	var mu sync.Mutex
+	var lines []string
+	driver, err := start("driver", "run", func(line string) {
+		mu.Lock()
+		lines = append(lines, line)
+		mu.Unlock()
+	})
+	if err != nil {
+		return err
+	}
+	defer driver.stop(10 * time.Second)
+	for i := 2; i <= o.Clients; i++ {
+		select {
+		case <-time.After(o.ClientGap):
+		case <-driver.done:
+		}
+		if _, err := startClient(i); err != nil {
+			return err
+		}
+	}
+	select {
+	case <-driver.done:
+	case <-ctx.Done():
+		return fmt.Errorf("smoke driver: %w (see %s)", ctx.Err(), filepath.Join(o.Dir, "driver"))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "SUCCESS" {
+			return nil
+		}
+	}
+	tail := lines
+	if len(tail) > 15 {
+		tail = tail[len(tail)-15:]
+	}
+	return fmt.Errorf("smoke driver did not print SUCCESS (exit %v), last lines:\n%s", driver.err, strings.Join(tail, "\n"))
+}
+
+func writeProps(path string, props map[string]string) error {
+	keys := make([]string, 0, len(props))
+	for k := range props {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// waitFileContains polls a log file for a marker; died aborts early.
+func waitFileContains(ctx context.Context, limit time.Duration, path, marker string, died <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	for {
+		if b, err := os.ReadFile(path); err == nil && strings.Contains(string(b), marker) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-died:
+			return fmt.Errorf("process exited")
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
