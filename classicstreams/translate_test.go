@@ -228,3 +228,48 @@ func TestTaskIDConversions(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildSyncAssignment(t *testing.T) {
+	topo, counts := testTopology(t)
+	hosts, standbyHosts := HostMaps([]EndpointPartitions{{Endpoint: HostInfo{"localhost", 8080}, Active: []TopicPartition{tp(rep, 0), tp("input", 0), tp("input", 1)}}}, nil)
+	in := SyncAssignment{
+		ConsumerProtocolVersion: 3, SubscriptionVersion: 11, LatestSupportedVersion: 11,
+		Active: []TaskID{task(0, 1), task(1, 0), task(0, 0)}, Standby: []TaskID{task(1, 1)},
+		PartitionsByHost: hosts, StandbyPartitionsByHost: standbyHosts, NextRebalanceMs: NoFollowupRebalance,
+	}
+	b, ca, info, err := BuildSyncAssignment(in, topo, counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the client reads back: partitions and the aligned list.
+	got, err := DecodeConsumerAssignment(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotInfo, err := DecodeAssignmentInfo(got.UserData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.AssignedPartitions, []TopicPartition{tp(rep, 0), tp("input", 0), tp("input", 1)}) ||
+		!reflect.DeepEqual(gotInfo.ActiveTasks, []TaskID{task(1, 0), task(0, 0), task(0, 1)}) ||
+		gotInfo.Version != 11 || gotInfo.CommonlySupportedVersion != 11 || len(gotInfo.StandbyTasks) != 1 ||
+		got.Version != 3 || ca.Version != 3 || info.Version != 11 {
+		t.Fatalf("got %+v %+v", got, gotInfo)
+	}
+	// A member from the future: nothing, at v11.
+	in.SubscriptionVersion, in.LatestSupportedVersion, in.ConsumerProtocolVersion = 12, 12, 5
+	_, ca, info, err = BuildSyncAssignment(in, topo, counts)
+	if err != nil || len(ca.AssignedPartitions) != 0 || ca.Version != 3 || info.Version != 11 || len(info.ActiveTasks) != 0 {
+		t.Fatalf("future: %+v %+v %v", ca, info, err)
+	}
+	// Shutdown at v9; not expressible at v3.
+	in.SubscriptionVersion, in.LatestSupportedVersion, in.ErrCode = 9, 11, AssignorErrorShutdownRequested
+	_, ca, info, err = BuildSyncAssignment(in, topo, counts)
+	if err != nil || len(ca.AssignedPartitions) != 0 || info.ErrCode != 4 || info.Version != 9 {
+		t.Fatalf("shutdown: %+v %+v %v", ca, info, err)
+	}
+	in.SubscriptionVersion = 3
+	if _, _, _, err := BuildSyncAssignment(in, topo, counts); err == nil {
+		t.Fatal("error assignment at v3 built")
+	}
+}
