@@ -50,7 +50,7 @@ func startProxy(t testing.TB, upstream []string, tweak func(*Options)) *testProx
 		errCh := make(chan error, 1)
 		go func() { errCh <- p.Run(ctx) }()
 		deadline := time.Now().Add(10 * time.Second)
-		for !p.Ready() && time.Now().Before(deadline) {
+		for !p.Live() && time.Now().Before(deadline) {
 			select {
 			case err := <-errCh:
 				cancel()
@@ -62,9 +62,9 @@ func startProxy(t testing.TB, upstream []string, tweak func(*Options)) *testProx
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		if !p.Ready() {
+		if !p.Live() {
 			cancel()
-			t.Fatal("proxy not ready")
+			t.Fatal("proxy not listening")
 		}
 		{
 			var once sync.Once
