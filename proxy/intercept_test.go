@@ -195,5 +195,3 @@ func TestRegisterRejects(t *testing.T) {
 		}
 	}
 }
-
-
