@@ -26,6 +26,20 @@ func Configure(t Topology, partitions PartitionCounts) ConfiguredTopology {
 	if partitions == nil {
 		partitions = func(string) (int32, bool) { return 0, false }
 	}
+	seen := make(map[string]bool, len(t.Subtopologies))
+	ids := make([]string, 0, len(t.Subtopologies))
+	for _, s := range t.Subtopologies {
+		if seen[s.ID] {
+			ct.Err = illegalState("Duplicate key " + s.ID)
+			return ct
+		}
+		seen[s.ID] = true
+		ids = append(ids, s.ID)
+	}
+	// Kafka keeps the subtopologies in a HashMap by id and visits them in
+	// its order, which decides ties (e.g. which error comes first).
+	t = Topology{Epoch: t.Epoch, Subtopologies: inJavaOrder(t.Subtopologies, ids)}
+
 	// Kafka resolves the copartition groups before anything else.
 	groups := make([][][]string, len(t.Subtopologies))
 	for i, s := range t.Subtopologies {
@@ -54,13 +68,7 @@ func Configure(t Topology, partitions PartitionCounts) ConfiguredTopology {
 	}
 
 	subs := make([]ConfiguredSubtopology, 0, len(t.Subtopologies))
-	seen := make(map[string]bool, len(t.Subtopologies))
 	for _, s := range t.Subtopologies {
-		if seen[s.ID] {
-			ct.Err = illegalState(fmt.Sprintf("Duplicate subtopology %s", s.ID))
-			return ct
-		}
-		seen[s.ID] = true
 		cs, err := configureSubtopology(s, count, decided)
 		if err != nil {
 			ct.Err = err
@@ -232,6 +240,10 @@ func configureSubtopology(s Subtopology, count countFunc, decided map[string]int
 func configureInternalTopics(infos []TopicInfo, decided map[string]int32, counts map[string]int32) ([]InternalTopic, *Error) {
 	byName := make(map[string]InternalTopic, len(infos))
 	for _, ti := range infos {
+		if _, dup := byName[ti.Name]; dup {
+			// Kafka collects them with Collectors.toMap, which throws.
+			return nil, illegalState("Duplicate key " + ti.Name)
+		}
 		n := ti.Partitions
 		if n == 0 {
 			d, ok := decided[ti.Name]
@@ -258,19 +270,44 @@ func configureInternalTopics(infos []TopicInfo, decided map[string]int32, counts
 
 // missingInternalTopicsToCreate is Kafka's missingInternalTopics: every
 // repartition source and changelog topic is a candidate; one that exists
-// must have the decided count, one that does not is to be created.
+// must have the decided count, one that does not is to be created. The
+// result is in the iteration order of Kafka's HashMap of topics to create,
+// which is the order its MISSING_INTERNAL_TOPICS message names them in.
 func missingInternalTopicsToCreate(t Topology, subs []ConfiguredSubtopology, partitions PartitionCounts) ([]TopicToCreate, *Error) {
 	want := make(map[string]TopicToCreate)
-	for _, s := range subs {
+	var inserted []string
+	original := make(map[string]Subtopology, len(t.Subtopologies))
+	for _, s := range t.Subtopologies {
+		original[s.ID] = s
+	}
+	listed := func(infos []TopicInfo) []string {
+		names := make([]string, len(infos))
+		for i, ti := range infos {
+			names[i] = ti.Name
+		}
+		return names
+	}
+	for _, s := range subs { // by id, as Kafka's TreeMap
+		byName := make(map[string]InternalTopic)
 		for _, it := range s.RepartitionSourceTopicInfos {
-			want[it.Name] = creatable(it)
+			byName[it.Name] = it
 		}
 		for _, it := range s.StateChangelogTopicInfos {
-			want[it.Name] = creatable(it)
+			byName[it.Name] = it
+		}
+		o := original[s.ID]
+		// Each list went through its own HashMap (Collectors.toMap).
+		for _, names := range [][]string{listed(o.RepartitionSourceTopics), listed(o.StateChangelogTopics)} {
+			for _, n := range javaHashOrder(names) {
+				if _, ok := want[n]; !ok {
+					inserted = append(inserted, n)
+				}
+				want[n] = creatable(byName[n])
+			}
 		}
 	}
 	var required []string
-	for _, s := range t.Subtopologies {
+	for _, s := range t.Subtopologies { // in Kafka's HashMap order
 		required = append(required, s.SourceTopics...)
 		for _, r := range s.RepartitionSourceTopics {
 			required = append(required, r.Name)
@@ -279,7 +316,7 @@ func missingInternalTopicsToCreate(t Topology, subs []ConfiguredSubtopology, par
 			required = append(required, c.Name)
 		}
 	}
-	for _, topic := range sortedSet(required) {
+	for _, topic := range javaHashOrder(distinct(required)) {
 		found, ok := partitions(topic)
 		if !ok {
 			continue
@@ -293,11 +330,26 @@ func missingInternalTopicsToCreate(t Topology, subs []ConfiguredSubtopology, par
 		}
 	}
 	out := make([]TopicToCreate, 0, len(want))
-	for _, c := range want {
-		out = append(out, c)
+	for _, n := range javaHashOrder(inserted) {
+		if c, ok := want[n]; ok {
+			out = append(out, c)
+		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// inJavaOrder returns the subtopologies in the iteration order of a Java
+// HashMap keyed by their (distinct) ids.
+func inJavaOrder(subs []Subtopology, ids []string) []Subtopology {
+	byID := make(map[string]Subtopology, len(subs))
+	for _, s := range subs {
+		byID[s.ID] = s
+	}
+	out := make([]Subtopology, 0, len(subs))
+	for _, id := range javaHashOrder(ids) {
+		out = append(out, byID[id])
+	}
+	return out
 }
 
 // creatable is Kafka's toCreatableTopic: an unset replication factor (0)

@@ -69,7 +69,8 @@ type ConfiguredTopology struct {
 	// TreeMap). It cannot be named Subtopologies: that is the method that
 	// makes a ConfiguredTopology an assignor.TopologyDescriber.
 	ConfiguredSubtopologies []ConfiguredSubtopology
-	// TopicsToCreate is sorted by name.
+	// TopicsToCreate is in Kafka's order, the order its
+	// MISSING_INTERNAL_TOPICS message names them in.
 	TopicsToCreate []TopicToCreate
 	// Err is nil iff the topology is ready.
 	Err *Error

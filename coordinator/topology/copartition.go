@@ -16,25 +16,37 @@ func enforceCopartitioning(group []string, fixed, flexible map[string]bool, coun
 	if len(group) == 0 {
 		return nil, nil
 	}
-	topics := sortedSet(group)
+	// Kafka holds the group in a HashSet and the counts in HashMaps: visit
+	// them in their iteration order, so the same topic is reported first.
+	topics := javaHashOrder(distinct(group))
 
 	repartition := make(map[string]int32)
 	var repartitionNames []string
 	nonRepartition := make(map[string]int32)
 	var nonRepartitionNames []string
 	for _, t := range topics {
-		n, ok := count(t)
-		if !ok {
-			return nil, illegalState("Number of partitions is not set for topic: " + t)
-		}
 		if fixed[t] || flexible[t] {
+			n, ok := count(t)
+			if !ok {
+				return nil, illegalState("Number of partitions is not set for topic: " + t)
+			}
 			repartition[t] = n
 			repartitionNames = append(repartitionNames, t)
-		} else {
+		}
+	}
+	for _, t := range topics {
+		if !fixed[t] && !flexible[t] {
+			n, ok := count(t)
+			if !ok {
+				return nil, illegalState("Number of partitions is not set for topic: " + t)
+			}
 			nonRepartition[t] = n
 			nonRepartitionNames = append(nonRepartitionNames, t)
 		}
 	}
+	repartitionNames = javaHashOrder(repartitionNames)
+	sortedNonRepartition := sortedSet(nonRepartitionNames) // Kafka prints a TreeMap
+	sortedRepartition := sortedSet(repartitionNames)
 
 	var use int32
 	switch {
@@ -45,14 +57,14 @@ func enforceCopartitioning(group []string, fixed, flexible map[string]bool, coun
 			if nonRepartition[t] != use {
 				return nil, incorrectlyPartitioned(fmt.Sprintf(
 					"Following topics do not have the same number of partitions: [%s]",
-					javaMap(nonRepartitionNames, nonRepartition)))
+					javaMap(sortedNonRepartition, nonRepartition)))
 			}
 		}
 	case len(fixed) > 0:
 		// Kafka checks every fixed repartition topic of the whole topology
 		// here, not only the group's: all of them must agree.
 		var err *Error
-		if use, err = fixedPartitionCount(fixed, repartitionNames, repartition, count); err != nil {
+		if use, err = fixedPartitionCount(fixed, sortedRepartition, repartition, count); err != nil {
 			return nil, err
 		}
 	default:
