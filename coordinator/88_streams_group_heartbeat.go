@@ -206,17 +206,36 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 
 	// 9. The target assignment.
 	var statuses []kmsg.StreamsGroupHeartbeatResponseStatus
-	delayed := false
-	switch {
-	case ch.hasTimer(initialDelayTimerKey):
-		delayed = true
-	case g.AssignmentEpoch >= g.GroupEpoch:
-	case ch.assignmentIntervalRunning():
-		delayed = true
-		ch.scheduleAssignmentInterval()
-	default:
-		if err := ch.computeTargetAssignment(); err != nil {
-			return errorf(kerr.UnknownServerError, "Failed to compute a new target assignment for epoch %d: %v", g.GroupEpoch, err)
+	if meta.TopologyEpoch < topo.Epoch {
+		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
+			StatusCode:   StatusStaleTopology,
+			StatusDetail: fmt.Sprintf("The member's topology epoch %d is behind the group's topology epoch %d.", meta.TopologyEpoch, topo.Epoch),
+		})
+	}
+	targetEpoch := g.AssignmentEpoch
+	target := g.Target[m.ID]
+	if g.GroupEpoch > g.AssignmentEpoch {
+		switch {
+		case ch.hasTimer(initialDelayTimerKey):
+			// The first members get an empty assignment until the delay ends.
+			targetEpoch = max(1, g.AssignmentEpoch)
+			target = TaskSets{}
+			statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
+				StatusCode:   StatusAssignmentDelayed,
+				StatusDetail: "Assignment delayed due to the configured initial rebalance delay.",
+			})
+		case ch.assignmentIntervalRunning():
+			ch.scheduleAssignmentInterval()
+			statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
+				StatusCode:   StatusAssignmentDelayed,
+				StatusDetail: "Assignment delayed due to the configured assignment interval.",
+			})
+		default:
+			if err := ch.computeTargetAssignment(); err != nil {
+				return errorf(kerr.UnknownServerError, "Failed to compute a new target assignment for epoch %d: %v", g.GroupEpoch, err)
+			}
+			targetEpoch = g.AssignmentEpoch
+			target = g.Target[m.ID]
 		}
 	}
 
@@ -226,7 +245,7 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 		owned = &TaskSets{tasksFromKmsg(req.ActiveTasks), tasksFromKmsg(req.StandbyTasks), tasksFromKmsg(req.WarmupTasks)}
 	}
 	before := m.current()
-	next, err := reconcile(before, m.processID(), g.AssignmentEpoch, g.Target[m.ID], owned, g)
+	next, err := reconcile(before, m.processID(), targetEpoch, target, owned, g)
 	if err != nil {
 		return errorf(kerr.FencedMemberEpoch, "%v", err)
 	}
@@ -247,33 +266,23 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 		g.mem.shutdownRequester = m.ID
 	}
 	assignedChanged := !before.Assigned.equal(next.Assigned) || !sameEpochs(before, next)
-	endpointChanged := !endpointEqual(oldMeta, meta)
-	if !created && (endpointChanged || (assignedChanged && meta.UserEndpoint != nil)) {
+	if (joining || assignedChanged) && meta.UserEndpoint != nil && !created {
+		// Peers learn the new endpoint map through the epoch. A group created
+		// by this heartbeat starts at 0 (Kafka does not persist the bump made
+		// on the not yet created group).
 		g.mem.endpointEpoch++
 	}
 
 	resp.MemberID = m.ID
 	resp.MemberEpoch = next.MemberEpoch
 	ch.fillIntervals(resp)
-	if meta.TopologyEpoch < topo.Epoch {
-		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
-			StatusCode:   StatusStaleTopology,
-			StatusDetail: fmt.Sprintf("The member's topology epoch %d is behind the group's topology epoch %d.", meta.TopologyEpoch, topo.Epoch),
-		})
-	}
 	if !configured.ready() {
 		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: configured.status(), StatusDetail: ch.configurationDetail(configured)})
 	}
 	if r := g.mem.shutdownRequester; r != "" {
 		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
 			StatusCode:   StatusShutdownApplication,
-			StatusDetail: fmt.Sprintf("Streams client %s requested the shutdown of the application.", r),
-		})
-	}
-	if delayed {
-		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
-			StatusCode:   StatusAssignmentDelayed,
-			StatusDetail: "Assignment delayed due to the configured initial rebalance delay or assignment interval.",
+			StatusDetail: fmt.Sprintf("Streams group member %s encountered a fatal error and requested a shutdown for the entire application.", r),
 		})
 	}
 	if req.Version >= 1 {
@@ -284,9 +293,7 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 			})
 		}
 	}
-	if statuses == nil {
-		statuses = []kmsg.StreamsGroupHeartbeatResponseStatus{}
-	}
+	// No status is a null list, as Kafka sends it.
 	resp.Status = statuses
 	if joining || assignedChanged {
 		resp.ActiveTasks = tasksToKmsg(next.Assigned.Active)
@@ -295,7 +302,7 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 	}
 	resp.EndpointInformationEpoch = g.mem.endpointEpoch
 	if req.EndpointInformationEpoch != g.mem.endpointEpoch {
-		resp.PartitionsByUserEndpoint = partitionsByUserEndpoint(g, configured)
+		resp.PartitionsByUserEndpoint = partitionsByUserEndpoint(g, configured, m.ID)
 	}
 	return nil
 }
@@ -614,7 +621,6 @@ func (ch *change) maybeComputeTargetAssignment() {
 // new target is computed by the next heartbeat.
 func (ch *change) fenceMember(m *Member) {
 	g := ch.g
-	hadEndpoint := m.Meta != nil && m.Meta.UserEndpoint != nil
 	ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID})
 	ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: m.ID})
 	ch.emit(Record{Type: RecordMemberMetadata, MemberID: m.ID})
@@ -635,9 +641,6 @@ func (ch *change) fenceMember(m *Member) {
 	}
 	ch.cancel(sessionTimerKey(m.ID))
 	ch.cancel(rebalanceTimerKey(m.ID))
-	if hadEndpoint {
-		g.mem.endpointEpoch++
-	}
 }
 
 // leave handles member epochs -1 (leave) and -2 (static member leaving for

@@ -12,14 +12,18 @@ import (
 // partitions of the source and repartition-source topics of its active tasks,
 // and separately of its standby and warm-up tasks. Task p maps to partition p
 // of every such topic that has more than p partitions.
-func partitionsByUserEndpoint(g *Group, c *configuredTopology) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
+// The requesting member comes last, the others in member id order.
+func partitionsByUserEndpoint(g *Group, c *configuredTopology, self string) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
 	ids := make([]string, 0, len(g.Members))
 	for id, m := range g.Members {
-		if m.Meta != nil && m.Meta.UserEndpoint != nil {
+		if id != self && m.Meta != nil && m.Meta.UserEndpoint != nil {
 			ids = append(ids, id)
 		}
 	}
 	sort.Strings(ids)
+	if m := g.Members[self]; m != nil && m.Meta != nil && m.Meta.UserEndpoint != nil {
+		ids = append(ids, self)
+	}
 	out := make([]kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint, 0, len(ids))
 	for _, id := range ids {
 		m := g.Members[id]
