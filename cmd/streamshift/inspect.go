@@ -68,7 +68,28 @@ func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // carry decoded next to the raw user data.
 type inspectedSubscription struct {
 	*classicstreams.ConsumerSubscription
-	SubscriptionInfo *classicstreams.SubscriptionInfo `json:"subscriptionInfo,omitempty"`
+	SubscriptionInfo *inspectedSubscriptionInfo `json:"subscriptionInfo,omitempty"`
+}
+
+// inspectedSubscriptionInfo adds notes on what a streams-protocol proxy
+// cannot or must treat specially.
+type inspectedSubscriptionInfo struct {
+	*classicstreams.SubscriptionInfo
+	Notes []string `json:"notes,omitempty"`
+}
+
+func noteSubscription(s *classicstreams.SubscriptionInfo) *inspectedSubscriptionInfo {
+	out := &inspectedSubscriptionInfo{SubscriptionInfo: s}
+	if s.Future {
+		out.Notes = append(out.Notes, fmt.Sprintf("version %d is above %d: only the header was read", s.Version, classicstreams.LatestSupportedVersion))
+	}
+	if named := s.NamedTopologyTasks(); len(named) > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("named-topology tasks %v: not supported by the streams protocol", named))
+	}
+	if s.ShutdownRequested() {
+		out.Notes = append(out.Notes, "errorCode 4: the member requests an application shutdown")
+	}
+	return out
 }
 
 type inspectedAssignment struct {
@@ -79,7 +100,11 @@ type inspectedAssignment struct {
 func decodeKind(kind string, b []byte) (any, error) {
 	switch kind {
 	case "subscription":
-		return classicstreams.DecodeSubscriptionInfo(b)
+		s, err := classicstreams.DecodeSubscriptionInfo(b)
+		if err != nil {
+			return nil, err
+		}
+		return noteSubscription(s), nil
 	case "assignment":
 		return classicstreams.DecodeAssignmentInfo(b)
 	case "consumer-subscription":
@@ -89,9 +114,11 @@ func decodeKind(kind string, b []byte) (any, error) {
 		}
 		out := inspectedSubscription{ConsumerSubscription: s}
 		if s.UserData != nil {
-			if out.SubscriptionInfo, err = classicstreams.DecodeSubscriptionInfo(s.UserData); err != nil {
+			info, err := classicstreams.DecodeSubscriptionInfo(s.UserData)
+			if err != nil {
 				return nil, userDataErr(err, s.UserDataOffset)
 			}
+			out.SubscriptionInfo = noteSubscription(info)
 		}
 		return out, nil
 	case "consumer-assignment":

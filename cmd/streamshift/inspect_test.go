@@ -40,14 +40,16 @@ func TestInspectSubscriptionForms(t *testing.T) {
 				t.Fatalf("rc %d: %s", rc, errs)
 			}
 			var got struct {
-				Version   int32  `json:"version"`
-				ErrorCode int32  `json:"errorCode"`
-				ProcessID string `json:"processId"`
+				Version   int32    `json:"version"`
+				ErrorCode int32    `json:"errorCode"`
+				ProcessID string   `json:"processId"`
+				Notes     []string `json:"notes"`
 			}
 			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatalf("%v: %s", err, out)
 			}
-			if got.Version != 9 || got.ErrorCode != 4 || got.ProcessID != "11111111-2222-3333-4444-555555555555" {
+			if got.Version != 9 || got.ErrorCode != 4 || got.ProcessID != "11111111-2222-3333-4444-555555555555" ||
+				len(got.Notes) != 1 || !strings.Contains(got.Notes[0], "shutdown") {
 				t.Fatalf("got %+v", got)
 			}
 		})
@@ -94,5 +96,19 @@ func TestInspectConsumerSubscriptionNestsStreams(t *testing.T) {
 	}
 	if len(got.Topics) != 1 || got.Topics[0] != "t" || got.SubscriptionInfo.ErrorCode != 4 {
 		t.Fatalf("got %+v from %s", got, out)
+	}
+}
+
+func TestInspectNotesFutureAndNamedTopology(t *testing.T) {
+	rc, out, errs := inspect(t, "", "subscription", "0000000c0000000dffff")
+	if rc != 0 || !strings.Contains(out, `"future": true`) || !strings.Contains(out, "only the header") {
+		t.Fatalf("future: rc %d %s %s", rc, out, errs)
+	}
+	// v10, named topology task nt__0_0 (from the golden vectors).
+	named := "0000000a0000000b11111111222233334444555555555555000000036" + "83a3100000002" +
+		"0000000000000000fffffffffffffffe0002" + "6e74" + "00000001000000010000000000000007ffff" + "0300000000"
+	rc, out, errs = inspect(t, "", "subscription", named)
+	if rc != 0 || !strings.Contains(out, "nt__0_0") || !strings.Contains(out, "not supported by the streams protocol") {
+		t.Fatalf("named: rc %d %s %s", rc, out, errs)
 	}
 }
