@@ -178,6 +178,24 @@ func TestJavaDecodesGoEncoded(t *testing.T) {
 		assignments = append(assignments, e)
 	}
 	assignments = append(assignments, cs.FutureMemberAssignment())
+	// The whole SyncGroup reply as the migration builds it.
+	for _, v := range []int32{2, 5, 11, 12} {
+		_, _, info, err := cs.BuildSyncAssignment(cs.SyncAssignment{
+			ConsumerProtocolVersion: 3, SubscriptionVersion: v, LatestSupportedVersion: max(v, 11),
+			Active: []cs.TaskID{{}, {Subtopology: 1, Partition: 2}}, Standby: []cs.TaskID{{Partition: 3}},
+			PartitionsByHost: hostActive, StandbyPartitionsByHost: hostStandby, NextRebalanceMs: cs.NoFollowupRebalance,
+		}, topo, counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v < 6 {
+			info.StandbyPartitionsByHost = nil // not on the wire before v6
+		}
+		if v < 2 {
+			info.PartitionsByHost = nil
+		}
+		assignments = append(assignments, *info)
+	}
 
 	var subscriptions []cs.SubscriptionInfo
 	for v := int32(1); v <= cs.LatestSupportedVersion; v++ {
