@@ -220,7 +220,7 @@ func (a *AssignmentInfo) appendTo(dst []byte, dict []DictionaryEntry) []byte {
 		dst = appendInt32(dst, int32(len(dict)))
 		for _, e := range dict {
 			dst = appendInt32(dst, e.Index)
-			dst = appendUTF(dst, e.Topic, modifiedUTF8Len(e.Topic))
+			dst = appendUTF(dst, e.Topic)
 		}
 		dst = appendHostMap(dst, a.PartitionsByHost, dict)
 		if v >= minStandbyHostMapVersion {
@@ -250,7 +250,7 @@ func appendAssignedTaskID(dst []byte, t TaskID, v int32) []byte {
 func appendNamedPartitions(dst []byte, tps []TopicPartition) []byte {
 	dst = appendInt32(dst, int32(len(tps)))
 	for _, tp := range tps {
-		dst = appendUTF(dst, tp.Topic, modifiedUTF8Len(tp.Topic))
+		dst = appendUTF(dst, tp.Topic)
 		dst = appendInt32(dst, tp.Partition)
 	}
 	return dst
@@ -260,7 +260,7 @@ func appendNamedPartitions(dst []byte, tps []TopicPartition) []byte {
 func appendHostMap(dst []byte, m []HostPartitions, dict []DictionaryEntry) []byte {
 	dst = appendInt32(dst, int32(len(m)))
 	for _, h := range m {
-		dst = appendUTF(dst, h.Host, modifiedUTF8Len(h.Host))
+		dst = appendUTF(dst, h.Host)
 		dst = appendInt32(dst, h.Port)
 		if dict == nil {
 			dst = appendNamedPartitions(dst, h.Partitions)

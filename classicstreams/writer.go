@@ -18,10 +18,16 @@ func appendInt64(dst []byte, v int64) []byte {
 }
 
 // appendUTF writes Java's DataOutput.writeUTF; the caller has checked that
-// the encoded length fits in 16 bits.
-func appendUTF(dst []byte, s string, n int) []byte {
-	dst = binary.BigEndian.AppendUint16(dst, uint16(n))
-	return appendModifiedUTF8(dst, s)
+// the encoded length fits in 16 bits. Plain ASCII (no NUL) is one scan.
+func appendUTF(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == 0 || c >= 0x80 {
+			dst = binary.BigEndian.AppendUint16(dst, uint16(modifiedUTF8Len(s)))
+			return appendModifiedUTF8(dst, s)
+		}
+	}
+	dst = binary.BigEndian.AppendUint16(dst, uint16(len(s)))
+	return append(dst, s...)
 }
 
 // appendChars writes a named topology as Kafka Streams does in AssignmentInfo:
