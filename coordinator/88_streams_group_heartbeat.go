@@ -176,8 +176,9 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 	if hash != g.MetadataHash || validatedEpoch != g.ValidatedTopologyEpoch {
 		bump = true
 	}
-	assignmentConfigs := ch.cfg.assignmentConfigs()
-	if !keyValuesEqual(assignmentConfigs, g.LastAssignmentConfigs) {
+	assignmentConfigs := g.LastAssignmentConfigs
+	if !ch.cfg.sameAssignmentConfigs(assignmentConfigs) {
+		assignmentConfigs = ch.cfg.assignmentConfigs()
 		bump = true
 	}
 	if req.TaskOffsets != nil {
@@ -344,6 +345,9 @@ func checkMemberEpoch(m *Member, req *kmsg.StreamsGroupHeartbeatRequest) error {
 // updatedMemberMetadata applies a request to a member's metadata: null
 // fields keep the old value; a join always replaces the endpoint.
 func updatedMemberMetadata(old *MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *MemberMetadataValue {
+	if metadataUnchanged(old, req, client) {
+		return old
+	}
 	v := &MemberMetadataValue{}
 	if old != nil {
 		*v = *old
@@ -380,6 +384,19 @@ func updatedMemberMetadata(old *MemberMetadataValue, req *kmsg.StreamsGroupHeart
 		v.UserEndpoint = &Endpoint{Host: e.Host, Port: e.Port}
 	}
 	return v
+}
+
+// metadataUnchanged is the steady-state shortcut of updatedMemberMetadata: a
+// heartbeat that only repeats what is known changes nothing.
+func metadataUnchanged(old *MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) bool {
+	if old == nil || req.MemberEpoch == 0 || req.Topology != nil || req.ClientTags != nil || req.UserEndpoint != nil {
+		return false
+	}
+	return (req.InstanceID == nil || *req.InstanceID == old.InstanceID) &&
+		(req.RackID == nil || *req.RackID == old.RackID) &&
+		(req.RebalanceTimeoutMillis == -1 || req.RebalanceTimeoutMillis == old.RebalanceTimeoutMs) &&
+		(req.ProcessID == nil || *req.ProcessID == old.ProcessID) &&
+		client.ClientID == old.ClientID && client.ClientHost == old.ClientHost
 }
 
 // staticMetadataChanged: for static members only these fields bump the

@@ -19,6 +19,8 @@ type Clock interface {
 type Timer interface {
 	// Stop prevents the call if it has not happened yet.
 	Stop() bool
+	// Reset makes the call happen d from now (again, if it already did).
+	Reset(d time.Duration) bool
 }
 
 // SystemClock is the wall clock.
@@ -106,6 +108,20 @@ func (t *manualTimer) Stop() bool {
 }
 
 type manualTimers []*manualTimer
+
+func (t *manualTimer) Reset(d time.Duration) bool {
+	c := t.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	active := t.index >= 0
+	if active {
+		heap.Remove(&c.timers, t.index)
+	}
+	c.seq++
+	t.at, t.seq = c.now.Add(d), c.seq
+	heap.Push(&c.timers, t)
+	return active
+}
 
 func (h manualTimers) Len() int { return len(h) }
 func (h manualTimers) Less(i, j int) bool {

@@ -103,6 +103,19 @@ func (c GroupConfig) assignmentConfigs() []KeyValue {
 	return kv
 }
 
+// sameAssignmentConfigs compares with stored LastAssignmentConfigs without
+// building them (the steady-state heartbeat path).
+func (c GroupConfig) sameAssignmentConfigs(kv []KeyValue) bool {
+	want := 1
+	if len(c.RackAwareAssignmentTags) > 0 {
+		want = 2
+	}
+	if len(kv) != want || kv[0].Key != "num.standby.replicas" || kv[0].Value != strconv.Itoa(c.NumStandbyReplicas) {
+		return false
+	}
+	return want == 1 || (kv[1].Key == "rack.aware.assignment.tags" && kv[1].Value == strings.Join(c.RackAwareAssignmentTags, ","))
+}
+
 // GroupConfigOverride holds per-group overrides; nil fields use the default.
 type GroupConfigOverride struct {
 	SessionTimeout          *time.Duration

@@ -17,7 +17,7 @@ type groupMemory struct {
 	shutdownRequester   string
 	creatingTopics      map[string]bool
 	topicCreationErrors map[string]topicCreationError
-	timers              map[string]*groupTimer
+	timers              map[timerKey]*groupTimer
 }
 
 type topicCreationError struct {
@@ -26,11 +26,12 @@ type topicCreationError struct {
 }
 
 // groupTimer is a pending timer of a group. Its callback acts only if the
-// timer is still the group's timer of that name and its deadline has passed:
-// a timer that was re-armed or cancelled after firing is a no-op.
+// timer is still the group's timer of that key and its deadline has passed:
+// a timer that was re-armed or cancelled after it fired is a no-op.
 type groupTimer struct {
 	t        Timer
 	deadline time.Time
+	fire     func(ch *change)
 }
 
 func (m *groupMemory) stopTimers() {
@@ -40,52 +41,74 @@ func (m *groupMemory) stopTimers() {
 	}
 }
 
-// Timer names, as Kafka's.
-func sessionTimerKey(memberID string) string   { return "session-timeout-" + memberID }
-func rebalanceTimerKey(memberID string) string { return "rebalance-timeout-" + memberID }
+// timerKey names a timer of a group, as Kafka's session-timeout-<g>-<m>,
+// rebalance-timeout-<g>-<m> and initial-rebalance-timeout-<g>.
+type timerKey struct {
+	kind   timerKind
+	member string
+}
+
+type timerKind uint8
 
 const (
-	initialDelayTimerKey       = "initial-rebalance-timeout"
-	assignmentIntervalTimerKey = "assignment-interval"
+	sessionTimer timerKind = iota
+	rebalanceTimer
+	initialDelayTimer
+	assignmentIntervalTimer
 )
 
-// schedule arms (or re-arms) a named timer of the group; fire runs on the
-// group's queue.
-func (ch *change) schedule(key string, d time.Duration, fire func(ch *change)) {
+func sessionTimerKey(memberID string) timerKey   { return timerKey{sessionTimer, memberID} }
+func rebalanceTimerKey(memberID string) timerKey { return timerKey{rebalanceTimer, memberID} }
+
+var (
+	initialDelayTimerKey       = timerKey{kind: initialDelayTimer}
+	assignmentIntervalTimerKey = timerKey{kind: assignmentIntervalTimer}
+)
+
+// schedule arms (or re-arms) a timer of the group; fire runs on the group's
+// queue. Re-arming a pending timer resets it in place.
+func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change)) {
 	g := ch.g
 	if g.mem.timers == nil {
-		g.mem.timers = map[string]*groupTimer{}
+		g.mem.timers = map[timerKey]*groupTimer{}
 	}
-	if old := g.mem.timers[key]; old != nil {
-		old.t.Stop()
+	deadline := ch.now.Add(d)
+	if gt := g.mem.timers[key]; gt != nil {
+		gt.deadline = deadline
+		gt.fire = fire
+		gt.t.Reset(d)
+		return
 	}
 	c := ch.c
 	groupID := g.ID
-	gt := &groupTimer{deadline: ch.now.Add(d)}
+	gt := &groupTimer{deadline: deadline, fire: fire}
 	gt.t = c.clock.AfterFunc(d, func() {
 		c.run(groupID, func(s *shard) {
 			if s.group == nil || s.group.mem.timers[key] != gt {
 				return
 			}
-			delete(s.group.mem.timers, key)
 			fch := c.newChange(s)
-			fire(fch)
-			if err := fch.commit(); err != nil {
-				return // the group is back to its log; the timer's work is lost as in a failover
+			if fch.now.Before(gt.deadline) {
+				return // re-armed after it fired
 			}
+			delete(s.group.mem.timers, key)
+			gt.fire(fch)
+			// On failure the group is back to its log and the timer's
+			// work is lost, as in a failover.
+			_ = fch.commit()
 		})
 	})
 	g.mem.timers[key] = gt
 }
 
-func (ch *change) cancel(key string) {
+func (ch *change) cancel(key timerKey) {
 	if t := ch.g.mem.timers[key]; t != nil {
 		t.t.Stop()
 		delete(ch.g.mem.timers, key)
 	}
 }
 
-func (ch *change) hasTimer(key string) bool {
+func (ch *change) hasTimer(key timerKey) bool {
 	_, ok := ch.g.mem.timers[key]
 	return ok
 }
