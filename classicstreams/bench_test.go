@@ -110,3 +110,17 @@ func BenchmarkBaselineCopyAssignmentInfoBytes(b *testing.B) {
 		}
 	}
 }
+
+// Baseline in the same run for the decoder: copying its input once.
+func BenchmarkBaselineCopySubscriptionInfoBytes(b *testing.B) {
+	enc := benchSubscription(b)
+	b.SetBytes(int64(len(enc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		out := make([]byte, len(enc))
+		copy(out, enc)
+		if len(out) != len(enc) {
+			b.Fatal()
+		}
+	}
+}
