@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -73,6 +74,7 @@ func main() {
 		iterations     = flag.Int("iterations", 50, "measured assignments per side")
 		javaDir        = flag.String("java-dir", ".", "bench/assignor-java, built with mvn package")
 		workDir        = flag.String("work", os.TempDir(), "where to write inputs and results")
+		rounds         = flag.Int("rounds", 3, "rounds of both sides; the ratio reported is the median over rounds")
 	)
 	flag.Parse()
 
@@ -95,11 +97,13 @@ func main() {
 
 	fmt.Printf("sticky task assignor: %d members on %d processes, %d tasks (%d subtopologies, all stateful), %d standby\n\n",
 		len(in.Members), *processes, *subtopologies**tasksPerSub, *subtopologies, *standbys)
-	fmt.Printf("%-6s %-6s %10s %10s %9s %12s %8s %8s %8s %9s %9s\n",
-		"input", "side", "median", "mean", "ratio", "memory", "act-sprd", "tot-sprd", "standbys", "act-kept", "sby-kept")
+	fmt.Printf("%-6s %-6s %10s %10s %7s %10s %10s %8s %8s %11s %9s %9s\n",
+		"input", "side", "median", "mean", "ratio", "alloc/op", "retained", "act-sprd", "tot-sprd", "standbys", "act-kept", "sby-kept")
 
 	// Cold: nobody has tasks yet.
-	cold := compare("cold", in, *warmup, *iterations, *javaDir, *workDir)
+	var coldRatios, churnRatios []float64
+	cold, ratio := compare("cold", in, *warmup, *iterations, *javaDir, *workDir)
+	coldRatios = append(coldRatios, ratio)
 
 	// Churn: the cold result is the current assignment; one process (its
 	// members) leaves and a new process joins.
@@ -117,17 +121,28 @@ func main() {
 	for range *membersPerProc {
 		churn.Members = append(churn.Members, memberJSON{MemberID: uuid(), ProcessID: pid})
 	}
-	compare("churn", churn, *warmup, *iterations, *javaDir, *workDir)
+	_, ratio = compare("churn", churn, *warmup, *iterations, *javaDir, *workDir)
+	churnRatios = append(churnRatios, ratio)
+	// The machine may be shared: more rounds, alternating sides, and the
+	// median ratio, so that a burst of load on one side does not decide.
+	for range *rounds - 1 {
+		_, ratio = compare("cold", in, *warmup, *iterations, *javaDir, *workDir)
+		coldRatios = append(coldRatios, ratio)
+		_, ratio = compare("churn", churn, *warmup, *iterations, *javaDir, *workDir)
+		churnRatios = append(churnRatios, ratio)
+	}
+	fmt.Printf("\nJava/Go median ratio over %d rounds: cold %.2f %v, churn %.2f %v\n",
+		*rounds, medianOf(coldRatios), coldRatios, medianOf(churnRatios), churnRatios)
 
 	fmt.Println(`
 median/mean: time of one full target assignment; ratio: Java median / Go median.
-memory: Go bytes allocated per assignment (Java: heap retained by one result).
+alloc/op: Go bytes allocated per assignment; retained: heap held by one result (after GC).
 act-sprd / tot-sprd: max - min active / all tasks per member. standbys: assigned / requested.
 act-kept / sby-kept: previous active / standby tasks of surviving members kept by the same member.`)
 }
 
 // compare runs both assignors on in and returns the Go result.
-func compare(name string, in inputJSON, warmup, iterations int, javaDir, workDir string) resultJSON {
+func compare(name string, in inputJSON, warmup, iterations int, javaDir, workDir string) (resultJSON, float64) {
 	raw, err := json.Marshal(in)
 	check(err)
 	inPath := filepath.Join(workDir, "assignor-"+name+"-input.json")
@@ -154,10 +169,18 @@ func compare(name string, in inputJSON, warmup, iterations int, javaDir, workDir
 	}
 	runtime.ReadMemStats(&ms1)
 	allocPerOp := (ms1.TotalAlloc - ms0.TotalAlloc) / uint64(iterations)
+	// Heap retained by one result, as the Java side measures it.
+	ga = assignor.GroupAssignment{}
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	ga = mustAssign(spec, topo)
+	runtime.GC()
+	runtime.ReadMemStats(&ms1)
+	retained := int64(ms1.HeapAlloc) - int64(ms0.HeapAlloc)
 	goMedian, goMean := stats(nanos)
 	goResult := fromGo(ga)
 
-	cmd := exec.Command("java", "-Xms2g", "-Xmx2g", "-cp",
+	cmd := exec.Command("java", "-Xms1g", "-Xmx1g", "-cp",
 		filepath.Join(javaDir, "target", "assignor-java-1.0.jar")+string(os.PathListSeparator)+filepath.Join(javaDir, "target", "lib", "*"),
 		"streamshift.bench.AssignorBench", inPath, outPath, strconv.Itoa(warmup), strconv.Itoa(iterations))
 	var stdout bytes.Buffer
@@ -171,19 +194,26 @@ func compare(name string, in inputJSON, warmup, iterations int, javaDir, workDir
 	check(json.Unmarshal(javaRaw, &javaResult))
 
 	gm, jm := measure(parsed, goResult), measure(parsed, javaResult)
-	row := func(side string, median, mean int64, ratio string, mem string, m metrics) {
-		fmt.Printf("%-6s %-6s %8.2fms %8.2fms %9s %12s %8d %8d %8s %9s %9s\n", name, side,
-			float64(median)/1e6, float64(mean)/1e6, ratio, mem, m.activeSpread, m.totalSpread,
+	row := func(side string, median, mean int64, ratio string, alloc, retained string, m metrics) {
+		fmt.Printf("%-6s %-6s %8.2fms %8.2fms %7s %10s %10s %8d %8d %11s %9s %9s\n", name, side,
+			float64(median)/1e6, float64(mean)/1e6, ratio, alloc, retained, m.activeSpread, m.totalSpread,
 			fmt.Sprintf("%d/%d", m.standbys, m.standbysWanted), pct(m.activeKept, m.activePrev), pct(m.standbyKept, m.standbyPrev))
 	}
-	row("go", goMedian, goMean, "1.00", fmt.Sprintf("%.1f MiB", float64(allocPerOp)/(1<<20)), gm)
+	mib := func(b int64) string { return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20)) }
+	row("go", goMedian, goMean, "1.00", mib(int64(allocPerOp)), mib(retained), gm)
 	row("java", jt.MedianNanos, jt.MeanNanos, fmt.Sprintf("%.2f", float64(jt.MedianNanos)/float64(goMedian)),
-		fmt.Sprintf("%.1f MiB", float64(jt.RetainedBytes)/(1<<20)), jm)
+		"-", mib(jt.RetainedBytes), jm)
 	if gm.invalid != "" || jm.invalid != "" {
 		fmt.Printf("INVALID: go=%q java=%q\n", gm.invalid, jm.invalid)
 		os.Exit(1)
 	}
-	return goResult
+	return goResult, math.Round(100*float64(jt.MedianNanos)/float64(goMedian)) / 100
+}
+
+func medianOf(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
 }
 
 func toSpec(in inputJSON) (assignor.GroupSpec, describer) {
