@@ -21,8 +21,8 @@ func randomGroup(r *rand.Rand) (GroupSpec, describer) {
 		return ts
 	}
 	spec := GroupSpec{Members: map[string]MemberSpec{}, Configs: map[string]string{}}
-	if n := r.IntN(4); n < 3 {
-		spec.Configs[ConfigNumStandbyReplicas] = fmt.Sprint(n)
+	if n := r.IntN(5); n < 4 {
+		spec.Configs[ConfigNumStandbyReplicas] = fmt.Sprint([]int{0, 1, 2, 7}[n])
 	}
 	processes := 1 + r.IntN(8)
 	for i := range 1 + r.IntN(20) {

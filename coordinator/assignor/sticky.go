@@ -29,11 +29,11 @@ var _ TaskAssignor = StickyTaskAssignor{}
 func (StickyTaskAssignor) Assign(spec GroupSpec, topology TopologyDescriber) (GroupAssignment, error) {
 	standbys := 0
 	if v, ok := spec.Configs[ConfigNumStandbyReplicas]; ok {
-		n, err := strconv.Atoi(v)
+		n, err := strconv.ParseInt(v, 10, 32) // Java's Integer.parseInt
 		if err != nil {
 			return GroupAssignment{}, fmt.Errorf("sticky assignor: %s=%q: %w", ConfigNumStandbyReplicas, v, err)
 		}
-		standbys = max(n, 0)
+		standbys = int(max(n, 0))
 	}
 	s, err := newStickyState(spec, topology, standbys)
 	if err != nil {
@@ -72,10 +72,11 @@ type stickyState struct {
 	prevStandbyM []int32 // ranked previous standby candidates
 
 	activeOwner []int32 // per task, -1 until assigned
-	standbyOf   []int32 // per task, standbys slots of member indices
-	standbyN    []uint8 // standbys assigned per task
-	holders     []int32 // per task, 1+standbys slots of process indices
-	holdersN    []uint8
+	slots       int     // standby slots per task
+	standbyOf   []int32 // per task, slots member indices
+	standbyN    []int32 // standbys assigned per task
+	holders     []int32 // per task, 1+slots process indices
+	holdersN    []int32
 
 	// Quotas (Kafka's activeTasksPerMember and totalTasksPerMember), and
 	// what they are computed from: both shrink as members fill up.
@@ -163,10 +164,15 @@ func newStickyState(spec GroupSpec, topology TopologyDescriber, standbys int) (*
 		s.prevActive[t] = -1
 		s.activeOwner[t] = -1
 	}
-	s.standbyOf = make([]int32, T*standbys)
-	s.standbyN = make([]uint8, T)
-	s.holders = make([]int32, T*(1+standbys))
-	s.holdersN = make([]uint8, T)
+	// A task has at most one holder per process, so no more than
+	// processes-1 standbys: size the per-task slots by that, whatever
+	// number was requested (the quotas still count the requested number,
+	// as Kafka's do).
+	s.slots = max(min(standbys, len(s.procs)-1), 0)
+	s.standbyOf = make([]int32, T*s.slots)
+	s.standbyN = make([]int32, T)
+	s.holders = make([]int32, T*(1+s.slots))
+	s.holdersN = make([]int32, T)
 
 	// Previous active owners (the last member wins a task claimed twice, as
 	// in Kafka's map), and standby candidates: previous standbys first, then
@@ -264,7 +270,7 @@ func (s *stickyState) prevStandbys(t int32) []int32 {
 }
 
 func (s *stickyState) hasTask(p, t int32) bool {
-	base := int(t) * (1 + s.standbys)
+	base := int(t) * (1 + s.slots)
 	for _, h := range s.holders[base : base+int(s.holdersN[t])] {
 		if h == p {
 			return true
@@ -280,10 +286,10 @@ func (s *stickyState) addTask(m, t int32, active bool) int32 {
 	if active {
 		s.activeOwner[t] = m
 	} else {
-		s.standbyOf[int(t)*s.standbys+int(s.standbyN[t])] = m
+		s.standbyOf[int(t)*s.slots+int(s.standbyN[t])] = m
 		s.standbyN[t]++
 	}
-	s.holders[int(t)*(1+s.standbys)+int(s.holdersN[t])] = p
+	s.holders[int(t)*(1+s.slots)+int(s.holdersN[t])] = p
 	s.holdersN[t]++
 	s.procs[p].taskCount++
 	s.count[m]++
@@ -413,7 +419,7 @@ func (s *stickyState) assignActiveTask(m, t int32) {
 // Replicas no process can take are dropped, as Kafka does (with a warning).
 func (s *stickyState) assignStandby() {
 	// Replicas left for the least-loaded pass, per task.
-	remaining := make([]uint8, s.numTasks)
+	remaining := make([]int32, s.numTasks)
 	anyRemaining := false
 
 	// Descending (partition, subtopology).
@@ -436,7 +442,7 @@ func (s *stickyState) assignStandby() {
 						continue
 					}
 				}
-				remaining[t] = uint8(s.standbys - r)
+				remaining[t] = int32(s.standbys - r)
 				anyRemaining = true
 				break
 			}
@@ -448,7 +454,7 @@ func (s *stickyState) assignStandby() {
 	}
 	var h processHeap
 	h.init(s.procs)
-	popped := make([]int32, 0, s.standbys+1)
+	popped := make([]int32, 0, s.slots+2)
 	// Descending (subtopology, partition), i.e. descending task index.
 	for t := int32(s.numTasks) - 1; t >= 0; t-- {
 		for r := 0; r < int(remaining[t]); r++ {
@@ -495,7 +501,7 @@ func (s *stickyState) groupAssignment() GroupAssignment {
 		if m := s.activeOwner[t]; m >= 0 {
 			activeStart[m+1]++
 		}
-		for _, m := range s.standbyOf[t*s.standbys : t*s.standbys+int(s.standbyN[t])] {
+		for _, m := range s.standbyOf[t*s.slots : t*s.slots+int(s.standbyN[t])] {
 			standbyStart[m+1]++
 		}
 	}
@@ -512,7 +518,7 @@ func (s *stickyState) groupAssignment() GroupAssignment {
 			activeTasks[nextA[m]] = int32(t)
 			nextA[m]++
 		}
-		for _, m := range s.standbyOf[t*s.standbys : t*s.standbys+int(s.standbyN[t])] {
+		for _, m := range s.standbyOf[t*s.slots : t*s.slots+int(s.standbyN[t])] {
 			standbyTasks[nextS[m]] = int32(t)
 			nextS[m]++
 		}

@@ -302,6 +302,24 @@ func TestAtLeastOneTaskPerProcessIfPossible(t *testing.T) {
 	}
 }
 
+// More replicas than other processes: each task gets one standby per other
+// process and no more.
+func TestMoreStandbysThanProcesses(t *testing.T) {
+	ga := assign(t, map[string]MemberSpec{"a": member("p1"), "b": member("p2"), "c": member("p3"), "d": member("p3")},
+		"1000", subs(4, true, "s"))
+	all := 0
+	for _, a := range ga.Members {
+		all += count(a.StandbyTasks)
+	}
+	if all != 4*2 {
+		t.Fatalf("%d standbys, want 8 (two other processes per task)", all)
+	}
+	if _, err := (StickyTaskAssignor{}).Assign(GroupSpec{Members: map[string]MemberSpec{"a": {}},
+		Configs: map[string]string{ConfigNumStandbyReplicas: "3000000000"}}, subs(1, true, "s")); err == nil {
+		t.Fatal("a standby count beyond int32 must fail, as Integer.parseInt does")
+	}
+}
+
 func TestStatelessGetsNoStandby(t *testing.T) {
 	topo := describer{{ID: "stateless", NumTasks: 4}, {ID: "stateful", NumTasks: 2, Stateful: true}}
 	ga := assign(t, map[string]MemberSpec{"a": member("p1"), "b": member("p2")}, "1", topo)
