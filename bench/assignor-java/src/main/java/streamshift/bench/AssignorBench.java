@@ -52,6 +52,51 @@ public final class AssignorBench {
         final int warmup = Integer.parseInt(args[2]);
         final int iterations = Integer.parseInt(args[3]);
 
+        final Input input = parse(in);
+        final GroupSpec spec = input.spec();
+        final TopologyDescriber topology = input.topology();
+
+        final StickyTaskAssignor assignor = new StickyTaskAssignor();
+        GroupAssignment result = null;
+        for (int i = 0; i < warmup; i++) {
+            result = assignor.assign(spec, topology);
+        }
+        final long[] nanos = new long[iterations];
+        final Runtime rt = Runtime.getRuntime();
+        for (int i = 0; i < iterations; i++) {
+            final long start = System.nanoTime();
+            result = assignor.assign(spec, topology);
+            nanos[i] = System.nanoTime() - start;
+        }
+
+        // Retained size of one assignment result, measured after a GC.
+        result = null;
+        System.gc();
+        final long before = rt.totalMemory() - rt.freeMemory();
+        result = assignor.assign(spec, topology);
+        System.gc();
+        final long retained = rt.totalMemory() - rt.freeMemory() - before;
+
+        mapper.writeValue(new File(args[1]), toJson(mapper, result));
+
+        final long[] sorted = nanos.clone();
+        Arrays.sort(sorted);
+        long sum = 0;
+        for (long n : nanos) sum += n;
+        final ObjectNode line = mapper.createObjectNode();
+        line.put("java", System.getProperty("java.version"));
+        line.put("iterations", iterations);
+        line.put("medianNanos", sorted[sorted.length / 2]);
+        line.put("meanNanos", sum / iterations);
+        line.put("minNanos", sorted[0]);
+        line.put("retainedBytes", retained);
+        System.out.println(mapper.writeValueAsString(line));
+    }
+
+    record Input(GroupSpec spec, TopologyDescriber topology) {}
+
+    /** Reads one assignment input written by the Go driver. */
+    static Input parse(JsonNode in) {
         final int standbys = in.path("numStandbyReplicas").asInt(0);
         final List<String> subtopologies = new ArrayList<>();
         final Map<String, Integer> numTasks = new HashMap<>();
@@ -165,27 +210,11 @@ public final class AssignorBench {
             }
         };
 
-        final StickyTaskAssignor assignor = new StickyTaskAssignor();
-        GroupAssignment result = null;
-        for (int i = 0; i < warmup; i++) {
-            result = assignor.assign(spec, topology);
-        }
-        final long[] nanos = new long[iterations];
-        final Runtime rt = Runtime.getRuntime();
-        for (int i = 0; i < iterations; i++) {
-            final long start = System.nanoTime();
-            result = assignor.assign(spec, topology);
-            nanos[i] = System.nanoTime() - start;
-        }
+        return new Input(spec, topology);
+    }
 
-        // Retained size of one assignment result, measured after a GC.
-        result = null;
-        System.gc();
-        final long before = rt.totalMemory() - rt.freeMemory();
-        result = assignor.assign(spec, topology);
-        System.gc();
-        final long retained = rt.totalMemory() - rt.freeMemory() - before;
-
+    /** The assignment as JSON: member -> {active, standby}, sorted. */
+    static ObjectNode toJson(ObjectMapper mapper, GroupAssignment result) {
         final ObjectNode out = mapper.createObjectNode();
         final ObjectNode outMembers = out.putObject("members");
         for (Map.Entry<String, MemberAssignment> e : new TreeMap<>(result.members()).entrySet()) {
@@ -193,20 +222,7 @@ public final class AssignorBench {
             m.set("active", toJson(mapper, e.getValue().activeTasks()));
             m.set("standby", toJson(mapper, e.getValue().standbyTasks()));
         }
-        mapper.writeValue(new File(args[1]), out);
-
-        final long[] sorted = nanos.clone();
-        Arrays.sort(sorted);
-        long sum = 0;
-        for (long n : nanos) sum += n;
-        final ObjectNode line = mapper.createObjectNode();
-        line.put("java", System.getProperty("java.version"));
-        line.put("iterations", iterations);
-        line.put("medianNanos", sorted[sorted.length / 2]);
-        line.put("meanNanos", sum / iterations);
-        line.put("minNanos", sorted[0]);
-        line.put("retainedBytes", retained);
-        System.out.println(mapper.writeValueAsString(line));
+        return out;
     }
 
     private static Map<String, Set<Integer>> tasks(JsonNode node) {
