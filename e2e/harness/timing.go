@@ -228,7 +228,7 @@ func LongestGap(arrivals []time.Time, from, to time.Time) time.Duration {
 
 // OutputGaps returns the longest gap in the whole output and the longest in any one output
 // partition, within [from, to].
-func OutputGaps(updates []Update, from, to time.Time) (any, perPartition time.Duration) {
+func OutputGaps(updates []Update, from, to time.Time) (overall, perPartition time.Duration) {
 	all := make([]time.Time, 0, len(updates))
 	byPart := map[int32][]time.Time{}
 	for _, u := range updates {
@@ -236,12 +236,12 @@ func OutputGaps(updates []Update, from, to time.Time) (any, perPartition time.Du
 		byPart[u.Partition] = append(byPart[u.Partition], u.Arrived)
 	}
 	sortTimes(all)
-	any = LongestGap(all, from, to)
+	overall = LongestGap(all, from, to)
 	for _, ts := range byPart {
 		sortTimes(ts)
 		perPartition = max(perPartition, LongestGap(ts, from, to))
 	}
-	return any, perPartition
+	return overall, perPartition
 }
 
 func sortTimes(ts []time.Time) {

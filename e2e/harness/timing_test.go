@@ -37,9 +37,9 @@ func TestOutputGapsPerPartition(t *testing.T) {
 		{Partition: 0, Arrived: at(100)}, {Partition: 1, Arrived: at(700)},
 		{Partition: 0, Arrived: at(200)}, {Partition: 1, Arrived: at(800)},
 	}
-	any, part := OutputGaps(us, at(0), at(800))
-	if any != 500*time.Millisecond || part != 650*time.Millisecond {
-		t.Fatalf("got any=%s part=%s, want 500ms and 650ms", any, part)
+	overall, part := OutputGaps(us, at(0), at(800))
+	if overall != 500*time.Millisecond || part != 650*time.Millisecond {
+		t.Fatalf("got overall=%s part=%s, want 500ms and 650ms", overall, part)
 	}
 }
 
