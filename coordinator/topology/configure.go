@@ -240,8 +240,16 @@ func configureSubtopology(s Subtopology, count countFunc, decided map[string]int
 func configureInternalTopics(infos []TopicInfo, decided map[string]int32, counts map[string]int32) ([]InternalTopic, *Error) {
 	byName := make(map[string]InternalTopic, len(infos))
 	for _, ti := range infos {
+		// Kafka collects configs and topics with Collectors.toMap, which
+		// throws on a repeated key.
+		configs := make(map[string]string, len(ti.Configs))
+		for _, c := range ti.Configs {
+			if prev, dup := configs[c.Key]; dup {
+				return nil, illegalState(fmt.Sprintf("Duplicate key %s (attempted merging values %s and %s)", c.Key, prev, c.Value))
+			}
+			configs[c.Key] = c.Value
+		}
 		if _, dup := byName[ti.Name]; dup {
-			// Kafka collects them with Collectors.toMap, which throws.
 			return nil, illegalState("Duplicate key " + ti.Name)
 		}
 		n := ti.Partitions

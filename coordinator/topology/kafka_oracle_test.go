@@ -89,8 +89,9 @@ func TestConfigureMatchesKafka(t *testing.T) {
 		Changelog   map[string]int32 `json:"changelog"`
 	}
 	type createJSON struct {
-		Partitions        int32 `json:"partitions"`
-		ReplicationFactor int16 `json:"replicationFactor"`
+		Partitions        int32             `json:"partitions"`
+		ReplicationFactor int16             `json:"replicationFactor"`
+		Configs           map[string]string `json:"configs"`
 	}
 	var results []struct {
 		Status        int8                  `json:"status"`
@@ -169,7 +170,11 @@ func TestConfigureMatchesKafka(t *testing.T) {
 		}
 		gotCreate := map[string]createJSON{}
 		for _, c := range ct.TopicsToCreate {
-			gotCreate[c.Name] = createJSON{c.Partitions, c.ReplicationFactor}
+			configs := map[string]string{}
+			for _, cfg := range c.Configs {
+				configs[cfg.Key] = cfg.Value
+			}
+			gotCreate[c.Name] = createJSON{c.Partitions, c.ReplicationFactor, configs}
 		}
 		if want.Create == nil {
 			want.Create = map[string]createJSON{}
@@ -185,7 +190,12 @@ func topologyJSON(t Topology) map[string]any {
 	info := func(ts []TopicInfo) []map[string]any {
 		out := []map[string]any{}
 		for _, ti := range ts {
-			out = append(out, map[string]any{"name": ti.Name, "partitions": ti.Partitions, "replicationFactor": ti.ReplicationFactor})
+			configs := []map[string]string{}
+			for _, c := range ti.Configs {
+				configs = append(configs, map[string]string{"key": c.Key, "value": c.Value})
+			}
+			out = append(out, map[string]any{"name": ti.Name, "partitions": ti.Partitions,
+				"replicationFactor": ti.ReplicationFactor, "configs": configs})
 		}
 		return out
 	}

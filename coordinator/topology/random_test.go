@@ -24,6 +24,9 @@ func randomTopology(r *rand.Rand) (Topology, map[string]int32) {
 		s := Subtopology{ID: fmt.Sprint(i), SourceTopics: pick("src", 2), RepartitionSinkTopics: pick("rep", 2)}
 		for _, n := range pick("rep", 2) {
 			ti := TopicInfo{Name: n, ReplicationFactor: int16(r.IntN(3))}
+			for range r.IntN(3) {
+				ti.Configs = append(ti.Configs, Config{Key: fmt.Sprintf("k%d", r.IntN(3)), Value: fmt.Sprint(r.IntN(9))})
+			}
 			if r.IntN(4) == 0 {
 				ti.Partitions = int32(1 + r.IntN(4))
 			}

@@ -79,6 +79,8 @@ public final class ConfigureOracle {
                 final ObjectNode t = create.putObject(e.getKey());
                 t.put("partitions", e.getValue().numPartitions());
                 t.put("replicationFactor", e.getValue().replicationFactor());
+                final ObjectNode configs = t.putObject("configs");
+                e.getValue().configs().forEach(cfg -> configs.put(cfg.name(), cfg.value()));
             }
         } catch (StreamsInvalidTopologyException e) {
             out.put("errorCode", 130);
