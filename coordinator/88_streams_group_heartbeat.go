@@ -266,7 +266,7 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 	if req.ShutdownApplication {
 		g.mem.shutdownRequester = m.ID
 	}
-	assignedChanged := !before.Assigned.equal(next.Assigned) || !sameEpochs(before, next)
+	assignedChanged := next != before && (!before.Assigned.equal(next.Assigned) || !sameEpochs(before, next))
 	if (joining || assignedChanged) && meta.UserEndpoint != nil && !created {
 		// Peers learn the new endpoint map through the epoch. A group created
 		// by this heartbeat starts at 0 (Kafka does not persist the bump made
