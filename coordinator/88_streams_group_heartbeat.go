@@ -153,21 +153,19 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 	// Everything that can fail has been checked: write the member.
 	bump := false
 	if replaced != nil {
-		m = ch.replaceStaticMember(replaced, req.MemberID, meta)
+		m = ch.replaceStaticMember(replaced, req.MemberID)
+		bump = staticMetadataChanged(oldMeta, meta)
+	} else if m == nil {
+		m = &Member{ID: req.MemberID}
+		bump = true
+	} else if instanceID != "" && oldMeta != nil {
 		bump = staticMetadataChanged(oldMeta, meta)
 	} else {
-		if m == nil {
-			m = &Member{ID: req.MemberID}
-		}
-		if !meta.equal(m.Meta) {
-			if instanceID != "" && oldMeta != nil {
-				bump = staticMetadataChanged(oldMeta, meta)
-			} else {
-				bump = true
-			}
-			ch.emit(Record{Type: RecordMemberMetadata, MemberID: m.ID, Value: meta})
-			m = g.Members[m.ID]
-		}
+		bump = !meta.equal(m.Meta)
+	}
+	if !meta.equal(m.Meta) {
+		ch.emit(Record{Type: RecordMemberMetadata, MemberID: m.ID, Value: meta})
+		m = g.Members[m.ID]
 	}
 	if storeTopology {
 		ch.emit(Record{Type: RecordTopology, Value: &TopologyValue{Topology: reqTopo}})
@@ -437,26 +435,25 @@ func sameEpochs(a, b *CurrentMemberAssignmentValue) bool {
 
 // replaceStaticMember moves a released static member (epoch -2) to the new
 // member id of the same instance, keeping its assignment: the old member's
-// records are deleted and the new one's written.
-func (ch *change) replaceStaticMember(old *Member, memberID string, meta *MemberMetadataValue) *Member {
+// records are deleted and a copy under the new id is written (its metadata
+// as it was, its target, its current assignment at epoch 0). The caller then
+// writes the updated metadata if the request changed it.
+func (ch *change) replaceStaticMember(old *Member, memberID string) *Member {
 	g := ch.g
 	target := g.Target[old.ID]
 	cur := *old.current()
+	meta := old.Meta
 	if old.ID != memberID {
 		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: old.ID})
 		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: old.ID})
 		ch.emit(Record{Type: RecordMemberMetadata, MemberID: old.ID})
 		ch.cancel(sessionTimerKey(old.ID))
 		ch.cancel(rebalanceTimerKey(old.ID))
-	}
-	ch.emit(Record{Type: RecordMemberMetadata, MemberID: memberID, Value: meta})
-	if old.ID != memberID {
+		ch.emit(Record{Type: RecordMemberMetadata, MemberID: memberID, Value: meta})
 		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: memberID, Value: &TargetAssignmentMemberValue{Tasks: target}})
 	}
-	// The new member starts at epoch 0 with the old member's tasks; the
-	// reconciliation then moves it to the assignment epoch.
-	cur.PreviousMemberEpoch = cur.MemberEpoch
 	cur.MemberEpoch = 0
+	cur.PreviousMemberEpoch = 0
 	cur.State = MemberStable
 	cur.PendingRevocation = TaskSets{}
 	ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: memberID, Value: &cur})

@@ -29,7 +29,8 @@ func (gs Groups) replay(r Record) error {
 		gs[r.GroupID] = g
 	}
 	if r.Type == RecordGroupMetadata && r.Tombstone() {
-		// The group metadata tombstone is the last record of a deletion.
+		// The group metadata tombstone ends a deletion: the group is gone
+		// with whatever it still held.
 		delete(gs, r.GroupID)
 		return nil
 	}

@@ -46,7 +46,9 @@ func TestScenario36StaticRejoin(t *testing.T) {
 	if g.GroupEpoch != epoch || !got.equal(before) || resp.MemberEpoch != g.AssignmentEpoch {
 		t.Fatalf("rejoin: group %d/%d tasks %+v want %+v epoch %d", g.GroupEpoch, epoch, got, before, resp.MemberEpoch)
 	}
-	want := []string{"-22:a1", "-21:a1", "-19:a1", "19:a2", "21:a2", "22:a2", "22:a2"}
+	// The copy under the new id, then its new client id, then the
+	// reconciliation to the assignment epoch.
+	want := []string{"-22:a1", "-21:a1", "-19:a1", "19:a2", "21:a2", "22:a2", "19:a2", "22:a2"}
 	if got := recordTypes(h.log.last()); !slices.Equal(got, want) {
 		t.Fatalf("replacement records %v, want %v", got, want)
 	}
