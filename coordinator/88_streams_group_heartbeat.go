@@ -292,7 +292,10 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 			})
 		}
 	}
-	// No status is a null list, as Kafka sends it.
+	// Kafka's Status defaults to an empty list, never null.
+	if statuses == nil {
+		statuses = []kmsg.StreamsGroupHeartbeatResponseStatus{}
+	}
 	resp.Status = statuses
 	if joining || assignedChanged {
 		resp.ActiveTasks = tasksToKmsg(next.Assigned.Active)

@@ -149,3 +149,15 @@ func TestScenario09OwnedTaskOutsideTopology(t *testing.T) {
 	wantError(t, h.hb(hbReq("g", "m1", 100, &TaskSets{Standby: tasks("0", 3)})), kerr.InvalidRequest)
 	h.ok(hbReq("g", "m1", 100, &TaskSets{Active: tasks("0", 2)}))
 }
+
+// A member rejoining with epoch 0 (after FENCED_MEMBER_EPOCH, with the same
+// member id) gets its tasks back at its epoch, without a bump.
+func TestRejoinWithEpochZero(t *testing.T) {
+	h := newHarness(t, nil)
+	loadMemberAt100(h)
+	resp := h.ok(joinReq("g", "m1", "p1", sourceTopology("foo")))
+	got, ok := assigned(resp)
+	if resp.MemberEpoch != 100 || !ok || !tasksEqual(got.Active, tasks("0", 0, 1, 2)) || h.group("g").GroupEpoch != 100 {
+		t.Fatalf("rejoin: epoch %d tasks %+v group epoch %d", resp.MemberEpoch, got, h.group("g").GroupEpoch)
+	}
+}
