@@ -330,7 +330,7 @@ func checkMemberEpoch(m *Member, req *kmsg.StreamsGroupHeartbeatRequest) error {
 	cur := m.current()
 	switch {
 	case req.MemberEpoch > cur.MemberEpoch:
-		return errorf(kerr.FencedMemberEpoch, "The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its tasks and rejoin.", req.MemberEpoch, cur.MemberEpoch)
+		return errorf(kerr.FencedMemberEpoch, "The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
 	case req.MemberEpoch < cur.MemberEpoch:
 		if req.MemberEpoch == cur.PreviousMemberEpoch && req.ActiveTasks != nil && req.StandbyTasks != nil && req.WarmupTasks != nil &&
 			tasksSubset(tasksFromKmsg(req.ActiveTasks), cur.Assigned.Active) &&
@@ -338,7 +338,7 @@ func checkMemberEpoch(m *Member, req *kmsg.StreamsGroupHeartbeatRequest) error {
 			tasksSubset(tasksFromKmsg(req.WarmupTasks), cur.Assigned.Warmup) {
 			return nil
 		}
-		return errorf(kerr.FencedMemberEpoch, "The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its tasks and rejoin.", req.MemberEpoch, cur.MemberEpoch)
+		return errorf(kerr.FencedMemberEpoch, "The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
 	}
 	return nil
 }
@@ -473,7 +473,7 @@ func validateOwnedTasks(req *kmsg.StreamsGroupHeartbeatRequest, c *configuredTop
 			}
 			for _, p := range t.Partitions {
 				if p < 0 || p >= s.NumTasks {
-					return errorf(kerr.InvalidRequest, "Task %d of subtopology %s does not exist: the subtopology has %d tasks.", p, t.SubtopologyID, s.NumTasks)
+					return errorf(kerr.InvalidRequest, "Task %d for subtopology %s is invalid. Number of tasks for this subtopology: %d", p, t.SubtopologyID, s.NumTasks)
 				}
 			}
 		}
