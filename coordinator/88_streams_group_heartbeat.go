@@ -261,14 +261,15 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 
 	// 11. Session, shutdown, response.
 	ch.scheduleSession(m.ID)
-	if req.ShutdownApplication {
-		g.mem.shutdownRequester = m.ID
+	if req.ShutdownApplication && g.mem.shutdownRequester == "" {
+		g.mem.shutdownRequester = m.ID // the first requester is reported
 	}
 	assignedChanged := next != before && (!before.Assigned.equal(next.Assigned) || !sameEpochs(before, next))
-	if (joining || assignedChanged) && meta.UserEndpoint != nil && !created {
+	endpointChanged := !endpointEqual(oldMeta, meta)
+	if !created && (endpointChanged || (assignedChanged && meta.UserEndpoint != nil)) {
 		// Peers learn the new endpoint map through the epoch. A group created
-		// by this heartbeat starts at 0 (Kafka does not persist the bump made
-		// on the not yet created group).
+		// by this heartbeat stays at 0 (Kafka does not persist the bump made
+		// on the group it is creating).
 		g.mem.endpointEpoch++
 	}
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // §11.36: a static member leaves with -2 and comes back under a new member
@@ -128,3 +129,55 @@ type fakeOwnership struct {
 func (f fakeOwnership) activeProcess(t TaskID) (string, bool) { p, ok := f.active[t]; return p, ok }
 func (f fakeOwnership) standbyCount(t TaskID, p string) int   { return f.standby[t][p] }
 func (f fakeOwnership) warmupCount(t TaskID, p string) int    { return f.warmup[t][p] }
+
+// The endpoint-information epoch across a static member's restart, case by
+// case as Kafka's testStaticMemberRejoinUpdatesUserEndpointInformationEpoch.
+func TestStaticRejoinEndpointEpoch(t *testing.T) {
+	ep := func(host string) *kmsg.StreamsGroupHeartbeatRequestUserEndpoint {
+		if host == "" {
+			return nil
+		}
+		return &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: host, Port: 8080}
+	}
+	cases := []struct {
+		first, second           string
+		firstEpoch, secondEpoch int32
+		firstSent, secondSent   int // -1: null list
+	}{
+		{"", "bar.com", 0, 1, -1, 1},
+		{"", "", 0, 0, -1, -1},
+		{"foo.com", "", 1, 2, 1, 0},
+		{"foo.com", "foo.com", 1, 1, 1, 1},
+		{"foo.com", "bar.com", 1, 2, 1, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.first+"->"+tc.second, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.md.SetTopic("foo", 3)
+			// An existing, empty group.
+			h.ok(joinReq("g", "x", "px", sourceTopology("foo")))
+			h.ok(hbReq("g", "x", -1, nil))
+			join := func(member, host string) *kmsg.StreamsGroupHeartbeatResponse {
+				j := joinReq("g", member, "p1", sourceTopology("foo"))
+				j.InstanceID = strp("i1")
+				j.EndpointInformationEpoch = 0
+				j.UserEndpoint = ep(host)
+				return h.ok(j)
+			}
+			check := func(r *kmsg.StreamsGroupHeartbeatResponse, epoch int32, sent int) {
+				t.Helper()
+				if r.EndpointInformationEpoch != epoch {
+					t.Fatalf("endpoint epoch %d, want %d", r.EndpointInformationEpoch, epoch)
+				}
+				if (sent < 0) != (r.PartitionsByUserEndpoint == nil) || (sent >= 0 && len(r.PartitionsByUserEndpoint) != sent) {
+					t.Fatalf("endpoints %+v, want %d", r.PartitionsByUserEndpoint, sent)
+				}
+			}
+			check(join("old", tc.first), tc.firstEpoch, tc.firstSent)
+			leave := hbReq("g", "old", -2, nil)
+			leave.InstanceID = strp("i1")
+			h.ok(leave)
+			check(join("new", tc.second), tc.secondEpoch, tc.secondSent)
+		})
+	}
+}
