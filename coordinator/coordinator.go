@@ -174,7 +174,7 @@ func (c *Coordinator) Load(records []Record) error {
 	for _, id := range order {
 		recs := byGroup[id]
 		done := make(chan struct{})
-		c.run(id, func(s *shard) {
+		ok := c.run(id, func(s *shard) {
 			defer close(done)
 			gs, err := Replay(nil, recs)
 			if err != nil {
@@ -186,6 +186,9 @@ func (c *Coordinator) Load(records []Record) error {
 				c.onLoaded(s)
 			}
 		})
+		if !ok {
+			return errors.New("load: coordinator closed")
+		}
 		<-done
 	}
 	return errors.Join(errs...)
@@ -193,8 +196,16 @@ func (c *Coordinator) Load(records []Record) error {
 
 // Owns reports whether the coordinator holds a streams group with this id.
 func (c *Coordinator) Owns(groupID string) bool {
+	c.mu.Lock()
+	_, ok := c.shards[groupID]
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
 	ch := make(chan bool, 1)
-	c.run(groupID, func(s *shard) { ch <- s.group != nil })
+	if !c.run(groupID, func(s *shard) { ch <- s.group != nil }) {
+		return false
+	}
 	return <-ch
 }
 
@@ -217,49 +228,58 @@ func (c *Coordinator) Close() {
 }
 
 // run queues work for one group. Work of one group runs in order, one at a
-// time; different groups run in parallel.
-func (c *Coordinator) run(groupID string, f func(*shard)) {
+// time; different groups run in parallel. A shard whose work left no group
+// (requests for unknown groups) is dropped once its queue drains; the shard
+// map's lock makes lookup-and-enqueue atomic with that drop.
+func (c *Coordinator) run(groupID string, f func(*shard)) bool {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return
+		return false
 	}
 	s := c.shards[groupID]
 	if s == nil {
 		s = &shard{id: groupID}
 		c.shards[groupID] = s
 	}
-	c.mu.Unlock()
 	if c.inline {
+		c.mu.Unlock()
 		s.exec.Lock()
 		defer s.exec.Unlock()
 		f(s)
-		return
+		return true
 	}
 	s.mu.Lock()
 	s.queue = append(s.queue, f)
-	if s.running {
-		s.mu.Unlock()
-		return
-	}
+	start := !s.running
 	s.running = true
 	s.mu.Unlock()
-	go s.drain()
+	c.mu.Unlock()
+	if start {
+		go c.drain(s)
+	}
+	return true
 }
 
-func (s *shard) drain() {
+func (c *Coordinator) drain(s *shard) {
 	for {
+		c.mu.Lock()
 		s.mu.Lock()
 		if len(s.queue) == 0 {
 			s.running = false
 			s.queue = nil
+			if s.group == nil && c.shards[s.id] == s {
+				delete(c.shards, s.id)
+			}
 			s.mu.Unlock()
+			c.mu.Unlock()
 			return
 		}
 		f := s.queue[0]
 		s.queue[0] = nil
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
+		c.mu.Unlock()
 		s.exec.Lock()
 		f(s)
 		s.exec.Unlock()
