@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -82,8 +83,7 @@ func StartApp(o AppOptions) (*App, error) {
 		Log:     filepath.Join(o.Dir, "app.log"),
 		changed: make(chan struct{}),
 	}
-	onLine := func(line string) {
-		ev, ok, err := ParseEvent(o.Name, line)
+	record := func(ev Event, ok bool, err error) {
 		if !ok {
 			return
 		}
@@ -100,13 +100,19 @@ func StartApp(o AppOptions) (*App, error) {
 			o.OnEvent(ev)
 		}
 	}
+	onLine := func(line string) { record(ParseEvent(o.Name, line)) }
+	onErrLine := func(line string) {
+		if ev, ok := parseLogEvent(o.Name, line, time.Now()); ok {
+			record(ev, true, nil)
+		}
+	}
 	args := append([]string{"run", o.Build, o.Dir}, o.args()...)
 	var env []string
 	if o.Main != "" {
 		env = append(env, "E2E_APP_MAIN="+o.Main)
 	}
 	var err error
-	a.p, err = startProc("app "+o.Name, a.Out, a.Log, onLine, env, filepath.Join(Root(), "bin", "app.sh"), args...)
+	a.p, err = startProc("app "+o.Name, a.Out, a.Log, onLine, onErrLine, env, filepath.Join(Root(), "bin", "app.sh"), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -156,6 +162,12 @@ func (a *App) Stop() error { return a.p.stop(40 * time.Second) }
 
 // Kill9 crashes the app: no close, no LeaveGroup, no commit.
 func (a *App) Kill9() { a.p.kill9() }
+
+// Pause freezes the JVM (SIGSTOP): no heartbeats, no processing, sockets stay open.
+func (a *App) Pause() error { return a.p.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused JVM (SIGCONT).
+func (a *App) Resume() error { return a.p.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Wait blocks until the JVM ends and returns its exit error.
 func (a *App) Wait(ctx context.Context) error {

@@ -69,7 +69,7 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 		Log:       filepath.Join(o.Dir, "broker.out"),
 	}
 	args := append([]string{"run", o.Version, o.Dir, strconv.Itoa(ports[0]), strconv.Itoa(ports[1])}, o.Overrides...)
-	b.p, err = startProc("broker-"+o.Version, b.Log, b.Log, nil, nil, filepath.Join(Root(), "bin", "broker.sh"), args...)
+	b.p, err = startProc("broker-"+o.Version, b.Log, b.Log, nil, nil, nil, filepath.Join(Root(), "bin", "broker.sh"), args...)
 	if err != nil {
 		return nil, err
 	}

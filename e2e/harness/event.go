@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -12,7 +13,9 @@ import (
 type Event struct {
 	App  string    // instance name given to StartApp
 	Time time.Time // when the app printed it (same machine clock as the harness)
-	Kind string    // start, state, tasks, processed, restore_start, restore_end, uncaught, closing, closed, stopped
+	// start, state, tasks, processed, restore_start, restore_end, uncaught, closing, closed,
+	// stopped (printed by the app); task_closed (read from Kafka Streams' log, see parseLogEvent).
+	Kind string
 
 	// Kind-specific fields; zero when absent.
 	From, To   string   // state: KafkaStreams.State transition
@@ -26,7 +29,8 @@ type Event struct {
 	Offsets    [2]int64 // restore_start: changelog start and end offset
 	Restored   int64    // restore_end: records restored
 	Error      string   // uncaught: the exception
-	Clean      bool     // closed: KafkaStreams.close returned true
+	Clean      bool     // closed: KafkaStreams.close returned true; task_closed: clean (false: dirty)
+	Task       string   // task_closed: the task id
 
 	Raw string // the JSON object as printed
 }
@@ -72,4 +76,18 @@ func ParseEvent(app, line string) (ev Event, ok bool, err error) {
 		Offsets: [2]int64{w.Start, w.End}, Restored: w.Restored, Error: w.Error, Clean: w.Clean,
 		Raw: raw,
 	}, true, nil
+}
+
+// Kafka Streams (3.9 and 4.4) logs "task [0_1] Closed clean" / "Closed dirty" at INFO when a
+// StreamTask closes. A dirty close (tasks lost: fenced, ILLEGAL_GENERATION, crash of the
+// thread) is what a good migration must avoid, and no public API reports it.
+var taskClosedLog = regexp.MustCompile(`task \[(\d+_\d+)\] Closed (clean|dirty)`)
+
+// parseLogEvent turns a recognised Kafka Streams log line (stderr) into an event stamped at.
+func parseLogEvent(app, line string, at time.Time) (Event, bool) {
+	m := taskClosedLog.FindStringSubmatch(line)
+	if m == nil {
+		return Event{}, false
+	}
+	return Event{App: app, Time: at, Kind: "task_closed", Task: m[1], Clean: m[2] == "clean", Raw: line}, true
 }

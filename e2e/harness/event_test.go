@@ -29,3 +29,18 @@ func TestParseEvent(t *testing.T) {
 		t.Fatal("an event without a time must be an error")
 	}
 }
+
+func TestParseLogEvent(t *testing.T) {
+	now := time.Unix(100, 0)
+	ev, ok := parseLogEvent("a1", "[2026-11-29T19:20:44,281] INFO stream-thread [x-StreamThread-1] task [1_3] Closed dirty (StreamTask)", now)
+	if !ok || ev.Kind != "task_closed" || ev.Task != "1_3" || ev.Clean || !ev.Time.Equal(now) {
+		t.Fatalf("dirty close: %+v ok=%v", ev, ok)
+	}
+	ev, ok = parseLogEvent("a1", "[..] INFO stream-thread [x] task [0_0] Closed clean (StreamTask)", now)
+	if !ok || !ev.Clean || ev.Task != "0_0" {
+		t.Fatalf("clean close: %+v ok=%v", ev, ok)
+	}
+	if _, ok := parseLogEvent("a1", "[..] INFO stream-thread [x] task [0_0] Suspended from RUNNING (StreamTask)", now); ok {
+		t.Fatal("not a close")
+	}
+}

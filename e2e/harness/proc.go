@@ -20,9 +20,10 @@ type proc struct {
 	err  error // exit status, valid after done
 }
 
-// startProc runs script args (with env added) with stdout going to onLine (and stdoutFile), stderr to errFile.
+// startProc runs script args (with env added) with stdout going to onLine (and stdoutFile),
+// stderr to onErrLine (and errFile).
 // The JVM is killed if the test process dies (Pdeathsig), so no run leaves JVMs behind.
-func startProc(name string, stdoutFile, errFile string, onLine func(string), env []string, script string, args ...string) (*proc, error) {
+func startProc(name string, stdoutFile, errFile string, onLine, onErrLine func(string), env []string, script string, args ...string) (*proc, error) {
 	out, err := os.Create(stdoutFile)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -35,10 +36,9 @@ func startProc(name string, stdoutFile, errFile string, onLine func(string), env
 		}
 	}
 	cmd := exec.Command("bash", append([]string{script}, args...)...)
-	cmd.Stderr = errOut
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	var pipe io.ReadCloser
+	var pipe, errPipe io.ReadCloser
 	if onLine != nil {
 		if pipe, err = cmd.StdoutPipe(); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -46,23 +46,35 @@ func startProc(name string, stdoutFile, errFile string, onLine func(string), env
 	} else {
 		cmd.Stdout = out
 	}
+	if onErrLine != nil && errOut != out {
+		if errPipe, err = cmd.StderrPipe(); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	} else {
+		cmd.Stderr = errOut
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p := &proc{name: name, cmd: cmd, done: make(chan struct{})}
 	var copied sync.WaitGroup
+	copyLines := func(r io.Reader, w io.Writer, f func(string)) {
+		defer copied.Done()
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 4<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			fmt.Fprintln(w, line)
+			f(line)
+		}
+	}
 	if pipe != nil {
 		copied.Add(1)
-		go func() {
-			defer copied.Done()
-			sc := bufio.NewScanner(pipe)
-			sc.Buffer(make([]byte, 64<<10), 4<<20)
-			for sc.Scan() {
-				line := sc.Text()
-				fmt.Fprintln(out, line)
-				onLine(line)
-			}
-		}()
+		go copyLines(pipe, out, onLine)
+	}
+	if errPipe != nil {
+		copied.Add(1)
+		go copyLines(errPipe, errOut, onErrLine)
 	}
 	go func() {
 		copied.Wait() // Wait closes the pipe: read it to the end first

@@ -64,6 +64,29 @@ func Kill9Instance(name string) Step {
 	return Step{Name: "kill -9 " + name, Do: func(ctx context.Context, r *Run) error { return r.Kill9(name) }}
 }
 
+// PauseInstance freezes an instance for d (SIGSTOP, then SIGCONT): longer than the session
+// timeout, it is fenced and must close its tasks dirty and rejoin.
+func PauseInstance(name string, d time.Duration) Step {
+	return Step{Name: fmt.Sprintf("pause %s for %s", name, d), Do: func(ctx context.Context, r *Run) error {
+		a, err := r.App(name)
+		if err != nil {
+			return err
+		}
+		r.Tracker.Paused(name, time.Now())
+		if err := a.Pause(); err != nil {
+			return fmt.Errorf("pause %s: %w", name, err)
+		}
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
+		if err := a.Resume(); err != nil {
+			return fmt.Errorf("resume %s: %w", name, err)
+		}
+		return nil
+	}}
+}
+
 // StopInstance closes a running instance cleanly (it leaves the group).
 func StopInstance(name string) Step {
 	return Step{Name: "stop " + name, Do: func(ctx context.Context, r *Run) error { return r.StopApp(name) }}
@@ -94,6 +117,7 @@ type StepReport struct {
 	Balanced   time.Duration // action → also evenly spread
 	OutputGap  time.Duration // longest time without any output record, from the action to the next step
 	PartGap    time.Duration // longest time without output on one output partition
+	DirtyClose int           // tasks closed dirty (lost) from the action to the next step
 	Assignment map[string][]string
 }
 
@@ -202,6 +226,7 @@ func RunScenario(t testing.TB, sc Scenario) *Report {
 			end = rep.Steps[i+1].At
 		}
 		rep.Steps[i].OutputGap, rep.Steps[i].PartGap = OutputGaps(updates, rep.Steps[i].At, end)
+		rep.Steps[i].DirtyClose = r.dirtyCloses(rep.Steps[i].At, end)
 	}
 	if errs := r.Collector.Errors(); len(errs) > 0 {
 		t.Errorf("step verify: output fetch errors: %v", errs)
@@ -402,4 +427,17 @@ func (r *Run) dumpApps() {
 	for name, tasks := range r.Tracker.Assignment() {
 		r.T.Logf("instance %s active tasks: %v", name, tasks)
 	}
+}
+
+// dirtyCloses counts tasks closed dirty by any instance in [from, to).
+func (r *Run) dirtyCloses(from, to time.Time) int {
+	n := 0
+	for _, a := range r.snapshotApps() {
+		for _, ev := range a.Events() {
+			if ev.Kind == "task_closed" && !ev.Clean && !ev.Time.Before(from) && ev.Time.Before(to) {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -86,7 +86,7 @@ func RunKafkaSmoke(ctx context.Context, o SmokeOptions) error {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, err
 		}
-		return startProc("smoke "+name, filepath.Join(d, "out"), filepath.Join(d, "log"), onLine, nil,
+		return startProc("smoke "+name, filepath.Join(d, "out"), filepath.Join(d, "log"), onLine, nil, nil,
 			script, "run", o.Version, d, propsFile, cmd)
 	}
 	var clients []*proc

@@ -45,6 +45,16 @@ func (tr *Tracker) Started(name string, t time.Time) {
 	tr.update(t, func() { tr.insts[name] = &instView{alive: true, state: "CREATED"} })
 }
 
+// Paused records that an instance was frozen (SIGSTOP) at t: it counts as not running until
+// it reports its state again.
+func (tr *Tracker) Paused(name string, t time.Time) {
+	tr.update(t, func() {
+		if v := tr.insts[name]; v != nil && v.alive {
+			v.state = "PAUSED"
+		}
+	})
+}
+
 // Gone records that an instance was killed or stopped at t: its tasks are no longer running.
 func (tr *Tracker) Gone(name string, t time.Time) {
 	tr.update(t, func() {
@@ -68,6 +78,11 @@ func (tr *Tracker) Observe(ev Event) {
 			v.state = ev.State
 			v.active = ev.Active
 			v.standby = ev.Standby
+		case "processed":
+			// Also a heartbeat of the app's state: refreshes an instance that was paused.
+			if ev.State != "" {
+				v.state = ev.State
+			}
 		case "closing", "closed", "stopped":
 			v.state = "NOT_RUNNING"
 		}

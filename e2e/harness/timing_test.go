@@ -109,3 +109,17 @@ func TestTrackerUnbalanced(t *testing.T) {
 		t.Fatalf("want all running but unbalanced, got %+v", last)
 	}
 }
+
+func TestTrackerPausedUntilItReportsAgain(t *testing.T) {
+	tr := NewTracker(TopologyTasks(1))
+	tr.Started("a1", at(0))
+	tr.Observe(tasksEv("a1", 10, "RUNNING", "0_0", "1_0"))
+	tr.Paused("a1", at(20))
+	if last := tr.history[len(tr.history)-1]; last.allRunning || !strings.Contains(last.why, "PAUSED") {
+		t.Fatalf("a paused instance must not count as running: %+v", last)
+	}
+	tr.Observe(Event{App: "a1", Time: at(30), Kind: "processed", Count: 5, State: "RUNNING"})
+	if last := tr.history[len(tr.history)-1]; !last.balanced {
+		t.Fatalf("a processed event with RUNNING must revive it: %+v", last)
+	}
+}

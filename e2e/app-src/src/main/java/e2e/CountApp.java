@@ -155,7 +155,7 @@ public final class CountApp {
             if (now - lastReport >= 1000) {
                 long n = processed.get();
                 if (n != lastProcessed) {
-                    Evt.of("processed").put("count", n).emit();
+                    Evt.of("processed").put("count", n).put("state", st.name()).emit();
                     lastProcessed = n;
                 }
                 lastReport = now;
