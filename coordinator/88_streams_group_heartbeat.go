@@ -73,7 +73,7 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 			if known {
 				old := g.Members[ownerID]
 				if old.MemberEpoch() != leaveGroupStaticMemberEpoch {
-					return errorf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by member %s.", req.MemberID, instanceID, ownerID)
+					return errorf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", req.MemberID, instanceID, ownerID)
 				}
 				replaced = old
 			} else {
@@ -87,7 +87,7 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 				return errorf(kerr.UnknownMemberID, "Instance id %s is unknown.", instanceID)
 			}
 			if ownerID != req.MemberID {
-				return errorf(kerr.FencedInstanceID, "Static member %s with instance id %s is fenced by member %s.", req.MemberID, instanceID, ownerID)
+				return errorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", req.MemberID, instanceID, ownerID)
 			}
 			m = g.Members[ownerID]
 		}
@@ -680,7 +680,7 @@ func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 			return errorf(kerr.UnknownMemberID, "Instance id %s is unknown.", *req.InstanceID)
 		}
 		if ownerID != req.MemberID {
-			return errorf(kerr.FencedInstanceID, "Static member %s with instance id %s is fenced by member %s.", req.MemberID, *req.InstanceID, ownerID)
+			return errorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, ownerID)
 		}
 		m = g.Members[ownerID]
 	}

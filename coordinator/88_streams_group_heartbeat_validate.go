@@ -90,14 +90,14 @@ func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *coordError {
 		}
 	case req.MemberEpoch == leaveGroupStaticMemberEpoch:
 		if req.InstanceID == nil {
-			return invalid("InstanceId can't be null when leaving the group with member epoch -2.")
+			return invalid("InstanceId can't be null.")
 		}
 	case req.MemberEpoch < leaveGroupStaticMemberEpoch:
-		return invalid("MemberEpoch %d is invalid.", req.MemberEpoch)
+		return invalid("MemberEpoch is %d, but must be greater than or equal to -2.", req.MemberEpoch)
 	}
 	if req.MemberEpoch != 0 {
 		if nulls != 0 && nulls != 3 {
-			return invalid("If one task list is provided, all three must be provided: ActiveTasks, StandbyTasks and WarmupTasks.")
+			return invalid("If one task-type is non-null, all must be non-null.")
 		}
 		if req.Topology != nil {
 			return invalid("Topology can only be provided when (re-)joining.")

@@ -33,14 +33,26 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 			respond(resp)
 		}
 	}
-	for i, id := range req.Groups {
+	// Kafka answers the invalid group ids first, then the groups it looked
+	// up, each in request order.
+	ids := make([]string, 0, len(req.Groups))
+	i := 0
+	for _, id := range req.Groups {
 		if id == "" {
-			resp.Groups[i] = describeError(id, errorf(kerr.InvalidGroupID, "Group id must not be empty."))
+			// Kafka gives no message here.
+			resp.Groups[i] = kmsg.NewStreamsGroupDescribeResponseGroup()
+			resp.Groups[i].ErrorCode = kerr.InvalidGroupID.Code
+			i++
 			done()
 			continue
 		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		slot := i
+		i++
 		c.run(id, func(s *shard) {
-			resp.Groups[i] = c.describeGroup(s, req)
+			resp.Groups[slot] = c.describeGroup(s, req)
 			done()
 		})
 	}

@@ -36,13 +36,14 @@ func TestScenario31Describe(t *testing.T) {
 	if len(resp.Groups) != 3 {
 		t.Fatalf("%d groups", len(resp.Groups))
 	}
-	if e := resp.Groups[1]; e.ErrorCode != kerr.InvalidGroupID.Code {
+	// Invalid ids come first, as Kafka answers them.
+	if e := resp.Groups[0]; e.ErrorCode != kerr.InvalidGroupID.Code {
 		t.Fatalf("empty id: %d", e.ErrorCode)
 	}
 	if e := resp.Groups[2]; e.ErrorCode != kerr.GroupIDNotFound.Code || e.Group != "missing" {
 		t.Fatalf("missing: %+v", e)
 	}
-	g := resp.Groups[0]
+	g := resp.Groups[1]
 	if g.ErrorCode != 0 || g.State != "Stable" || g.Epoch != 2 || g.AssignmentEpoch != 2 || g.AssignorName == nil || *g.AssignorName != "test" {
 		t.Fatalf("group %+v", g)
 	}

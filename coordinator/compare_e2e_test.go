@@ -1,0 +1,262 @@
+//go:build e2e
+
+package coordinator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	e2e "github.com/streamshift/streamshift/e2e/harness"
+)
+
+// TestCompareWithKafka44 sends the same StreamsGroupHeartbeat and
+// StreamsGroupDescribe sequence to a real Apache Kafka 4.4 broker and to the
+// coordinator (reading the same cluster's metadata), and compares the
+// responses field by field, ignoring throttle times and error messages (and
+// reporting message differences).
+func TestCompareWithKafka44(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	b, err := e2e.StartBroker(ctx, e2e.BrokerOptions{Version: e2e.Kafka44, Dir: filepath.Join(t.TempDir(), "broker")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop()
+	if err := e2e.CreateTopics(ctx, b.Bootstrap, 4, "words", "app-store-changelog"); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.ClientID("cmp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	// The broker answers COORDINATOR_NOT_AVAILABLE until __consumer_offsets
+	// exists.
+	var node int32
+	for {
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorKey, fc.CoordinatorKeys = "app", []string{"app"}
+		fresp, err := fc.RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, n := fresp.ErrorCode, fresp.NodeID
+		if len(fresp.Coordinators) > 0 {
+			code, n = fresp.Coordinators[0].ErrorCode, fresp.Coordinators[0].NodeID
+		}
+		if code == 0 {
+			node = n
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("no group coordinator: error %d", code)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	mresp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("coordinator node %d; brokers %+v", node, mresp.Brokers)
+	broker := cl.Broker(int(node))
+
+	md := NewUpstreamMetadata(kadm.NewClient(cl), time.Second)
+	if err := md.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Defaults.InitialRebalanceDelay = 0
+	cfg.Defaults.AssignmentInterval = 0
+	c, err := New(Options{Config: cfg, Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	client := ClientInfo{ClientID: "cmp", ClientHost: "/127.0.0.1"}
+
+	topo := func() *kmsg.StreamsGroupHeartbeatRequestTopology {
+		t := statefulTopology("words")
+		t.Subtopologies[0].StateChangelogTopics[0].Configs = nil
+		return t
+	}
+	join := func(member, process, host string) *kmsg.StreamsGroupHeartbeatRequest {
+		r := joinReq("app", member, process, topo())
+		r.Version = 1
+		if host != "" {
+			r.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: host, Port: 8080}
+		}
+		return r
+	}
+	static := func(r *kmsg.StreamsGroupHeartbeatRequest, instance string) *kmsg.StreamsGroupHeartbeatRequest {
+		r.InstanceID = strp(instance)
+		return r
+	}
+	hb := func(member string, epoch int32, owned *TaskSets, endpointEpoch int32) *kmsg.StreamsGroupHeartbeatRequest {
+		r := hbReq("app", member, epoch, owned)
+		r.EndpointInformationEpoch = endpointEpoch
+		return r
+	}
+	steps := []struct {
+		name string
+		req  *kmsg.StreamsGroupHeartbeatRequest
+	}{
+		{"m1 joins", join("m1", "p1", "h1")},
+		{"m1 idle", hb("m1", 2, nil, 0)},
+		{"m2 joins", join("m2", "p2", "h2")},
+		{"m1 asked to revoke", hb("m1", 2, nil, 0)},
+		{"m1 still owns", hb("m1", 2, &TaskSets{Active: tasks("0", 0, 1, 2, 3)}, 1)},
+		{"m1 revoked", hb("m1", 2, &TaskSets{Active: tasks("0", 0, 1)}, 1)},
+		{"m2 gets its tasks", hb("m2", 3, &TaskSets{}, 1)},
+		{"m2 lost response", hb("m2", 2, &TaskSets{Active: tasks("0", 2)}, 2)},
+		{"m1 greater epoch", hb("m1", 9, nil, 2)},
+		{"m1 smaller epoch", hb("m1", 1, nil, 2)},
+		{"unknown member", hb("m9", 3, nil, 2)},
+		{"invalid owned task", hb("m1", 3, &TaskSets{Active: tasks("0", 7)}, 2)},
+		{"unknown subtopology", hb("m1", 3, &TaskSets{Active: tasks("x", 0)}, 2)},
+		{"static m3 joins", static(join("m3", "p3", ""), "i3")},
+		{"m3 fenced instance", static(hb("m4", 4, nil, 2), "i3")},
+		{"m3 unreleased instance", static(join("m4", "p3", ""), "i3")},
+		{"m1 idle again", hb("m1", 3, nil, 2)},
+		{"m3 static leave", static(hb("m3", -2, nil, 2), "i3")},
+		{"m3 back as m5", static(join("m5", "p3", ""), "i3")},
+		{"m2 leaves", hb("m2", -1, nil, 2)},
+		{"m1 after leave", hb("m1", 3, nil, 2)},
+		{"epoch -3", hb("m1", -3, nil, 2)},
+		{"-2 without instance", hb("m1", -2, nil, 2)},
+		{"partial task lists", func() *kmsg.StreamsGroupHeartbeatRequest {
+			r := hb("m1", 3, &TaskSets{}, 2)
+			r.WarmupTasks = nil
+			return r
+		}()},
+		{"topology on heartbeat", func() *kmsg.StreamsGroupHeartbeatRequest { r := hb("m1", 3, nil, 2); r.Topology = topo(); return r }()},
+		{"other topology", func() *kmsg.StreamsGroupHeartbeatRequest {
+			r := join("m6", "p6", "")
+			r.Topology.Subtopologies[0].SourceTopics = []string{"words", "more"}
+			return r
+		}()},
+		{"changelog partitions", func() *kmsg.StreamsGroupHeartbeatRequest {
+			r := join("m6", "p6", "")
+			r.Topology.Subtopologies[0].StateChangelogTopics[0].NumPartitions = 4
+			return r
+		}()},
+		{"regex", func() *kmsg.StreamsGroupHeartbeatRequest {
+			r := join("m6", "p6", "")
+			r.Topology.Subtopologies[0].SourceTopicRegex = []string{"w.*"}
+			return r
+		}()},
+		{"unknown group", func() *kmsg.StreamsGroupHeartbeatRequest { r := hb("m1", 3, nil, 2); r.Group = "nope"; return r }()},
+	}
+	for _, st := range steps {
+		kreq := *st.req
+		kresp, err := kreq.RequestWith(ctx, broker)
+		if err != nil {
+			t.Fatalf("%s: kafka: %v", st.name, err)
+		}
+		sreq := *st.req
+		ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+		c.StreamsGroupHeartbeat(&sreq, client, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+		sresp := <-ch
+		compareResponses(t, st.name, kresp, sresp)
+	}
+
+	dreq := kmsg.NewPtrStreamsGroupDescribeRequest()
+	dreq.Version = 1
+	dreq.Groups = []string{"app", "nope", ""}
+	kd, err := dreq.RequestWith(ctx, broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *kmsg.StreamsGroupDescribeResponse, 1)
+	c.StreamsGroupDescribe(dreq, func(r *kmsg.StreamsGroupDescribeResponse) { ch <- r })
+	sd := <-ch
+	compareResponses(t, "describe", kd, sd)
+}
+
+// compareResponses compares two responses as encoded on the wire (so an
+// empty array equals a null one where the field cannot be null), with
+// throttle times, error messages and status details blanked and the lists
+// Kafka orders by hash-map iteration sorted. Messages and details that differ
+// are reported as logs only.
+func compareResponses(t *testing.T, name string, kafka, ours kmsg.Response) {
+	t.Helper()
+	kn, on := normalized(kafka), normalized(ours)
+	if !bytes.Equal(kn.AppendTo(nil), on.AppendTo(nil)) {
+		t.Errorf("%s differs\n kafka:       %s\n streamshift: %s", name, jsonOf(kn), jsonOf(on))
+		return
+	}
+	if km, om := messages(kafka), messages(ours); km != om {
+		t.Logf("%s: messages differ\n kafka:       %s\n streamshift: %s", name, km, om)
+	}
+}
+
+func normalized(r kmsg.Response) kmsg.Response {
+	switch v := r.(type) {
+	case *kmsg.StreamsGroupHeartbeatResponse:
+		c := *v
+		c.ThrottleMillis = 0
+		c.ErrorMessage = nil
+		c.Status = append([]kmsg.StreamsGroupHeartbeatResponseStatus(nil), v.Status...)
+		for i := range c.Status {
+			c.Status[i].StatusDetail = ""
+		}
+		if v.Status == nil {
+			c.Status = nil
+		}
+		if v.PartitionsByUserEndpoint != nil {
+			c.PartitionsByUserEndpoint = append([]kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint{}, v.PartitionsByUserEndpoint...)
+			sort.Slice(c.PartitionsByUserEndpoint, func(i, j int) bool {
+				a, b := c.PartitionsByUserEndpoint[i].UserEndpoint, c.PartitionsByUserEndpoint[j].UserEndpoint
+				return a.Host < b.Host || (a.Host == b.Host && a.Port < b.Port)
+			})
+		}
+		return &c
+	case *kmsg.StreamsGroupDescribeResponse:
+		c := *v
+		c.ThrottleMillis = 0
+		c.Groups = append([]kmsg.StreamsGroupDescribeResponseGroup(nil), v.Groups...)
+		for i := range c.Groups {
+			c.Groups[i].ErrorMessage = nil
+			ms := append([]kmsg.StreamsGroupDescribeResponseGroupMember(nil), c.Groups[i].Members...)
+			sort.Slice(ms, func(a, b int) bool { return ms[a].MemberID < ms[b].MemberID })
+			c.Groups[i].Members = ms
+		}
+		return &c
+	}
+	return r
+}
+
+func messages(r kmsg.Response) string {
+	var parts []string
+	switch v := r.(type) {
+	case *kmsg.StreamsGroupHeartbeatResponse:
+		parts = append(parts, deref(v.ErrorMessage))
+		for _, s := range v.Status {
+			parts = append(parts, fmt.Sprintf("%d:%s", s.StatusCode, s.StatusDetail))
+		}
+	case *kmsg.StreamsGroupDescribeResponse:
+		for _, g := range v.Groups {
+			parts = append(parts, deref(g.ErrorMessage))
+		}
+	}
+	return strings.Join(parts, " | ")
+}
+
+func jsonOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
