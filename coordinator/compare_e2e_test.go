@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	e2e "github.com/streamshift/streamshift/e2e/harness"
 )
@@ -25,14 +26,27 @@ import (
 // coordinator (reading the same cluster's metadata), and compares the
 // responses field by field, ignoring throttle times and error messages (and
 // reporting message differences).
-func TestCompareWithKafka44(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	b, err := e2e.StartBroker(ctx, e2e.BrokerOptions{Version: e2e.Kafka44, Dir: filepath.Join(t.TempDir(), "broker")})
+// compareEnv is a real Kafka 4.4 broker and a coordinator reading its
+// metadata, configured alike.
+type compareEnv struct {
+	ctx    context.Context
+	broker *kgo.Broker // the group coordinator node
+	v0     *kgo.Broker // the same node, through a client capped at 4.3's versions
+	c      *Coordinator
+	client ClientInfo
+}
+
+func startCompare(t *testing.T, ctx context.Context, standbys int) *compareEnv {
+	t.Helper()
+	var overrides []string
+	if standbys > 0 {
+		overrides = append(overrides, fmt.Sprintf("group.streams.num.standby.replicas=%d", standbys))
+	}
+	b, err := e2e.StartBroker(ctx, e2e.BrokerOptions{Version: e2e.Kafka44, Dir: filepath.Join(t.TempDir(), "broker"), Overrides: overrides})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Stop()
+	t.Cleanup(func() { b.Stop() })
 	if err := e2e.CreateTopics(ctx, b.Bootstrap, 4, "words", "app-store-changelog"); err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +54,12 @@ func TestCompareWithKafka44(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cl.Close()
+	t.Cleanup(cl.Close)
+	old, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap), kgo.ClientID("cmp"), kgo.MaxVersions(kversion.V4_3_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(old.Close)
 	// The broker answers COORDINATOR_NOT_AVAILABLE until __consumer_offsets
 	// exists.
 	var node int32
@@ -65,26 +84,74 @@ func TestCompareWithKafka44(t *testing.T) {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	mresp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []*kgo.Client{cl, old} {
+		if _, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, c); err != nil {
+			t.Fatal(err)
+		}
 	}
-	t.Logf("coordinator node %d; brokers %+v", node, mresp.Brokers)
-	broker := cl.Broker(int(node))
-
 	md := NewUpstreamMetadata(kadm.NewClient(cl), time.Second)
 	if err := md.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
+	go md.Run(ctx)
 	cfg := DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	cfg.Defaults.AssignmentInterval = 0
-	c, err := New(Options{Config: cfg, Metadata: md})
+	cfg.Defaults.NumStandbyReplicas = standbys
+	c, err := New(Options{Config: cfg, Metadata: md, TopicCreator: NewUpstreamTopicCreator(kadm.NewClient(cl), 10*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	client := ClientInfo{ClientID: "cmp", ClientHost: "/127.0.0.1"}
+	t.Cleanup(c.Close)
+	return &compareEnv{ctx: ctx, broker: cl.Broker(int(node)), v0: old.Broker(int(node)), c: c, client: ClientInfo{ClientID: "cmp", ClientHost: "/127.0.0.1"}}
+}
+
+// step sends req to both and compares the answers; it returns Kafka's.
+func (e *compareEnv) step(t *testing.T, name string, req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
+	t.Helper()
+	kreq := *req
+	to := e.broker
+	if req.Version == 0 {
+		to = e.v0
+	}
+	kresp, err := kreq.RequestWith(e.ctx, to)
+	if err != nil {
+		t.Fatalf("%s: kafka: %v", name, err)
+	}
+	sreq := *req
+	sreq.Version = kresp.Version
+	ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	e.c.StreamsGroupHeartbeat(&sreq, e.client, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+	compareResponses(t, name, kresp, <-ch)
+	if testing.Verbose() {
+		t.Logf("%s: error %d epoch %d status %v tasks %v/%v endpoints %d", name, kresp.ErrorCode, kresp.MemberEpoch, statusCodes(kresp), kresp.ActiveTasks, kresp.StandbyTasks, len(kresp.PartitionsByUserEndpoint))
+	}
+	return kresp
+}
+
+func (e *compareEnv) describe(t *testing.T, name string, groups ...string) {
+	t.Helper()
+	dreq := kmsg.NewPtrStreamsGroupDescribeRequest()
+	dreq.Version = 1
+	dreq.Groups = groups
+	kd, err := dreq.RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *kmsg.StreamsGroupDescribeResponse, 1)
+	e.c.StreamsGroupDescribe(dreq, func(r *kmsg.StreamsGroupDescribeResponse) { ch <- r })
+	compareResponses(t, name, kd, <-ch)
+}
+
+// TestCompareWithKafka44 sends the same StreamsGroupHeartbeat and
+// StreamsGroupDescribe sequence to a real Apache Kafka 4.4 broker and to the
+// coordinator (reading the same cluster's metadata), and compares the
+// responses on the wire, ignoring throttle times and error messages (and
+// reporting message differences).
+func TestCompareWithKafka44(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	env := startCompare(t, ctx, 0)
 
 	topo := func() *kmsg.StreamsGroupHeartbeatRequestTopology {
 		t := statefulTopology("words")
@@ -159,29 +226,99 @@ func TestCompareWithKafka44(t *testing.T) {
 		{"unknown group", func() *kmsg.StreamsGroupHeartbeatRequest { r := hb("m1", 3, nil, 2); r.Group = "nope"; return r }()},
 	}
 	for _, st := range steps {
-		kreq := *st.req
-		kresp, err := kreq.RequestWith(ctx, broker)
-		if err != nil {
-			t.Fatalf("%s: kafka: %v", st.name, err)
-		}
-		sreq := *st.req
-		ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-		c.StreamsGroupHeartbeat(&sreq, client, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
-		sresp := <-ch
-		compareResponses(t, st.name, kresp, sresp)
+		env.step(t, st.name, st.req)
 	}
+	env.describe(t, "describe", "app", "nope", "")
 
-	dreq := kmsg.NewPtrStreamsGroupDescribeRequest()
-	dreq.Version = 1
-	dreq.Groups = []string{"app", "nope", ""}
-	kd, err := dreq.RequestWith(ctx, broker)
-	if err != nil {
-		t.Fatal(err)
+	// v0 (4.2/4.3 clients): the same answers without the v1 fields.
+	v0 := hb("m1", 4, nil, 3)
+	v0.Version = 0
+	env.step(t, "v0 heartbeat", v0)
+
+	// Topology problems come back as statuses.
+	missing := joinReq("app2", "m1", "p1", sourceTopology("absent"))
+	env.step(t, "missing source topic", missing)
+	stale := joinReq("app3", "m1", "p1", sourceTopology("words"))
+	stale.Topology.Epoch = 1
+	env.step(t, "topology epoch 1", stale)
+	env.step(t, "stale topology", joinReq("app3", "m2", "p2", sourceTopology("words")))
+	env.step(t, "same epoch, other topology", func() *kmsg.StreamsGroupHeartbeatRequest {
+		r := joinReq("app3", "m3", "p3", sourceTopology("words", "more"))
+		r.Topology.Epoch = 1
+		return r
+	}())
+	copart := sourceTopology("words", "app-store-changelog")
+	copart.Subtopologies[0].CopartitionGroups = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{{SourceTopics: []int16{0, 1}}}
+	env.step(t, "copartitioned", joinReq("app4", "m1", "p1", copart))
+	env.describe(t, "describe statuses", "app2", "app3", "app4")
+}
+
+// TestCompareWithKafka44Standbys compares a stateful group with one standby
+// replica: target assignments, in-place reconciliation and the IQ map.
+func TestCompareWithKafka44Standbys(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	env := startCompare(t, ctx, 1)
+	topo := func() *kmsg.StreamsGroupHeartbeatRequestTopology {
+		t := statefulTopology("words")
+		t.Subtopologies[0].StateChangelogTopics[0].Configs = nil
+		return t
 	}
-	ch := make(chan *kmsg.StreamsGroupDescribeResponse, 1)
-	c.StreamsGroupDescribe(dreq, func(r *kmsg.StreamsGroupDescribeResponse) { ch <- r })
-	sd := <-ch
-	compareResponses(t, "describe", kd, sd)
+	join := func(member, process, host string) *kmsg.StreamsGroupHeartbeatRequest {
+		r := joinReq("app", member, process, topo())
+		r.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: host, Port: 1}
+		return r
+	}
+	type member struct {
+		id    string
+		epoch int32
+		owned TaskSets
+		ep    int32
+	}
+	ms := map[string]*member{}
+	beat := func(name, id string, withOwned bool) {
+		m := ms[id]
+		var owned *TaskSets
+		if withOwned {
+			o := m.owned
+			owned = &o
+		}
+		r := hbReq("app", id, m.epoch, owned)
+		r.EndpointInformationEpoch = m.ep
+		resp := env.step(t, name, r)
+		m.epoch, m.ep = resp.MemberEpoch, resp.EndpointInformationEpoch
+		if a, ok := assigned(resp); ok {
+			m.owned = a
+		}
+	}
+	joinStep := func(name, id, process, host string) {
+		resp := env.step(t, name, join(id, process, host))
+		ms[id] = &member{id: id, epoch: resp.MemberEpoch, ep: resp.EndpointInformationEpoch}
+		if a, ok := assigned(resp); ok {
+			ms[id].owned = a
+		}
+	}
+	joinStep("a joins", "a", "pa", "ha")
+	joinStep("b joins", "b", "pb", "hb")
+	for round := 0; round < 3; round++ {
+		for _, id := range []string{"a", "b"} {
+			beat(fmt.Sprintf("round %d %s", round, id), id, true)
+		}
+	}
+	joinStep("c joins", "c", "pc", "hc")
+	for round := 0; round < 4; round++ {
+		for _, id := range []string{"a", "b", "c"} {
+			beat(fmt.Sprintf("round %d %s (3 members)", round, id), id, round%2 == 0)
+		}
+	}
+	env.step(t, "b leaves", hbReq("app", "b", -1, nil))
+	delete(ms, "b")
+	for round := 0; round < 3; round++ {
+		for _, id := range []string{"a", "c"} {
+			beat(fmt.Sprintf("round %d %s (b gone)", round, id), id, true)
+		}
+	}
+	env.describe(t, "describe", "app")
 }
 
 // compareResponses compares two responses as encoded on the wire (so an
