@@ -98,6 +98,10 @@ func startCompare(t *testing.T, ctx context.Context, standbys int) *compareEnv {
 	cfg.Defaults.InitialRebalanceDelay = 0
 	cfg.Defaults.AssignmentInterval = 0
 	cfg.Defaults.NumStandbyReplicas = standbys
+	// As the e2e broker: a 10 s session (and its lowered minimum).
+	cfg.Defaults.SessionTimeout = 10 * time.Second
+	cfg.Bounds = DefaultBounds()
+	cfg.Bounds.MinSessionTimeout = 10 * time.Second
 	c, err := New(Options{Config: cfg, Metadata: md, TopicCreator: NewUpstreamTopicCreator(kadm.NewClient(cl), 10*time.Second)})
 	if err != nil {
 		t.Fatal(err)
@@ -318,7 +322,12 @@ func TestCompareWithKafka44Standbys(t *testing.T) {
 			beat(fmt.Sprintf("round %d %s (b gone)", round, id), id, true)
 		}
 	}
-	env.describe(t, "describe", "app")
+	// c goes silent: both coordinators fence it when its 10 s session ends.
+	for i := 0; i < 4; i++ {
+		time.Sleep(3 * time.Second)
+		beat(fmt.Sprintf("a while c is silent, %d s", 3*(i+1)), "a", true)
+	}
+	env.describe(t, "describe after the session timeout", "app")
 }
 
 // compareResponses compares two responses as encoded on the wire (so an

@@ -55,14 +55,30 @@ func DefaultGroupConfig() GroupConfig {
 	}
 }
 
-// Validate checks the bounds Kafka enforces.
-func (c GroupConfig) Validate() error {
+// Bounds are the broker-level limits of the per-group settings (Kafka's
+// group.streams.{min,max}.session.timeout.ms and
+// group.streams.{min,max}.heartbeat.interval.ms).
+type Bounds struct {
+	MinSessionTimeout, MaxSessionTimeout       time.Duration
+	MinHeartbeatInterval, MaxHeartbeatInterval time.Duration
+}
+
+// DefaultBounds are Kafka 4.4's.
+func DefaultBounds() Bounds {
+	return Bounds{MinSessionTimeout, MaxSessionTimeout, MinHeartbeatInterval, MaxHeartbeatInterval}
+}
+
+// Validate checks the bounds Kafka enforces by default.
+func (c GroupConfig) Validate() error { return c.ValidateWithin(DefaultBounds()) }
+
+// ValidateWithin checks the settings against b and Kafka's fixed limits.
+func (c GroupConfig) ValidateWithin(b Bounds) error {
 	var errs []error
-	if c.SessionTimeout < MinSessionTimeout || c.SessionTimeout > MaxSessionTimeout {
-		errs = append(errs, fmt.Errorf("streams.session.timeout.ms %d outside [%d, %d]", c.SessionTimeout.Milliseconds(), MinSessionTimeout.Milliseconds(), MaxSessionTimeout.Milliseconds()))
+	if c.SessionTimeout < b.MinSessionTimeout || c.SessionTimeout > b.MaxSessionTimeout {
+		errs = append(errs, fmt.Errorf("streams.session.timeout.ms %d outside [%d, %d]", c.SessionTimeout.Milliseconds(), b.MinSessionTimeout.Milliseconds(), b.MaxSessionTimeout.Milliseconds()))
 	}
-	if c.HeartbeatInterval < MinHeartbeatInterval || c.HeartbeatInterval > MaxHeartbeatInterval {
-		errs = append(errs, fmt.Errorf("streams.heartbeat.interval.ms %d outside [%d, %d]", c.HeartbeatInterval.Milliseconds(), MinHeartbeatInterval.Milliseconds(), MaxHeartbeatInterval.Milliseconds()))
+	if c.HeartbeatInterval < b.MinHeartbeatInterval || c.HeartbeatInterval > b.MaxHeartbeatInterval {
+		errs = append(errs, fmt.Errorf("streams.heartbeat.interval.ms %d outside [%d, %d]", c.HeartbeatInterval.Milliseconds(), b.MinHeartbeatInterval.Milliseconds(), b.MaxHeartbeatInterval.Milliseconds()))
 	}
 	if c.HeartbeatInterval >= c.SessionTimeout {
 		errs = append(errs, fmt.Errorf("streams.heartbeat.interval.ms %d must be below streams.session.timeout.ms %d", c.HeartbeatInterval.Milliseconds(), c.SessionTimeout.Milliseconds()))
@@ -168,6 +184,15 @@ type Config struct {
 	MaxGroupSize int
 	// Groups are per-group overrides by group id.
 	Groups map[string]GroupConfigOverride
+	// Bounds limit Defaults and Groups; zero means Kafka's.
+	Bounds Bounds
+}
+
+func (c Config) bounds() Bounds {
+	if c.Bounds == (Bounds{}) {
+		return DefaultBounds()
+	}
+	return c.Bounds
 }
 
 // DefaultConfig is Kafka 4.4's configuration.
@@ -178,14 +203,18 @@ func DefaultConfig() Config {
 // Validate checks the defaults and every override.
 func (c Config) Validate() error {
 	var errs []error
-	if err := c.Defaults.Validate(); err != nil {
+	b := c.bounds()
+	if b.MinSessionTimeout <= 0 || b.MinSessionTimeout > b.MaxSessionTimeout || b.MinHeartbeatInterval <= 0 || b.MinHeartbeatInterval > b.MaxHeartbeatInterval {
+		errs = append(errs, fmt.Errorf("streams group bounds %+v are inconsistent", b))
+	}
+	if err := c.Defaults.ValidateWithin(b); err != nil {
 		errs = append(errs, fmt.Errorf("streams group defaults: %w", err))
 	}
 	if c.MaxGroupSize < 0 {
 		errs = append(errs, fmt.Errorf("group.streams.max.size %d is negative", c.MaxGroupSize))
 	}
 	for id, o := range c.Groups {
-		if err := o.apply(c.Defaults).Validate(); err != nil {
+		if err := o.apply(c.Defaults).ValidateWithin(b); err != nil {
 			errs = append(errs, fmt.Errorf("streams group %q: %w", id, err))
 		}
 	}

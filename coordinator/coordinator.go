@@ -135,7 +135,7 @@ func (c *Coordinator) SetGroupConfig(groupID string, o *GroupConfigOverride) err
 		delete(c.cfg.Groups, groupID)
 		return nil
 	}
-	if err := o.apply(c.cfg.Defaults).Validate(); err != nil {
+	if err := o.apply(c.cfg.Defaults).ValidateWithin(c.cfg.bounds()); err != nil {
 		return fmt.Errorf("streams group %q: %w", groupID, err)
 	}
 	groups := make(map[string]GroupConfigOverride, len(c.cfg.Groups)+1)
