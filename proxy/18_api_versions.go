@@ -93,6 +93,9 @@ func capApiVersions(resp *kmsg.ApiVersionsResponse, regs []*registration) {
 		if k.MaxVersion > top {
 			k.MaxVersion = top
 		}
+		if k.ApiKey == int16(kmsg.SASLHandshake) && k.MinVersion < 1 {
+			k.MinVersion = 1 // see clientConn.handleRequest
+		}
 		if k.MinVersion > k.MaxVersion {
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -327,5 +328,48 @@ func TestAcksZero(t *testing.T) {
 	cons := newClient(t, p, &w, kgo.ConsumeTopics("z"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if n := len(consumeN(t, ctx, cons, 101)); n != 101 {
 		t.Fatalf("consumed %d", n)
+	}
+}
+
+// TestBackpressure runs with limits so low that every connection pauses
+// constantly: one request in flight, 1 KiB of unsent bytes, while 10 KiB
+// records go both ways. Everything must still arrive, in order.
+func TestBackpressure(t *testing.T) {
+	c := newCluster(t, kfake.SeedTopics(4, "bp"))
+	p := startProxy(t, c.ListenAddrs(), func(o *Options) {
+		o.MaxInflight = 1
+		o.BufferHighWater = 1024
+	})
+	var w addrWatch
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	prod := newClient(t, p, &w, kgo.MaxBufferedRecords(1000))
+	value := make([]byte, 10<<10)
+	var wg sync.WaitGroup
+	for i := 0; i < 300; i++ {
+		wg.Add(1)
+		v := append([]byte(strconv.Itoa(i)+":"), value...)
+		prod.Produce(ctx, &kgo.Record{Topic: "bp", Value: v}, func(_ *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				t.Errorf("produce: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	cons := newClient(t, p, &w, kgo.ConsumeTopics("bp"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := 0
+	for seen < 300 && ctx.Err() == nil {
+		cons.PollFetches(ctx).EachRecord(func(*kgo.Record) { seen++ })
+	}
+	if seen != 300 {
+		t.Fatalf("consumed %d of 300", seen)
+	}
+	var m dto.Metric
+	if err := p.m.paused.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if m.GetCounter().GetValue() == 0 {
+		t.Error("no connection ever paused: the test did not exercise backpressure")
 	}
 }

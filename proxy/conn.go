@@ -34,6 +34,8 @@ type clientConn struct {
 	buffered int       // bytes of responses held in slots behind the head
 	blocked  bool      // an intercepted request awaits its outcome
 	inflWait bool      // reading stopped at the in-flight cap
+	paused   bool      // reading stopped at a limit (for the pause metric)
+	upPaused bool      // same for the upstream side
 	closed   bool
 	reason   string // why the proxy closed the connection, for the log
 
@@ -191,7 +193,7 @@ func (cc *clientConn) readRequests() gnet.Action {
 			return gnet.Close
 		}
 		if !cc.upReady || cc.blocked {
-			return gnet.None
+			return cc.checkInboundCap()
 		}
 		hw := p.opts.BufferHighWater
 		if p.draining.Load() {
@@ -204,14 +206,15 @@ func (cc *clientConn) readRequests() gnet.Action {
 		}
 		if cc.sent.len() >= p.opts.MaxInflight {
 			cc.inflWait = true
-			p.m.paused.Inc()
+			cc.notePause()
 			return cc.checkInboundCap()
 		}
 		if cc.up.OutboundBuffered() > hw || cc.conn.OutboundBuffered()+cc.buffered > hw {
-			p.m.paused.Inc()
+			cc.notePause()
 			p.parkConn(cc.conn)
 			return cc.checkInboundCap()
 		}
+		cc.paused = false
 		head, err := cc.conn.Peek(4)
 		if err != nil {
 			return gnet.None
@@ -229,6 +232,14 @@ func (cc *clientConn) readRequests() gnet.Action {
 		if act != gnet.None {
 			return act
 		}
+	}
+}
+
+// notePause counts a pause once, not every re-check while it lasts.
+func (cc *clientConn) notePause() {
+	if !cc.paused {
+		cc.paused = true
+		cc.p.m.paused.Inc()
 	}
 }
 
@@ -253,6 +264,11 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 
 	if key == int16(kmsg.ApiVersions) {
 		return cc.apiVersions(frame, version, corr)
+	}
+	if key == int16(kmsg.SASLHandshake) && version == 0 {
+		// v0 is followed by raw SASL tokens without request headers, which
+		// cannot be matched to responses; ApiVersions advertises v1+ only.
+		return cc.reject("SaslHandshake v0 (unframed SASL tokens) is not supported; clients since Kafka 1.0 use v1", key, version)
 	}
 	if reg := p.reg.lookup(key, version); reg != nil {
 		return cc.intercept(frame, reg)
@@ -336,10 +352,14 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 		}
 		if cc.conn.OutboundBuffered()+cc.buffered > p.opts.BufferHighWater {
 			// The client does not read: stop reading its responses too.
-			p.m.paused.Inc()
+			if !cc.upPaused {
+				cc.upPaused = true
+				p.m.paused.Inc()
+			}
 			p.parkConn(up)
 			return gnet.None
 		}
+		cc.upPaused = false
 		head, err := up.Peek(4)
 		if err != nil {
 			break
