@@ -265,6 +265,35 @@ func TestCompareWithKafka44(t *testing.T) {
 	copart.Subtopologies[0].CopartitionGroups = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{{SourceTopics: []int16{0, 1}}}
 	env.step(t, "copartitioned", joinReq("app4", "m1", "p1", copart))
 	env.describe(t, "describe statuses", "app2", "app3", "app4")
+
+	// Missing internal topics: both create them on the cluster (the second
+	// creation finds the topic there); once both see it, both assign.
+	internal := sourceTopology("words")
+	internal.Subtopologies[0].StateChangelogTopics = []kmsg.TopicInfo{{Topic: "app5-c-changelog"}}
+	r := env.step(t, "missing internal topic", joinReq("app5", "m1", "p1", internal))
+	epoch := r.MemberEpoch
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		kreq := hbReq("app5", "m1", epoch, &TaskSets{})
+		kresp, err := kreq.RequestWith(ctx, env.broker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+		sreq := hbReq("app5", "m1", epoch, &TaskSets{})
+		env.c.StreamsGroupHeartbeat(sreq, env.client, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+		sresp := <-ch
+		if len(kresp.Status) == 0 && len(sresp.Status) == 0 && kresp.MemberEpoch == sresp.MemberEpoch {
+			epoch = kresp.MemberEpoch
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("internal topic never ready: kafka %+v, streamshift %+v", kresp.Status, sresp.Status)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	env.step(t, "internal topic created", hbReq("app5", "m1", epoch, &TaskSets{Active: tasks("0", 0, 1, 2, 3)}))
+	env.describe(t, "describe after creation", "app5")
 }
 
 // TestCompareWithKafka44Standbys compares a stateful group with one standby
