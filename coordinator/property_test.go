@@ -220,6 +220,7 @@ func runHistory(t *testing.T, seed uint64, steps int, coverage map[string]int) {
 			coverage[g.State().String()]++
 		}
 	}
+	checkCodecRoundTrip(t, h.log.All())
 	for _, l := range log {
 		for _, k := range []string{"err 110", "err 25", "lost response", "created"} {
 			if strings.Contains(l, k) {
