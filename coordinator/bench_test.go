@@ -176,3 +176,47 @@ func BenchmarkHeartbeatCodec(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "heartbeats/s")
 }
+
+// BenchmarkGroupFormation: 1,000 members join within the initial delay, the
+// delay ends (one target assignment of 10,000 tasks, its records), and every
+// member heartbeats once with what it owns (1,000 reconciliations). One
+// iteration forms one group; heartbeat codec work is not included.
+func BenchmarkGroupFormation(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		c, clock, md := newBenchCoordinator(b)
+		topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+		for s := 0; s < 10; s++ {
+			st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+			st.SubtopologyID = fmt.Sprint(s)
+			st.SourceTopics = []string{fmt.Sprintf("in-%d", s)}
+			topo.Subtopologies = append(topo.Subtopologies, st)
+			md.SetTopic(st.SourceTopics[0], 1000)
+		}
+		joins := make([]*kmsg.StreamsGroupHeartbeatRequest, 1000)
+		for m := range joins {
+			joins[m] = joinReq("bench", fmt.Sprintf("member-%04d", m), fmt.Sprintf("process-%03d", m%200), &topo)
+		}
+		client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+		epochs := make([]int32, 1000)
+		b.StartTimer()
+		for m, j := range joins {
+			c.StreamsGroupHeartbeat(j, client, func(r *kmsg.StreamsGroupHeartbeatResponse) { epochs[m] = r.MemberEpoch })
+		}
+		clock.Advance(DefaultInitialRebalanceDelay)
+		for m := range joins {
+			req := hbReq("bench", joins[m].MemberID, epochs[m], &TaskSets{})
+			c.StreamsGroupHeartbeat(req, client, func(r *kmsg.StreamsGroupHeartbeatResponse) {
+				if r.ErrorCode != 0 || r.ActiveTasks == nil {
+					b.Fatalf("member %d: %+v", m, r)
+				}
+			})
+		}
+		b.StopTimer()
+		if st := c.shards["bench"].group.State(); st != GroupStable {
+			b.Fatalf("state %v", st)
+		}
+		b.StartTimer()
+	}
+}
