@@ -108,6 +108,11 @@ func TestConcurrentGroups(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	lg := make(chan []ListedGroup, 1)
+	c.ListGroups(nil, func(l []ListedGroup) { lg <- l })
+	if l := <-lg; len(l) != 8 {
+		t.Errorf("listed %d groups", len(l))
+	}
 	// No task is owned twice; a stable group owns all 8.
 	for g := 0; g < 8; g++ {
 		ch := make(chan *kmsg.StreamsGroupDescribeResponse, 1)
@@ -127,5 +132,26 @@ func TestConcurrentGroups(t *testing.T) {
 		if st := d.Groups[0].State; (st == "Stable" && len(seen) != 8) || (st != "Stable" && st != "Reconciling") {
 			t.Errorf("group g%d: state %s, %d active tasks", g, st, len(seen))
 		}
+	}
+}
+
+func TestListGroups(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 2)
+	h.ok(joinReq("b", "m1", "p1", sourceTopology("foo")))
+	h.ok(joinReq("a", "m1", "p1", sourceTopology("absent")))
+	h.ok(joinReq("c", "m1", "p1", sourceTopology("foo")))
+	h.ok(hbReq("c", "m1", -1, nil))
+	list := func(states ...string) []ListedGroup {
+		var got []ListedGroup
+		h.c.ListGroups(states, func(l []ListedGroup) { got = l })
+		return got
+	}
+	all := list()
+	if len(all) != 3 || all[0].GroupID != "a" || all[0].State != GroupNotReady || all[1].State != GroupStable || all[2].State != GroupEmpty {
+		t.Fatalf("all: %+v", all)
+	}
+	if got := list("not_ready", "EMPTY"); len(got) != 2 || got[0].GroupID != "a" || got[1].GroupID != "c" {
+		t.Fatalf("filtered: %+v", got)
 	}
 }

@@ -1,0 +1,72 @@
+package coordinator
+
+import (
+	"sort"
+	"strings"
+	"sync"
+)
+
+// ListedGroup is a streams group as ListGroups reports it: protocol type and
+// group type are both "streams".
+type ListedGroup struct {
+	GroupID string
+	State   GroupState
+}
+
+// StateFilterName is the lower-case name ListGroups state filters use
+// ("not_ready" for NotReady).
+func (s GroupState) StateFilterName() string {
+	if s == GroupNotReady {
+		return "not_ready"
+	}
+	return strings.ToLower(s.String())
+}
+
+// ListGroups reports the streams groups, filtered by state names as in
+// ListGroups v4+ (lower-case, "not_ready"; case-insensitive; empty: all),
+// sorted by id; done is called once with the result.
+func (c *Coordinator) ListGroups(states []string, done func([]ListedGroup)) {
+	want := map[string]bool{}
+	for _, s := range states {
+		want[strings.ToLower(s)] = true
+	}
+	c.mu.Lock()
+	ids := make([]string, 0, len(c.shards))
+	for id := range c.shards {
+		ids = append(ids, id)
+	}
+	c.mu.Unlock()
+	var (
+		mu      sync.Mutex
+		out     []ListedGroup
+		pending = len(ids) + 1
+	)
+	finish := func() {
+		pending--
+		if pending == 0 {
+			sort.Slice(out, func(i, j int) bool { return out[i].GroupID < out[j].GroupID })
+			done(out)
+		}
+	}
+	for _, id := range ids {
+		ran := c.run(id, func(s *shard) {
+			mu.Lock()
+			defer mu.Unlock()
+			if g := s.group; g != nil {
+				st := g.State()
+				if len(want) == 0 || want[st.StateFilterName()] {
+					out = append(out, ListedGroup{GroupID: g.ID, State: st})
+				}
+			}
+			finish()
+		})
+		if !ran {
+			mu.Lock()
+			finish()
+			mu.Unlock()
+		}
+	}
+	mu.Lock()
+	finish()
+	mu.Unlock()
+}
