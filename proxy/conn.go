@@ -35,9 +35,12 @@ type clientConn struct {
 	blocked  bool      // an intercepted request awaits its outcome
 	inflWait bool      // reading stopped at the in-flight cap
 	paused   bool      // reading stopped at a limit (for the pause metric)
-	upPaused bool      // same for the upstream side
-	closed   bool
-	reason   string // why the proxy closed the connection, for the log
+	// streamLeft is what remains of an upstream response being passed
+	// through to the client as it arrives (see canStream).
+	streamLeft int
+	upPaused   bool // same for the upstream side
+	closed     bool
+	reason     string // why the proxy closed the connection, for the log
 
 	requests  uint64
 	clientID  string
@@ -360,13 +363,40 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 			return gnet.None
 		}
 		cc.upPaused = false
-		head, err := up.Peek(4)
+		if cc.streamLeft > 0 {
+			n := min(up.InboundBuffered(), cc.streamLeft, streamChunk)
+			if n == 0 {
+				break
+			}
+			chunk, err := up.Peek(n)
+			if err != nil {
+				break
+			}
+			_, _ = cc.conn.Write(chunk)
+			_, _ = up.Discard(n)
+			cc.streamLeft -= n
+			if cc.streamLeft == 0 {
+				cc.flush()
+			}
+			continue
+		}
+		head, err := up.Peek(8)
 		if err != nil {
 			break
 		}
 		size := frameSize(head)
 		if size < 4 || size > maxResponseBytes {
 			return cc.upstreamProtocolError(fmt.Sprintf("response frame size %d", size))
+		}
+		if s := cc.sent.peek(); size+4 > up.InboundBuffered() && s != nil && cc.canStream(s, head) {
+			// A large response still arriving for the head of the ring with
+			// nothing to rewrite: pass its bytes through as they come
+			// instead of buffering the whole frame (Fetch responses reach
+			// tens of MiB).
+			cc.sent.pop()
+			cc.ring.pop()
+			cc.streamLeft = 4 + size
+			continue
 		}
 		frame, err := up.Peek(4 + size)
 		if err != nil {
@@ -392,6 +422,18 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 		_ = cc.conn.Wake(nil)
 	}
 	return gnet.None
+}
+
+// streamChunk bounds one pass-through write, and so the copy gnet makes when
+// the buffered bytes wrap around its ring.
+const streamChunk = 1 << 20
+
+// canStream says whether the response starting with head can be passed
+// through while it arrives: it answers the head of the ring (nothing is
+// written before it), needs no rewriting and no tap copy.
+func (cc *clientConn) canStream(s *slot, head []byte) bool {
+	return cc.ring.peek() == s && !s.rewrite && !s.rewritten && cc.p.opts.Tap == nil &&
+		s.corr == int32(binary.BigEndian.Uint32(head[4:]))
 }
 
 // upstreamProtocolError closes both connections: after an unexpected response
@@ -483,8 +525,12 @@ func (cc *clientConn) completeLocal(s *slot, frame []byte) {
 	cc.flush()
 }
 
-// flush writes done slots from the head of the ring.
+// flush writes done slots from the head of the ring, never into the middle
+// of a response being passed through.
 func (cc *clientConn) flush() {
+	if cc.streamLeft > 0 {
+		return
+	}
 	for s := cc.ring.peek(); s != nil && s.done && !cc.closed; s = cc.ring.peek() {
 		cc.ring.pop()
 		cc.buffered -= len(s.resp)
