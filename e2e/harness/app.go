@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -224,6 +225,27 @@ func (a *App) WaitEvent(ctx context.Context, match func(Event) bool) (Event, err
 			return Event{}, fmt.Errorf("app %s: %w waiting for an event (see %s)", a.Name, ctx.Err(), a.Out)
 		}
 	}
+}
+
+// lastWords summarises why an app ended: its last state and the first ERROR of its log.
+func (a *App) lastWords() string {
+	state := "no state reported"
+	for _, ev := range a.Events() {
+		if ev.Kind == "state" {
+			state = "last state " + ev.To
+		}
+	}
+	if b, err := os.ReadFile(a.Log); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "] ERROR ") {
+				if len(line) > 400 {
+					line = line[:400] + "..."
+				}
+				return state + "; first error: " + line
+			}
+		}
+	}
+	return state
 }
 
 // LastTasks returns the app's latest reported active and standby tasks.

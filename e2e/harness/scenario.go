@@ -59,6 +59,27 @@ func StartInstances(names ...string) Step {
 	}}
 }
 
+// StartInstanceWith starts one instance with its options changed by opt (e.g. another
+// GroupProtocol or Build: a rolling migration starts the new instances this way).
+func StartInstanceWith(name string, opt func(*AppOptions)) Step {
+	return Step{Name: "start " + name + " (own options)", Do: func(ctx context.Context, r *Run) error {
+		_, err := r.StartAppWith(name, opt)
+		return err
+	}}
+}
+
+// ReplaceInstance stops old cleanly and starts new with opt in one step: the roll of one
+// instance (instance names are unique per run, so the restarted one gets a new name).
+func ReplaceInstance(old, new string, opt func(*AppOptions)) Step {
+	return Step{Name: fmt.Sprintf("replace %s by %s", old, new), Do: func(ctx context.Context, r *Run) error {
+		if err := r.StopApp(old); err != nil {
+			return err
+		}
+		_, err := r.StartAppWith(new, opt)
+		return err
+	}}
+}
+
 // Kill9Instance crashes a running instance.
 func Kill9Instance(name string) Step {
 	return Step{Name: "kill -9 " + name, Do: func(ctx context.Context, r *Run) error { return r.Kill9(name) }}
@@ -187,16 +208,26 @@ func RunScenario(t testing.TB, sc Scenario) *Report {
 			t.Fatalf("step %s: %v", name, err)
 		}
 		sctx, cancel := context.WithTimeout(ctx, sc.StepLimit)
+		stopWatch := r.watchApps(cancel)
 		settled, err := r.Tracker.WaitSettled(sctx, at, sc.Quiet)
+		stopWatch()
 		cancel()
+		if herr := r.appsHealthy(); herr != nil {
+			t.Fatalf("step %s: %v", name, herr)
+		}
 		if err != nil {
 			r.dumpApps()
-			t.Fatalf("step %s: %v (after %s; logs in %s)", name, err, sc.StepLimit, dir)
+			t.Fatalf("step %s: %v (after %s; logs in %s)", name, err, time.Since(at).Round(time.Second), dir)
 		}
+		// Hold the settled group under input; an instance dying meanwhile fails this step.
+		hctx, hcancel := context.WithTimeout(ctx, sc.Hold)
+		stopWatch = r.watchApps(hcancel)
+		<-hctx.Done()
+		stopWatch()
+		hcancel()
 		if err := r.appsHealthy(); err != nil {
-			t.Fatalf("step %s: %v", name, err)
+			t.Fatalf("step %s (hold): %v", name, err)
 		}
-		time.Sleep(sc.Hold)
 		rep.Steps = append(rep.Steps, StepReport{
 			Step: st.Name, At: at, Instances: len(r.liveApps()),
 			AllRunning: settled.AllRunning.Sub(at), Balanced: settled.Balanced.Sub(at),
@@ -320,7 +351,10 @@ func (r *Run) teardown() {
 }
 
 // StartApp starts instance name with the scenario's settings, tracked by the run.
-func (r *Run) StartApp(name string) (*App, error) {
+func (r *Run) StartApp(name string) (*App, error) { return r.StartAppWith(name, nil) }
+
+// StartAppWith starts instance name with the scenario's settings changed by opt (may be nil).
+func (r *Run) StartAppWith(name string, opt func(*AppOptions)) (*App, error) {
 	sc := r.Scenario
 	r.mu.Lock()
 	_, exists := r.apps[name]
@@ -332,17 +366,22 @@ func (r *Run) StartApp(name string) (*App, error) {
 	if strings.HasPrefix(sc.Guarantee, "exactly_once") {
 		commit = 100
 	}
-	extra := sc.AppExtra
-	if sc.GroupProtocol == "classic" {
-		// Same failure detection as the streams-group test settings (10s session).
-		extra = append([]string{"consumer.session.timeout.ms=10000", "consumer.heartbeat.interval.ms=3000"}, extra...)
-	}
-	r.Tracker.Started(name, time.Now())
-	a, err := StartApp(AppOptions{
+	o := AppOptions{
 		Name: name, Build: sc.AppBuild, Dir: filepath.Join(r.Dir, "app-"+name), Bootstrap: r.AppBootstrap,
 		GroupProtocol: sc.GroupProtocol, Guarantee: sc.Guarantee, CommitIntervalMs: commit,
-		Extra: extra, OnEvent: r.Tracker.Observe,
-	})
+		Extra: append([]string(nil), sc.AppExtra...),
+	}
+	if opt != nil {
+		opt(&o)
+	}
+	if o.GroupProtocol == "" || o.GroupProtocol == "classic" {
+		// Same failure detection as the streams-group test settings (10s session). Only for
+		// classic members: the streams protocol takes these from the group, not the client.
+		o.Extra = append([]string{"consumer.session.timeout.ms=10000", "consumer.heartbeat.interval.ms=3000"}, o.Extra...)
+	}
+	o.Name, o.OnEvent = name, r.Tracker.Observe // the run tracks every instance by its name
+	r.Tracker.Started(name, time.Now())
+	a, err := StartApp(o)
 	if err != nil {
 		r.Tracker.Gone(name, time.Now())
 		return nil, err
@@ -404,6 +443,29 @@ func (r *Run) liveApps() []string {
 	return live
 }
 
+// watchApps calls cancel as soon as a live instance exits on its own; the returned func
+// stops watching.
+func (r *Run) watchApps(cancel context.CancelFunc) (stop func()) {
+	done := make(chan struct{})
+	live := map[string]bool{}
+	for _, n := range r.liveApps() {
+		live[n] = true
+	}
+	for name, a := range r.snapshotApps() {
+		if !live[name] {
+			continue
+		}
+		go func(a *App) {
+			select {
+			case <-a.Done():
+				cancel()
+			case <-done:
+			}
+		}(a)
+	}
+	return func() { close(done) }
+}
+
 // appsHealthy fails when a tracked live instance died on its own or reported an error.
 func (r *Run) appsHealthy() error {
 	live := map[string]bool{}
@@ -417,7 +479,7 @@ func (r *Run) appsHealthy() error {
 			}
 		}
 		if live[name] && a.Exited() {
-			return fmt.Errorf("instance %s exited on its own (see %s)", name, a.Log)
+			return fmt.Errorf("instance %s exited on its own (%s; see %s)", name, a.lastWords(), a.Log)
 		}
 	}
 	return nil
