@@ -425,16 +425,16 @@ func endpointEqual(old, v *MemberMetadataValue) bool {
 	return *a == *b
 }
 
+// sameEpochs compares the epochs of the assigned active tasks (pending ones
+// are not sent to the member).
 func sameEpochs(a, b *CurrentMemberAssignmentValue) bool {
-	if len(a.ActiveEpochs) != len(b.ActiveEpochs) {
-		return false
-	}
-	for k, v := range a.ActiveEpochs {
-		if w, ok := b.ActiveEpochs[k]; !ok || w != v {
-			return false
+	same := true
+	forEachTask(b.Assigned.Active, func(t TaskID) {
+		if a.ActiveEpochs[t] != b.ActiveEpochs[t] {
+			same = false
 		}
-	}
-	return true
+	})
+	return same
 }
 
 // replaceStaticMember moves a released static member (epoch -2) to the new
@@ -460,6 +460,7 @@ func (ch *change) replaceStaticMember(old *Member, memberID string) *Member {
 	cur.PreviousMemberEpoch = 0
 	cur.State = MemberStable
 	cur.PendingRevocation = TaskSets{}
+	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, false, 0)
 	ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: memberID, Value: &cur})
 	return g.Members[memberID]
 }
@@ -693,13 +694,7 @@ func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 		cur.PreviousMemberEpoch = cur.MemberEpoch
 		cur.MemberEpoch = leaveGroupStaticMemberEpoch
 		cur.PendingRevocation = TaskSets{}
-		if len(cur.ActiveEpochs) > 0 {
-			epochs := make(map[TaskID]int32, len(cur.ActiveEpochs))
-			for t := range cur.ActiveEpochs {
-				epochs[t] = 0
-			}
-			cur.ActiveEpochs = epochs
-		}
+		cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
 		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID, Value: &cur})
 		ch.cancel(rebalanceTimerKey(m.ID))
 	}

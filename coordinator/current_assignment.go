@@ -183,7 +183,7 @@ func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpo
 		next.MemberEpoch = targetEpoch
 		next.Assigned = keptSets
 	}
-	next.ActiveEpochs = activeEpochs(cur, next.Assigned.Active, targetEpoch)
+	next.ActiveEpochs = activeEpochs(cur, next.Assigned.Active, next.PendingRevocation.Active, targetEpoch)
 	if sameCurrent(cur, next) {
 		return cur
 	}
@@ -194,19 +194,39 @@ func unionSets(a, b TaskSets) TaskSets {
 	return TaskSets{tasksUnion(a.Active, b.Active), tasksUnion(a.Standby, b.Standby), tasksUnion(a.Warmup, b.Warmup)}
 }
 
-// activeEpochs keeps the epoch of kept active tasks and gives newly granted
-// ones the target epoch.
-func activeEpochs(cur *CurrentMemberAssignmentValue, active Tasks, targetEpoch int32) map[TaskID]int32 {
+// activeEpochs gives the assignment epoch of every active task, assigned or
+// pending revocation (OffsetCommit accepts older epochs per task): kept and
+// revoking tasks keep theirs, newly granted ones get the target epoch.
+func activeEpochs(cur *CurrentMemberAssignmentValue, active, pending Tasks, targetEpoch int32) map[TaskID]int32 {
+	if len(active) == 0 && len(pending) == 0 {
+		return nil
+	}
+	out := make(map[TaskID]int32, tasksCount(active)+tasksCount(pending))
+	for _, ts := range [2]Tasks{active, pending} {
+		forEachTask(ts, func(t TaskID) {
+			if e, ok := cur.ActiveEpochs[t]; ok {
+				out[t] = e
+			} else {
+				out[t] = targetEpoch
+			}
+		})
+	}
+	return out
+}
+
+// restrictEpochs keeps the epochs of the given active tasks only, set to
+// epoch when setTo is true.
+func restrictEpochs(epochs map[TaskID]int32, active Tasks, setTo bool, epoch int32) map[TaskID]int32 {
 	if len(active) == 0 {
 		return nil
 	}
 	out := make(map[TaskID]int32, tasksCount(active))
 	forEachTask(active, func(t TaskID) {
-		if e, ok := cur.ActiveEpochs[t]; ok {
-			out[t] = e
-		} else {
-			out[t] = targetEpoch
+		e, ok := epochs[t]
+		if setTo || !ok {
+			e = epoch
 		}
+		out[t] = e
 	})
 	return out
 }

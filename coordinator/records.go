@@ -143,8 +143,9 @@ type CurrentMemberAssignmentValue struct {
 	PreviousMemberEpoch int32
 	State               MemberState
 	Assigned            TaskSets
-	// ActiveEpochs holds the assignment epoch of every assigned active task
-	// (the tagged AssignmentEpochs of 4.2+); OffsetCommit validation uses them.
+	// ActiveEpochs holds the assignment epoch of every active task, assigned
+	// or pending revocation (the tagged AssignmentEpochs of 4.2+);
+	// OffsetCommit validation uses them.
 	ActiveEpochs      map[TaskID]int32
 	PendingRevocation TaskSets
 }
