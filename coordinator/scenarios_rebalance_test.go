@@ -298,3 +298,36 @@ func TestScenario24SourceTopicGrows(t *testing.T) {
 		t.Fatalf("tasks while not ready %+v", got)
 	}
 }
+
+// MISSING_CLIENT_TAGS (status 6) is sent to v1 members lacking a configured
+// rack-aware assignment tag, never at v0; the tags are assignment configs.
+func TestMissingClientTags(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Defaults.RackAwareAssignmentTags = []string{"zone"} })
+	h.md.SetTopic("foo", 2)
+	r := h.ok(joinReq("g", "m1", "p1", sourceTopology("foo")))
+	if !slices.Equal(statusCodes(r), []int8{StatusMissingClientTags}) {
+		t.Fatalf("v1 without tag: %v", statusCodes(r))
+	}
+	v0 := joinReq("g", "m2", "p2", sourceTopology("foo"))
+	v0.Version = 0
+	if r := h.ok(v0); len(r.Status) != 0 {
+		t.Fatalf("v0: %v", statusCodes(r))
+	}
+	tagged := joinReq("g", "m3", "p3", sourceTopology("foo"))
+	tagged.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{{Key: "zone", Value: "a"}}
+	if r := h.ok(tagged); len(r.Status) != 0 {
+		t.Fatalf("tagged: %v", statusCodes(r))
+	}
+	g := h.group("g")
+	if len(g.LastAssignmentConfigs) != 2 || g.LastAssignmentConfigs[1].Value != "zone" {
+		t.Fatalf("assignment configs %+v", g.LastAssignmentConfigs)
+	}
+	epoch := g.GroupEpoch
+	if err := h.c.SetGroupConfig("g", &GroupConfigOverride{RackAwareAssignmentTags: []string{"zone", "rack"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.ok(hbReq("g", "m3", g.Members["m3"].MemberEpoch(), nil))
+	if g.GroupEpoch != epoch+1 {
+		t.Fatalf("tag change did not bump: %d", g.GroupEpoch)
+	}
+}
