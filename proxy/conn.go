@@ -36,11 +36,13 @@ type clientConn struct {
 	inflWait bool      // reading stopped at the in-flight cap
 	paused   bool      // reading stopped at a limit (for the pause metric)
 	// streamLeft is what remains of an upstream response being passed
-	// through to the client as it arrives (see canStream).
-	streamLeft int
-	upPaused   bool // same for the upstream side
-	closed     bool
-	reason     string // why the proxy closed the connection, for the log
+	// through to the client as it arrives (see canStream), reqStreamLeft
+	// the same for a client request going upstream (startRequestStream).
+	streamLeft    int
+	reqStreamLeft int
+	upPaused      bool // same for the upstream side
+	closed        bool
+	reason        string // why the proxy closed the connection, for the log
 
 	requests  uint64
 	clientID  string
@@ -199,6 +201,27 @@ func (cc *clientConn) readRequests() gnet.Action {
 			return cc.checkInboundCap()
 		}
 		hw := p.opts.BufferHighWater
+		if cc.reqStreamLeft > 0 {
+			// The rest of a request already partly sent upstream, even
+			// while draining: the upstream must see whole frames.
+			if cc.up.OutboundBuffered() > hw {
+				cc.notePause()
+				p.parkConn(cc.conn)
+				return cc.checkInboundCap()
+			}
+			n := min(cc.conn.InboundBuffered(), cc.reqStreamLeft, streamChunk)
+			if n == 0 {
+				return gnet.None
+			}
+			chunk, err := cc.conn.Peek(n)
+			if err != nil {
+				return gnet.None
+			}
+			_, _ = cc.up.Write(chunk)
+			_, _ = cc.conn.Discard(n)
+			cc.reqStreamLeft -= n
+			continue
+		}
 		if p.draining.Load() {
 			if cc.ring.len() == 0 && cc.conn.OutboundBuffered() == 0 {
 				cc.reason = "proxy shutting down"
@@ -226,6 +249,12 @@ func (cc *clientConn) readRequests() gnet.Action {
 		if size < minRequestSize || size > p.opts.MaxFrameBytes {
 			return cc.reject(fmt.Sprintf("frame size %d outside %d..%d", size, minRequestSize, p.opts.MaxFrameBytes), -1, -1)
 		}
+		if buffered := cc.conn.InboundBuffered(); 4+size > buffered && buffered >= streamMin {
+			prefix, err := cc.conn.Peek(min(buffered, streamMin))
+			if err == nil && cc.startRequestStream(prefix, size) {
+				continue
+			}
+		}
 		frame, err := cc.conn.Peek(4 + size)
 		if err != nil {
 			return gnet.None
@@ -244,6 +273,49 @@ func (cc *clientConn) notePause() {
 		cc.paused = true
 		cc.p.m.paused.Inc()
 	}
+}
+
+// streamMin is the least a large request must have buffered before it is
+// passed through while arriving; smaller frames are simply awaited whole.
+const streamMin = 64 << 10
+
+// startRequestStream decides from the first bytes of a large request still
+// arriving whether it can go upstream as it comes (a big Produce, typically),
+// instead of being buffered whole. Requests the proxy answers, decodes or
+// rejects, and any request while a tap copies frames, wait for the whole frame.
+func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
+	p := cc.p
+	if p.opts.Tap != nil {
+		return false
+	}
+	msg := prefix[4:]
+	key, version, corr := fixedHeader(msg)
+	if key == int16(kmsg.ApiVersions) || key == int16(kmsg.SASLHandshake) || p.reg.lookup(key, version) != nil {
+		return false
+	}
+	rewrite := needsRewrite(key, version)
+	if rewrite || key == int16(kmsg.Fetch) {
+		if top, _ := versionCap(key); version > top {
+			return false
+		}
+	}
+	acks := int16(-1)
+	if key == int16(kmsg.Produce) {
+		var err error
+		if acks, err = produceAcks(msg); err != nil {
+			return false // let the whole-frame path judge it
+		}
+	}
+	cc.requests++
+	p.m.request(key)
+	cc.reqStreamLeft = 4 + size
+	if acks == 0 {
+		return true // no response, no slot
+	}
+	s := &slot{corr: corr, key: key, version: version, rewrite: rewrite, upstream: true}
+	cc.ring.push(s)
+	cc.sent.push(s)
+	return true
 }
 
 // checkInboundCap bounds what a paused client can pile up: a well-behaved
