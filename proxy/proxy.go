@@ -257,6 +257,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 	defer stopBg()
 	go p.wakeLoop(bg)
 	go p.refreshLoop(bg)
+	go p.reclaimLoop(bg, 10*time.Second)
 
 	select {
 	case err := <-errCh:
