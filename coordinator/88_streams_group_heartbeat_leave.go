@@ -1,0 +1,76 @@
+package coordinator
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// fenceMember removes a member (leave -1, session or rebalance timeout):
+// tombstones for its assignment and metadata, and a group epoch bump. The
+// new target is computed by the next heartbeat.
+func (ch *change) fenceMember(m *Member) {
+	g := ch.g
+	ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID})
+	ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: m.ID})
+	ch.emit(Record{Type: RecordMemberMetadata, MemberID: m.ID})
+	epoch := g.GroupEpoch + 1
+	ch.emit(Record{Type: RecordGroupMetadata, Value: &GroupMetadataValue{
+		Epoch:                  epoch,
+		MetadataHash:           g.MetadataHash,
+		ValidatedTopologyEpoch: g.ValidatedTopologyEpoch,
+		LastAssignmentConfigs:  g.LastAssignmentConfigs,
+	}})
+	if len(g.Members) == 0 {
+		// An empty group has nothing to assign: its assignment is current,
+		// and the next join must not wait for the assignment interval.
+		ch.emit(Record{Type: RecordTargetAssignmentMetadata, Value: &TargetAssignmentMetadataValue{AssignmentEpoch: epoch}})
+		g.mem.shutdownRequester = ""
+		ch.cancel(initialDelayTimerKey)
+		ch.cancel(assignmentIntervalTimerKey)
+	}
+	ch.cancel(sessionTimerKey(m.ID))
+	ch.cancel(rebalanceTimerKey(m.ID))
+}
+
+// leave handles member epochs -1 (leave) and -2 (static member leaving for
+// now, to come back with the same instance id).
+func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) error {
+	g := ch.g
+	if g == nil {
+		return errorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
+	}
+	var m *Member
+	if req.InstanceID == nil {
+		m = g.Members[req.MemberID]
+		if m == nil {
+			return errorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.ID)
+		}
+	} else {
+		ownerID, ok := g.staticMembers[*req.InstanceID]
+		if !ok {
+			return errorf(kerr.UnknownMemberID, "Instance id %s is unknown.", *req.InstanceID)
+		}
+		if ownerID != req.MemberID {
+			return errorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, ownerID)
+		}
+		m = g.Members[ownerID]
+	}
+	if req.MemberEpoch == leaveGroupMemberEpoch {
+		ch.fenceMember(m)
+	} else {
+		// Keep the member and its tasks until it returns or its session
+		// expires; what it was revoking is released now.
+		cur := *m.current()
+		cur.PreviousMemberEpoch = cur.MemberEpoch
+		cur.MemberEpoch = leaveGroupStaticMemberEpoch
+		cur.PendingRevocation = TaskSets{}
+		cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
+		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID, Value: &cur})
+		ch.cancel(rebalanceTimerKey(m.ID))
+	}
+	// Kafka answers a leave with the member id and epoch only.
+	resp.MemberID = req.MemberID
+	resp.MemberEpoch = req.MemberEpoch
+	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
+	return nil
+}

@@ -1,0 +1,186 @@
+package coordinator
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func (ch *change) checkGroupSize(memberID string) error {
+	max := ch.c.maxGroupSize()
+	if max > 0 && len(ch.g.Members) >= max && ch.g.Members[memberID] == nil {
+		return errorf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", max)
+	}
+	return nil
+}
+
+// checkMemberEpoch is Kafka's throwIfStreamsGroupMemberEpochIsInvalid. An
+// older epoch is accepted only when it is the previous epoch and the member
+// owns no more than it was given: the response that moved it on was lost.
+func checkMemberEpoch(m *Member, req *kmsg.StreamsGroupHeartbeatRequest) error {
+	cur := m.current()
+	switch {
+	case req.MemberEpoch > cur.MemberEpoch:
+		return errorf(kerr.FencedMemberEpoch, "The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
+	case req.MemberEpoch < cur.MemberEpoch:
+		if req.MemberEpoch == cur.PreviousMemberEpoch && req.ActiveTasks != nil && req.StandbyTasks != nil && req.WarmupTasks != nil &&
+			tasksSubset(tasksFromKmsg(req.ActiveTasks), cur.Assigned.Active) &&
+			tasksSubset(tasksFromKmsg(req.StandbyTasks), cur.Assigned.Standby) &&
+			tasksSubset(tasksFromKmsg(req.WarmupTasks), cur.Assigned.Warmup) {
+			return nil
+		}
+		return errorf(kerr.FencedMemberEpoch, "The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
+	}
+	return nil
+}
+
+// updatedMemberMetadata applies a request to a member's metadata: null
+// fields keep the old value; a join always replaces the endpoint.
+func updatedMemberMetadata(old *MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *MemberMetadataValue {
+	if metadataUnchanged(old, req, client) {
+		return old
+	}
+	v := &MemberMetadataValue{}
+	if old != nil {
+		*v = *old
+	}
+	if req.InstanceID != nil {
+		v.InstanceID = *req.InstanceID
+	}
+	if req.RackID != nil {
+		v.RackID = *req.RackID
+	}
+	if req.RebalanceTimeoutMillis != -1 {
+		v.RebalanceTimeoutMs = req.RebalanceTimeoutMillis
+	}
+	if req.Topology != nil {
+		v.TopologyEpoch = req.Topology.Epoch
+	}
+	v.ClientID = client.ClientID
+	v.ClientHost = client.ClientHost
+	if req.ProcessID != nil {
+		v.ProcessID = *req.ProcessID
+	}
+	if req.ClientTags != nil {
+		tags := make([]KeyValue, 0, len(req.ClientTags))
+		for _, t := range req.ClientTags {
+			tags = append(tags, KeyValue{t.Key, t.Value})
+		}
+		sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
+		v.ClientTags = tags
+	}
+	if req.MemberEpoch == 0 {
+		v.UserEndpoint = nil
+	}
+	if e := req.UserEndpoint; e != nil {
+		v.UserEndpoint = &Endpoint{Host: e.Host, Port: e.Port}
+	}
+	return v
+}
+
+// metadataUnchanged is the steady-state shortcut of updatedMemberMetadata: a
+// heartbeat that only repeats what is known changes nothing.
+func metadataUnchanged(old *MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) bool {
+	if old == nil || req.MemberEpoch == 0 || req.Topology != nil || req.ClientTags != nil || req.UserEndpoint != nil {
+		return false
+	}
+	return (req.InstanceID == nil || *req.InstanceID == old.InstanceID) &&
+		(req.RackID == nil || *req.RackID == old.RackID) &&
+		(req.RebalanceTimeoutMillis == -1 || req.RebalanceTimeoutMillis == old.RebalanceTimeoutMs) &&
+		(req.ProcessID == nil || *req.ProcessID == old.ProcessID) &&
+		client.ClientID == old.ClientID && client.ClientHost == old.ClientHost
+}
+
+// staticMetadataChanged: for static members only these fields bump the
+// group epoch (PR #22245), so a restart with the same identity keeps tasks.
+func staticMetadataChanged(old, v *MemberMetadataValue) bool {
+	if old == nil {
+		return true
+	}
+	return old.TopologyEpoch != v.TopologyEpoch || old.RackID != v.RackID ||
+		old.ProcessID != v.ProcessID || !keyValuesEqual(old.ClientTags, v.ClientTags)
+}
+
+func endpointEqual(old, v *MemberMetadataValue) bool {
+	var a, b *Endpoint
+	if old != nil {
+		a = old.UserEndpoint
+	}
+	if v != nil {
+		b = v.UserEndpoint
+	}
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
+// sameEpochs compares the epochs of the assigned active tasks (pending ones
+// are not sent to the member).
+func sameEpochs(a, b *CurrentMemberAssignmentValue) bool {
+	same := true
+	forEachTask(b.Assigned.Active, func(t TaskID) {
+		if a.ActiveEpochs[t] != b.ActiveEpochs[t] {
+			same = false
+		}
+	})
+	return same
+}
+
+// replaceStaticMember moves a released static member (epoch -2) to the new
+// member id of the same instance, keeping its assignment: the old member's
+// records are deleted and a copy under the new id is written (its metadata
+// as it was, its target, its current assignment at epoch 0). The caller then
+// writes the updated metadata if the request changed it.
+func (ch *change) replaceStaticMember(old *Member, memberID string) *Member {
+	g := ch.g
+	target := g.Target[old.ID]
+	cur := *old.current()
+	meta := old.Meta
+	if old.ID != memberID {
+		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: old.ID})
+		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: old.ID})
+		ch.emit(Record{Type: RecordMemberMetadata, MemberID: old.ID})
+		ch.cancel(sessionTimerKey(old.ID))
+		ch.cancel(rebalanceTimerKey(old.ID))
+		ch.emit(Record{Type: RecordMemberMetadata, MemberID: memberID, Value: meta})
+		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: memberID, Value: &TargetAssignmentMemberValue{Tasks: target}})
+	}
+	cur.MemberEpoch = 0
+	cur.PreviousMemberEpoch = 0
+	cur.State = MemberStable
+	cur.PendingRevocation = TaskSets{}
+	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, false, 0)
+	ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: memberID, Value: &cur})
+	return g.Members[memberID]
+}
+
+// validateOwnedTasks rejects owned tasks outside the configured topology.
+func validateOwnedTasks(req *kmsg.StreamsGroupHeartbeatRequest, c *configuredTopology) error {
+	for _, l := range [3][]kmsg.TaskIDs{req.ActiveTasks, req.StandbyTasks, req.WarmupTasks} {
+		for _, t := range l {
+			s := c.subtopology(t.SubtopologyID)
+			if s == nil {
+				return errorf(kerr.InvalidRequest, "Subtopology %s does not exist in the topology.", t.SubtopologyID)
+			}
+			for _, p := range t.Partitions {
+				if p < 0 || p >= s.NumTasks {
+					return errorf(kerr.InvalidRequest, "Task %d for subtopology %s is invalid. Number of tasks for this subtopology: %d", p, t.SubtopologyID, s.NumTasks)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func missingClientTags(required []string, tags []KeyValue) []string {
+	var missing []string
+	for _, r := range required {
+		if !slices.ContainsFunc(tags, func(kv KeyValue) bool { return kv.Key == r }) {
+			missing = append(missing, r)
+		}
+	}
+	return missing
+}
