@@ -1,6 +1,6 @@
 // Package coordinator is streamshift's streams-group coordinator (KIP-1071), as
 // Apache Kafka 4.4 implements it: it serves StreamsGroupHeartbeat (88) and
-// StreamsGroupDescribe (89) for the groups the proxy owns.
+// StreamsGroupDescribe (89), v0 and v1, for the groups the proxy owns.
 //
 // Every state change is a record mirroring Kafka's streams-group records
 // (records.go). The in-memory state of a group is what replaying its records
@@ -8,6 +8,22 @@
 // appended to the group log (log.go). The work of one group is serialized, groups
 // run in parallel, and no entry point blocks its caller (coordinator.go).
 // Timers run on a Clock so tests run in virtual time.
+//
+// Entry points (all asynchronous; each callback is called once, on the
+// group's goroutine, and must not block or call back into the coordinator
+// synchronously):
+//
+//   - Handle: keys 88 and 89 as kmsg requests (what proxyadapter plugs into
+//     the proxy), or StreamsGroupHeartbeat / StreamsGroupDescribe directly;
+//   - ValidateOffsetCommit, ValidateOffsetFetch: Kafka's member and epoch
+//     checks of offset commits and fetches for a streams group;
+//   - DeleteGroup, ListGroups, Owns: group administration;
+//   - Load: rebuild from a durable log's records; SetGroupConfig: per-group
+//     settings (ParseConfig reads Kafka-named keys).
+//
+// Cluster access goes through two interfaces: a MetadataSource (partition
+// counts of topics; UpstreamMetadata lists them with kadm) and a TopicCreator
+// (internal topics; UpstreamTopicCreator uses kadm's CreateTopics).
 //
 // The sticky task assignor and the topology configuration are pure functions in
 // the subpackages assignor and topology.
