@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -90,4 +91,24 @@ func FuzzUnmarshalRecord(f *testing.F) {
 			t.Fatalf("re-encode: %v", err)
 		}
 	})
+}
+
+func jsonString(vs ...any) string {
+	out := ""
+	for _, v := range vs {
+		out += fmt.Sprintf("%+v;", deepValue(v))
+	}
+	return out
+}
+
+// deepValue dereferences pointers for printing.
+func deepValue(v any) any {
+	rv := reflect.ValueOf(v)
+	for rv.IsValid() && rv.Kind() == reflect.Pointer && !rv.IsNil() {
+		rv = rv.Elem()
+	}
+	if !rv.IsValid() {
+		return nil
+	}
+	return rv.Interface()
 }
