@@ -93,7 +93,7 @@ func FuzzUnmarshalRecord(f *testing.F) {
 	})
 }
 
-func jsonString(vs ...any) string {
+func printed(vs ...any) string {
 	out := ""
 	for _, v := range vs {
 		out += fmt.Sprintf("%+v;", deepValue(v))

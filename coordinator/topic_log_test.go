@@ -88,7 +88,7 @@ func fmtSnapshot(g *Group) string {
 	}
 	s := snapshot(g)
 	out := ""
-	out += jsonString(s.GroupEpoch, s.AssignmentEpoch, s.ValidatedTopologyEpoch, s.MetadataHash, s.LastAssignmentConfigs, s.Topology, s.Target, s.Static)
+	out += printed(s.GroupEpoch, s.AssignmentEpoch, s.ValidatedTopologyEpoch, s.MetadataHash, s.LastAssignmentConfigs, s.Topology, s.Target, s.Static)
 	ids := make([]string, 0, len(g.Members))
 	for id := range g.Members {
 		ids = append(ids, id)
@@ -96,7 +96,7 @@ func fmtSnapshot(g *Group) string {
 	sort.Strings(ids)
 	for _, id := range ids {
 		m := g.Members[id]
-		out += "|" + id + jsonString(m.Meta, m.current())
+		out += "|" + id + printed(m.Meta, m.current())
 	}
 	return out
 }
