@@ -130,6 +130,23 @@ func TestProxyBenchmark(t *testing.T) {
 	}
 	dl, pl := median(lat["direct"]), median(lat["proxy"])
 
+	// The same at a low rate, where the broker does not queue: what one
+	// extra hop costs by itself.
+	lowRate := float64(envInt("STREAMSHIFT_BENCH_LOW_RATE", 2000))
+	low := map[string][]float64{}
+	for round := 0; round < rounds; round++ {
+		for _, r := range routes {
+			topic := fmt.Sprintf("low-%s-%d", r.name, round)
+			if _, err := kadm.NewClient(adm).CreateTopic(ctx, 8, 1, nil, topic); err != nil {
+				t.Fatal(err)
+			}
+			p99 := produceP99(t, r.addr, topic, lowRate, 5*time.Second)
+			low[r.name] = append(low[r.name], p99)
+			t.Logf("round %d %-6s p99 produce latency at %.0f rec/s: %.3f ms", round, r.name, lowRate, p99)
+		}
+	}
+	dlow, plow := median(low["direct"]), median(low["proxy"])
+
 	rssAfterLoad := rssKiB(t, cmd.Process.Pid)
 	time.Sleep(12 * time.Second) // one period of the proxy's memory reclaimer
 	rssSettled := rssKiB(t, cmd.Process.Pid)
@@ -139,9 +156,10 @@ func TestProxyBenchmark(t *testing.T) {
 | produce 1 KiB, acks=all, 8 partitions (rec/s, median of %d) | %.0f | %.0f | %.3f |
 | consume (rec/s, median of %d) | %.0f | %.0f | %.3f |
 | p99 produce latency at %.0f rec/s (ms, median of %d) | %.3f | %.3f | +%.3f ms |
+| p99 produce latency at %.0f rec/s (ms, median of %d) | %.3f | %.3f | +%.3f ms |
 | proxy RSS, %d idle client connections, fresh process (MiB) | | %.1f (%.1f with none) | |
 | proxy RSS right after the load above / 12 s later (MiB) | | %.1f / %.1f | |
-`, rounds, dp, pp, pp/dp, rounds, dc, pc, pc/dc, rate, rounds, dl, pl, pl-dl, idle, float64(rssIdle)/1024, float64(rssBefore)/1024, float64(rssAfterLoad)/1024, float64(rssSettled)/1024)
+`, rounds, dp, pp, pp/dp, rounds, dc, pc, pc/dc, rate, rounds, dl, pl, pl-dl, lowRate, rounds, dlow, plow, plow-dlow, idle, float64(rssIdle)/1024, float64(rssBefore)/1024, float64(rssAfterLoad)/1024, float64(rssSettled)/1024)
 	t.Log("\n" + report)
 	_ = os.WriteFile(filepath.Join(out, "report.md"), []byte(report), 0o644)
 }

@@ -239,7 +239,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 			gnet.WithLoadBalancing(gnet.LeastConnections),
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 			gnet.WithTCPKeepAlive(time.Minute),
-			gnet.WithReadBufferCap(256<<10),
+			gnet.WithReadBufferCap(1<<20),
 			gnet.WithLogger(gnetLogger{p.log}),
 		)
 	}()
