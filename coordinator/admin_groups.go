@@ -1,0 +1,33 @@
+package coordinator
+
+// GroupSummary is what the admin RPCs need of an owned group: whether it is
+// Empty and the topics its members consume (source and repartition-source
+// topics, Kafka's StreamsGroup.isSubscribedToTopic).
+type GroupSummary struct {
+	State        GroupState
+	SourceTopics map[string]bool
+}
+
+// Summary reports a group the coordinator holds; ok is false when it holds
+// none with this id.
+func (c *Coordinator) Summary(groupID string) (sum GroupSummary, ok bool) {
+	ch := make(chan GroupSummary, 1)
+	found := make(chan bool, 1)
+	ran := c.run(groupID, func(s *shard) {
+		g := s.group
+		if g == nil {
+			found <- false
+			return
+		}
+		topics := map[string]bool{}
+		for t := range sourceSubtopologies(g) {
+			topics[t] = true
+		}
+		ch <- GroupSummary{State: g.State(), SourceTopics: topics}
+		found <- true
+	})
+	if !ran || !<-found {
+		return GroupSummary{}, false
+	}
+	return <-ch, true
+}

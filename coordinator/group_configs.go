@@ -1,0 +1,339 @@
+package coordinator
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Per-group configs as DescribeConfigs and IncrementalAlterConfigs name them
+// for GROUP resources (Kafka's GroupConfig, streams part). Only the streams.*
+// configs are served: a group the proxy owns is a streams group.
+const groupConfigPrefix = "streams."
+
+// groupConfigDef is one per-group config: its key (without "streams."), its
+// type and the lower bound of Kafka's ConfigDef validator.
+type groupConfigDef struct {
+	key     string
+	typ     kmsg.ConfigType
+	atLeast int64
+	doc     string
+}
+
+// groupConfigDefs in Kafka's order of definition.
+var groupConfigDefs = []groupConfigDef{
+	{KeySessionTimeout, kmsg.ConfigTypeInt, 1, "The timeout to detect client failures when using the streams group protocol."},
+	{KeyHeartbeatInterval, kmsg.ConfigTypeInt, 1, "The heartbeat interval given to the members."},
+	{KeyNumStandbyReplicas, kmsg.ConfigTypeInt, 0, "The number of standby replicas for each task."},
+	{KeyInitialRebalanceDelay, kmsg.ConfigTypeInt, 0, "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance."},
+	{KeyAssignmentInterval, kmsg.ConfigTypeInt, 0, "The minimum interval between two assignments of the group."},
+	{KeyRackAwareAssignmentTags, kmsg.ConfigTypeList, 0, "The client tag keys the assignor uses to spread standby replicas."},
+	{KeyTaskOffsetInterval, kmsg.ConfigTypeInt, 1, "The interval in which members report their task offsets."},
+	{KeyNumWarmupReplicas, kmsg.ConfigTypeInt, 0, "The maximum number of warmup replicas assigned at once."},
+	{KeyAcceptableRecoveryLag, kmsg.ConfigTypeLong, 0, "The maximum lag of a caught-up client."},
+}
+
+func groupConfigDefOf(name string) (groupConfigDef, bool) {
+	key, ok := strings.CutPrefix(name, groupConfigPrefix)
+	if !ok {
+		return groupConfigDef{}, false
+	}
+	for _, d := range groupConfigDefs {
+		if d.key == key {
+			return d, true
+		}
+	}
+	return groupConfigDef{}, false
+}
+
+// GroupConfigEntry is one config of a group as DescribeConfigs reports it.
+type GroupConfigEntry struct {
+	Name  string // "streams.num.standby.replicas"
+	Value string
+	// Overridden: the group sets it (ConfigSource GROUP_CONFIG); else the
+	// value is the broker-level default (DEFAULT_CONFIG).
+	Overridden bool
+	Type       kmsg.ConfigType
+	Doc        string
+}
+
+// DescribeGroupConfigs returns the streams.* configs of a group with their
+// effective values, in Kafka's order; names limits the result (names Kafka
+// does not know are left out, as Kafka does); empty means all.
+func (c *Coordinator) DescribeGroupConfigs(groupID string, names []string) []GroupConfigEntry {
+	c.mu.Lock()
+	eff := c.cfg.group(groupID)
+	o, hasO := c.cfg.Groups[groupID]
+	c.mu.Unlock()
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []GroupConfigEntry
+	for _, d := range groupConfigDefs {
+		name := groupConfigPrefix + d.key
+		if len(want) > 0 && !want[name] {
+			continue
+		}
+		out = append(out, GroupConfigEntry{Name: name, Value: eff.value(d.key), Overridden: hasO && o.has(d.key), Type: d.typ, Doc: d.doc})
+	}
+	return out
+}
+
+// value renders one setting as Kafka prints it.
+func (c GroupConfig) value(key string) string {
+	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+	switch key {
+	case KeySessionTimeout:
+		return ms(c.SessionTimeout)
+	case KeyHeartbeatInterval:
+		return ms(c.HeartbeatInterval)
+	case KeyNumStandbyReplicas:
+		return strconv.Itoa(c.NumStandbyReplicas)
+	case KeyInitialRebalanceDelay:
+		return ms(c.InitialRebalanceDelay)
+	case KeyAssignmentInterval:
+		return ms(c.AssignmentInterval)
+	case KeyTaskOffsetInterval:
+		return ms(c.TaskOffsetInterval)
+	case KeyNumWarmupReplicas:
+		return strconv.Itoa(c.NumWarmupReplicas)
+	case KeyAcceptableRecoveryLag:
+		return strconv.FormatInt(c.AcceptableRecoveryLag, 10)
+	case KeyRackAwareAssignmentTags:
+		return strings.Join(c.RackAwareAssignmentTags, ",")
+	}
+	return ""
+}
+
+func (o GroupConfigOverride) has(key string) bool {
+	switch key {
+	case KeySessionTimeout:
+		return o.SessionTimeout != nil
+	case KeyHeartbeatInterval:
+		return o.HeartbeatInterval != nil
+	case KeyNumStandbyReplicas:
+		return o.NumStandbyReplicas != nil
+	case KeyInitialRebalanceDelay:
+		return o.InitialRebalanceDelay != nil
+	case KeyAssignmentInterval:
+		return o.AssignmentInterval != nil
+	case KeyTaskOffsetInterval:
+		return o.TaskOffsetInterval != nil
+	case KeyNumWarmupReplicas:
+		return o.NumWarmupReplicas != nil
+	case KeyAcceptableRecoveryLag:
+		return o.AcceptableRecoveryLag != nil
+	case KeyRackAwareAssignmentTags:
+		return o.RackAwareAssignmentTags != nil
+	}
+	return false
+}
+
+func (o *GroupConfigOverride) unset(key string) {
+	switch key {
+	case KeySessionTimeout:
+		o.SessionTimeout = nil
+	case KeyHeartbeatInterval:
+		o.HeartbeatInterval = nil
+	case KeyNumStandbyReplicas:
+		o.NumStandbyReplicas = nil
+	case KeyInitialRebalanceDelay:
+		o.InitialRebalanceDelay = nil
+	case KeyAssignmentInterval:
+		o.AssignmentInterval = nil
+	case KeyTaskOffsetInterval:
+		o.TaskOffsetInterval = nil
+	case KeyNumWarmupReplicas:
+		o.NumWarmupReplicas = nil
+	case KeyAcceptableRecoveryLag:
+		o.AcceptableRecoveryLag = nil
+	case KeyRackAwareAssignmentTags:
+		o.RackAwareAssignmentTags = nil
+	}
+}
+
+func (o GroupConfigOverride) empty() bool {
+	for _, d := range groupConfigDefs {
+		if o.has(d.key) {
+			return false
+		}
+	}
+	return true
+}
+
+// GroupConfigAlteration is one operation of IncrementalAlterConfigs.
+type GroupConfigAlteration struct {
+	Name  string
+	Op    kmsg.IncrementalAlterConfigOp
+	Value *string
+}
+
+// ConfigError is a failed alteration: the Kafka error code and message of
+// the resource's result.
+type ConfigError struct {
+	Err     *kerr.Error
+	Message string
+}
+
+func (e *ConfigError) Error() string { return e.Err.Message + ": " + e.Message }
+
+func invalidConfig(format string, args ...any) *ConfigError {
+	return &ConfigError{Err: kerr.InvalidConfig, Message: fmt.Sprintf(format, args...)}
+}
+
+// AlterGroupConfigs applies IncrementalAlterConfigs operations to a group's
+// streams.* configs, validated as Kafka validates group configs (type and
+// lower bound per config, then the broker-level bounds) with Kafka's
+// messages; with validateOnly nothing changes. The new values apply from the
+// group's next heartbeat (a standby count change bumps the group epoch).
+//
+// The overrides live in the coordinator's configuration, not in the group
+// log: they do not survive a restart of the proxy.
+func (c *Coordinator) AlterGroupConfigs(groupID string, alts []GroupConfigAlteration, validateOnly bool) *ConfigError {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	o := c.cfg.Groups[groupID].clone()
+	for _, a := range alts {
+		d, ok := groupConfigDefOf(a.Name)
+		if !ok {
+			return invalidConfig("Unknown group config name: %s", a.Name)
+		}
+		switch a.Op {
+		case kmsg.IncrementalAlterConfigOpSet:
+			if a.Value == nil {
+				return invalidConfig("Null value not supported for : %s", a.Name)
+			}
+			if err := d.check(*a.Value); err != nil {
+				return err
+			}
+			if err := o.set(d.key, strings.TrimSpace(*a.Value)); err != nil {
+				return invalidConfig("Invalid value %s for configuration %s: %v", *a.Value, a.Name, err)
+			}
+		case kmsg.IncrementalAlterConfigOpDelete:
+			o.unset(d.key)
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+			if d.typ != kmsg.ConfigTypeList {
+				verb := "append"
+				if a.Op == kmsg.IncrementalAlterConfigOpSubtract {
+					verb = "subtract"
+				}
+				return invalidConfig("Config value %s is not allowed for config key: %s", verb, a.Name)
+			}
+			cur := c.cfg.group(groupID).RackAwareAssignmentTags
+			if o.RackAwareAssignmentTags != nil {
+				cur = o.RackAwareAssignmentTags
+			}
+			var vals []string
+			if a.Value != nil {
+				vals = parseList(*a.Value)
+			}
+			o.RackAwareAssignmentTags = alterList(cur, vals, a.Op == kmsg.IncrementalAlterConfigOpAppend)
+		default:
+			return invalidConfig("Unknown alter config operation %d for %s", a.Op, a.Name)
+		}
+	}
+	if err := validateGroupConfig(o.apply(c.cfg.Defaults), c.cfg.bounds()); err != nil {
+		return err
+	}
+	if validateOnly {
+		return nil
+	}
+	groups := make(map[string]GroupConfigOverride, len(c.cfg.Groups)+1)
+	for k, v := range c.cfg.Groups {
+		groups[k] = v
+	}
+	if o.empty() {
+		delete(groups, groupID)
+	} else {
+		groups[groupID] = o
+	}
+	c.cfg.Groups = groups
+	return nil
+}
+
+// check is Kafka's ConfigDef parsing and validator of one value.
+func (d groupConfigDef) check(v string) *ConfigError {
+	name := groupConfigPrefix + d.key
+	t := strings.TrimSpace(v)
+	var n int64
+	switch d.typ {
+	case kmsg.ConfigTypeInt:
+		i, err := strconv.ParseInt(t, 10, 32)
+		if err != nil {
+			return invalidConfig("Invalid value %s for configuration %s: Not a number of type INT", v, name)
+		}
+		n = i
+	case kmsg.ConfigTypeLong:
+		i, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return invalidConfig("Invalid value %s for configuration %s: Not a number of type LONG", v, name)
+		}
+		n = i
+	default:
+		return nil
+	}
+	if n < d.atLeast {
+		return invalidConfig("Invalid value %s for configuration %s: Value must be at least %d", t, name, d.atLeast)
+	}
+	return nil
+}
+
+// validateGroupConfig is Kafka's GroupConfig.validateValues for the streams
+// configs, with its messages, then the remaining limits streamshift checks.
+func validateGroupConfig(g GroupConfig, b Bounds) *ConfigError {
+	switch {
+	case g.HeartbeatInterval < b.MinHeartbeatInterval:
+		return invalidConfig("streams.heartbeat.interval.ms must be greater than or equal to group.streams.min.heartbeat.interval.ms")
+	case g.HeartbeatInterval > b.MaxHeartbeatInterval:
+		return invalidConfig("streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms")
+	case g.SessionTimeout < b.MinSessionTimeout:
+		return invalidConfig("streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms")
+	case g.SessionTimeout > b.MaxSessionTimeout:
+		return invalidConfig("streams.session.timeout.ms must be less than or equal to group.streams.max.session.timeout.ms")
+	case g.NumStandbyReplicas > MaxNumStandbyReplicas:
+		return invalidConfig("streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas")
+	case g.SessionTimeout <= g.HeartbeatInterval:
+		return invalidConfig("streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms")
+	}
+	if err := g.ValidateWithin(b); err != nil {
+		return invalidConfig("%v", err)
+	}
+	return nil
+}
+
+func (o GroupConfigOverride) clone() GroupConfigOverride {
+	if o.RackAwareAssignmentTags != nil {
+		o.RackAwareAssignmentTags = append([]string{}, o.RackAwareAssignmentTags...)
+	}
+	return o
+}
+
+// alterList appends the missing values or removes the given ones (Kafka's
+// APPEND and SUBTRACT on list configs).
+func alterList(cur, vals []string, appendOp bool) []string {
+	out := append([]string{}, cur...)
+	for _, v := range vals {
+		i := indexOf(out, v)
+		switch {
+		case appendOp && i < 0:
+			out = append(out, v)
+		case !appendOp && i >= 0:
+			out = append(out[:i], out[i+1:]...)
+		}
+	}
+	return out
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}

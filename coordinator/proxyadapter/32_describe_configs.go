@@ -1,0 +1,84 @@
+package proxyadapter
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// ownsGroupResource reports whether a config resource is a GROUP resource of
+// an owned group: those are served locally. Every other resource, GROUP ones
+// included (a 3.9 broker does not know them), goes upstream as it is.
+func (a *admin) ownsGroupResource(typ kmsg.ConfigResourceType, name string) bool {
+	return typ == kmsg.ConfigResourceTypeGroupConfig && a.c.Owns(name)
+}
+
+// describeConfigs describes the streams.* configs of owned groups' GROUP
+// resources locally: overridden ones with source GROUP_CONFIG (what
+// `kafka-configs --describe --entity-type groups` prints), the others with
+// their default. A mixed request is split; results keep request order.
+func (a *admin) describeConfigs(req *proxy.Request, out proxy.Outcome) {
+	r := req.Body.(*kmsg.DescribeConfigsRequest)
+	owned := make([]bool, len(r.Resources))
+	var upstream []kmsg.DescribeConfigsRequestResource
+	for i, res := range r.Resources {
+		if owned[i] = a.ownsGroupResource(res.ResourceType, res.ResourceName); !owned[i] {
+			upstream = append(upstream, res)
+		}
+	}
+	if len(upstream) == len(r.Resources) {
+		out.Forward()
+		return
+	}
+	merge := func(up []kmsg.DescribeConfigsResponseResource) []kmsg.DescribeConfigsResponseResource {
+		res := make([]kmsg.DescribeConfigsResponseResource, 0, len(r.Resources))
+		j := 0
+		for i, rr := range r.Resources {
+			if owned[i] {
+				res = append(res, a.describeGroupResource(rr, r.IncludeSynonyms, r.IncludeDocumentation))
+			} else if j < len(up) {
+				res = append(res, up[j])
+				j++
+			}
+		}
+		return append(res, up[j:]...)
+	}
+	if len(upstream) == 0 {
+		resp := kmsg.NewPtrDescribeConfigsResponse()
+		resp.Resources = merge(nil)
+		out.Respond(resp)
+		return
+	}
+	fwd := *r
+	fwd.Resources = upstream
+	out.ForwardRewritten(&fwd, req.Version, func(resp kmsg.Response) kmsg.Response {
+		dr := resp.(*kmsg.DescribeConfigsResponse)
+		dr.Resources = merge(dr.Resources)
+		return dr
+	})
+}
+
+func (a *admin) describeGroupResource(rr kmsg.DescribeConfigsRequestResource, synonyms, docs bool) kmsg.DescribeConfigsResponseResource {
+	res := kmsg.NewDescribeConfigsResponseResource()
+	res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+	for _, e := range a.c.DescribeGroupConfigs(rr.ResourceName, rr.ConfigNames) {
+		ce := kmsg.NewDescribeConfigsResponseResourceConfig()
+		v := e.Value
+		ce.Name, ce.Value, ce.ConfigType = e.Name, &v, e.Type
+		ce.Source, ce.IsDefault = kmsg.ConfigSourceDefaultConfig, true
+		if e.Overridden {
+			ce.Source, ce.IsDefault = kmsg.ConfigSourceGroupConfig, false
+		}
+		if synonyms {
+			syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+			syn.Name, syn.Value, syn.Source = ce.Name, ce.Value, ce.Source
+			ce.ConfigSynonyms = append(ce.ConfigSynonyms, syn)
+		}
+		if docs {
+			d := e.Doc
+			ce.Documentation = &d
+		}
+		res.Configs = append(res.Configs, ce)
+	}
+	return res
+}

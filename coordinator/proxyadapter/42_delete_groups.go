@@ -1,0 +1,112 @@
+package proxyadapter
+
+import (
+	"context"
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// deleteGroups deletes owned groups as Kafka deletes a streams group:
+// NON_EMPTY_GROUP unless it is Empty; otherwise its state goes (tombstones in
+// the group log), then its anchor leaves the upstream group, and the
+// DeleteGroups forwarded for it deletes the committed offsets upstream. Other
+// groups go upstream as they are; results come back in request order.
+func (a *admin) deleteGroups(req *proxy.Request, out proxy.Outcome) {
+	r := req.Body.(*kmsg.DeleteGroupsRequest)
+	local := map[int]kmsg.DeleteGroupsResponseGroup{}
+	deleted := map[string]bool{}
+	var upstream []string
+	for i, id := range r.Groups {
+		if !a.c.Owns(id) {
+			upstream = append(upstream, id)
+			continue
+		}
+		if err := a.deleteOwned(req, id); err != nil {
+			g := kmsg.NewDeleteGroupsResponseGroup()
+			g.Group = id
+			g.ErrorCode = errorCode(err)
+			local[i] = g
+			continue
+		}
+		deleted[id] = true
+		upstream = append(upstream, id)
+	}
+	if len(local) == 0 && len(deleted) == 0 {
+		out.Forward()
+		return
+	}
+	merge := func(up []kmsg.DeleteGroupsResponseGroup) []kmsg.DeleteGroupsResponseGroup {
+		byID := map[string][]kmsg.DeleteGroupsResponseGroup{}
+		for _, g := range up {
+			if deleted[g.Group] && g.ErrorCode == kerr.GroupIDNotFound.Code {
+				// The group never committed offsets upstream: deleting our
+				// state was all there was to do.
+				g.ErrorCode = 0
+			}
+			byID[g.Group] = append(byID[g.Group], g)
+		}
+		groups := make([]kmsg.DeleteGroupsResponseGroup, 0, len(r.Groups))
+		for i, id := range r.Groups {
+			if g, ok := local[i]; ok {
+				groups = append(groups, g)
+				continue
+			}
+			if q := byID[id]; len(q) > 0 {
+				groups = append(groups, q[0])
+				byID[id] = q[1:]
+			}
+		}
+		return groups
+	}
+	if len(upstream) == 0 {
+		resp := kmsg.NewPtrDeleteGroupsResponse()
+		resp.Groups = merge(nil)
+		out.Respond(resp)
+		return
+	}
+	fwd := *r
+	fwd.Groups = upstream
+	out.ForwardRewritten(&fwd, req.Version, func(resp kmsg.Response) kmsg.Response {
+		dr := resp.(*kmsg.DeleteGroupsResponse)
+		dr.Groups = merge(dr.Groups)
+		return dr
+	})
+}
+
+// deleteOwned deletes an owned group's state and makes its anchor leave.
+func (a *admin) deleteOwned(req *proxy.Request, id string) error {
+	done := make(chan error, 1)
+	a.c.DeleteGroup(id, func(err error) { done <- err })
+	select {
+	case err := <-done:
+		if err != nil {
+			return err
+		}
+	case <-req.Done():
+		return kerr.CoordinatorNotAvailable
+	}
+	if a.o.LeaveAnchor == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.o.AnchorLeaveTimeout)
+	defer cancel()
+	// A failed leave is not reported here: the forwarded DeleteGroups then
+	// finds the anchor still in the group and answers NON_EMPTY_GROUP, which
+	// is what the client must see (its offsets are still there).
+	_ = a.o.LeaveAnchor(ctx, id)
+	return nil
+}
+
+// errorCode is the Kafka error code of err (UNKNOWN_SERVER_ERROR if it
+// carries none).
+func errorCode(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}

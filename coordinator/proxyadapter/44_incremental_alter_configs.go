@@ -1,0 +1,73 @@
+package proxyadapter
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// incrementalAlterConfigs alters the streams.* configs of owned groups' GROUP
+// resources locally, validated as Kafka 4.4 validates group configs
+// (INVALID_CONFIG with Kafka's messages; a resource's operations apply all
+// or nothing). A mixed request is split; results keep request order.
+func (a *admin) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
+	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
+	owned := make([]bool, len(r.Resources))
+	var upstream []kmsg.IncrementalAlterConfigsRequestResource
+	for i, res := range r.Resources {
+		if owned[i] = a.ownsGroupResource(res.ResourceType, res.ResourceName); !owned[i] {
+			upstream = append(upstream, res)
+		}
+	}
+	if len(upstream) == len(r.Resources) {
+		out.Forward()
+		return
+	}
+	local := make(map[int]kmsg.IncrementalAlterConfigsResponseResource, len(r.Resources)-len(upstream))
+	for i, rr := range r.Resources {
+		if owned[i] {
+			local[i] = a.alterGroupResource(rr, r.ValidateOnly)
+		}
+	}
+	merge := func(up []kmsg.IncrementalAlterConfigsResponseResource) []kmsg.IncrementalAlterConfigsResponseResource {
+		res := make([]kmsg.IncrementalAlterConfigsResponseResource, 0, len(r.Resources))
+		j := 0
+		for i := range r.Resources {
+			if owned[i] {
+				res = append(res, local[i])
+			} else if j < len(up) {
+				res = append(res, up[j])
+				j++
+			}
+		}
+		return append(res, up[j:]...)
+	}
+	if len(upstream) == 0 {
+		resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
+		resp.Resources = merge(nil)
+		out.Respond(resp)
+		return
+	}
+	fwd := *r
+	fwd.Resources = upstream
+	out.ForwardRewritten(&fwd, req.Version, func(resp kmsg.Response) kmsg.Response {
+		ar := resp.(*kmsg.IncrementalAlterConfigsResponse)
+		ar.Resources = merge(ar.Resources)
+		return ar
+	})
+}
+
+func (a *admin) alterGroupResource(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) kmsg.IncrementalAlterConfigsResponseResource {
+	res := kmsg.NewIncrementalAlterConfigsResponseResource()
+	res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+	alts := make([]coordinator.GroupConfigAlteration, 0, len(rr.Configs))
+	for _, c := range rr.Configs {
+		alts = append(alts, coordinator.GroupConfigAlteration{Name: c.Name, Op: c.Op, Value: c.Value})
+	}
+	if err := a.c.AlterGroupConfigs(rr.ResourceName, alts, validateOnly); err != nil {
+		msg := err.Message
+		res.ErrorCode, res.ErrorMessage = err.Err.Code, &msg
+	}
+	return res
+}

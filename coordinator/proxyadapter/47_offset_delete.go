@@ -1,0 +1,57 @@
+package proxyadapter
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// offsetDelete answers GROUP_SUBSCRIBED_TO_TOPIC for every partition of a
+// source (or repartition-source) topic of a non-empty owned group, as Kafka
+// does for a streams group, and forwards the rest of the request. Offsets
+// live upstream, so deleting them is always the upstream's work.
+func (a *admin) offsetDelete(req *proxy.Request, out proxy.Outcome) {
+	r := req.Body.(*kmsg.OffsetDeleteRequest)
+	sum, ok := a.c.Summary(r.Group)
+	if !ok || sum.State == coordinator.GroupEmpty {
+		out.Forward()
+		return
+	}
+	var refused []kmsg.OffsetDeleteResponseTopic
+	var rest []kmsg.OffsetDeleteRequestTopic
+	for _, t := range r.Topics {
+		if !sum.SourceTopics[t.Topic] {
+			rest = append(rest, t)
+			continue
+		}
+		rt := kmsg.NewOffsetDeleteResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.GroupSubscribedToTopic.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		refused = append(refused, rt)
+	}
+	if len(refused) == 0 {
+		out.Forward()
+		return
+	}
+	if len(rest) == 0 {
+		resp := kmsg.NewPtrOffsetDeleteResponse()
+		resp.Topics = refused
+		out.Respond(resp)
+		return
+	}
+	fwd := *r
+	fwd.Topics = rest
+	out.ForwardRewritten(&fwd, req.Version, func(resp kmsg.Response) kmsg.Response {
+		or := resp.(*kmsg.OffsetDeleteResponse)
+		if or.ErrorCode == 0 {
+			or.Topics = append(or.Topics, refused...)
+		}
+		return or
+	})
+}
