@@ -37,6 +37,13 @@ type Config struct {
 	Limits Limits `koanf:"limits"`
 	Log    Log    `koanf:"log"`
 
+	// ProxyID names this instance upstream: its anchor members join with
+	// group.instance.id "streamshift-<proxy-id>". Keep it stable across
+	// restarts; give every instance its own.
+	ProxyID      string       `koanf:"proxy-id"`
+	ControlPlane ControlPlane `koanf:"control-plane"`
+	Coordinator  Coordinator  `koanf:"coordinator"`
+
 	// Streams holds the streams-group settings. Its keys are Kafka's own
 	// flat names under `streams:` (streams.session.timeout.ms), so it is
 	// loaded separately, with flat paths.
@@ -81,7 +88,9 @@ func Default() Config {
 			MaxInflightRequests:  256,
 			BufferHighWaterBytes: 4 << 20,
 		},
-		Log:     Log{Level: "info", Format: "json"},
-		Streams: DefaultStreams(),
+		Log:         Log{Level: "info", Format: "json"},
+		Streams:     DefaultStreams(),
+		ProxyID:     "0",
+		Coordinator: DefaultCoordinator(),
 	}
 }

@@ -42,6 +42,7 @@ var flagKeys = []struct{ flag, key, usage string }{
 	{"buffer-high-water-bytes", "limits.buffer-high-water-bytes", "unsent bytes per connection before reading pauses"},
 	{"log-level", "log.level", "trace, debug, info, warn or error"},
 	{"log-format", "log.format", "json or console"},
+	{"proxy-id", "proxy-id", "stable id of this instance (anchor members join as streamshift-<id>)"},
 }
 
 // Setting describes one configuration key, for documentation.
@@ -244,6 +245,9 @@ func (c *Config) Validate() error {
 		add("log.format %q: want json or console", c.Log.Format)
 	}
 	for _, e := range c.Streams.validate() {
+		add("%s", e)
+	}
+	for _, e := range c.validateCoordinator() {
 		add("%s", e)
 	}
 	if len(errs) > 0 {

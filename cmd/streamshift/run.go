@@ -83,6 +83,13 @@ func runCmd(args []string) int {
 		log.Info().Str("admin_listen", ln.Addr().String()).Msg("admin endpoints: /healthz /readyz /metrics")
 	}
 
+	streams, err := startStreams(ctx, cfg, p, log)
+	if err != nil {
+		log.Error().Err(err).Msg("streams-group coordinator")
+		return 1
+	}
+	defer streams.close()
+
 	if err := p.Run(ctx); err != nil {
 		log.Error().Err(err).Msg("proxy failed")
 		return 1

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/streamshift/streamshift/config"
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/anchor"
+	"github.com/streamshift/streamshift/coordinator/proxyadapter"
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// streamsRuntime is the streams-group coordinator wired to the upstream.
+type streamsRuntime struct {
+	ctl     *kgo.Client
+	coord   *coordinator.Coordinator
+	anchors *anchor.Manager
+	topic   *coordinator.TopicLog
+	cancel  context.CancelFunc
+}
+
+// controlPlaneOpts are the kgo options of every control-plane client.
+func controlPlaneOpts(cfg *config.Config) []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(cfg.Upstream...), kgo.DialTimeout(cfg.UpstreamDialTimeout)}
+	cp := cfg.ControlPlane
+	var m sasl.Mechanism
+	switch cp.SASLMechanism {
+	case "PLAIN":
+		m = plain.Auth{User: cp.SASLUsername, Pass: cp.SASLPassword}.AsMechanism()
+	case "SCRAM-SHA-256":
+		m = scram.Auth{User: cp.SASLUsername, Pass: cp.SASLPassword}.AsSha256Mechanism()
+	case "SCRAM-SHA-512":
+		m = scram.Auth{User: cp.SASLUsername, Pass: cp.SASLPassword}.AsSha512Mechanism()
+	}
+	if m != nil {
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts
+}
+
+// startStreams builds the coordinator, its upstream integration (metadata,
+// internal topics, ownership, anchor members, optional durable log) and
+// routes the streams-group and offset RPCs of p to it.
+func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (*streamsRuntime, error) {
+	ccfg, err := cfg.Streams.CoordinatorConfig()
+	if err != nil {
+		return nil, err
+	}
+	ctl, err := kgo.NewClient(controlPlaneOpts(cfg)...)
+	if err != nil {
+		return nil, fmt.Errorf("control-plane client: %w", err)
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	rt := &streamsRuntime{ctl: ctl, cancel: cancel}
+	ok := false
+	defer func() {
+		if !ok {
+			rt.close()
+		}
+	}()
+	adm := kadm.NewClient(ctl)
+	meta := coordinator.NewUpstreamMetadata(adm, cfg.Coordinator.MetadataRefreshInterval)
+	go meta.Run(rctx)
+
+	opts := coordinator.Options{
+		Config:       ccfg,
+		Metadata:     meta,
+		TopicCreator: coordinator.NewUpstreamTopicCreator(adm, 0),
+	}
+	var records []coordinator.Record
+	if cfg.Coordinator.DurableLog {
+		octx, ocancel := context.WithTimeout(ctx, time.Minute)
+		rt.topic, records, err = coordinator.OpenTopicLog(octx, coordinator.TopicLogOptions{
+			Seeds: cfg.Upstream,
+			Topic: cfg.Coordinator.LogTopic,
+			Opts:  controlPlaneOpts(cfg)[1:],
+		})
+		ocancel()
+		if err != nil {
+			return nil, err
+		}
+		opts.Log = rt.topic
+	}
+	if rt.coord, err = coordinator.New(opts); err != nil {
+		return nil, err
+	}
+	if err := rt.coord.Load(records); err != nil {
+		return nil, err
+	}
+	rt.anchors, err = anchor.New(anchor.Options{
+		Client:            ctl,
+		InstanceID:        cfg.AnchorInstanceID(),
+		SessionTimeout:    cfg.Coordinator.AnchorSessionTimeout,
+		HeartbeatInterval: cfg.Coordinator.AnchorHeartbeatInterval,
+		RebalanceTimeout:  cfg.Coordinator.AnchorRebalanceTimeout,
+		Log:               log.With().Str("component", "anchor").Logger(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ad, err := proxyadapter.New(proxyadapter.Options{
+		Coordinator:         rt.coord,
+		Ownership:           coordinator.NewOwnership(rt.coord, ctl, nil),
+		Anchors:             rt.anchors,
+		UpstreamMaxVersions: upstreamVersions(ctx, ctl, log),
+		Log:                 log.With().Str("component", "streams").Logger(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := ad.Register(p); err != nil {
+		return nil, err
+	}
+	log.Info().Str("anchor_instance_id", cfg.AnchorInstanceID()).Bool("durable_log", cfg.Coordinator.DurableLog).
+		Int("loaded_records", len(records)).Msg("streams-group coordinator ready")
+	ok = true
+	return rt, nil
+}
+
+// upstreamVersions asks the upstream for its API versions; unknown keys (or
+// an unreachable upstream) count as kmsg's maximum.
+func upstreamVersions(ctx context.Context, ctl *kgo.Client, log zerolog.Logger) map[int16]int16 {
+	out := map[int16]int16{}
+	for attempt := 0; attempt < 10; attempt++ {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(rctx, ctl)
+		cancel()
+		if err == nil && resp.ErrorCode == 0 {
+			for _, k := range resp.ApiKeys {
+				out[k.ApiKey] = k.MaxVersion
+			}
+			return out
+		}
+		log.Warn().Err(err).Int("attempt", attempt+1).Msg("upstream ApiVersions")
+		select {
+		case <-ctx.Done():
+			return out
+		case <-time.After(time.Second):
+		}
+	}
+	return out
+}
+
+func (rt *streamsRuntime) close() {
+	if rt.anchors != nil {
+		rt.anchors.Close() // static anchors stay upstream for the next start
+	}
+	if rt.coord != nil {
+		rt.coord.Close()
+	}
+	rt.cancel()
+	if rt.topic != nil {
+		rt.topic.Close()
+	}
+	rt.ctl.Close()
+}

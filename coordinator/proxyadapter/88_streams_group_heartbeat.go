@@ -1,0 +1,75 @@
+package proxyadapter
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// heartbeat gates StreamsGroupHeartbeat on ownership before the coordinator
+// serves it:
+//   - a join (epoch 0) of a group the proxy does not serve yet asks the
+//     upstream first (Ownership.Claim), and is refused if the upstream has a
+//     live classic group there;
+//   - a member heartbeat (epoch > 0) of a group the proxy does not know
+//     means the proxy lost its state (restart without a durable log): the
+//     member gets UNKNOWN_MEMBER_ID and rejoins, never GROUP_ID_NOT_FOUND,
+//     which the Java client treats as fatal.
+//
+// Every heartbeat carrying a topology (re)states the anchor's subscription.
+func (a *Adapter) heartbeat(req *proxy.Request, out proxy.Outcome) {
+	hb := req.Body.(*kmsg.StreamsGroupHeartbeatRequest)
+	if hb.Group != "" && hb.MemberEpoch >= 0 && !a.o.Ownership.Owns(hb.Group) {
+		if hb.MemberEpoch > 0 {
+			out.Respond(heartbeatError(hb, fmt.Errorf("streamshift holds no state of group %s (a restart?); rejoin: %w", hb.Group, kerr.UnknownMemberID)))
+			return
+		}
+		ctx, cancel := requestContext(req, a.o.ClaimWait)
+		err := a.o.Ownership.Claim(ctx, hb.Group)
+		cancel()
+		if err != nil {
+			a.o.Log.Info().Str("group", hb.Group).Err(err).Msg("streams join refused")
+			out.Respond(heartbeatError(hb, err))
+			return
+		}
+		a.o.Log.Info().Str("group", hb.Group).Msg("group is now served by streamshift")
+	}
+	if hb.Group != "" && hb.MemberEpoch >= 0 {
+		a.o.Anchors.Ensure(hb.Group, topologyTopics(hb.Topology))
+	}
+	client := coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
+	a.o.Coordinator.Handle(hb, client, func(resp kmsg.Response) {
+		// From here the coordinator's records say whether the group is ours.
+		a.o.Ownership.Release(hb.Group)
+		out.Respond(resp)
+	})
+}
+
+// topologyTopics lists the topics the anchor subscribes to: every source
+// and repartition topic of the topology; nil without a topology.
+func topologyTopics(t *kmsg.StreamsGroupHeartbeatRequestTopology) []string {
+	if t == nil {
+		return nil
+	}
+	out := []string{}
+	for _, s := range t.Subtopologies {
+		out = append(out, s.SourceTopics...)
+		for _, r := range s.RepartitionSourceTopics {
+			out = append(out, r.Topic)
+		}
+	}
+	return out
+}
+
+func heartbeatError(hb *kmsg.StreamsGroupHeartbeatRequest, err error) *kmsg.StreamsGroupHeartbeatResponse {
+	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.SetVersion(hb.Version)
+	msg := err.Error()
+	resp.ErrorCode = kafkaCode(err)
+	resp.ErrorMessage = &msg
+	return resp
+}
