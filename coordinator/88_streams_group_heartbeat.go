@@ -113,7 +113,10 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 	case m != nil:
 		oldMeta = m.Meta
 	}
-	meta := updatedMemberMetadata(oldMeta, req, client)
+	meta, err := ch.classicMetadata(m, updatedMemberMetadata(oldMeta, req, client))
+	if err != nil {
+		return err
+	}
 
 	// 4. The topology, checked before anything is written.
 	topo := g.Topology
@@ -160,7 +163,7 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 	} else {
 		bump = !meta.equal(m.Meta)
 	}
-	if !meta.equal(m.Meta) {
+	if !meta.equal(m.Meta) || classicChanged(m.Meta, meta) {
 		ch.emit(Record{Type: RecordMemberMetadata, MemberID: m.ID, Value: meta})
 		m = g.Members[m.ID]
 	}

@@ -297,6 +297,9 @@ type change struct {
 	now     time.Time
 	records []Record
 	created bool // the group did not exist before this change
+	// classic is the classic metadata of the JoinGroup this change runs
+	// as a heartbeat (classic_join.go); nil for streams heartbeats.
+	classic *ClassicMemberMetadata
 }
 
 func (c *Coordinator) newChange(s *shard) *change {

@@ -97,6 +97,10 @@ type MemberMetadataValue struct {
 	ProcessID          string
 	UserEndpoint       *Endpoint
 	ClientTags         []KeyValue
+	// Classic is set for a member that speaks the classic protocol
+	// (JoinGroup/SyncGroup/Heartbeat) inside the streams group
+	// (classic_member.go); nil for a streams-protocol member.
+	Classic *ClassicMemberMetadata `json:",omitempty"`
 }
 
 func (v *MemberMetadataValue) equal(o *MemberMetadataValue) bool {

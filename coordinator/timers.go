@@ -116,7 +116,7 @@ func (ch *change) hasTimer(key timerKey) bool {
 // scheduleSession (re)arms a member's session timer: when it expires the
 // member is fenced as if it had left.
 func (ch *change) scheduleSession(memberID string) {
-	ch.schedule(sessionTimerKey(memberID), ch.cfg.SessionTimeout, func(f *change) {
+	ch.schedule(sessionTimerKey(memberID), ch.sessionTimeout(memberID), func(f *change) {
 		if m := f.g.Members[memberID]; m != nil {
 			f.fenceMember(m)
 		}

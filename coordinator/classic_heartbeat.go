@@ -1,0 +1,139 @@
+package coordinator
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ClassicHeartbeatRequest is a classic member's Heartbeat.
+type ClassicHeartbeatRequest struct {
+	GroupID    string
+	MemberID   string
+	InstanceID string
+	Generation int32
+}
+
+// ClassicHeartbeat keeps a classic member's session and tells it to rejoin
+// (REBALANCE_IN_PROGRESS) when a JoinGroup would change its assignment:
+// the group epoch moved past it, it has tasks to revoke, or tasks it waits
+// for were released (Kafka's classicGroupHeartbeatToConsumerGroup). A member
+// told to rejoin must do so within its rebalance timeout. done gets nil,
+// ErrClassicNotServed or an error wrapping a *kerr.Error.
+func (c *Coordinator) ClassicHeartbeat(req ClassicHeartbeatRequest, done func(error)) {
+	if !c.run(req.GroupID, func(s *shard) { done(c.classicHeartbeat(s, req)) }) {
+		done(kerr.CoordinatorNotAvailable)
+	}
+}
+
+func (c *Coordinator) classicHeartbeat(s *shard, req ClassicHeartbeatRequest) error {
+	g := s.group
+	m, err := classicMember(g, req.GroupID, req.MemberID, req.InstanceID)
+	if err != nil {
+		return err
+	}
+	if req.Generation != m.MemberEpoch() {
+		return fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.Generation, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)
+	}
+	ch := c.newChange(s)
+	ch.scheduleSession(m.ID)
+	if !classicMustRejoin(g, m) {
+		return nil
+	}
+	if !ch.hasTimer(classicJoinTimerKey(m.ID)) {
+		ch.scheduleClassicTimeout(classicJoinTimerKey(m.ID), m)
+	}
+	return fmt.Errorf("member %s of group %s must rejoin (member epoch %d, group epoch %d, %s): %w", m.ID, g.ID, m.MemberEpoch(), g.GroupEpoch, m.current().State, kerr.RebalanceInProgress)
+}
+
+// classicMustRejoin: would a JoinGroup of the member change its assignment?
+func classicMustRejoin(g *Group, m *Member) bool {
+	cur := m.current()
+	switch {
+	case cur.MemberEpoch < g.GroupEpoch, cur.State == MemberUnrevokedTasks:
+		return true
+	case cur.State == MemberUnreleasedTasks:
+		owned := cur.Assigned
+		next, err := reconcile(cur, m.processID(), g.AssignmentEpoch, g.Target[m.ID], &owned, g)
+		return err == nil && !next.Assigned.equal(cur.Assigned)
+	}
+	return false
+}
+
+// ClassicLeaveMember is one member of a LeaveGroup (v3+ batches them).
+type ClassicLeaveMember struct {
+	MemberID   string
+	InstanceID string
+}
+
+// ClassicLeaveGroup fences the classic members that leave; done gets one
+// error per member (nil, or wrapping UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID),
+// or ErrClassicNotServed for the whole request.
+func (c *Coordinator) ClassicLeaveGroup(groupID string, members []ClassicLeaveMember, done func([]error, error)) {
+	if !c.run(groupID, func(s *shard) { done(c.classicLeave(s, groupID, members)) }) {
+		done(nil, kerr.CoordinatorNotAvailable)
+	}
+}
+
+func (c *Coordinator) classicLeave(s *shard, groupID string, members []ClassicLeaveMember) ([]error, error) {
+	g := s.group
+	if g == nil || len(g.Members) == 0 {
+		return nil, ErrClassicNotServed
+	}
+	ch := c.newChange(s)
+	errs := make([]error, len(members))
+	for i, lm := range members {
+		id := lm.MemberID
+		if id == "" && lm.InstanceID != "" {
+			// LeaveGroup v3+ may name a static member by instance only.
+			id = g.staticMembers[lm.InstanceID]
+		}
+		m, err := classicMember(g, groupID, id, lm.InstanceID)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		ch.fenceClassic(m)
+	}
+	if err := ch.commit(); err != nil {
+		return nil, fmt.Errorf("leave %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable)
+	}
+	return errs, nil
+}
+
+// ValidateClassicOffsetCommit checks an OffsetCommit or TxnOffsetCommit of a
+// classic member, whose generation is its member epoch, as Kafka's classic
+// group does: an unknown member gets UNKNOWN_MEMBER_ID, another generation
+// ILLEGAL_GENERATION, a wrong instance FENCED_INSTANCE_ID. It never answers
+// REBALANCE_IN_PROGRESS (Kafka Streams' thread dies on it): a member's
+// commits are accepted at its epoch even while a new round is pending. A
+// commit without a member (generation -1, no member id) is accepted when the
+// group is empty or, for TxnOffsetCommit, always, as Kafka does. A streams
+// member is checked by ValidateOffsetCommit.
+func (c *Coordinator) ValidateClassicOffsetCommit(req OffsetCommitRequest, done func(OffsetCommitResult)) {
+	if !c.run(req.GroupID, func(s *shard) { done(validateClassicOffsetCommit(s.group, req)) }) {
+		done(OffsetCommitResult{Err: kerr.CoordinatorNotAvailable})
+	}
+}
+
+func validateClassicOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommitResult {
+	if g == nil {
+		return OffsetCommitResult{Err: kerr.GroupIDNotFound}
+	}
+	if m := g.Members[req.MemberID]; m == nil || !m.IsClassic() {
+		if req.MemberID == "" && req.MemberEpoch < 0 && (len(g.Members) == 0 || req.Transactional) {
+			return OffsetCommitResult{Partitions: make([]error, len(req.Partitions))}
+		}
+		if m != nil {
+			return validateOffsetCommit(g, req)
+		}
+	}
+	m, err := classicMember(g, g.ID, req.MemberID, req.InstanceID)
+	if err != nil {
+		return OffsetCommitResult{Err: err}
+	}
+	if req.MemberEpoch != m.MemberEpoch() {
+		return OffsetCommitResult{Err: fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.MemberEpoch, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)}
+	}
+	return OffsetCommitResult{Partitions: make([]error, len(req.Partitions))}
+}

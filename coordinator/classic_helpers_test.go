@@ -1,0 +1,283 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/classicstreams"
+)
+
+// world runs classic and streams clients against one group of a harness and
+// models what each client really holds: a classic client owns what its last
+// SyncGroup gave it minus what it revoked; a streams client owns the last
+// active task list it got. After every step it checks that no task is active
+// on two clients and that no classic client got a fencing error it did not
+// provoke.
+type world struct {
+	t       *testing.T
+	h       *harness
+	group   string
+	classic map[string]*classicClient
+	streams map[string]*streamsClient
+}
+
+type classicClient struct {
+	w          *world
+	id         string
+	instance   string
+	process    classicstreams.ProcessID
+	endpoint   string
+	version    int32 // SubscriptionInfo version used
+	latest     int32
+	generation int32
+	owned      []classicstreams.TopicPartition
+	active     []classicstreams.TaskID
+	standby    []classicstreams.TaskID
+	shutdown   bool
+	lastInfo   *classicstreams.AssignmentInfo
+	// gone: the client stopped talking (crash); it owns nothing for the
+	// invariant once the group fenced it.
+	gone bool
+}
+
+type streamsClient struct {
+	id      string
+	process string
+	epoch   int32
+	owned   TaskSets
+}
+
+func newWorld(t *testing.T, h *harness, group string) *world {
+	return &world{t: t, h: h, group: group, classic: map[string]*classicClient{}, streams: map[string]*streamsClient{}}
+}
+
+// check asserts the invariant: every active task is held by one client.
+func (w *world) check() {
+	w.t.Helper()
+	holder := map[TaskID]string{}
+	add := func(who string, t TaskID) {
+		if other, dup := holder[t]; dup {
+			w.t.Fatalf("task %s_%d active on %s and %s at once", t.Subtopology, t.Partition, other, who)
+		}
+		holder[t] = who
+	}
+	for id, c := range w.classic {
+		if c.gone && w.h.group(w.group).Members[id] == nil {
+			continue
+		}
+		for _, t := range c.active {
+			add(id, TaskID{strconv.Itoa(int(t.Subtopology)), t.Partition})
+		}
+	}
+	for id, s := range w.streams {
+		forEachTask(s.owned.Active, func(t TaskID) { add(id, t) })
+	}
+}
+
+// streamsJoin joins a streams-protocol member with the "foo" topology.
+func (w *world) streamsJoin(id, process string, topo *kmsg.StreamsGroupHeartbeatRequestTopology) *streamsClient {
+	s := &streamsClient{id: id, process: process}
+	w.streams[id] = s
+	r := w.h.ok(joinReq(w.group, id, process, topo))
+	s.apply(r)
+	w.check()
+	return s
+}
+
+func (s *streamsClient) apply(r *kmsg.StreamsGroupHeartbeatResponse) {
+	s.epoch = r.MemberEpoch
+	if got, ok := assigned(r); ok {
+		s.owned = got
+	}
+}
+
+// streamsHeartbeat sends the member's owned tasks and applies the answer.
+func (w *world) streamsHeartbeat(id string) *kmsg.StreamsGroupHeartbeatResponse {
+	w.t.Helper()
+	s := w.streams[id]
+	owned := s.owned
+	r := w.h.ok(hbReq(w.group, id, s.epoch, &owned))
+	s.apply(r)
+	w.check()
+	return r
+}
+
+// settleStreams heartbeats a streams member until its epoch is stable.
+func (w *world) settleStreams(id string) {
+	w.t.Helper()
+	for range 4 {
+		w.streamsHeartbeat(id)
+	}
+}
+
+func (w *world) newClassic(id, process string) *classicClient {
+	var p classicstreams.ProcessID
+	copy(p[:], fmt.Sprintf("%-16s", process))
+	c := &classicClient{w: w, id: id, process: p, version: 11, latest: 11, generation: -1}
+	w.classic[id] = c
+	return c
+}
+
+func (c *classicClient) subscription() (*classicstreams.ConsumerSubscription, *classicstreams.SubscriptionInfo) {
+	info := &classicstreams.SubscriptionInfo{
+		Version:                c.version,
+		LatestSupportedVersion: c.latest,
+		ProcessID:              c.process,
+		UserEndPoint:           c.endpoint,
+		Future:                 c.version > classicstreams.LatestSupportedVersion,
+	}
+	if c.shutdown {
+		info.ErrorCode = classicstreams.AssignorErrorShutdownRequested
+	}
+	for _, t := range c.active {
+		info.TaskOffsetSums = append(info.TaskOffsetSums, classicstreams.TaskOffsetSum{Task: t, OffsetSum: classicstreams.OffsetSumRunningActive})
+	}
+	for _, t := range c.standby {
+		info.TaskOffsetSums = append(info.TaskOffsetSums, classicstreams.TaskOffsetSum{Task: t, OffsetSum: 10})
+	}
+	sub := &classicstreams.ConsumerSubscription{Version: 3, Topics: []string{"foo"}, OwnedPartitions: slices.Clone(c.owned), GenerationID: c.generation}
+	return sub, info
+}
+
+// join sends a JoinGroup; an error is returned, not applied.
+func (c *classicClient) join() ClassicJoinResult {
+	c.w.t.Helper()
+	sub, info := c.subscription()
+	var res ClassicJoinResult
+	c.w.h.c.ClassicJoinGroup(ClassicJoinRequest{
+		GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance,
+		Client:           ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
+		SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000,
+		Subscription: sub, Info: info,
+	}, func(r ClassicJoinResult) { res = r })
+	c.w.h.checkReplay()
+	if res.Err == nil {
+		c.generation = res.Generation
+	}
+	return res
+}
+
+// sync sends a SyncGroup and applies the assignment as a cooperative Kafka
+// Streams client does; it reports whether the client revoked something (and
+// so rejoins at once).
+func (c *classicClient) sync() (ClassicSyncResult, bool) {
+	c.w.t.Helper()
+	var res ClassicSyncResult
+	pt, pn := ClassicProtocolType, ClassicProtocolName
+	c.w.h.c.ClassicSyncGroup(ClassicSyncRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation, ProtocolType: &pt, ProtocolName: &pn},
+		func(r ClassicSyncResult) { res = r })
+	c.w.h.checkReplay()
+	if res.Err != nil {
+		return res, false
+	}
+	ca, err := classicstreams.DecodeConsumerAssignment(res.Assignment)
+	if err != nil {
+		c.w.t.Fatalf("%s: assignment bytes: %v", c.id, err)
+	}
+	info, err := classicstreams.DecodeAssignmentInfo(ca.UserData)
+	if err != nil {
+		c.w.t.Fatalf("%s: AssignmentInfo: %v", c.id, err)
+	}
+	if info.Version > c.version && c.version <= classicstreams.LatestSupportedVersion || info.CommonlySupportedVersion > c.latest {
+		c.w.t.Fatalf("%s: AssignmentInfo v%d commonly %d sent to a member at v%d latest %d: the client thread dies", c.id, info.Version, info.CommonlySupportedVersion, c.version, c.latest)
+	}
+	if len(info.ActiveTasks) != len(ca.AssignedPartitions) {
+		c.w.t.Fatalf("%s: %d active tasks for %d partitions", c.id, len(info.ActiveTasks), len(ca.AssignedPartitions))
+	}
+	c.lastInfo = info
+	revoked := false
+	for _, tp := range c.owned {
+		if !slices.Contains(ca.AssignedPartitions, tp) {
+			revoked = true
+		}
+	}
+	c.owned = slices.Clone(ca.AssignedPartitions)
+	c.active = slices.Compact(slices.Clone(info.ActiveTasks))
+	c.standby = nil
+	for _, s := range info.StandbyTasks {
+		c.standby = append(c.standby, s.Task)
+	}
+	// Version probing as the client does it (maybeUpdateSubscriptionVersion).
+	if info.Version >= 3 && info.CommonlySupportedVersion > c.version {
+		c.version = info.CommonlySupportedVersion
+	}
+	if c.version > classicstreams.LatestSupportedVersion && info.Version == classicstreams.LatestSupportedVersion {
+		c.version = info.Version
+	}
+	c.w.check()
+	return res, revoked
+}
+
+func (c *classicClient) heartbeat() error {
+	var err error
+	c.w.h.c.ClassicHeartbeat(ClassicHeartbeatRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation}, func(e error) { err = e })
+	c.w.h.checkReplay()
+	return err
+}
+
+// rebalance runs the classic cycle until the client is stable: JoinGroup,
+// SyncGroup, and again while it revoked something. It fails the test on a
+// fencing error.
+func (c *classicClient) rebalance() {
+	c.w.t.Helper()
+	for range 3 {
+		j := c.join()
+		if j.Err != nil {
+			c.w.t.Fatalf("%s: JoinGroup: %v", c.id, j.Err)
+		}
+		s, revoked := c.sync()
+		if errors.Is(s.Err, kerr.RebalanceInProgress) {
+			continue
+		}
+		if s.Err != nil {
+			c.w.t.Fatalf("%s: SyncGroup: %v", c.id, s.Err)
+		}
+		if !revoked {
+			return
+		}
+	}
+}
+
+// expectOK fails on any heartbeat error other than REBALANCE_IN_PROGRESS,
+// and reports whether the client must rejoin.
+func (c *classicClient) mustRejoin() bool {
+	c.w.t.Helper()
+	err := c.heartbeat()
+	if err != nil && !errors.Is(err, kerr.RebalanceInProgress) {
+		c.w.t.Fatalf("%s: Heartbeat: %v", c.id, err)
+	}
+	return err != nil
+}
+
+func cTasks(ps ...int32) []classicstreams.TaskID {
+	out := make([]classicstreams.TaskID, len(ps))
+	for i, p := range ps {
+		out[i] = classicstreams.TaskID{Subtopology: 0, Partition: p}
+	}
+	return out
+}
+
+func fooPartitions(ps ...int32) []classicstreams.TopicPartition {
+	out := make([]classicstreams.TopicPartition, len(ps))
+	for i, p := range ps {
+		out[i] = classicstreams.TopicPartition{Topic: "foo", Partition: p}
+	}
+	return out
+}
+
+func codeOf(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	if err == nil {
+		return 0
+	}
+	return -1
+}
