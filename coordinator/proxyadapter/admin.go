@@ -55,3 +55,9 @@ type admin struct {
 	c *coordinator.Coordinator
 	o AdminOptions
 }
+
+// RegisterAdmin routes the group admin RPCs of p through the adapter's
+// coordinator, with its anchors leaving on DeleteGroups (see RegisterAdmin).
+func (a *Adapter) RegisterAdmin(p *proxy.Proxy) error {
+	return RegisterAdmin(p, a.o.Coordinator, AdminOptions{LeaveAnchor: a.o.Anchors.Leave})
+}
