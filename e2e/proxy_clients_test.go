@@ -237,3 +237,36 @@ func TestProxyFranzGo(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyKafkaSmokeClassic runs Kafka's own Streams smoke test (driver and
+// two clients, the second joining mid-run: windowed aggregations, suppress,
+// re-keying, a foreign-key join) on the classic protocol through the proxy,
+// against 3.9 (at-least-once) and 4.4 (exactly-once v2).
+func TestProxyKafkaSmokeClassic(t *testing.T) {
+	out, err := harness.OutDir(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ version, guarantee string }{
+		{harness.Kafka39, "at_least_once"},
+		{harness.Kafka44, "exactly_once_v2"},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			b, err := harness.StartBroker(context.Background(), harness.BrokerOptions{Version: tc.version, Dir: filepath.Join(out, "broker-"+tc.version)})
+			if err != nil {
+				t.Fatalf("start broker: %v", err)
+			}
+			defer b.Stop()
+			p := startE2EProxy(t, b.Bootstrap, filepath.Join(out, "proxy-"+tc.version+".log"))
+			ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+			defer cancel()
+			err = harness.RunKafkaSmoke(ctx, harness.SmokeOptions{
+				Version: tc.version, Dir: filepath.Join(out, "smoke-"+tc.version), Bootstrap: p.addr,
+				GroupProtocol: "classic", Guarantee: tc.guarantee, Clients: 2,
+			})
+			if err != nil {
+				t.Fatalf("smoke test through the proxy (logs in %s): %v", out, err)
+			}
+		})
+	}
+}
