@@ -44,6 +44,8 @@ type classicClient struct {
 	// gone: the client stopped talking (crash); it owns nothing for the
 	// invariant once the group fenced it.
 	gone bool
+	// joined: the group gave the client its member id.
+	joined bool
 }
 
 type streamsClient struct {
@@ -154,11 +156,12 @@ func (c *classicClient) join() ClassicJoinResult {
 		GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance,
 		Client:           ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
 		SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000,
-		Subscription: sub, Info: info,
+		Subscription: sub, Info: info, NewMember: !c.joined,
 	}, func(r ClassicJoinResult) { res = r })
 	c.w.h.checkReplay()
 	if res.Err == nil {
 		c.generation = res.Generation
+		c.joined = true
 	}
 	return res
 }

@@ -30,6 +30,10 @@ type ClassicJoinRequest struct {
 	RebalanceTimeoutMs int32
 	Subscription       *classicstreams.ConsumerSubscription
 	Info               *classicstreams.SubscriptionInfo
+	// NewMember: the caller gave MemberID out itself (MEMBER_ID_REQUIRED,
+	// or a v0-v3 join without an id). A dynamic member id the group does
+	// not know is otherwise a fenced member's: UNKNOWN_MEMBER_ID.
+	NewMember bool
 }
 
 // ClassicJoinResult is the JoinGroup answer: the member id and its member
@@ -84,6 +88,9 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 			}
 			m = nil
 		}
+	}
+	if m == nil && req.InstanceID == "" && !req.NewMember {
+		return ClassicJoinResult{Err: fmt.Errorf("member %s is not a member of group %s: %w", req.MemberID, g.ID, kerr.UnknownMemberID)}
 	}
 	if m != nil && !m.IsClassic() {
 		return ClassicJoinResult{Err: fmt.Errorf("member %s of group %s uses the streams protocol: %w", m.ID, g.ID, kerr.InconsistentGroupProtocol)}

@@ -132,6 +132,11 @@ func TestClassicMemberSessionTimeout(t *testing.T) {
 	if g.Members["c1"] != nil {
 		t.Fatal("not fenced after its session timeout")
 	}
+	// Back from a long pause, the fenced member is told it is unknown and
+	// must give up its tasks: real fencing, not the migration.
+	if j := c1.join(); !errors.Is(j.Err, kerr.UnknownMemberID) {
+		t.Fatalf("fenced member rejoins: %v", j.Err)
+	}
 	w.settleStreams("s1")
 	if tasksCount(w.streams["s1"].owned.Active) != 6 {
 		t.Fatalf("s1 holds %v", w.streams["s1"].owned.Active)

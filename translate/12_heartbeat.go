@@ -1,0 +1,28 @@
+package translate
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+// Heartbeat keeps the member's session; REBALANCE_IN_PROGRESS sends it back
+// to JoinGroup when the streams group has something for it.
+func (t *Translator) Heartbeat(req *kmsg.HeartbeatRequest, respond func(*kmsg.HeartbeatResponse), forward func()) {
+	r := coordinator.ClassicHeartbeatRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation}
+	if req.InstanceID != nil {
+		r.InstanceID = *req.InstanceID
+	}
+	t.c.ClassicHeartbeat(r, func(err error) {
+		if errors.Is(err, coordinator.ErrClassicNotServed) {
+			forward()
+			return
+		}
+		resp := kmsg.NewPtrHeartbeatResponse()
+		resp.Version = req.Version
+		resp.ErrorCode, _ = errorCode(err)
+		respond(resp)
+	})
+}

@@ -1,0 +1,51 @@
+package translate
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+// LeaveGroup fences the leaving members (v0-v2: one member; v3+: a batch,
+// answered per member).
+func (t *Translator) LeaveGroup(req *kmsg.LeaveGroupRequest, respond func(*kmsg.LeaveGroupResponse), forward func()) {
+	var members []coordinator.ClassicLeaveMember
+	if req.Version < 3 {
+		members = []coordinator.ClassicLeaveMember{{MemberID: req.MemberID}}
+	} else {
+		for _, m := range req.Members {
+			lm := coordinator.ClassicLeaveMember{MemberID: m.MemberID}
+			if m.InstanceID != nil {
+				lm.InstanceID = *m.InstanceID
+			}
+			members = append(members, lm)
+		}
+	}
+	t.c.ClassicLeaveGroup(req.Group, members, func(errs []error, err error) {
+		if errors.Is(err, coordinator.ErrClassicNotServed) {
+			forward()
+			return
+		}
+		resp := kmsg.NewPtrLeaveGroupResponse()
+		resp.Version = req.Version
+		if err != nil {
+			resp.ErrorCode, _ = errorCode(err)
+			respond(resp)
+			return
+		}
+		if req.Version < 3 {
+			resp.ErrorCode, _ = errorCode(errs[0])
+			respond(resp)
+			return
+		}
+		for i, m := range req.Members {
+			rm := kmsg.NewLeaveGroupResponseMember()
+			rm.MemberID, rm.InstanceID = m.MemberID, m.InstanceID
+			rm.ErrorCode, _ = errorCode(errs[i])
+			resp.Members = append(resp.Members, rm)
+		}
+		respond(resp)
+	})
+}

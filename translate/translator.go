@@ -1,0 +1,136 @@
+package translate
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+// Coordinator is what the translator needs of the streams-group coordinator
+// (*coordinator.Coordinator implements it). Every callback is called once.
+type Coordinator interface {
+	Owns(groupID string) bool
+	ClassicJoinGroup(coordinator.ClassicJoinRequest, func(coordinator.ClassicJoinResult))
+	ClassicSyncGroup(coordinator.ClassicSyncRequest, func(coordinator.ClassicSyncResult))
+	ClassicHeartbeat(coordinator.ClassicHeartbeatRequest, func(error))
+	ClassicLeaveGroup(groupID string, members []coordinator.ClassicLeaveMember, done func([]error, error))
+	ValidateClassicOffsetCommit(coordinator.OffsetCommitRequest, func(coordinator.OffsetCommitResult))
+}
+
+// Options configure a Translator.
+type Options struct {
+	Coordinator Coordinator
+	Migration   MigrationConfig
+	// MinSessionTimeout and MaxSessionTimeout bound a classic member's
+	// session timeout (Kafka's group.min/max.session.timeout.ms, defaults
+	// 6 s and 30 min).
+	MinSessionTimeout, MaxSessionTimeout time.Duration
+	// NewMemberID makes a member id; the default is Kafka's
+	// "<client id>-<uuid>".
+	NewMemberID func(clientID string) string
+	// Now is the clock of pending member ids (time.Now by default).
+	Now func() time.Time
+}
+
+// Translator serves the classic group APIs (JoinGroup 11, Heartbeat 12,
+// LeaveGroup 13, SyncGroup 14) of classic Kafka Streams members whose group
+// is a streams group served by the coordinator, and validates their offset
+// commits. Requests for any other group are handed back to the caller
+// (forward) unchanged, to go upstream.
+type Translator struct {
+	c    Coordinator
+	opts Options
+
+	// pending holds the member ids given out with MEMBER_ID_REQUIRED
+	// until their first JoinGroup, or until a session timeout passes (the
+	// classic coordinator's pending members).
+	mu      sync.Mutex
+	pending map[string]time.Time
+}
+
+// New returns a Translator.
+func New(opts Options) *Translator {
+	if opts.MinSessionTimeout == 0 {
+		opts.MinSessionTimeout = 6 * time.Second
+	}
+	if opts.MaxSessionTimeout == 0 {
+		opts.MaxSessionTimeout = 30 * time.Minute
+	}
+	if opts.NewMemberID == nil {
+		opts.NewMemberID = newMemberID
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Translator{c: opts.Coordinator, opts: opts, pending: map[string]time.Time{}}
+}
+
+// addPending remembers a member id given out, for one session timeout.
+func (t *Translator) addPending(id string, session time.Duration) {
+	now := t.opts.Now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, until := range t.pending {
+		if now.After(until) {
+			delete(t.pending, k)
+		}
+	}
+	t.pending[id] = now.Add(session)
+}
+
+// takePending reports whether id was given out and is still pending, and
+// forgets it.
+func (t *Translator) takePending(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	until, ok := t.pending[id]
+	delete(t.pending, id)
+	return ok && !t.opts.Now().After(until)
+}
+
+// Handle serves req if it is a classic group request; it reports whether it
+// took it. Exactly one of respond and forward is called: forward when the
+// group is not a streams group served here.
+func (t *Translator) Handle(req kmsg.Request, client coordinator.ClientInfo, respond func(kmsg.Response), forward func()) bool {
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		t.JoinGroup(r, client, func(resp *kmsg.JoinGroupResponse) { respond(resp) }, forward)
+	case *kmsg.SyncGroupRequest:
+		t.SyncGroup(r, func(resp *kmsg.SyncGroupResponse) { respond(resp) }, forward)
+	case *kmsg.HeartbeatRequest:
+		t.Heartbeat(r, func(resp *kmsg.HeartbeatResponse) { respond(resp) }, forward)
+	case *kmsg.LeaveGroupRequest:
+		t.LeaveGroup(r, func(resp *kmsg.LeaveGroupResponse) { respond(resp) }, forward)
+	default:
+		return false
+	}
+	return true
+}
+
+// errorCode gives the Kafka error code and message of a coordinator error.
+func errorCode(err error) (int16, *string) {
+	if err == nil {
+		return 0, nil
+	}
+	msg := err.Error()
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code, &msg
+	}
+	return kerr.UnknownServerError.Code, &msg
+}
+
+func newMemberID(clientID string) string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%s-%x-%x-%x-%x-%x", clientID, b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,178 @@
+package translate
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+// fixture: a real coordinator (asynchronous, virtual time) with a streams
+// member holding the 4 tasks of "foo" in group "app".
+func fixture(t *testing.T) (*Translator, *coordinator.Coordinator) {
+	t.Helper()
+	md := coordinator.NewStaticMetadata()
+	md.SetTopic("foo", 4)
+	cfg := coordinator.DefaultConfig()
+	cfg.Defaults.InitialRebalanceDelay = 0
+	cfg.Defaults.AssignmentInterval = 0
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: coordinator.NewManualClock(time.Unix(0, 0)), Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = 1, "app", "s1", 60000
+	hb.EndpointInformationEpoch = -1
+	p := "p-streams"
+	hb.ProcessID = &p
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	st.SubtopologyID, st.SourceTopics = "0", []string{"foo"}
+	topo.Subtopologies = append(topo.Subtopologies, st)
+	hb.Topology = &topo
+	hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	hb.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
+	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	c.StreamsGroupHeartbeat(hb, coordinator.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	if r := <-done; r.ErrorCode != 0 {
+		t.Fatalf("streams join: %d", r.ErrorCode)
+	}
+	n := 0
+	return New(Options{Coordinator: c, NewMemberID: func(client string) string { n++; return client + "-id" + string(rune('0'+n)) }}), c
+}
+
+// call runs one request through the translator; forwarded reports forward.
+func call(t *testing.T, tr *Translator, req kmsg.Request) (resp kmsg.Response, forwarded bool) {
+	t.Helper()
+	ch := make(chan kmsg.Response, 1)
+	if !tr.Handle(req, coordinator.ClientInfo{ClientID: "cc", ClientHost: "/127.0.0.1"}, func(r kmsg.Response) { ch <- r }, func() { ch <- nil }) {
+		t.Fatalf("%T not taken", req)
+	}
+	r := <-ch
+	return r, r == nil
+}
+
+func streamsJoinRequest(t *testing.T, version int16, memberID string, protocol string) *kmsg.JoinGroupRequest {
+	t.Helper()
+	info := &classicstreams.SubscriptionInfo{Version: 11, LatestSupportedVersion: 11, UserEndPoint: "h:1"}
+	ud, err := info.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := &classicstreams.ConsumerSubscription{Version: 3, Topics: []string{"foo"}, UserData: ud, GenerationID: -1}
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version, req.Group, req.MemberID = version, "app", memberID
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 60000
+	req.ProtocolType = "consumer"
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: protocol, Metadata: sub.Encode()}}
+	return req
+}
+
+func TestClassicJoinSyncHeartbeatLeave(t *testing.T) {
+	tr, _ := fixture(t)
+
+	// A dynamic v9 member without an id learns one first.
+	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+	j := r.(*kmsg.JoinGroupResponse)
+	if j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID == "" {
+		t.Fatalf("first join: %+v", j)
+	}
+	id := j.MemberID
+	r, _ = call(t, tr, streamsJoinRequest(t, 9, id, "stream"))
+	j = r.(*kmsg.JoinGroupResponse)
+	if j.ErrorCode != 0 || j.MemberID != id || j.LeaderID != "" || len(j.Members) != 0 || j.Protocol == nil || *j.Protocol != "stream" || *j.ProtocolType != "consumer" || j.Generation < 2 {
+		t.Fatalf("join: %+v", j)
+	}
+	gen := j.Generation
+
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Version, sync.Group, sync.MemberID, sync.Generation = 5, "app", id, gen
+	pt, pn := "consumer", "stream"
+	sync.ProtocolType, sync.Protocol = &pt, &pn
+	r, _ = call(t, tr, sync)
+	s := r.(*kmsg.SyncGroupResponse)
+	if s.ErrorCode != 0 {
+		t.Fatalf("sync: %d", s.ErrorCode)
+	}
+	ca, err := classicstreams.DecodeConsumerAssignment(s.MemberAssignment)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := classicstreams.DecodeAssignmentInfo(ca.UserData); err != nil || info.Version != 11 || len(info.ActiveTasks) != len(ca.AssignedPartitions) {
+		t.Fatalf("assignment %+v %v", info, err)
+	}
+
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "app", id, gen
+	r, _ = call(t, tr, hb)
+	// The member waits for tasks the streams member still holds: no
+	// rejoin until they are released.
+	if code := r.(*kmsg.HeartbeatResponse).ErrorCode; code != 0 {
+		t.Fatalf("heartbeat: %d", code)
+	}
+	hb.Generation = gen + 5
+	r, _ = call(t, tr, hb)
+	if code := r.(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.IllegalGeneration.Code {
+		t.Fatalf("heartbeat with a wrong generation: %d", code)
+	}
+
+	oc := kmsg.NewPtrOffsetCommitRequest()
+	oc.Group, oc.MemberID, oc.Generation = "app", id, gen
+	errc := make(chan error, 1)
+	tr.ValidateOffsetCommit(oc, func(err error) { errc <- err })
+	if err := <-errc; err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Version, leave.Group = 3, "app"
+	leave.Members = []kmsg.LeaveGroupRequestMember{{MemberID: id}, {MemberID: "ghost"}}
+	r, _ = call(t, tr, leave)
+	l := r.(*kmsg.LeaveGroupResponse)
+	if l.ErrorCode != 0 || len(l.Members) != 2 || l.Members[0].ErrorCode != 0 || l.Members[1].ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("leave: %+v", l)
+	}
+}
+
+func TestClassicJoinErrors(t *testing.T) {
+	tr, _ := fixture(t)
+	for _, tc := range []struct {
+		name string
+		req  *kmsg.JoinGroupRequest
+		want int16
+	}{
+		{"not a streams protocol", streamsJoinRequest(t, 9, "", "range"), kerr.InconsistentGroupProtocol.Code},
+		{"an id never given out", streamsJoinRequest(t, 9, "made-up", "stream"), kerr.UnknownMemberID.Code},
+		{"session timeout too short", func() *kmsg.JoinGroupRequest {
+			r := streamsJoinRequest(t, 9, "", "stream")
+			r.SessionTimeoutMillis = 100
+			return r
+		}(), kerr.InvalidSessionTimeout.Code},
+	} {
+		r, _ := call(t, tr, tc.req)
+		if got := r.(*kmsg.JoinGroupResponse).ErrorCode; got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	// v3 and older get an id at once.
+	r, _ := call(t, tr, streamsJoinRequest(t, 3, "", "stream"))
+	if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != 0 || j.MemberID == "" {
+		t.Fatalf("v3 join: %+v", j)
+	}
+	// Another group goes upstream untouched.
+	other := streamsJoinRequest(t, 9, "", "stream")
+	other.Group = "classic-app"
+	if _, fwd := call(t, tr, other); !fwd {
+		t.Fatal("join of a group not served here was answered")
+	}
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Group, hb.MemberID = "classic-app", "m"
+	if _, fwd := call(t, tr, hb); !fwd {
+		t.Fatal("heartbeat of a group not served here was answered")
+	}
+}
