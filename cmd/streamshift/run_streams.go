@@ -31,7 +31,10 @@ type streamsRuntime struct {
 
 // controlPlaneOpts are the kgo options of every control-plane client.
 func controlPlaneOpts(cfg *config.Config) []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(cfg.Upstream...), kgo.DialTimeout(cfg.UpstreamDialTimeout)}
+	// kadm serves topic listings from kgo's metadata cache, which is only
+	// refreshed after MetadataMinAge (default 5s): a short age lets a
+	// requested refresh see new source and internal topics at once.
+	opts := []kgo.Opt{kgo.SeedBrokers(cfg.Upstream...), kgo.DialTimeout(cfg.UpstreamDialTimeout), kgo.MetadataMinAge(100 * time.Millisecond)}
 	cp := cfg.ControlPlane
 	var m sasl.Mechanism
 	switch cp.SASLMechanism {
@@ -113,6 +116,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 		Ownership:           coordinator.NewOwnership(rt.coord, ctl, nil),
 		Anchors:             rt.anchors,
 		UpstreamMaxVersions: upstreamVersions(ctx, ctl, log),
+		Metadata:            meta,
 		Log:                 log.With().Str("component", "streams").Logger(),
 	})
 	if err != nil {

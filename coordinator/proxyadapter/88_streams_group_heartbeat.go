@@ -2,6 +2,7 @@ package proxyadapter
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,7 +40,9 @@ func (a *Adapter) heartbeat(req *proxy.Request, out proxy.Outcome) {
 		a.o.Log.Info().Str("group", hb.Group).Msg("group is now served by streamshift")
 	}
 	if hb.Group != "" && hb.MemberEpoch >= 0 {
-		a.o.Anchors.Ensure(hb.Group, topologyTopics(hb.Topology))
+		topics := topologyTopics(hb.Topology)
+		a.o.Anchors.Ensure(hb.Group, topics)
+		a.refreshFor(req, hb.Topology)
 	}
 	client := coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
 	a.o.Coordinator.Handle(hb, client, func(resp kmsg.Response) {
@@ -47,6 +50,28 @@ func (a *Adapter) heartbeat(req *proxy.Request, out proxy.Outcome) {
 		a.o.Ownership.Release(hb.Group)
 		out.Respond(resp)
 	})
+}
+
+// refreshFor fetches the upstream's topics now if a source topic of the
+// topology is unknown: the member would otherwise learn MISSING_SOURCE_TOPICS
+// and wait a heartbeat interval. The group's queue is not involved.
+func (a *Adapter) refreshFor(req *proxy.Request, t *kmsg.StreamsGroupHeartbeatRequestTopology) {
+	if a.o.Metadata == nil || t == nil {
+		return
+	}
+	img := a.o.Metadata.Image()
+	for _, s := range t.Subtopologies {
+		for _, topic := range s.SourceTopics {
+			if _, ok := img.Topic(topic); !ok {
+				ctx, cancel := requestContext(req, 2*time.Second)
+				defer cancel()
+				if err := a.o.Metadata.Refresh(ctx); err != nil {
+					a.o.Log.Debug().Err(err).Msg("metadata refresh for a new topology")
+				}
+				return
+			}
+		}
+	}
 }
 
 // topologyTopics lists the topics the anchor subscribes to: every source

@@ -27,12 +27,24 @@ type Options struct {
 	// supports (from its ApiVersions); a missing key counts as kmsg's
 	// maximum. Offset requests newer than that are down-converted.
 	UpstreamMaxVersions map[int16]int16
+	// Metadata, if set, is refreshed before a topology is first handed to
+	// the coordinator when its source topics are not in the image yet, so a
+	// new group does not wait a heartbeat interval for topics created just
+	// before the app started.
+	Metadata FreshMetadata
 	// AnchorWait bounds how long a commit waits for the anchor to join
 	// upstream before the client gets a retriable error. Default 20s.
 	AnchorWait time.Duration
 	// ClaimWait bounds the upstream check of a first join. Default 10s.
 	ClaimWait time.Duration
 	Log       zerolog.Logger
+}
+
+// FreshMetadata is a metadata source that can fetch on demand
+// (*coordinator.UpstreamMetadata).
+type FreshMetadata interface {
+	Image() coordinator.MetadataImage
+	Refresh(ctx context.Context) error
 }
 
 // Adapter serves the streams groups through the proxy.

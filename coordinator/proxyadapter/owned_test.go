@@ -1,0 +1,403 @@
+package proxyadapter
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/anchor"
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// ownedEnv is a kfake cluster playing Kafka 3.9 (no streams groups), a proxy
+// in front of it with the full adapter, a control-plane client, and a
+// client through the proxy.
+type ownedEnv struct {
+	t       *testing.T
+	ctx     context.Context
+	cluster *kfake.Cluster
+	ctl     *kgo.Client
+	adm     *kadm.Client // direct to the cluster
+	p       *proxy.Proxy
+	addr    string      // the proxy's bootstrap address
+	cl      *kgo.Client // through the proxy
+	broker  *kgo.Broker // the group coordinator, through the proxy
+	coord   *coordinator.Coordinator
+	anchors *anchor.Manager
+}
+
+func newOwnedEnv(t *testing.T) *ownedEnv {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.MaxVersions(kversion.V3_9_0()), kfake.SeedTopics(4, "in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	ctl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.MetadataMinAge(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	e := &ownedEnv{t: t, ctx: ctx, cluster: cluster, ctl: ctl, adm: kadm.NewClient(ctl)}
+	e.p, e.addr = startProxy(t, cluster.ListenAddrs())
+	e.restart()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID("streams-app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	e.cl = cl
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey = "app"
+	fc.CoordinatorKeys = []string{"app"}
+	fresp, err := fc.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := fresp.NodeID
+	if len(fresp.Coordinators) > 0 {
+		node = fresp.Coordinators[0].NodeID
+	}
+	e.broker = cl.Broker(int(node))
+	return e
+}
+
+// restart replaces the coordinator, anchors and ownership by fresh ones
+// (in-memory state lost, as a proxy restart without a durable log), the old
+// anchors closed without leaving.
+func (e *ownedEnv) restart() {
+	t := e.t
+	if e.anchors != nil {
+		e.anchors.Close()
+		e.coord.Close()
+	}
+	md := coordinator.NewUpstreamMetadata(e.adm, time.Second)
+	if err := md.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	go md.Run(e.ctx)
+	cfg := coordinator.DefaultConfig()
+	cfg.Defaults.InitialRebalanceDelay = 0
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(e.adm, 10*time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	anchors, err := anchor.New(anchor.Options{Client: e.ctl, InstanceID: "streamshift-test", HeartbeatInterval: 100 * time.Millisecond, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(anchors.Close)
+	ad, err := New(Options{
+		Coordinator: c, Ownership: coordinator.NewOwnership(c, e.ctl, nil), Anchors: anchors,
+		UpstreamMaxVersions: map[int16]int16{int16(kmsg.OffsetCommit): 9, int16(kmsg.OffsetFetch): 9, int16(kmsg.TxnOffsetCommit): 4},
+		Metadata:            md, Log: zerolog.Nop(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ad.Register(e.p); err != nil {
+		t.Fatal(err)
+	}
+	e.coord, e.anchors = c, anchors
+}
+
+func join(group, member string) *kmsg.StreamsGroupHeartbeatRequest {
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Group = group
+	req.MemberID = member
+	req.EndpointInformationEpoch = -1
+	req.RebalanceTimeoutMillis = 30000
+	pid := "process-" + member
+	req.ProcessID = &pid
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	st.SubtopologyID = "0"
+	st.SourceTopics = []string{"in"}
+	topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
+	req.Topology = &topo
+	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	return req
+}
+
+// joinAndAssign joins member and heartbeats until it owns its tasks;
+// it returns the member epoch.
+func (e *ownedEnv) joinAndAssign(group, member string) int32 {
+	t := e.t
+	resp, err := join(group, member).RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 {
+		t.Fatalf("join: %v %s", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
+	}
+	epoch := resp.MemberEpoch
+	for resp.ActiveTasks == nil || len(resp.Status) != 0 {
+		time.Sleep(50 * time.Millisecond)
+		hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.MemberEpoch = group, member, epoch
+		if resp.ActiveTasks != nil {
+			hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = resp.ActiveTasks, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+		}
+		if resp, err = hb.RequestWith(e.ctx, e.broker); err != nil {
+			t.Fatal(err)
+		}
+		if resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat: %v %s", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
+		}
+		epoch = resp.MemberEpoch
+		if e.ctx.Err() != nil {
+			t.Fatalf("never assigned: %+v", resp)
+		}
+	}
+	return epoch
+}
+
+func (e *ownedEnv) commit(group, member string, epoch int32, offset int64) error {
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Version = 9
+	req.Group, req.MemberID, req.Generation = group, member, epoch
+	topic := kmsg.NewOffsetCommitRequestTopic()
+	topic.Topic = "in"
+	for p := int32(0); p < 4; p++ {
+		part := kmsg.NewOffsetCommitRequestTopicPartition()
+		part.Partition, part.Offset = p, offset
+		topic.Partitions = append(topic.Partitions, part)
+	}
+	req.Topics = []kmsg.OffsetCommitRequestTopic{topic}
+	resp, err := req.RequestWith(e.ctx, e.broker)
+	if err != nil {
+		return err
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 4 {
+		return errors.New("commit response does not answer every partition")
+	}
+	for _, p := range resp.Topics[0].Partitions {
+		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *ownedEnv) upstreamOffset(group string, p int32) int64 {
+	offsets, err := e.adm.FetchOffsets(e.ctx, group)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	o, ok := offsets.Lookup("in", p)
+	if !ok {
+		return -1
+	}
+	return o.At
+}
+
+// TestOwnedGroupOffsets: a streams group served by the proxy commits and
+// fetches offsets through it; upstream, the group holds the anchor member
+// (protocol streamshift) and the offsets.
+func TestOwnedGroupOffsets(t *testing.T) {
+	e := newOwnedEnv(t)
+	epoch := e.joinAndAssign("app", "m1")
+
+	if err := e.commit("app", "m1", epoch, 42); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if got := e.upstreamOffset("app", 2); got != 42 {
+		t.Fatalf("upstream offset %d, want 42", got)
+	}
+	described, err := e.adm.DescribeGroups(e.ctx, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := described["app"]
+	if g.Protocol != anchor.ProtocolName || g.ProtocolType != "consumer" || len(g.Members) != 1 ||
+		g.Members[0].InstanceID == nil || *g.Members[0].InstanceID != "streamshift-test" {
+		t.Fatalf("upstream group: %+v", g)
+	}
+	meta, ok := g.Members[0].Join.AsConsumer()
+	if !ok || len(meta.Topics) != 1 || meta.Topics[0] != "in" {
+		t.Fatalf("anchor subscription %+v", g.Members[0].Join)
+	}
+
+	// Kafka's streams-group checks.
+	if err := e.commit("app", "m1", epoch+1, 43); !errors.Is(err, kerr.StaleMemberEpoch) {
+		t.Fatalf("commit with a newer epoch: %v, want STALE_MEMBER_EPOCH", err)
+	}
+	if err := e.commit("app", "nobody", epoch, 43); !errors.Is(err, kerr.UnknownMemberID) {
+		t.Fatalf("commit of an unknown member: %v, want UNKNOWN_MEMBER_ID", err)
+	}
+	if got := e.upstreamOffset("app", 2); got != 42 {
+		t.Fatalf("a refused commit reached the upstream: offset %d", got)
+	}
+
+	// OffsetFetch v9 with the member's epoch, then a wrong one.
+	fetch := func(epoch int32) *kmsg.OffsetFetchResponse {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version = 9
+		g := kmsg.NewOffsetFetchRequestGroup()
+		g.Group, g.MemberID, g.MemberEpoch = "app", kmsg.StringPtr("m1"), epoch
+		topic := kmsg.NewOffsetFetchRequestGroupTopic()
+		topic.Topic, topic.Partitions = "in", []int32{0, 1, 2, 3}
+		g.Topics = []kmsg.OffsetFetchRequestGroupTopic{topic}
+		req.Groups = []kmsg.OffsetFetchRequestGroup{g}
+		resp, err := req.RequestWith(e.ctx, e.broker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Groups) != 1 {
+			t.Fatalf("fetch: %+v", resp)
+		}
+		return resp
+	}
+	resp := fetch(epoch)
+	if err := kerr.ErrorForCode(resp.Groups[0].ErrorCode); err != nil || len(resp.Groups[0].Topics) != 1 || resp.Groups[0].Topics[0].Partitions[3].Offset != 42 {
+		t.Fatalf("fetch: %v %+v", err, resp.Groups[0])
+	}
+	if resp := fetch(epoch + 5); resp.Groups[0].ErrorCode != kerr.StaleMemberEpoch.Code {
+		t.Fatalf("fetch with a wrong epoch: %v, want STALE_MEMBER_EPOCH", kerr.ErrorForCode(resp.Groups[0].ErrorCode))
+	}
+
+	// A transactional commit (EOS) of the member.
+	txnCommit(t, e, epoch, 77)
+	if got := e.upstreamOffset("app", 1); got != 77 {
+		t.Fatalf("upstream offset after the transaction %d, want 77", got)
+	}
+}
+
+// txnCommit commits offset for partition 1 in a transaction, as an EOS
+// Streams producer does (TxnOffsetCommit with the member id and epoch).
+func txnCommit(t *testing.T, e *ownedEnv, epoch int32, offset int64) {
+	t.Helper()
+	txid := "app-txn"
+	init := kmsg.NewPtrInitProducerIDRequest()
+	init.TransactionalID = &txid
+	init.TransactionTimeoutMillis = 30000
+	ir, err := init.RequestWith(e.ctx, e.cl)
+	if err != nil || ir.ErrorCode != 0 {
+		t.Fatalf("init producer id: %v %v", err, kerr.ErrorForCode(ir.ErrorCode))
+	}
+	add := kmsg.NewPtrAddOffsetsToTxnRequest()
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = txid, ir.ProducerID, ir.ProducerEpoch, "app"
+	ar, err := add.RequestWith(e.ctx, e.cl)
+	if err != nil || ar.ErrorCode != 0 {
+		t.Fatalf("add offsets to txn: %v %v", err, kerr.ErrorForCode(ar.ErrorCode))
+	}
+	tc := kmsg.NewPtrTxnOffsetCommitRequest()
+	tc.TransactionalID, tc.Group, tc.ProducerID, tc.ProducerEpoch = txid, "app", ir.ProducerID, ir.ProducerEpoch
+	tc.MemberID, tc.Generation = "m1", epoch
+	topic := kmsg.NewTxnOffsetCommitRequestTopic()
+	topic.Topic = "in"
+	part := kmsg.NewTxnOffsetCommitRequestTopicPartition()
+	part.Partition, part.Offset = 1, offset
+	topic.Partitions = []kmsg.TxnOffsetCommitRequestTopicPartition{part}
+	tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{topic}
+	tr, err := tc.RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Topics) != 1 || len(tr.Topics[0].Partitions) != 1 || tr.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("txn offset commit: %+v", tr.Topics)
+	}
+	// A stale epoch is ILLEGAL_GENERATION below v6, as in Kafka.
+	tc.Generation = epoch + 1
+	tr, err = tc.RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Topics[0].Partitions[0].ErrorCode != kerr.IllegalGeneration.Code {
+		t.Fatalf("txn commit with a newer epoch: %v, want ILLEGAL_GENERATION", kerr.ErrorForCode(tr.Topics[0].Partitions[0].ErrorCode))
+	}
+	end := kmsg.NewPtrEndTxnRequest()
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = txid, ir.ProducerID, ir.ProducerEpoch, true
+	er, err := end.RequestWith(e.ctx, e.cl)
+	if err != nil || er.ErrorCode != 0 {
+		t.Fatalf("end txn: %v %v", err, kerr.ErrorForCode(er.ErrorCode))
+	}
+}
+
+// TestLiveClassicGroupRefused: a streams join to a group that is a live
+// classic group upstream gets GROUP_ID_NOT_FOUND, as Kafka answers.
+func TestLiveClassicGroupRefused(t *testing.T) {
+	e := newOwnedEnv(t)
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(e.cluster.ListenAddrs()...), kgo.ConsumerGroup("live"), kgo.ConsumeTopics("in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	for {
+		described, err := e.adm.DescribeGroups(e.ctx, "live")
+		if err == nil && described["live"].State == "Stable" {
+			break
+		}
+		go consumer.PollFetches(e.ctx)
+		if e.ctx.Err() != nil {
+			t.Fatal("classic group never stable")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, err := join("live", "m1").RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.GroupIDNotFound.Code || resp.ErrorMessage == nil {
+		t.Fatalf("join of a live classic group: %v, want GROUP_ID_NOT_FOUND with a message", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	// A classic commit to that group passes untouched.
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: "in", Partition: 0, At: 5})
+	if _, err := kadm.NewClient(e.cl).CommitOffsets(e.ctx, "other-classic", offsets); err != nil {
+		t.Fatalf("commit of a group the proxy does not own: %v", err)
+	}
+	if got := e.upstreamOffset("other-classic", 0); got != 5 {
+		t.Fatalf("upstream offset %d, want 5", got)
+	}
+}
+
+// TestRestartWithoutState: after a restart without durable state, a member
+// heartbeat gets UNKNOWN_MEMBER_ID (never GROUP_ID_NOT_FOUND, fatal to the
+// Java client); the rejoin is accepted (the upstream group holds only the
+// static anchor), and commits flow again through the same anchor instance.
+func TestRestartWithoutState(t *testing.T) {
+	e := newOwnedEnv(t)
+	epoch := e.joinAndAssign("app", "m1")
+	if err := e.commit("app", "m1", epoch, 10); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+
+	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch = "app", "m1", epoch
+	resp, err := hb.RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("heartbeat after restart: %v, want UNKNOWN_MEMBER_ID", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	epoch = e.joinAndAssign("app", "m1")
+	if err := e.commit("app", "m1", epoch, 11); err != nil {
+		t.Fatalf("commit after restart: %v", err)
+	}
+	if got := e.upstreamOffset("app", 0); got != 11 {
+		t.Fatalf("upstream offset %d, want 11", got)
+	}
+	described, err := e.adm.DescribeGroups(e.ctx, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := described["app"]; len(g.Members) != 1 || *g.Members[0].InstanceID != "streamshift-test" {
+		t.Fatalf("upstream group after restart: %+v", g)
+	}
+}
