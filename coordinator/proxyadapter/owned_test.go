@@ -34,9 +34,11 @@ type ownedEnv struct {
 	broker  *kgo.Broker // the group coordinator, through the proxy
 	coord   *coordinator.Coordinator
 	anchors *anchor.Manager
+	// anchorHeartbeat is the anchors' heartbeat interval (default 100ms).
+	anchorHeartbeat time.Duration
 }
 
-func newOwnedEnv(t *testing.T) *ownedEnv {
+func newOwnedEnv(t *testing.T, opts ...func(*ownedEnv)) *ownedEnv {
 	t.Helper()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.MaxVersions(kversion.V3_9_0()), kfake.SeedTopics(4, "in"))
 	if err != nil {
@@ -50,7 +52,10 @@ func newOwnedEnv(t *testing.T) *ownedEnv {
 	t.Cleanup(ctl.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	e := &ownedEnv{t: t, ctx: ctx, cluster: cluster, ctl: ctl, adm: kadm.NewClient(ctl)}
+	e := &ownedEnv{t: t, ctx: ctx, cluster: cluster, ctl: ctl, adm: kadm.NewClient(ctl), anchorHeartbeat: 100 * time.Millisecond}
+	for _, o := range opts {
+		o(e)
+	}
 	e.p, e.addr = startProxy(t, cluster.ListenAddrs())
 	e.restart()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID("streams-app"))
@@ -95,7 +100,7 @@ func (e *ownedEnv) restart() {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	anchors, err := anchor.New(anchor.Options{Client: e.ctl, InstanceID: "streamshift-test", HeartbeatInterval: 100 * time.Millisecond, Log: zerolog.Nop()})
+	anchors, err := anchor.New(anchor.Options{Client: e.ctl, InstanceID: "streamshift-test", HeartbeatInterval: e.anchorHeartbeat, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,5 +404,42 @@ func TestRestartWithoutState(t *testing.T) {
 	}
 	if g := described["app"]; len(g.Members) != 1 || *g.Members[0].InstanceID != "streamshift-test" {
 		t.Fatalf("upstream group after restart: %+v", g)
+	}
+}
+
+// TestAnchorFencedMidFlight: the anchor is removed from the upstream group
+// behind the proxy's back (its heartbeat has not noticed yet). The next
+// commit gets a retriable COORDINATOR_NOT_AVAILABLE, never a fatal error,
+// the anchor rejoins, and the retried commit lands upstream.
+func TestAnchorFencedMidFlight(t *testing.T) {
+	e := newOwnedEnv(t, func(e *ownedEnv) { e.anchorHeartbeat = time.Hour })
+	epoch := e.joinAndAssign("app", "m1")
+	if err := e.commit("app", "m1", epoch, 1); err != nil {
+		t.Fatal(err)
+	}
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.Group = "app"
+	m := kmsg.NewLeaveGroupRequestMember()
+	m.InstanceID = kmsg.StringPtr("streamshift-test")
+	leave.Members = []kmsg.LeaveGroupRequestMember{m}
+	if lr, err := leave.RequestWith(e.ctx, e.ctl); err != nil || lr.ErrorCode != 0 {
+		t.Fatalf("remove the anchor: %v %+v", err, lr)
+	}
+	err := e.commit("app", "m1", epoch, 2)
+	if !errors.Is(err, kerr.CoordinatorNotAvailable) {
+		t.Fatalf("commit with a fenced anchor: %v, want COORDINATOR_NOT_AVAILABLE", err)
+	}
+	for {
+		err := e.commit("app", "m1", epoch, 2)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, kerr.CoordinatorNotAvailable) || e.ctx.Err() != nil {
+			t.Fatalf("commit while the anchor rejoins: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := e.upstreamOffset("app", 3); got != 2 {
+		t.Fatalf("upstream offset %d, want 2", got)
 	}
 }
