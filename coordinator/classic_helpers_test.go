@@ -251,6 +251,11 @@ func (c *classicClient) rebalance() {
 // and reports whether the client must rejoin.
 func (c *classicClient) mustRejoin() bool {
 	c.w.t.Helper()
+	// Between rebalances a Streams thread commits at its generation; the
+	// migration must never make that fail.
+	if r := validateClassicOffsetCommit(c.w.h.group(c.w.group), OffsetCommitRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, MemberEpoch: c.generation}); r.Err != nil {
+		c.w.t.Fatalf("%s: OffsetCommit at generation %d: %v", c.id, c.generation, r.Err)
+	}
 	err := c.heartbeat()
 	if err != nil && !errors.Is(err, kerr.RebalanceInProgress) {
 		c.w.t.Fatalf("%s: Heartbeat: %v", c.id, err)

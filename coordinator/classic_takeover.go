@@ -1,0 +1,197 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/classicstreams"
+)
+
+// ClassicGroupState is a live classic Kafka Streams group as read at the
+// upstream coordinator when it is taken over (DescribeGroups plus what the
+// proxy saw pass through): its generation and, for every member, its last
+// JoinGroup subscription and its last SyncGroup assignment.
+type ClassicGroupState struct {
+	GroupID    string
+	Generation int32
+	Members    []ClassicMemberState
+}
+
+// ClassicMemberState is one member of a classic group being taken over.
+type ClassicMemberState struct {
+	MemberID, InstanceID string
+	Client               ClientInfo
+	// SessionTimeoutMs and RebalanceTimeoutMs come from the member's
+	// JoinGroup as it passed through; DescribeGroups does not report them.
+	SessionTimeoutMs, RebalanceTimeoutMs int32
+	Subscription                         *classicstreams.ConsumerSubscription
+	Info                                 *classicstreams.SubscriptionInfo
+	// Assignment and AssignmentInfo: what the member got in its last
+	// SyncGroup, i.e. what it holds.
+	Assignment     *classicstreams.ConsumerAssignment
+	AssignmentInfo *classicstreams.AssignmentInfo
+}
+
+// TakeOverClassicGroup turns a live classic group into a streams group and
+// runs the first streams-protocol member's join in the same change (Kafka's
+// convertToConsumerGroup, then the heartbeat): group epoch = assignment
+// epoch = the classic generation; every classic member becomes a classic
+// member of the streams group, STABLE at member epoch = generation, holding
+// what its last SyncGroup gave it, with that as its target too. The join
+// then bumps the epoch, so classic members are pulled to rejoin by Heartbeat
+// REBALANCE_IN_PROGRESS only; their generation stays valid for commits until
+// they do.
+//
+// Nothing is written if anything fails: an existing group here, a join
+// that is not a first join with a topology, or a classic task the topology
+// does not know (the classic app and the streams member disagree on the
+// topology, and the task's owner could not be tracked).
+func (c *Coordinator) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
+	if resp := validateHeartbeat(first); resp != nil {
+		respond(resp)
+		return
+	}
+	if !c.run(state.GroupID, func(s *shard) { respond(c.takeOver(s, state, first, client)) }) {
+		respond(heartbeatError(first, errorf(kerr.CoordinatorNotAvailable, "the coordinator is closed")))
+	}
+}
+
+func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
+	fail := func(code *kerr.Error, format string, args ...any) *kmsg.StreamsGroupHeartbeatResponse {
+		return heartbeatError(first, errorf(code, format, args...))
+	}
+	if s.group != nil {
+		return fail(kerr.GroupIDNotFound, "Group %s is already a streams group here; it cannot be taken over.", state.GroupID)
+	}
+	if first.MemberEpoch != 0 || first.Topology == nil || first.Group != state.GroupID {
+		return fail(kerr.InvalidRequest, "A takeover runs the first join (epoch 0, with a topology) of group %s.", state.GroupID)
+	}
+	ch := c.newChange(s)
+	g := newGroup(state.GroupID)
+	ch.g, s.group, ch.created = g, g, true
+	topo := topologyFromRequest(first.Topology)
+	configured, _, err := ch.configureTopology(&topo)
+	if err != nil {
+		ch.rollback()
+		return fail(kerr.UnknownServerError, "Takeover of %s: %v", state.GroupID, err)
+	}
+	imported, err := importClassicMembers(state, configured, topo.Epoch)
+	if err != nil {
+		ch.rollback()
+		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
+	}
+
+	gen := state.Generation
+	ch.emit(Record{Type: RecordGroupMetadata, Value: &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}})
+	ch.emit(Record{Type: RecordTargetAssignmentMetadata, Value: &TargetAssignmentMetadataValue{AssignmentEpoch: gen, AssignmentTimestamp: ch.now.UnixMilli()}})
+	for _, im := range imported {
+		ch.emit(Record{Type: RecordMemberMetadata, MemberID: im.id, Value: im.meta})
+		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: im.id, Value: &TargetAssignmentMemberValue{Tasks: im.tasks}})
+		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: im.id, Value: &CurrentMemberAssignmentValue{
+			MemberEpoch: gen, PreviousMemberEpoch: gen, State: MemberStable, Assigned: im.tasks,
+			ActiveEpochs: restrictEpochs(nil, im.tasks.Active, true, gen),
+		}})
+	}
+	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.Version = first.Version
+	if err := ch.heartbeat(first, client, resp); err != nil {
+		ch.rollback()
+		var ce *coordError
+		if !errors.As(err, &ce) {
+			ce = errorf(kerr.UnknownServerError, "%v", err)
+		}
+		return heartbeatError(first, ce)
+	}
+	for _, im := range imported {
+		ch.scheduleSession(im.id)
+	}
+	if err := ch.commit(); err != nil {
+		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
+	}
+	return resp
+}
+
+type importedMember struct {
+	id    string
+	meta  *MemberMetadataValue
+	tasks TaskSets
+}
+
+// importClassicMembers reads each classic member's metadata and held tasks
+// (active tasks from its assigned partitions, standbys from its
+// AssignmentInfo), all checked against the configured topology. A task
+// claimed by two members as active is an error: the classic group itself
+// would be broken.
+func importClassicMembers(state ClassicGroupState, topo *configuredTopology, topologyEpoch int32) ([]importedMember, error) {
+	tt := classicTaskTopology(topo)
+	if tt == nil {
+		return nil, fmt.Errorf("the topology is not ready, the classic tasks cannot be checked")
+	}
+	owner := map[TaskID]string{}
+	out := make([]importedMember, 0, len(state.Members))
+	for _, cm := range state.Members {
+		if cm.Subscription == nil || cm.Info == nil {
+			return nil, fmt.Errorf("member %s: no subscription", cm.MemberID)
+		}
+		meta := classicMemberMetadata(cm)
+		meta.TopologyEpoch = topologyEpoch
+		var active, standby tasksBuilder = tasksBuilder{}, tasksBuilder{}
+		if cm.Assignment != nil {
+			ts, unknown := classicstreams.OwnedActiveTasks(cm.Assignment.AssignedPartitions, tt)
+			if len(unknown) > 0 {
+				return nil, fmt.Errorf("member %s holds partitions %v no subtopology of the streams topology reads", cm.MemberID, unknown)
+			}
+			for _, t := range ts {
+				id, err := checkedTask(t, topo)
+				if err != nil {
+					return nil, fmt.Errorf("member %s: %w", cm.MemberID, err)
+				}
+				if o, dup := owner[id]; dup {
+					return nil, fmt.Errorf("task %s_%d is active on %s and %s", id.Subtopology, id.Partition, o, cm.MemberID)
+				}
+				owner[id] = cm.MemberID
+				active.add(id.Subtopology, id.Partition)
+			}
+		}
+		if cm.AssignmentInfo != nil {
+			for _, st := range cm.AssignmentInfo.StandbyTasks {
+				id, err := checkedTask(st.Task, topo)
+				if err != nil {
+					return nil, fmt.Errorf("member %s: standby: %w", cm.MemberID, err)
+				}
+				standby.add(id.Subtopology, id.Partition)
+			}
+		}
+		out = append(out, importedMember{id: cm.MemberID, meta: meta, tasks: TaskSets{Active: active.build(), Standby: standby.build()}})
+	}
+	return out, nil
+}
+
+func checkedTask(t classicstreams.TaskID, topo *configuredTopology) (TaskID, error) {
+	sid := strconv.Itoa(int(t.Subtopology))
+	s := topo.subtopology(sid)
+	if t.NamedTopology != "" || s == nil || t.Partition < 0 || t.Partition >= s.NumTasks {
+		return TaskID{}, fmt.Errorf("task %v is not a task of the streams topology", t)
+	}
+	return TaskID{Subtopology: sid, Partition: t.Partition}, nil
+}
+
+// classicMemberMetadata is the member record of an imported classic member.
+func classicMemberMetadata(cm ClassicMemberState) *MemberMetadataValue {
+	hb := classicHeartbeatRequest(ClassicJoinRequest{
+		GroupID: "", MemberID: cm.MemberID, InstanceID: cm.InstanceID,
+		RebalanceTimeoutMs: cm.RebalanceTimeoutMs, Subscription: cm.Subscription, Info: cm.Info,
+	}, 0)
+	meta := updatedMemberMetadata(nil, hb, cm.Client)
+	meta.Classic = &ClassicMemberMetadata{
+		SessionTimeoutMs:        cm.SessionTimeoutMs,
+		ConsumerProtocolVersion: cm.Subscription.Version,
+		SubscriptionVersion:     cm.Info.Version,
+		LatestSupportedVersion:  cm.Info.LatestSupportedVersion,
+	}
+	return meta
+}

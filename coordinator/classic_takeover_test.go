@@ -1,0 +1,112 @@
+package coordinator
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/classicstreams"
+)
+
+// classicState is the upstream classic group at generation gen: each client
+// with what it holds (its last SyncGroup), as the takeover reads it.
+func classicState(gen int32, clients ...*classicClient) ClassicGroupState {
+	st := ClassicGroupState{GroupID: "g", Generation: gen}
+	for _, c := range clients {
+		c.generation = gen
+		c.joined = true
+		sub, info := c.subscription()
+		ai := &classicstreams.AssignmentInfo{Version: 11, CommonlySupportedVersion: 11, ActiveTasks: slices.Clone(c.active)}
+		st.Members = append(st.Members, ClassicMemberState{
+			MemberID: c.id, InstanceID: c.instance, Client: ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
+			SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000,
+			Subscription: sub, Info: info,
+			Assignment:     &classicstreams.ConsumerAssignment{Version: 3, AssignedPartitions: slices.Clone(c.owned)},
+			AssignmentInfo: ai,
+		})
+	}
+	return st
+}
+
+func (w *world) takeOver(st ClassicGroupState, id, process string) *kmsg.StreamsGroupHeartbeatResponse {
+	w.t.Helper()
+	s := &streamsClient{id: id, process: process}
+	w.streams[id] = s
+	var resp *kmsg.StreamsGroupHeartbeatResponse
+	w.h.c.TakeOverClassicGroup(st, joinReq("g", id, process, sourceTopology("foo")), ClientInfo{ClientID: id}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	w.h.checkReplay()
+	if resp.ErrorCode == 0 {
+		s.apply(resp)
+	} else {
+		delete(w.streams, id)
+	}
+	w.check()
+	return resp
+}
+
+// The KIP's example at small scale: a classic group at generation 22 with
+// two members is taken over by the first streams member. Classic members
+// keep their tasks and generation (commits accepted), are pulled in by
+// Heartbeat REBALANCE_IN_PROGRESS only, revoke cooperatively, and the
+// group ends balanced with no task ever active twice.
+func TestTakeOverClassicGroup(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 6)
+	w := newWorld(t, h, "g")
+	c1, c2 := w.newClassic("c1", "p1"), w.newClassic("c2", "p2")
+	c1.owned, c1.active = fooPartitions(0, 1, 2), cTasks(0, 1, 2)
+	c2.owned, c2.active = fooPartitions(3, 4, 5), cTasks(3, 4, 5)
+	resp := w.takeOver(classicState(22, c1, c2), "s1", "ps")
+	g := h.group("g")
+	if resp.ErrorCode != 0 || g.GroupEpoch != 23 || g.Members["c1"].MemberEpoch() != 22 {
+		t.Fatalf("takeover: %d epoch %d c1 %d", resp.ErrorCode, g.GroupEpoch, g.Members["c1"].MemberEpoch())
+	}
+	if tasksCount(w.streams["s1"].owned.Active) != 0 {
+		t.Fatalf("s1 got tasks the classic members hold: %v", w.streams["s1"].owned.Active)
+	}
+	// Commits in flight at the takeover carry generation 22: accepted.
+	for _, c := range []*classicClient{c1, c2} {
+		if r := validateClassicOffsetCommit(g, OffsetCommitRequest{GroupID: "g", MemberID: c.id, MemberEpoch: 22}); r.Err != nil {
+			t.Fatalf("%s commit at generation 22: %v", c.id, r.Err)
+		}
+	}
+	for round := 0; round < 6; round++ {
+		for _, c := range []*classicClient{c1, c2} {
+			if c.mustRejoin() {
+				c.rebalance()
+			}
+		}
+		w.streamsHeartbeat("s1")
+		h.advance(time.Second)
+	}
+	n1, n2, ns := len(c1.active), len(c2.active), tasksCount(w.streams["s1"].owned.Active)
+	if n1 != 2 || n2 != 2 || ns != 2 || g.State() != GroupStable {
+		t.Fatalf("after the takeover: c1 %d c2 %d s1 %d, state %v", n1, n2, ns, g.State())
+	}
+}
+
+// A takeover that cannot be checked leaves nothing behind: the group stays
+// classic upstream and the streams member gets a retriable error.
+func TestTakeOverRefusesUnknownTasks(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 6)
+	h.md.SetTopic("bar", 2)
+	w := newWorld(t, h, "g")
+	c1 := w.newClassic("c1", "p1")
+	c1.owned, c1.active = []classicstreams.TopicPartition{{Topic: "bar", Partition: 0}}, cTasks(0)
+	resp := w.takeOver(classicState(5, c1), "s1", "ps")
+	if resp.ErrorCode != kerr.CoordinatorNotAvailable.Code || h.group("g") != nil || len(h.log.All()) != 0 {
+		t.Fatalf("takeover with an unknown partition: %d group %v records %d", resp.ErrorCode, h.group("g") != nil, len(h.log.All()))
+	}
+	// Nor over a group already here.
+	c1.gone = true // the classic app stays upstream
+	w.streamsJoin("s0", "p0", sourceTopology("foo"))
+	resp = w.takeOver(classicState(5), "s1", "ps")
+	if !errors.Is(kerr.ErrorForCode(resp.ErrorCode), kerr.GroupIDNotFound) {
+		t.Fatalf("takeover of a streams group: %d", resp.ErrorCode)
+	}
+}
