@@ -1,0 +1,129 @@
+// Package translate serves classic Kafka Streams members (group.protocol=
+// classic, the StreamsPartitionAssignor's "stream" protocol) whose group is a
+// streams group held by the proxy's coordinator: KIP-1071's online migration,
+// mirroring what Kafka's KIP-848 coordinator does for consumer groups.
+//
+// One file per Kafka API, as elsewhere: 11_join_group.go, 12_heartbeat.go,
+// 13_leave_group.go, 14_sync_group.go; commit.go validates OffsetCommit and
+// TxnOffsetCommit; policy.go is migration.policy. The group semantics live in
+// the coordinator (coordinator/classic_*.go): a classic JoinGroup is a
+// streams heartbeat of the member; SyncGroup returns its current assignment.
+// This package does the wire: decoding the "stream" protocol metadata
+// (classicstreams), member ids, the protocol checks, and forwarding what is
+// not a served streams group upstream, unchanged.
+//
+// # The classic cycle mapped onto the streams protocol
+//
+//   - JoinGroup = heartbeat with owned tasks: active tasks from the
+//     ConsumerProtocol ownedPartitions (plus running actives of the offset
+//     sums); standbys are what the group last gave the member. The answer is
+//     leaderless (leader "", no members: the member never runs the Streams
+//     assignor) with generation = member epoch and protocol "stream".
+//   - SyncGroup = the current assignment, written at the member's own
+//     SubscriptionInfo version (classicstreams.BuildSyncAssignment: aligned
+//     active list, standbys with warm-ups, IQ host maps of all endpoints,
+//     errCode 4 while a shutdown is requested). Tasks pending revocation are
+//     left out, which is what makes a cooperative member revoke them and
+//     rejoin at once; its next JoinGroup lists fewer partitions and the
+//     reconciliation moves on (revoke before assign).
+//   - Heartbeat = session, and REBALANCE_IN_PROGRESS when a JoinGroup would
+//     change something: the group epoch moved past the member, it has tasks
+//     to revoke, or tasks it waits for were released. A member told so must
+//     rejoin within its rebalance timeout; one that joined must SyncGroup
+//     within it; its own session timeout applies.
+//   - Members are moved only by Heartbeat REBALANCE_IN_PROGRESS. The
+//     generation never changes under a member except through its own
+//     JoinGroup, so its commits stay valid; ILLEGAL_GENERATION and
+//     UNKNOWN_MEMBER_ID (which make Kafka Streams close its tasks dirty) are
+//     kept for real fencing, and OffsetCommit never gets
+//     REBALANCE_IN_PROGRESS (it kills the Streams thread).
+//   - Shutdown: SubscriptionInfo errorCode 4 is ShutdownApplication; the
+//     group's shutdown request reaches classic members as errCode 4.
+//   - Versions: each member is answered at its used version with commonly
+//     supported = min(its latest, 11); a member above 11 gets an empty v11
+//     assignment and re-subscribes at 11.
+//
+// # Takeover (classic → streams), to be wired by the proxy
+//
+// coordinator.TakeOverClassicGroup does the group part in one change. The
+// proxy part, per group, when the first StreamsGroupHeartbeat (epoch 0) of a
+// group that is classic upstream arrives and the group's migration.policy
+// allows upgrade (otherwise: GROUP_ID_NOT_FOUND, as Kafka answers a streams
+// join to a non-empty classic group):
+//
+//  1. Gate: from now on, the group's classic requests (JoinGroup, SyncGroup,
+//     Heartbeat, LeaveGroup, OffsetCommit, TxnOffsetCommit, OffsetFetch) that
+//     arrive are held in arrival order; the streams heartbeat is held too.
+//  2. Drain: wait until every request of the group already forwarded
+//     upstream has its response (a per-group in-flight counter kept by the
+//     forwarding path). A commit in flight completes upstream with the
+//     classic generation, which stays valid after the takeover.
+//  3. Read: DescribeGroups upstream. The group must be Stable or
+//     CompletingRebalance with protocol type "consumer" and protocol
+//     "stream"; otherwise (PreparingRebalance: a classic rebalance is
+//     running upstream) release the gate, forward what was held and answer
+//     the streams member with a retriable error (COORDINATOR_LOAD_IN_PROGRESS
+//     is retried by the Streams client), to try again on its next join.
+//     Per member: memberId, instanceId, clientId, host, metadata bytes
+//     (ConsumerProtocolSubscription + SubscriptionInfo) and assignment bytes
+//     (ConsumerProtocolAssignment + AssignmentInfo). Session and rebalance
+//     timeouts are not in DescribeGroups: take them from the member's last
+//     JoinGroup seen passing through (a per-member cache filled by the
+//     forwarding path), else Kafka Streams' defaults (45 s, 300 s).
+//     Generation: the last JoinGroup/SyncGroup response seen for the group,
+//     checked against the members' ConsumerProtocolSubscription
+//     generationId; if they disagree, give up as above.
+//  4. Build: coordinator.TakeOverClassicGroup(state, heldStreamsJoin). It is
+//     all-or-nothing: on error nothing is written, give up as above.
+//  5. Fence upstream: one batched LeaveGroup (v3+) naming every classic
+//     member (member id and instance id), so the upstream group is empty of
+//     them; their sessions now live in the proxy. Then join the anchor
+//     (anchor.Manager) so the group is kept and commits can be forwarded
+//     under the anchor's identity. If the LeaveGroup or the anchor join
+//     fails: delete the streams group (coordinator.DeleteGroup with its
+//     tombstones), release the gate by forwarding what was held, and answer
+//     the streams member with a retriable error. Members that were fenced
+//     upstream rejoin upstream on UNKNOWN_MEMBER_ID at worst; that is the
+//     only failure path that can close tasks dirty, and only after an
+//     upstream error.
+//  6. Release: answer the streams heartbeat with what TakeOverClassicGroup
+//     answered; run the held classic requests through this package in order
+//     (held commits are validated with ValidateOffsetCommit and forwarded
+//     under the anchor).
+//
+// A classic rebalance racing the takeover: a JoinGroup that arrives during
+// the gate is held and then served by the streams group (the member keeps
+// its generation; its JoinGroup is answered at its member epoch). A
+// JoinGroup already forwarded is drained in step 2; if it left the upstream
+// group PreparingRebalance, step 3 gives up and the next streams join tries
+// again once the classic round is over.
+//
+// # Hand-back (streams → classic)
+//
+// When the last streams-protocol member leaves or is fenced and classic
+// members remain, and the policy allows downgrade:
+//
+//  1. Barrier: every classic Heartbeat of the group gets
+//     REBALANCE_IN_PROGRESS; every classic JoinGroup is held (not answered),
+//     its session timer suspended and a hold timer armed at its rebalance
+//     timeout. SyncGroup of a held member is not possible (it is joining).
+//     The barrier is complete when every classic member is held or gone
+//     (session or join timeout fences it as usual).
+//  2. A streams-protocol member that joins during the barrier aborts it:
+//     the held JoinGroups are served by the streams group (they get their
+//     member epoch as generation), and the group stays a streams group.
+//  3. The anchor leaves the upstream group (its LeaveGroup), then the
+//     streams group is deleted here (tombstones).
+//  4. Every held JoinGroup is forwarded upstream with an empty member id:
+//     the broker answers MEMBER_ID_REQUIRED, which Kafka Streams handles by
+//     rejoining with the new id, keeping its tasks and generation. The
+//     upstream classic group then forms with a Streams leader whose
+//     assignor never gives a partition another member still reports owning
+//     (the two-phase rule), so no task is active twice.
+//  5. If the anchor cannot leave, answer the held JoinGroups through the
+//     streams group (abort) and retry the hand-back later.
+//
+// Both procedures need the proxy's per-group request gate, in-flight
+// counter and JoinGroup cache, and the anchor: they live with the run
+// wiring, on top of this package and the coordinator.
+package translate
