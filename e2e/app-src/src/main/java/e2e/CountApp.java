@@ -13,6 +13,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsMetadata;
 import org.apache.kafka.streams.ThreadMetadata;
 import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
@@ -37,6 +38,10 @@ import org.apache.kafka.streams.state.Stores;
  * (bootstrap.servers, application.id, processing.guarantee, group.protocol, application.server,
  * num.standby.replicas, state.dir, commit.interval.ms, consumer.session.timeout.ms, ...).
  * group.protocol=classic is dropped so the same arguments work on 3.9 clients.
+ *
+ * <p>With application.server set, it also prints an {@code iq} event whenever the Interactive
+ * Queries metadata of the group changes: for every client (host:port), the topic partitions of
+ * its active and standby tasks, as {@code KafkaStreams.metadataForAllStreamsClients()} reports.
  */
 public final class CountApp {
     private CountApp() {}
@@ -121,6 +126,8 @@ public final class CountApp {
         ks.start();
 
         List<String> lastActive = null;
+        List<String> lastIq = null;
+        boolean reportIq = p.getProperty("application.server") != null;
         List<String> lastStandby = null;
         long lastReport = 0;
         long lastProcessed = -1;
@@ -151,6 +158,13 @@ public final class CountApp {
                     }
                 }
             }
+            if (reportIq && st == KafkaStreams.State.RUNNING) {
+                List<String> iq = iqMetadata(ks);
+                if (iq != null && !iq.equals(lastIq)) {
+                    Evt.of("iq").put("hosts", iq).emit();
+                    lastIq = iq;
+                }
+            }
             long now = System.currentTimeMillis();
             if (now - lastReport >= 1000) {
                 long n = processed.get();
@@ -168,5 +182,30 @@ public final class CountApp {
             }
             Thread.sleep(pollMs);
         }
+    }
+
+    /**
+     * The IQ metadata of all clients as sorted "host:port|active partitions|standby partitions"
+     * strings (partitions sorted, comma-separated), or null when the state moved on meanwhile.
+     */
+    private static List<String> iqMetadata(KafkaStreams ks) {
+        List<String> hosts = new ArrayList<>();
+        try {
+            for (StreamsMetadata m : ks.metadataForAllStreamsClients()) {
+                hosts.add(m.host() + ":" + m.port() + "|" + partitions(m.topicPartitions()) + "|"
+                    + partitions(m.standbyTopicPartitions()));
+            }
+        } catch (RuntimeException raced) {
+            return null;
+        }
+        Collections.sort(hosts);
+        return hosts;
+    }
+
+    private static String partitions(java.util.Set<TopicPartition> tps) {
+        List<String> out = new ArrayList<>();
+        for (TopicPartition tp : tps) out.add(tp.toString());
+        Collections.sort(out);
+        return String.join(",", out);
     }
 }
