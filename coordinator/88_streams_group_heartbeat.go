@@ -51,6 +51,9 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 		ch.s.group = ch.g
 		created = true
 		ch.created = true
+		if v := ch.c.takeClaim(req.Group); v != nil {
+			ch.emit(Record{Type: RecordOwnership, Value: v})
+		}
 	}
 	g := ch.g
 	wasEmpty := len(g.Members) == 0

@@ -48,6 +48,9 @@ type Coordinator struct {
 	cfg    Config
 	shards map[string]*shard
 	closed bool
+	// claims are ownership claims (ownership.go) waiting for the join
+	// that creates their group.
+	claims map[string]*OwnershipValue
 
 	// inline runs group work on the caller's goroutine (tests in virtual
 	// time); the group's mutex still serializes it.

@@ -37,6 +37,9 @@ func (c *Coordinator) DeleteGroup(groupID string, done func(error)) {
 		ch.records = append(ch.records,
 			Record{Type: RecordGroupMetadata, GroupID: g.ID},
 			Record{Type: RecordTopology, GroupID: g.ID})
+		if g.Ownership != nil {
+			ch.records = append(ch.records, Record{Type: RecordOwnership, GroupID: g.ID})
+		}
 		mem := g.mem
 		if err := ch.commit(); err != nil {
 			done(kerr.CoordinatorNotAvailable)

@@ -112,6 +112,10 @@ type Group struct {
 	// From StreamsGroupTopology.
 	Topology *topology.Topology
 
+	// From RecordOwnership: why the proxy serves the group (nil for a group
+	// created without an ownership claim, e.g. by tests).
+	Ownership *OwnershipValue
+
 	// From StreamsGroupTargetAssignmentMetadata.
 	AssignmentEpoch     int32
 	AssignmentTimestamp int64

@@ -28,19 +28,35 @@ type Takeover interface {
 // upstream classic group of an owned group (see package anchor).
 const AnchorProtocol = "streamshift"
 
+// Ownership sources (OwnershipValue.Source).
+const (
+	// OwnershipNew: the upstream did not know the group.
+	OwnershipNew = "new"
+	// OwnershipOfflineMigration: an Empty classic group upstream; its
+	// committed offsets carry over.
+	OwnershipOfflineMigration = "offline-migration"
+	// OwnershipAnchored: the upstream group holds only streamshift anchors
+	// (a proxy restarted without its state).
+	OwnershipAnchored = "anchored"
+	// OwnershipTakeover: a live classic group moved in (Takeover).
+	OwnershipTakeover = "takeover"
+)
+
 // Ownership decides which groups the proxy serves. A group is the proxy's
-// once the coordinator holds it (its records), or once a streams-protocol
-// join claimed it after asking the upstream: a group the upstream does not
-// know, an Empty classic group (offline migration: its offsets stay), or
-// one whose only members are streamshift anchors (a restarted proxy) becomes
-// the proxy's; a live classic group goes to Takeover.
+// once the coordinator holds it: its records, starting with the
+// RecordOwnership its first join wrote. A streams-protocol join of a group
+// the coordinator does not hold claims it after asking the upstream: a group
+// the upstream does not know, an Empty classic group (offline migration: its
+// offsets stay), or one whose only members are streamshift anchors (a
+// restarted proxy) becomes the proxy's; a live classic group goes to
+// Takeover. A claim waits in the coordinator until the join creating the
+// group records it.
 type Ownership struct {
 	c        *Coordinator
 	client   Requester
 	takeover Takeover
 
 	mu       sync.Mutex
-	claimed  map[string]bool
 	inflight map[string]*claim
 }
 
@@ -52,7 +68,7 @@ type claim struct {
 // NewOwnership returns the ownership table of c, asking the upstream
 // through client; takeover may be nil.
 func NewOwnership(c *Coordinator, client Requester, takeover Takeover) *Ownership {
-	return &Ownership{c: c, client: client, takeover: takeover, claimed: map[string]bool{}, inflight: map[string]*claim{}}
+	return &Ownership{c: c, client: client, takeover: takeover, inflight: map[string]*claim{}}
 }
 
 // SetTakeover installs the online-migration hook.
@@ -65,18 +81,7 @@ func (o *Ownership) SetTakeover(t Takeover) {
 // Owns reports whether the proxy serves the group. It may wait for the
 // group's queue; call it off the proxy's event loops.
 func (o *Ownership) Owns(group string) bool {
-	o.mu.Lock()
-	ok := o.claimed[group]
-	o.mu.Unlock()
-	return ok || o.c.Owns(group)
-}
-
-// Release forgets a claim once the coordinator holds the group (or the
-// join that claimed it failed): from then on its records decide.
-func (o *Ownership) Release(group string) {
-	o.mu.Lock()
-	delete(o.claimed, group)
-	o.mu.Unlock()
+	return o.c.claimed(group) || o.c.Owns(group)
 }
 
 // Claim makes the group the proxy's if the upstream allows it, asking the
@@ -84,21 +89,22 @@ func (o *Ownership) Release(group string) {
 // the upstream: call it off the event loops and off the group's queue. The
 // error carries the Kafka error the joining member gets.
 func (o *Ownership) Claim(ctx context.Context, group string) error {
-	o.mu.Lock()
-	if o.claimed[group] {
-		o.mu.Unlock()
+	if o.c.claimed(group) {
 		return nil
 	}
+	o.mu.Lock()
 	cl := o.inflight[group]
 	if cl == nil {
 		cl = &claim{done: make(chan struct{})}
 		o.inflight[group] = cl
 		o.mu.Unlock()
-		cl.err = o.decide(ctx, group)
-		o.mu.Lock()
+		var v *OwnershipValue
+		v, cl.err = o.decide(ctx, group)
 		if cl.err == nil {
-			o.claimed[group] = true
+			v.ClaimedAtMs = o.c.clock.Now().UnixMilli()
+			o.c.addClaim(group, v)
 		}
+		o.mu.Lock()
 		delete(o.inflight, group)
 		close(cl.done)
 		o.mu.Unlock()
@@ -113,52 +119,84 @@ func (o *Ownership) Claim(ctx context.Context, group string) error {
 	}
 }
 
-func (o *Ownership) decide(ctx context.Context, group string) error {
+func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, error) {
 	req := kmsg.NewPtrDescribeGroupsRequest()
 	req.Groups = []string{group}
 	resp, err := o.client.Request(ctx, req)
 	if err != nil {
-		return fmt.Errorf("describe upstream group %s: %v: %w", group, err, kerr.CoordinatorNotAvailable)
+		return nil, fmt.Errorf("describe upstream group %s: %v: %w", group, err, kerr.CoordinatorNotAvailable)
 	}
 	groups := resp.(*kmsg.DescribeGroupsResponse).Groups
 	if len(groups) != 1 {
-		return fmt.Errorf("describe upstream group %s: %d groups in the answer: %w", group, len(groups), kerr.CoordinatorNotAvailable)
+		return nil, fmt.Errorf("describe upstream group %s: %d groups in the answer: %w", group, len(groups), kerr.CoordinatorNotAvailable)
 	}
 	g := groups[0]
 	switch err := kerr.ErrorForCode(g.ErrorCode); {
 	case err == nil:
 	case errors.Is(err, kerr.GroupIDNotFound):
-		return nil // a 4.x upstream's answer for a group it does not know as classic
+		// A 4.x upstream's answer for a group it does not know as classic.
+		return &OwnershipValue{Source: OwnershipNew, UpstreamState: "Dead"}, nil
 	case errors.Is(err, kerr.GroupAuthorizationFailed):
-		return fmt.Errorf("the proxy may not describe upstream group %s: %w", group, err)
+		return nil, fmt.Errorf("the proxy may not describe upstream group %s: %w", group, err)
 	default:
 		// NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, ...: retriable for
 		// the member; the control-plane client finds the coordinator again.
-		return fmt.Errorf("describe upstream group %s: %v: %w", group, err, kerr.CoordinatorNotAvailable)
+		return nil, fmt.Errorf("describe upstream group %s: %v: %w", group, err, kerr.CoordinatorNotAvailable)
 	}
-	if UpstreamGroupClaimable(g) {
-		return nil
+	if src := claimSource(g); src != "" {
+		return &OwnershipValue{Source: src, UpstreamState: g.State}, nil
 	}
 	o.mu.Lock()
 	t := o.takeover
 	o.mu.Unlock()
 	if t != nil {
-		return t.Takeover(ctx, g)
+		if err := t.Takeover(ctx, g); err != nil {
+			return nil, err
+		}
+		return &OwnershipValue{Source: OwnershipTakeover, UpstreamState: g.State}, nil
 	}
-	return fmt.Errorf("Group %s is a live classic group (state %s, protocol type %q) upstream; online migration of classic groups is not enabled: %w",
+	return nil, fmt.Errorf("Group %s is a live classic group (state %s, protocol type %q) upstream; online migration of classic groups is not enabled: %w",
 		group, g.State, g.ProtocolType, kerr.GroupIDNotFound)
 }
 
-// UpstreamGroupClaimable reports whether an upstream group may become the
-// proxy's without a takeover: unknown (Dead), Empty, or held only by
+// claimSource is how an upstream group may become the proxy's without a
+// takeover ("" if it may not): unknown (Dead), Empty, or held only by
 // streamshift anchors.
-func UpstreamGroupClaimable(g kmsg.DescribeGroupsResponseGroup) bool {
-	switch g.State {
-	case "Dead", "Empty", "":
-		return true
+func claimSource(g kmsg.DescribeGroupsResponseGroup) string {
+	switch {
+	case g.State == "Dead" || g.State == "":
+		return OwnershipNew
+	case g.State == "Empty":
+		return OwnershipOfflineMigration
+	case g.Protocol == AnchorProtocol:
+		return OwnershipAnchored
 	}
-	if g.Protocol == AnchorProtocol {
-		return true
+	return ""
+}
+
+// addClaim keeps a claim until the join creating the group records it.
+func (c *Coordinator) addClaim(group string, v *OwnershipValue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.claims == nil {
+		c.claims = map[string]*OwnershipValue{}
 	}
-	return false
+	c.claims[group] = v
+}
+
+func (c *Coordinator) claimed(group string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.claims[group] != nil
+}
+
+// takeClaim hands the group's pending claim to the join creating it. If
+// that change is rolled back, the claim is gone with it and the member's
+// next join asks the upstream again (which then shows the proxy's anchor).
+func (c *Coordinator) takeClaim(group string) *OwnershipValue {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := c.claims[group]
+	delete(c.claims, group)
+	return v
 }

@@ -18,6 +18,10 @@ const (
 	RecordTargetAssignmentMember   RecordType = 21 // StreamsGroupTargetAssignmentMember
 	RecordCurrentMemberAssignment  RecordType = 22 // StreamsGroupCurrentMemberAssignment
 	RecordTopology                 RecordType = 23 // StreamsGroupTopology
+
+	// RecordOwnership is streamshift's own (no Kafka counterpart): the proxy
+	// serves this group (ownership.go).
+	RecordOwnership RecordType = 1000
 )
 
 func (t RecordType) String() string {
@@ -34,6 +38,8 @@ func (t RecordType) String() string {
 		return "StreamsGroupCurrentMemberAssignment"
 	case RecordTopology:
 		return "StreamsGroupTopology"
+	case RecordOwnership:
+		return "StreamshiftOwnership"
 	}
 	return fmt.Sprintf("RecordType(%d)", int16(t))
 }
@@ -65,6 +71,17 @@ func (r Record) String() string {
 		return fmt.Sprintf("%s{%s,%s}=%+v", r.Type, r.GroupID, r.MemberID, r.Value)
 	}
 	return fmt.Sprintf("%s{%s}=%+v", r.Type, r.GroupID, r.Value)
+}
+
+// OwnershipValue is RecordOwnership: why the proxy serves the group.
+type OwnershipValue struct {
+	// Source is how the group became the proxy's (OwnershipNew, ...).
+	Source string
+	// UpstreamState is the upstream classic group's state at that moment
+	// ("Dead" when unknown, "Empty", ...).
+	UpstreamState string `json:",omitempty"`
+	// ClaimedAtMs is when (unix ms).
+	ClaimedAtMs int64
 }
 
 // KeyValue is a string pair (client tags, assignment configs).

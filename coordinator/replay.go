@@ -39,6 +39,17 @@ func (gs Groups) replay(r Record) error {
 
 func (g *Group) replay(r Record) error {
 	switch r.Type {
+	case RecordOwnership:
+		if r.Tombstone() {
+			g.Ownership = nil
+			return nil
+		}
+		v, ok := r.Value.(*OwnershipValue)
+		if !ok {
+			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		}
+		g.Ownership = v
+
 	case RecordGroupMetadata:
 		v, ok := r.Value.(*GroupMetadataValue)
 		if !ok {

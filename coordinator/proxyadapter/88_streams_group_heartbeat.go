@@ -45,11 +45,7 @@ func (a *Adapter) heartbeat(req *proxy.Request, out proxy.Outcome) {
 		a.refreshFor(req, hb.Topology)
 	}
 	client := coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
-	a.o.Coordinator.Handle(hb, client, func(resp kmsg.Response) {
-		// From here the coordinator's records say whether the group is ours.
-		a.o.Ownership.Release(hb.Group)
-		out.Respond(resp)
-	})
+	a.o.Coordinator.Handle(hb, client, out.Respond)
 }
 
 // refreshFor fetches the upstream's topics now if a source topic of the
