@@ -37,7 +37,7 @@ func (c *Coordinator) classicHeartbeat(s *shard, req ClassicHeartbeatRequest) er
 	}
 	ch := c.newChange(s)
 	ch.scheduleSession(m.ID)
-	if !classicMustRejoin(g, m) {
+	if !classicMustRejoin(g, m) && !ch.handBackPull() {
 		return nil
 	}
 	if !ch.hasTimer(classicJoinTimerKey(m.ID)) {

@@ -77,6 +77,17 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 	// member with a new member id replaces the instance's old member, as
 	// a classic group does (the old one is fenced by FENCED_INSTANCE_ID).
 	m := g.Members[req.MemberID]
+	if g.mem.handBack != nil && (m == nil || m.IsClassic()) {
+		if ch.handBackJoin(m) {
+			return ClassicJoinResult{Err: ErrHandBackHeld}
+		}
+		if m == nil && !g.mem.handBack.aborted {
+			// A new member (or a static member's new incarnation)
+			// waits for the hand-back and joins upstream; the client
+			// retries its JoinGroup at once.
+			return ClassicJoinResult{Err: fmt.Errorf("group %s is being handed back to the classic protocol: %w", g.ID, kerr.RebalanceInProgress)}
+		}
+	}
 	if req.InstanceID != "" {
 		if owner, ok := g.staticMembers[req.InstanceID]; ok && owner != req.MemberID {
 			old := g.Members[owner]

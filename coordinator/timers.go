@@ -18,6 +18,7 @@ type groupMemory struct {
 	creatingTopics      map[string]bool
 	topicCreationErrors map[string]topicCreationError
 	timers              map[timerKey]*groupTimer
+	handBack            *handBack // classic_handback.go; nil when none runs
 }
 
 type topicCreationError struct {

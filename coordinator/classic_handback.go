@@ -1,0 +1,197 @@
+package coordinator
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ErrHandBackHeld answers a classic JoinGroup during a hand-back barrier:
+// the caller holds the request (no response) until the hand-back finishes
+// (then forwards it upstream with an empty member id) or is aborted (then
+// runs it again through ClassicJoinGroup).
+var ErrHandBackHeld = errors.New("the group is being handed back to the classic protocol; the JoinGroup is held")
+
+// handBack is the in-memory state of a hand-back barrier (translate/doc.go,
+// "Hand-back"). It is not in the records: after a failover no hand-back
+// runs, and the proxy starts it again.
+type handBack struct {
+	held    map[string]bool // classic members whose JoinGroup is held
+	aborted bool            // a streams-protocol member joined
+}
+
+// HandBackState is what the caller of a hand-back polls.
+type HandBackState struct {
+	Running bool // a barrier is up (or was aborted and not yet cleared)
+	// Ready: every member of the group is a classic member whose
+	// JoinGroup is held; FinishHandBack may run.
+	Ready bool
+	// Aborted: a streams-protocol member joined; AbortHandBack, then run
+	// the held JoinGroups again.
+	Aborted bool
+	Held    []string
+}
+
+func hasStreamsMember(g *Group) bool {
+	for _, m := range g.Members {
+		if !m.IsClassic() {
+			return true
+		}
+	}
+	return false
+}
+
+// BeginHandBack puts up the hand-back barrier of a group whose members are
+// all classic: from now on its classic Heartbeats get REBALANCE_IN_PROGRESS
+// and its classic JoinGroups are held (ErrHandBackHeld).
+func (c *Coordinator) BeginHandBack(groupID string, done func(error)) {
+	if !c.run(groupID, func(s *shard) {
+		g := s.group
+		switch {
+		case g == nil || len(g.Members) == 0:
+			done(fmt.Errorf("group %s has no members to hand back: %w", groupID, kerr.GroupIDNotFound))
+		case hasStreamsMember(g):
+			done(fmt.Errorf("group %s still has streams-protocol members: %w", groupID, kerr.NonEmptyGroup))
+		case g.mem.handBack != nil:
+			done(nil)
+		default:
+			g.mem.handBack = &handBack{held: map[string]bool{}}
+			done(nil)
+		}
+	}) {
+		done(kerr.CoordinatorNotAvailable)
+	}
+}
+
+// HandBack reports the state of a group's hand-back.
+func (c *Coordinator) HandBack(groupID string, done func(HandBackState)) {
+	if !c.run(groupID, func(s *shard) { done(handBackState(s.group)) }) {
+		done(HandBackState{})
+	}
+}
+
+func handBackState(g *Group) HandBackState {
+	if g == nil || g.mem.handBack == nil {
+		return HandBackState{}
+	}
+	hb := g.mem.handBack
+	if hasStreamsMember(g) {
+		hb.aborted = true
+	}
+	st := HandBackState{Running: true, Aborted: hb.aborted}
+	for id := range hb.held {
+		if g.Members[id] != nil {
+			st.Held = append(st.Held, id)
+		}
+	}
+	sort.Strings(st.Held)
+	st.Ready = !hb.aborted && len(st.Held) == len(g.Members) && len(g.Members) > 0
+	return st
+}
+
+// AbortHandBack takes the barrier down: held members get their session
+// timers back; the caller runs their held JoinGroups through
+// ClassicJoinGroup, where they are served by the streams group.
+func (c *Coordinator) AbortHandBack(groupID string, done func()) {
+	if !c.run(groupID, func(s *shard) {
+		if g := s.group; g != nil && g.mem.handBack != nil {
+			ch := c.newChange(s)
+			for id := range g.mem.handBack.held {
+				if g.Members[id] != nil {
+					ch.cancel(classicJoinTimerKey(id))
+					ch.scheduleSession(id)
+				}
+			}
+			g.mem.handBack = nil
+		}
+		done()
+	}) {
+		done()
+	}
+}
+
+// FinishHandBack deletes the streams group once the barrier is complete:
+// every member is a held classic member. Its records go as DeleteGroup's
+// do. The caller has made the anchor leave upstream before, and forwards
+// the held JoinGroups upstream after.
+func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
+	if !c.run(groupID, func(s *shard) {
+		g := s.group
+		if st := handBackState(g); !st.Ready {
+			done(fmt.Errorf("hand-back of %s is not ready (%+v): %w", groupID, st, kerr.RebalanceInProgress))
+			return
+		}
+		ch := c.newChange(s)
+		// DeleteGroup's order: current assignments, target members,
+		// target metadata, members, group metadata, topology, ownership.
+		for _, id := range sortedMemberIDs(g) {
+			ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: id})
+		}
+		for id := range g.Target {
+			ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: id})
+		}
+		ch.emit(Record{Type: RecordTargetAssignmentMetadata})
+		for _, id := range sortedMemberIDs(g) {
+			ch.emit(Record{Type: RecordMemberMetadata, MemberID: id})
+		}
+		ch.records = append(ch.records,
+			Record{Type: RecordGroupMetadata, GroupID: g.ID},
+			Record{Type: RecordTopology, GroupID: g.ID},
+			Record{Type: RecordOwnership, GroupID: g.ID})
+		mem := g.mem
+		if err := ch.commit(); err != nil {
+			done(fmt.Errorf("hand-back of %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable))
+			return
+		}
+		mem.stopTimers()
+		s.group = nil
+		done(nil)
+	}) {
+		done(kerr.CoordinatorNotAvailable)
+	}
+}
+
+func sortedMemberIDs(g *Group) []string {
+	ids := make([]string, 0, len(g.Members))
+	for id := range g.Members {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// handBackJoin holds the JoinGroup of a known classic member during a
+// barrier: its session timer stops (a joining Kafka consumer does not
+// heartbeat) and twice its rebalance timeout bounds the hold. It reports false
+// when no barrier is up (or it was aborted), and the join runs as usual.
+func (ch *change) handBackJoin(m *Member) bool {
+	hb := ch.g.mem.handBack
+	if hb == nil || m == nil {
+		return false
+	}
+	if hb.aborted || hasStreamsMember(ch.g) {
+		hb.aborted = true
+		return false
+	}
+	hb.held[m.ID] = true
+	ch.cancel(sessionTimerKey(m.ID))
+	ch.cancel(classicSyncTimerKey(m.ID))
+	// The hold outlasts the join timeouts of the members still pulled
+	// (each at most one rebalance timeout after its pull), so the barrier
+	// completes by fencing laggards, not the members waiting in it.
+	id, epoch := m.ID, m.MemberEpoch()
+	ch.schedule(classicJoinTimerKey(id), 2*rebalanceTimeout(m), func(f *change) {
+		if cur := f.g.Members[id]; cur != nil && cur.MemberEpoch() == epoch {
+			f.fenceClassic(cur)
+		}
+	})
+	return true
+}
+
+// handBackPull: during a barrier every classic Heartbeat is told to rejoin.
+func (ch *change) handBackPull() bool {
+	hb := ch.g.mem.handBack
+	return hb != nil && !hb.aborted && !hasStreamsMember(ch.g)
+}

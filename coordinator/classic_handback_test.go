@@ -1,0 +1,153 @@
+package coordinator
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// handBackGroup: s1 and classic c1, c2 share the tasks; then s1 leaves
+// and the barrier goes up.
+func handBackGroup(t *testing.T) (*world, *classicClient, *classicClient) {
+	w, c1 := mixedGroup(t)
+	c2 := w.newClassic("c2", "pc2")
+	c2.rebalance()
+	for round := 0; round < 4; round++ {
+		w.streamsHeartbeat("s1")
+		for _, c := range []*classicClient{c1, c2} {
+			if c.mustRejoin() {
+				c.rebalance()
+			}
+		}
+	}
+	w.h.ok(hbReq("g", "s1", leaveGroupMemberEpoch, nil))
+	delete(w.streams, "s1")
+	var err error
+	w.h.c.BeginHandBack("g", func(e error) { err = e })
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	return w, c1, c2
+}
+
+func handBackOf(w *world) HandBackState {
+	var st HandBackState
+	w.h.c.HandBack("g", func(s HandBackState) { st = s })
+	return st
+}
+
+func TestHandBackBarrier(t *testing.T) {
+	w, c1, c2 := handBackGroup(t)
+	for _, c := range []*classicClient{c1, c2} {
+		if !c.mustRejoin() {
+			t.Fatalf("%s not pulled into the barrier", c.id)
+		}
+	}
+	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+		t.Fatalf("c1 join: %v", j.Err)
+	}
+	if st := handBackOf(w); st.Ready || len(st.Held) != 1 {
+		t.Fatalf("after c1: %+v", st)
+	}
+	// A held member is not fenced by its session timeout while held.
+	for range 3 {
+		w.h.advance(8 * time.Second)
+		if !c2.mustRejoin() {
+			t.Fatal("c2 not pulled")
+		}
+	}
+	if w.h.group("g").Members["c1"] == nil {
+		t.Fatal("held member fenced by its session timeout")
+	}
+	if !c2.mustRejoin() {
+		t.Fatal("c2 not pulled")
+	}
+	if j := c2.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+		t.Fatalf("c2 join: %v", j.Err)
+	}
+	// A newcomer waits.
+	c3 := w.newClassic("c3", "pc3")
+	if j := c3.join(); !errors.Is(j.Err, kerr.RebalanceInProgress) {
+		t.Fatalf("newcomer: %v", j.Err)
+	}
+	delete(w.classic, "c3")
+	st := handBackOf(w)
+	if !st.Ready || len(st.Held) != 2 {
+		t.Fatalf("barrier: %+v", st)
+	}
+	var err error
+	w.h.c.FinishHandBack("g", func(e error) { err = e })
+	if err != nil || w.h.group("g") != nil {
+		t.Fatalf("finish: %v group %v", err, w.h.group("g") != nil)
+	}
+	w.h.checkReplay()
+	// The classic clients keep their tasks (their JoinGroups go upstream
+	// next, owned partitions and all); the last batch forgets the group.
+	if len(c1.active) == 0 || len(c2.active) == 0 {
+		t.Fatalf("classic clients hold %v and %v", c1.active, c2.active)
+	}
+	last := w.h.log.last()
+	if len(last) == 0 || last[len(last)-1].Type != RecordOwnership || !last[len(last)-1].Tombstone() {
+		t.Fatalf("last batch %v", recordTypes(last))
+	}
+}
+
+// A streams member joining during the barrier aborts it: the held
+// JoinGroups are run again and served by the streams group.
+func TestHandBackAbortedByStreamsJoin(t *testing.T) {
+	w, c1, c2 := handBackGroup(t)
+	c1.mustRejoin()
+	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+		t.Fatalf("c1 join: %v", j.Err)
+	}
+	w.streamsJoin("s2", "ps2", sourceTopology("foo"))
+	st := handBackOf(w)
+	if !st.Aborted || st.Ready {
+		t.Fatalf("state %+v", st)
+	}
+	var err error
+	w.h.c.FinishHandBack("g", func(e error) { err = e })
+	if err == nil {
+		t.Fatal("finished an aborted hand-back")
+	}
+	w.h.c.AbortHandBack("g", func() {})
+	for round := 0; round < 6; round++ {
+		for _, c := range []*classicClient{c1, c2} {
+			if round == 0 && c == c1 || c.mustRejoin() {
+				c.rebalance()
+			}
+		}
+		w.streamsHeartbeat("s2")
+		w.h.advance(time.Second)
+	}
+	g := w.h.group("g")
+	if g.State() != GroupStable || len(c1.active)+len(c2.active)+tasksCount(w.streams["s2"].owned.Active) != 6 {
+		t.Fatalf("state %v", g.State())
+	}
+}
+
+// A member that never rejoins does not block the barrier past its
+// rebalance timeout.
+func TestHandBackMemberNeverRejoins(t *testing.T) {
+	w, c1, c2 := handBackGroup(t)
+	c1.mustRejoin()
+	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+		t.Fatal(j.Err)
+	}
+	c2.gone = true
+	w.h.advance(61 * time.Second)
+	// c2 is fenced by its join timeout; c1, still held, completes the
+	// barrier alone.
+	st := handBackOf(w)
+	if w.h.group("g").Members["c2"] != nil || w.h.group("g").Members["c1"] == nil || !st.Ready {
+		t.Fatalf("state %+v", st)
+	}
+	// Held past twice its rebalance timeout, c1 goes too.
+	w.h.advance(61 * time.Second)
+	if w.h.group("g").Members["c1"] != nil {
+		t.Fatal("held forever")
+	}
+	c1.gone = true
+}
