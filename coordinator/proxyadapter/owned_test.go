@@ -36,11 +36,17 @@ type ownedEnv struct {
 	anchors *anchor.Manager
 	// anchorHeartbeat is the anchors' heartbeat interval (default 100ms).
 	anchorHeartbeat time.Duration
+	// upstream is the Kafka version kfake plays (default 3.9).
+	upstream *kversion.Versions
 }
 
 func newOwnedEnv(t *testing.T, opts ...func(*ownedEnv)) *ownedEnv {
 	t.Helper()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.MaxVersions(kversion.V3_9_0()), kfake.SeedTopics(4, "in"))
+	e := &ownedEnv{t: t, anchorHeartbeat: 100 * time.Millisecond, upstream: kversion.V3_9_0()}
+	for _, o := range opts {
+		o(e)
+	}
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.MaxVersions(e.upstream), kfake.SeedTopics(4, "in"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +58,7 @@ func newOwnedEnv(t *testing.T, opts ...func(*ownedEnv)) *ownedEnv {
 	t.Cleanup(ctl.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	e := &ownedEnv{t: t, ctx: ctx, cluster: cluster, ctl: ctl, adm: kadm.NewClient(ctl), anchorHeartbeat: 100 * time.Millisecond}
-	for _, o := range opts {
-		o(e)
-	}
+	e.ctx, e.cluster, e.ctl, e.adm = ctx, cluster, ctl, kadm.NewClient(ctl)
 	e.p, e.addr = startProxy(t, cluster.ListenAddrs())
 	e.restart()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID("streams-app"))
@@ -107,7 +110,7 @@ func (e *ownedEnv) restart() {
 	t.Cleanup(anchors.Close)
 	ad, err := New(Options{
 		Coordinator: c, Ownership: coordinator.NewOwnership(c, e.ctl, nil), Anchors: anchors,
-		UpstreamMaxVersions: map[int16]int16{int16(kmsg.OffsetCommit): 9, int16(kmsg.OffsetFetch): 9, int16(kmsg.TxnOffsetCommit): 4},
+		UpstreamMaxVersions: upstreamMaxVersions(e.upstream),
 		Metadata:            md, Log: zerolog.Nop(),
 	})
 	if err != nil {
@@ -441,5 +444,56 @@ func TestAnchorFencedMidFlight(t *testing.T) {
 	}
 	if got := e.upstreamOffset("app", 3); got != 2 {
 		t.Fatalf("upstream offset %d, want 2", got)
+	}
+}
+
+func upstreamMaxVersions(v *kversion.Versions) map[int16]int16 {
+	out := map[int16]int16{}
+	v.EachMaxKeyVersion(func(k, max int16) { out[k] = max })
+	return out
+}
+
+// TestOffsetsDownConverted: an upstream older than OffsetCommit/OffsetFetch
+// v9 (Kafka 2.8: v8 and v7). The proxy still advertises v9, and a streams
+// member's v9 commit and fetch reach the upstream at its versions, answered
+// in the client's layout; a v9 commit of a group the proxy does not serve is
+// down-converted too.
+func TestOffsetsDownConverted(t *testing.T) {
+	e := newOwnedEnv(t, func(e *ownedEnv) { e.upstream = kversion.V2_8_0() })
+	versions, err := kmsg.NewPtrApiVersionsRequest().RequestWith(e.ctx, e.cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range versions.ApiKeys {
+		if (k.ApiKey == int16(kmsg.OffsetCommit) || k.ApiKey == int16(kmsg.OffsetFetch)) && k.MaxVersion != 9 {
+			t.Fatalf("key %d advertised up to v%d, want v9", k.ApiKey, k.MaxVersion)
+		}
+	}
+	epoch := e.joinAndAssign("app", "m1")
+	if err := e.commit("app", "m1", epoch, 33); err != nil {
+		t.Fatalf("v9 commit on a v8 upstream: %v", err)
+	}
+	if got := e.upstreamOffset("app", 0); got != 33 {
+		t.Fatalf("upstream offset %d, want 33", got)
+	}
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Version = 9
+	g := kmsg.NewOffsetFetchRequestGroup()
+	g.Group, g.MemberID, g.MemberEpoch = "app", kmsg.StringPtr("m1"), epoch
+	req.Groups = []kmsg.OffsetFetchRequestGroup{g}
+	resp, err := req.RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Groups) != 1 || resp.Groups[0].Group != "app" || resp.Groups[0].ErrorCode != 0 ||
+		len(resp.Groups[0].Topics) != 1 || len(resp.Groups[0].Topics[0].Partitions) != 4 || resp.Groups[0].Topics[0].Partitions[0].Offset != 33 {
+		t.Fatalf("v9 fetch on a v7 upstream: %+v", resp.Groups)
+	}
+	// Not the proxy's group: forwarded, at the upstream's version.
+	if err := e.commit("plain", "", -1, 7); err != nil {
+		t.Fatalf("v9 commit of a plain group: %v", err)
+	}
+	if got := e.upstreamOffset("plain", 3); got != 7 {
+		t.Fatalf("upstream offset %d, want 7", got)
 	}
 }
