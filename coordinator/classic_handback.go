@@ -195,3 +195,14 @@ func (ch *change) handBackPull() bool {
 	hb := ch.g.mem.handBack
 	return hb != nil && !hb.aborted && !hasStreamsMember(ch.g)
 }
+
+// ClassicOnly reports whether the group is a streams group here whose
+// members are all classic: the condition of a hand-back.
+func (c *Coordinator) ClassicOnly(groupID string, done func(bool)) {
+	if !c.run(groupID, func(s *shard) {
+		g := s.group
+		done(g != nil && len(g.Members) > 0 && !hasStreamsMember(g))
+	}) {
+		done(false)
+	}
+}

@@ -74,6 +74,10 @@ func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.Cl
 			forward()
 			return
 		}
+		if isHeld(res.Err) {
+			t.hold(req.Group, heldJoin{req: req, client: client, respond: respond, forward: forward})
+			return
+		}
 		resp := joinResponse(req)
 		if res.Err != nil {
 			resp.ErrorCode, _ = errorCode(res.Err)

@@ -3,6 +3,7 @@ package translate
 import (
 	"errors"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
@@ -24,5 +25,8 @@ func (t *Translator) Heartbeat(req *kmsg.HeartbeatRequest, respond func(*kmsg.He
 		resp.Version = req.Version
 		resp.ErrorCode, _ = errorCode(err)
 		respond(resp)
+		if resp.ErrorCode == 0 || resp.ErrorCode == kerr.RebalanceInProgress.Code {
+			t.maybeHandBack(req.Group)
+		}
 	})
 }

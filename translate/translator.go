@@ -37,6 +37,12 @@ type Options struct {
 	NewMemberID func(clientID string) string
 	// Now is the clock of pending member ids (time.Now by default).
 	Now func() time.Time
+	// Upstream enables the hand-back (handback.go); nil: classic-only
+	// groups stay streams groups.
+	Upstream Upstream
+	// AfterFunc schedules the hand-back's polls (time.AfterFunc by
+	// default).
+	AfterFunc func(d time.Duration, f func())
 }
 
 // Translator serves the classic group APIs (JoinGroup 11, Heartbeat 12,
@@ -51,8 +57,10 @@ type Translator struct {
 	// pending holds the member ids given out with MEMBER_ID_REQUIRED
 	// until their first JoinGroup, or until a session timeout passes (the
 	// classic coordinator's pending members).
-	mu      sync.Mutex
-	pending map[string]time.Time
+	mu                sync.Mutex
+	pending           map[string]time.Time
+	handBacks         map[string]*handBackRun
+	lastHandBackCheck map[string]time.Time
 }
 
 // New returns a Translator.
@@ -69,7 +77,11 @@ func New(opts Options) *Translator {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Translator{c: opts.Coordinator, opts: opts, pending: map[string]time.Time{}}
+	if opts.AfterFunc == nil {
+		opts.AfterFunc = func(d time.Duration, f func()) { time.AfterFunc(d, f) }
+	}
+	return &Translator{c: opts.Coordinator, opts: opts, pending: map[string]time.Time{},
+		handBacks: map[string]*handBackRun{}, lastHandBackCheck: map[string]time.Time{}}
 }
 
 // addPending remembers a member id given out, for one session timeout.

@@ -1,0 +1,186 @@
+package translate
+
+import (
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+// Upstream is what a hand-back needs of the proxy's upstream side.
+type Upstream interface {
+	// LeaveAnchor makes the group's anchor member leave the upstream
+	// classic group, so classic members can form it again.
+	LeaveAnchor(group string, done func(error))
+	// Forward sends a request to the group's upstream coordinator and
+	// calls respond once with its answer or an error.
+	Forward(req kmsg.Request, respond func(kmsg.Response, error))
+}
+
+// HandBackCoordinator is the coordinator's hand-back part.
+type HandBackCoordinator interface {
+	ClassicOnly(groupID string, done func(bool))
+	BeginHandBack(groupID string, done func(error))
+	HandBack(groupID string, done func(coordinator.HandBackState))
+	AbortHandBack(groupID string, done func())
+	FinishHandBack(groupID string, done func(error))
+}
+
+// heldJoin is a classic JoinGroup parked by a hand-back barrier.
+type heldJoin struct {
+	req     *kmsg.JoinGroupRequest
+	client  coordinator.ClientInfo
+	respond func(*kmsg.JoinGroupResponse)
+	forward func()
+}
+
+// handBackRun is one group's hand-back in progress.
+type handBackRun struct {
+	held []heldJoin
+	done bool
+}
+
+// handBackPoll is how often a running hand-back looks at its barrier:
+// members can also complete it by being fenced, which no request reports.
+const handBackPoll = 500 * time.Millisecond
+
+// maybeHandBack starts a hand-back of a group whose members are all classic,
+// if its policy allows downgrade and the translator has an upstream. It
+// runs after a classic Heartbeat, at most once per poll interval per group.
+func (t *Translator) maybeHandBack(group string) {
+	hc, ok := t.c.(HandBackCoordinator)
+	if !ok || t.opts.Upstream == nil || !t.opts.Migration.PolicyFor(group).AllowsDowngrade() {
+		return
+	}
+	now := t.opts.Now()
+	t.mu.Lock()
+	if t.handBacks[group] != nil || now.Sub(t.lastHandBackCheck[group]) < handBackPoll {
+		t.mu.Unlock()
+		return
+	}
+	t.lastHandBackCheck[group] = now
+	t.mu.Unlock()
+	hc.ClassicOnly(group, func(only bool) {
+		if !only {
+			return
+		}
+		t.mu.Lock()
+		if t.handBacks[group] != nil {
+			t.mu.Unlock()
+			return
+		}
+		run := &handBackRun{}
+		t.handBacks[group] = run
+		t.mu.Unlock()
+		hc.BeginHandBack(group, func(err error) {
+			if err != nil {
+				t.endHandBack(group, run)
+				return
+			}
+			t.opts.AfterFunc(handBackPoll, func() { t.stepHandBack(group, run) })
+		})
+	})
+}
+
+// hold parks a JoinGroup the coordinator answered with ErrHandBackHeld. If
+// no hand-back of the group runs here (a restarted proxy), the join is run
+// again after the barrier is taken down.
+func (t *Translator) hold(group string, j heldJoin) {
+	t.mu.Lock()
+	run := t.handBacks[group]
+	if run != nil && !run.done {
+		run.held = append(run.held, j)
+		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	if hc, ok := t.c.(HandBackCoordinator); ok {
+		// If the group was handed back meanwhile, the join goes upstream
+		// as the held ones did.
+		fwd := j.forward
+		if t.opts.Upstream != nil {
+			fwd = func() { t.forwardHeld(j) }
+		}
+		hc.AbortHandBack(group, func() { t.JoinGroup(j.req, j.client, j.respond, fwd) })
+		return
+	}
+	resp := joinResponse(j.req)
+	resp.ErrorCode, resp.MemberID, resp.Generation = kerr.RebalanceInProgress.Code, j.req.MemberID, -1
+	j.respond(resp)
+}
+
+// stepHandBack looks at the barrier: ready → anchor leaves, group deleted,
+// held joins forwarded upstream with an empty member id; aborted (a
+// streams member joined) or failed → barrier down, held joins served here.
+func (t *Translator) stepHandBack(group string, run *handBackRun) {
+	hc := t.c.(HandBackCoordinator)
+	hc.HandBack(group, func(st coordinator.HandBackState) {
+		switch {
+		case !st.Running || st.Aborted:
+			t.abortHandBack(group, run)
+		case st.Ready:
+			t.opts.Upstream.LeaveAnchor(group, func(err error) {
+				if err != nil {
+					t.abortHandBack(group, run)
+					return
+				}
+				hc.FinishHandBack(group, func(err error) {
+					if err != nil {
+						// A streams member came in the meantime.
+						t.abortHandBack(group, run)
+						return
+					}
+					for _, j := range t.endHandBack(group, run) {
+						t.forwardHeld(j)
+					}
+				})
+			})
+		default:
+			t.opts.AfterFunc(handBackPoll, func() { t.stepHandBack(group, run) })
+		}
+	})
+}
+
+func (t *Translator) abortHandBack(group string, run *handBackRun) {
+	t.c.(HandBackCoordinator).AbortHandBack(group, func() {
+		for _, j := range t.endHandBack(group, run) {
+			t.JoinGroup(j.req, j.client, j.respond, j.forward)
+		}
+	})
+}
+
+// endHandBack forgets the run and returns its held joins.
+func (t *Translator) endHandBack(group string, run *handBackRun) []heldJoin {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	run.done = true
+	if t.handBacks[group] == run {
+		delete(t.handBacks, group)
+	}
+	held := run.held
+	run.held = nil
+	return held
+}
+
+// forwardHeld sends a held JoinGroup upstream with an empty member id: the
+// broker answers MEMBER_ID_REQUIRED with a new id, and Kafka Streams
+// rejoins with it keeping its tasks and generation. A failure is answered
+// COORDINATOR_NOT_AVAILABLE: the client finds the coordinator again and
+// rejoins, still keeping its tasks.
+func (t *Translator) forwardHeld(j heldJoin) {
+	req := *j.req
+	req.MemberID = ""
+	t.opts.Upstream.Forward(&req, func(r kmsg.Response, err error) {
+		resp, ok := r.(*kmsg.JoinGroupResponse)
+		if err != nil || !ok {
+			resp = joinResponse(j.req)
+			resp.ErrorCode, resp.MemberID, resp.Generation = kerr.CoordinatorNotAvailable.Code, j.req.MemberID, -1
+		}
+		j.respond(resp)
+	})
+}
+
+func isHeld(err error) bool { return errors.Is(err, coordinator.ErrHandBackHeld) }

@@ -1,0 +1,97 @@
+package translate
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+type fakeUpstream struct {
+	mu        sync.Mutex
+	left      []string
+	forwarded []*kmsg.JoinGroupRequest
+}
+
+func (f *fakeUpstream) LeaveAnchor(group string, done func(error)) {
+	f.mu.Lock()
+	f.left = append(f.left, group)
+	f.mu.Unlock()
+	done(nil)
+}
+
+// Forward answers a JoinGroup as a broker does one without a member id.
+func (f *fakeUpstream) Forward(req kmsg.Request, respond func(kmsg.Response, error)) {
+	j := req.(*kmsg.JoinGroupRequest)
+	f.mu.Lock()
+	f.forwarded = append(f.forwarded, j)
+	f.mu.Unlock()
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.ErrorCode, resp.MemberID, resp.Generation = kerr.MemberIDRequired.Code, "upstream-id", -1
+	respond(resp, nil)
+}
+
+// The last streams member leaves; the classic member is pulled into the
+// barrier, its JoinGroup held, the anchor leaves, and the JoinGroup goes
+// upstream with an empty member id.
+func TestHandBackToUpstream(t *testing.T) {
+	tr, c := fixture(t)
+	up := &fakeUpstream{}
+	polls := make(chan func(), 8)
+	tr.opts.Upstream = up
+	tr.opts.AfterFunc = func(_ time.Duration, f func()) { polls <- f }
+	clock := time.Unix(100, 0)
+	tr.opts.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
+
+	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+	id := r.(*kmsg.JoinGroupResponse).MemberID
+	r, _ = call(t, tr, streamsJoinRequest(t, 9, id, "stream"))
+	gen := r.(*kmsg.JoinGroupResponse).Generation
+
+	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "app", "s1", -1
+	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	c.StreamsGroupHeartbeat(leave, coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	if r := <-done; r.ErrorCode != 0 {
+		t.Fatalf("leave: %d", r.ErrorCode)
+	}
+
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "app", id, gen
+	r, _ = call(t, tr, hb)
+	if code := r.(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("heartbeat: %d", code)
+	}
+	poll := <-polls // the barrier is up
+
+	answered := make(chan kmsg.Response, 1)
+	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { answered <- r }, func() { t.Error("forwarded as is") })
+	select {
+	case r := <-answered:
+		t.Fatalf("held join answered: %+v", r)
+	case <-time.After(50 * time.Millisecond):
+	}
+	poll()
+	var resp kmsg.Response
+	select {
+	case resp = <-answered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("held join never answered")
+	}
+	j := resp.(*kmsg.JoinGroupResponse)
+	if j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "upstream-id" {
+		t.Fatalf("upstream answer %+v", j)
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if len(up.left) != 1 || len(up.forwarded) != 1 || up.forwarded[0].MemberID != "" {
+		t.Fatalf("anchor left %v, forwarded %+v", up.left, up.forwarded)
+	}
+	if c.Owns("app") {
+		t.Fatal("group still held here")
+	}
+}
