@@ -19,10 +19,29 @@ import (
 	"github.com/streamshift/streamshift/e2e/harness"
 )
 
-// startStreamshift builds and starts the streamshift binary (`streamshift
-// run`) in front of upstream, logging to dir/streamshift.log, and returns
-// its bootstrap address once it answers Kafka requests.
+// streamshiftProc is the streamshift binary (`streamshift run`) in front of
+// an upstream, restartable on the same ports.
+type streamshiftProc struct {
+	t        testing.TB
+	bin, dir string
+	args     []string
+	env      []string
+	listen   string
+	cmd      *exec.Cmd
+	died     chan struct{}
+	logf     *os.File
+	starts   int
+}
+
+// startStreamshift builds and starts streamshift in front of upstream,
+// logging to dir/streamshift.log, and returns its bootstrap address once it
+// answers Kafka requests, and a stop function.
 func startStreamshift(ctx context.Context, t testing.TB, dir, upstream, proxyID string, env ...string) (string, func()) {
+	p := newStreamshift(ctx, t, dir, upstream, proxyID, env...)
+	return p.listen, p.stop
+}
+
+func newStreamshift(ctx context.Context, t testing.TB, dir, upstream, proxyID string, env ...string) *streamshiftProc {
 	t.Helper()
 	bin := filepath.Join(dir, "streamshift")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/streamshift")
@@ -35,36 +54,63 @@ func startStreamshift(ctx context.Context, t testing.TB, dir, upstream, proxyID 
 		t.Fatal(err)
 	}
 	listen := "127.0.0.1:" + strconv.Itoa(ports[0])
-	logf, err := os.Create(filepath.Join(dir, "streamshift.log"))
-	if err != nil {
+	// The e2e broker is node 1: its port is node-port-base + 1.
+	p := &streamshiftProc{t: t, bin: bin, dir: dir, env: env, listen: listen, args: []string{"run", "--upstream", upstream, "--listen", listen,
+		"--node-port-base", strconv.Itoa(ports[1] - 1), "--node-id-min", "1", "--node-id-max", "1",
+		"--admin-listen", "", "--proxy-id", proxyID, "--log-level", "debug"}}
+	if err := p.start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// The e2e broker is node 1: its port is node-port-base + 1.
-	cmd := exec.Command(bin, "run", "--upstream", upstream, "--listen", listen,
-		"--node-port-base", strconv.Itoa(ports[1]-1), "--node-id-min", "1", "--node-id-max", "1",
-		"--admin-listen", "", "--proxy-id", proxyID, "--log-level", "debug")
-	cmd.Env = append(os.Environ(), env...)
+	return p
+}
+
+func (p *streamshiftProc) start(ctx context.Context) error {
+	p.starts++
+	logf, err := os.Create(filepath.Join(p.dir, fmt.Sprintf("streamshift-%d.log", p.starts)))
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Env = append(os.Environ(), p.env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		logf.Close()
+		return err
 	}
 	died := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(died) }()
-	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-died:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-died
-		}
-		logf.Close()
+	p.cmd, p.died, p.logf = cmd, died, logf
+	if err := harness.WaitKafkaReady(ctx, p.listen, 60*time.Second, died); err != nil {
+		p.stop()
+		return fmt.Errorf("streamshift: %v (log in %s)", err, logf.Name())
 	}
-	if err := harness.WaitKafkaReady(ctx, listen, 60*time.Second, died); err != nil {
-		stop()
-		t.Fatalf("streamshift: %v (log in %s)", err, logf.Name())
+	return nil
+}
+
+func (p *streamshiftProc) stop() {
+	if p.cmd == nil {
+		return
 	}
-	return listen, stop
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.died:
+	case <-time.After(20 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.died
+	}
+	p.logf.Close()
+	p.cmd = nil
+}
+
+// kill9 crashes streamshift.
+func (p *streamshiftProc) kill9() {
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Kill()
+	<-p.died
+	p.logf.Close()
+	p.cmd = nil
 }
 
 // TestStreamsProxySmoke: one Kafka Streams 4.4 app with group.protocol=streams
@@ -85,15 +131,14 @@ func TestStreamsProxySmoke(t *testing.T) {
 		Hold:          5 * time.Second,
 		Route: func(ctx context.Context, r *harness.Run) (string, error) {
 			upstream = r.Broker.Bootstrap
-			addr, stop := startStreamshift(ctx, r.T, r.Dir, upstream, "smoke",
-				"STREAMSHIFT_STREAMS_INITIAL_REBALANCE_DELAY_MS=0")
+			addr, stop := startStreamshift(ctx, r.T, r.Dir, upstream, "smoke", nativeTestSettings...)
 			r.T.Cleanup(stop)
 			return addr, nil
 		},
 		Steps: []harness.Step{
 			harness.StartInstances("a1"),
 			{Name: "offsets and anchor upstream", Do: func(ctx context.Context, r *harness.Run) error {
-				return checkUpstreamGroup(ctx, upstream, group)
+				return checkUpstreamGroup(ctx, upstream, group, "streamshift-smoke")
 			}},
 		},
 	})
@@ -102,7 +147,7 @@ func TestStreamsProxySmoke(t *testing.T) {
 // checkUpstreamGroup asks the broker directly (not through the proxy) for
 // the group: one member, the anchor, with protocol streamshift, and
 // committed offsets for every input partition.
-func checkUpstreamGroup(ctx context.Context, upstream, group string) error {
+func checkUpstreamGroup(ctx context.Context, upstream, group, anchorID string) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(upstream))
 	if err != nil {
 		return err
@@ -125,8 +170,8 @@ func checkUpstreamGroup(ctx context.Context, upstream, group string) error {
 			if g.Protocol != "streamshift" || g.ProtocolType != "consumer" || len(g.Members) != 1 || g.State != "Stable" {
 				return fmt.Errorf("upstream group: state %s, protocol %s/%s, %d members; want Stable consumer/streamshift with the anchor only", g.State, g.ProtocolType, g.Protocol, len(g.Members))
 			}
-			if id := g.Members[0].InstanceID; id == nil || *id != "streamshift-smoke" {
-				return fmt.Errorf("upstream group member instance id %v, want streamshift-smoke", id)
+			if id := g.Members[0].InstanceID; id == nil || *id != anchorID {
+				return fmt.Errorf("upstream group member instance id %v, want %s", id, anchorID)
 			}
 			offsets, err := adm.FetchOffsets(ctx, group)
 			if err != nil {
@@ -149,4 +194,68 @@ func checkUpstreamGroup(ctx context.Context, upstream, group string) error {
 		time.Sleep(time.Second)
 	}
 	return last
+}
+
+// nativeTestSettings are the streams-group settings the e2e 4.4 broker runs
+// with (e2e/config/server-4.4.properties), so timings compare.
+var nativeTestSettings = []string{
+	"STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS=10000",
+	"STREAMSHIFT_STREAMS_MIN_SESSION_TIMEOUT_MS=10000",
+	"STREAMSHIFT_STREAMS_INITIAL_REBALANCE_DELAY_MS=0",
+	"STREAMSHIFT_STREAMS_ASSIGNMENT_INTERVAL_MS=0",
+}
+
+// TestStreamsProxyScale runs the baseline steps (1 → 3 instances → kill -9
+// one) of the native 4.4 baseline through streamshift on Kafka 3.9, exactly
+// once, output verified exactly.
+func TestStreamsProxyScale(t *testing.T) {
+	harness.RunScenario(t, harness.Scenario{
+		Name:          "streams through streamshift on 3.9, scale and crash",
+		Broker:        harness.Kafka39,
+		AppBuild:      harness.App44,
+		GroupProtocol: "streams",
+		Guarantee:     "exactly_once_v2",
+		Route: func(ctx context.Context, r *harness.Run) (string, error) {
+			addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "scale", nativeTestSettings...)
+			r.T.Cleanup(stop)
+			return addr, nil
+		},
+		Steps: []harness.Step{
+			harness.StartInstances("a1"),
+			harness.StartInstances("a2", "a3"),
+			harness.Kill9Instance("a3"),
+		},
+	})
+}
+
+// TestStreamsProxyRestart: streamshift crashes (kill -9) under two running
+// Kafka Streams instances and comes back on the same ports without its
+// in-memory state. The members must be told UNKNOWN_MEMBER_ID (never the
+// fatal GROUP_ID_NOT_FOUND), rejoin, and carry on; the anchor takes its
+// place back upstream (static instance id) and the output stays exact.
+func TestStreamsProxyRestart(t *testing.T) {
+	var ss *streamshiftProc
+	harness.RunScenario(t, harness.Scenario{
+		Name:          "streams through streamshift on 3.9, streamshift restarted",
+		Broker:        harness.Kafka39,
+		AppBuild:      harness.App44,
+		GroupProtocol: "streams",
+		Guarantee:     "exactly_once_v2",
+		Hold:          5 * time.Second,
+		Route: func(ctx context.Context, r *harness.Run) (string, error) {
+			ss = newStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "restart", nativeTestSettings...)
+			r.T.Cleanup(ss.stop)
+			return ss.listen, nil
+		},
+		Steps: []harness.Step{
+			harness.StartInstances("a1", "a2"),
+			{Name: "kill -9 streamshift, start it again", Do: func(ctx context.Context, r *harness.Run) error {
+				ss.kill9()
+				return ss.start(ctx)
+			}},
+			{Name: "offsets and anchor upstream", Do: func(ctx context.Context, r *harness.Run) error {
+				return checkUpstreamGroup(ctx, r.Broker.Bootstrap, "e2e-count", "streamshift-restart")
+			}},
+		},
+	})
 }
