@@ -123,34 +123,65 @@ func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
 			done(fmt.Errorf("hand-back of %s is not ready (%+v): %w", groupID, st, kerr.RebalanceInProgress))
 			return
 		}
-		ch := c.newChange(s)
-		// DeleteGroup's order: current assignments, target members,
-		// target metadata, members, group metadata, topology, ownership.
-		for _, id := range sortedMemberIDs(g) {
-			ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: id})
-		}
-		for id := range g.Target {
-			ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: id})
-		}
-		ch.emit(Record{Type: RecordTargetAssignmentMetadata})
-		for _, id := range sortedMemberIDs(g) {
-			ch.emit(Record{Type: RecordMemberMetadata, MemberID: id})
-		}
-		ch.records = append(ch.records,
-			Record{Type: RecordGroupMetadata, GroupID: g.ID},
-			Record{Type: RecordTopology, GroupID: g.ID},
-			Record{Type: RecordOwnership, GroupID: g.ID})
-		mem := g.mem
-		if err := ch.commit(); err != nil {
+		if err := c.dropGroup(s); err != nil {
 			done(fmt.Errorf("hand-back of %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable))
 			return
 		}
-		mem.stopTimers()
-		s.group = nil
 		done(nil)
 	}) {
 		done(kerr.CoordinatorNotAvailable)
 	}
+}
+
+// AbandonTakeOver deletes a group TakeOverClassicGroup built, members and
+// all, when the takeover cannot complete upstream (the classic members
+// could not be fenced there, or the anchor could not join): the group is
+// left to the upstream classic coordinator as if nothing happened.
+func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
+	if !c.run(groupID, func(s *shard) {
+		if s.group == nil {
+			done(nil)
+			return
+		}
+		if err := c.dropGroup(s); err != nil {
+			done(fmt.Errorf("abandon takeover of %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable))
+			return
+		}
+		done(nil)
+	}) {
+		done(kerr.CoordinatorNotAvailable)
+	}
+}
+
+// dropGroup deletes a group whatever its members, with DeleteGroup's
+// records in DeleteGroup's order: current assignments, target members,
+// target metadata, members, group metadata, topology, ownership.
+func (c *Coordinator) dropGroup(s *shard) error {
+	g := s.group
+	ch := c.newChange(s)
+	for _, id := range sortedMemberIDs(g) {
+		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: id})
+	}
+	for id := range g.Target {
+		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: id})
+	}
+	ch.emit(Record{Type: RecordTargetAssignmentMetadata})
+	for _, id := range sortedMemberIDs(g) {
+		ch.emit(Record{Type: RecordMemberMetadata, MemberID: id})
+	}
+	// Replaying the group tombstone removes the group; the topology and
+	// ownership tombstones still go to the log for compaction.
+	ch.records = append(ch.records,
+		Record{Type: RecordGroupMetadata, GroupID: g.ID},
+		Record{Type: RecordTopology, GroupID: g.ID},
+		Record{Type: RecordOwnership, GroupID: g.ID})
+	mem := g.mem
+	if err := ch.commit(); err != nil {
+		return err
+	}
+	mem.stopTimers()
+	s.group = nil
+	return nil
 }
 
 func sortedMemberIDs(g *Group) []string {

@@ -110,3 +110,25 @@ func TestTakeOverRefusesUnknownTasks(t *testing.T) {
 		t.Fatalf("takeover of a streams group: %d", resp.ErrorCode)
 	}
 }
+
+// A takeover that fails upstream afterwards is undone: nothing of the group
+// remains here.
+func TestAbandonTakeOver(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 6)
+	w := newWorld(t, h, "g")
+	c1 := w.newClassic("c1", "p1")
+	c1.owned, c1.active = fooPartitions(0, 1, 2, 3, 4, 5), cTasks(0, 1, 2, 3, 4, 5)
+	if resp := w.takeOver(classicState(7, c1), "s1", "ps"); resp.ErrorCode != 0 {
+		t.Fatalf("takeover: %d", resp.ErrorCode)
+	}
+	var err error
+	h.c.AbandonTakeOver("g", func(e error) { err = e })
+	if err != nil || h.group("g") != nil {
+		t.Fatalf("abandon: %v", err)
+	}
+	gs, rerr := Replay(nil, h.log.All())
+	if rerr != nil || gs["g"] != nil {
+		t.Fatalf("replay after abandon: %v %v", rerr, gs["g"])
+	}
+}
