@@ -67,6 +67,11 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	if s.group != nil {
 		return fail(kerr.GroupIDNotFound, "Group %s is already a streams group here; it cannot be taken over.", state.GroupID)
 	}
+	if len(state.Members) == 0 {
+		// An empty classic group has nothing to take over: only its
+		// offsets, which stay upstream. The join creates the group.
+		return c.heartbeat(s, first, client)
+	}
 	if first.MemberEpoch != 0 || first.Topology == nil || first.Group != state.GroupID {
 		return fail(kerr.InvalidRequest, "A takeover runs the first join (epoch 0, with a topology) of group %s.", state.GroupID)
 	}

@@ -1,0 +1,156 @@
+package translate
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+// ErrNotStable is the answer of ClassicGroupStateOf for a classic group that
+// is rebalancing upstream: the takeover gives up for now (the streams member
+// gets a retriable error) and the next streams join tries again.
+var ErrNotStable = errors.New("the classic group is rebalancing upstream")
+
+// Kafka Streams' defaults, used for a member whose JoinGroup the proxy has
+// not seen (DescribeGroups does not report timeouts).
+const (
+	defaultStreamsSessionTimeoutMs   = 45000
+	defaultStreamsRebalanceTimeoutMs = 300000
+)
+
+// ClassicObserver remembers, per classic group forwarded upstream, what a
+// takeover needs and DescribeGroups does not tell: each member's session and
+// rebalance timeouts (from its JoinGroup) and its generation (from every
+// request the upstream accepted: JoinGroup responses, and SyncGroup,
+// Heartbeat and OffsetCommit requests answered without error). The
+// forwarding path feeds it; Forget drops a group after a takeover.
+type ClassicObserver struct {
+	mu     sync.Mutex
+	groups map[string]map[string]*observedMember
+}
+
+type observedMember struct {
+	sessionMs, rebalanceMs int32
+	generation             int32
+	haveGeneration         bool
+}
+
+func (o *ClassicObserver) member(group, id string) *observedMember {
+	if o.groups == nil {
+		o.groups = map[string]map[string]*observedMember{}
+	}
+	g := o.groups[group]
+	if g == nil {
+		g = map[string]*observedMember{}
+		o.groups[group] = g
+	}
+	m := g[id]
+	if m == nil {
+		m = &observedMember{}
+		g[id] = m
+	}
+	return m
+}
+
+// ObserveJoin records a JoinGroup and the upstream's answer to it.
+func (o *ClassicObserver) ObserveJoin(req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse) {
+	if resp.ErrorCode != 0 || resp.MemberID == "" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := o.member(req.Group, resp.MemberID)
+	m.sessionMs, m.rebalanceMs = req.SessionTimeoutMillis, req.RebalanceTimeoutMillis
+	if req.Version == 0 {
+		m.rebalanceMs = req.SessionTimeoutMillis
+	}
+	m.generation, m.haveGeneration = resp.Generation, true
+}
+
+// ObserveGeneration records a generation the upstream accepted from a member
+// (a SyncGroup, Heartbeat or OffsetCommit answered without error).
+func (o *ClassicObserver) ObserveGeneration(group, memberID string, generation int32) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := o.member(group, memberID)
+	m.generation, m.haveGeneration = generation, true
+}
+
+// Forget drops what is known of a group.
+func (o *ClassicObserver) Forget(group string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.groups, group)
+}
+
+// ClassicGroupStateOf builds what coordinator.TakeOverClassicGroup needs from
+// the upstream's DescribeGroups answer and what the observer saw. Only a
+// Stable (or Empty) Kafka Streams group ("consumer"/"stream") can be taken
+// over; a rebalancing one gives ErrNotStable. The generation is the one every
+// member was last seen at; members seen at different generations, or none
+// seen at all, give ErrNotStable too: a wrong generation would fail the
+// members' commits after the takeover.
+func ClassicGroupStateOf(d *kmsg.DescribeGroupsResponseGroup, o *ClassicObserver) (coordinator.ClassicGroupState, error) {
+	st := coordinator.ClassicGroupState{GroupID: d.Group}
+	if d.ErrorCode != 0 {
+		return st, fmt.Errorf("describe %s: error %d", d.Group, d.ErrorCode)
+	}
+	switch d.State {
+	case "Empty", "Dead":
+		return st, nil
+	case "Stable":
+	default:
+		return st, fmt.Errorf("group %s is %s: %w", d.Group, d.State, ErrNotStable)
+	}
+	if d.ProtocolType != coordinator.ClassicProtocolType || d.Protocol != coordinator.ClassicProtocolName {
+		return st, fmt.Errorf("group %s runs %s/%s, not a Kafka Streams group", d.Group, d.ProtocolType, d.Protocol)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	gen, haveGen := int32(0), false
+	for _, dm := range d.Members {
+		cm := coordinator.ClassicMemberState{
+			MemberID: dm.MemberID,
+			Client:   coordinator.ClientInfo{ClientID: dm.ClientID, ClientHost: dm.ClientHost},
+		}
+		if dm.InstanceID != nil {
+			cm.InstanceID = *dm.InstanceID
+		}
+		var err error
+		if cm.Subscription, err = classicstreams.DecodeConsumerSubscription(dm.ProtocolMetadata); err != nil {
+			return st, fmt.Errorf("member %s metadata: %w", dm.MemberID, err)
+		}
+		if cm.Info, err = classicstreams.DecodeSubscriptionInfo(cm.Subscription.UserData); err != nil {
+			return st, fmt.Errorf("member %s SubscriptionInfo: %w", dm.MemberID, err)
+		}
+		if cm.Assignment, err = classicstreams.DecodeConsumerAssignment(dm.MemberAssignment); err != nil {
+			return st, fmt.Errorf("member %s assignment: %w", dm.MemberID, err)
+		}
+		if cm.AssignmentInfo, err = classicstreams.DecodeAssignmentInfo(cm.Assignment.UserData); err != nil {
+			return st, fmt.Errorf("member %s AssignmentInfo: %w", dm.MemberID, err)
+		}
+		cm.SessionTimeoutMs, cm.RebalanceTimeoutMs = defaultStreamsSessionTimeoutMs, defaultStreamsRebalanceTimeoutMs
+		if om := o.groups[d.Group][dm.MemberID]; om != nil {
+			if om.sessionMs > 0 {
+				cm.SessionTimeoutMs, cm.RebalanceTimeoutMs = om.sessionMs, om.rebalanceMs
+			}
+			if om.haveGeneration {
+				if haveGen && om.generation != gen {
+					return st, fmt.Errorf("members of %s seen at generations %d and %d: %w", d.Group, gen, om.generation, ErrNotStable)
+				}
+				gen, haveGen = om.generation, true
+			}
+		}
+		st.Members = append(st.Members, cm)
+	}
+	if len(st.Members) > 0 && !haveGen {
+		return st, fmt.Errorf("generation of %s not seen yet: %w", d.Group, ErrNotStable)
+	}
+	st.Generation = gen
+	return st, nil
+}
