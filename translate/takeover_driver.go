@@ -1,0 +1,145 @@
+package translate
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+// Gate holds a group's client requests at the proxy during a takeover.
+type Gate interface {
+	// Hold queues the group's requests from now on, and calls drained
+	// once every request of the group already forwarded upstream has its
+	// response.
+	Hold(group string, drained func())
+	// Release runs the queued requests, in arrival order, through the
+	// normal path (which then finds the group here, or upstream).
+	Release(group string)
+}
+
+// TakeoverUpstream is what a takeover needs of the upstream cluster.
+type TakeoverUpstream interface {
+	DescribeGroup(group string, done func(*kmsg.DescribeGroupsResponseGroup, error))
+	// FenceMembers sends one LeaveGroup (v3+) naming the members.
+	FenceMembers(group string, members []kmsg.LeaveGroupRequestMember, done func(error))
+	// JoinAnchor joins the group's anchor member (coordinator/anchor).
+	JoinAnchor(group string, done func(error))
+}
+
+// TakeoverCoordinator is the coordinator's takeover part.
+type TakeoverCoordinator interface {
+	TakeOverClassicGroup(coordinator.ClassicGroupState, *kmsg.StreamsGroupHeartbeatRequest, coordinator.ClientInfo, func(*kmsg.StreamsGroupHeartbeatResponse))
+	AbandonTakeOver(groupID string, done func(error))
+}
+
+// Takeover runs the takeover of a classic Kafka Streams group when its first
+// streams-protocol member joins (doc.go, "Takeover"): hold and drain the
+// group's requests, read the classic group, build the streams group, fence
+// the classic members upstream, join the anchor, release. Every failure
+// leaves the group classic upstream, as it was, and answers the streams
+// member with a retriable error (COORDINATOR_LOAD_IN_PROGRESS, retried by
+// the client) or, when the policy forbids the upgrade of a non-empty
+// classic group, GROUP_ID_NOT_FOUND as Kafka does.
+type Takeover struct {
+	Coordinator TakeoverCoordinator
+	Upstream    TakeoverUpstream
+	Gate        Gate
+	Observer    *ClassicObserver
+	Migration   MigrationConfig
+}
+
+// Run takes the group of first (a StreamsGroupHeartbeat join with its
+// topology) over and answers it.
+func (tk *Takeover) Run(first *kmsg.StreamsGroupHeartbeatRequest, client coordinator.ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
+	group := first.Group
+	retriable := func(code *kerr.Error, why error) {
+		tk.Gate.Release(group)
+		resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+		resp.Version = first.Version
+		resp.ErrorCode = code.Code
+		msg := fmt.Sprintf("takeover of classic group %s: %v", group, why)
+		resp.ErrorMessage = &msg
+		respond(resp)
+	}
+	tk.Gate.Hold(group, func() {
+		tk.Upstream.DescribeGroup(group, func(d *kmsg.DescribeGroupsResponseGroup, err error) {
+			if err != nil {
+				retriable(kerr.CoordinatorLoadInProgress, err)
+				return
+			}
+			state, err := ClassicGroupStateOf(d, tk.Observer)
+			switch {
+			case errors.Is(err, ErrNotStable):
+				retriable(kerr.CoordinatorLoadInProgress, err)
+				return
+			case err != nil:
+				retriable(kerr.GroupIDNotFound, err)
+				return
+			case len(state.Members) > 0 && !tk.Migration.PolicyFor(group).AllowsUpgrade():
+				retriable(kerr.GroupIDNotFound, fmt.Errorf("migration.policy %v does not allow the upgrade of a non-empty classic group", tk.Migration.PolicyFor(group)))
+				return
+			}
+			tk.Coordinator.TakeOverClassicGroup(state, first, client, func(resp *kmsg.StreamsGroupHeartbeatResponse) {
+				if resp.ErrorCode != 0 {
+					tk.Gate.Release(group)
+					respond(resp)
+					return
+				}
+				tk.fenceAndAnchor(state, func(err error) {
+					if err != nil {
+						tk.Coordinator.AbandonTakeOver(group, func(error) {
+							retriable(kerr.CoordinatorLoadInProgress, err)
+						})
+						return
+					}
+					if tk.Observer != nil {
+						tk.Observer.Forget(group)
+					}
+					tk.Gate.Release(group)
+					respond(resp)
+				})
+			})
+		})
+	})
+}
+
+// fenceAndAnchor removes the classic members from the upstream group (their
+// sessions now live here), then joins the anchor, which the members' protocol
+// would have refused while they were in.
+func (tk *Takeover) fenceAndAnchor(state coordinator.ClassicGroupState, done func(error)) {
+	anchor := func() {
+		tk.Upstream.JoinAnchor(state.GroupID, func(err error) {
+			if err != nil {
+				err = fmt.Errorf("anchor join: %w", err)
+			}
+			done(err)
+		})
+	}
+	if len(state.Members) == 0 {
+		anchor()
+		return
+	}
+	members := make([]kmsg.LeaveGroupRequestMember, 0, len(state.Members))
+	for _, m := range state.Members {
+		lm := kmsg.NewLeaveGroupRequestMember()
+		lm.MemberID = m.MemberID
+		if m.InstanceID != "" {
+			id := m.InstanceID
+			lm.InstanceID = &id
+		}
+		reason := "streamshift: taken over by the streams group"
+		lm.Reason = &reason
+		members = append(members, lm)
+	}
+	tk.Upstream.FenceMembers(state.GroupID, members, func(err error) {
+		if err != nil {
+			done(fmt.Errorf("fence classic members upstream: %w", err))
+			return
+		}
+		anchor()
+	})
+}

@@ -1,0 +1,126 @@
+package translate
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+type fakeGate struct {
+	mu             sync.Mutex
+	held, released int
+}
+
+func (g *fakeGate) Hold(_ string, drained func()) {
+	g.mu.Lock()
+	g.held++
+	g.mu.Unlock()
+	drained()
+}
+
+func (g *fakeGate) Release(string) {
+	g.mu.Lock()
+	g.released++
+	g.mu.Unlock()
+}
+
+type fakeTakeoverUpstream struct {
+	d                  *kmsg.DescribeGroupsResponseGroup
+	fenceErr           error
+	fenced             []kmsg.LeaveGroupRequestMember
+	anchored, describe int
+}
+
+func (f *fakeTakeoverUpstream) DescribeGroup(_ string, done func(*kmsg.DescribeGroupsResponseGroup, error)) {
+	f.describe++
+	done(f.d, nil)
+}
+
+func (f *fakeTakeoverUpstream) FenceMembers(_ string, ms []kmsg.LeaveGroupRequestMember, done func(error)) {
+	f.fenced = ms
+	done(f.fenceErr)
+}
+
+func (f *fakeTakeoverUpstream) JoinAnchor(_ string, done func(error)) {
+	f.anchored++
+	done(nil)
+}
+
+func takeoverFixture(t *testing.T, fenceErr error, policy MigrationPolicy) (*Takeover, *fakeTakeoverUpstream, *fakeGate, *coordinator.Coordinator) {
+	t.Helper()
+	md := coordinator.NewStaticMetadata()
+	md.SetTopic("foo", 6)
+	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: coordinator.NewManualClock(time.Unix(0, 0)), Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	o := &ClassicObserver{}
+	o.ObserveGeneration("legacy", "a", 7)
+	o.ObserveGeneration("legacy", "b", 7)
+	up := &fakeTakeoverUpstream{fenceErr: fenceErr, d: &kmsg.DescribeGroupsResponseGroup{Group: "legacy", State: "Stable", ProtocolType: "consumer", Protocol: "stream",
+		Members: []kmsg.DescribeGroupsResponseGroupMember{describedMember(t, "a", 0, 1, 2), describedMember(t, "b", 3, 4, 5)}}}
+	gate := &fakeGate{}
+	return &Takeover{Coordinator: c, Upstream: up, Gate: gate, Observer: o, Migration: MigrationConfig{Policy: policy}}, up, gate, c
+}
+
+func firstJoin() *kmsg.StreamsGroupHeartbeatRequest {
+	first := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	first.Version, first.Group, first.MemberID, first.RebalanceTimeoutMillis, first.EndpointInformationEpoch = 1, "legacy", "s1", 60000, -1
+	p := "ps"
+	first.ProcessID = &p
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	sub := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	sub.SubtopologyID, sub.SourceTopics = "0", []string{"foo"}
+	topo.Subtopologies = append(topo.Subtopologies, sub)
+	first.Topology = &topo
+	first.ActiveTasks, first.StandbyTasks, first.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	first.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
+	return first
+}
+
+func runTakeover(tk *Takeover) *kmsg.StreamsGroupHeartbeatResponse {
+	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	tk.Run(firstJoin(), coordinator.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	return <-done
+}
+
+func TestTakeoverRun(t *testing.T) {
+	tk, up, gate, c := takeoverFixture(t, nil, MigrationBidirectional)
+	r := runTakeover(tk)
+	if r.ErrorCode != 0 || len(up.fenced) != 2 || up.anchored != 1 || gate.held != 1 || gate.released != 1 || !c.Owns("legacy") {
+		t.Fatalf("takeover: code %d fenced %d anchored %d gate %d/%d", r.ErrorCode, len(up.fenced), up.anchored, gate.held, gate.released)
+	}
+}
+
+// The fence fails upstream: the streams group is undone, the gate released,
+// the streams member told to retry; the classic group stays as it was.
+func TestTakeoverUndoneOnUpstreamFailure(t *testing.T) {
+	tk, up, gate, c := takeoverFixture(t, errors.New("broker down"), MigrationBidirectional)
+	r := runTakeover(tk)
+	if r.ErrorCode != kerr.CoordinatorLoadInProgress.Code || up.anchored != 0 || gate.released != 1 || c.Owns("legacy") {
+		t.Fatalf("failed takeover: code %d anchored %d released %d owned %v", r.ErrorCode, up.anchored, gate.released, c.Owns("legacy"))
+	}
+}
+
+func TestTakeoverPolicy(t *testing.T) {
+	for _, p := range []MigrationPolicy{MigrationDisabled, MigrationDowngrade} {
+		tk, up, gate, c := takeoverFixture(t, nil, p)
+		r := runTakeover(tk)
+		if r.ErrorCode != kerr.GroupIDNotFound.Code || len(up.fenced) != 0 || gate.released != 1 || c.Owns("legacy") {
+			t.Fatalf("%v: code %d", p, r.ErrorCode)
+		}
+	}
+	// A classic rebalance upstream: retry later.
+	tk, up, _, _ := takeoverFixture(t, nil, MigrationUpgrade)
+	up.d.State = "CompletingRebalance"
+	if r := runTakeover(tk); r.ErrorCode != kerr.CoordinatorLoadInProgress.Code {
+		t.Fatalf("rebalancing upstream: %d", r.ErrorCode)
+	}
+}
