@@ -46,6 +46,8 @@ type classicClient struct {
 	gone bool
 	// joined: the group gave the client its member id.
 	joined bool
+	// syncDue: joined, SyncGroup not sent yet.
+	syncDue bool
 }
 
 type streamsClient struct {
@@ -53,6 +55,9 @@ type streamsClient struct {
 	process string
 	epoch   int32
 	owned   TaskSets
+	// revoking: active tasks a response took away; the client still runs
+	// them until it has revoked them, which it has by its next heartbeat.
+	revoking Tasks
 }
 
 func newWorld(t *testing.T, h *harness, group string) *world {
@@ -78,7 +83,7 @@ func (w *world) check() {
 		}
 	}
 	for id, s := range w.streams {
-		forEachTask(s.owned.Active, func(t TaskID) { add(id, t) })
+		forEachTask(tasksUnion(s.owned.Active, s.revoking), func(t TaskID) { add(id, t) })
 	}
 }
 
@@ -95,6 +100,7 @@ func (w *world) streamsJoin(id, process string, topo *kmsg.StreamsGroupHeartbeat
 func (s *streamsClient) apply(r *kmsg.StreamsGroupHeartbeatResponse) {
 	s.epoch = r.MemberEpoch
 	if got, ok := assigned(r); ok {
+		s.revoking = tasksMinus(s.owned.Active, got.Active)
 		s.owned = got
 	}
 }
@@ -103,6 +109,8 @@ func (s *streamsClient) apply(r *kmsg.StreamsGroupHeartbeatResponse) {
 func (w *world) streamsHeartbeat(id string) *kmsg.StreamsGroupHeartbeatResponse {
 	w.t.Helper()
 	s := w.streams[id]
+	s.revoking = nil // revoked before this heartbeat is sent
+	w.check()
 	owned := s.owned
 	r := w.h.ok(hbReq(w.group, id, s.epoch, &owned))
 	s.apply(r)
@@ -245,6 +253,16 @@ func (c *classicClient) rebalance() {
 			return
 		}
 	}
+}
+
+// joinNow sends a JoinGroup that must succeed; it returns true (a SyncGroup
+// is due).
+func (c *classicClient) joinNow() bool {
+	c.w.t.Helper()
+	if j := c.join(); j.Err != nil {
+		c.w.t.Fatalf("%s: JoinGroup: %v", c.id, j.Err)
+	}
+	return true
 }
 
 // expectOK fails on any heartbeat error other than REBALANCE_IN_PROGRESS,
