@@ -84,6 +84,36 @@ func (c *Coordinator) DescribeGroupConfigs(groupID string, names []string) []Gro
 	return out
 }
 
+// HasGroupConfigs reports whether the group has per-group overrides (set
+// by AlterGroupConfigs or the configuration file).
+func (c *Coordinator) HasGroupConfigs(groupID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.cfg.Groups[groupID]
+	return ok
+}
+
+// IsStreamsGroupConfig reports whether name is a per-group config of
+// streams groups ("streams.*").
+func IsStreamsGroupConfig(name string) bool { return strings.HasPrefix(name, groupConfigPrefix) }
+
+// DefaultGroupConfigName is the broker-level config a per-group config
+// defaults to ("streams.x" → "group.streams.x"), as Kafka lists it among
+// the synonyms.
+func DefaultGroupConfigName(name string) string { return "group." + name }
+
+// DefaultGroupConfigValue is the value a per-group config has without an
+// override.
+func (c *Coordinator) DefaultGroupConfigValue(name string) string {
+	d, ok := groupConfigDefOf(name)
+	if !ok {
+		return ""
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cfg.Defaults.value(d.key)
+}
+
 // value renders one setting as Kafka prints it.
 func (c GroupConfig) value(key string) string {
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }

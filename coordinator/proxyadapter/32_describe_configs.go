@@ -3,14 +3,17 @@ package proxyadapter
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// ownsGroupResource reports whether a config resource is a GROUP resource of
-// an owned group: those are served locally. Every other resource, GROUP ones
-// included (a 3.9 broker does not know them), goes upstream as it is.
-func (a *admin) ownsGroupResource(typ kmsg.ConfigResourceType, name string) bool {
-	return typ == kmsg.ConfigResourceTypeGroupConfig && a.c.Owns(name)
+// describesGroupResource reports whether a DescribeConfigs resource is
+// served locally: a GROUP resource of an owned group, or of a group with
+// streams.* settings made here before it was owned (the upstream would not
+// know them). Every other resource, GROUP ones included (a 3.9 broker does
+// not know them), goes upstream as it is.
+func (a *admin) describesGroupResource(typ kmsg.ConfigResourceType, name string) bool {
+	return typ == kmsg.ConfigResourceTypeGroupConfig && (a.c.Owns(name) || a.c.HasGroupConfigs(name))
 }
 
 // describeConfigs describes the streams.* configs of owned groups' GROUP
@@ -22,7 +25,7 @@ func (a *admin) describeConfigs(req *proxy.Request, out proxy.Outcome) {
 	owned := make([]bool, len(r.Resources))
 	var upstream []kmsg.DescribeConfigsRequestResource
 	for i, res := range r.Resources {
-		if owned[i] = a.ownsGroupResource(res.ResourceType, res.ResourceName); !owned[i] {
+		if owned[i] = a.describesGroupResource(res.ResourceType, res.ResourceName); !owned[i] {
 			upstream = append(upstream, res)
 		}
 	}
@@ -70,8 +73,15 @@ func (a *admin) describeGroupResource(rr kmsg.DescribeConfigsRequestResource, sy
 			ce.Source, ce.IsDefault = kmsg.ConfigSourceGroupConfig, false
 		}
 		if synonyms {
+			// Kafka lists the group's own value, then the broker default.
+			if e.Overridden {
+				syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				syn.Name, syn.Value, syn.Source = ce.Name, ce.Value, kmsg.ConfigSourceGroupConfig
+				ce.ConfigSynonyms = append(ce.ConfigSynonyms, syn)
+			}
+			def := a.c.DefaultGroupConfigValue(e.Name)
 			syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-			syn.Name, syn.Value, syn.Source = ce.Name, ce.Value, ce.Source
+			syn.Name, syn.Value, syn.Source = coordinator.DefaultGroupConfigName(e.Name), &def, kmsg.ConfigSourceDefaultConfig
 			ce.ConfigSynonyms = append(ce.ConfigSynonyms, syn)
 		}
 		if docs {

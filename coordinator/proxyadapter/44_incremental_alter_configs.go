@@ -7,16 +7,16 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// incrementalAlterConfigs alters the streams.* configs of owned groups' GROUP
-// resources locally, validated as Kafka 4.4 validates group configs
-// (INVALID_CONFIG with Kafka's messages; a resource's operations apply all
+// incrementalAlterConfigs alters the streams.* configs of the GROUP
+// resources served locally (altersGroupResource), validated as Kafka 4.4
+// validates group configs (INVALID_CONFIG with Kafka's messages; a resource's operations apply all
 // or nothing). A mixed request is split; results keep request order.
 func (a *admin) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	owned := make([]bool, len(r.Resources))
 	var upstream []kmsg.IncrementalAlterConfigsRequestResource
 	for i, res := range r.Resources {
-		if owned[i] = a.ownsGroupResource(res.ResourceType, res.ResourceName); !owned[i] {
+		if owned[i] = a.altersGroupResource(res); !owned[i] {
 			upstream = append(upstream, res)
 		}
 	}
@@ -56,6 +56,25 @@ func (a *admin) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
 		ar.Resources = merge(ar.Resources)
 		return ar
 	})
+}
+
+// altersGroupResource reports whether an IncrementalAlterConfigs resource is
+// served locally: a GROUP resource of an owned group, or one that only sets
+// streams.* configs (streams groups are served by the proxy, so their
+// settings live here even before the group's first member joins).
+func (a *admin) altersGroupResource(res kmsg.IncrementalAlterConfigsRequestResource) bool {
+	if res.ResourceType != kmsg.ConfigResourceTypeGroupConfig {
+		return false
+	}
+	if a.c.Owns(res.ResourceName) {
+		return true
+	}
+	for _, c := range res.Configs {
+		if !coordinator.IsStreamsGroupConfig(c.Name) {
+			return false
+		}
+	}
+	return len(res.Configs) > 0
 }
 
 func (a *admin) alterGroupResource(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) kmsg.IncrementalAlterConfigsResponseResource {

@@ -434,3 +434,41 @@ func (e *adminEnv) groupEpoch(t *testing.T) int32 {
 	}
 	return resp.Groups[0].Epoch
 }
+
+// A streams group's settings can be made before its first member joins:
+// the upstream (3.9) knows no GROUP configs, so streams.* ones live here.
+func TestAdminGroupConfigsBeforeOwned(t *testing.T) {
+	e := newAdminEnv(t)
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	r := groupResource("future-app")
+	r.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{set("streams.num.standby.replicas", "2")}
+	req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{r}
+	resp, err := req.RequestWith(e.ctx, e.cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("alter: %+v", resp.Resources)
+	}
+	if e.c.Owns("future-app") {
+		t.Fatal("setting a config made the group owned")
+	}
+	dreq := kmsg.NewPtrDescribeConfigsRequest()
+	g := kmsg.NewDescribeConfigsRequestResource()
+	g.ResourceType, g.ResourceName, g.ConfigNames = kmsg.ConfigResourceTypeGroupConfig, "future-app", []string{"streams.num.standby.replicas"}
+	dreq.Resources = []kmsg.DescribeConfigsRequestResource{g}
+	dreq.IncludeSynonyms = true
+	dresp, err := dreq.RequestWith(e.ctx, e.cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(dresp.Resources) != 1 || len(dresp.Resources[0].Configs) != 1 {
+		t.Fatalf("describe: %+v", dresp.Resources)
+	}
+	c := dresp.Resources[0].Configs[0]
+	if *c.Value != "2" || c.Source != kmsg.ConfigSourceGroupConfig || len(c.ConfigSynonyms) != 2 ||
+		c.ConfigSynonyms[1].Name != "group.streams.num.standby.replicas" || *c.ConfigSynonyms[1].Value != "0" ||
+		c.ConfigSynonyms[1].Source != kmsg.ConfigSourceDefaultConfig {
+		t.Fatalf("describe: %+v", c)
+	}
+}
