@@ -24,7 +24,19 @@ func mixedRandom(t *testing.T, seed uint64) {
 	h := newHarness(t, nil)
 	h.md.SetTopic("foo", 8)
 	w := newWorld(t, h, "g")
-	w.streamsJoin("s0", "ps0", sourceTopology("foo"))
+	if seed%2 == 0 {
+		w.streamsJoin("s0", "ps0", sourceTopology("foo"))
+	} else {
+		// Start from a live classic group at generation 40, taken over
+		// by the first streams member.
+		a, b := w.newClassic("a", "pa"), w.newClassic("b", "pb")
+		a.owned, a.active = fooPartitions(0, 1, 2, 3), cTasks(0, 1, 2, 3)
+		b.owned, b.active = fooPartitions(4, 5, 6, 7), cTasks(4, 5, 6, 7)
+		st := classicState(40, a, b)
+		if r := w.takeOver(st, "s0", "ps0"); r.ErrorCode != 0 {
+			t.Fatalf("takeover: %d", r.ErrorCode)
+		}
+	}
 	next := 1
 	for step := 0; step < 300; step++ {
 		switch r := rng.IntN(100); {
