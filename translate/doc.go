@@ -43,13 +43,14 @@
 //     supported = min(its latest, 11); a member above 11 gets an empty v11
 //     assignment and re-subscribes at 11.
 //
-// # Takeover (classic → streams), to be wired by the proxy
+// # Takeover (classic → streams)
 //
-// coordinator.TakeOverClassicGroup does the group part in one change. The
-// proxy part, per group, when the first StreamsGroupHeartbeat (epoch 0) of a
-// group that is classic upstream arrives and the group's migration.policy
-// allows upgrade (otherwise: GROUP_ID_NOT_FOUND, as Kafka answers a streams
-// join to a non-empty classic group):
+// Takeover (takeover_driver.go) runs it behind three interfaces the proxy
+// implements (Gate, TakeoverUpstream) or already has (the coordinator's
+// TakeOverClassicGroup / AbandonTakeOver); ClassicGroupStateOf
+// (takeover.go) reads DescribeGroups with what a ClassicObserver saw pass
+// through. Per group, when the first StreamsGroupHeartbeat (epoch 0) of a
+// group that is classic upstream arrives:
 //
 //  1. Gate: from now on, the group's classic requests (JoinGroup, SyncGroup,
 //     Heartbeat, LeaveGroup, OffsetCommit, TxnOffsetCommit, OffsetFetch) that
@@ -100,8 +101,12 @@
 //
 // # Hand-back (streams → classic)
 //
-// When the last streams-protocol member leaves or is fenced and classic
-// members remain, and the policy allows downgrade:
+// handback.go runs it behind Upstream (anchor leave, forwarding), started by
+// the first classic Heartbeat that finds the group classic-only; the
+// barrier itself is the coordinator's (BeginHandBack, HandBack,
+// AbortHandBack, FinishHandBack). When the last streams-protocol member
+// leaves or is fenced and classic members remain, and the policy allows
+// downgrade:
 //
 //  1. Barrier: every classic Heartbeat of the group gets
 //     REBALANCE_IN_PROGRESS; every classic JoinGroup is held (not answered),
@@ -123,7 +128,22 @@
 //  5. If the anchor cannot leave, answer the held JoinGroups through the
 //     streams group (abort) and retry the hand-back later.
 //
-// Both procedures need the proxy's per-group request gate, in-flight
-// counter and JoinGroup cache, and the anchor: they live with the run
-// wiring, on top of this package and the coordinator.
+// While steps 3-4 run, the group's StreamsGroupHeartbeats must be held at
+// the proxy gate too, and released only once the forwarded JoinGroups have
+// their answers: a streams join in between would find no group here and an
+// empty group upstream, and start a takeover while the classic members
+// still hold their tasks.
+//
+// # What the proxy wiring provides
+//
+// The per-group gate with its in-flight counter (Gate), the forwarding
+// path feeding a ClassicObserver (JoinGroup responses; SyncGroup, Heartbeat
+// and OffsetCommit generations the upstream accepted), Upstream and
+// TakeoverUpstream over the control-plane client and the anchor manager,
+// and the routing: JoinGroup/SyncGroup/Heartbeat/LeaveGroup to
+// Translator.Handle (which forwards what it does not serve); OffsetCommit
+// and TxnOffsetCommit of classic members of a served group to
+// ValidateOffsetCommit / ValidateTxnOffsetCommit, then upstream under the
+// anchor's identity; the first streams join of a group classic upstream to
+// Takeover.Run.
 package translate
