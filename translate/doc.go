@@ -1,7 +1,8 @@
-// Package translate serves classic Kafka Streams members (group.protocol=
-// classic, the StreamsPartitionAssignor's "stream" protocol) whose group is a
-// streams group held by the proxy's coordinator: KIP-1071's online migration,
-// mirroring what Kafka's KIP-848 coordinator does for consumer groups.
+// Package translate serves classic Kafka Streams members (clients with
+// group.protocol=classic, whose StreamsPartitionAssignor joins with the
+// "stream" protocol) whose group is a streams group held by the proxy's
+// coordinator: KIP-1071's online migration, mirroring what Kafka's KIP-848
+// coordinator does for consumer groups.
 //
 // One file per Kafka API, as elsewhere: 11_join_group.go, 12_heartbeat.go,
 // 13_leave_group.go, 14_sync_group.go; commit.go validates OffsetCommit and

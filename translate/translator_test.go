@@ -176,3 +176,30 @@ func TestClassicJoinErrors(t *testing.T) {
 		t.Fatal("heartbeat of a group not served here was answered")
 	}
 }
+
+// A static member gets its id at once (no MEMBER_ID_REQUIRED) and a restart
+// under a new id takes the old one's place; the old id is fenced.
+func TestClassicStaticJoin(t *testing.T) {
+	tr, _ := fixture(t)
+	inst := "app-1-1"
+	req := streamsJoinRequest(t, 9, "", "stream")
+	req.InstanceID = &inst
+	r, _ := call(t, tr, req)
+	j := r.(*kmsg.JoinGroupResponse)
+	if j.ErrorCode != 0 || j.MemberID == "" {
+		t.Fatalf("static join: %+v", j)
+	}
+	old, gen := j.MemberID, j.Generation
+	req = streamsJoinRequest(t, 9, "", "stream")
+	req.InstanceID = &inst
+	r, _ = call(t, tr, req)
+	if j2 := r.(*kmsg.JoinGroupResponse); j2.ErrorCode != 0 || j2.MemberID == old {
+		t.Fatalf("static rejoin: %+v", j2)
+	}
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.Generation, hb.InstanceID = 4, "app", old, gen, &inst
+	r, _ = call(t, tr, hb)
+	if code := r.(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.FencedInstanceID.Code {
+		t.Fatalf("old static member: %d", code)
+	}
+}
