@@ -241,6 +241,9 @@ func (p *Proxy) Run(ctx context.Context) error {
 			gnet.WithTCPKeepAlive(time.Minute),
 			gnet.WithReadBufferCap(1<<20),
 			gnet.WithLogger(gnetLogger{p.log}),
+			// A restarted instance binds its ports again at once, although
+			// connections of the previous one linger in TIME_WAIT.
+			gnet.WithReuseAddr(true),
 		)
 	}()
 	select {

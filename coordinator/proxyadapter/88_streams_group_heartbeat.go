@@ -19,16 +19,32 @@ import (
 //   - a member heartbeat (epoch > 0) of a group the proxy does not know
 //     means the proxy lost its state (restart without a durable log): the
 //     member gets UNKNOWN_MEMBER_ID and rejoins, never GROUP_ID_NOT_FOUND,
-//     which the Java client treats as fatal.
+//     which the Java client treats as fatal; a leave (epoch < 0) of such a
+//     group succeeds.
 //
 // Every heartbeat carrying a topology (re)states the anchor's subscription.
 func (a *Adapter) heartbeat(req *proxy.Request, out proxy.Outcome) {
 	hb := req.Body.(*kmsg.StreamsGroupHeartbeatRequest)
-	if hb.Group != "" && hb.MemberEpoch >= 0 && !a.o.Ownership.Owns(hb.Group) {
-		if hb.MemberEpoch > 0 {
-			out.Respond(heartbeatError(hb, fmt.Errorf("streamshift holds no state of group %s (a restart?); rejoin: %w", hb.Group, kerr.UnknownMemberID)))
-			return
-		}
+	// The coordinator itself must hold the group: a claim alone (another
+	// member's join in flight) is not enough for a member heartbeat, which
+	// the coordinator would answer GROUP_ID_NOT_FOUND, as Kafka does.
+	if hb.Group != "" && hb.MemberEpoch > 0 && !a.o.Coordinator.Owns(hb.Group) {
+		out.Respond(heartbeatError(hb, fmt.Errorf("streamshift holds no state of group %s (a restart?); rejoin: %w", hb.Group, kerr.UnknownMemberID)))
+		return
+	}
+	// A member leaving a group the proxy holds no state of (a restart, or a
+	// member fenced by a commit after it) is gone already: Kafka's leave
+	// answer, not GROUP_ID_NOT_FOUND, which the Java client treats as fatal
+	// even while leaving.
+	if hb.Group != "" && hb.MemberEpoch < 0 && !a.o.Coordinator.Owns(hb.Group) {
+		resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+		resp.SetVersion(hb.Version)
+		resp.MemberID, resp.MemberEpoch = hb.MemberID, hb.MemberEpoch
+		resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
+		out.Respond(resp)
+		return
+	}
+	if hb.Group != "" && hb.MemberEpoch == 0 && !a.o.Ownership.Owns(hb.Group) {
 		ctx, cancel := requestContext(req, a.o.ClaimWait)
 		err := a.o.Ownership.Claim(ctx, hb.Group)
 		cancel()

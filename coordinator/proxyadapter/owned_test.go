@@ -33,6 +33,7 @@ type ownedEnv struct {
 	cl      *kgo.Client // through the proxy
 	broker  *kgo.Broker // the group coordinator, through the proxy
 	coord   *coordinator.Coordinator
+	own     *coordinator.Ownership
 	anchors *anchor.Manager
 	// anchorHeartbeat is the anchors' heartbeat interval (default 100ms).
 	anchorHeartbeat time.Duration
@@ -108,8 +109,9 @@ func (e *ownedEnv) restart() {
 		t.Fatal(err)
 	}
 	t.Cleanup(anchors.Close)
+	own := coordinator.NewOwnership(c, e.ctl, nil)
 	ad, err := New(Options{
-		Coordinator: c, Ownership: coordinator.NewOwnership(c, e.ctl, nil), Anchors: anchors,
+		Coordinator: c, Ownership: own, Anchors: anchors,
 		UpstreamMaxVersions: upstreamMaxVersions(e.upstream),
 		Metadata:            md, Log: zerolog.Nop(),
 	})
@@ -119,7 +121,7 @@ func (e *ownedEnv) restart() {
 	if err := ad.Register(e.p); err != nil {
 		t.Fatal(err)
 	}
-	e.coord, e.anchors = c, anchors
+	e.coord, e.own, e.anchors = c, own, anchors
 }
 
 func join(group, member string) *kmsg.StreamsGroupHeartbeatRequest {
@@ -393,6 +395,27 @@ func TestRestartWithoutState(t *testing.T) {
 	}
 	if resp.ErrorCode != kerr.UnknownMemberID.Code {
 		t.Fatalf("heartbeat after restart: %v, want UNKNOWN_MEMBER_ID", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	// Another member's rejoin claimed the group, but its join has not
+	// created it yet: still UNKNOWN_MEMBER_ID (seen on real Kafka).
+	if err := e.own.Claim(e.ctx, "app"); err != nil {
+		t.Fatal(err)
+	}
+	if resp, err = hb.RequestWith(e.ctx, e.broker); err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("heartbeat with a claim pending: %v, want UNKNOWN_MEMBER_ID", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	// A member leaving after the restart (Streams unsubscribes when a
+	// commit fenced it) leaves cleanly.
+	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	leave.Group, leave.MemberID, leave.MemberEpoch = "app", "m2", -1
+	if resp, err = leave.RequestWith(e.ctx, e.broker); err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 || resp.MemberEpoch != -1 || resp.MemberID != "m2" {
+		t.Fatalf("leave after restart: %v epoch %d", kerr.ErrorForCode(resp.ErrorCode), resp.MemberEpoch)
 	}
 	epoch = e.joinAndAssign("app", "m1")
 	if err := e.commit("app", "m1", epoch, 11); err != nil {
