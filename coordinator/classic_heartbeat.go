@@ -41,7 +41,10 @@ func (c *Coordinator) classicHeartbeat(s *shard, req ClassicHeartbeatRequest) er
 		return nil
 	}
 	if !ch.hasTimer(classicJoinTimerKey(m.ID)) {
-		ch.scheduleClassicTimeout(classicJoinTimerKey(m.ID), m)
+		// Fenced only if it still has a reason to rejoin by then.
+		ch.scheduleClassicTimeout(classicJoinTimerKey(m.ID), m, func(g *Group, m *Member) bool {
+			return classicMustRejoin(g, m) || g.mem.handBack != nil
+		})
 	}
 	return fmt.Errorf("member %s of group %s must rejoin (member epoch %d, group epoch %d, %s): %w", m.ID, g.ID, m.MemberEpoch(), g.GroupEpoch, m.current().State, kerr.RebalanceInProgress)
 }

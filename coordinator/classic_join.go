@@ -135,7 +135,7 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 	}
 	m = g.Members[resp.MemberID]
 	ch.cancel(classicJoinTimerKey(m.ID))
-	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m)
+	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, nil)
 	if err := ch.commit(); err != nil {
 		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.CoordinatorNotAvailable)}
 	}

@@ -83,11 +83,13 @@ func classicSyncTimerKey(memberID string) timerKey { return timerKey{classicSync
 func classicJoinTimerKey(memberID string) timerKey { return timerKey{classicJoinTimer, memberID} }
 
 // scheduleClassicTimeout fences the member when the timer fires at the same
-// member epoch; a member that moved on in the meantime is left alone.
-func (ch *change) scheduleClassicTimeout(key timerKey, m *Member) {
+// member epoch and still holds (nil: always); a member that moved on in the
+// meantime is left alone.
+func (ch *change) scheduleClassicTimeout(key timerKey, m *Member, still func(*Group, *Member) bool) {
 	id, epoch := m.ID, m.MemberEpoch()
 	ch.schedule(key, rebalanceTimeout(m), func(f *change) {
-		if cur := f.g.Members[id]; cur != nil && cur.MemberEpoch() == epoch {
+		cur := f.g.Members[id]
+		if cur != nil && cur.MemberEpoch() == epoch && (still == nil || still(f.g, cur)) {
 			f.fenceClassic(cur)
 		}
 	})

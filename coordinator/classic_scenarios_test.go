@@ -371,3 +371,33 @@ func TestClassicLeaveGroup(t *testing.T) {
 		t.Fatal("tasks not back with s1")
 	}
 }
+
+// A member that joins and never syncs is fenced after its rebalance
+// timeout, heartbeats or not (Kafka's sync timeout).
+func TestClassicMemberNeverSyncs(t *testing.T) {
+	w, c1 := mixedGroup(t)
+	g := w.h.group("g")
+	w.streamsJoin("s2", "ps2", sourceTopology("foo"))
+	if !c1.mustRejoin() {
+		t.Fatal("not told to rejoin")
+	}
+	if j := c1.join(); j.Err != nil {
+		t.Fatal(j.Err)
+	}
+	for range 7 {
+		if err := c1.heartbeat(); err != nil && !errors.Is(err, kerr.RebalanceInProgress) {
+			t.Fatalf("heartbeat while syncing: %v", err)
+		}
+		w.streamsHeartbeat("s1")
+		w.streamsHeartbeat("s2")
+		w.h.advance(8 * time.Second)
+	}
+	if g.Members["c1"] == nil {
+		t.Fatal("fenced before its rebalance timeout")
+	}
+	w.h.advance(8 * time.Second)
+	if g.Members["c1"] != nil {
+		t.Fatal("a member that never syncs is kept past its rebalance timeout")
+	}
+	c1.gone = true
+}
