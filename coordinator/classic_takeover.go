@@ -90,6 +90,13 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
 	}
 
+	// The group is the proxy's from this change on (ownership.go). A
+	// claim made for this takeover is consumed here, not by a later join.
+	own := c.takeClaim(state.GroupID)
+	if own == nil {
+		own = &OwnershipValue{Source: OwnershipTakeover, UpstreamState: "Stable", ClaimedAtMs: ch.now.UnixMilli()}
+	}
+	ch.emit(Record{Type: RecordOwnership, Value: own})
 	gen := state.Generation
 	ch.emit(Record{Type: RecordGroupMetadata, Value: &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}})
 	ch.emit(Record{Type: RecordTargetAssignmentMetadata, Value: &TargetAssignmentMetadataValue{AssignmentEpoch: gen, AssignmentTimestamp: ch.now.UnixMilli()}})

@@ -37,7 +37,7 @@ func (w *world) takeOver(st ClassicGroupState, id, process string) *kmsg.Streams
 	s := &streamsClient{id: id, process: process}
 	w.streams[id] = s
 	var resp *kmsg.StreamsGroupHeartbeatResponse
-	w.h.c.TakeOverClassicGroup(st, joinReq("g", id, process, sourceTopology("foo")), ClientInfo{ClientID: id}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	w.h.c.TakeOverClassicGroup(st, joinReq("g", id, process, sourceTopology("foo")), ClientInfo{ClientID: "client-" + id, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
 	w.h.checkReplay()
 	if resp.ErrorCode == 0 {
 		s.apply(resp)
@@ -67,6 +67,14 @@ func TestTakeOverClassicGroup(t *testing.T) {
 	}
 	if tasksCount(w.streams["s1"].owned.Active) != 0 {
 		t.Fatalf("s1 got tasks the classic members hold: %v", w.streams["s1"].owned.Active)
+	}
+	if g.Ownership == nil || g.Ownership.Source != OwnershipTakeover {
+		t.Fatalf("ownership %+v", g.Ownership)
+	}
+	// The same join run again by the normal path (the ownership claim
+	// flow joins after the takeover hook) changes nothing.
+	if r := h.ok(joinReq("g", "s1", "ps", sourceTopology("foo"))); r.MemberEpoch != 23 || g.GroupEpoch != 23 {
+		t.Fatalf("repeated join: epoch %d group %d", r.MemberEpoch, g.GroupEpoch)
 	}
 	// Commits in flight at the takeover carry generation 22: accepted.
 	for _, c := range []*classicClient{c1, c2} {
