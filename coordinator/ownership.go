@@ -200,3 +200,25 @@ func (c *Coordinator) takeClaim(group string) *OwnershipValue {
 	delete(c.claims, group)
 	return v
 }
+
+// SourceTopics lists the source and repartition topics of the group's
+// topology (what its anchor member subscribes to), nil if the coordinator
+// holds no topology for it. It waits for the group's queue: call it off the
+// event loops.
+func (c *Coordinator) SourceTopics(groupID string) []string {
+	ch := make(chan []string, 1)
+	if !c.run(groupID, func(s *shard) {
+		if s.group == nil || s.group.Topology == nil {
+			ch <- nil
+			return
+		}
+		out := []string{}
+		for t := range sourceSubtopologies(s.group) {
+			out = append(out, t)
+		}
+		ch <- out
+	}) {
+		return nil
+	}
+	return <-ch
+}

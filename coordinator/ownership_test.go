@@ -126,6 +126,12 @@ func TestOwnershipDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.ok(joinReq("app", "m1", "p1", sourceTopology("foo")))
+	if got := h.c.SourceTopics("app"); !reflect.DeepEqual(got, []string{"foo"}) {
+		t.Fatalf("source topics %v, want [foo]", got)
+	}
+	if got := h.c.SourceTopics("other"); got != nil {
+		t.Fatalf("source topics of an unknown group %v", got)
+	}
 	leave := hbReq("app", "m1", -1, nil)
 	h.ok(leave)
 	var derr error = errors.New("not called")

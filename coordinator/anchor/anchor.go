@@ -211,6 +211,13 @@ func (m *Manager) Leave(ctx context.Context, group string) error {
 	return nil
 }
 
+// Running reports whether the group's anchor runs.
+func (m *Manager) Running(group string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.anchors[group] != nil
+}
+
 // Groups lists the groups with a running anchor.
 func (m *Manager) Groups() []string {
 	m.mu.Lock()

@@ -79,6 +79,7 @@ func (a *Adapter) offsetCommitValidated(req *proxy.Request, out proxy.Outcome, r
 		out.Respond(refused)
 		return
 	}
+	a.ensureAnchor(r.Group, nil)
 	ctx, cancel := requestContext(req, a.o.AnchorWait)
 	gen, err := a.o.Anchors.Generation(ctx, r.Group)
 	cancel()

@@ -85,6 +85,7 @@ func (a *Adapter) txnOffsetCommitValidated(req *proxy.Request, out proxy.Outcome
 		out.Respond(refused)
 		return
 	}
+	a.ensureAnchor(r.Group, nil)
 	ctx, cancel := requestContext(req, a.o.AnchorWait)
 	gen, err := a.o.Anchors.Generation(ctx, r.Group)
 	cancel()

@@ -56,12 +56,22 @@ func (a *Adapter) heartbeat(req *proxy.Request, out proxy.Outcome) {
 		a.o.Log.Info().Str("group", hb.Group).Msg("group is now served by streamshift")
 	}
 	if hb.Group != "" && hb.MemberEpoch >= 0 {
-		topics := topologyTopics(hb.Topology)
-		a.o.Anchors.Ensure(hb.Group, topics)
+		a.ensureAnchor(hb.Group, topologyTopics(hb.Topology))
 		a.refreshFor(req, hb.Topology)
 	}
 	client := coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
 	a.o.Coordinator.Handle(hb, client, out.Respond)
+}
+
+// ensureAnchor starts or updates the group's anchor. Without a topology in
+// the request (a member heartbeat, a commit) a new anchor subscribes to the
+// topology the coordinator holds (loaded from a durable log after a
+// restart).
+func (a *Adapter) ensureAnchor(group string, topics []string) {
+	if topics == nil && !a.o.Anchors.Running(group) {
+		topics = a.o.Coordinator.SourceTopics(group)
+	}
+	a.o.Anchors.Ensure(group, topics)
 }
 
 // refreshFor fetches the upstream's topics now if a source topic of the
