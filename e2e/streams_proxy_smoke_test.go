@@ -234,16 +234,31 @@ func TestStreamsProxyScale(t *testing.T) {
 // fatal GROUP_ID_NOT_FOUND), rejoin, and carry on; the anchor takes its
 // place back upstream (static instance id) and the output stays exact.
 func TestStreamsProxyRestart(t *testing.T) {
+	testStreamsProxyRestart(t, "restart", false)
+}
+
+// TestStreamsProxyRestartDurable: the same crash with the durable group log
+// (coordinator.durable-log): the restarted streamshift reads its groups back
+// and the members carry on without losing their tasks.
+func TestStreamsProxyRestartDurable(t *testing.T) {
+	testStreamsProxyRestart(t, "durable", true)
+}
+
+func testStreamsProxyRestart(t *testing.T, proxyID string, durable bool) {
 	var ss *streamshiftProc
+	env := append([]string{}, nativeTestSettings...)
+	if durable {
+		env = append(env, "STREAMSHIFT_COORDINATOR_DURABLE_LOG=true")
+	}
 	harness.RunScenario(t, harness.Scenario{
-		Name:          "streams through streamshift on 3.9, streamshift restarted",
+		Name:          fmt.Sprintf("streams through streamshift on 3.9, streamshift restarted (durable log %t)", durable),
 		Broker:        harness.Kafka39,
 		AppBuild:      harness.App44,
 		GroupProtocol: "streams",
 		Guarantee:     "exactly_once_v2",
 		Hold:          5 * time.Second,
 		Route: func(ctx context.Context, r *harness.Run) (string, error) {
-			ss = newStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "restart", nativeTestSettings...)
+			ss = newStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, proxyID, env...)
 			r.T.Cleanup(ss.stop)
 			return ss.listen, nil
 		},
@@ -254,8 +269,31 @@ func TestStreamsProxyRestart(t *testing.T) {
 				return ss.start(ctx)
 			}},
 			{Name: "offsets and anchor upstream", Do: func(ctx context.Context, r *harness.Run) error {
-				return checkUpstreamGroup(ctx, r.Broker.Bootstrap, "e2e-count", "streamshift-restart")
+				if err := checkUpstreamGroup(ctx, r.Broker.Bootstrap, "e2e-count", "streamshift-"+proxyID); err != nil {
+					return err
+				}
+				if n := dirtyCloses(r, "a1", "a2"); durable && n > 0 {
+					return fmt.Errorf("%d tasks closed dirty although the group log is durable", n)
+				}
+				return nil
 			}},
 		},
 	})
+}
+
+// dirtyCloses counts the tasks the named instances closed dirty so far.
+func dirtyCloses(r *harness.Run, names ...string) int {
+	n := 0
+	for _, name := range names {
+		a, err := r.App(name)
+		if err != nil {
+			continue
+		}
+		for _, ev := range a.Events() {
+			if ev.Kind == "task_closed" && !ev.Clean {
+				n++
+			}
+		}
+	}
+	return n
 }
