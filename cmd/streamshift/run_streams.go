@@ -125,7 +125,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 	if err := ad.Register(p); err != nil {
 		return nil, err
 	}
-	if err := ad.RegisterAdmin(p); err != nil {
+	if err := ad.RegisterAdmin(p, ctl); err != nil {
 		return nil, err
 	}
 	log.Info().Str("anchor_instance_id", cfg.AnchorInstanceID()).Bool("durable_log", cfg.Coordinator.DurableLog).

@@ -1,7 +1,9 @@
 package proxyadapter
 
 import (
+	"context"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -9,15 +11,20 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// listGroups forwards ListGroups and merges the owned groups into the answer:
-// the upstream lists an owned group as a classic group (the anchor is its
-// member), so that entry is replaced by the streams group, with protocol type
-// and group type "streams" and its state, honouring the states and types
+// listGroups merges the owned groups into ListGroups, with protocol type
+// and group type "streams" and their state, honouring the states and types
 // filters as Kafka does.
 //
-// Every ListGroups answer gets the owned groups, whichever broker connection
-// it came on: a client that asks every broker (the Java admin client does)
-// sees them once per broker on a multi-broker cluster.
+// The upstream lists an owned group as a classic group (the anchor is its
+// member) on exactly one broker, its coordinator, as Kafka lists a streams
+// group: the streams group replaces that entry, so a client that asks every
+// broker (the Java admin client does, and keeps duplicates) sees it once. To
+// find that entry whatever its upstream state and type, the request goes
+// upstream without filters (v4+) and the proxy applies them to the answer.
+// An owned group the upstream does not list (its anchor has not joined yet,
+// or the upstream forgot an empty group) is added to the answer of its
+// upstream coordinator (AdminOptions.CoordinatorNode), or of every broker
+// when that is unknown.
 func (a *admin) listGroups(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.ListGroupsRequest)
 	all := make(chan []coordinator.ListedGroup, 1)
@@ -33,34 +40,47 @@ func (a *admin) listGroups(req *proxy.Request, out proxy.Outcome) {
 		out.Forward()
 		return
 	}
-	ownedIDs := map[string]bool{}
-	for _, g := range owned {
-		ownedIDs[g.GroupID] = true
+	states := map[string]bool{}
+	for _, s := range r.StatesFilter {
+		states[strings.ToLower(strings.TrimSpace(s))] = true
 	}
-	var add []kmsg.ListGroupsResponseGroup
-	if listsType(r.TypesFilter, "streams") {
-		states := map[string]bool{}
-		for _, s := range r.StatesFilter {
-			states[strings.ToLower(s)] = true
-		}
-		for _, g := range owned {
-			if len(states) > 0 && !states[g.State.StateFilterName()] {
+	ownedByID := map[string]coordinator.ListedGroup{}
+	for _, g := range owned {
+		ownedByID[g.GroupID] = g
+	}
+	listed := func(g coordinator.ListedGroup) (kmsg.ListGroupsResponseGroup, bool) {
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.GroupID, "streams", g.State.String(), "streams"
+		ok := listsType(r.TypesFilter, "streams") && (len(states) == 0 || states[g.State.StateFilterName()])
+		return lg, ok
+	}
+	fwd := *r
+	fwd.StatesFilter, fwd.TypesFilter = nil, nil
+	out.ForwardRewritten(&fwd, req.Version, func(resp kmsg.Response) kmsg.Response {
+		lr := resp.(*kmsg.ListGroupsResponse)
+		kept := make([]kmsg.ListGroupsResponseGroup, 0, len(lr.Groups))
+		seen := map[string]bool{}
+		for _, g := range lr.Groups {
+			if og, ok := ownedByID[g.Group]; ok {
+				seen[g.Group] = true
+				if lg, ok := listed(og); ok {
+					kept = append(kept, lg)
+				}
 				continue
 			}
-			lg := kmsg.NewListGroupsResponseGroup()
-			lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.GroupID, "streams", g.State.String(), "streams"
-			add = append(add, lg)
-		}
-	}
-	out.ForwardRewritten(r, req.Version, func(resp kmsg.Response) kmsg.Response {
-		lr := resp.(*kmsg.ListGroupsResponse)
-		kept := lr.Groups[:0]
-		for _, g := range lr.Groups {
-			if !ownedIDs[g.Group] {
+			if (len(states) == 0 || states[strings.ToLower(g.GroupState)]) && listsType(r.TypesFilter, g.GroupType) {
 				kept = append(kept, g)
 			}
 		}
-		lr.Groups = append(kept, add...)
+		for _, og := range owned {
+			if seen[og.GroupID] || !a.listsHere(og.GroupID, req.Client.Node) {
+				continue
+			}
+			if lg, ok := listed(og); ok {
+				kept = append(kept, lg)
+			}
+		}
+		lr.Groups = kept
 		return lr
 	})
 }
@@ -77,4 +97,17 @@ func listsType(filter []string, t string) bool {
 		}
 	}
 	return false
+}
+
+// listsHere reports whether a ListGroups answer from upstream node node
+// (-1: the bootstrap connection, any broker) should carry group: on its
+// upstream coordinator only, when that is known.
+func (a *admin) listsHere(group string, node int32) bool {
+	if a.o.CoordinatorNode == nil || node < 0 {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	coord, err := a.o.CoordinatorNode(ctx, group)
+	return err != nil || coord == node
 }

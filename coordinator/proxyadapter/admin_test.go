@@ -30,9 +30,11 @@ type adminEnv struct {
 	mu     sync.Mutex
 }
 
-func newAdminEnv(t *testing.T) *adminEnv {
+func newAdminEnv(t *testing.T) *adminEnv { return newAdminEnvBrokers(t, 1) }
+
+func newAdminEnvBrokers(t *testing.T, brokers int) *adminEnv {
 	t.Helper()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(brokers))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +73,7 @@ func newAdminEnv(t *testing.T) *adminEnv {
 		e.mu.Unlock()
 		return nil
 	}
-	if err := RegisterAdmin(p, e.c, AdminOptions{LeaveAnchor: leave}); err != nil {
+	if err := RegisterAdmin(p, e.c, AdminOptions{LeaveAnchor: leave, CoordinatorNode: FindCoordinatorNode(ctl)}); err != nil {
 		t.Fatal(err)
 	}
 	e.listen = listen
@@ -199,6 +201,31 @@ func TestAdminListGroups(t *testing.T) {
 				t.Fatalf("app listed: %v, want %v (%+v)", got, tc.wantApp, resp.Groups)
 			}
 		})
+	}
+}
+
+// On a cluster of three brokers the owned group is listed once, by the
+// broker that coordinates it upstream, as Kafka lists a streams group: the
+// Java admin client asks every broker and keeps duplicates.
+func TestAdminListGroupsOncePerCluster(t *testing.T) {
+	e := newAdminEnvBrokers(t, 3)
+	seen := 0
+	for node := 0; node < 3; node++ {
+		resp, err := kmsg.NewPtrListGroupsRequest().RequestWith(e.ctx, e.cl.Broker(node))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range resp.Groups {
+			if g.Group == "app" {
+				seen++
+				if g.GroupType != "streams" || g.ProtocolType != "streams" {
+					t.Fatalf("node %d lists app as %+v", node, g)
+				}
+			}
+		}
+	}
+	if seen != 1 {
+		t.Fatalf("app listed %d times across the brokers", seen)
 	}
 }
 
