@@ -3,6 +3,7 @@ package proxyadapter
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -77,6 +78,9 @@ func (a *admin) deleteGroups(req *proxy.Request, out proxy.Outcome) {
 	})
 }
 
+// deleteWait bounds the wait for the coordinator to delete a group's state.
+const deleteWait = 30 * time.Second
+
 // deleteOwned deletes an owned group's state and makes its anchor leave.
 func (a *admin) deleteOwned(req *proxy.Request, id string) error {
 	done := make(chan error, 1)
@@ -87,6 +91,9 @@ func (a *admin) deleteOwned(req *proxy.Request, id string) error {
 			return err
 		}
 	case <-req.Done():
+		return kerr.CoordinatorNotAvailable
+	case <-time.After(deleteWait):
+		// The coordinator is closing (it drops queued work unanswered).
 		return kerr.CoordinatorNotAvailable
 	}
 	if a.o.LeaveAnchor == nil {
