@@ -297,3 +297,67 @@ func dirtyCloses(r *harness.Run, names ...string) int {
 	}
 	return n
 }
+
+// TestStreamsProxyOfflineMigration: a Kafka Streams app runs on the classic
+// protocol through streamshift (forwarded: the group is the upstream's), is
+// stopped (the classic group is Empty, its offsets stay), and comes back with
+// group.protocol=streams: streamshift takes the Empty group over (offline
+// migration), the app resumes from the committed offsets and its changelog,
+// and the output is exact across the switch.
+func TestStreamsProxyOfflineMigration(t *testing.T) {
+	harness.RunScenario(t, harness.Scenario{
+		Name:          "offline migration classic → streams through streamshift on 3.9",
+		Broker:        harness.Kafka39,
+		AppBuild:      harness.App44,
+		GroupProtocol: "classic",
+		Guarantee:     "exactly_once_v2",
+		Hold:          5 * time.Second,
+		Route: func(ctx context.Context, r *harness.Run) (string, error) {
+			addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "migrate", nativeTestSettings...)
+			r.T.Cleanup(stop)
+			return addr, nil
+		},
+		Steps: []harness.Step{
+			// Kafka Streams does not leave a classic group on close: its
+			// member stays until the session timeout, and the group is not
+			// Empty before (Kafka refuses the streams join until then too).
+			harness.StartInstanceWith("c1", func(o *harness.AppOptions) { o.Extra = append(o.Extra, "session.timeout.ms=10000") }),
+			{Name: "stop c1, wait for the Empty classic group, start s1 on the streams protocol", Do: func(ctx context.Context, r *harness.Run) error {
+				if err := r.StopApp("c1"); err != nil {
+					return err
+				}
+				if err := waitUpstreamGroupState(ctx, r.Broker.Bootstrap, "e2e-count", "Empty"); err != nil {
+					return err
+				}
+				_, err := r.StartAppWith("s1", func(o *harness.AppOptions) { o.GroupProtocol = "streams" })
+				return err
+			}},
+			{Name: "offsets and anchor upstream", Do: func(ctx context.Context, r *harness.Run) error {
+				return checkUpstreamGroup(ctx, r.Broker.Bootstrap, "e2e-count", "streamshift-migrate")
+			}},
+		},
+	})
+}
+
+// waitUpstreamGroupState polls the broker until the group is in state.
+func waitUpstreamGroupState(ctx context.Context, upstream, group, state string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(upstream))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	last := ""
+	for ctx.Err() == nil {
+		described, err := adm.DescribeGroups(ctx, group)
+		if err == nil {
+			if last = described[group].State; last == state {
+				return nil
+			}
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	return fmt.Errorf("upstream group %s is %s, not %s", group, last, state)
+}
