@@ -21,12 +21,17 @@ test-unit: vet
 # The real-Kafka e2e suite alone: Maven builds brokers 3.9/4.4, tools and the test apps into
 # e2e/*/target/lib (downloads on the first run, seconds afterwards), then the scenarios run
 # (logs of every run in e2e/out/<test>/).
+# Also: the coordinator's differential tests against a real Kafka 4.4 broker (tag e2e), and the
+# topology configuration and sticky assignor run against Kafka 4.4's own Java classes (tag
+# kafkajava, classpath from bench/assignor-java).
 test-e2e: e2e-build
-	$(GO) vet -tags e2e ./e2e/...
-	$(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -v ./e2e/...
+	$(GO) vet -tags e2e,kafkajava ./...
+	$(GO) test -tags kafkajava -count=1 -run Kafka ./coordinator/topology/ ./coordinator/assignor/
+	$(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -v ./coordinator/ ./e2e/...
 
 e2e-build:
 	$(MVN) $(MVNFLAGS) -f e2e/pom.xml package
+	$(MVN) $(MVNFLAGS) -f bench/assignor-java/pom.xml package
 
 # Everything: the fast tests, then the real-Kafka e2e suite.
 test: test-unit test-e2e
