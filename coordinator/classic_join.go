@@ -34,6 +34,12 @@ type ClassicJoinRequest struct {
 	// or a v0-v3 join without an id). A dynamic member id the group does
 	// not know is otherwise a fenced member's: UNKNOWN_MEMBER_ID.
 	NewMember bool
+	// Reject, if set, is the answer for a served group instead of a join
+	// (a request the caller found invalid, or MEMBER_ID_REQUIRED with
+	// MemberID): only the coordinator knows whether the group is served,
+	// and a group that is not gets the request forwarded untouched.
+	// Subscription and Info may be nil then.
+	Reject error
 }
 
 // ClassicJoinResult is the JoinGroup answer: the member id and its member
@@ -61,6 +67,9 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 	g := s.group
 	if g == nil || g.Topology == nil || len(g.Members) == 0 {
 		return ClassicJoinResult{Err: ErrClassicNotServed}
+	}
+	if req.Reject != nil {
+		return ClassicJoinResult{Err: req.Reject, MemberID: req.MemberID, Generation: -1}
 	}
 	if req.Info.Version >= 1 && len(req.Info.NamedTopologyTasks()) > 0 {
 		return ClassicJoinResult{Err: fmt.Errorf("member %s reports named-topology tasks, which streams groups do not support: %w", req.MemberID, kerr.InconsistentGroupProtocol)}

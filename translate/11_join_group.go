@@ -18,58 +18,44 @@ import (
 // epoch as the generation, protocol "stream"; the assignment follows in
 // SyncGroup.
 func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.ClientInfo, respond func(*kmsg.JoinGroupResponse), forward func()) {
-	if !t.c.Owns(req.Group) {
-		forward()
-		return
-	}
-	// JoinGroup responses carry no error message; the codes say it all.
-	fail := func(code *kerr.Error, memberID string) {
-		resp := joinResponse(req)
-		resp.ErrorCode = code.Code
-		resp.MemberID = memberID
-		resp.Generation = -1
-		respond(resp)
-	}
 	instanceID := ""
 	if req.InstanceID != nil {
 		instanceID = *req.InstanceID
 	}
-	if req.Group == "" {
-		fail(kerr.InvalidGroupID, req.MemberID)
-		return
+	jr := coordinator.ClassicJoinRequest{
+		GroupID: req.Group, MemberID: req.MemberID, InstanceID: instanceID, Client: client,
+		SessionTimeoutMs: req.SessionTimeoutMillis, RebalanceTimeoutMs: req.RebalanceTimeoutMillis,
 	}
-	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
-	if session < t.opts.MinSessionTimeout || session > t.opts.MaxSessionTimeout {
-		fail(kerr.InvalidSessionTimeout, req.MemberID)
-		return
-	}
-	sub, info, err := streamSubscription(req)
-	if err != nil {
-		// Not a Kafka Streams member, or metadata it cannot have meant.
-		fail(kerr.InconsistentGroupProtocol, req.MemberID)
-		return
-	}
-	memberID, isNew := req.MemberID, false
-	if memberID == "" {
-		memberID, isNew = t.opts.NewMemberID(client.ClientID), true
-		if instanceID == "" && req.Version >= 4 {
-			// A dynamic member learns its id first (KIP-394).
-			t.addPending(memberID, session)
-			fail(kerr.MemberIDRequired, memberID)
-			return
-		}
-	} else if instanceID == "" {
-		isNew = t.takePending(memberID)
-	}
-	rebalance := req.RebalanceTimeoutMillis
 	if req.Version == 0 {
-		rebalance = req.SessionTimeoutMillis
+		jr.RebalanceTimeoutMs = req.SessionTimeoutMillis
 	}
-	t.c.ClassicJoinGroup(coordinator.ClassicJoinRequest{
-		GroupID: req.Group, MemberID: memberID, InstanceID: instanceID, Client: client,
-		SessionTimeoutMs: req.SessionTimeoutMillis, RebalanceTimeoutMs: rebalance,
-		Subscription: sub, Info: info, NewMember: isNew,
-	}, func(res coordinator.ClassicJoinResult) {
+	// What is wrong with the request is answered only if the group is
+	// served here (Reject); otherwise it goes upstream untouched.
+	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
+	var err error
+	switch {
+	case req.Group == "":
+		jr.Reject = kerr.InvalidGroupID
+	case session < t.opts.MinSessionTimeout || session > t.opts.MaxSessionTimeout:
+		jr.Reject = fmt.Errorf("session timeout %v is outside [%v, %v]: %w", session, t.opts.MinSessionTimeout, t.opts.MaxSessionTimeout, kerr.InvalidSessionTimeout)
+	default:
+		// Not a Kafka Streams member, or metadata it cannot have meant.
+		if jr.Subscription, jr.Info, err = streamSubscription(req); err != nil {
+			jr.Reject = fmt.Errorf("%v: %w", err, kerr.InconsistentGroupProtocol)
+		}
+	}
+	if jr.Reject == nil {
+		if jr.MemberID == "" {
+			jr.MemberID, jr.NewMember = t.opts.NewMemberID(client.ClientID), true
+			if instanceID == "" && req.Version >= 4 {
+				// A dynamic member learns its id first (KIP-394).
+				jr.Reject = kerr.MemberIDRequired
+			}
+		} else if instanceID == "" {
+			jr.NewMember = t.isPending(jr.MemberID)
+		}
+	}
+	t.c.ClassicJoinGroup(jr, func(res coordinator.ClassicJoinResult) {
 		if errors.Is(res.Err, coordinator.ErrClassicNotServed) {
 			forward()
 			return
@@ -78,10 +64,16 @@ func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.Cl
 			t.hold(req.Group, heldJoin{req: req, client: client, respond: respond, forward: forward})
 			return
 		}
+		if errors.Is(res.Err, kerr.MemberIDRequired) {
+			t.addPending(jr.MemberID, session)
+		} else if jr.NewMember && res.Err == nil {
+			t.dropPending(jr.MemberID)
+		}
 		resp := joinResponse(req)
 		if res.Err != nil {
+			// JoinGroup responses carry no error message.
 			resp.ErrorCode, _ = errorCode(res.Err)
-			resp.MemberID = memberID
+			resp.MemberID = jr.MemberID
 			resp.Generation = -1
 			respond(resp)
 			return

@@ -10,7 +10,9 @@ import (
 	"github.com/streamshift/streamshift/coordinator"
 )
 
-// Upstream is what a hand-back needs of the proxy's upstream side.
+// Upstream is what a hand-back needs of the proxy's upstream side. Its
+// methods may be called on a coordinator group's goroutine: they must not
+// block (start the I/O and call back later).
 type Upstream interface {
 	// LeaveAnchor makes the group's anchor member leave the upstream
 	// classic group, so classic members can form it again.

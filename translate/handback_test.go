@@ -95,3 +95,63 @@ func TestHandBackToUpstream(t *testing.T) {
 		t.Fatal("group still held here")
 	}
 }
+
+// A streams member joining during the barrier aborts the hand-back: the held
+// JoinGroup is served by the streams group, nothing goes upstream.
+func TestHandBackAbortedByStreamsJoin(t *testing.T) {
+	tr, c := fixture(t)
+	up := &fakeUpstream{}
+	polls := make(chan func(), 8)
+	tr.opts.Upstream = up
+	tr.opts.AfterFunc = func(_ time.Duration, f func()) { polls <- f }
+	clock := time.Unix(100, 0)
+	tr.opts.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
+
+	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+	id := r.(*kmsg.JoinGroupResponse).MemberID
+	r, _ = call(t, tr, streamsJoinRequest(t, 9, id, "stream"))
+	gen := r.(*kmsg.JoinGroupResponse).Generation
+	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "app", "s1", -1
+	c.StreamsGroupHeartbeat(leave, coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	<-done
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "app", id, gen
+	call(t, tr, hb)
+	poll := <-polls
+
+	answered := make(chan kmsg.Response, 1)
+	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { answered <- r }, func() { t.Error("forwarded") })
+
+	// A new streams member arrives before the barrier completes.
+	join := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	join.Version, join.Group, join.MemberID, join.RebalanceTimeoutMillis, join.EndpointInformationEpoch = 1, "app", "s2", 60000, -1
+	p := "p2"
+	join.ProcessID = &p
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	st.SubtopologyID, st.SourceTopics = "0", []string{"foo"}
+	topo.Subtopologies = append(topo.Subtopologies, st)
+	join.Topology = &topo
+	join.ActiveTasks, join.StandbyTasks, join.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	join.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
+	c.StreamsGroupHeartbeat(join, coordinator.ClientInfo{ClientID: "s2"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	if r := <-done; r.ErrorCode != 0 {
+		t.Fatalf("s2 join: %d", r.ErrorCode)
+	}
+	poll()
+	select {
+	case r := <-answered:
+		if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != 0 || j.MemberID != id || j.Generation < gen {
+			t.Fatalf("re-run join: %+v", j)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("held join never answered")
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if len(up.left) != 0 || len(up.forwarded) != 0 || !c.Owns("app") {
+		t.Fatalf("aborted hand-back touched the upstream: %v %v", up.left, up.forwarded)
+	}
+}

@@ -21,7 +21,9 @@ type Gate interface {
 	Release(group string)
 }
 
-// TakeoverUpstream is what a takeover needs of the upstream cluster.
+// TakeoverUpstream is what a takeover needs of the upstream cluster. Like
+// Gate's, its methods may be called on a coordinator group's goroutine and
+// must not block: start the I/O and call back later.
 type TakeoverUpstream interface {
 	DescribeGroup(group string, done func(*kmsg.DescribeGroupsResponseGroup, error))
 	// FenceMembers sends one LeaveGroup (v3+) naming the members.

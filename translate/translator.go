@@ -16,7 +16,6 @@ import (
 // Coordinator is what the translator needs of the streams-group coordinator
 // (*coordinator.Coordinator implements it). Every callback is called once.
 type Coordinator interface {
-	Owns(groupID string) bool
 	ClassicJoinGroup(coordinator.ClassicJoinRequest, func(coordinator.ClassicJoinResult))
 	ClassicSyncGroup(coordinator.ClassicSyncRequest, func(coordinator.ClassicSyncResult))
 	ClassicHeartbeat(coordinator.ClassicHeartbeatRequest, func(error))
@@ -97,19 +96,25 @@ func (t *Translator) addPending(id string, session time.Duration) {
 	t.pending[id] = now.Add(session)
 }
 
-// takePending reports whether id was given out and is still pending, and
-// forgets it.
-func (t *Translator) takePending(id string) bool {
+// isPending reports whether id was given out and is still pending.
+func (t *Translator) isPending(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	until, ok := t.pending[id]
-	delete(t.pending, id)
 	return ok && !t.opts.Now().After(until)
 }
 
+// dropPending forgets an id once its member joined.
+func (t *Translator) dropPending(id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.pending, id)
+}
+
 // Handle serves req if it is a classic group request; it reports whether it
-// took it. Exactly one of respond and forward is called: forward when the
-// group is not a streams group served here.
+// took it. It never blocks. Exactly one of respond and forward is called,
+// later, possibly on a coordinator goroutine (neither may block): forward
+// when the group is not a streams group served here.
 func (t *Translator) Handle(req kmsg.Request, client coordinator.ClientInfo, respond func(kmsg.Response), forward func()) bool {
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
