@@ -112,7 +112,7 @@ func startCompare(t *testing.T, ctx context.Context, standbys int, delays ...tim
 	cfg.Defaults.SessionTimeout = 10 * time.Second
 	cfg.Bounds = DefaultBounds()
 	cfg.Bounds.MinSessionTimeout = 10 * time.Second
-	c, err := New(Options{Config: cfg, Metadata: md, TopicCreator: NewUpstreamTopicCreator(kadm.NewClient(cl), 10*time.Second)})
+	c, err := New(Options{Config: cfg, Metadata: md, TopicCreator: NewUpstreamTopicCreator(cl, md, 10*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

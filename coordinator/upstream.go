@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // UpstreamMetadata is a MetadataSource backed by the upstream cluster: it
@@ -24,6 +26,11 @@ type UpstreamMetadata struct {
 	mu  sync.Mutex
 	img *mapImage
 	err error
+	// seq counts refreshTopics merges; added[name] is the merge that last
+	// added the topic, so a listing that started before it (and may not
+	// show the topic yet) does not drop it again.
+	seq   uint64
+	added map[string]uint64
 
 	kick chan struct{}
 }
@@ -40,6 +47,7 @@ func NewUpstreamMetadata(adm *kadm.Client, interval time.Duration) *UpstreamMeta
 		minGap:   250 * time.Millisecond,
 		img:      &mapImage{version: 1, topics: map[string]TopicMetadata{}},
 		kick:     make(chan struct{}, 1),
+		added:    map[string]uint64{},
 	}
 }
 
@@ -85,6 +93,9 @@ func (u *UpstreamMetadata) Run(ctx context.Context) {
 }
 
 func (u *UpstreamMetadata) fetch(ctx context.Context) error {
+	u.mu.Lock()
+	seq := u.seq
+	u.mu.Unlock()
 	details, err := u.adm.ListTopics(ctx)
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -100,55 +111,167 @@ func (u *UpstreamMetadata) fetch(ctx context.Context) error {
 		}
 		topics[name] = TopicMetadata{Name: name, ID: d.ID, Partitions: int32(len(d.Partitions))}
 	}
+	for name, s := range u.added {
+		if s <= seq {
+			delete(u.added, name) // the listing is newer than the merge
+			continue
+		}
+		if _, ok := topics[name]; !ok {
+			if t, ok := u.img.topics[name]; ok {
+				topics[name] = t
+			}
+		}
+	}
+	u.setTopics(topics)
+	return nil
+}
+
+// setTopics installs topics, as a new image version if they changed. u.mu
+// is held.
+func (u *UpstreamMetadata) setTopics(topics map[string]TopicMetadata) {
 	if !maps.Equal(topics, u.img.topics) {
 		u.img = &mapImage{version: u.img.version + 1, topics: topics}
+	}
+}
+
+// refreshTopics reads the metadata of names with a Metadata request of its
+// own (a *kgo.Client does not serve it from its cache) and merges them into
+// the image. A broker may learn of just-created topics a little after the
+// controller answered CreateTopics, so topics it does not know yet are asked
+// for again a few times.
+func (u *UpstreamMetadata) refreshTopics(ctx context.Context, cl kmsg.Requestor, names []string) error {
+	pending := slices.Clone(names)
+	for attempt := 0; len(pending) > 0; attempt++ {
+		if attempt > 0 {
+			if attempt >= 20 {
+				return fmt.Errorf("metadata of created topics %v: not known to the broker yet", pending)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(25 * time.Millisecond):
+			}
+		}
+		req := kmsg.NewPtrMetadataRequest()
+		for _, n := range pending {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(n)
+			req.Topics = append(req.Topics, rt)
+		}
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return fmt.Errorf("metadata of created topics: %w", err)
+		}
+		found := map[string]TopicMetadata{}
+		for _, t := range resp.Topics {
+			if t.Topic == nil || t.ErrorCode != 0 || len(t.Partitions) == 0 {
+				continue
+			}
+			found[*t.Topic] = TopicMetadata{Name: *t.Topic, ID: t.TopicID, Partitions: int32(len(t.Partitions))}
+		}
+		if len(found) > 0 {
+			u.mu.Lock()
+			u.seq++
+			topics := maps.Clone(u.img.topics)
+			for n, t := range found {
+				topics[n] = t
+				u.added[n] = u.seq
+			}
+			u.setTopics(topics)
+			u.mu.Unlock()
+		}
+		pending = slices.DeleteFunc(pending, func(n string) bool { _, ok := found[n]; return ok })
 	}
 	return nil
 }
 
 // UpstreamTopicCreator creates internal topics with CreateTopics on the
-// upstream cluster, as a 4.x broker does for streams groups.
+// upstream cluster, as a 4.x broker does for streams groups, and then reads
+// their metadata at once so the group's next heartbeat finds them.
 type UpstreamTopicCreator struct {
-	adm     *kadm.Client
+	cl      kmsg.Requestor
+	meta    *UpstreamMetadata
 	timeout time.Duration
 }
 
-// NewUpstreamTopicCreator returns a creator using adm; each creation is
-// bounded by timeout (default 30s).
-func NewUpstreamTopicCreator(adm *kadm.Client, timeout time.Duration) *UpstreamTopicCreator {
+// NewUpstreamTopicCreator returns a creator sending through cl (a
+// *kgo.Client routes CreateTopics to the controller) that adds the created
+// topics to meta, if not nil; each creation is bounded by timeout (default
+// 30s).
+func NewUpstreamTopicCreator(cl kmsg.Requestor, meta *UpstreamMetadata, timeout time.Duration) *UpstreamTopicCreator {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return &UpstreamTopicCreator{adm: adm, timeout: timeout}
+	return &UpstreamTopicCreator{cl: cl, meta: meta, timeout: timeout}
 }
 
+// CreateTopics sends one CreateTopics request for all topics (a heartbeat's
+// missing topics are created together, as Kafka's coordinator does), then
+// refreshes their metadata before calling done: the member's acknowledging
+// heartbeat follows its first by tens of milliseconds, and a periodic or
+// coalesced refresh would leave it a whole heartbeat interval behind.
 func (u *UpstreamTopicCreator) CreateTopics(topics []CreatableTopic, done func(map[string]error)) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
 		defer cancel()
-		failed := map[string]error{}
-		for _, t := range topics {
-			var configs map[string]*string
-			if len(t.Configs) > 0 {
-				configs = make(map[string]*string, len(t.Configs))
-				for _, c := range t.Configs {
-					v := c.Value
-					configs[c.Key] = &v
+		failed := u.create(ctx, topics)
+		if u.meta != nil {
+			var created []string
+			for _, t := range topics {
+				if failed[t.Name] == nil {
+					created = append(created, t.Name)
 				}
 			}
-			resp, err := u.adm.CreateTopic(ctx, t.Partitions, t.ReplicationFactor, configs, t.Name)
-			if err == nil {
-				err = resp.Err
-			}
-			if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
-				var ke *kerr.Error
-				if errors.As(err, &ke) {
-					failed[t.Name] = errors.New(ke.Message)
-				} else {
-					failed[t.Name] = err
-				}
-			}
+			// An error leaves the topics to the next listing.
+			_ = u.meta.refreshTopics(ctx, u.cl, created)
 		}
 		done(failed)
 	}()
+}
+
+// create sends the CreateTopics request and returns the topics that failed
+// (a topic that already exists did not).
+func (u *UpstreamTopicCreator) create(ctx context.Context, topics []CreatableTopic) map[string]error {
+	failed := map[string]error{}
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.TimeoutMillis = int32(u.timeout / time.Millisecond)
+	for _, t := range topics {
+		rt := kmsg.NewCreateTopicsRequestTopic()
+		rt.Topic = t.Name
+		rt.NumPartitions = t.Partitions
+		rt.ReplicationFactor = t.ReplicationFactor
+		for _, c := range t.Configs {
+			rc := kmsg.NewCreateTopicsRequestTopicConfig()
+			rc.Name = c.Key
+			rc.Value = kmsg.StringPtr(c.Value)
+			rt.Configs = append(rt.Configs, rc)
+		}
+		req.Topics = append(req.Topics, rt)
+	}
+	resp, err := req.RequestWith(ctx, u.cl)
+	if err != nil {
+		for _, t := range topics {
+			failed[t.Name] = fmt.Errorf("create topic: %w", err)
+		}
+		return failed
+	}
+	answered := make(map[string]bool, len(resp.Topics))
+	for _, rt := range resp.Topics {
+		answered[rt.Topic] = true
+		err := kerr.ErrorForCode(rt.ErrorCode)
+		if err == nil || errors.Is(err, kerr.TopicAlreadyExists) {
+			continue
+		}
+		if rt.ErrorMessage != nil && *rt.ErrorMessage != "" {
+			failed[rt.Topic] = errors.New(*rt.ErrorMessage)
+		} else {
+			failed[rt.Topic] = err
+		}
+	}
+	for _, t := range topics {
+		if !answered[t.Name] {
+			failed[t.Name] = errors.New("no answer for the topic in the CreateTopics response")
+		}
+	}
+	return failed
 }

@@ -78,7 +78,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 	opts := coordinator.Options{
 		Config:       ccfg,
 		Metadata:     meta,
-		TopicCreator: coordinator.NewUpstreamTopicCreator(adm, 0),
+		TopicCreator: coordinator.NewUpstreamTopicCreator(ctl, meta, 0),
 	}
 	var records []coordinator.Record
 	if cfg.Coordinator.DurableLog {

@@ -89,7 +89,7 @@ func TestThroughProxy(t *testing.T) {
 	go md.Run(ctx)
 	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(adm, 10*time.Second)})
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(ctl, md, 10*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ func newAdminEnvBrokers(t *testing.T, brokers int) *adminEnv {
 	go md.Run(ctx)
 	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
-	e.c, err = coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(e.adm, 10*time.Second)})
+	e.c, err = coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(ctl, md, 10*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

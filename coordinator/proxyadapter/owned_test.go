@@ -99,7 +99,7 @@ func (e *ownedEnv) restart() {
 	go md.Run(e.ctx)
 	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(e.adm, 10*time.Second)})
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(e.ctl, md, 10*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
