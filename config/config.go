@@ -48,6 +48,8 @@ type Config struct {
 	// flat names under `streams:` (streams.session.timeout.ms), so it is
 	// loaded separately, with flat paths.
 	Streams Streams `koanf:"-"`
+	// Migration is the online migration policy (migration.go).
+	Migration Migration `koanf:"migration"`
 }
 
 // Limits bound the proxy's memory per connection.
@@ -92,5 +94,6 @@ func Default() Config {
 		Streams:     DefaultStreams(),
 		ProxyID:     "0",
 		Coordinator: DefaultCoordinator(),
+		Migration:   DefaultMigration(),
 	}
 }

@@ -128,6 +128,9 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 	if err := ad.RegisterAdmin(p, ctl); err != nil {
 		return nil, err
 	}
+	if err := startMigration(cfg, p, ad, ctl, log); err != nil {
+		return nil, err
+	}
 	log.Info().Str("anchor_instance_id", cfg.AnchorInstanceID()).Bool("durable_log", cfg.Coordinator.DurableLog).
 		Int("loaded_records", len(records)).Msg("streams-group coordinator ready")
 	ok = true

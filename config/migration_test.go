@@ -1,0 +1,64 @@
+package config
+
+import (
+	"testing"
+
+	"github.com/streamshift/streamshift/translate"
+)
+
+func TestMigrationPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		m       Migration
+		want    translate.MigrationPolicy
+		groups  map[string]translate.MigrationPolicy
+		wantErr bool
+	}{
+		{name: "default", m: DefaultMigration(), want: translate.MigrationBidirectional},
+		{name: "empty is the default", m: Migration{}, want: translate.MigrationBidirectional},
+		{name: "global", m: Migration{Policy: "Upgrade"}, want: translate.MigrationUpgrade},
+		{name: "per group", m: Migration{Policy: "disabled", GroupPolicies: " orders=downgrade, billing=bidirectional "},
+			want: translate.MigrationDisabled, groups: map[string]translate.MigrationPolicy{"orders": translate.MigrationDowngrade, "billing": translate.MigrationBidirectional}},
+		{name: "bad global", m: Migration{Policy: "sideways"}, wantErr: true},
+		{name: "bad pair", m: Migration{GroupPolicies: "orders"}, wantErr: true},
+		{name: "bad group policy", m: Migration{GroupPolicies: "orders=maybe"}, wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := tc.m.TranslateConfig()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			if cfg.Policy != tc.want {
+				t.Errorf("policy = %v, want %v", cfg.Policy, tc.want)
+			}
+			for g, p := range tc.groups {
+				if got := cfg.PolicyFor(g); got != p {
+					t.Errorf("policy of %s = %v, want %v", g, got, p)
+				}
+			}
+			if got := cfg.PolicyFor("other"); got != tc.want {
+				t.Errorf("policy of an unlisted group = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLoadMigration(t *testing.T) {
+	cfg, _, err := Load([]string{"--upstream", "127.0.0.1:9092"}, []string{"STREAMSHIFT_MIGRATION_POLICY=upgrade", "STREAMSHIFT_MIGRATION_GROUP_POLICIES=app=disabled"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc, err := cfg.Migration.TranslateConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mc.Policy != translate.MigrationUpgrade || mc.PolicyFor("app") != translate.MigrationDisabled {
+		t.Fatalf("migration = %+v", mc)
+	}
+	if _, _, err := Load([]string{"--upstream", "127.0.0.1:9092"}, []string{"STREAMSHIFT_MIGRATION_POLICY=nope"}, nil); err == nil {
+		t.Fatal("a bad migration.policy loaded")
+	}
+}

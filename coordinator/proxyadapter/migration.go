@@ -1,0 +1,218 @@
+package proxyadapter
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/translate"
+)
+
+// MigrationOptions configure the online migration (translate's doc.go).
+type MigrationOptions struct {
+	Policy translate.MigrationConfig
+	// Client is the control-plane client (*kgo.Client): DescribeGroups,
+	// the fencing LeaveGroup and a hand-back's JoinGroups.
+	Client coordinator.Requester
+	// RequestTimeout bounds one control-plane request. Default 10s.
+	RequestTimeout time.Duration
+	// DrainTimeout bounds how long a takeover waits for the group's
+	// forwarded requests. Default 15s.
+	DrainTimeout time.Duration
+}
+
+// Migration routes the classic group APIs (JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup) and the offset APIs through the translator, and starts the
+// takeover of a live classic group when its first streams-protocol member
+// joins. Requests of groups the proxy does not serve go upstream unchanged;
+// on the way, their group is counted in flight (the drain) and the
+// JoinGroup/SyncGroup/Heartbeat answers feed the ClassicObserver.
+type Migration struct {
+	a        *Adapter
+	o        MigrationOptions
+	gate     *migrationGate
+	observer *translate.ClassicObserver
+	up       *migrationUpstream
+	t        *translate.Translator
+	takeover *translate.Takeover
+
+	mu        sync.Mutex
+	takeovers map[string]chan struct{}
+}
+
+// EnableMigration registers the classic group APIs of p, wraps the offset
+// and StreamsGroupHeartbeat routes of the adapter (call Register first) and
+// installs the ownership's takeover hook.
+func (a *Adapter) EnableMigration(p *proxy.Proxy, o MigrationOptions) (*Migration, error) {
+	if o.Client == nil {
+		return nil, fmt.Errorf("migration: a control-plane client is required")
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 10 * time.Second
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 15 * time.Second
+	}
+	m := &Migration{
+		a:         a,
+		o:         o,
+		gate:      newMigrationGate(o.DrainTimeout, a.o.Log),
+		observer:  &translate.ClassicObserver{},
+		up:        &migrationUpstream{a: a, client: o.Client, timeout: o.RequestTimeout},
+		takeovers: map[string]chan struct{}{},
+	}
+	m.t = translate.New(translate.Options{
+		Coordinator: a.o.Coordinator,
+		Migration:   o.Policy,
+		Upstream:    m.up,
+	})
+	m.takeover = &translate.Takeover{
+		Coordinator: a.o.Coordinator,
+		Upstream:    m.up,
+		Gate:        m.gate,
+		Observer:    m.observer,
+		Migration:   o.Policy,
+	}
+	regs := []struct {
+		key kmsg.Key
+		max int16
+		adv bool
+		i   proxy.InterceptorFunc
+	}{
+		{kmsg.JoinGroup, a.upstreamMax(int16(kmsg.JoinGroup)), false, m.classic},
+		{kmsg.SyncGroup, a.upstreamMax(int16(kmsg.SyncGroup)), false, m.classic},
+		{kmsg.Heartbeat, a.upstreamMax(int16(kmsg.Heartbeat)), false, m.classic},
+		{kmsg.LeaveGroup, a.upstreamMax(int16(kmsg.LeaveGroup)), false, m.classic},
+		{kmsg.OffsetCommit, offsetsMaxVersion, true, m.offsetCommit},
+		{kmsg.OffsetFetch, offsetsMaxVersion, true, m.offsetFetch},
+		{kmsg.TxnOffsetCommit, a.upstreamMax(int16(kmsg.TxnOffsetCommit)), false, m.txnOffsetCommit},
+		{kmsg.StreamsGroupHeartbeat, 1, true, m.streamsHeartbeat},
+	}
+	for _, r := range regs {
+		if err := p.Register(int16(r.key), 0, r.max, r.adv, r.i); err != nil {
+			return nil, fmt.Errorf("register migration: %w", err)
+		}
+	}
+	a.o.Ownership.SetTakeover(takeoverHook{m})
+	return m, nil
+}
+
+// Translator is the translator serving the classic members.
+func (m *Migration) Translator() *translate.Translator { return m.t }
+
+func coordinatorClient(req *proxy.Request) coordinator.ClientInfo {
+	return coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
+}
+
+// classic serves JoinGroup, SyncGroup, Heartbeat and LeaveGroup: through
+// the gate, then the translator, which answers for a served group and
+// hands any other back to be forwarded.
+func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
+	group := classicGroup(req.Body)
+	m.gate.enter(group, func() {
+		m.t.Handle(req.Body, coordinatorClient(req), out.Respond, func() { m.forward(group, req, out) })
+	})
+}
+
+// forward sends a classic request of a group the proxy does not serve
+// upstream, counting it in flight and observing its answer.
+func (m *Migration) forward(group string, req *proxy.Request, out proxy.Outcome) {
+	answered := m.gate.sent(group)
+	body := req.Body
+	out.ForwardRewritten(body, req.Version, func(resp kmsg.Response) kmsg.Response {
+		m.observe(body, resp)
+		answered()
+		return resp
+	})
+}
+
+// counted wraps out so that whatever the adapter forwards is counted in
+// flight for the group.
+func (m *Migration) counted(group string, req *proxy.Request, out proxy.Outcome) proxy.Outcome {
+	return &countedOutcome{m: m, group: group, req: req, out: out}
+}
+
+type countedOutcome struct {
+	m     *Migration
+	group string
+	req   *proxy.Request
+	out   proxy.Outcome
+}
+
+func (c *countedOutcome) Respond(resp kmsg.Response) { c.out.Respond(resp) }
+
+func (c *countedOutcome) Forward() { c.m.forward(c.group, c.req, c.out) }
+
+func (c *countedOutcome) ForwardRewritten(req kmsg.Request, version int16, onResponse func(kmsg.Response) kmsg.Response) {
+	answered := c.m.gate.sent(c.group)
+	c.out.ForwardRewritten(req, version, func(resp kmsg.Response) kmsg.Response {
+		defer answered()
+		if onResponse != nil {
+			resp = onResponse(resp)
+		}
+		c.m.observe(c.req.Body, resp)
+		return resp
+	})
+}
+
+// classicGroup is the group a classic group or offset request names.
+func classicGroup(req kmsg.Request) string {
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		return r.Group
+	case *kmsg.SyncGroupRequest:
+		return r.Group
+	case *kmsg.HeartbeatRequest:
+		return r.Group
+	case *kmsg.LeaveGroupRequest:
+		return r.Group
+	case *kmsg.OffsetCommitRequest:
+		return r.Group
+	case *kmsg.TxnOffsetCommitRequest:
+		return r.Group
+	case *kmsg.OffsetFetchRequest:
+		if len(r.Groups) == 1 {
+			return r.Groups[0].Group
+		}
+		return r.Group
+	}
+	return ""
+}
+
+// observe feeds the ClassicObserver with what the upstream accepted: the
+// session and rebalance timeouts and generation of a JoinGroup, the
+// generation of a SyncGroup, Heartbeat or OffsetCommit answered without
+// error.
+func (m *Migration) observe(req kmsg.Request, resp kmsg.Response) {
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		if jr, ok := resp.(*kmsg.JoinGroupResponse); ok {
+			m.observer.ObserveJoin(r, jr)
+		}
+	case *kmsg.SyncGroupRequest:
+		if sr, ok := resp.(*kmsg.SyncGroupResponse); ok && sr.ErrorCode == 0 {
+			m.observer.ObserveGeneration(r.Group, r.MemberID, r.Generation)
+		}
+	case *kmsg.HeartbeatRequest:
+		if hr, ok := resp.(*kmsg.HeartbeatResponse); ok && hr.ErrorCode == 0 {
+			m.observer.ObserveGeneration(r.Group, r.MemberID, r.Generation)
+		}
+	case *kmsg.OffsetCommitRequest:
+		cr, ok := resp.(*kmsg.OffsetCommitResponse)
+		if !ok || r.Generation < 0 || r.MemberID == "" {
+			return
+		}
+		for _, t := range cr.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 {
+					return
+				}
+			}
+		}
+		m.observer.ObserveGeneration(r.Group, r.MemberID, r.Generation)
+	}
+}

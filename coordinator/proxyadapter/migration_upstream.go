@@ -1,0 +1,111 @@
+package proxyadapter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+// migrationUpstream is the upstream side of the online migration over the
+// control-plane client and the anchor manager: translate.TakeoverUpstream
+// (describe, fence, anchor join) and translate.Upstream (anchor leave,
+// forwarding the held JoinGroups of a hand-back). Every method starts its
+// I/O on a goroutine of its own: they are called on coordinator goroutines.
+type migrationUpstream struct {
+	a       *Adapter
+	client  coordinator.Requester
+	timeout time.Duration
+}
+
+func (u *migrationUpstream) request(timeout time.Duration, req kmsg.Request) (kmsg.Response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return u.client.Request(ctx, req)
+}
+
+// DescribeGroup implements translate.TakeoverUpstream.
+func (u *migrationUpstream) DescribeGroup(group string, done func(*kmsg.DescribeGroupsResponseGroup, error)) {
+	go func() { done(u.describe(group)) }()
+}
+
+func (u *migrationUpstream) describe(group string) (*kmsg.DescribeGroupsResponseGroup, error) {
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = []string{group}
+	resp, err := u.request(u.timeout, req)
+	if err != nil {
+		return nil, fmt.Errorf("describe upstream group %s: %w", group, err)
+	}
+	gs := resp.(*kmsg.DescribeGroupsResponse).Groups
+	if len(gs) != 1 {
+		return nil, fmt.Errorf("describe upstream group %s: %d groups in the answer", group, len(gs))
+	}
+	if err := kerr.ErrorForCode(gs[0].ErrorCode); err != nil {
+		return nil, fmt.Errorf("describe upstream group %s: %w", group, err)
+	}
+	return &gs[0], nil
+}
+
+// FenceMembers implements translate.TakeoverUpstream: one LeaveGroup naming
+// every member (the control-plane client speaks v3+ with any 2.4+ broker).
+// A member the upstream does not know any more is gone already.
+func (u *migrationUpstream) FenceMembers(group string, members []kmsg.LeaveGroupRequestMember, done func(error)) {
+	go func() {
+		req := kmsg.NewPtrLeaveGroupRequest()
+		req.Group = group
+		req.Members = members
+		resp, err := u.request(u.timeout, req)
+		if err != nil {
+			done(fmt.Errorf("fence classic members of %s upstream: %w", group, err))
+			return
+		}
+		lr := resp.(*kmsg.LeaveGroupResponse)
+		if err := kerr.ErrorForCode(lr.ErrorCode); err != nil {
+			done(fmt.Errorf("fence classic members of %s upstream: %w", group, err))
+			return
+		}
+		for _, m := range lr.Members {
+			if err := kerr.ErrorForCode(m.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownMemberID) {
+				done(fmt.Errorf("fence member %s of %s upstream: %w", m.MemberID, group, err))
+				return
+			}
+		}
+		done(nil)
+	}()
+}
+
+// JoinAnchor implements translate.TakeoverUpstream: the anchor subscribes
+// to the topology the coordinator now holds.
+func (u *migrationUpstream) JoinAnchor(group string, done func(error)) {
+	go func() {
+		u.a.ensureAnchor(group, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), u.a.o.AnchorWait)
+		defer cancel()
+		_, err := u.a.o.Anchors.Generation(ctx, group)
+		done(err)
+	}()
+}
+
+// LeaveAnchor implements translate.Upstream.
+func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
+		defer cancel()
+		done(u.a.o.Anchors.Leave(ctx, group))
+	}()
+}
+
+// Forward implements translate.Upstream. A JoinGroup may wait upstream for
+// its rebalance timeout.
+func (u *migrationUpstream) Forward(req kmsg.Request, respond func(kmsg.Response, error)) {
+	timeout := u.timeout
+	if j, ok := req.(*kmsg.JoinGroupRequest); ok {
+		timeout += time.Duration(max(j.RebalanceTimeoutMillis, j.SessionTimeoutMillis)) * time.Millisecond
+	}
+	go func() { respond(u.request(timeout, req)) }()
+}
