@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -81,7 +82,8 @@ func rewriteApiVersions(regs []*registration, version int16, frame []byte) ([]by
 // capApiVersions applies the proxy's view to the broker's key list in place.
 // A registered, advertised key gets the union of the broker's range and the
 // registered one: versions inside the registered range are served or decided
-// by the interceptor, the others forwarded to a broker that supports them.
+// by the interceptor, the others forwarded to a broker that supports them. A
+// capped registration's maxVersion then bounds the key's range.
 func capApiVersions(resp *kmsg.ApiVersionsResponse, regs []*registration) {
 	keys := resp.ApiKeys[:0]
 	seen := make(map[int16]int, len(resp.ApiKeys))
@@ -105,12 +107,21 @@ func capApiVersions(resp *kmsg.ApiVersionsResponse, regs []*registration) {
 	for _, reg := range regs {
 		if i, ok := seen[reg.key]; ok {
 			k := &keys[i]
-			k.MinVersion = min(k.MinVersion, reg.minVersion)
-			k.MaxVersion = max(k.MaxVersion, reg.maxVersion)
+			if reg.advertise {
+				k.MinVersion = min(k.MinVersion, reg.minVersion)
+				k.MaxVersion = max(k.MaxVersion, reg.maxVersion)
+			}
+			if reg.capped {
+				k.MaxVersion = min(k.MaxVersion, reg.maxVersion)
+			}
 			continue
 		}
-		keys = append(keys, kmsg.ApiVersionsResponseApiKey{ApiKey: reg.key, MinVersion: reg.minVersion, MaxVersion: reg.maxVersion})
+		if reg.advertise {
+			keys = append(keys, kmsg.ApiVersionsResponseApiKey{ApiKey: reg.key, MinVersion: reg.minVersion, MaxVersion: reg.maxVersion})
+		}
 	}
+	// A cap can leave a key with no version (MinVersion > MaxVersion).
+	keys = slices.DeleteFunc(keys, func(k kmsg.ApiVersionsResponseApiKey) bool { return k.MinVersion > k.MaxVersion })
 	sort.Slice(keys, func(i, j int) bool { return keys[i].ApiKey < keys[j].ApiKey })
 	resp.ApiKeys = keys
 }

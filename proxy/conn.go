@@ -293,6 +293,9 @@ func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 	if key == int16(kmsg.ApiVersions) || key == int16(kmsg.SASLHandshake) || p.reg.lookup(key, version) != nil {
 		return false
 	}
+	if _, above := p.reg.cappedAbove(key, version); above {
+		return false // refused by handleRequest
+	}
 	rewrite := needsRewrite(key, version)
 	if rewrite || key == int16(kmsg.Fetch) {
 		if top, _ := versionCap(key); version > top {
@@ -347,6 +350,9 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 	}
 	if reg := p.reg.lookup(key, version); reg != nil {
 		return cc.intercept(frame, reg)
+	}
+	if top, above := p.reg.cappedAbove(key, version); above {
+		return cc.reject(fmt.Sprintf("version above the advertised %d", top), key, version)
 	}
 	rewrite := needsRewrite(key, version)
 	if rewrite || key == int16(kmsg.Fetch) {
@@ -535,7 +541,7 @@ func (cc *clientConn) completeForwarded(s *slot, frame []byte) error {
 		var rw []byte
 		var err error
 		if s.key == int16(kmsg.ApiVersions) {
-			rw, err = rewriteApiVersions(p.reg.advertised(), s.version, frame)
+			rw, err = rewriteApiVersions(p.reg.apiVersionsRegs(), s.version, frame)
 		} else {
 			rw, err = rewriteResponse(p.nodes, s.key, s.version, frame)
 		}

@@ -80,7 +80,10 @@ type registration struct {
 	minVersion int16
 	maxVersion int16
 	advertise  bool
-	i          Interceptor
+	// capped: maxVersion is also the highest version advertised and
+	// accepted (RegisterCapped).
+	capped bool
+	i      Interceptor
 }
 
 // registry holds the interceptors. It is read on every request, so lookups go
@@ -134,15 +137,30 @@ func (r *registry) lookup(key, version int16) *registration {
 	return reg
 }
 
-// advertised returns the registrations that must appear in ApiVersions.
-func (r *registry) advertised() []*registration {
+// cappedAbove reports whether version of key is above the cap of a capped
+// registration, and the cap.
+func (r *registry) cappedAbove(key, version int16) (int16, bool) {
+	m := r.snap.Load()
+	if m == nil {
+		return 0, false
+	}
+	reg := (*m)[key]
+	if reg == nil || !reg.capped || version <= reg.maxVersion {
+		return 0, false
+	}
+	return reg.maxVersion, true
+}
+
+// apiVersionsRegs returns the registrations that change ApiVersions answers:
+// the advertised and the capped ones.
+func (r *registry) apiVersionsRegs() []*registration {
 	m := r.snap.Load()
 	if m == nil {
 		return nil
 	}
 	var out []*registration
 	for _, reg := range *m {
-		if reg.advertise {
+		if reg.advertise || reg.capped {
 			out = append(out, reg)
 		}
 	}

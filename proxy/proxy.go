@@ -184,6 +184,15 @@ func (p *Proxy) Register(key, minVersion, maxVersion int16, advertise bool, i In
 	return p.reg.register(&registration{key: key, minVersion: minVersion, maxVersion: maxVersion, advertise: advertise, i: i})
 }
 
+// RegisterCapped is Register for a key whose every request i must see:
+// maxVersion also caps what ApiVersions advertises, whatever the upstream
+// supports, and a request above it (a client ignoring ApiVersions) is
+// refused like any version above the advertised one instead of bypassing i
+// upstream.
+func (p *Proxy) RegisterCapped(key, minVersion, maxVersion int16, advertise bool, i Interceptor) error {
+	return p.reg.register(&registration{key: key, minVersion: minVersion, maxVersion: maxVersion, advertise: advertise, capped: true, i: i})
+}
+
 // NodeAddr returns the address clients are told for an upstream node.
 func (p *Proxy) NodeAddr(node int32) string {
 	return net.JoinHostPort(p.opts.AdvertisedHost, strconv.Itoa(p.opts.NodePortBase+int(node)))

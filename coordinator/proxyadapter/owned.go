@@ -67,30 +67,47 @@ func New(o Options) (*Adapter, error) {
 }
 
 // offsetsMaxVersion is the newest OffsetCommit/OffsetFetch the adapter
-// serves: v9 is what streams members need (member epochs); v10 names topics
-// by id only.
+// serves: v9 is what streams members need (member epochs). v10 names topics
+// by id only; intercepting it would need an id <-> name map kept in step
+// with the upstream's topics for validation, the anchor rewrite and
+// down-conversion, for no gain, since a client that gets v9 advertised
+// speaks v9 (Kafka clients since 2.x pick the highest common version). So
+// the proxy caps both keys at v9 instead of forwarding v10 past the adapter,
+// where a streams group's commit would skip validation and, for an owned
+// group, fail upstream (its members are not the upstream group's).
 const offsetsMaxVersion = 9
+
+// txnOffsetsMaxVersion is the newest TxnOffsetCommit the adapter serves: v6
+// names topics by id only, so it is capped as OffsetCommit v10 is. v5 is the
+// KIP-890 version; the upstream's range applies below it.
+const txnOffsetsMaxVersion = 5
 
 // Register routes the streams-group RPCs and the offset RPCs of p to the
 // adapter. OffsetCommit and OffsetFetch are advertised up to v9 even when
-// the upstream is older (they are down-converted).
+// the upstream is older (they are down-converted) and at most v9 when it is
+// newer; TxnOffsetCommit is capped at v5.
 func (a *Adapter) Register(p *proxy.Proxy) error {
 	regs := []struct {
 		key       kmsg.Key
 		max       int16
 		advertise bool
+		capped    bool
 		i         proxy.InterceptorFunc
 	}{
-		{kmsg.StreamsGroupHeartbeat, 1, true, a.heartbeat},
-		{kmsg.StreamsGroupDescribe, 1, true, a.describe},
-		{kmsg.OffsetCommit, offsetsMaxVersion, true, a.offsetCommit},
-		{kmsg.OffsetFetch, offsetsMaxVersion, true, a.offsetFetch},
+		{kmsg.StreamsGroupHeartbeat, 1, true, false, a.heartbeat},
+		{kmsg.StreamsGroupDescribe, 1, true, false, a.describe},
+		{kmsg.OffsetCommit, offsetsMaxVersion, true, true, a.offsetCommit},
+		{kmsg.OffsetFetch, offsetsMaxVersion, true, true, a.offsetFetch},
 		// TxnOffsetCommit keeps the upstream's range: a newer version may
 		// change the transaction protocol (KIP-890), not just the layout.
-		{kmsg.TxnOffsetCommit, a.upstreamMax(int16(kmsg.TxnOffsetCommit)), false, a.txnOffsetCommit},
+		{kmsg.TxnOffsetCommit, min(a.upstreamMax(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), false, true, a.txnOffsetCommit},
 	}
 	for _, r := range regs {
-		if err := p.Register(int16(r.key), 0, r.max, r.advertise, r.i); err != nil {
+		register := p.Register
+		if r.capped {
+			register = p.RegisterCapped
+		}
+		if err := register(int16(r.key), 0, r.max, r.advertise, r.i); err != nil {
 			return fmt.Errorf("register streams groups: %w", err)
 		}
 	}

@@ -3,6 +3,7 @@ package proxyadapter
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -518,5 +519,64 @@ func TestOffsetsDownConverted(t *testing.T) {
 	}
 	if got := e.upstreamOffset("plain", 3); got != 7 {
 		t.Fatalf("upstream offset %d, want 7", got)
+	}
+}
+
+// TestOffsetsCappedOnCurrentUpstream: an upstream at current versions
+// (OffsetCommit/OffsetFetch v10 and TxnOffsetCommit v6 name topics by id).
+// The proxy advertises at most v9 / v9 / v5, so clients negotiate versions
+// the adapter intercepts, and an owned group's commits are validated and
+// rewritten instead of going upstream unchecked (where they would fail).
+func TestOffsetsCappedOnCurrentUpstream(t *testing.T) {
+	vs := kversion.Stable()
+	vs.SetMaxKeyVersion(int16(kmsg.OffsetCommit), 10)
+	vs.SetMaxKeyVersion(int16(kmsg.OffsetFetch), 10)
+	vs.SetMaxKeyVersion(int16(kmsg.TxnOffsetCommit), 6)
+	var mu sync.Mutex
+	upVersions := map[int16]int16{}
+	e := newOwnedEnv(t, func(e *ownedEnv) { e.upstream = vs })
+	e.cluster.KeepControl()
+	for _, k := range []int16{int16(kmsg.OffsetCommit), int16(kmsg.TxnOffsetCommit)} {
+		e.cluster.ControlKey(k, func(r kmsg.Request) (kmsg.Response, error, bool) {
+			mu.Lock()
+			upVersions[r.Key()] = max(upVersions[r.Key()], r.GetVersion())
+			mu.Unlock()
+			return nil, nil, false
+		})
+	}
+	versions, err := kmsg.NewPtrApiVersionsRequest().RequestWith(e.ctx, e.cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int16]int16{int16(kmsg.OffsetCommit): 9, int16(kmsg.OffsetFetch): 9, int16(kmsg.TxnOffsetCommit): 5}
+	for _, k := range versions.ApiKeys {
+		if w, ok := want[k.ApiKey]; ok {
+			if k.MaxVersion != w {
+				t.Errorf("key %d advertised up to v%d, want v%d", k.ApiKey, k.MaxVersion, w)
+			}
+			delete(want, k.ApiKey)
+		}
+	}
+	if len(want) != 0 {
+		t.Fatalf("keys not advertised: %v", want)
+	}
+	epoch := e.joinAndAssign("app", "m1")
+	if err := e.commit("app", "m1", epoch, 42); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	if got := e.upstreamOffset("app", 2); got != 42 {
+		t.Fatalf("upstream offset %d, want 42", got)
+	}
+	if err := e.commit("app", "m1", epoch+1, 43); !errors.Is(err, kerr.StaleMemberEpoch) {
+		t.Fatalf("commit with a newer epoch: %v, want STALE_MEMBER_EPOCH (validated by the proxy)", err)
+	}
+	txnCommit(t, e, epoch, 77)
+	if got := e.upstreamOffset("app", 1); got != 77 {
+		t.Fatalf("upstream offset after the transaction %d, want 77", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if upVersions[int16(kmsg.OffsetCommit)] != 9 || upVersions[int16(kmsg.TxnOffsetCommit)] != 5 {
+		t.Fatalf("versions reaching the upstream: %v, want OffsetCommit v9, TxnOffsetCommit v5", upVersions)
 	}
 }
