@@ -1,0 +1,275 @@
+package proxyadapter
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/translate"
+)
+
+// migrationEnv is ownedEnv with the online migration enabled.
+func migrationEnv(t *testing.T, policy translate.MigrationPolicy) *ownedEnv {
+	e := newOwnedEnv(t)
+	ad, err := New(Options{Coordinator: e.coord, Ownership: e.own, Anchors: e.anchors,
+		UpstreamMaxVersions: upstreamMaxVersions(e.upstream), Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ad.Register(e.p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ad.EnableMigration(e.p, MigrationOptions{Policy: translate.MigrationConfig{Policy: policy}, Client: e.ctl}); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// classicMember is a hand-written classic Kafka Streams member (protocol
+// "stream") of group "legacy" talking through the proxy.
+type classicMember struct {
+	e          *ownedEnv
+	t          *testing.T
+	id         string
+	generation int32
+	owned      []classicstreams.TopicPartition
+}
+
+func (c *classicMember) metadata() []byte {
+	info := &classicstreams.SubscriptionInfo{Version: 11, LatestSupportedVersion: 11,
+		ProcessID: classicstreams.ProcessID{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}}
+	for _, tp := range c.owned {
+		info.TaskOffsetSums = append(info.TaskOffsetSums, classicstreams.TaskOffsetSum{Task: classicstreams.TaskID{Partition: tp.Partition}, OffsetSum: -2})
+	}
+	ud, err := info.Encode()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	sub := &classicstreams.ConsumerSubscription{Version: 3, Topics: []string{"in"}, UserData: ud, OwnedPartitions: c.owned, GenerationID: c.generation}
+	return sub.Encode()
+}
+
+// join runs JoinGroup (with MEMBER_ID_REQUIRED) and returns the answer.
+func (c *classicMember) join() *kmsg.JoinGroupResponse {
+	for {
+		req := kmsg.NewPtrJoinGroupRequest()
+		req.Group, req.MemberID, req.ProtocolType = "legacy", c.id, "consumer"
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 30000, 30000
+		p := kmsg.NewJoinGroupRequestProtocol()
+		p.Name, p.Metadata = "stream", c.metadata()
+		req.Protocols = []kmsg.JoinGroupRequestProtocol{p}
+		resp, err := req.RequestWith(c.e.ctx, c.e.broker)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if resp.ErrorCode == kerr.MemberIDRequired.Code {
+			c.id = resp.MemberID
+			continue
+		}
+		if resp.ErrorCode != 0 {
+			c.t.Fatalf("join: %v", kerr.ErrorForCode(resp.ErrorCode))
+		}
+		c.id, c.generation = resp.MemberID, resp.Generation
+		return resp
+	}
+}
+
+// sync runs SyncGroup; a leader assigns every partition of "in" to itself.
+func (c *classicMember) sync(leader bool) []classicstreams.TopicPartition {
+	req := kmsg.NewPtrSyncGroupRequest()
+	req.Group, req.MemberID, req.Generation = "legacy", c.id, c.generation
+	pt, pn := "consumer", "stream"
+	req.ProtocolType, req.Protocol = &pt, &pn
+	if leader {
+		var tps []classicstreams.TopicPartition
+		var tasks []classicstreams.TaskID
+		for p := int32(0); p < 4; p++ {
+			tps = append(tps, classicstreams.TopicPartition{Topic: "in", Partition: p})
+			tasks = append(tasks, classicstreams.TaskID{Partition: p})
+		}
+		ai := &classicstreams.AssignmentInfo{Version: 11, CommonlySupportedVersion: 11, ActiveTasks: tasks}
+		aib, err := ai.Encode()
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		ca := &classicstreams.ConsumerAssignment{Version: 3, AssignedPartitions: tps, UserData: aib}
+		a := kmsg.NewSyncGroupRequestGroupAssignment()
+		a.MemberID, a.MemberAssignment = c.id, ca.Encode()
+		req.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{a}
+	}
+	resp, err := req.RequestWith(c.e.ctx, c.e.broker)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 {
+		c.t.Fatalf("sync: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	ca, err := classicstreams.DecodeConsumerAssignment(resp.MemberAssignment)
+	if err != nil {
+		c.t.Fatalf("sync assignment: %v", err)
+	}
+	c.owned = ca.AssignedPartitions
+	return ca.AssignedPartitions
+}
+
+func (c *classicMember) heartbeat() int16 {
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Group, req.MemberID, req.Generation = "legacy", c.id, c.generation
+	resp, err := req.RequestWith(c.e.ctx, c.e.broker)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp.ErrorCode
+}
+
+func (c *classicMember) commit(offset int64) int16 {
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.Group, req.MemberID, req.Generation = "legacy", c.id, c.generation
+	tp := kmsg.NewOffsetCommitRequestTopic()
+	tp.Topic = "in"
+	for _, owned := range c.owned {
+		p := kmsg.NewOffsetCommitRequestTopicPartition()
+		p.Partition, p.Offset = owned.Partition, offset
+		tp.Partitions = append(tp.Partitions, p)
+	}
+	req.Topics = []kmsg.OffsetCommitRequestTopic{tp}
+	resp, err := req.RequestWith(c.e.ctx, c.e.broker)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			if p.ErrorCode != 0 {
+				return p.ErrorCode
+			}
+		}
+	}
+	return 0
+}
+
+// TestOnlineTakeover: a classic "stream" member holds group "legacy"
+// upstream through the proxy; a streams-protocol member joins; the proxy
+// takes the group over (the upstream group then holds only the anchor), the
+// classic member is moved by Heartbeat REBALANCE_IN_PROGRESS only (never
+// ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID), gives tasks up, and its
+// commits keep going through, under the anchor, with its own generation.
+func TestOnlineTakeover(t *testing.T) {
+	e := migrationEnv(t, translate.MigrationBidirectional)
+	c := &classicMember{e: e, t: t}
+	if jr := c.join(); jr.LeaderID != c.id {
+		t.Fatalf("the only classic member is not the leader: %+v", jr)
+	}
+	if got := c.sync(true); len(got) != 4 {
+		t.Fatalf("classic member owns %v", got)
+	}
+	if code := c.heartbeat(); code != 0 {
+		t.Fatalf("heartbeat upstream: %v", kerr.ErrorForCode(code))
+	}
+	if code := c.commit(3); code != 0 {
+		t.Fatalf("classic commit upstream: %v", kerr.ErrorForCode(code))
+	}
+	classicGen := c.generation
+
+	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 {
+		t.Fatalf("streams join of a live classic group: %v %s", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
+	}
+	if !e.coord.Owns("legacy") {
+		t.Fatal("the coordinator does not hold the group after the takeover")
+	}
+	described, err := e.adm.DescribeGroups(e.ctx, "legacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := described["legacy"]
+	if len(up.Members) != 1 || up.Protocol != "streamshift" {
+		t.Fatalf("upstream group after the takeover: state %s protocol %s members %d, want the anchor only", up.State, up.Protocol, len(up.Members))
+	}
+	// The classic member's session lives in the proxy now, at its generation.
+	if code := c.commit(5); code != 0 {
+		t.Fatalf("classic commit at generation %d after the takeover: %v", classicGen, kerr.ErrorForCode(code))
+	}
+	if got := e.upstreamOffset("legacy", 0); got != 5 {
+		t.Fatalf("upstream offset %d, want 5", got)
+	}
+
+	// The streams member heartbeats; the classic member is pulled into a
+	// rejoin and gives up what s1 is to get.
+	epoch := resp.MemberEpoch
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.MemberEpoch = "legacy", "s1", epoch
+		hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = resp.ActiveTasks, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+		if hb.ActiveTasks == nil {
+			hb.ActiveTasks = []kmsg.TaskIDs{}
+		}
+		next, err := hb.RequestWith(e.ctx, e.broker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next.ErrorCode != 0 {
+			t.Fatalf("streams heartbeat: %v %s", kerr.ErrorForCode(next.ErrorCode), deref(next.ErrorMessage))
+		}
+		if next.ActiveTasks != nil {
+			resp = next
+		}
+		epoch = next.MemberEpoch
+
+		switch code := c.heartbeat(); code {
+		case 0:
+		case kerr.RebalanceInProgress.Code:
+			c.join()
+			c.sync(false)
+		default:
+			t.Fatalf("classic heartbeat after the takeover: %v (only REBALANCE_IN_PROGRESS may move it)", kerr.ErrorForCode(code))
+		}
+		streamsTasks := 0
+		for _, ts := range resp.ActiveTasks {
+			streamsTasks += len(ts.Partitions)
+		}
+		if streamsTasks > 0 && len(c.owned) > 0 && streamsTasks+len(c.owned) == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tasks never split: streams member %v, classic member %v", resp.ActiveTasks, c.owned)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code := c.commit(7); code != 0 {
+		t.Fatalf("classic commit after its rejoin: %v", kerr.ErrorForCode(code))
+	}
+}
+
+// TestTakeoverRefusedByPolicy: with migration.policy=downgrade (no
+// upgrade) a streams join to a live classic group is refused as Kafka does,
+// and the classic member is untouched.
+func TestTakeoverRefusedByPolicy(t *testing.T) {
+	e := migrationEnv(t, translate.MigrationDowngrade)
+	c := &classicMember{e: e, t: t}
+	c.join()
+	c.sync(true)
+	if code := c.heartbeat(); code != 0 {
+		t.Fatalf("heartbeat upstream: %v", kerr.ErrorForCode(code))
+	}
+	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.GroupIDNotFound.Code {
+		t.Fatalf("streams join with upgrade not allowed: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	if e.coord.Owns("legacy") {
+		t.Fatal("the group was taken over")
+	}
+	if code := c.heartbeat(); code != 0 {
+		t.Fatalf("classic heartbeat after the refused join: %v", kerr.ErrorForCode(code))
+	}
+}
