@@ -89,11 +89,15 @@ func (a *Adapter) EnableMigration(p *proxy.Proxy, o MigrationOptions) (*Migratio
 		{kmsg.LeaveGroup, a.upstreamMax(int16(kmsg.LeaveGroup)), false, m.classic},
 		{kmsg.OffsetCommit, offsetsMaxVersion, true, m.offsetCommit},
 		{kmsg.OffsetFetch, offsetsMaxVersion, true, m.offsetFetch},
-		{kmsg.TxnOffsetCommit, a.upstreamMax(int16(kmsg.TxnOffsetCommit)), false, m.txnOffsetCommit},
+		{kmsg.TxnOffsetCommit, min(a.upstreamMax(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), false, m.txnOffsetCommit},
 		{kmsg.StreamsGroupHeartbeat, 1, true, m.streamsHeartbeat},
 	}
 	for _, r := range regs {
-		if err := p.Register(int16(r.key), 0, r.max, r.adv, r.i); err != nil {
+		register := p.Register
+		if offsetKeyCapped(r.key) {
+			register = p.RegisterCapped // as Adapter.Register: no topic-id versions
+		}
+		if err := register(int16(r.key), 0, r.max, r.adv, r.i); err != nil {
 			return nil, fmt.Errorf("register migration: %w", err)
 		}
 	}

@@ -91,20 +91,19 @@ func (a *Adapter) Register(p *proxy.Proxy) error {
 		key       kmsg.Key
 		max       int16
 		advertise bool
-		capped    bool
 		i         proxy.InterceptorFunc
 	}{
-		{kmsg.StreamsGroupHeartbeat, 1, true, false, a.heartbeat},
-		{kmsg.StreamsGroupDescribe, 1, true, false, a.describe},
-		{kmsg.OffsetCommit, offsetsMaxVersion, true, true, a.offsetCommit},
-		{kmsg.OffsetFetch, offsetsMaxVersion, true, true, a.offsetFetch},
+		{kmsg.StreamsGroupHeartbeat, 1, true, a.heartbeat},
+		{kmsg.StreamsGroupDescribe, 1, true, a.describe},
+		{kmsg.OffsetCommit, offsetsMaxVersion, true, a.offsetCommit},
+		{kmsg.OffsetFetch, offsetsMaxVersion, true, a.offsetFetch},
 		// TxnOffsetCommit keeps the upstream's range: a newer version may
 		// change the transaction protocol (KIP-890), not just the layout.
-		{kmsg.TxnOffsetCommit, min(a.upstreamMax(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), false, true, a.txnOffsetCommit},
+		{kmsg.TxnOffsetCommit, min(a.upstreamMax(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), false, a.txnOffsetCommit},
 	}
 	for _, r := range regs {
 		register := p.Register
-		if r.capped {
+		if offsetKeyCapped(r.key) {
 			register = p.RegisterCapped
 		}
 		if err := register(int16(r.key), 0, r.max, r.advertise, r.i); err != nil {
@@ -112,6 +111,12 @@ func (a *Adapter) Register(p *proxy.Proxy) error {
 		}
 	}
 	return nil
+}
+
+// offsetKeyCapped reports the offset keys registered with RegisterCapped,
+// whose topic-id versions must not be advertised nor reach the upstream.
+func offsetKeyCapped(k kmsg.Key) bool {
+	return k == kmsg.OffsetCommit || k == kmsg.OffsetFetch || k == kmsg.TxnOffsetCommit
 }
 
 // upstreamMax is the newest version of key the upstream speaks, capped to

@@ -40,6 +40,8 @@ type ownedEnv struct {
 	anchorHeartbeat time.Duration
 	// upstream is the Kafka version kfake plays (default 3.9).
 	upstream *kversion.Versions
+	// migration also enables the online migration's routes.
+	migration bool
 }
 
 func newOwnedEnv(t *testing.T, opts ...func(*ownedEnv)) *ownedEnv {
@@ -121,6 +123,11 @@ func (e *ownedEnv) restart() {
 	}
 	if err := ad.Register(e.p); err != nil {
 		t.Fatal(err)
+	}
+	if e.migration {
+		if _, err := ad.EnableMigration(e.p, MigrationOptions{Client: e.ctl}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.coord, e.own, e.anchors = c, own, anchors
 }
@@ -528,13 +535,18 @@ func TestOffsetsDownConverted(t *testing.T) {
 // the adapter intercepts, and an owned group's commits are validated and
 // rewritten instead of going upstream unchecked (where they would fail).
 func TestOffsetsCappedOnCurrentUpstream(t *testing.T) {
+	t.Run("streams", func(t *testing.T) { testOffsetsCapped(t, false) })
+	t.Run("with migration", func(t *testing.T) { testOffsetsCapped(t, true) })
+}
+
+func testOffsetsCapped(t *testing.T, migration bool) {
 	vs := kversion.Stable()
 	vs.SetMaxKeyVersion(int16(kmsg.OffsetCommit), 10)
 	vs.SetMaxKeyVersion(int16(kmsg.OffsetFetch), 10)
 	vs.SetMaxKeyVersion(int16(kmsg.TxnOffsetCommit), 6)
 	var mu sync.Mutex
 	upVersions := map[int16]int16{}
-	e := newOwnedEnv(t, func(e *ownedEnv) { e.upstream = vs })
+	e := newOwnedEnv(t, func(e *ownedEnv) { e.upstream, e.migration = vs, migration })
 	e.cluster.KeepControl()
 	for _, k := range []int16{int16(kmsg.OffsetCommit), int16(kmsg.TxnOffsetCommit)} {
 		e.cluster.ControlKey(k, func(r kmsg.Request) (kmsg.Response, error, bool) {
