@@ -273,3 +273,67 @@ func TestTakeoverRefusedByPolicy(t *testing.T) {
 		t.Fatalf("classic heartbeat after the refused join: %v", kerr.ErrorForCode(code))
 	}
 }
+
+// TestOnlineHandBack: after a takeover, the streams-protocol member leaves
+// while the classic member stays: the classic member is pulled into a
+// rejoin (REBALANCE_IN_PROGRESS), its JoinGroup is held while the anchor
+// leaves, then forwarded upstream with an empty member id; it gets
+// MEMBER_ID_REQUIRED, rejoins upstream and leads the classic group again,
+// which no longer holds the anchor.
+func TestOnlineHandBack(t *testing.T) {
+	e := migrationEnv(t, translate.MigrationBidirectional)
+	c := &classicMember{e: e, t: t}
+	c.join()
+	c.sync(true)
+	if code := c.heartbeat(); code != 0 {
+		t.Fatalf("heartbeat upstream: %v", kerr.ErrorForCode(code))
+	}
+	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("takeover join: %v %v", err, resp)
+	}
+	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	leave.Group, leave.MemberID, leave.MemberEpoch = "legacy", "s1", -1
+	if lr, err := leave.RequestWith(e.ctx, e.broker); err != nil || lr.ErrorCode != 0 {
+		t.Fatalf("streams leave: %v %v", err, lr)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code := c.heartbeat()
+		if code == kerr.RebalanceInProgress.Code {
+			break
+		}
+		if code != 0 {
+			t.Fatalf("classic heartbeat before the hand-back: %v", kerr.ErrorForCode(code))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the classic member was never pulled into the hand-back")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	proxyID := c.id
+	jr := c.join()
+	if c.id == proxyID {
+		t.Fatalf("the rejoin kept the proxy's member id %s: not handed back upstream", c.id)
+	}
+	if jr.LeaderID != c.id {
+		t.Fatalf("the classic member does not lead the upstream group: %+v", jr)
+	}
+	if got := c.sync(true); len(got) != 4 {
+		t.Fatalf("classic member owns %v after the hand-back", got)
+	}
+	if e.coord.Owns("legacy") {
+		t.Fatal("the coordinator still holds the group after the hand-back")
+	}
+	described, err := e.adm.DescribeGroups(e.ctx, "legacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := described["legacy"]
+	if len(up.Members) != 1 || up.Protocol != "stream" || up.Members[0].MemberID != c.id {
+		t.Fatalf("upstream group after the hand-back: state %s protocol %s members %+v", up.State, up.Protocol, up.Members)
+	}
+	if code := c.commit(9); code != 0 {
+		t.Fatalf("classic commit upstream after the hand-back: %v", kerr.ErrorForCode(code))
+	}
+}
