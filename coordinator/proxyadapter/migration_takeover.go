@@ -19,6 +19,11 @@ import (
 // adapter's heartbeat.
 func (m *Migration) streamsHeartbeat(req *proxy.Request, out proxy.Outcome) {
 	hb := req.Body.(*kmsg.StreamsGroupHeartbeatRequest)
+	if hb.MemberEpoch == 0 {
+		// A join during a hand-back's last steps would find the group
+		// neither here nor formed upstream yet.
+		m.up.waitHandBack(hb.Group, req.Done())
+	}
 	if hb.Group == "" || hb.MemberEpoch != 0 || m.a.o.Ownership.Owns(hb.Group) {
 		m.a.heartbeat(req, out)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,6 +22,53 @@ type migrationUpstream struct {
 	a       *Adapter
 	client  coordinator.Requester
 	timeout time.Duration
+
+	mu sync.Mutex
+	// handingBack: groups whose anchor left for a hand-back, until the
+	// held JoinGroups forwarded upstream are answered (handback.go).
+	handingBack map[string]*handingBack
+}
+
+// handingBack is a hand-back between the anchor's leave and the answers to
+// the forwarded JoinGroups: the group is neither here nor formed upstream,
+// so a streams join must wait (translate's doc.go, "Hand-back").
+type handingBack struct {
+	pending   int
+	forwarded bool
+	done      chan struct{}
+}
+
+// handBackGrace is how long a streams join still waits after the forwarded
+// JoinGroups were answered (MEMBER_ID_REQUIRED), so the classic members'
+// rejoins reach the upstream group first; handBackIdle ends a hand-back
+// whose joins were never forwarded (it was aborted after the anchor left).
+const (
+	handBackGrace = 2 * time.Second
+	handBackIdle  = 10 * time.Second
+)
+
+// waitHandBack blocks while the group is being handed back, at most until
+// cancel is closed.
+func (u *migrationUpstream) waitHandBack(group string, cancel <-chan struct{}) {
+	u.mu.Lock()
+	hb := u.handingBack[group]
+	u.mu.Unlock()
+	if hb == nil {
+		return
+	}
+	select {
+	case <-hb.done:
+	case <-cancel:
+	}
+}
+
+func (u *migrationUpstream) endHandBack(group string, hb *handingBack) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.handingBack[group] == hb {
+		delete(u.handingBack, group)
+		close(hb.done)
+	}
 }
 
 func (u *migrationUpstream) request(timeout time.Duration, req kmsg.Request) (kmsg.Response, error) {
@@ -96,7 +144,28 @@ func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
 		defer cancel()
-		done(u.a.o.Anchors.Leave(ctx, group))
+		err := u.a.o.Anchors.Leave(ctx, group)
+		if err == nil {
+			hb := &handingBack{done: make(chan struct{})}
+			u.mu.Lock()
+			if u.handingBack == nil {
+				u.handingBack = map[string]*handingBack{}
+			}
+			if old := u.handingBack[group]; old != nil {
+				close(old.done)
+			}
+			u.handingBack[group] = hb
+			u.mu.Unlock()
+			time.AfterFunc(handBackIdle, func() {
+				u.mu.Lock()
+				idle := !hb.forwarded
+				u.mu.Unlock()
+				if idle {
+					u.endHandBack(group, hb)
+				}
+			})
+		}
+		done(err)
 	}()
 }
 
@@ -104,8 +173,37 @@ func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
 // its rebalance timeout.
 func (u *migrationUpstream) Forward(req kmsg.Request, respond func(kmsg.Response, error)) {
 	timeout := u.timeout
+	var hb *handingBack
+	var group string
 	if j, ok := req.(*kmsg.JoinGroupRequest); ok {
 		timeout += time.Duration(max(j.RebalanceTimeoutMillis, j.SessionTimeoutMillis)) * time.Millisecond
+		group = j.Group
+		u.mu.Lock()
+		if hb = u.handingBack[group]; hb != nil {
+			hb.pending++
+			hb.forwarded = true
+		}
+		u.mu.Unlock()
 	}
-	go func() { respond(u.request(timeout, req)) }()
+	go func() {
+		resp, err := u.request(timeout, req)
+		respond(resp, err)
+		if hb == nil {
+			return
+		}
+		u.mu.Lock()
+		hb.pending--
+		last := hb.pending == 0
+		u.mu.Unlock()
+		if last {
+			time.AfterFunc(handBackGrace, func() {
+				u.mu.Lock()
+				still := hb.pending == 0
+				u.mu.Unlock()
+				if still {
+					u.endHandBack(group, hb)
+				}
+			})
+		}
+	}()
 }
