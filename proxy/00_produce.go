@@ -13,16 +13,8 @@ func rewriteProduce(t *nodeTable, r kmsg.Response) bool {
 	if len(resp.Brokers) == 0 {
 		return false
 	}
-	kept := resp.Brokers[:0]
-	for _, b := range resp.Brokers {
-		t.observe(b.NodeID, b.Host, b.Port)
-		host, port, ok := t.advertised(b.NodeID)
-		if !ok {
-			continue
-		}
-		b.Host, b.Port = host, port
-		kept = append(kept, b)
-	}
-	resp.Brokers = kept
+	resp.Brokers = rewriteNodes(t, resp.Brokers, true, func(b *kmsg.ProduceResponseBroker) (*int32, *string, *int32) {
+		return &b.NodeID, &b.Host, &b.Port
+	})
 	return true
 }

@@ -8,16 +8,8 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // around the proxy.
 func rewriteMetadata(t *nodeTable, r kmsg.Response) bool {
 	resp := r.(*kmsg.MetadataResponse)
-	kept := resp.Brokers[:0]
-	for _, b := range resp.Brokers {
-		t.observe(b.NodeID, b.Host, b.Port)
-		host, port, ok := t.advertised(b.NodeID)
-		if !ok {
-			continue
-		}
-		b.Host, b.Port = host, port
-		kept = append(kept, b)
-	}
-	resp.Brokers = kept
+	resp.Brokers = rewriteNodes(t, resp.Brokers, true, func(b *kmsg.MetadataResponseBroker) (*int32, *string, *int32) {
+		return &b.NodeID, &b.Host, &b.Port
+	})
 	return true
 }

@@ -10,18 +10,8 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 func rewriteDescribeCluster(t *nodeTable, r kmsg.Response) bool {
 	resp := r.(*kmsg.DescribeClusterResponse)
 	learn := resp.Version < 1 || resp.EndpointType != 2
-	kept := resp.Brokers[:0]
-	for _, b := range resp.Brokers {
-		if learn {
-			t.observe(b.NodeID, b.Host, b.Port)
-		}
-		host, port, ok := t.advertised(b.NodeID)
-		if !ok {
-			continue
-		}
-		b.Host, b.Port = host, port
-		kept = append(kept, b)
-	}
-	resp.Brokers = kept
+	resp.Brokers = rewriteNodes(t, resp.Brokers, learn, func(b *kmsg.DescribeClusterResponseBroker) (*int32, *string, *int32) {
+		return &b.NodeID, &b.Host, &b.Port
+	})
 	return true
 }

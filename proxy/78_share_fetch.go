@@ -9,16 +9,8 @@ func rewriteShareFetch(t *nodeTable, r kmsg.Response) bool {
 	if len(resp.NodeEndpoints) == 0 {
 		return false
 	}
-	kept := resp.NodeEndpoints[:0]
-	for _, b := range resp.NodeEndpoints {
-		t.observe(b.NodeID, b.Host, b.Port)
-		host, port, ok := t.advertised(b.NodeID)
-		if !ok {
-			continue
-		}
-		b.Host, b.Port = host, port
-		kept = append(kept, b)
-	}
-	resp.NodeEndpoints = kept
+	resp.NodeEndpoints = rewriteNodes(t, resp.NodeEndpoints, true, func(b *kmsg.ShareFetchResponseNodeEndpoint) (*int32, *string, *int32) {
+		return &b.NodeID, &b.Host, &b.Port
+	})
 	return true
 }

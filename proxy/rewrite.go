@@ -46,3 +46,26 @@ func rewriteResponse(t *nodeTable, key, version int16, frame []byte) ([]byte, er
 	corr := int32(uint32(msg[0])<<24 | uint32(msg[1])<<16 | uint32(msg[2])<<8 | uint32(msg[3]))
 	return appendResponseFrame(make([]byte, 0, len(frame)+64), corr, resp), nil
 }
+
+// rewriteNodes replaces each node's upstream endpoint by the proxy's endpoint
+// for that node, in place, and returns the kept prefix. Nodes without a proxy
+// port are dropped so a client never reaches a broker around the proxy. The
+// node types of the responses differ only by name, so endpoint returns
+// pointers to a node's id, host and port. learn says whether the upstream
+// endpoints are recorded in the table first.
+func rewriteNodes[N any](t *nodeTable, nodes []N, learn bool, endpoint func(*N) (*int32, *string, *int32)) []N {
+	kept := nodes[:0]
+	for _, n := range nodes {
+		id, host, port := endpoint(&n)
+		if learn {
+			t.observe(*id, *host, *port)
+		}
+		h, p, ok := t.advertised(*id)
+		if !ok {
+			continue
+		}
+		*host, *port = h, p
+		kept = append(kept, n)
+	}
+	return kept
+}
