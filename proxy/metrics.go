@@ -26,40 +26,18 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
-		clientConns: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "streamshift_client_connections", Help: "Open client connections.",
-		}),
-		clientConnsTotal: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "streamshift_client_connections_total", Help: "Accepted client connections.",
-		}),
-		upstreamConns: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "streamshift_upstream_connections", Help: "Open upstream connections.",
-		}),
-		upstreamDialFailed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "streamshift_upstream_dial_failures_total", Help: "Client connections closed because no upstream broker could be reached.",
-		}),
-		frameRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "streamshift_frames_rejected_total", Help: "Client requests rejected by closing the connection, by reason.",
-		}, []string{"reason"}),
-		protocolErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "streamshift_upstream_protocol_errors_total", Help: "Upstream responses that could not be matched or decoded.",
-		}),
-		localResponses: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "streamshift_local_responses_total", Help: "Responses produced by the proxy itself.",
-		}),
-		intercepted: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "streamshift_intercepted_requests_total", Help: "Requests handed to a registered interceptor.",
-		}),
-		paused: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "streamshift_read_pauses_total", Help: "Times a connection stopped being read because a limit was reached.",
-		}),
-		metadataRefreshes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "streamshift_metadata_refreshes_total", Help: "Control-plane metadata fetches, by result.",
-		}, []string{"result"}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "streamshift_requests_total", Help: "Client requests, by api.",
-		}, []string{"api"}),
-		requestsByKey: make(map[int16]prometheus.Counter),
+		clientConns:        newGauge("streamshift_client_connections", "Open client connections."),
+		clientConnsTotal:   newCounter("streamshift_client_connections_total", "Accepted client connections."),
+		upstreamConns:      newGauge("streamshift_upstream_connections", "Open upstream connections."),
+		upstreamDialFailed: newCounter("streamshift_upstream_dial_failures_total", "Client connections closed because no upstream broker could be reached."),
+		frameRejected:      newCounterVec("streamshift_frames_rejected_total", "Client requests rejected by closing the connection, by reason.", "reason"),
+		protocolErrors:     newCounter("streamshift_upstream_protocol_errors_total", "Upstream responses that could not be matched or decoded."),
+		localResponses:     newCounter("streamshift_local_responses_total", "Responses produced by the proxy itself."),
+		intercepted:        newCounter("streamshift_intercepted_requests_total", "Requests handed to a registered interceptor."),
+		paused:             newCounter("streamshift_read_pauses_total", "Times a connection stopped being read because a limit was reached."),
+		metadataRefreshes:  newCounterVec("streamshift_metadata_refreshes_total", "Control-plane metadata fetches, by result.", "result"),
+		requests:           newCounterVec("streamshift_requests_total", "Client requests, by api.", "api"),
+		requestsByKey:      make(map[int16]prometheus.Counter),
 	}
 	for k := range flexibleFrom {
 		m.requestsByKey[k] = m.requests.WithLabelValues(kmsg.NameForKey(k))
@@ -71,6 +49,20 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			m.metadataRefreshes, m.requests)
 	}
 	return m
+}
+
+// The constructors below only shorten newMetrics: every series has a name, a help
+// text and at most one label.
+func newGauge(name, help string) prometheus.Gauge {
+	return prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help})
+}
+
+func newCounter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+}
+
+func newCounterVec(name, help, label string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{label})
 }
 
 func (m *metrics) request(key int16) {
