@@ -35,48 +35,47 @@ func (r *reader) need(field string, n int) bool {
 	return true
 }
 
-func (r *reader) int8(field string) int8 {
-	if !r.need(field, 1) {
-		return 0
+// fixed reads the next n bytes of a fixed-size field, or returns nil after
+// recording a truncation.
+func (r *reader) fixed(field string, n int) []byte {
+	if !r.need(field, n) {
+		return nil
 	}
-	v := int8(r.src[r.off])
-	r.off++
-	return v
+	b := r.src[r.off : r.off+n]
+	r.off += n
+	return b
+}
+
+func (r *reader) int8(field string) int8 {
+	if b := r.fixed(field, 1); b != nil {
+		return int8(b[0])
+	}
+	return 0
 }
 
 func (r *reader) int16(field string) int16 {
-	if !r.need(field, 2) {
-		return 0
+	if b := r.fixed(field, 2); b != nil {
+		return int16(binary.BigEndian.Uint16(b))
 	}
-	v := int16(binary.BigEndian.Uint16(r.src[r.off:]))
-	r.off += 2
-	return v
+	return 0
 }
 
 func (r *reader) int32(field string) int32 {
-	if !r.need(field, 4) {
-		return 0
+	if b := r.fixed(field, 4); b != nil {
+		return int32(binary.BigEndian.Uint32(b))
 	}
-	v := int32(binary.BigEndian.Uint32(r.src[r.off:]))
-	r.off += 4
-	return v
+	return 0
 }
 
 func (r *reader) int64(field string) int64 {
-	if !r.need(field, 8) {
-		return 0
+	if b := r.fixed(field, 8); b != nil {
+		return int64(binary.BigEndian.Uint64(b))
 	}
-	v := int64(binary.BigEndian.Uint64(r.src[r.off:]))
-	r.off += 8
-	return v
+	return 0
 }
 
 func (r *reader) uuid(field string) (id ProcessID) {
-	if !r.need(field, 16) {
-		return id
-	}
-	copy(id[:], r.src[r.off:])
-	r.off += 16
+	copy(id[:], r.fixed(field, 16))
 	return id
 }
 
