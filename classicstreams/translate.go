@@ -139,16 +139,6 @@ func ClassifyOwnedTasks(sub *SubscriptionInfo, owned []TopicPartition, topo *Tas
 	return out, nil
 }
 
-func cmpTask(a, b TaskID) int {
-	switch {
-	case a.Less(b):
-		return -1
-	case b.Less(a):
-		return 1
-	}
-	return 0
-}
-
 // TasksFromOffsetSums splits offset sums into running stateful actives
 // (OffsetSumRunningActive) and every other task with local state, each sorted
 // and deduplicated.
