@@ -102,19 +102,19 @@ func (m *migrationRoll) check() harness.Step {
 	}}
 }
 
-// TestStreamsProxyOnlineMigration: two Kafka Streams instances (one 4.4 with
-// group.protocol=classic, one 3.9) run on the classic protocol through
+// TestStreamsProxyOnlineMigration: three Kafka Streams instances (two 4.4
+// with group.protocol=classic, one 3.9) run on the classic protocol through
 // streamshift (the group is the upstream's), EOS, under continuous input.
 // They are rolled one at a time to 4.4 with group.protocol=streams: the
 // first streams member takes the live classic group over (the remaining
-// classic member is served by streamshift as a classic member of the
-// streams group), the second completes the upgrade. Then both are rolled
-// back to classic one at a time: a classic member joins the streams group,
-// then the last streams member leaves and the group is handed back to the
+// classic members are served by streamshift as classic members of the
+// streams group), the last completes the upgrade. Then all are rolled back
+// to classic one at a time: classic members join the streams group, then
+// the last streams member leaves and the group is handed back to the
 // upstream's classic coordinator. The output is verified exactly; no task is
 // active on two instances at once; no task is closed dirty and no member
 // fenced (from the apps' logs); at the end the upstream group is a classic
-// group of the two apps again, without the anchor.
+// group of the three apps again, without the anchor.
 func TestStreamsProxyOnlineMigration(t *testing.T) {
 	roll := &migrationRoll{ends: map[string]time.Time{}}
 	rep := harness.RunScenario(t, harness.Scenario{
@@ -132,10 +132,13 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 		Steps: []harness.Step{
 			roll.start("c1", harness.App44, "classic"),
 			roll.start("c2", harness.App39, "classic"),
+			roll.start("c3", harness.App44, "classic"),
 			roll.replace("c1", "s1", "streams"),
 			roll.replace("c2", "s2", "streams"),
-			roll.replace("s1", "c3", "classic"),
-			roll.replace("s2", "c4", "classic"),
+			roll.replace("c3", "s3", "streams"),
+			roll.replace("s1", "c4", "classic"),
+			roll.replace("s2", "c5", "classic"),
+			roll.replace("s3", "c6", "classic"),
 			roll.check(),
 			{Name: "handed back: the upstream classic group holds the apps, no anchor", Do: func(ctx context.Context, r *harness.Run) error {
 				return checkHandedBack(ctx, r.Broker.Bootstrap, "e2e-count")
@@ -150,7 +153,7 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 }
 
 // checkHandedBack: the upstream group is a classic Streams group again (its
-// protocol is "stream", not the anchor's) with two members, none of them an
+// protocol is "stream", not the anchor's) with three members, none of them an
 // anchor.
 func checkHandedBack(ctx context.Context, upstream, group string) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(upstream))
@@ -163,8 +166,8 @@ func checkHandedBack(ctx context.Context, upstream, group string) error {
 		return err
 	}
 	g := described[group]
-	if g.Protocol != "stream" || g.State != "Stable" || len(g.Members) != 2 {
-		return fmt.Errorf("upstream group %s: state %s protocol %q, %d members; want Stable, stream, 2", group, g.State, g.Protocol, len(g.Members))
+	if g.Protocol != "stream" || g.State != "Stable" || len(g.Members) != 3 {
+		return fmt.Errorf("upstream group %s: state %s protocol %q, %d members; want Stable, stream, 3", group, g.State, g.Protocol, len(g.Members))
 	}
 	for _, m := range g.Members {
 		if m.InstanceID != nil && strings.HasPrefix(*m.InstanceID, "streamshift-") {
@@ -176,7 +179,7 @@ func checkHandedBack(ctx context.Context, upstream, group string) error {
 
 // TestStreamsProxyClassicRollBaseline is the baseline of the online
 // migration's roll steps: the same app and input, a classic-only rolling
-// bounce of two instances through streamshift (forwarded, the group is the
+// bounce of the three instances through streamshift (forwarded, the group is the
 // broker's). Compare its report's output gaps with
 // TestStreamsProxyOnlineMigration's.
 func TestStreamsProxyClassicRollBaseline(t *testing.T) {
@@ -199,8 +202,10 @@ func TestStreamsProxyClassicRollBaseline(t *testing.T) {
 		Steps: []harness.Step{
 			roll.start("c1", harness.App44, "classic"),
 			roll.start("c2", harness.App39, "classic"),
-			roll.replace("c1", "c3", "classic"),
-			roll.replace("c2", "c4", "classic"),
+			roll.start("c3", harness.App44, "classic"),
+			roll.replace("c1", "c4", "classic"),
+			roll.replace("c2", "c5", "classic"),
+			roll.replace("c3", "c6", "classic"),
 			roll.check(),
 		},
 	})
