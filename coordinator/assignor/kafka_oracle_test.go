@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"testing"
+
+	"github.com/streamshift/streamshift/internal/kafkajava"
 )
 
 // TestStickyAgainstKafka runs Kafka 4.4's Java StickyTaskAssignor
@@ -26,10 +25,7 @@ import (
 //	(cd bench/assignor-java && mvn -q package)
 //	go test -tags kafkajava -run AgainstKafka -v ./coordinator/assignor/
 func TestStickyAgainstKafka(t *testing.T) {
-	javaDir, _ := filepath.Abs("../../bench/assignor-java")
-	if _, err := os.Stat(filepath.Join(javaDir, "target", "assignor-java-1.0.jar")); err != nil {
-		t.Skip("bench/assignor-java is not built (mvn package)")
-	}
+	oracle := kafkajava.Find(t, "streamshift.bench.AssignorOracle")
 	type memberJSON struct {
 		MemberID    string                      `json:"memberId"`
 		ProcessID   string                      `json:"processId"`
@@ -79,19 +75,6 @@ func TestStickyAgainstKafka(t *testing.T) {
 		}
 		specs, topos, inputs = append(specs, spec), append(topos, topo), append(inputs, in)
 	}
-	dir := t.TempDir()
-	inPath, outPath := filepath.Join(dir, "inputs.json"), filepath.Join(dir, "results.json")
-	raw, _ := json.Marshal(inputs)
-	if err := os.WriteFile(inPath, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("java", "-cp",
-		filepath.Join(javaDir, "target", "assignor-java-1.0.jar")+string(os.PathListSeparator)+filepath.Join(javaDir, "target", "lib", "*"),
-		"streamshift.bench.AssignorOracle", inPath, outPath)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
 	var results []struct {
 		Error   string `json:"error"`
 		Members map[string]struct {
@@ -99,13 +82,7 @@ func TestStickyAgainstKafka(t *testing.T) {
 			Standby Tasks `json:"standby"`
 		} `json:"members"`
 	}
-	raw, err := os.ReadFile(outPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &results); err != nil {
-		t.Fatal(err)
-	}
+	oracle.Run(t, inputs, &results)
 
 	var stickierGo, stickierJava, equalSticky int
 	spread := map[[2]int]int{} // (ours, Kafka's) max-min active tasks per member

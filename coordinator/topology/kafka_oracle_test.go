@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/streamshift/streamshift/internal/kafkajava"
 )
 
 // TestConfigureMatchesKafka is a differential test against Kafka 4.4's own
@@ -22,10 +21,7 @@ import (
 //	(cd bench/assignor-java && mvn -q package)
 //	go test -tags kafkajava -run MatchesKafka ./coordinator/topology/
 func TestConfigureMatchesKafka(t *testing.T) {
-	javaDir, _ := filepath.Abs("../../bench/assignor-java")
-	if _, err := os.Stat(filepath.Join(javaDir, "target", "assignor-java-1.0.jar")); err != nil {
-		t.Skip("bench/assignor-java is not built (mvn package)")
-	}
+	oracle := kafkajava.Find(t, "streamshift.bench.ConfigureOracle")
 
 	type caseJSON struct {
 		Topology map[string]any   `json:"topology"`
@@ -67,22 +63,6 @@ func TestConfigureMatchesKafka(t *testing.T) {
 		clusters = append(clusters, cluster)
 		cases = append(cases, caseJSON{Topology: topologyJSON(topo), Cluster: cluster})
 	}
-	dir := t.TempDir()
-	in, out := filepath.Join(dir, "cases.json"), filepath.Join(dir, "results.json")
-	raw, err := json.Marshal(cases)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(in, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("java", "-cp",
-		filepath.Join(javaDir, "target", "assignor-java-1.0.jar")+string(os.PathListSeparator)+filepath.Join(javaDir, "target", "lib", "*"),
-		"streamshift.bench.ConfigureOracle", in, out)
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
 	type subJSON struct {
 		NumTasks    int32            `json:"numTasks"`
 		Repartition map[string]int32 `json:"repartition"`
@@ -100,13 +80,7 @@ func TestConfigureMatchesKafka(t *testing.T) {
 		Subtopologies map[string]subJSON    `json:"subtopologies"`
 		Create        map[string]createJSON `json:"create"`
 	}
-	raw, err = os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &results); err != nil {
-		t.Fatal(err)
-	}
+	oracle.Run(t, cases, &results)
 
 	outcomes := map[string]int{}
 	for i, want := range results {
