@@ -16,6 +16,30 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 )
 
+// proxiedCluster starts a kfake cluster with opts behind a proxy (tweak may
+// be nil) and returns them with an address watch for the test's clients and a
+// context that ends after timeout or with the test.
+func proxiedCluster(t *testing.T, timeout time.Duration, tweak func(*Options), opts ...kfake.Opt) (*kfake.Cluster, *testProxy, *addrWatch, context.Context) {
+	t.Helper()
+	c := newCluster(t, opts...)
+	p := startProxy(t, c.ListenAddrs(), tweak)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	return c, p, new(addrWatch), ctx
+}
+
+// committedSum is the sum of group's committed offsets, read through cl.
+func committedSum(t *testing.T, ctx context.Context, cl *kgo.Client, group string) int64 {
+	t.Helper()
+	offs, err := kadm.NewClient(cl).FetchOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	offs.Each(func(o kadm.OffsetResponse) { total += o.At })
+	return total
+}
+
 // produceN produces n records to topic and waits for them.
 func produceN(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, from, n int) {
 	t.Helper()
@@ -57,19 +81,15 @@ func TestConsumerGroups(t *testing.T) {
 		{"kip848", []kgo.Opt{kgo.Balancers(kgo.RangeBalancer()), kgo.ServerSideBalancer()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster(t, kfake.SeedTopics(6, "g"))
-			p := startProxy(t, c.ListenAddrs(), nil)
-			var w addrWatch
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			prod := newClient(t, p, &w)
+			c, p, w, ctx := proxiedCluster(t, 60*time.Second, nil, kfake.SeedTopics(6, "g"))
+			prod := newClient(t, p, w)
 			produceN(t, ctx, prod, "g", 0, 300)
 
 			group := "grp-" + tc.name
 			opts := append([]kgo.Opt{kgo.ConsumerGroup(group), kgo.ConsumeTopics("g"),
 				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit()}, tc.opts...)
-			a := newClient(t, p, &w, opts...)
-			b := newClient(t, p, &w, opts...)
+			a := newClient(t, p, w, opts...)
+			b := newClient(t, p, w, opts...)
 			var mu sync.Mutex
 			seen := map[string]bool{}
 			var wg sync.WaitGroup
@@ -102,14 +122,7 @@ func TestConsumerGroups(t *testing.T) {
 				t.Fatalf("group consumed %d of 300", len(seen))
 			}
 			// The committed offsets reached the upstream.
-			adm := kadm.NewClient(prod)
-			offs, err := adm.FetchOffsets(ctx, group)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var total int64
-			offs.Each(func(o kadm.OffsetResponse) { total += o.At })
-			if total != 300 {
+			if total := committedSum(t, ctx, prod, group); total != 300 {
 				t.Errorf("committed offsets sum to %d, want 300", total)
 			}
 			w.assertOnlyProxy(t, p, c.ListenAddrs())
@@ -118,12 +131,8 @@ func TestConsumerGroups(t *testing.T) {
 }
 
 func TestTransactions(t *testing.T) {
-	c := newCluster(t, kfake.SeedTopics(3, "in", "out"))
-	p := startProxy(t, c.ListenAddrs(), nil)
-	var w addrWatch
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cl := newClient(t, p, &w, kgo.TransactionalID("txn-1"))
+	c, p, w, ctx := proxiedCluster(t, 60*time.Second, nil, kfake.SeedTopics(3, "in", "out"))
+	cl := newClient(t, p, w, kgo.TransactionalID("txn-1"))
 	for i, commit := range []bool{true, false, true} {
 		if err := cl.BeginTransaction(); err != nil {
 			t.Fatal(err)
@@ -133,7 +142,7 @@ func TestTransactions(t *testing.T) {
 			t.Fatalf("end txn %d: %v", i, err)
 		}
 	}
-	rc := newClient(t, p, &w, kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+	rc := newClient(t, p, w, kgo.ConsumeTopics("out"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	seen := consumeN(t, ctx, rc, 20)
 	for i := 10; i < 20; i++ {
@@ -143,8 +152,8 @@ func TestTransactions(t *testing.T) {
 	}
 
 	// A consume-transform-produce session commits offsets in the transaction.
-	produceN(t, ctx, newClient(t, p, &w), "in", 0, 30)
-	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(p.addr), kgo.WithHooks(&w), kgo.TransactionalID("txn-2"),
+	produceN(t, ctx, newClient(t, p, w), "in", 0, 30)
+	sess, err := kgo.NewGroupTransactSession(kgo.SeedBrokers(p.addr), kgo.WithHooks(w), kgo.TransactionalID("txn-2"),
 		kgo.ConsumerGroup("eos"), kgo.ConsumeTopics("in"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
@@ -168,25 +177,15 @@ func TestTransactions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	offs, err := kadm.NewClient(cl).FetchOffsets(ctx, "eos")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	offs.Each(func(o kadm.OffsetResponse) { total += o.At })
-	if total != 30 {
+	if total := committedSum(t, ctx, cl, "eos"); total != 30 {
 		t.Errorf("transactional offsets sum to %d, want 30", total)
 	}
 	w.assertOnlyProxy(t, p, c.ListenAddrs())
 }
 
 func TestAdminAddresses(t *testing.T) {
-	c := newCluster(t, kfake.SeedTopics(4, "a"))
-	p := startProxy(t, c.ListenAddrs(), nil)
-	var w addrWatch
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	adm := kadm.NewClient(newClient(t, p, &w))
+	c, p, w, ctx := proxiedCluster(t, 30*time.Second, nil, kfake.SeedTopics(4, "a"))
+	adm := kadm.NewClient(newClient(t, p, w))
 	proxyAddrs := map[string]bool{}
 	for id := p.opts.NodeIDMin; id <= p.opts.NodeIDMax; id++ {
 		proxyAddrs[p.NodeAddr(id)] = true
@@ -210,7 +209,7 @@ func TestAdminAddresses(t *testing.T) {
 			t.Errorf("node %d on port %d", b.NodeID, b.Port)
 		}
 	}
-	dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, newClient(t, p, &w))
+	dc, err := kmsg.NewPtrDescribeClusterRequest().RequestWith(ctx, newClient(t, p, w))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +225,7 @@ func TestAdminAddresses(t *testing.T) {
 		if maxv != nil {
 			opts = append(opts, kgo.MaxVersions(maxv))
 		}
-		a := kadm.NewClient(newClient(t, p, &w, opts...))
+		a := kadm.NewClient(newClient(t, p, w, opts...))
 		gcs := a.FindGroupCoordinators(ctx, "g1", "g2", "g3")
 		for _, g := range gcs {
 			if g.Err != nil {
@@ -251,13 +250,9 @@ func TestAdminAddresses(t *testing.T) {
 }
 
 func TestLeaderMoves(t *testing.T) {
-	c := newCluster(t, kfake.SeedTopics(8, "m"))
-	p := startProxy(t, c.ListenAddrs(), nil)
-	var w addrWatch
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	prod := newClient(t, p, &w)
-	cons := newClient(t, p, &w, kgo.ConsumeTopics("m"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	c, p, w, ctx := proxiedCluster(t, 60*time.Second, nil, kfake.SeedTopics(8, "m"))
+	prod := newClient(t, p, w)
+	cons := newClient(t, p, w, kgo.ConsumeTopics("m"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	total := 0
 	for round := 0; round < 5; round++ {
 		produceN(t, ctx, prod, "m", total, 100)
@@ -287,14 +282,10 @@ func TestOldBroker(t *testing.T) {
 		v    *kversion.Versions
 	}{{"2.8", kversion.V2_8_0()}, {"3.9", kversion.V3_9_0()}} {
 		t.Run(v.name, func(t *testing.T) {
-			c := newCluster(t, kfake.SeedTopics(4, "o"), kfake.MaxVersions(v.v))
-			p := startProxy(t, c.ListenAddrs(), nil)
-			var w addrWatch
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			prod := newClient(t, p, &w)
+			c, p, w, ctx := proxiedCluster(t, 30*time.Second, nil, kfake.SeedTopics(4, "o"), kfake.MaxVersions(v.v))
+			prod := newClient(t, p, w)
 			produceN(t, ctx, prod, "o", 0, 200)
-			cons := newClient(t, p, &w, kgo.ConsumerGroup("old"), kgo.ConsumeTopics("o"),
+			cons := newClient(t, p, w, kgo.ConsumerGroup("old"), kgo.ConsumeTopics("o"),
 				kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 			if n := len(consumeN(t, ctx, cons, 200)); n != 200 {
 				t.Fatalf("consumed %d", n)
@@ -316,16 +307,12 @@ func TestOldBroker(t *testing.T) {
 }
 
 func TestAcksZero(t *testing.T) {
-	c := newCluster(t, kfake.SeedTopics(1, "z"))
-	p := startProxy(t, c.ListenAddrs(), nil)
-	var w addrWatch
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	prod := newClient(t, p, &w, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
+	_, p, w, ctx := proxiedCluster(t, 30*time.Second, nil, kfake.SeedTopics(1, "z"))
+	prod := newClient(t, p, w, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
 	produceN(t, ctx, prod, "z", 0, 100)
 	// A request with a response after acks=0 ones must still be matched.
-	produceN(t, ctx, newClient(t, p, &w), "z", 100, 1)
-	cons := newClient(t, p, &w, kgo.ConsumeTopics("z"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	produceN(t, ctx, newClient(t, p, w), "z", 100, 1)
+	cons := newClient(t, p, w, kgo.ConsumeTopics("z"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if n := len(consumeN(t, ctx, cons, 101)); n != 101 {
 		t.Fatalf("consumed %d", n)
 	}
@@ -335,15 +322,11 @@ func TestAcksZero(t *testing.T) {
 // constantly: one request in flight, 1 KiB of unsent bytes, while 10 KiB
 // records go both ways. Everything must still arrive, in order.
 func TestBackpressure(t *testing.T) {
-	c := newCluster(t, kfake.SeedTopics(4, "bp"))
-	p := startProxy(t, c.ListenAddrs(), func(o *Options) {
+	_, p, w, ctx := proxiedCluster(t, 60*time.Second, func(o *Options) {
 		o.MaxInflight = 1
 		o.BufferHighWater = 1024
-	})
-	var w addrWatch
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	prod := newClient(t, p, &w, kgo.MaxBufferedRecords(1000))
+	}, kfake.SeedTopics(4, "bp"))
+	prod := newClient(t, p, w, kgo.MaxBufferedRecords(1000))
 	value := make([]byte, 10<<10)
 	var wg sync.WaitGroup
 	for i := 0; i < 300; i++ {
@@ -357,7 +340,7 @@ func TestBackpressure(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	cons := newClient(t, p, &w, kgo.ConsumeTopics("bp"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cons := newClient(t, p, w, kgo.ConsumeTopics("bp"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	seen := 0
 	for seen < 300 && ctx.Err() == nil {
 		cons.PollFetches(ctx).EachRecord(func(*kgo.Record) { seen++ })
