@@ -1,7 +1,9 @@
 package assignor
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -72,6 +74,15 @@ func allOf(ga GroupAssignment, standby bool, ids ...string) map[string][]int32 {
 		}
 	}
 	return out
+}
+
+// wantActives checks the active tasks of each listed member, in member id
+// order, with wantTasks.
+func wantActives(t *testing.T, ga GroupAssignment, want map[string]Tasks) {
+	t.Helper()
+	for _, id := range slices.Sorted(maps.Keys(want)) {
+		wantTasks(t, id, ga.Members[id].ActiveTasks, want[id])
+	}
 }
 
 func wantTasks(t *testing.T, what string, got Tasks, want Tasks) {
@@ -154,9 +165,11 @@ func TestMigrateActiveTasksToNewProcessWithoutChangingAll(t *testing.T) {
 	}, "", subs(3, false, "s"))
 	// The active quota is 1: member1 keeps partition 0 (first in partition
 	// order), member2 keeps 1, the new member3 takes 2.
-	wantTasks(t, "member1", ga.Members["member1"].ActiveTasks, Tasks{"s": {0}})
-	wantTasks(t, "member2", ga.Members["member2"].ActiveTasks, Tasks{"s": {1}})
-	wantTasks(t, "member3", ga.Members["member3"].ActiveTasks, Tasks{"s": {2}})
+	wantActives(t, ga, map[string]Tasks{
+		"member1": {"s": {0}},
+		"member2": {"s": {1}},
+		"member3": {"s": {2}},
+	})
 }
 
 func TestAssignBasedOnCapacity(t *testing.T) {
@@ -187,10 +200,12 @@ func TestActiveStickinessWithMoreClientsThanTasks(t *testing.T) {
 		"member3": withActive(member("process3"), "s", 1),
 		"member4": member("process4"), "member5": member("process5"),
 	}, "", subs(3, false, "s"))
-	wantTasks(t, "member1", ga.Members["member1"].ActiveTasks, Tasks{"s": {0}})
-	wantTasks(t, "member2", ga.Members["member2"].ActiveTasks, Tasks{"s": {2}})
-	wantTasks(t, "member3", ga.Members["member3"].ActiveTasks, Tasks{"s": {1}})
-	wantTasks(t, "member4", ga.Members["member4"].ActiveTasks, nil)
+	wantActives(t, ga, map[string]Tasks{
+		"member1": {"s": {0}},
+		"member2": {"s": {2}},
+		"member3": {"s": {1}},
+		"member4": nil,
+	})
 
 	ga = assign(t, map[string]MemberSpec{
 		"member1": member("process1"),
@@ -199,9 +214,11 @@ func TestActiveStickinessWithMoreClientsThanTasks(t *testing.T) {
 		"member4": withActive(member("process4"), "s", 2),
 		"member5": withActive(member("process5"), "s", 1),
 	}, "", subs(3, false, "s"))
-	wantTasks(t, "member2", ga.Members["member2"].ActiveTasks, Tasks{"s": {0}})
-	wantTasks(t, "member4", ga.Members["member4"].ActiveTasks, Tasks{"s": {2}})
-	wantTasks(t, "member5", ga.Members["member5"].ActiveTasks, Tasks{"s": {1}})
+	wantActives(t, ga, map[string]Tasks{
+		"member2": {"s": {0}},
+		"member4": {"s": {2}},
+		"member5": {"s": {1}},
+	})
 }
 
 func TestActiveToClientWithPreviousStandby(t *testing.T) {
@@ -210,9 +227,11 @@ func TestActiveToClientWithPreviousStandby(t *testing.T) {
 		"member2": withStandby(member("process2"), "s", 1),
 		"member3": withStandby(member("process3"), "s", 0),
 	}, "", subs(3, false, "s"))
-	wantTasks(t, "member1", ga.Members["member1"].ActiveTasks, Tasks{"s": {2}})
-	wantTasks(t, "member2", ga.Members["member2"].ActiveTasks, Tasks{"s": {1}})
-	wantTasks(t, "member3", ga.Members["member3"].ActiveTasks, Tasks{"s": {0}})
+	wantActives(t, ga, map[string]Tasks{
+		"member1": {"s": {2}},
+		"member2": {"s": {1}},
+		"member3": {"s": {0}},
+	})
 }
 
 func TestStandbyNotOnClientWithTheActive(t *testing.T) {
@@ -232,9 +251,11 @@ func TestCapacityWithSeveralPreviousStandbys(t *testing.T) {
 		"member2_1": {ProcessID: "process2", ActiveTasks: Tasks{"s": {2}}, StandbyTasks: Tasks{"s": {1}}},
 		"member2_2": member("process2"),
 	}, "", subs(3, false, "s"))
-	wantTasks(t, "member1", ga.Members["member1"].ActiveTasks, Tasks{"s": {0}})
-	wantTasks(t, "member2_1", ga.Members["member2_1"].ActiveTasks, Tasks{"s": {2}})
-	wantTasks(t, "member2_2", ga.Members["member2_2"].ActiveTasks, Tasks{"s": {1}})
+	wantActives(t, ga, map[string]Tasks{
+		"member1":   {"s": {0}},
+		"member2_1": {"s": {2}},
+		"member2_2": {"s": {1}},
+	})
 }
 
 func TestStandbyOnOtherClientThanActive(t *testing.T) {
@@ -362,8 +383,10 @@ func TestPreviousStandbyLeastLoad(t *testing.T) {
 		"a": {ProcessID: "p1", ActiveTasks: Tasks{"s": {0, 1}}, StandbyTasks: Tasks{"s": {2}}},
 		"c": {ProcessID: "p2", StandbyTasks: Tasks{"s": {2}}},
 	}, "", topo)
-	wantTasks(t, "a", ga.Members["a"].ActiveTasks, Tasks{"s": {0, 1}})
-	wantTasks(t, "c", ga.Members["c"].ActiveTasks, Tasks{"s": {2, 3}})
+	wantActives(t, ga, map[string]Tasks{
+		"a": {"s": {0, 1}},
+		"c": {"s": {2, 3}},
+	})
 }
 
 func TestDeterministicTies(t *testing.T) {
