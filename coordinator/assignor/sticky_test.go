@@ -87,16 +87,7 @@ func wantActives(t *testing.T, ga GroupAssignment, want map[string]Tasks) {
 
 func wantTasks(t *testing.T, what string, got Tasks, want Tasks) {
 	t.Helper()
-	norm := func(ts Tasks) map[string][]int32 {
-		out := map[string][]int32{}
-		for s, p := range ts {
-			if len(p) > 0 {
-				out[s] = sorted(p)
-			}
-		}
-		return out
-	}
-	if !reflect.DeepEqual(norm(got), norm(want)) {
+	if !sameTasks(got, want) {
 		t.Fatalf("%s: got %v, want %v", what, got, want)
 	}
 }
