@@ -28,22 +28,13 @@ func (a *admin) describeGroups(req *proxy.Request, out proxy.Outcome) {
 		return
 	}
 	merge := func(up []kmsg.DescribeGroupsResponseGroup) []kmsg.DescribeGroupsResponseGroup {
-		byID := map[string][]kmsg.DescribeGroupsResponseGroup{}
-		for _, g := range up {
-			byID[g.Group] = append(byID[g.Group], g)
-		}
-		groups := make([]kmsg.DescribeGroupsResponseGroup, 0, len(r.Groups))
-		for i, id := range r.Groups {
-			if owned[i] {
-				groups = append(groups, streamsGroupDescribed(id, req.Version))
-				continue
+		local := func(i int) (kmsg.DescribeGroupsResponseGroup, bool) {
+			if !owned[i] {
+				return kmsg.DescribeGroupsResponseGroup{}, false
 			}
-			if q := byID[id]; len(q) > 0 {
-				groups = append(groups, q[0])
-				byID[id] = q[1:]
-			}
+			return streamsGroupDescribed(r.Groups[i], req.Version), true
 		}
-		return groups
+		return mergeByID(r.Groups, local, up, func(g kmsg.DescribeGroupsResponseGroup) string { return g.Group })
 	}
 	if len(upstream) == 0 {
 		resp := kmsg.NewPtrDescribeGroupsResponse()

@@ -34,17 +34,13 @@ func (a *admin) describeConfigs(req *proxy.Request, out proxy.Outcome) {
 		return
 	}
 	merge := func(up []kmsg.DescribeConfigsResponseResource) []kmsg.DescribeConfigsResponseResource {
-		res := make([]kmsg.DescribeConfigsResponseResource, 0, len(r.Resources))
-		j := 0
-		for i, rr := range r.Resources {
-			if owned[i] {
-				res = append(res, a.describeGroupResource(rr, r.IncludeSynonyms, r.IncludeDocumentation))
-			} else if j < len(up) {
-				res = append(res, up[j])
-				j++
+		local := func(i int) (kmsg.DescribeConfigsResponseResource, bool) {
+			if !owned[i] {
+				return kmsg.DescribeConfigsResponseResource{}, false
 			}
+			return a.describeGroupResource(r.Resources[i], r.IncludeSynonyms, r.IncludeDocumentation), true
 		}
-		return append(res, up[j:]...)
+		return mergeByPosition(len(r.Resources), local, up)
 	}
 	if len(upstream) == 0 {
 		resp := kmsg.NewPtrDescribeConfigsResponse()

@@ -41,27 +41,15 @@ func (a *admin) deleteGroups(req *proxy.Request, out proxy.Outcome) {
 		return
 	}
 	merge := func(up []kmsg.DeleteGroupsResponseGroup) []kmsg.DeleteGroupsResponseGroup {
-		byID := map[string][]kmsg.DeleteGroupsResponseGroup{}
-		for _, g := range up {
-			if deleted[g.Group] && g.ErrorCode == kerr.GroupIDNotFound.Code {
+		for i := range up {
+			if deleted[up[i].Group] && up[i].ErrorCode == kerr.GroupIDNotFound.Code {
 				// The group never committed offsets upstream: deleting our
 				// state was all there was to do.
-				g.ErrorCode = 0
-			}
-			byID[g.Group] = append(byID[g.Group], g)
-		}
-		groups := make([]kmsg.DeleteGroupsResponseGroup, 0, len(r.Groups))
-		for i, id := range r.Groups {
-			if g, ok := local[i]; ok {
-				groups = append(groups, g)
-				continue
-			}
-			if q := byID[id]; len(q) > 0 {
-				groups = append(groups, q[0])
-				byID[id] = q[1:]
+				up[i].ErrorCode = 0
 			}
 		}
-		return groups
+		byLocal := func(i int) (kmsg.DeleteGroupsResponseGroup, bool) { g, ok := local[i]; return g, ok }
+		return mergeByID(r.Groups, byLocal, up, func(g kmsg.DeleteGroupsResponseGroup) string { return g.Group })
 	}
 	if len(upstream) == 0 {
 		resp := kmsg.NewPtrDeleteGroupsResponse()

@@ -31,17 +31,11 @@ func (a *admin) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
 		}
 	}
 	merge := func(up []kmsg.IncrementalAlterConfigsResponseResource) []kmsg.IncrementalAlterConfigsResponseResource {
-		res := make([]kmsg.IncrementalAlterConfigsResponseResource, 0, len(r.Resources))
-		j := 0
-		for i := range r.Resources {
-			if owned[i] {
-				res = append(res, local[i])
-			} else if j < len(up) {
-				res = append(res, up[j])
-				j++
-			}
+		byLocal := func(i int) (kmsg.IncrementalAlterConfigsResponseResource, bool) {
+			res, ok := local[i]
+			return res, ok && owned[i]
 		}
-		return append(res, up[j:]...)
+		return mergeByPosition(len(r.Resources), byLocal, up)
 	}
 	if len(upstream) == 0 {
 		resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
