@@ -24,15 +24,14 @@ func (a *Adapter) offsetCommit(req *proxy.Request, out proxy.Outcome) {
 		forwardAt(req, out, up)
 		return
 	}
-	var parts []coordinator.CommitPartition
-	for _, t := range r.Topics {
-		for _, p := range t.Partitions {
-			parts = append(parts, coordinator.CommitPartition{Topic: t.Topic, Partition: p.Partition})
-		}
-	}
 	vr := coordinator.OffsetCommitRequest{
 		GroupID: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID),
-		MemberEpoch: r.Generation, Version: req.Version, Partitions: parts,
+		MemberEpoch: r.Generation, Version: req.Version,
+		Partitions: commitPartitions(r.Topics, func(t kmsg.OffsetCommitRequestTopic, add func(string, int32)) {
+			for _, p := range t.Partitions {
+				add(t.Topic, p.Partition)
+			}
+		}),
 	}
 	a.o.Coordinator.ValidateOffsetCommit(vr, func(res coordinator.OffsetCommitResult) {
 		go a.offsetCommitValidated(req, out, r, res, up)
@@ -49,66 +48,35 @@ func (a *Adapter) offsetCommitValidated(req *proxy.Request, out proxy.Outcome, r
 		out.Respond(offsetCommitAll(r, res.Err))
 		return
 	}
-	// Split: refused partitions are answered here, the rest go upstream.
-	refused := kmsg.NewPtrOffsetCommitResponse()
-	fwd := *r
-	fwd.Topics = nil
-	i := 0
-	for _, t := range r.Topics {
-		keep := t
-		keep.Partitions = nil
-		var rt *kmsg.OffsetCommitResponseTopic
-		for _, p := range t.Partitions {
-			if err := res.Partitions[i]; err != nil {
-				if rt == nil {
-					refused.Topics = append(refused.Topics, kmsg.OffsetCommitResponseTopic{Topic: t.Topic})
-					rt = &refused.Topics[len(refused.Topics)-1]
-				}
-				code := kafkaCode(err)
-				rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
-			} else {
-				keep.Partitions = append(keep.Partitions, p)
-			}
-			i++
-		}
-		if len(keep.Partitions) > 0 {
-			fwd.Topics = append(fwd.Topics, keep)
-		}
+	sizes := make([]int, len(r.Topics))
+	for ti, t := range r.Topics {
+		sizes[ti] = len(t.Partitions)
 	}
-	if len(fwd.Topics) == 0 {
-		out.Respond(refused)
-		return
-	}
-	a.ensureAnchor(r.Group, nil)
-	ctx, cancel := requestContext(req, a.o.AnchorWait)
-	gen, err := a.o.Anchors.Generation(ctx, r.Group)
-	cancel()
-	if err != nil {
-		a.o.Log.Warn().Str("group", r.Group).Err(err).Msg("offset commit: no anchor member upstream yet")
-		out.Respond(offsetCommitAll(r, kerr.CoordinatorNotAvailable))
-		return
-	}
-	fwd.Generation = gen.Generation
-	fwd.MemberID = gen.MemberID
-	fwd.InstanceID = &gen.InstanceID
-	out.ForwardRewritten(&fwd, min(req.Version, up), func(resp kmsg.Response) kmsg.Response {
-		cr := resp.(*kmsg.OffsetCommitResponse)
-		fenced := false
-		for ti := range cr.Topics {
-			for pi := range cr.Topics[ti].Partitions {
-				p := &cr.Topics[ti].Partitions[pi]
-				if anchorFenced(p.ErrorCode) {
-					p.ErrorCode = kerr.CoordinatorNotAvailable.Code
-					fenced = true
+	a.forwardAsAnchor(req, out, up, anchoredCommit{
+		group:  r.Group,
+		what:   "offset commit",
+		code:   kafkaCode,
+		answer: func(code func(ti, pi int) (int16, bool)) kmsg.Response { return offsetCommitAnswer(r, code) },
+		forward: func(keep [][]bool, gen anchor.Generation) kmsg.Request {
+			fwd := *r
+			fwd.Topics = keepPartitions(r.Topics, func(t *kmsg.OffsetCommitRequestTopic) *[]kmsg.OffsetCommitRequestTopicPartition { return &t.Partitions }, keep)
+			fwd.Generation, fwd.MemberID, fwd.InstanceID = gen.Generation, gen.MemberID, &gen.InstanceID
+			return &fwd
+		},
+		codes: func(resp kmsg.Response, visit func(*int16)) {
+			cr := resp.(*kmsg.OffsetCommitResponse)
+			for ti := range cr.Topics {
+				for pi := range cr.Topics[ti].Partitions {
+					visit(&cr.Topics[ti].Partitions[pi].ErrorCode)
 				}
 			}
-		}
-		if fenced {
-			a.anchorFenced(r.Group, gen)
-		}
-		cr.Topics = append(cr.Topics, refused.Topics...)
-		return cr
-	})
+		},
+		merge: func(resp, refused kmsg.Response) kmsg.Response {
+			cr := resp.(*kmsg.OffsetCommitResponse)
+			cr.Topics = append(cr.Topics, refused.(*kmsg.OffsetCommitResponse).Topics...)
+			return cr
+		},
+	}, byTopic(res.Partitions, sizes))
 }
 
 // anchorFenced reports whether an upstream error means the anchor's
@@ -130,14 +98,24 @@ func (a *Adapter) anchorFenced(group string, gen anchor.Generation) {
 
 // offsetCommitAll answers every partition with err.
 func offsetCommitAll(r *kmsg.OffsetCommitRequest, err error) *kmsg.OffsetCommitResponse {
-	code := kafkaCode(err)
+	c := kafkaCode(err)
+	return offsetCommitAnswer(r, func(int, int) (int16, bool) { return c, true })
+}
+
+// offsetCommitAnswer answers the partitions code selects, in request order.
+func offsetCommitAnswer(r *kmsg.OffsetCommitRequest, code func(ti, pi int) (int16, bool)) *kmsg.OffsetCommitResponse {
 	resp := kmsg.NewPtrOffsetCommitResponse()
-	for _, t := range r.Topics {
+	for ti, t := range r.Topics {
 		rt := kmsg.OffsetCommitResponseTopic{Topic: t.Topic}
-		for _, p := range t.Partitions {
-			rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+		for pi, p := range t.Partitions {
+			if c, ok := code(ti, pi); ok {
+				rt.Partitions = append(rt.Partitions, kmsg.OffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: c})
+			}
 		}
-		resp.Topics = append(resp.Topics, rt)
+		// A topic without partitions is echoed, as Kafka's error responses do.
+		if len(rt.Partitions) > 0 || len(t.Partitions) == 0 {
+			resp.Topics = append(resp.Topics, rt)
+		}
 	}
 	return resp
 }

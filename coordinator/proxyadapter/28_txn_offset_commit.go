@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -22,15 +23,14 @@ func (a *Adapter) txnOffsetCommit(req *proxy.Request, out proxy.Outcome) {
 		forwardAt(req, out, up)
 		return
 	}
-	var parts []coordinator.CommitPartition
-	for _, t := range r.Topics {
-		for _, p := range t.Partitions {
-			parts = append(parts, coordinator.CommitPartition{Topic: t.Topic, Partition: p.Partition})
-		}
-	}
 	vr := coordinator.OffsetCommitRequest{
 		GroupID: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID),
-		MemberEpoch: r.Generation, Transactional: true, Version: req.Version, Partitions: parts,
+		MemberEpoch: r.Generation, Transactional: true, Version: req.Version,
+		Partitions: commitPartitions(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic, add func(string, int32)) {
+			for _, p := range t.Partitions {
+				add(t.Topic, p.Partition)
+			}
+		}),
 	}
 	if req.Version < 3 {
 		// No member fields before v3: Kafka checks nothing either.
@@ -46,85 +46,65 @@ func (a *Adapter) txnOffsetCommitValidated(req *proxy.Request, out proxy.Outcome
 		forwardAt(req, out, up)
 		return
 	}
-	mapErr := func(err error) int16 {
-		code := kafkaCode(err)
-		if code == kerr.StaleMemberEpoch.Code && req.Version < 6 {
+	code := func(err error) int16 {
+		c := kafkaCode(err)
+		if c == kerr.StaleMemberEpoch.Code && req.Version < 6 {
 			return kerr.IllegalGeneration.Code
 		}
-		return code
+		return c
 	}
 	if res.Err != nil {
-		out.Respond(txnOffsetCommitAll(r, mapErr(res.Err)))
+		c := code(res.Err)
+		out.Respond(txnOffsetCommitAnswer(r, func(int, int) (int16, bool) { return c, true }))
 		return
 	}
-	refused := kmsg.NewPtrTxnOffsetCommitResponse()
-	fwd := *r
-	fwd.Topics = nil
-	i := 0
-	for _, t := range r.Topics {
-		keep := t
-		keep.Partitions = nil
-		var rt *kmsg.TxnOffsetCommitResponseTopic
-		for _, p := range t.Partitions {
-			if err := res.Partitions[i]; err != nil {
-				if rt == nil {
-					refused.Topics = append(refused.Topics, kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic})
-					rt = &refused.Topics[len(refused.Topics)-1]
-				}
-				rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: mapErr(err)})
-			} else {
-				keep.Partitions = append(keep.Partitions, p)
-			}
-			i++
-		}
-		if len(keep.Partitions) > 0 {
-			fwd.Topics = append(fwd.Topics, keep)
-		}
+	sizes := make([]int, len(r.Topics))
+	for ti, t := range r.Topics {
+		sizes[ti] = len(t.Partitions)
 	}
-	if len(fwd.Topics) == 0 {
-		out.Respond(refused)
-		return
-	}
-	a.ensureAnchor(r.Group, nil)
-	ctx, cancel := requestContext(req, a.o.AnchorWait)
-	gen, err := a.o.Anchors.Generation(ctx, r.Group)
-	cancel()
-	if err != nil {
-		a.o.Log.Warn().Str("group", r.Group).Err(err).Msg("transactional offset commit: no anchor member upstream yet")
-		out.Respond(txnOffsetCommitAll(r, kerr.CoordinatorNotAvailable.Code))
-		return
-	}
-	fwd.Generation = gen.Generation
-	fwd.MemberID = gen.MemberID
-	fwd.InstanceID = &gen.InstanceID
-	out.ForwardRewritten(&fwd, min(req.Version, up), func(resp kmsg.Response) kmsg.Response {
-		cr := resp.(*kmsg.TxnOffsetCommitResponse)
-		fenced := false
-		for ti := range cr.Topics {
-			for pi := range cr.Topics[ti].Partitions {
-				p := &cr.Topics[ti].Partitions[pi]
-				if anchorFenced(p.ErrorCode) {
-					p.ErrorCode = kerr.CoordinatorNotAvailable.Code
-					fenced = true
+	a.forwardAsAnchor(req, out, up, anchoredCommit{
+		group:  r.Group,
+		what:   "transactional offset commit",
+		code:   code,
+		answer: func(code func(ti, pi int) (int16, bool)) kmsg.Response { return txnOffsetCommitAnswer(r, code) },
+		forward: func(keep [][]bool, gen anchor.Generation) kmsg.Request {
+			fwd := *r
+			fwd.Topics = keepPartitions(r.Topics, func(t *kmsg.TxnOffsetCommitRequestTopic) *[]kmsg.TxnOffsetCommitRequestTopicPartition {
+				return &t.Partitions
+			}, keep)
+			fwd.Generation, fwd.MemberID, fwd.InstanceID = gen.Generation, gen.MemberID, &gen.InstanceID
+			return &fwd
+		},
+		codes: func(resp kmsg.Response, visit func(*int16)) {
+			cr := resp.(*kmsg.TxnOffsetCommitResponse)
+			for ti := range cr.Topics {
+				for pi := range cr.Topics[ti].Partitions {
+					visit(&cr.Topics[ti].Partitions[pi].ErrorCode)
 				}
 			}
-		}
-		if fenced {
-			a.anchorFenced(r.Group, gen)
-		}
-		cr.Topics = append(cr.Topics, refused.Topics...)
-		return cr
-	})
+		},
+		merge: func(resp, refused kmsg.Response) kmsg.Response {
+			cr := resp.(*kmsg.TxnOffsetCommitResponse)
+			cr.Topics = append(cr.Topics, refused.(*kmsg.TxnOffsetCommitResponse).Topics...)
+			return cr
+		},
+	}, byTopic(res.Partitions, sizes))
 }
 
-func txnOffsetCommitAll(r *kmsg.TxnOffsetCommitRequest, code int16) *kmsg.TxnOffsetCommitResponse {
+// txnOffsetCommitAnswer answers the partitions code selects, in request order.
+func txnOffsetCommitAnswer(r *kmsg.TxnOffsetCommitRequest, code func(ti, pi int) (int16, bool)) *kmsg.TxnOffsetCommitResponse {
 	resp := kmsg.NewPtrTxnOffsetCommitResponse()
-	for _, t := range r.Topics {
+	for ti, t := range r.Topics {
 		rt := kmsg.TxnOffsetCommitResponseTopic{Topic: t.Topic}
-		for _, p := range t.Partitions {
-			rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: code})
+		for pi, p := range t.Partitions {
+			if c, ok := code(ti, pi); ok {
+				rt.Partitions = append(rt.Partitions, kmsg.TxnOffsetCommitResponseTopicPartition{Partition: p.Partition, ErrorCode: c})
+			}
 		}
-		resp.Topics = append(resp.Topics, rt)
+		// A topic without partitions is echoed, as Kafka's error responses do.
+		if len(rt.Partitions) > 0 || len(t.Partitions) == 0 {
+			resp.Topics = append(resp.Topics, rt)
+		}
 	}
 	return resp
 }
