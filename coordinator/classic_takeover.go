@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,8 +29,15 @@ type ClassicMemberState struct {
 	// SessionTimeoutMs and RebalanceTimeoutMs come from the member's
 	// JoinGroup as it passed through; DescribeGroups does not report them.
 	SessionTimeoutMs, RebalanceTimeoutMs int32
-	Subscription                         *classicstreams.ConsumerSubscription
-	Info                                 *classicstreams.SubscriptionInfo
+	// LastHeartbeat is when the upstream last renewed the member's session
+	// (a Heartbeat, JoinGroup, SyncGroup or OffsetCommit it accepted), on
+	// the coordinator's clock; zero if unknown. The member's session here
+	// runs on from it, so a member that stopped just before the takeover
+	// is fenced when the broker would have fenced it, not a whole session
+	// later.
+	LastHeartbeat time.Time
+	Subscription  *classicstreams.ConsumerSubscription
+	Info          *classicstreams.SubscriptionInfo
 	// Assignment and AssignmentInfo: what the member got in its last
 	// SyncGroup, i.e. what it holds.
 	Assignment     *classicstreams.ConsumerAssignment
@@ -45,6 +53,11 @@ type ClassicMemberState struct {
 // then bumps the epoch, so classic members are pulled to rejoin by Heartbeat
 // REBALANCE_IN_PROGRESS only; their generation stays valid for commits until
 // they do.
+//
+// Each classic member's session continues from its LastHeartbeat: a member
+// whose session has already run out is not carried over (its tasks are free
+// at once, as the broker would have freed them), the others are fenced at
+// LastHeartbeat + session timeout unless they heartbeat before.
 //
 // Nothing is written if anything fails: an existing group here, a join
 // that is not a first join with a topology, or a classic task the topology
@@ -84,7 +97,7 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 		ch.rollback()
 		return fail(kerr.UnknownServerError, "Takeover of %s: %v", state.GroupID, err)
 	}
-	imported, err := importClassicMembers(state, configured, topo.Epoch)
+	imported, err := importClassicMembers(liveClassicMembers(state, ch.now), configured, topo.Epoch, ch.now)
 	if err != nil {
 		ch.rollback()
 		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
@@ -119,7 +132,7 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 		return heartbeatError(first, ce)
 	}
 	for _, im := range imported {
-		ch.scheduleSession(im.id)
+		ch.scheduleCarriedSession(im.id, im.sessionLeft)
 	}
 	if err := ch.commit(); err != nil {
 		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
@@ -127,10 +140,50 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	return resp
 }
 
+// Now reads the coordinator's clock, the one ClassicMemberState.LastHeartbeat
+// is on.
+func (c *Coordinator) Now() time.Time { return c.clock.Now() }
+
 type importedMember struct {
-	id    string
-	meta  *MemberMetadataValue
-	tasks TaskSets
+	id          string
+	meta        *MemberMetadataValue
+	tasks       TaskSets
+	sessionLeft time.Duration
+}
+
+// liveClassicMembers drops the members whose session ran out before now: the
+// upstream would have fenced them already (they are fenced there with the
+// others all the same).
+func liveClassicMembers(state ClassicGroupState, now time.Time) ClassicGroupState {
+	live := state
+	live.Members = make([]ClassicMemberState, 0, len(state.Members))
+	for _, cm := range state.Members {
+		if classicSessionLeft(cm, now) > 0 {
+			live.Members = append(live.Members, cm)
+		}
+	}
+	return live
+}
+
+// classicSessionLeft is what remains of a carried member's session at now:
+// a whole session if its last heartbeat is unknown.
+func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
+	session := time.Duration(cm.SessionTimeoutMs) * time.Millisecond
+	if cm.LastHeartbeat.IsZero() {
+		return session
+	}
+	return min(cm.LastHeartbeat.Add(session).Sub(now), session)
+}
+
+// scheduleCarriedSession arms the session timer of a member carried over by
+// a takeover with what is left of its upstream session; it fences as
+// scheduleSession's does, and the member's next request re-arms it in full.
+func (ch *change) scheduleCarriedSession(memberID string, left time.Duration) {
+	ch.schedule(sessionTimerKey(memberID), left, func(f *change) {
+		if m := f.g.Members[memberID]; m != nil {
+			f.fenceMember(m)
+		}
+	})
 }
 
 // importClassicMembers reads each classic member's metadata and held tasks
@@ -138,7 +191,7 @@ type importedMember struct {
 // AssignmentInfo), all checked against the configured topology. A task
 // claimed by two members as active is an error: the classic group itself
 // would be broken.
-func importClassicMembers(state ClassicGroupState, topo *configuredTopology, topologyEpoch int32) ([]importedMember, error) {
+func importClassicMembers(state ClassicGroupState, topo *configuredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
 	tt := classicTaskTopology(topo)
 	if tt == nil {
 		return nil, fmt.Errorf("the topology is not ready, the classic tasks cannot be checked")
@@ -178,7 +231,8 @@ func importClassicMembers(state ClassicGroupState, topo *configuredTopology, top
 				standby.add(id.Subtopology, id.Partition)
 			}
 		}
-		out = append(out, importedMember{id: cm.MemberID, meta: meta, tasks: TaskSets{Active: active.build(), Standby: standby.build()}})
+		out = append(out, importedMember{id: cm.MemberID, meta: meta, tasks: TaskSets{Active: active.build(), Standby: standby.build()},
+			sessionLeft: classicSessionLeft(cm, now)})
 	}
 	return out, nil
 }

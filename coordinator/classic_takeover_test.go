@@ -140,3 +140,61 @@ func TestAbandonTakeOver(t *testing.T) {
 		t.Fatalf("replay after abandon: %v %v", rerr, gs["g"])
 	}
 }
+
+// A takeover carries each classic member's session clock over from the
+// upstream: c2 stopped 8 s (of its 10 s session) before the takeover and is
+// fenced 2 s after it, at its last heartbeat + session timeout, not a whole
+// session after the takeover; c3's session ran out before the takeover, so
+// it is not carried over at all and its tasks are free at once. c1, alive,
+// is never fenced, and no task is ever active twice.
+func TestTakeOverKeepsClassicSessionClocks(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 6)
+	w := newWorld(t, h, "g")
+	c1, c2, c3 := w.newClassic("c1", "p1"), w.newClassic("c2", "p2"), w.newClassic("c3", "p3")
+	c1.owned, c1.active = fooPartitions(0, 1), cTasks(0, 1)
+	c2.owned, c2.active = fooPartitions(2, 3), cTasks(2, 3)
+	c3.owned, c3.active = fooPartitions(4, 5), cTasks(4, 5)
+	st := classicState(9, c1, c2, c3)
+	now := h.c.Now()
+	st.Members[0].LastHeartbeat = now.Add(-time.Second)
+	st.Members[1].LastHeartbeat = now.Add(-8 * time.Second)
+	st.Members[2].LastHeartbeat = now.Add(-11 * time.Second)
+	c2.gone, c3.gone = true, true
+
+	if resp := w.takeOver(st, "s1", "ps"); resp.ErrorCode != 0 {
+		t.Fatalf("takeover: %d %s", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+	g := h.group("g")
+	if g.Members["c3"] != nil || g.Members["c1"] == nil || g.Members["c2"] == nil {
+		t.Fatalf("members after the takeover: %v (c3's session had run out)", sortedMemberIDs(g))
+	}
+	// c3's tasks go to the streams member without waiting for anyone.
+	w.streamsHeartbeat("s1")
+	if got := w.streams["s1"].owned.Active; !tasksEqual(got, tasks("0", 4, 5)) {
+		t.Fatalf("s1 active %v, want c3's tasks 4 and 5", got)
+	}
+
+	step := 500 * time.Millisecond
+	for elapsed := time.Duration(0); elapsed < 12*time.Second; elapsed += step {
+		if c1.mustRejoin() {
+			c1.rebalance()
+		}
+		w.streamsHeartbeat("s1")
+		h.advance(step)
+		fenced := h.group("g").Members["c2"] == nil
+		switch at := elapsed + step; {
+		case at < 2*time.Second && fenced:
+			t.Fatalf("c2 fenced %v after the takeover, before its upstream session ran out (2 s)", at)
+		case at >= 2*time.Second && !fenced:
+			t.Fatalf("c2 still a member %v after the takeover: its session restarted at the takeover", at)
+		}
+	}
+	w.settleStreams("s1")
+	if c1.mustRejoin() {
+		c1.rebalance()
+	}
+	if n1, ns := len(c1.active), tasksCount(w.streams["s1"].owned.Active); n1+ns != 6 || h.group("g").Members["c1"] == nil {
+		t.Fatalf("after c2's session: c1 %v s1 %v", c1.active, w.streams["s1"].owned.Active)
+	}
+}

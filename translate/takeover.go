@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -27,9 +28,15 @@ const (
 // takeover needs and DescribeGroups does not tell: each member's session and
 // rebalance timeouts (from its JoinGroup) and its generation (from every
 // request the upstream accepted: JoinGroup responses, and SyncGroup,
-// Heartbeat and OffsetCommit requests answered without error). The
-// forwarding path feeds it; Forget drops a group after a takeover.
+// Heartbeat and OffsetCommit requests answered without error), and when the
+// upstream last renewed its session, so the takeover carries the session
+// clock over instead of restarting it. The forwarding path feeds it; Forget
+// drops a group after a takeover.
 type ClassicObserver struct {
+	// Now is the coordinator's clock (time.Now if nil): the session
+	// timers that continue from what is observed run on it.
+	Now func() time.Time
+
 	mu     sync.Mutex
 	groups map[string]map[string]*observedMember
 }
@@ -38,6 +45,14 @@ type observedMember struct {
 	sessionMs, rebalanceMs int32
 	generation             int32
 	haveGeneration         bool
+	lastHeartbeat          time.Time
+}
+
+func (o *ClassicObserver) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
 }
 
 func (o *ClassicObserver) member(group, id string) *observedMember {
@@ -62,9 +77,11 @@ func (o *ClassicObserver) ObserveJoin(req *kmsg.JoinGroupRequest, resp *kmsg.Joi
 	if resp.ErrorCode != 0 || resp.MemberID == "" {
 		return
 	}
+	now := o.now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	m := o.member(req.Group, resp.MemberID)
+	m.lastHeartbeat = now
 	m.sessionMs, m.rebalanceMs = req.SessionTimeoutMillis, req.RebalanceTimeoutMillis
 	if req.Version == 0 {
 		m.rebalanceMs = req.SessionTimeoutMillis
@@ -74,11 +91,33 @@ func (o *ClassicObserver) ObserveJoin(req *kmsg.JoinGroupRequest, resp *kmsg.Joi
 
 // ObserveGeneration records a generation the upstream accepted from a member
 // (a SyncGroup, Heartbeat or OffsetCommit answered without error).
+// The upstream renewed the member's session then.
 func (o *ClassicObserver) ObserveGeneration(group, memberID string, generation int32) {
+	now := o.now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	m := o.member(group, memberID)
 	m.generation, m.haveGeneration = generation, true
+	m.lastHeartbeat = now
+}
+
+// ObserveAlive records that the member showed its session is alive without
+// a generation to record: a Heartbeat the upstream answered
+// REBALANCE_IN_PROGRESS (which renews the session too), or a request of the
+// member held by a takeover's gate, which the upstream would have taken as
+// a heartbeat had it reached it.
+func (o *ClassicObserver) ObserveAlive(group, memberID string) {
+	if group == "" || memberID == "" {
+		return
+	}
+	now := o.now()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if g := o.groups[group]; g != nil {
+		if m := g[memberID]; m != nil {
+			m.lastHeartbeat = now
+		}
+	}
 }
 
 // Forget drops what is known of a group.
@@ -139,6 +178,7 @@ func ClassicGroupStateOf(d *kmsg.DescribeGroupsResponseGroup, o *ClassicObserver
 			if om.sessionMs > 0 {
 				cm.SessionTimeoutMs, cm.RebalanceTimeoutMs = om.sessionMs, om.rebalanceMs
 			}
+			cm.LastHeartbeat = om.lastHeartbeat
 			if om.haveGeneration {
 				if haveGen && om.generation != gen {
 					return st, fmt.Errorf("members of %s seen at generations %d and %d: %w", d.Group, gen, om.generation, ErrNotStable)

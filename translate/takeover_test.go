@@ -104,3 +104,74 @@ func TestClassicGroupStateOf(t *testing.T) {
 		t.Fatalf("commit at generation 7 after the takeover: %v", r.Err)
 	}
 }
+
+// The observer's last-heartbeat times carry the members' session clocks
+// over the takeover: "b" stopped 9 s into its 10 s session and is fenced
+// 1 s after the takeover, "a", whose request was held by the takeover's
+// gate at 8 s, lives on its own session; "c", silent for 11 s, is not
+// carried over at all (its tasks are free at once).
+func TestTakeoverCarriesSessionClocks(t *testing.T) {
+	d := &kmsg.DescribeGroupsResponseGroup{Group: "legacy", State: "Stable", ProtocolType: "consumer", Protocol: "stream",
+		Members: []kmsg.DescribeGroupsResponseGroupMember{describedMember(t, "a", 0, 1), describedMember(t, "b", 2, 3), describedMember(t, "c", 4, 5)}}
+	clock := coordinator.NewManualClock(time.Unix(1000, 0))
+	o := &ClassicObserver{Now: clock.Now}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Version, join.Group, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 9, "legacy", 10000, 60000
+	for _, id := range []string{"a", "b", "c"} {
+		jr := kmsg.NewPtrJoinGroupResponse()
+		jr.MemberID, jr.Generation = id, 7
+		o.ObserveJoin(join, jr)
+	}
+	clock.Advance(2 * time.Second)
+	o.ObserveGeneration("legacy", "b", 7) // b's last heartbeat: 2 s
+	clock.Advance(6 * time.Second)
+	o.ObserveAlive("legacy", "a") // a's heartbeat held by the gate: 8 s
+	o.ObserveAlive("legacy", "nobody")
+	clock.Advance(3 * time.Second) // the takeover: 11 s
+	st, err := ClassicGroupStateOf(d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(1000, 0)
+	for i, want := range []time.Duration{8 * time.Second, 2 * time.Second, 0} {
+		if got := st.Members[i].LastHeartbeat.Sub(start); got != want {
+			t.Fatalf("member %s last heartbeat at %v, want %v", st.Members[i].MemberID, got, want)
+		}
+	}
+
+	md := coordinator.NewStaticMetadata()
+	md.SetTopic("foo", 6)
+	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: clock, Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	first := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	first.Version, first.Group, first.MemberID, first.RebalanceTimeoutMillis, first.EndpointInformationEpoch = 1, "legacy", "s1", 60000, -1
+	p := "ps"
+	first.ProcessID = &p
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	sub := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	sub.SubtopologyID, sub.SourceTopics = "0", []string{"foo"}
+	topo.Subtopologies = append(topo.Subtopologies, sub)
+	first.Topology = &topo
+	first.ActiveTasks, first.StandbyTasks, first.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	first.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
+	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	c.TakeOverClassicGroup(st, first, coordinator.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	if r := <-done; r.ErrorCode != 0 {
+		t.Fatalf("takeover: %d %s", r.ErrorCode, *r.ErrorMessage)
+	}
+	member := func(id string) bool {
+		res := make(chan coordinator.OffsetCommitResult, 1)
+		c.ValidateClassicOffsetCommit(coordinator.OffsetCommitRequest{GroupID: "legacy", MemberID: id, MemberEpoch: 7}, func(r coordinator.OffsetCommitResult) { res <- r })
+		return (<-res).Err == nil
+	}
+	if !member("a") || !member("b") || member("c") {
+		t.Fatalf("members after the takeover: a %v b %v c %v; want a and b", member("a"), member("b"), member("c"))
+	}
+	clock.Advance(1500 * time.Millisecond)
+	if !member("a") || member("b") {
+		t.Fatalf("1.5 s after the takeover: a %v b %v; want b fenced at its last heartbeat + 10 s", member("a"), member("b"))
+	}
+}

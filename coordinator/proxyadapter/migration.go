@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
@@ -61,7 +62,7 @@ func (a *Adapter) EnableMigration(p *proxy.Proxy, o MigrationOptions) (*Migratio
 		a:         a,
 		o:         o,
 		gate:      newMigrationGate(o.DrainTimeout, a.o.Log),
-		observer:  &translate.ClassicObserver{},
+		observer:  &translate.ClassicObserver{Now: a.o.Coordinator.Now},
 		up:        &migrationUpstream{a: a, client: o.Client, timeout: o.RequestTimeout},
 		takeovers: map[string]chan struct{}{},
 	}
@@ -119,7 +120,24 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
 	group := classicGroup(req.Body)
 	m.gate.enter(group, func() {
 		m.t.Handle(req.Body, coordinatorClient(req), out.Respond, func() { m.forward(group, req, out) })
-	})
+	}, func() { m.heldAlive(group, req.Body) })
+}
+
+// heldAlive: a member's request held by a takeover's gate shows that its
+// session is alive, as the upstream would have seen had it been forwarded.
+func (m *Migration) heldAlive(group string, req kmsg.Request) {
+	var member string
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		member = r.MemberID
+	case *kmsg.SyncGroupRequest:
+		member = r.MemberID
+	case *kmsg.HeartbeatRequest:
+		member = r.MemberID
+	case *kmsg.OffsetCommitRequest:
+		member = r.MemberID
+	}
+	m.observer.ObserveAlive(group, member)
 }
 
 // forward sends a classic request of a group the proxy does not serve
@@ -202,8 +220,13 @@ func (m *Migration) observe(req kmsg.Request, resp kmsg.Response) {
 			m.observer.ObserveGeneration(r.Group, r.MemberID, r.Generation)
 		}
 	case *kmsg.HeartbeatRequest:
-		if hr, ok := resp.(*kmsg.HeartbeatResponse); ok && hr.ErrorCode == 0 {
+		hr, ok := resp.(*kmsg.HeartbeatResponse)
+		switch {
+		case !ok:
+		case hr.ErrorCode == 0:
 			m.observer.ObserveGeneration(r.Group, r.MemberID, r.Generation)
+		case hr.ErrorCode == kerr.RebalanceInProgress.Code:
+			m.observer.ObserveAlive(r.Group, r.MemberID)
 		}
 	case *kmsg.OffsetCommitRequest:
 		cr, ok := resp.(*kmsg.OffsetCommitResponse)

@@ -52,8 +52,9 @@ func (g *migrationGate) forget(id string, gg *gatedGroup) {
 }
 
 // enter runs f now, or queues it while the group is held or its queue is
-// being released.
-func (g *migrationGate) enter(id string, f func()) {
+// being released; held, if not nil, is called (under the gate's lock, so
+// before a Release) when f is queued.
+func (g *migrationGate) enter(id string, f func(), held func()) {
 	if id == "" {
 		f()
 		return
@@ -62,6 +63,9 @@ func (g *migrationGate) enter(id string, f func()) {
 	gg := g.groups[id]
 	if gg != nil && (gg.held || gg.releasing) {
 		gg.queue = append(gg.queue, f)
+		if held != nil {
+			held()
+		}
 		g.mu.Unlock()
 		return
 	}

@@ -21,10 +21,14 @@ func TestMigrationGate(t *testing.T) {
 	default:
 	}
 	ran := make(chan int, 10)
+	held := 0
 	for i := 0; i < 3; i++ {
-		g.enter("app", func() { ran <- i })
+		g.enter("app", func() { ran <- i }, func() { held++ })
 	}
-	g.enter("other", func() { ran <- 100 })
+	g.enter("other", func() { ran <- 100 }, func() { t.Error("another group's request held") })
+	if held != 3 {
+		t.Fatalf("%d requests reported held, want 3", held)
+	}
 	if got := <-ran; got != 100 {
 		t.Fatalf("ran %d first, want the other group's request", got)
 	}
@@ -43,7 +47,7 @@ func TestMigrationGate(t *testing.T) {
 		}
 	}
 	// Idle again: requests pass, Hold drains at once.
-	g.enter("app", func() { ran <- 7 })
+	g.enter("app", func() { ran <- 7 }, func() { t.Error("held while idle") })
 	if got := <-ran; got != 7 {
 		t.Fatalf("ran %d", got)
 	}

@@ -35,7 +35,7 @@ func (m *Migration) offsetCommit(req *proxy.Request, out proxy.Outcome) {
 		m.a.o.Coordinator.ValidateClassicOffsetCommit(vr, func(res coordinator.OffsetCommitResult) {
 			go m.a.offsetCommitValidated(req, out, r, res, up)
 		})
-	})
+	}, func() { m.heldAlive(r.Group, r) })
 }
 
 func (m *Migration) txnOffsetCommit(req *proxy.Request, out proxy.Outcome) {
@@ -63,10 +63,10 @@ func (m *Migration) txnOffsetCommit(req *proxy.Request, out proxy.Outcome) {
 		m.a.o.Coordinator.ValidateClassicOffsetCommit(vr, func(res coordinator.OffsetCommitResult) {
 			go m.a.txnOffsetCommitValidated(req, out, r, res, up)
 		})
-	})
+	}, nil)
 }
 
 func (m *Migration) offsetFetch(req *proxy.Request, out proxy.Outcome) {
 	group := classicGroup(req.Body)
-	m.gate.enter(group, func() { m.a.offsetFetch(req, m.counted(group, req, out)) })
+	m.gate.enter(group, func() { m.a.offsetFetch(req, m.counted(group, req, out)) }, nil)
 }
