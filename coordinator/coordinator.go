@@ -44,6 +44,10 @@ type Coordinator struct {
 	assignor  assignor.TaskAssignor
 	configure configureFunc
 
+	// configMu serializes group config changes end to end (validate,
+	// append to the log, install) without holding mu across the append.
+	configMu sync.Mutex
+
 	mu     sync.Mutex
 	cfg    Config
 	shards map[string]*shard
@@ -167,6 +171,10 @@ func (c *Coordinator) maxGroupSize() int {
 func (c *Coordinator) Load(records []Record) error {
 	byGroup := map[string][]Record{}
 	var order []string
+	records, err := c.loadGroupConfigs(records)
+	if err != nil {
+		return err
+	}
 	for _, r := range records {
 		if _, ok := byGroup[r.GroupID]; !ok {
 			order = append(order, r.GroupID)

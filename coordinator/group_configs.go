@@ -222,57 +222,23 @@ func invalidConfig(format string, args ...any) *ConfigError {
 // messages; with validateOnly nothing changes. The new values apply from the
 // group's next heartbeat (a standby count change bumps the group epoch).
 //
-// The overrides live in the coordinator's configuration, not in the group
-// log: they do not survive a restart of the proxy.
+// The overrides are stored in the group log (RecordGroupConfig) before they
+// apply, so with a durable log they survive a restart; like Kafka's group
+// configs they outlive the group.
 func (c *Coordinator) AlterGroupConfigs(groupID string, alts []GroupConfigAlteration, validateOnly bool) *ConfigError {
+	c.configMu.Lock()
+	defer c.configMu.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	o := c.cfg.Groups[groupID].clone()
-	for _, a := range alts {
-		d, ok := groupConfigDefOf(a.Name)
-		if !ok {
-			return invalidConfig("Unknown group config name: %s", a.Name)
-		}
-		switch a.Op {
-		case kmsg.IncrementalAlterConfigOpSet:
-			if a.Value == nil {
-				return invalidConfig("Null value not supported for : %s", a.Name)
-			}
-			if err := d.check(*a.Value); err != nil {
-				return err
-			}
-			if err := o.set(d.key, strings.TrimSpace(*a.Value)); err != nil {
-				return invalidConfig("Invalid value %s for configuration %s: %v", *a.Value, a.Name, err)
-			}
-		case kmsg.IncrementalAlterConfigOpDelete:
-			o.unset(d.key)
-		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if d.typ != kmsg.ConfigTypeList {
-				verb := "append"
-				if a.Op == kmsg.IncrementalAlterConfigOpSubtract {
-					verb = "subtract"
-				}
-				return invalidConfig("Config value %s is not allowed for config key: %s", verb, a.Name)
-			}
-			cur := c.cfg.group(groupID).RackAwareAssignmentTags
-			if o.RackAwareAssignmentTags != nil {
-				cur = o.RackAwareAssignmentTags
-			}
-			var vals []string
-			if a.Value != nil {
-				vals = parseList(*a.Value)
-			}
-			o.RackAwareAssignmentTags = alterList(cur, vals, a.Op == kmsg.IncrementalAlterConfigOpAppend)
-		default:
-			return invalidConfig("Unknown alter config operation %d for %s", a.Op, a.Name)
-		}
-	}
-	if err := validateGroupConfig(o.apply(c.cfg.Defaults), c.cfg.bounds()); err != nil {
+	o, err := c.alteredGroupConfig(groupID, alts)
+	c.mu.Unlock()
+	if err != nil || validateOnly {
 		return err
 	}
-	if validateOnly {
-		return nil
+	if err := c.storeGroupConfig(groupID, o); err != nil {
+		return &ConfigError{Err: kerr.UnknownServerError, Message: err.Error()}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	groups := make(map[string]GroupConfigOverride, len(c.cfg.Groups)+1)
 	for k, v := range c.cfg.Groups {
 		groups[k] = v
@@ -284,6 +250,55 @@ func (c *Coordinator) AlterGroupConfigs(groupID string, alts []GroupConfigAltera
 	}
 	c.cfg.Groups = groups
 	return nil
+}
+
+// alteredGroupConfig is the group's override after alts, validated. Called
+// with c.mu held.
+func (c *Coordinator) alteredGroupConfig(groupID string, alts []GroupConfigAlteration) (GroupConfigOverride, *ConfigError) {
+	o := c.cfg.Groups[groupID].clone()
+	for _, a := range alts {
+		d, ok := groupConfigDefOf(a.Name)
+		if !ok {
+			return o, invalidConfig("Unknown group config name: %s", a.Name)
+		}
+		switch a.Op {
+		case kmsg.IncrementalAlterConfigOpSet:
+			if a.Value == nil {
+				return o, invalidConfig("Null value not supported for : %s", a.Name)
+			}
+			if err := d.check(*a.Value); err != nil {
+				return o, err
+			}
+			if err := o.set(d.key, strings.TrimSpace(*a.Value)); err != nil {
+				return o, invalidConfig("Invalid value %s for configuration %s: %v", *a.Value, a.Name, err)
+			}
+		case kmsg.IncrementalAlterConfigOpDelete:
+			o.unset(d.key)
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+			if d.typ != kmsg.ConfigTypeList {
+				verb := "append"
+				if a.Op == kmsg.IncrementalAlterConfigOpSubtract {
+					verb = "subtract"
+				}
+				return o, invalidConfig("Config value %s is not allowed for config key: %s", verb, a.Name)
+			}
+			cur := c.cfg.group(groupID).RackAwareAssignmentTags
+			if o.RackAwareAssignmentTags != nil {
+				cur = o.RackAwareAssignmentTags
+			}
+			var vals []string
+			if a.Value != nil {
+				vals = parseList(*a.Value)
+			}
+			o.RackAwareAssignmentTags = alterList(cur, vals, a.Op == kmsg.IncrementalAlterConfigOpAppend)
+		default:
+			return o, invalidConfig("Unknown alter config operation %d for %s", a.Op, a.Name)
+		}
+	}
+	if err := validateGroupConfig(o.apply(c.cfg.Defaults), c.cfg.bounds()); err != nil {
+		return o, err
+	}
+	return o, nil
 }
 
 // check is Kafka's ConfigDef parsing and validator of one value.

@@ -60,7 +60,7 @@ func MarshalRecord(r Record) (key, value []byte, err error) {
 			return a.Subtopology < b.Subtopology || (a.Subtopology == b.Subtopology && a.Partition < b.Partition)
 		})
 		v = c
-	case *GroupMetadataValue, *MemberMetadataValue, *TargetAssignmentMetadataValue, *TargetAssignmentMemberValue, *TopologyValue, *OwnershipValue:
+	case *GroupMetadataValue, *MemberMetadataValue, *TargetAssignmentMetadataValue, *TargetAssignmentMemberValue, *TopologyValue, *OwnershipValue, *GroupConfigValue:
 		v = val
 	default:
 		return nil, nil, fmt.Errorf("marshal %s record: value %T", r.Type, r.Value)
@@ -89,7 +89,7 @@ func UnmarshalRecord(key, value []byte) (Record, error) {
 	}
 	if value == nil {
 		switch k.Type {
-		case RecordGroupMetadata, RecordMemberMetadata, RecordTargetAssignmentMetadata, RecordTargetAssignmentMember, RecordCurrentMemberAssignment, RecordTopology, RecordOwnership:
+		case RecordGroupMetadata, RecordMemberMetadata, RecordTargetAssignmentMetadata, RecordTargetAssignmentMember, RecordCurrentMemberAssignment, RecordTopology, RecordOwnership, RecordGroupConfig:
 			return r, nil
 		}
 		return Record{}, fmt.Errorf("record key: unknown type %d", k.Type)
@@ -132,6 +132,12 @@ func UnmarshalRecord(key, value []byte) (Record, error) {
 	case RecordOwnership:
 		v := &OwnershipValue{}
 		err, r.Value = strictUnmarshal(value, v), v
+	case RecordGroupConfig:
+		v := &GroupConfigValue{}
+		if err = strictUnmarshal(value, v); err == nil {
+			_, err = v.override()
+		}
+		r.Value = v
 	default:
 		return Record{}, fmt.Errorf("record key: unknown type %d", k.Type)
 	}

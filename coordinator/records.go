@@ -22,6 +22,10 @@ const (
 	// RecordOwnership is streamshift's own (no Kafka counterpart): the proxy
 	// serves this group (ownership.go).
 	RecordOwnership RecordType = 1000
+	// RecordGroupConfig is streamshift's own too: the group's dynamic
+	// configs (kafka-configs --entity-type groups), which Kafka keeps in its
+	// metadata log, not in __consumer_offsets (group_config_record.go).
+	RecordGroupConfig RecordType = 1001
 )
 
 func (t RecordType) String() string {
@@ -40,6 +44,8 @@ func (t RecordType) String() string {
 		return "StreamsGroupTopology"
 	case RecordOwnership:
 		return "StreamshiftOwnership"
+	case RecordGroupConfig:
+		return "StreamshiftGroupConfig"
 	}
 	return fmt.Sprintf("RecordType(%d)", int16(t))
 }

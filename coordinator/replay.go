@@ -20,6 +20,11 @@ func Replay(groups Groups, records []Record) (Groups, error) {
 }
 
 func (gs Groups) replay(r Record) error {
+	if r.Type == RecordGroupConfig {
+		// Configs outlive the group (as in Kafka) and are the coordinator's,
+		// not the group's: Coordinator.Load applies them.
+		return nil
+	}
 	g := gs[r.GroupID]
 	if g == nil {
 		if r.Tombstone() {

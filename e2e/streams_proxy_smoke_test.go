@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -244,6 +245,10 @@ func TestStreamsProxyRestartDurable(t *testing.T) {
 	testStreamsProxyRestart(t, "durable", true)
 }
 
+// restartGroupConfig is a group config that changes nothing the restart
+// tests look at: it only has to come back.
+const restartGroupConfig = "streams.acceptable.recovery.lag=20000"
+
 func testStreamsProxyRestart(t *testing.T, proxyID string, durable bool) {
 	var ss *streamshiftProc
 	env := append([]string{}, nativeTestSettings...)
@@ -264,6 +269,11 @@ func testStreamsProxyRestart(t *testing.T, proxyID string, durable bool) {
 		},
 		Steps: []harness.Step{
 			harness.StartInstances("a1", "a2"),
+			{Name: "kafka-configs sets a group config through streamshift", Do: func(ctx context.Context, r *harness.Run) error {
+				_, err := harness.RunTool(ctx, r.Dir, "kafka-configs", "--bootstrap-server", ss.listen, "--entity-type", "groups",
+					"--entity-name", "e2e-count", "--alter", "--add-config", restartGroupConfig)
+				return err
+			}},
 			{Name: "kill -9 streamshift, start it again", Do: func(ctx context.Context, r *harness.Run) error {
 				ss.kill9()
 				return ss.start(ctx)
@@ -274,6 +284,17 @@ func testStreamsProxyRestart(t *testing.T, proxyID string, durable bool) {
 				}
 				if n := dirtyCloses(r, "a1", "a2"); durable && n > 0 {
 					return fmt.Errorf("%d tasks closed dirty although the group log is durable", n)
+				}
+				if !durable {
+					return nil // in-memory group configs are lost with the process (README: limits)
+				}
+				out, err := harness.RunTool(ctx, r.Dir, "kafka-configs", "--bootstrap-server", ss.listen, "--entity-type", "groups",
+					"--entity-name", "e2e-count", "--describe")
+				if err != nil {
+					return err
+				}
+				if !strings.Contains(out, restartGroupConfig) {
+					return fmt.Errorf("the group config set before the restart is gone although the group log is durable:\n%s", out)
 				}
 				return nil
 			}},

@@ -1,0 +1,102 @@
+package coordinator
+
+import (
+	"fmt"
+)
+
+// GroupConfigValue is RecordGroupConfig: the streams.* configs a group
+// overrides, as Kafka names and prints them ("streams.num.standby.replicas"
+// = "1"), so the log reads like kafka-configs output and survives changes of
+// streamshift's own types.
+type GroupConfigValue struct {
+	Configs []KeyValue
+}
+
+// groupConfigValue renders an override; nil when it sets nothing (the
+// record is then a tombstone).
+func groupConfigValue(o GroupConfigOverride) *GroupConfigValue {
+	if o.empty() {
+		return nil
+	}
+	set := o.apply(GroupConfig{})
+	v := &GroupConfigValue{}
+	for _, d := range groupConfigDefs {
+		if o.has(d.key) {
+			v.Configs = append(v.Configs, KeyValue{groupConfigPrefix + d.key, set.value(d.key)})
+		}
+	}
+	return v
+}
+
+// override parses the value back; a name or value it does not know is an
+// error (the record comes back from the network).
+func (v *GroupConfigValue) override() (GroupConfigOverride, error) {
+	var o GroupConfigOverride
+	for _, kv := range v.Configs {
+		d, ok := groupConfigDefOf(kv.Key)
+		if !ok {
+			return o, fmt.Errorf("unknown group config %q", kv.Key)
+		}
+		if err := d.check(kv.Value); err != nil {
+			return o, fmt.Errorf("group config %s: %v", kv.Key, err)
+		}
+		if err := o.set(d.key, kv.Value); err != nil {
+			return o, fmt.Errorf("group config %s=%q: %w", kv.Key, kv.Value, err)
+		}
+	}
+	return o, nil
+}
+
+// loadGroupConfigs applies the group config records among records to the
+// coordinator's configuration (a stored config wins over the file's
+// per-group settings: it is newer) and returns the other records.
+func (c *Coordinator) loadGroupConfigs(records []Record) ([]Record, error) {
+	rest := records[:0:0]
+	var groups map[string]GroupConfigOverride
+	for _, r := range records {
+		if r.Type != RecordGroupConfig {
+			rest = append(rest, r)
+			continue
+		}
+		if groups == nil {
+			c.mu.Lock()
+			groups = make(map[string]GroupConfigOverride, len(c.cfg.Groups))
+			for k, v := range c.cfg.Groups {
+				groups[k] = v
+			}
+			c.mu.Unlock()
+		}
+		if r.Tombstone() {
+			delete(groups, r.GroupID)
+			continue
+		}
+		v, ok := r.Value.(*GroupConfigValue)
+		if !ok {
+			return nil, fmt.Errorf("load %s of group %s: value %T", r.Type, r.GroupID, r.Value)
+		}
+		o, err := v.override()
+		if err != nil {
+			return nil, fmt.Errorf("load %s of group %s: %w", r.Type, r.GroupID, err)
+		}
+		groups[r.GroupID] = o
+	}
+	if groups != nil {
+		c.mu.Lock()
+		c.cfg.Groups = groups
+		c.mu.Unlock()
+	}
+	return rest, nil
+}
+
+// storeGroupConfig appends a group's new overrides to the log, so they
+// survive a restart when the log is durable.
+func (c *Coordinator) storeGroupConfig(groupID string, o GroupConfigOverride) error {
+	r := Record{Type: RecordGroupConfig, GroupID: groupID}
+	if v := groupConfigValue(o); v != nil {
+		r.Value = v
+	}
+	if err := c.log.Append(groupID, []Record{r}); err != nil {
+		return fmt.Errorf("store configs of group %s: %w", groupID, err)
+	}
+	return nil
+}
