@@ -17,7 +17,7 @@ import (
 // member list (so the member never runs the Streams assignor), the member
 // epoch as the generation, protocol "stream"; the assignment follows in
 // SyncGroup.
-func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.ClientInfo, respond func(*kmsg.JoinGroupResponse), forward func()) {
+func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.ClientInfo, respond func(*kmsg.JoinGroupResponse), forward Forward) {
 	instanceID := ""
 	if req.InstanceID != nil {
 		instanceID = *req.InstanceID
@@ -57,7 +57,7 @@ func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.Cl
 	}
 	t.c.ClassicJoinGroup(jr, func(res coordinator.ClassicJoinResult) {
 		if errors.Is(res.Err, coordinator.ErrClassicNotServed) {
-			forward()
+			forward(nil, nil)
 			return
 		}
 		if isHeld(res.Err) {

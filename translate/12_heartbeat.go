@@ -11,14 +11,14 @@ import (
 
 // Heartbeat keeps the member's session; REBALANCE_IN_PROGRESS sends it back
 // to JoinGroup when the streams group has something for it.
-func (t *Translator) Heartbeat(req *kmsg.HeartbeatRequest, respond func(*kmsg.HeartbeatResponse), forward func()) {
+func (t *Translator) Heartbeat(req *kmsg.HeartbeatRequest, respond func(*kmsg.HeartbeatResponse), forward Forward) {
 	r := coordinator.ClassicHeartbeatRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation}
 	if req.InstanceID != nil {
 		r.InstanceID = *req.InstanceID
 	}
 	t.c.ClassicHeartbeat(r, func(err error) {
 		if errors.Is(err, coordinator.ErrClassicNotServed) {
-			forward()
+			forward(nil, nil)
 			return
 		}
 		resp := kmsg.NewPtrHeartbeatResponse()

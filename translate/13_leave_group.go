@@ -10,7 +10,7 @@ import (
 
 // LeaveGroup fences the leaving members (v0-v2: one member; v3+: a batch,
 // answered per member).
-func (t *Translator) LeaveGroup(req *kmsg.LeaveGroupRequest, respond func(*kmsg.LeaveGroupResponse), forward func()) {
+func (t *Translator) LeaveGroup(req *kmsg.LeaveGroupRequest, respond func(*kmsg.LeaveGroupResponse), forward Forward) {
 	var members []coordinator.ClassicLeaveMember
 	if req.Version < 3 {
 		members = []coordinator.ClassicLeaveMember{{MemberID: req.MemberID}}
@@ -25,7 +25,7 @@ func (t *Translator) LeaveGroup(req *kmsg.LeaveGroupRequest, respond func(*kmsg.
 	}
 	t.c.ClassicLeaveGroup(req.Group, members, func(errs []error, err error) {
 		if errors.Is(err, coordinator.ErrClassicNotServed) {
-			forward()
+			forward(nil, nil)
 			return
 		}
 		resp := kmsg.NewPtrLeaveGroupResponse()

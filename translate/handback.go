@@ -2,6 +2,7 @@ package translate
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -15,11 +16,15 @@ import (
 // block (start the I/O and call back later).
 type Upstream interface {
 	// LeaveAnchor makes the group's anchor member leave the upstream
-	// classic group, so classic members can form it again.
+	// classic group, so classic members can form it again. From its
+	// success on, the group is neither here nor formed upstream until
+	// HandBackDone: a streams join must wait.
 	LeaveAnchor(group string, done func(error))
-	// Forward sends a request to the group's upstream coordinator and
-	// calls respond once with its answer or an error.
-	Forward(req kmsg.Request, respond func(kmsg.Response, error))
+	// HandBackDone is called once after every successful LeaveAnchor:
+	// the held JoinGroups went upstream and were answered (or the
+	// hand-back was given up), so the classic members are on their way
+	// into the upstream group.
+	HandBackDone(group string)
 }
 
 // HandBackCoordinator is the coordinator's hand-back part.
@@ -36,7 +41,7 @@ type heldJoin struct {
 	req     *kmsg.JoinGroupRequest
 	client  coordinator.ClientInfo
 	respond func(*kmsg.JoinGroupResponse)
-	forward func()
+	forward Forward
 }
 
 // handBackRun is one group's hand-back in progress.
@@ -104,7 +109,7 @@ func (t *Translator) hold(group string, j heldJoin) {
 		// as the held ones did.
 		fwd := j.forward
 		if t.opts.Upstream != nil {
-			fwd = func() { t.forwardHeld(j) }
+			fwd = func(kmsg.Request, func(kmsg.Response)) { t.forwardHeld(j, nil) }
 		}
 		hc.AbortHandBack(group, func() { t.JoinGroup(j.req, j.client, j.respond, fwd) })
 		return
@@ -133,11 +138,10 @@ func (t *Translator) stepHandBack(group string, run *handBackRun) {
 					if err != nil {
 						// A streams member came in the meantime.
 						t.abortHandBack(group, run)
+						t.opts.Upstream.HandBackDone(group)
 						return
 					}
-					for _, j := range t.endHandBack(group, run) {
-						t.forwardHeld(j)
-					}
+					t.forwardAllHeld(group, t.endHandBack(group, run))
 				})
 			})
 		default:
@@ -167,22 +171,54 @@ func (t *Translator) endHandBack(group string, run *handBackRun) []heldJoin {
 	return held
 }
 
-// forwardHeld sends a held JoinGroup upstream with an empty member id: the
-// broker answers MEMBER_ID_REQUIRED with a new id, and Kafka Streams
-// rejoins with it keeping its tasks and generation. A failure is answered
-// COORDINATOR_NOT_AVAILABLE: the client finds the coordinator again and
-// rejoins, still keeping its tasks.
-func (t *Translator) forwardHeld(j heldJoin) {
+// handBackAnswerSlack is how long past the longest rebalance timeout of the
+// held joins a hand-back waits for their upstream answers before it calls
+// HandBackDone anyway (a client that went away never gets its answer).
+const handBackAnswerSlack = 10 * time.Second
+
+// forwardAllHeld sends the held JoinGroups of a finished hand-back upstream
+// and calls Upstream.HandBackDone once all are answered, or after their
+// longest rebalance timeout plus handBackAnswerSlack.
+func (t *Translator) forwardAllHeld(group string, held []heldJoin) {
+	var once sync.Once
+	done := func() { once.Do(func() { t.opts.Upstream.HandBackDone(group) }) }
+	if len(held) == 0 {
+		done()
+		return
+	}
+	var mu sync.Mutex
+	pending := len(held)
+	var longest time.Duration
+	for _, j := range held {
+		longest = max(longest, time.Duration(max(j.req.RebalanceTimeoutMillis, j.req.SessionTimeoutMillis))*time.Millisecond)
+	}
+	t.opts.AfterFunc(longest+handBackAnswerSlack, done)
+	for _, j := range held {
+		t.forwardHeld(j, func() {
+			mu.Lock()
+			pending--
+			last := pending == 0
+			mu.Unlock()
+			if last {
+				done()
+			}
+		})
+	}
+}
+
+// forwardHeld sends a held JoinGroup upstream on the member's own
+// connection with an empty member id: the broker answers MEMBER_ID_REQUIRED
+// with a member id of its own ("<client.id>-<uuid>", under the client's
+// principal), and Kafka Streams rejoins with it keeping its tasks and
+// generation. answered, if not nil, is called once the answer is in.
+func (t *Translator) forwardHeld(j heldJoin, answered func()) {
 	req := *j.req
 	req.MemberID = ""
-	t.opts.Upstream.Forward(&req, func(r kmsg.Response, err error) {
-		resp, ok := r.(*kmsg.JoinGroupResponse)
-		if err != nil || !ok {
-			resp = joinResponse(j.req)
-			resp.ErrorCode, resp.MemberID, resp.Generation = kerr.CoordinatorNotAvailable.Code, j.req.MemberID, -1
-		}
-		j.respond(resp)
-	})
+	var onAnswer func(kmsg.Response)
+	if answered != nil {
+		onAnswer = func(kmsg.Response) { answered() }
+	}
+	j.forward(&req, onAnswer)
 }
 
 func isHeld(err error) bool { return errors.Is(err, coordinator.ErrHandBackHeld) }

@@ -12,9 +12,9 @@ import (
 )
 
 type fakeUpstream struct {
-	mu        sync.Mutex
-	left      []string
-	forwarded []*kmsg.JoinGroupRequest
+	mu   sync.Mutex
+	left []string
+	done []string
 }
 
 func (f *fakeUpstream) LeaveAnchor(group string, done func(error)) {
@@ -24,15 +24,46 @@ func (f *fakeUpstream) LeaveAnchor(group string, done func(error)) {
 	done(nil)
 }
 
-// Forward answers a JoinGroup as a broker does one without a member id.
-func (f *fakeUpstream) Forward(req kmsg.Request, respond func(kmsg.Response, error)) {
-	j := req.(*kmsg.JoinGroupRequest)
+func (f *fakeUpstream) HandBackDone(group string) {
 	f.mu.Lock()
-	f.forwarded = append(f.forwarded, j)
+	f.done = append(f.done, group)
 	f.mu.Unlock()
+}
+
+// memberConn is a classic member's connection through the proxy: what the
+// translator forwards on it goes to a broker that answers a JoinGroup
+// without a member id with MEMBER_ID_REQUIRED and an id of its own.
+type memberConn struct {
+	t         *testing.T
+	mu        sync.Mutex
+	forwarded []kmsg.Request
+	answers   chan kmsg.Response
+}
+
+func newMemberConn(t *testing.T) *memberConn {
+	return &memberConn{t: t, answers: make(chan kmsg.Response, 4)}
+}
+
+func (c *memberConn) respond(r kmsg.Response) { c.answers <- r }
+
+func (c *memberConn) forward(rewritten kmsg.Request, answered func(kmsg.Response)) {
+	c.mu.Lock()
+	c.forwarded = append(c.forwarded, rewritten)
+	c.mu.Unlock()
+	j, ok := rewritten.(*kmsg.JoinGroupRequest)
+	if !ok {
+		c.t.Errorf("forwarded %T as it came, want a rewritten JoinGroup", rewritten)
+		return
+	}
 	resp := kmsg.NewPtrJoinGroupResponse()
-	resp.ErrorCode, resp.MemberID, resp.Generation = kerr.MemberIDRequired.Code, "upstream-id", -1
-	respond(resp, nil)
+	resp.ErrorCode, resp.MemberID, resp.Generation = kerr.MemberIDRequired.Code, "cc-upstream-uuid", -1
+	if j.MemberID != "" {
+		resp.ErrorCode = kerr.UnknownMemberID.Code
+	}
+	if answered != nil {
+		answered(resp)
+	}
+	c.answers <- resp
 }
 
 // The last streams member leaves; the classic member is pulled into the
@@ -68,28 +99,38 @@ func TestHandBackToUpstream(t *testing.T) {
 	}
 	poll := <-polls // the barrier is up
 
-	answered := make(chan kmsg.Response, 1)
-	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { answered <- r }, func() { t.Error("forwarded as is") })
+	conn := newMemberConn(t)
+	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
 	select {
-	case r := <-answered:
+	case r := <-conn.answers:
 		t.Fatalf("held join answered: %+v", r)
 	case <-time.After(50 * time.Millisecond):
 	}
 	poll()
 	var resp kmsg.Response
 	select {
-	case resp = <-answered:
+	case resp = <-conn.answers:
 	case <-time.After(5 * time.Second):
 		t.Fatal("held join never answered")
 	}
 	j := resp.(*kmsg.JoinGroupResponse)
-	if j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "upstream-id" {
+	if j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "cc-upstream-uuid" {
 		t.Fatalf("upstream answer %+v", j)
+	}
+	select {
+	case r := <-conn.answers:
+		t.Fatalf("held join answered twice: %+v", r)
+	case <-time.After(50 * time.Millisecond):
 	}
 	up.mu.Lock()
 	defer up.mu.Unlock()
-	if len(up.left) != 1 || len(up.forwarded) != 1 || up.forwarded[0].MemberID != "" {
-		t.Fatalf("anchor left %v, forwarded %+v", up.left, up.forwarded)
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	if len(up.left) != 1 || len(conn.forwarded) != 1 || conn.forwarded[0].(*kmsg.JoinGroupRequest).MemberID != "" {
+		t.Fatalf("anchor left %v, forwarded on the member's connection %+v", up.left, conn.forwarded)
+	}
+	if len(up.done) != 1 {
+		t.Fatalf("hand-back done reported %d times, want once after the answer", len(up.done))
 	}
 	if c.Owns("app") {
 		t.Fatal("group still held here")
@@ -121,8 +162,9 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	call(t, tr, hb)
 	poll := <-polls
 
-	answered := make(chan kmsg.Response, 1)
-	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { answered <- r }, func() { t.Error("forwarded") })
+	conn := newMemberConn(t)
+	answered := conn.answers
+	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
 
 	// A new streams member arrives before the barrier completes.
 	join := kmsg.NewPtrStreamsGroupHeartbeatRequest()
@@ -151,7 +193,9 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	}
 	up.mu.Lock()
 	defer up.mu.Unlock()
-	if len(up.left) != 0 || len(up.forwarded) != 0 || !c.Owns("app") {
-		t.Fatalf("aborted hand-back touched the upstream: %v %v", up.left, up.forwarded)
+	conn.mu.Lock()
+	defer conn.mu.Unlock()
+	if len(up.left) != 0 || len(conn.forwarded) != 0 || len(up.done) != 0 || !c.Owns("app") {
+		t.Fatalf("aborted hand-back touched the upstream: %v %v", up.left, conn.forwarded)
 	}
 }

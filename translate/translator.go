@@ -111,11 +111,18 @@ func (t *Translator) dropPending(id string) {
 	delete(t.pending, id)
 }
 
+// Forward sends a request upstream on the connection it arrived on, so the
+// broker sees the client's own principal and client id. With rewritten nil
+// the request goes as it came; otherwise rewritten (the same API) goes in its
+// place. answered, if not nil, gets the upstream's answer before the client
+// does; it is not called if the client's connection closes first.
+type Forward func(rewritten kmsg.Request, answered func(kmsg.Response))
+
 // Handle serves req if it is a classic group request; it reports whether it
 // took it. It never blocks. Exactly one of respond and forward is called,
 // later, possibly on a coordinator goroutine (neither may block): forward
 // when the group is not a streams group served here.
-func (t *Translator) Handle(req kmsg.Request, client coordinator.ClientInfo, respond func(kmsg.Response), forward func()) bool {
+func (t *Translator) Handle(req kmsg.Request, client coordinator.ClientInfo, respond func(kmsg.Response), forward Forward) bool {
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
 		t.JoinGroup(r, client, func(resp *kmsg.JoinGroupResponse) { respond(resp) }, forward)

@@ -50,7 +50,7 @@ func fixture(t *testing.T) (*Translator, *coordinator.Coordinator) {
 func call(t *testing.T, tr *Translator, req kmsg.Request) (resp kmsg.Response, forwarded bool) {
 	t.Helper()
 	ch := make(chan kmsg.Response, 1)
-	if !tr.Handle(req, coordinator.ClientInfo{ClientID: "cc", ClientHost: "/127.0.0.1"}, func(r kmsg.Response) { ch <- r }, func() { ch <- nil }) {
+	if !tr.Handle(req, coordinator.ClientInfo{ClientID: "cc", ClientHost: "/127.0.0.1"}, func(r kmsg.Response) { ch <- r }, func(kmsg.Request, func(kmsg.Response)) { ch <- nil }) {
 		t.Fatalf("%T not taken", req)
 	}
 	r := <-ch

@@ -114,12 +114,25 @@ func coordinatorClient(req *proxy.Request) coordinator.ClientInfo {
 }
 
 // classic serves JoinGroup, SyncGroup, Heartbeat and LeaveGroup: through
-// the gate, then the translator, which answers for a served group and
-// hands any other back to be forwarded.
+// the gate, then, for a group the coordinator may serve, the translator,
+// which answers for a served group and hands any other back to be
+// forwarded. Any other group's request goes upstream at once: no decoding
+// of its metadata, no hop through a coordinator queue.
 func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
 	group := classicGroup(req.Body)
-	m.gate.enter(group, func() {
-		m.t.Handle(req.Body, coordinatorClient(req), out.Respond, func() { m.forward(group, req, out) })
+	m.gate.enter(group, func(answered func()) {
+		if !m.a.o.Coordinator.MayServeClassic(group) {
+			m.forward(req, out, nil, answered, nil)
+			return
+		}
+		m.t.Handle(req.Body, coordinatorClient(req),
+			func(resp kmsg.Response) {
+				answered()
+				out.Respond(resp)
+			},
+			func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
+				m.forward(req, out, rewritten, answered, onAnswer)
+			})
 	}, func() { m.heldAlive(group, req.Body) })
 }
 
@@ -141,38 +154,47 @@ func (m *Migration) heldAlive(group string, req kmsg.Request) {
 }
 
 // forward sends a classic request of a group the proxy does not serve
-// upstream, counting it in flight and observing its answer.
-func (m *Migration) forward(group string, req *proxy.Request, out proxy.Outcome) {
-	answered := m.gate.sent(group)
+// upstream on the client's own connection (rewritten in its place if not
+// nil), observes its answer, then reports it answered to the gate and to
+// onAnswer.
+func (m *Migration) forward(req *proxy.Request, out proxy.Outcome, rewritten kmsg.Request, answered func(), onAnswer func(kmsg.Response)) {
 	body := req.Body
+	if rewritten != nil {
+		body = rewritten
+	}
 	out.ForwardRewritten(body, req.Version, func(resp kmsg.Response) kmsg.Response {
 		m.observe(body, resp)
 		answered()
+		if onAnswer != nil {
+			onAnswer(resp)
+		}
 		return resp
 	})
 }
 
 // counted wraps out so that whatever the adapter forwards is counted in
-// flight for the group.
-func (m *Migration) counted(group string, req *proxy.Request, out proxy.Outcome) proxy.Outcome {
-	return &countedOutcome{m: m, group: group, req: req, out: out}
+// flight for the group until it is answered (answered, from the gate).
+func (m *Migration) counted(req *proxy.Request, out proxy.Outcome, answered func()) proxy.Outcome {
+	return &countedOutcome{m: m, req: req, out: out, answered: answered}
 }
 
 type countedOutcome struct {
-	m     *Migration
-	group string
-	req   *proxy.Request
-	out   proxy.Outcome
+	m        *Migration
+	req      *proxy.Request
+	out      proxy.Outcome
+	answered func()
 }
 
-func (c *countedOutcome) Respond(resp kmsg.Response) { c.out.Respond(resp) }
+func (c *countedOutcome) Respond(resp kmsg.Response) {
+	c.answered()
+	c.out.Respond(resp)
+}
 
-func (c *countedOutcome) Forward() { c.m.forward(c.group, c.req, c.out) }
+func (c *countedOutcome) Forward() { c.m.forward(c.req, c.out, nil, c.answered, nil) }
 
 func (c *countedOutcome) ForwardRewritten(req kmsg.Request, version int16, onResponse func(kmsg.Response) kmsg.Response) {
-	answered := c.m.gate.sent(c.group)
 	c.out.ForwardRewritten(req, version, func(resp kmsg.Response) kmsg.Response {
-		defer answered()
+		defer c.answered()
 		if onResponse != nil {
 			resp = onResponse(resp)
 		}

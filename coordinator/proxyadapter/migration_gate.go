@@ -53,35 +53,40 @@ func (g *migrationGate) forget(id string, gg *gatedGroup) {
 
 // enter runs f now, or queues it while the group is held or its queue is
 // being released; held, if not nil, is called (under the gate's lock, so
-// before a Release) when f is queued.
-func (g *migrationGate) enter(id string, f func(), held func()) {
+// before a Release) when f is queued. The request is counted in flight from
+// the moment f runs, in the same step as the held check, so a takeover that
+// starts later waits for it whatever f does; f calls answered once the
+// request is answered (at once if it is not forwarded).
+func (g *migrationGate) enter(id string, f func(answered func()), held func()) {
 	if id == "" {
-		f()
+		f(func() {})
 		return
 	}
 	g.mu.Lock()
 	gg := g.groups[id]
 	if gg != nil && (gg.held || gg.releasing) {
-		gg.queue = append(gg.queue, f)
+		gg.queue = append(gg.queue, func() { f(g.sent(id)) })
 		if held != nil {
 			held()
 		}
 		g.mu.Unlock()
 		return
 	}
+	answered := g.sentLocked(id)
 	g.mu.Unlock()
-	f()
+	f(answered)
 }
 
-// sent counts a request of the group forwarded upstream; answered is
-// called once with its response.
+// sent counts a request of the group in flight; answered is called once
+// with its response.
 func (g *migrationGate) sent(id string) (answered func()) {
-	if id == "" {
-		return func() {}
-	}
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sentLocked(id)
+}
+
+func (g *migrationGate) sentLocked(id string) (answered func()) {
 	g.group(id).inflight++
-	g.mu.Unlock()
 	var once sync.Once
 	return func() { once.Do(func() { g.answered(id) }) }
 }

@@ -23,9 +23,9 @@ func TestMigrationGate(t *testing.T) {
 	ran := make(chan int, 10)
 	held := 0
 	for i := 0; i < 3; i++ {
-		g.enter("app", func() { ran <- i }, func() { held++ })
+		g.enter("app", func(answered func()) { answered(); ran <- i }, func() { held++ })
 	}
-	g.enter("other", func() { ran <- 100 }, func() { t.Error("another group's request held") })
+	g.enter("other", func(answered func()) { answered(); ran <- 100 }, func() { t.Error("another group's request held") })
 	if held != 3 {
 		t.Fatalf("%d requests reported held, want 3", held)
 	}
@@ -47,7 +47,7 @@ func TestMigrationGate(t *testing.T) {
 		}
 	}
 	// Idle again: requests pass, Hold drains at once.
-	g.enter("app", func() { ran <- 7 }, func() { t.Error("held while idle") })
+	g.enter("app", func(answered func()) { answered(); ran <- 7 }, func() { t.Error("held while idle") })
 	if got := <-ran; got != 7 {
 		t.Fatalf("ran %d", got)
 	}
@@ -64,6 +64,25 @@ func TestMigrationGateDrainTimeout(t *testing.T) {
 	g.sent("app")
 	drained := make(chan struct{})
 	g.Hold("app", func() { close(drained) })
+	<-drained
+	g.Release("app")
+}
+
+// TestMigrationGateCountsOnEntry: a request is counted in flight from the
+// moment it passes the gate, before it is known whether it goes upstream,
+// so a takeover starting in between waits for it.
+func TestMigrationGateCountsOnEntry(t *testing.T) {
+	g := newMigrationGate(time.Hour, zerolog.Nop())
+	var answered func()
+	g.enter("app", func(a func()) { answered = a }, nil)
+	drained := make(chan struct{})
+	g.Hold("app", func() { close(drained) })
+	select {
+	case <-drained:
+		t.Fatal("drained while a request that passed the gate is not answered")
+	case <-time.After(20 * time.Millisecond):
+	}
+	answered()
 	<-drained
 	g.Release("app")
 }

@@ -16,8 +16,8 @@ import (
 
 func (m *Migration) offsetCommit(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.OffsetCommitRequest)
-	m.gate.enter(r.Group, func() {
-		out := m.counted(r.Group, req, out)
+	m.gate.enter(r.Group, func(answered func()) {
+		out := m.counted(req, out, answered)
 		if !m.a.o.Ownership.Owns(r.Group) {
 			m.a.offsetCommit(req, out)
 			return
@@ -40,8 +40,8 @@ func (m *Migration) offsetCommit(req *proxy.Request, out proxy.Outcome) {
 
 func (m *Migration) txnOffsetCommit(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
-	m.gate.enter(r.Group, func() {
-		out := m.counted(r.Group, req, out)
+	m.gate.enter(r.Group, func(answered func()) {
+		out := m.counted(req, out, answered)
 		if !m.a.o.Ownership.Owns(r.Group) {
 			m.a.txnOffsetCommit(req, out)
 			return
@@ -68,5 +68,5 @@ func (m *Migration) txnOffsetCommit(req *proxy.Request, out proxy.Outcome) {
 
 func (m *Migration) offsetFetch(req *proxy.Request, out proxy.Outcome) {
 	group := classicGroup(req.Body)
-	m.gate.enter(group, func() { m.a.offsetFetch(req, m.counted(group, req, out)) }, nil)
+	m.gate.enter(group, func(answered func()) { m.a.offsetFetch(req, m.counted(req, out, answered)) }, nil)
 }

@@ -15,9 +15,11 @@ import (
 
 // migrationUpstream is the upstream side of the online migration over the
 // control-plane client and the anchor manager: translate.TakeoverUpstream
-// (describe, fence, anchor join) and translate.Upstream (anchor leave,
-// forwarding the held JoinGroups of a hand-back). Every method starts its
-// I/O on a goroutine of its own: they are called on coordinator goroutines.
+// (describe, fence, anchor join) and translate.Upstream (anchor leave, and
+// the end of a hand-back). Every method starts its I/O on a goroutine of
+// its own: they are called on coordinator goroutines. A hand-back's held
+// JoinGroups do not come through here: they go upstream on their members'
+// own connections (Migration.forward).
 type migrationUpstream struct {
 	a       *Adapter
 	client  coordinator.Requester
@@ -25,7 +27,7 @@ type migrationUpstream struct {
 
 	mu sync.Mutex
 	// handingBack: groups whose anchor left for a hand-back, until the
-	// held JoinGroups forwarded upstream are answered (handback.go).
+	// translator reports it done (HandBackDone) and a grace passed.
 	handingBack map[string]*handingBack
 }
 
@@ -33,19 +35,14 @@ type migrationUpstream struct {
 // the forwarded JoinGroups: the group is neither here nor formed upstream,
 // so a streams join must wait (translate's doc.go, "Hand-back").
 type handingBack struct {
-	pending   int
-	forwarded bool
-	done      chan struct{}
+	done chan struct{}
 }
 
-// handBackGrace is how long a streams join still waits after the forwarded
-// JoinGroups were answered (MEMBER_ID_REQUIRED), so the classic members'
-// rejoins reach the upstream group first; handBackIdle ends a hand-back
-// whose joins were never forwarded (it was aborted after the anchor left).
-const (
-	handBackGrace = 2 * time.Second
-	handBackIdle  = 10 * time.Second
-)
+// handBackGrace is how long a streams join still waits after the hand-back
+// is done (the forwarded JoinGroups were answered MEMBER_ID_REQUIRED), so
+// the classic members' rejoins with their new ids reach the upstream group
+// first.
+const handBackGrace = 2 * time.Second
 
 // waitHandBack blocks while the group is being handed back, at most until
 // cancel is closed.
@@ -139,7 +136,8 @@ func (u *migrationUpstream) JoinAnchor(group string, done func(error)) {
 	}()
 }
 
-// LeaveAnchor implements translate.Upstream.
+// LeaveAnchor implements translate.Upstream: once the anchor is gone,
+// streams joins of the group wait until HandBackDone.
 func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
@@ -156,54 +154,18 @@ func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
 			}
 			u.handingBack[group] = hb
 			u.mu.Unlock()
-			time.AfterFunc(handBackIdle, func() {
-				u.mu.Lock()
-				idle := !hb.forwarded
-				u.mu.Unlock()
-				if idle {
-					u.endHandBack(group, hb)
-				}
-			})
 		}
 		done(err)
 	}()
 }
 
-// Forward implements translate.Upstream. A JoinGroup may wait upstream for
-// its rebalance timeout.
-func (u *migrationUpstream) Forward(req kmsg.Request, respond func(kmsg.Response, error)) {
-	timeout := u.timeout
-	var hb *handingBack
-	var group string
-	if j, ok := req.(*kmsg.JoinGroupRequest); ok {
-		timeout += time.Duration(max(j.RebalanceTimeoutMillis, j.SessionTimeoutMillis)) * time.Millisecond
-		group = j.Group
-		u.mu.Lock()
-		if hb = u.handingBack[group]; hb != nil {
-			hb.pending++
-			hb.forwarded = true
-		}
-		u.mu.Unlock()
+// HandBackDone implements translate.Upstream: streams joins of the group
+// may go on after handBackGrace.
+func (u *migrationUpstream) HandBackDone(group string) {
+	u.mu.Lock()
+	hb := u.handingBack[group]
+	u.mu.Unlock()
+	if hb != nil {
+		time.AfterFunc(handBackGrace, func() { u.endHandBack(group, hb) })
 	}
-	go func() {
-		resp, err := u.request(timeout, req)
-		respond(resp, err)
-		if hb == nil {
-			return
-		}
-		u.mu.Lock()
-		hb.pending--
-		last := hb.pending == 0
-		u.mu.Unlock()
-		if last {
-			time.AfterFunc(handBackGrace, func() {
-				u.mu.Lock()
-				still := hb.pending == 0
-				u.mu.Unlock()
-				if still {
-					u.endHandBack(group, hb)
-				}
-			})
-		}
-	}()
 }
