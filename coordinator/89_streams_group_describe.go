@@ -194,7 +194,9 @@ func describeMember(g *Group, m *Member) kmsg.StreamsGroupDescribeResponseGroupM
 	out.TaskEndOffsets = append([]kmsg.TaskOffset{}, m.TaskEndOffsets...)
 	out.Assignment = streamsAssignment(cur.Assigned)
 	out.TargetAssignment = streamsAssignment(g.Target[m.ID])
-	out.IsClassic = false
+	// Kafka 4.4 always says false (its streams groups have no classic
+	// members); here a classic member served through translation is one.
+	out.IsClassic = m.IsClassic()
 	return out
 }
 

@@ -80,3 +80,18 @@ func TestScenario31Describe(t *testing.T) {
 		t.Fatalf("not ready subtopology %+v", st)
 	}
 }
+
+// A classic member served inside the streams group is described with
+// IsClassic, a streams member without: kafka-streams-groups --describe
+// --members shows which instances still have to be rolled.
+func TestDescribeClassicMember(t *testing.T) {
+	w, _ := mixedGroup(t)
+	g := w.h.describe(0, "g").Groups[0]
+	classic := map[string]bool{}
+	for _, m := range g.Members {
+		classic[m.MemberID] = m.IsClassic
+	}
+	if len(classic) != 2 || !classic["c1"] || classic["s1"] {
+		t.Fatalf("members described with IsClassic %v; want c1 true, s1 false", classic)
+	}
+}
