@@ -9,8 +9,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	mrand "math/rand/v2"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,11 +32,18 @@ import (
 // TestProxyBenchmark measures the proxy against a real Kafka 3.9 broker, direct
 // vs through the proxy in the same run (rounds interleaved so machine noise
 // hits both): produce+consume throughput of 1 KiB records (acks=all, 8
-// partitions), the p99 produce latency added at half of saturation, and the
-// proxy's resident memory with 5,000 idle client connections. It reports
-// numbers and asserts nothing; run it with STREAMSHIFT_BENCH=1:
+// partitions), the p99 produce latency added at half of saturation and at a
+// low rate, and the proxy's resident memory with 5,000 idle client
+// connections. It reports numbers as a Markdown table (also written to
+// e2e/out/TestProxyBenchmark/report.md) and asserts nothing; run it with
+// STREAMSHIFT_BENCH=1:
 //
 //	STREAMSHIFT_BENCH=1 go test -tags e2e -run TestProxyBenchmark -v -timeout 30m ./e2e/
+//
+// STREAMSHIFT_BENCH_BASELINE=<git rev> adds a third route, a proxy built
+// from that revision, interleaved with the others (A/B of a change in one
+// run). STREAMSHIFT_BENCH_PROFILE=1 saves CPU profiles of each proxy during
+// its first counted produce and consume rounds to the out folder.
 func TestProxyBenchmark(t *testing.T) {
 	if os.Getenv("STREAMSHIFT_BENCH") == "" {
 		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
@@ -42,10 +51,14 @@ func TestProxyBenchmark(t *testing.T) {
 	records := envInt("STREAMSHIFT_BENCH_RECORDS", 200_000)
 	rounds := envInt("STREAMSHIFT_BENCH_ROUNDS", 3)
 	idle := envInt("STREAMSHIFT_BENCH_IDLE_CONNS", 5000)
+	latFor := time.Duration(envInt("STREAMSHIFT_BENCH_LATENCY_SECONDS", 10)) * time.Second
+	baselineRev := os.Getenv("STREAMSHIFT_BENCH_BASELINE")
+	profile := os.Getenv("STREAMSHIFT_BENCH_PROFILE") != ""
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
+	loadStart := loadAvg()
 	ctx := context.Background()
 	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker"),
 		Overrides: []string{"max.connections.per.ip=100000"}})
@@ -54,35 +67,23 @@ func TestProxyBenchmark(t *testing.T) {
 	}
 	defer b.Stop()
 
-	// The proxy runs as its own process so its RSS is its own.
-	bin := filepath.Join(out, "streamshift")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/streamshift")
-	build.Dir = filepath.Dir(harness.Root())
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, msg)
+	// Each proxy runs as its own process so its RSS and CPU are its own.
+	cur := startBenchProxy(t, out, "proxy", filepath.Dir(harness.Root()), b.Bootstrap, profile)
+	defer cur.stop()
+	routes := []benchRoute{{name: "direct", addr: b.Bootstrap}, {name: "proxy", addr: cur.addr, proxy: cur}}
+	if baselineRev != "" {
+		src := exportRev(t, out, baselineRev)
+		base := startBenchProxy(t, out, "baseline", src, b.Bootstrap, profile)
+		defer base.stop()
+		routes = append(routes, benchRoute{name: "baseline", addr: base.addr, proxy: base})
 	}
-	proxyAddr := "127.0.0.1:" + strconv.Itoa(freeRange(t, 5)) // bootstrap + node ports 0..3
-	logf, err := os.Create(filepath.Join(out, "proxy.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	cmd := exec.Command(bin, "run", "--upstream", b.Bootstrap, "--listen", proxyAddr, "--admin-listen", "",
-		"--node-id-max", "3", "--log-level", "warn")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = withoutBenchEnv(os.Environ())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-	waitListening(t, proxyAddr)
 
 	// Idle footprint first, on the fresh process: 5,000 connections that
 	// each completed one ApiVersions, so both sides of each are open.
-	rssBefore := rssKiB(t, cmd.Process.Pid)
-	conns := openIdle(t, proxyAddr, idle)
+	rssBefore := rssKiB(t, cur.cmd.Process.Pid)
+	conns := openIdle(t, cur.addr, idle)
 	time.Sleep(2 * time.Second)
-	rssIdle := rssKiB(t, cmd.Process.Pid)
+	rssIdle := rssKiB(t, cur.cmd.Process.Pid)
 	for _, c := range conns {
 		c.Close()
 	}
@@ -92,76 +93,240 @@ func TestProxyBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer adm.Close()
-	routes := []struct{ name, addr string }{{"direct", b.Bootstrap}, {"proxy", proxyAddr}}
-	type result struct{ produce, consume []float64 }
-	res := map[string]*result{"direct": {}, "proxy": {}}
+	newTopic := func(name string) string {
+		if _, err := kadm.NewClient(adm).CreateTopic(ctx, 8, 1, nil, name); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	series := map[string]map[string][]float64{} // metric -> route -> values
+	add := func(metric, route string, v float64) {
+		if series[metric] == nil {
+			series[metric] = map[string][]float64{}
+		}
+		series[metric][route] = append(series[metric][route], v)
+	}
+	med := func(metric, route string) float64 { return median(series[metric][route]) }
+
+	if profile {
+		// Profiles of each proxy under produce and then consume load, long
+		// enough for a 5 s CPU profile each; not counted.
+		for _, r := range routes[1:] {
+			topic := newTopic("profile-" + r.name)
+			n := envInt("STREAMSHIFT_BENCH_PROFILE_RECORDS", 2_000_000)
+			wait := r.proxy.cpuProfile(filepath.Join(out, "cpu-produce-"+r.name+".pprof"), 5*time.Second)
+			produceThroughput(t, r.addr, topic, n)
+			if err := wait(); err != nil {
+				t.Errorf("profile %s: %v", r.name, err)
+			}
+			wait = r.proxy.cpuProfile(filepath.Join(out, "cpu-consume-"+r.name+".pprof"), 2*time.Second)
+			consumeThroughput(t, r.addr, topic, n)
+			if err := wait(); err != nil {
+				t.Errorf("profile %s: %v", r.name, err)
+			}
+		}
+	}
+
 	// Round -1 warms the broker's JIT and page cache and is not counted.
 	for round := -1; round < rounds; round++ {
 		for _, r := range routes {
-			topic := fmt.Sprintf("bench-%s-%d", r.name, round+1)
-			if _, err := kadm.NewClient(adm).CreateTopic(ctx, 8, 1, nil, topic); err != nil {
-				t.Fatal(err)
-			}
+			topic := newTopic(fmt.Sprintf("bench-%s-%d", r.name, round+1))
 			p := produceThroughput(t, r.addr, topic, records)
 			c := consumeThroughput(t, r.addr, topic, records)
 			if round >= 0 {
-				res[r.name].produce = append(res[r.name].produce, p)
-				res[r.name].consume = append(res[r.name].consume, c)
+				add("produce", r.name, p)
+				add("consume", r.name, c)
 			}
-			t.Logf("round %d %-6s produce %8.0f rec/s  consume %8.0f rec/s", round, r.name, p, c)
+			t.Logf("round %d %-8s produce %8.0f rec/s  consume %8.0f rec/s", round, r.name, p, c)
 		}
 	}
-	dp, pp := median(res["direct"].produce), median(res["proxy"].produce)
-	dc, pc := median(res["direct"].consume), median(res["proxy"].consume)
 
-	// Half of the direct saturation rate, the same target for both routes.
-	rate := dp / 2
-	lat := map[string][]float64{}
-	for round := 0; round < rounds; round++ {
-		for _, r := range routes {
-			topic := fmt.Sprintf("lat-%s-%d", r.name, round)
-			if _, err := kadm.NewClient(adm).CreateTopic(ctx, 8, 1, nil, topic); err != nil {
-				t.Fatal(err)
-			}
-			p99 := produceP99(t, r.addr, topic, rate, 10*time.Second)
-			lat[r.name] = append(lat[r.name], p99)
-			t.Logf("round %d %-6s p99 produce latency at %.0f rec/s: %.3f ms", round, r.name, rate, p99)
-		}
-	}
-	dl, pl := median(lat["direct"]), median(lat["proxy"])
-
-	// The same at a low rate, where the broker does not queue: what one
-	// extra hop costs by itself.
+	// Half of the direct saturation rate, the same target for every route,
+	// from a paced producer in its own process (and from Kafka's
+	// kafka-producer-perf-test when the tools are built).
+	rate := math.Round(med("produce", "direct") / 2)
 	lowRate := float64(envInt("STREAMSHIFT_BENCH_LOW_RATE", 2000))
-	low := map[string][]float64{}
+	perf := perfTestAvailable()
 	for round := 0; round < rounds; round++ {
 		for _, r := range routes {
-			topic := fmt.Sprintf("low-%s-%d", r.name, round)
-			if _, err := kadm.NewClient(adm).CreateTopic(ctx, 8, 1, nil, topic); err != nil {
-				t.Fatal(err)
+			for _, x := range []struct {
+				name string
+				rate float64
+			}{{"half", rate}, {"low", lowRate}} {
+				topic := newTopic(fmt.Sprintf("lat-%s-%s-%d", x.name, r.name, round))
+				res := runLoadgen(t, loadgenJob{Addr: r.addr, Topic: topic, Rate: x.rate, Warmup: 2 * time.Second, For: latFor})
+				add("p99-"+x.name, r.name, res.P99)
+				add("p50-"+x.name, r.name, res.P50)
+				add("achieved-"+x.name, r.name, res.Achieved)
+				t.Logf("round %d %-8s paced %.0f rec/s (sent %.0f, max burst %d): p50 %.3f p99 %.3f p99.9 %.3f max %.3f ms",
+					round, r.name, x.rate, res.Achieved, res.MaxBurst, res.P50, res.P99, res.P999, res.Max)
 			}
-			p99 := produceP99(t, r.addr, topic, lowRate, 5*time.Second)
-			low[r.name] = append(low[r.name], p99)
-			t.Logf("round %d %-6s p99 produce latency at %.0f rec/s: %.3f ms", round, r.name, lowRate, p99)
+			if perf {
+				topic := newTopic(fmt.Sprintf("perf-%s-%d", r.name, round))
+				res := runPerfTest(t, r.addr, topic, rate, latFor)
+				add("perf-p99", r.name, res.P99)
+				add("perf-p50", r.name, res.P50)
+				add("perf-achieved", r.name, res.Achieved)
+				t.Logf("round %d %-8s kafka-producer-perf-test %.0f rec/s (sent %.0f): p50 %.0f p99 %.0f p99.9 %.0f max %.0f ms",
+					round, r.name, rate, res.Achieved, res.P50, res.P99, res.P999, res.Max)
+			}
 		}
 	}
-	dlow, plow := median(low["direct"]), median(low["proxy"])
 
-	rssAfterLoad := rssKiB(t, cmd.Process.Pid)
+	rssAfterLoad := rssKiB(t, cur.cmd.Process.Pid)
 	time.Sleep(12 * time.Second) // one period of the proxy's memory reclaimer
-	rssSettled := rssKiB(t, cmd.Process.Pid)
+	rssSettled := rssKiB(t, cur.cmd.Process.Pid)
 
-	report := fmt.Sprintf(`| metric | direct | proxy | proxy/direct or added |
-|---|---|---|---|
-| produce 1 KiB, acks=all, 8 partitions (rec/s, median of %d) | %.0f | %.0f | %.3f |
-| consume (rec/s, median of %d) | %.0f | %.0f | %.3f |
-| p99 produce latency at %.0f rec/s (ms, median of %d) | %.3f | %.3f | +%.3f ms |
-| p99 produce latency at %.0f rec/s (ms, median of %d) | %.3f | %.3f | +%.3f ms |
-| proxy RSS, %d idle client connections, fresh process (MiB) | | %.1f (%.1f with none) | |
-| proxy RSS right after the load above / 12 s later (MiB) | | %.1f / %.1f | |
-`, rounds, dp, pp, pp/dp, rounds, dc, pc, pc/dc, rate, rounds, dl, pl, pl-dl, lowRate, rounds, dlow, plow, plow-dlow, idle, float64(rssIdle)/1024, float64(rssBefore)/1024, float64(rssAfterLoad)/1024, float64(rssSettled)/1024)
+	var sb strings.Builder
+	proxies := routes[1:]
+	fmt.Fprintf(&sb, "| metric | direct |")
+	for _, r := range proxies {
+		fmt.Fprintf(&sb, " %s | %s/direct or added |", r.label(baselineRev), r.name)
+	}
+	sb.WriteString("\n|---|---|" + strings.Repeat("---|---|", len(proxies)) + "\n")
+	ratioRow := func(title, metric string, format string) {
+		fmt.Fprintf(&sb, "| %s | "+format+" |", title, med(metric, "direct"))
+		for _, r := range proxies {
+			v := med(metric, r.name)
+			fmt.Fprintf(&sb, " "+format+" | %.3f |", v, v/med(metric, "direct"))
+		}
+		sb.WriteString("\n")
+	}
+	addedRow := func(title, metric string) {
+		fmt.Fprintf(&sb, "| %s | %.3f |", title, med(metric, "direct"))
+		for _, r := range proxies {
+			v := med(metric, r.name)
+			fmt.Fprintf(&sb, " %.3f | %+.3f ms |", v, v-med(metric, "direct"))
+		}
+		sb.WriteString("\n")
+	}
+	ratioRow(fmt.Sprintf("produce 1 KiB, acks=all, 8 partitions (rec/s, median of %d)", rounds), "produce", "%.0f")
+	ratioRow(fmt.Sprintf("consume (rec/s, median of %d)", rounds), "consume", "%.0f")
+	addedRow(fmt.Sprintf("p99 produce latency, paced %.0f rec/s = half of direct saturation (ms, median of %d)", rate, rounds), "p99-half")
+	addedRow(fmt.Sprintf("p50 produce latency, paced %.0f rec/s (ms, median of %d)", rate, rounds), "p50-half")
+	ratioRow(fmt.Sprintf("rate the paced producer achieved at %.0f rec/s (rec/s)", rate), "achieved-half", "%.0f")
+	addedRow(fmt.Sprintf("p99 produce latency, paced %.0f rec/s (ms, median of %d)", lowRate, rounds), "p99-low")
+	if perf {
+		addedRow(fmt.Sprintf("kafka-producer-perf-test p99 at %.0f rec/s (ms, whole ms, median of %d)", rate, rounds), "perf-p99")
+		addedRow(fmt.Sprintf("kafka-producer-perf-test p50 at %.0f rec/s (ms, median of %d)", rate, rounds), "perf-p50")
+		ratioRow(fmt.Sprintf("rate kafka-producer-perf-test achieved at %.0f rec/s (rec/s)", rate), "perf-achieved", "%.0f")
+	}
+	fmt.Fprintf(&sb, "| proxy RSS, %d idle client connections, fresh process (MiB) | | %.1f (%.1f with none) |%s\n",
+		idle, float64(rssIdle)/1024, float64(rssBefore)/1024, strings.Repeat(" |", 2*len(proxies)-1))
+	fmt.Fprintf(&sb, "| proxy RSS right after the load above / 12 s later (MiB) | | %.1f / %.1f |%s\n",
+		float64(rssAfterLoad)/1024, float64(rssSettled)/1024, strings.Repeat(" |", 2*len(proxies)-1))
+	fmt.Fprintf(&sb, "\nLoad average (1/5/15 min) at the start: %s; at the end: %s. %s UTC.\n", loadStart, loadAvg(), time.Now().UTC().Format("2006-01-02 15:04"))
+	report := sb.String()
 	t.Log("\n" + report)
 	_ = os.WriteFile(filepath.Join(out, "report.md"), []byte(report), 0o644)
+}
+
+// benchRoute is where a round's clients connect: the broker itself or a proxy.
+type benchRoute struct {
+	name, addr string
+	proxy      *benchProxy
+}
+
+func (r benchRoute) label(baselineRev string) string {
+	if r.name == "baseline" {
+		return "baseline (" + baselineRev + ")"
+	}
+	return "through streamshift"
+}
+
+// benchProxy is a streamshift process under test.
+type benchProxy struct {
+	cmd   *exec.Cmd
+	addr  string
+	admin string // pprof, when profiling
+	log   *os.File
+}
+
+// startBenchProxy builds the streamshift binary from the module at src and
+// runs it in front of upstream.
+func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool) *benchProxy {
+	t.Helper()
+	bin := filepath.Join(out, name+"-streamshift")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/streamshift")
+	build.Dir = src
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", name, err, msg)
+	}
+	bp := &benchProxy{addr: "127.0.0.1:" + strconv.Itoa(freeRange(t, 5))} // bootstrap + node ports 0..3
+	if profile {
+		bp.admin = "127.0.0.1:" + strconv.Itoa(freeRange(t, 1))
+	}
+	logf, err := os.Create(filepath.Join(out, name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp.log = logf
+	bp.cmd = exec.Command(bin, "run", "--upstream", upstream, "--listen", bp.addr, "--admin-listen", bp.admin,
+		"--node-id-max", "3", "--log-level", "warn")
+	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
+	bp.cmd.Env = withoutBenchEnv(os.Environ())
+	if err := bp.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitListening(t, bp.addr)
+	return bp
+}
+
+func (bp *benchProxy) stop() {
+	_ = bp.cmd.Process.Signal(os.Interrupt)
+	_ = bp.cmd.Wait()
+	_ = bp.log.Close()
+}
+
+// cpuProfile takes a CPU profile of the proxy (pprof on its admin listener)
+// for d in the background; wait returns once it is written to file.
+func (bp *benchProxy) cpuProfile(file string, d time.Duration) (wait func() error) {
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", bp.admin, int(d.Seconds())))
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		f, err := os.Create(file)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer f.Close()
+		_, err = io.Copy(f, resp.Body)
+		done <- err
+	}()
+	return func() error { return <-done }
+}
+
+// exportRev writes the source tree of a git revision to out/baseline-src.
+func exportRev(t *testing.T, out, rev string) string {
+	t.Helper()
+	dst := filepath.Join(out, "baseline-src")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Dir(harness.Root())
+	cmd := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", repo, rev, dst)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("export %s: %v\n%s", rev, err, msg)
+	}
+	return dst
+}
+
+// loadAvg is /proc/loadavg's first three fields.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // randomValue is a 1 KiB record value that does not compress.
@@ -283,52 +448,6 @@ func consumeThroughput(t *testing.T, addr, topic string, n int) float64 {
 		t.Fatalf("consumed %d of %d", got, n+1)
 	}
 	return float64(got-first) / time.Since(start).Seconds()
-}
-
-// produceP99 produces at a fixed rate for d and returns the p99 of the time
-// from Produce to its acknowledgement, in milliseconds.
-func produceP99(t *testing.T, addr, topic string, rate float64, d time.Duration) float64 {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.MaxBufferedRecords(100000),
-		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()), kgo.ProducerBatchCompression(kgo.NoCompression()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx := context.Background()
-	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("warm")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	value := randomValue()
-	var mu sync.Mutex
-	var lats []float64
-	// Open loop in 1 ms ticks: each tick sends its share of the rate,
-	// whatever the acknowledgements do, so queueing shows in the latency.
-	const tick = time.Millisecond
-	perTick := rate * tick.Seconds()
-	start := time.Now()
-	sentTotal := 0
-	for ticks := 1; time.Since(start) < d; ticks++ {
-		if w := time.Until(start.Add(time.Duration(ticks) * tick)); w > 0 {
-			time.Sleep(w)
-		}
-		for due := int(float64(ticks) * perTick); sentTotal < due; sentTotal++ {
-			sent := time.Now()
-			cl.Produce(ctx, &kgo.Record{Value: value}, func(_ *kgo.Record, err error) {
-				if err != nil {
-					return
-				}
-				l := float64(time.Since(sent).Microseconds()) / 1000
-				mu.Lock()
-				lats = append(lats, l)
-				mu.Unlock()
-			})
-		}
-	}
-	if err := cl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	sort.Float64s(lats)
-	return lats[len(lats)*99/100]
 }
 
 // openIdle opens n client connections and completes one ApiVersions on each,

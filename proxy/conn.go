@@ -40,7 +40,6 @@ type clientConn struct {
 	// the same for a client request going upstream (startRequestStream).
 	streamLeft    int
 	reqStreamLeft int
-	upPaused      bool // same for the upstream side
 	closed        bool
 	reason        string // why the proxy closed the connection, for the log
 
@@ -203,11 +202,13 @@ func (cc *clientConn) readRequests() gnet.Action {
 		hw := p.opts.BufferHighWater
 		if cc.reqStreamLeft > 0 {
 			// The rest of a request already partly sent upstream, even
-			// while draining: the upstream must see whole frames.
-			if cc.up.OutboundBuffered() > hw {
-				cc.notePause()
-				p.parkConn(cc.conn)
-				return cc.checkInboundCap()
+			// while draining: the upstream must see whole frames. It goes
+			// on at once whatever the upstream socket takes: gnet keeps
+			// reading the client anyway, so holding the bytes back would
+			// only move them from one proxy buffer to another, later
+			// (checkInboundCap bounds both together).
+			if act := cc.checkInboundCap(); act != gnet.None {
+				return act
 			}
 			n := min(cc.conn.InboundBuffered(), cc.reqStreamLeft, streamChunk)
 			if n == 0 {
@@ -235,7 +236,10 @@ func (cc *clientConn) readRequests() gnet.Action {
 			cc.notePause()
 			return cc.checkInboundCap()
 		}
-		if cc.up.OutboundBuffered() > hw || cc.conn.OutboundBuffered()+cc.buffered > hw {
+		// A client that does not read its responses gets no more requests
+		// forwarded, so no more responses pile up for it. Requests waiting
+		// for the upstream socket do not pause reading (see above).
+		if cc.conn.OutboundBuffered()+cc.buffered > hw {
 			cc.notePause()
 			p.parkConn(cc.conn)
 			return cc.checkInboundCap()
@@ -257,7 +261,7 @@ func (cc *clientConn) readRequests() gnet.Action {
 		}
 		frame, err := cc.conn.Peek(4 + size)
 		if err != nil {
-			return gnet.None
+			return cc.checkInboundCap()
 		}
 		act := cc.handleRequest(frame)
 		_, _ = cc.conn.Discard(4 + size)
@@ -321,12 +325,20 @@ func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 	return true
 }
 
-// checkInboundCap bounds what a paused client can pile up: a well-behaved
-// client has at most max.in.flight requests outstanding, so more than a full
-// frame beyond the high-water mark is abuse.
+// checkInboundCap bounds the request bytes a client connection holds in the
+// proxy: what gnet read from the client and the proxy has not consumed yet,
+// plus what waits for the upstream socket. gnet has no read pause (it reads
+// whatever arrives and keeps what OnTraffic leaves), so this cap, not the
+// pauses, bounds memory. A well-behaved client has at most max.in.flight
+// requests outstanding and a broker reads the next as soon as it answered
+// one, so more than a full frame beyond twice the high-water mark is abuse.
 func (cc *clientConn) checkInboundCap() gnet.Action {
-	if cc.conn.InboundBuffered() > cc.p.opts.MaxFrameBytes+cc.p.opts.BufferHighWater {
-		return cc.reject("client sent too much while its connection was paused", -1, -1)
+	held := cc.conn.InboundBuffered()
+	if cc.up != nil {
+		held += cc.up.OutboundBuffered()
+	}
+	if held > cc.p.opts.MaxFrameBytes+2*cc.p.opts.BufferHighWater {
+		return cc.reject("client sent too much while the proxy held its earlier requests", -1, -1)
 	}
 	return gnet.None
 }
@@ -431,16 +443,10 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 		if cc.closed || up != cc.up {
 			return gnet.Close
 		}
-		if cc.conn.OutboundBuffered()+cc.buffered > p.opts.BufferHighWater {
-			// The client does not read: stop reading its responses too.
-			if !cc.upPaused {
-				cc.upPaused = true
-				p.m.paused.Inc()
-			}
-			p.parkConn(up)
-			return gnet.None
-		}
-		cc.upPaused = false
+		// Responses go on to the client whatever its socket takes: they
+		// answer requests already forwarded (at most MaxInflight, and none
+		// while the client's unsent responses pass the high-water mark,
+		// see readRequests), and gnet would read and hold them anyway.
 		if cc.streamLeft > 0 {
 			n := min(up.InboundBuffered(), cc.streamLeft, streamChunk)
 			if n == 0 {
