@@ -101,6 +101,13 @@ func (cc *clientConn) dial() {
 			errs = append(errs, err)
 			continue
 		}
+		if tc, ok := nc.(*net.TCPConn); ok {
+			// A request the broker has not read yet waits in the kernel
+			// rather than being copied into gnet's outbound buffer and
+			// written again later (brokers keep small receive buffers:
+			// socket.receive.buffer.bytes is 100 KiB by default).
+			_ = tc.SetWriteBuffer(upstreamSendBuffer)
+		}
 		ch, err := cc.loop.Enroll(gnet.NewContext(context.Background(), &upstreamConn{cc: cc, addr: addr}), nc)
 		if err != nil {
 			_ = nc.Close()
@@ -507,6 +514,10 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 	}
 	return gnet.None
 }
+
+// upstreamSendBuffer is the SO_SNDBUF of upstream connections (the kernel
+// caps it at net.core.wmem_max).
+const upstreamSendBuffer = 4 << 20
 
 // streamChunk bounds one pass-through write, and so the copy gnet makes when
 // the buffered bytes wrap around its ring.
