@@ -173,6 +173,12 @@ func checkHandedBack(ctx context.Context, upstream, group string) error {
 		if m.InstanceID != nil && strings.HasPrefix(*m.InstanceID, "streamshift-") {
 			return fmt.Errorf("upstream group %s still holds the anchor %s", group, *m.InstanceID)
 		}
+		// The hand-back's JoinGroups went upstream on the apps' own
+		// connections: the broker named the members after the apps'
+		// client ids, not after streamshift's control-plane client.
+		if m.ClientID == "kgo" || strings.HasPrefix(m.MemberID, "kgo-") || !strings.HasPrefix(m.MemberID, m.ClientID+"-") {
+			return fmt.Errorf("upstream group %s: member %s (client id %s) was not joined by the app itself", group, m.MemberID, m.ClientID)
+		}
 	}
 	return nil
 }

@@ -1,11 +1,15 @@
 package proxyadapter
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
@@ -37,6 +41,27 @@ type classicMember struct {
 	id         string
 	generation int32
 	owned      []classicstreams.TopicPartition
+	// broker is the member's own connection (a client of its own);
+	// nil: the env's.
+	broker *kgo.Broker
+}
+
+func (c *classicMember) conn() *kgo.Broker {
+	if c.broker != nil {
+		return c.broker
+	}
+	return c.e.broker
+}
+
+// joinRequest is the member's JoinGroup (v9 unless the client lowers it).
+func (c *classicMember) joinRequest() *kmsg.JoinGroupRequest {
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Group, req.MemberID, req.ProtocolType = "legacy", c.id, "consumer"
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 30000, 30000
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name, p.Metadata = "stream", c.metadata()
+	req.Protocols = []kmsg.JoinGroupRequestProtocol{p}
+	return req
 }
 
 func (c *classicMember) metadata() []byte {
@@ -56,13 +81,7 @@ func (c *classicMember) metadata() []byte {
 // join runs JoinGroup (with MEMBER_ID_REQUIRED) and returns the answer.
 func (c *classicMember) join() *kmsg.JoinGroupResponse {
 	for {
-		req := kmsg.NewPtrJoinGroupRequest()
-		req.Group, req.MemberID, req.ProtocolType = "legacy", c.id, "consumer"
-		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 30000, 30000
-		p := kmsg.NewJoinGroupRequestProtocol()
-		p.Name, p.Metadata = "stream", c.metadata()
-		req.Protocols = []kmsg.JoinGroupRequestProtocol{p}
-		resp, err := req.RequestWith(c.e.ctx, c.e.broker)
+		resp, err := c.joinRequest().RequestWith(c.e.ctx, c.conn())
 		if err != nil {
 			c.t.Fatal(err)
 		}
@@ -101,7 +120,7 @@ func (c *classicMember) sync(leader bool) []classicstreams.TopicPartition {
 		a.MemberID, a.MemberAssignment = c.id, ca.Encode()
 		req.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{a}
 	}
-	resp, err := req.RequestWith(c.e.ctx, c.e.broker)
+	resp, err := req.RequestWith(c.e.ctx, c.conn())
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -119,7 +138,7 @@ func (c *classicMember) sync(leader bool) []classicstreams.TopicPartition {
 func (c *classicMember) heartbeat() int16 {
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.Group, req.MemberID, req.Generation = "legacy", c.id, c.generation
-	resp, err := req.RequestWith(c.e.ctx, c.e.broker)
+	resp, err := req.RequestWith(c.e.ctx, c.conn())
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -137,7 +156,7 @@ func (c *classicMember) commit(offset int64) int16 {
 		tp.Partitions = append(tp.Partitions, p)
 	}
 	req.Topics = []kmsg.OffsetCommitRequestTopic{tp}
-	resp, err := req.RequestWith(c.e.ctx, c.e.broker)
+	resp, err := req.RequestWith(c.e.ctx, c.conn())
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -335,5 +354,225 @@ func TestOnlineHandBack(t *testing.T) {
 	}
 	if code := c.commit(9); code != 0 {
 		t.Fatalf("classic commit upstream after the hand-back: %v", kerr.ErrorForCode(code))
+	}
+}
+
+// memberConn opens a connection of its own to the group's coordinator
+// through the proxy, as a client with clientID.
+func (e *ownedEnv) memberConn(clientID string) *kgo.Broker {
+	e.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID(clientID))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(cl.Close)
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey, fc.CoordinatorKeys = "legacy", []string{"legacy"}
+	fresp, err := fc.RequestWith(e.ctx, cl)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	node := fresp.NodeID
+	if len(fresp.Coordinators) > 0 {
+		node = fresp.Coordinators[0].NodeID
+	}
+	return cl.Broker(int(node))
+}
+
+// TestHandBackOnMembersConnections: two classic members, each on a
+// connection of its own with its own client id (one carried over by the
+// takeover, one that joined the streams group after it), are handed back.
+// Each held JoinGroup goes upstream on its member's connection with an
+// empty member id: each member gets exactly one answer, MEMBER_ID_REQUIRED
+// with an id the broker made from its own client id (not streamshift's
+// control-plane client's "kgo-…"), and both then form the upstream group
+// on the same connections, which answer every later request in order.
+func TestHandBackOnMembersConnections(t *testing.T) {
+	e := migrationEnv(t, translate.MigrationBidirectional)
+	a := &classicMember{e: e, t: t, broker: e.memberConn("app-a")}
+	a.join()
+	a.sync(true)
+	if code := a.heartbeat(); code != 0 {
+		t.Fatalf("heartbeat upstream: %v", kerr.ErrorForCode(code))
+	}
+	if resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("takeover join: %v %v", err, resp)
+	}
+	b := &classicMember{e: e, t: t, broker: e.memberConn("app-b")}
+	b.join() // served by the streams group now
+	b.sync(false)
+	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	leave.Group, leave.MemberID, leave.MemberEpoch = "legacy", "s1", -1
+	if lr, err := leave.RequestWith(e.ctx, e.broker); err != nil || lr.ErrorCode != 0 {
+		t.Fatalf("streams leave: %v %v", err, lr)
+	}
+	members := []*classicMember{a, b}
+	pulled := map[*classicMember]bool{}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(pulled) < 2 {
+		for _, c := range members {
+			if pulled[c] {
+				continue
+			}
+			switch code := c.heartbeat(); code {
+			case kerr.RebalanceInProgress.Code:
+				pulled[c] = true
+			case 0:
+			default:
+				t.Fatalf("classic heartbeat before the hand-back: %v", kerr.ErrorForCode(code))
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the classic members were never pulled into the hand-back")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Both rejoin with the ids the proxy gave them; the joins are held
+	// until the barrier is complete, then forwarded.
+	type answer struct {
+		c    *classicMember
+		resp *kmsg.JoinGroupResponse
+		err  error
+	}
+	answers := make(chan answer, 2)
+	for _, c := range members {
+		go func() {
+			resp, err := c.joinRequest().RequestWith(e.ctx, c.conn())
+			answers <- answer{c, resp, err}
+		}()
+	}
+	for range members {
+		an := <-answers
+		if an.err != nil {
+			t.Fatalf("held join: %v", an.err)
+		}
+		client := map[*classicMember]string{a: "app-a", b: "app-b"}[an.c]
+		if an.resp.ErrorCode != kerr.MemberIDRequired.Code || !strings.HasPrefix(an.resp.MemberID, client+"-") {
+			t.Fatalf("%s: held join answered %v with member id %q, want MEMBER_ID_REQUIRED and an id of the broker's for client %s",
+				an.c.id, kerr.ErrorForCode(an.resp.ErrorCode), an.resp.MemberID, client)
+		}
+		an.c.id = an.resp.MemberID
+	}
+
+	// The classic group forms upstream on the members' connections: each
+	// runs the classic cycle (join, sync, heartbeats) until the group is
+	// Stable with both.
+	ctx, cancel := context.WithCancel(e.ctx)
+	errs := make(chan error, 2)
+	for _, c := range members {
+		go func() { errs <- c.classicCycle(ctx) }()
+	}
+	for {
+		described, err := e.adm.DescribeGroups(e.ctx, "legacy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := described["legacy"]; g.State == "Stable" && len(g.Members) == 2 {
+			break
+		}
+		select {
+		case err := <-errs:
+			t.Fatalf("classic cycle upstream: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline.Add(30 * time.Second)) {
+			t.Fatal("the upstream group never became Stable with both members")
+		}
+	}
+	cancel()
+	for range members {
+		if err := <-errs; err != nil {
+			t.Fatalf("classic cycle upstream: %v", err)
+		}
+	}
+	if e.coord.Owns("legacy") {
+		t.Fatal("the coordinator still holds the group after the hand-back")
+	}
+	described, err := e.adm.DescribeGroups(e.ctx, "legacy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := described["legacy"]
+	if up.Protocol != "stream" || len(up.Members) != 2 {
+		t.Fatalf("upstream group after the hand-back: state %s protocol %s members %+v", up.State, up.Protocol, up.Members)
+	}
+	for _, m := range up.Members {
+		if strings.HasPrefix(m.MemberID, "kgo-") || m.ClientID == "kgo" || !strings.HasPrefix(m.MemberID, m.ClientID+"-") {
+			t.Fatalf("upstream member %s (client %s): not joined on the member's own connection", m.MemberID, m.ClientID)
+		}
+	}
+}
+
+// classicCycle runs a classic member until ctx ends: JoinGroup, SyncGroup
+// (a leader assigns everything to itself), Heartbeat every 100 ms, and again
+// on REBALANCE_IN_PROGRESS. Any other error, or a lost answer, ends it.
+func (c *classicMember) classicCycle(ctx context.Context) error {
+	pt, pn := "consumer", "stream"
+	for {
+		jr, err := c.joinRequest().RequestWith(ctx, c.conn())
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: join: %w", c.id, err)
+		}
+		switch jr.ErrorCode {
+		case 0:
+		case kerr.RebalanceInProgress.Code:
+			continue
+		default:
+			return fmt.Errorf("%s: join: %v", c.id, kerr.ErrorForCode(jr.ErrorCode))
+		}
+		c.generation = jr.Generation
+		sr := kmsg.NewPtrSyncGroupRequest()
+		sr.Group, sr.MemberID, sr.Generation, sr.ProtocolType, sr.Protocol = "legacy", c.id, c.generation, &pt, &pn
+		if jr.LeaderID == c.id {
+			for _, m := range jr.Members {
+				a := kmsg.NewSyncGroupRequestGroupAssignment()
+				a.MemberID = m.MemberID
+				ca := &classicstreams.ConsumerAssignment{Version: 3}
+				if m.MemberID == c.id {
+					ca.AssignedPartitions = []classicstreams.TopicPartition{{Topic: "in", Partition: 0}}
+				}
+				a.MemberAssignment = ca.Encode()
+				sr.GroupAssignment = append(sr.GroupAssignment, a)
+			}
+		}
+		sresp, err := sr.RequestWith(ctx, c.conn())
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: sync: %w", c.id, err)
+		}
+		if sresp.ErrorCode == kerr.RebalanceInProgress.Code {
+			continue
+		}
+		if sresp.ErrorCode != 0 {
+			return fmt.Errorf("%s: sync: %v", c.id, kerr.ErrorForCode(sresp.ErrorCode))
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(100 * time.Millisecond):
+			}
+			hr := kmsg.NewPtrHeartbeatRequest()
+			hr.Group, hr.MemberID, hr.Generation = "legacy", c.id, c.generation
+			hresp, err := hr.RequestWith(ctx, c.conn())
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("%s: heartbeat: %w", c.id, err)
+			}
+			if hresp.ErrorCode == kerr.RebalanceInProgress.Code {
+				break
+			}
+			if hresp.ErrorCode != 0 {
+				return fmt.Errorf("%s: heartbeat: %v", c.id, kerr.ErrorForCode(hresp.ErrorCode))
+			}
+		}
 	}
 }
