@@ -178,7 +178,8 @@ func (m *Manager) Fenced(group string, gen Generation) {
 }
 
 // Leave stops the group's anchor and removes it from the upstream group (the
-// group was deleted). It waits for the LeaveGroup until ctx ends.
+// group was deleted, or is Empty and its offsets are deleted; the next
+// Ensure starts it again). It waits for the LeaveGroup until ctx ends.
 func (m *Manager) Leave(ctx context.Context, group string) error {
 	m.mu.Lock()
 	a := m.anchors[group]
@@ -192,7 +193,7 @@ func (m *Manager) Leave(ctx context.Context, group string) error {
 	req.Group = group
 	member := kmsg.NewLeaveGroupRequestMember()
 	member.InstanceID = &m.opts.InstanceID
-	reason := "streams group deleted through streamshift"
+	reason := "streamshift: the streams group is deleted, or Empty and its offsets are being deleted"
 	member.Reason = &reason
 	req.Members = []kmsg.LeaveGroupRequestMember{member}
 	resp, err := m.opts.Client.Request(ctx, req)

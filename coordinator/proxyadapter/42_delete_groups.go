@@ -84,16 +84,23 @@ func (a *admin) deleteOwned(req *proxy.Request, id string) error {
 		// The coordinator is closing (it drops queued work unanswered).
 		return kerr.CoordinatorNotAvailable
 	}
-	if a.o.LeaveAnchor == nil {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), a.o.AnchorLeaveTimeout)
-	defer cancel()
 	// A failed leave is not reported here: the forwarded DeleteGroups then
 	// finds the anchor still in the group and answers NON_EMPTY_GROUP, which
 	// is what the client must see (its offsets are still there).
-	_ = a.o.LeaveAnchor(ctx, id)
+	a.leaveAnchor(id)
 	return nil
+}
+
+// leaveAnchor removes the group's anchor member from the upstream group,
+// waiting at most AnchorLeaveTimeout. A failure is left for the forwarded
+// request to report: the upstream then still sees the anchor.
+func (a *admin) leaveAnchor(group string) {
+	if a.o.LeaveAnchor == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.o.AnchorLeaveTimeout)
+	defer cancel()
+	_ = a.o.LeaveAnchor(ctx, group)
 }
 
 // errorCode is the Kafka error code of err (UNKNOWN_SERVER_ERROR if it

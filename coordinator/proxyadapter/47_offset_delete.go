@@ -15,8 +15,19 @@ import (
 func (a *admin) offsetDelete(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.OffsetDeleteRequest)
 	sum, ok := a.c.Summary(r.Group)
-	if !ok || sum.State == coordinator.GroupEmpty {
+	if !ok {
 		out.Forward()
+		return
+	}
+	if sum.State == coordinator.GroupEmpty {
+		// Kafka deletes any offset of an Empty streams group. Upstream the
+		// anchor member still holds the group, subscribed to the source
+		// topics, so the broker would refuse: the anchor leaves first (the
+		// next member's heartbeat brings it back).
+		go func() {
+			a.leaveAnchor(r.Group)
+			out.Forward()
+		}()
 		return
 	}
 	var refused []kmsg.OffsetDeleteResponseTopic

@@ -298,6 +298,13 @@ func TestAdminOffsetDelete(t *testing.T) {
 			}
 		}
 	}
+	// The anchor left first: upstream it would hold the group subscribed.
+	e.mu.Lock()
+	left := e.left
+	e.mu.Unlock()
+	if len(left) != 1 || left[0] != "app" {
+		t.Fatalf("anchor leaves: %v", left)
+	}
 }
 
 func TestAdminDeleteGroups(t *testing.T) {

@@ -74,6 +74,26 @@ func TestStreamsProxyDeleteGroup39(t *testing.T) {
 	if err != nil || len(offs) == 0 {
 		t.Fatalf("no committed offsets upstream before the delete: %v %v", offs, err)
 	}
+	if _, ok := offs["e2e-input"]; !ok {
+		t.Fatalf("no committed offsets of e2e-input upstream: %v", offs)
+	}
+
+	// Kafka deletes any offset of an Empty streams group: so does
+	// streamshift, although upstream its anchor member holds the group.
+	out, err = harness.RunTool(ctx, dir, "kafka-streams-groups", "--bootstrap-server", px.Bootstrap, "--delete-offsets", "--group", streamsApp, "--input-topic", "e2e-input")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "Error") || strings.Contains(out, "SUBSCRIBED") {
+		t.Fatalf("delete-offsets of an Empty group:\n%s", out)
+	}
+	offs, err = adm.FetchOffsets(ctx, streamsApp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := offs["e2e-input"]; ok {
+		t.Fatalf("offsets of e2e-input left upstream after --delete-offsets: %v\n%s", offs, out)
+	}
 
 	out, err = harness.RunTool(ctx, dir, "kafka-streams-groups", "--bootstrap-server", px.Bootstrap, "--delete", "--group", streamsApp)
 	if err != nil {
