@@ -62,6 +62,12 @@ type Options struct {
 	// EventLoops is the number of gnet loops. Default: number of CPUs.
 	EventLoops int
 
+	// ControlPlane are extra options of the proxy's own upstream client
+	// (the node-table metadata fetch): the credentials the upstream wants
+	// from streamshift itself, such as kgo.SASL or kgo.DialTLSConfig.
+	// Client connections never use them: their SASL passes through.
+	ControlPlane []kgo.Opt
+
 	Log     zerolog.Logger
 	Metrics prometheus.Registerer
 	Tap     Tap
@@ -193,6 +199,12 @@ func (p *Proxy) RegisterCapped(key, minVersion, maxVersion int16, advertise bool
 	return p.reg.register(&registration{key: key, minVersion: minVersion, maxVersion: maxVersion, advertise: advertise, capped: true, i: i})
 }
 
+// controlPlaneOpts are the options of the proxy's own upstream client.
+func (p *Proxy) controlPlaneOpts() []kgo.Opt {
+	opts := []kgo.Opt{kgo.SeedBrokers(p.opts.Upstream...), kgo.DialTimeout(p.opts.DialTimeout)}
+	return append(opts, p.opts.ControlPlane...)
+}
+
 // NodeAddr returns the address clients are told for an upstream node.
 func (p *Proxy) NodeAddr(node int32) string {
 	return net.JoinHostPort(p.opts.AdvertisedHost, strconv.Itoa(p.opts.NodePortBase+int(node)))
@@ -216,7 +228,7 @@ func (p *Proxy) listenAddrs() []string {
 // Run starts the proxy and blocks until ctx is cancelled (then drains
 // in-flight requests, at most ShutdownTimeout) or the engine fails.
 func (p *Proxy) Run(ctx context.Context) error {
-	ctl, err := kgo.NewClient(kgo.SeedBrokers(p.opts.Upstream...), kgo.DialTimeout(p.opts.DialTimeout))
+	ctl, err := kgo.NewClient(p.controlPlaneOpts()...)
 	if err != nil {
 		return fmt.Errorf("control-plane client: %w", err)
 	}

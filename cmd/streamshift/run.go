@@ -37,24 +37,7 @@ func runCmd(args []string) int {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	p, err := proxy.New(proxy.Options{
-		Upstream:            cfg.Upstream,
-		Listen:              cfg.Listen,
-		AdvertisedHost:      cfg.AdvertisedHost,
-		NodePortBase:        cfg.NodePortBase,
-		NodeIDMin:           cfg.NodeIDMin,
-		NodeIDMax:           cfg.NodeIDMax,
-		DialTimeout:         cfg.UpstreamDialTimeout,
-		MaxFrameBytes:       cfg.Limits.MaxFrameBytes,
-		MaxInterceptedBytes: cfg.Limits.MaxInterceptedBytes,
-		MaxInflight:         cfg.Limits.MaxInflightRequests,
-		BufferHighWater:     cfg.Limits.BufferHighWaterBytes,
-		ShutdownTimeout:     cfg.ShutdownTimeout,
-		MetadataRefresh:     cfg.MetadataRefreshInterval,
-		EventLoops:          cfg.EventLoops,
-		Log:                 log,
-		Metrics:             reg,
-	})
+	p, err := proxy.New(proxyOptions(cfg, log, reg))
 	if err != nil {
 		log.Error().Err(err).Msg("invalid proxy configuration")
 		return 2
@@ -95,6 +78,31 @@ func runCmd(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// proxyOptions maps the configuration onto the proxy's options. The proxy's
+// own upstream client (node-table metadata) authenticates like the
+// coordinator's control plane.
+func proxyOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Registerer) proxy.Options {
+	return proxy.Options{
+		Upstream:            cfg.Upstream,
+		Listen:              cfg.Listen,
+		AdvertisedHost:      cfg.AdvertisedHost,
+		NodePortBase:        cfg.NodePortBase,
+		NodeIDMin:           cfg.NodeIDMin,
+		NodeIDMax:           cfg.NodeIDMax,
+		DialTimeout:         cfg.UpstreamDialTimeout,
+		MaxFrameBytes:       cfg.Limits.MaxFrameBytes,
+		MaxInterceptedBytes: cfg.Limits.MaxInterceptedBytes,
+		MaxInflight:         cfg.Limits.MaxInflightRequests,
+		BufferHighWater:     cfg.Limits.BufferHighWaterBytes,
+		ShutdownTimeout:     cfg.ShutdownTimeout,
+		MetadataRefresh:     cfg.MetadataRefreshInterval,
+		EventLoops:          cfg.EventLoops,
+		ControlPlane:        controlPlaneOpts(cfg),
+		Log:                 log,
+		Metrics:             reg,
+	}
 }
 
 func newLogger(c config.Log) zerolog.Logger {
