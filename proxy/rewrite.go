@@ -13,6 +13,15 @@ type addressRewriter func(t *nodeTable, resp kmsg.Response) bool
 // else is forwarded without decoding. Fetch (NodeEndpoints from v16) is absent
 // on purpose: ApiVersions caps it at v15 so the hottest response is never decoded
 // (see 18_api_versions.go).
+//
+// DescribeQuorum is absent on purpose too: its v2 Nodes (KIP-853) are the
+// controllers' CONTROLLER-listener endpoints, which no client dials from this
+// response (the Java admin hands them out as QuorumInfo.Node data,
+// kafka-metadata-quorum prints them; controllers are managed with
+// --bootstrap-controller, KIP-919). The proxy's node ports front broker
+// listeners only, so rewriting them would point a controller endpoint at a
+// broker listener, and capping to v1 would only hide them: they pass as the
+// upstream sent them.
 var addressRewriters = map[int16]addressRewriter{
 	int16(kmsg.Produce):          rewriteProduce,
 	int16(kmsg.Metadata):         rewriteMetadata,
