@@ -51,8 +51,11 @@ type Options struct {
 	// MaxInflight caps forwarded requests awaiting a response per client
 	// connection; beyond it the connection is not read. Default 256.
 	MaxInflight int
-	// BufferHighWater: when a connection's unsent bytes pass it, the side
-	// feeding it stops being read until it drains. Default 4 MiB.
+	// BufferHighWater: when a client's unsent responses pass it, its
+	// requests stop being forwarded until they drain. Request bytes a client
+	// connection holds in the proxy (unconsumed input plus what waits for
+	// the upstream socket) are capped at MaxFrameBytes + 2*BufferHighWater;
+	// beyond that the client is disconnected. Default 4 MiB.
 	BufferHighWater int
 	// ShutdownTimeout bounds the drain of in-flight requests. Default 30s.
 	ShutdownTimeout time.Duration
