@@ -1,0 +1,126 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// groupDescriber reads a Streams app's group through streamshift, whichever protocol it is on.
+type groupDescriber struct {
+	cl *kgo.Client
+}
+
+func newGroupDescriber(bootstrap string) (*groupDescriber, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	if err != nil {
+		return nil, fmt.Errorf("describe client: %w", err)
+	}
+	return &groupDescriber{cl: cl}, nil
+}
+
+func (d *groupDescriber) close() { d.cl.Close() }
+
+// describedGroup is a group as a settle check needs it.
+type describedGroup struct {
+	protocol string // "streams" (served by streamshift) or the upstream classic group's protocol
+	state    string
+	epoch    int32
+	members  int // members of the app: the anchor is not counted
+	classic  int // of which classic members inside a streams group
+	atRest   bool
+	pending  []string // members not at their target assignment
+}
+
+func (g describedGroup) String() string {
+	s := fmt.Sprintf("%s group %s epoch %d, %d members", g.protocol, g.state, g.epoch, g.members)
+	if g.protocol == "streams" {
+		s += fmt.Sprintf(" (%d classic)", g.classic)
+	}
+	if len(g.pending) > 0 {
+		s += ", reconciling: " + strings.Join(g.pending, ", ")
+	}
+	return s
+}
+
+// describe asks StreamsGroupDescribe first (answered by streamshift for a group it serves);
+// GROUP_ID_NOT_FOUND there means the group is the upstream's, read with DescribeGroups.
+func (d *groupDescriber) describe(ctx context.Context, group string) (describedGroup, error) {
+	sreq := kmsg.NewPtrStreamsGroupDescribeRequest()
+	sreq.Groups = []string{group}
+	sresp, err := sreq.RequestWith(ctx, d.cl)
+	if err != nil {
+		return describedGroup{}, fmt.Errorf("describe streams group %s: %w", group, err)
+	}
+	if len(sresp.Groups) != 1 {
+		return describedGroup{}, fmt.Errorf("describe streams group %s: %d groups in the answer", group, len(sresp.Groups))
+	}
+	sg := sresp.Groups[0]
+	switch err := kerr.ErrorForCode(sg.ErrorCode); err {
+	case nil:
+		return streamsDescribed(sg), nil
+	case kerr.GroupIDNotFound:
+	default:
+		return describedGroup{}, fmt.Errorf("describe streams group %s: %w", group, err)
+	}
+	creq := kmsg.NewPtrDescribeGroupsRequest()
+	creq.Groups = []string{group}
+	cresp, err := creq.RequestWith(ctx, d.cl)
+	if err != nil {
+		return describedGroup{}, fmt.Errorf("describe classic group %s: %w", group, err)
+	}
+	if len(cresp.Groups) != 1 {
+		return describedGroup{}, fmt.Errorf("describe classic group %s: %d groups in the answer", group, len(cresp.Groups))
+	}
+	cg := cresp.Groups[0]
+	if err := kerr.ErrorForCode(cg.ErrorCode); err != nil {
+		return describedGroup{}, fmt.Errorf("describe classic group %s: %w", group, err)
+	}
+	g := describedGroup{protocol: "classic " + cg.Protocol, state: cg.State, atRest: cg.State == "Stable"}
+	for _, m := range cg.Members {
+		if m.InstanceID != nil && strings.HasPrefix(*m.InstanceID, "streamshift-") {
+			continue // the anchor of a group streamshift served
+		}
+		g.members++
+	}
+	return g, nil
+}
+
+func streamsDescribed(sg kmsg.StreamsGroupDescribeResponseGroup) describedGroup {
+	g := describedGroup{protocol: "streams", state: sg.State, epoch: sg.Epoch, members: len(sg.Members)}
+	for _, m := range sg.Members {
+		if m.IsClassic {
+			g.classic++
+		}
+		if m.MemberEpoch != sg.AssignmentEpoch || assignmentKey(m.Assignment) != assignmentKey(m.TargetAssignment) {
+			id := m.ClientID
+			if m.InstanceID != nil {
+				id += "/" + *m.InstanceID
+			}
+			g.pending = append(g.pending, fmt.Sprintf("%s@%d", id, m.MemberEpoch))
+		}
+	}
+	sort.Strings(g.pending)
+	g.atRest = sg.State == "Stable" && len(g.pending) == 0
+	return g
+}
+
+// assignmentKey is a canonical text of an assignment (tasks sorted), for comparing two.
+func assignmentKey(a kmsg.StreamsAssignment) string {
+	part := func(kind string, ts []kmsg.TaskIDs) string {
+		var ids []string
+		for _, t := range ts {
+			for _, p := range t.Partitions {
+				ids = append(ids, fmt.Sprintf("%s_%d", t.SubtopologyID, p))
+			}
+		}
+		sort.Strings(ids)
+		return kind + ":" + strings.Join(ids, ",")
+	}
+	return part("a", a.ActiveTasks) + " " + part("s", a.StandbyTasks) + " " + part("w", a.WarmupTasks)
+}

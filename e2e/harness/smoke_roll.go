@@ -1,0 +1,456 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SmokeClient is one instance of Kafka's smoke-test client (SmokeTestClient) in a rolling run.
+type SmokeClient struct {
+	Name          string // its directory under the run dir, and its name in errors
+	Version       string // Kafka39 (kafka-streams 3.9.2, classic only) or Kafka44
+	GroupProtocol string // classic (default) or streams
+	// InstanceID makes a classic instance a static member (group.instance.id).
+	InstanceID string
+	// SessionTimeout of a classic instance (session.timeout.ms; default 10s): Kafka Streams does
+	// not leave its classic group on close, so a stopped instance keeps its tasks this long.
+	SessionTimeout time.Duration
+}
+
+func (c SmokeClient) String() string {
+	p := c.GroupProtocol
+	if p == "" {
+		p = "classic"
+	}
+	s := fmt.Sprintf("%s (%s, %s", c.Name, c.Version, p)
+	if c.InstanceID != "" {
+		s += ", static " + c.InstanceID
+	}
+	return s + ")"
+}
+
+// SmokeRoll replaces one running client: Stop is closed cleanly (TERM: KafkaStreams.close),
+// then Start is started.
+type SmokeRoll struct {
+	Stop  string
+	Start SmokeClient
+}
+
+// SmokeRollOptions configure RunKafkaSmokeRoll.
+type SmokeRollOptions struct {
+	Dir       string // run dir; must not exist or be empty
+	Bootstrap string // driver and clients connect here (streamshift)
+	Admin     string // where the topics are created (default Bootstrap)
+	Guarantee string // at_least_once (default) or exactly_once_v2
+	// Duration of the driver's input (default 90s) and records per key (default 300). The
+	// driver is always the 4.4 launcher (its input length is configurable).
+	Duration      time.Duration
+	RecordsPerKey int
+	// Start are started one at a time before the driver, each waiting for the group to settle.
+	Start []SmokeClient
+	// Rolls run one at a time while the driver produces, RollDelay after it started (default 5s),
+	// each waiting for the group to settle.
+	Rolls     []SmokeRoll
+	RollDelay time.Duration
+	// Quiet is how long every running client must stay RUNNING, with the group at rest, to
+	// count as settled (default 3s); SettleLimit bounds the wait (default 90s).
+	Quiet       time.Duration
+	SettleLimit time.Duration
+	// AfterRolls, when set, runs once the last roll settled, while the clients still run (a
+	// check of the group upstream, say); its error fails the run.
+	AfterRolls func(ctx context.Context) error
+	// Logf reports progress (t.Logf); nil is silent.
+	Logf func(format string, args ...any)
+}
+
+// SmokeRollReport is what a rolling smoke run measured.
+type SmokeRollReport struct {
+	Steps []SmokeRollStep
+	// InputEnd is when the driver printed its last "records produced" line, from its start.
+	InputEnd time.Duration
+	// Total is the run from the first client's start to the driver's exit.
+	Total time.Duration
+}
+
+// SmokeRollStep is one start or roll: when it began (from the driver's start; negative before
+// it) and how long the group took to settle after it.
+type SmokeRollStep struct {
+	Name    string
+	At      time.Duration
+	Settled time.Duration
+	Group   string // the group as last described when it settled
+	// Protocol is "streams" when streamshift served the group then, else the upstream classic
+	// group's ("classic stream"); Classic counts the classic members of a streams group.
+	Protocol string
+	Classic  int
+}
+
+// smokeGroup is Kafka's smoke-test application.id.
+const smokeGroup = "SmokeTest"
+
+var smokeStateLine = regexp.MustCompile(`: ([A-Z_]+) -> ([A-Z_]+)\s*$`)
+
+// smokeInstance is a running smoke client and the state its listener last printed.
+type smokeInstance struct {
+	SmokeClient
+	p *proc
+
+	mu      sync.Mutex
+	state   string
+	changed time.Time
+}
+
+func (s *smokeInstance) onLine(line string) {
+	m := smokeStateLine.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	s.mu.Lock()
+	s.state, s.changed = m[2], time.Now()
+	s.mu.Unlock()
+}
+
+func (s *smokeInstance) lastState() (string, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state, s.changed
+}
+
+// RunKafkaSmokeRoll runs Kafka's smoke test while its clients are replaced one at a time: the
+// Start clients come up (each waiting for the group to settle), the driver starts producing,
+// then each roll closes one client cleanly and starts its successor, possibly on another
+// kafka-streams version or group protocol, and waits for the group to settle again. It passes
+// when every roll settled while the driver was still producing, and the driver verified every
+// output and printed SUCCESS.
+//
+// Settled means: every running client's last state is RUNNING, none changed state for Quiet,
+// and the group, as described through Bootstrap, holds exactly the running clients and is at
+// rest (StreamsGroupDescribe when streamshift serves the group: Stable, every member at its
+// target assignment; else DescribeGroups of the upstream classic group: Stable, the anchor not
+// counted).
+func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollReport, error) {
+	if err := CheckBuilt("systest-"+Kafka44, "systest-"+Kafka39); err != nil {
+		return nil, err
+	}
+	o.defaults()
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := CreateTopics(ctx, o.Admin, 3, SmokeTopics...); err != nil {
+		return nil, err
+	}
+	base := map[string]string{
+		"bootstrap.servers":      o.Bootstrap,
+		"processing.guarantee":   o.Guarantee,
+		"replication.factor":     "1",
+		"commit.interval.ms":     "1000",
+		"smoke.duration.seconds": fmt.Sprint(int(o.Duration.Seconds())),
+		"smoke.records.per.key":  fmt.Sprint(o.RecordsPerKey),
+	}
+	describer, err := newGroupDescriber(o.Bootstrap)
+	if err != nil {
+		return nil, err
+	}
+	defer describer.close()
+
+	rep := &SmokeRollReport{}
+	var (
+		mu      sync.Mutex
+		running = map[string]*smokeInstance{}
+		all     []*smokeInstance
+	)
+	defer func() {
+		for _, c := range all {
+			_ = c.p.stop(70 * time.Second)
+		}
+	}()
+	start := func(c SmokeClient) error {
+		if c.Version != Kafka39 && c.Version != Kafka44 {
+			return fmt.Errorf("smoke client %s: version %q", c.Name, c.Version)
+		}
+		if c.GroupProtocol == "streams" && c.Version == Kafka39 {
+			return fmt.Errorf("smoke client %s: kafka-streams 3.9 has no streams protocol", c.Name)
+		}
+		mu.Lock()
+		_, dup := running[c.Name]
+		mu.Unlock()
+		if dup {
+			return fmt.Errorf("smoke client %s is already running", c.Name)
+		}
+		d := filepath.Join(o.Dir, c.Name)
+		if entries, err := os.ReadDir(d); err == nil && len(entries) > 0 {
+			return fmt.Errorf("smoke client dir %s is not empty", d)
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		props := map[string]string{}
+		for k, v := range base {
+			props[k] = v
+		}
+		// SmokeTestClient's default state dir comes from TestUtils.tempDirectory(), which a
+		// shutdown hook deletes while KafkaStreams.close (another hook) still flushes into it:
+		// on 3.9 that closes tasks dirty on every clean stop. A state dir of our own is kept.
+		props["state.dir"] = filepath.Join(d, "state")
+		if c.GroupProtocol == "streams" {
+			props["group.protocol"] = "streams"
+		} else {
+			props["session.timeout.ms"] = fmt.Sprint(c.SessionTimeout.Milliseconds())
+			if c.InstanceID != "" {
+				props["group.instance.id"] = c.InstanceID
+			}
+		}
+		propsFile := filepath.Join(d, "smoke.properties")
+		if err := writeProps(propsFile, props); err != nil {
+			return err
+		}
+		inst := &smokeInstance{SmokeClient: c}
+		p, err := startProc("smoke "+c.Name, filepath.Join(d, "out"), filepath.Join(d, "log"), inst.onLine, nil, nil,
+			filepath.Join(Root(), "bin", "systest.sh"), "run", c.Version, d, propsFile, "process")
+		if err != nil {
+			return err
+		}
+		inst.p = p
+		mu.Lock()
+		running[c.Name] = inst
+		all = append(all, inst)
+		mu.Unlock()
+		o.Logf("started smoke client %s", c)
+		return nil
+	}
+	stop := func(name string) error {
+		mu.Lock()
+		inst, ok := running[name]
+		delete(running, name)
+		mu.Unlock()
+		if !ok {
+			return fmt.Errorf("no running smoke client %s", name)
+		}
+		// SmokeTestClient closes with a one-minute timeout; a close that hangs is a failure.
+		if err := inst.p.stop(70 * time.Second); err != nil {
+			return fmt.Errorf("close smoke client %s: %w", name, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(o.Dir, name, "out")); err == nil && !strings.Contains(string(b), "SMOKE-TEST-CLIENT-CLOSED") {
+			return fmt.Errorf("smoke client %s did not close cleanly (no SMOKE-TEST-CLIENT-CLOSED in %s)", name, filepath.Join(o.Dir, name, "out"))
+		}
+		o.Logf("closed smoke client %s", name)
+		return nil
+	}
+	// settle waits until the group is at rest with exactly the running clients.
+	settle := func(step string) (describedGroup, error) {
+		sctx, cancel := context.WithTimeout(ctx, o.SettleLimit)
+		defer cancel()
+		var last describedGroup
+		for {
+			mu.Lock()
+			insts := make([]*smokeInstance, 0, len(running))
+			for _, inst := range running {
+				insts = append(insts, inst)
+			}
+			mu.Unlock()
+			ok := true
+			var why string
+			for _, inst := range insts {
+				if inst.p.exited() {
+					return last, fmt.Errorf("%s: smoke client %s exited (%v), see %s", step, inst.Name, inst.p.err, filepath.Join(o.Dir, inst.Name))
+				}
+				st, at := inst.lastState()
+				if st != "RUNNING" || time.Since(at) < o.Quiet {
+					ok, why = false, fmt.Sprintf("client %s is %s", inst.Name, orNone(st))
+				}
+			}
+			if ok {
+				g, err := describer.describe(sctx, smokeGroup)
+				if err != nil {
+					ok, why = false, err.Error()
+				} else {
+					last = g
+					if !g.atRest || g.members != len(insts) {
+						ok, why = false, fmt.Sprintf("group not at rest with %d members: %s", len(insts), g)
+					}
+				}
+			}
+			if ok {
+				return last, nil
+			}
+			select {
+			case <-sctx.Done():
+				return last, fmt.Errorf("%s: group did not settle within %s: %s", step, o.SettleLimit, why)
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}
+
+	begin := time.Now()
+	var starts []time.Time // of the Start steps, made relative to the driver's start below
+	for _, c := range o.Start {
+		at := time.Now()
+		if err := start(c); err != nil {
+			return rep, err
+		}
+		g, err := settle("start " + c.String())
+		if err != nil {
+			return rep, err
+		}
+		starts = append(starts, at)
+		rep.Steps = append(rep.Steps, SmokeRollStep{Name: "start " + c.String(), Settled: time.Since(at), Group: g.String(), Protocol: g.protocol, Classic: g.classic})
+		o.Logf("settled after start %s in %s: %s", c.Name, time.Since(at).Round(time.Millisecond), g)
+	}
+
+	var (
+		lmu      sync.Mutex
+		lines    []string
+		inputEnd time.Time
+	)
+	dd := filepath.Join(o.Dir, "driver")
+	if err := os.MkdirAll(dd, 0o755); err != nil {
+		return rep, err
+	}
+	driverProps := filepath.Join(dd, "smoke.properties")
+	if err := writeProps(driverProps, base); err != nil {
+		return rep, err
+	}
+	driver, err := startProc("smoke driver", filepath.Join(dd, "out"), filepath.Join(dd, "log"), func(line string) {
+		lmu.Lock()
+		lines = append(lines, line)
+		if strings.HasSuffix(line, " records produced") {
+			inputEnd = time.Now()
+		}
+		lmu.Unlock()
+	}, nil, nil, filepath.Join(Root(), "bin", "systest.sh"), "run", Kafka44, dd, driverProps, "run")
+	if err != nil {
+		return rep, err
+	}
+	driverStart := time.Now()
+	for i, at := range starts {
+		rep.Steps[i].At = at.Sub(driverStart)
+	}
+	defer driver.stop(10 * time.Second)
+	o.Logf("smoke driver started: %s of input", o.Duration)
+
+	select {
+	case <-time.After(o.RollDelay):
+	case <-driver.done:
+	case <-ctx.Done():
+		return rep, ctx.Err()
+	}
+	for _, r := range o.Rolls {
+		name := fmt.Sprintf("roll %s to %s", r.Stop, r.Start)
+		if driver.exited() {
+			return rep, fmt.Errorf("%s: the smoke driver exited before the roll (%v), see %s", name, driver.err, dd)
+		}
+		t0 := time.Now()
+		at := t0.Sub(driverStart)
+		if err := stop(r.Stop); err != nil {
+			return rep, fmt.Errorf("%s: %w", name, err)
+		}
+		if err := start(r.Start); err != nil {
+			return rep, fmt.Errorf("%s: %w", name, err)
+		}
+		g, err := settle(name)
+		if err != nil {
+			return rep, err
+		}
+		rep.Steps = append(rep.Steps, SmokeRollStep{Name: name, At: at, Settled: time.Since(t0), Group: g.String(), Protocol: g.protocol, Classic: g.classic})
+		o.Logf("settled after %s in %s: %s", name, time.Since(t0).Round(time.Millisecond), g)
+	}
+	rollsDone := time.Now()
+	if o.AfterRolls != nil {
+		if err := o.AfterRolls(ctx); err != nil {
+			return rep, fmt.Errorf("after the rolls: %w", err)
+		}
+	}
+
+	select {
+	case <-driver.done:
+	case <-ctx.Done():
+		return rep, fmt.Errorf("smoke driver: %w (see %s)", ctx.Err(), dd)
+	}
+	rep.Total = time.Since(begin)
+	lmu.Lock()
+	defer lmu.Unlock()
+	if !inputEnd.IsZero() {
+		rep.InputEnd = inputEnd.Sub(driverStart)
+	}
+	success := false
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "SUCCESS" {
+			success = true
+		}
+	}
+	if !success {
+		tail := lines
+		if len(tail) > 15 {
+			tail = tail[len(tail)-15:]
+		}
+		return rep, fmt.Errorf("smoke driver did not print SUCCESS (exit %v), last lines:\n%s", driver.err, strings.Join(tail, "\n"))
+	}
+	// The rolls must have happened under input, or the run proved less than it claims.
+	if len(o.Rolls) > 0 && rollsDone.After(inputEnd) {
+		return rep, fmt.Errorf("the rolls ended %s after the driver's input (%s of input): raise Duration so the migration happens mid-run",
+			rollsDone.Sub(inputEnd).Round(time.Millisecond), o.Duration)
+	}
+	for _, inst := range all {
+		if b, err := os.ReadFile(filepath.Join(o.Dir, inst.Name, "out")); err == nil && strings.Contains(string(b), "SMOKE-TEST-CLIENT-EXCEPTION") {
+			return rep, fmt.Errorf("smoke client %s reported SMOKE-TEST-CLIENT-EXCEPTION (see %s)", inst.Name, filepath.Join(o.Dir, inst.Name))
+		}
+	}
+	return rep, nil
+}
+
+func (o *SmokeRollOptions) defaults() {
+	if o.Admin == "" {
+		o.Admin = o.Bootstrap
+	}
+	if o.Guarantee == "" {
+		o.Guarantee = "at_least_once"
+	}
+	if o.Duration == 0 {
+		o.Duration = 90 * time.Second
+	}
+	if o.RecordsPerKey == 0 {
+		o.RecordsPerKey = 300
+	}
+	if o.RollDelay == 0 {
+		o.RollDelay = 5 * time.Second
+	}
+	if o.Quiet == 0 {
+		o.Quiet = 3 * time.Second
+	}
+	if o.SettleLimit == 0 {
+		o.SettleLimit = 90 * time.Second
+	}
+	if o.Logf == nil {
+		o.Logf = func(string, ...any) {}
+	}
+	for _, cs := range [][]SmokeClient{o.Start} {
+		for i := range cs {
+			cs[i].fill()
+		}
+	}
+	for i := range o.Rolls {
+		o.Rolls[i].Start.fill()
+	}
+}
+
+func (c *SmokeClient) fill() {
+	if c.GroupProtocol == "" {
+		c.GroupProtocol = "classic"
+	}
+	if c.SessionTimeout == 0 {
+		c.SessionTimeout = 10 * time.Second
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "not started"
+	}
+	return s
+}

@@ -1,0 +1,181 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamshift/streamshift/e2e/harness"
+)
+
+// TestStreamsProxySmokeMigration runs Kafka's own Streams smoke test (the
+// 4.4 driver and SmokeTestClient: windowed aggregations, suppress, a
+// re-keying, a foreign-key join) through streamshift on Kafka 3.9, exactly
+// once, while its clients migrate online and back. Two clients start on the
+// classic protocol as static members (group.instance.id), one on
+// kafka-streams 4.4 and one on 3.9 (same topology). While the driver
+// produces, each is closed cleanly and replaced by a 4.4 client with
+// group.protocol=streams (the first takes the live classic group over, with
+// the static members in it), then each of those by a 4.4 classic static
+// member again (the last hands the group back to the broker). Every roll
+// waits for the group to settle (every client RUNNING, the group at rest with
+// exactly the running clients). The driver verifies every output topic and
+// must print SUCCESS; the clients' logs must show no task closed dirty, no
+// TaskMigratedException, no member fenced; after the hand-back the upstream
+// group is the broker's classic group of the two static members, without the
+// anchor.
+func TestStreamsProxySmokeMigration(t *testing.T) {
+	out, err := harness.OutDir(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker")})
+	if err != nil {
+		t.Fatalf("start broker: %v", err)
+	}
+	defer b.Stop()
+	addr, stop := startStreamshift(ctx, t, out, b.Bootstrap, "smoke-migration", nativeTestSettings...)
+	defer stop()
+
+	static := func(name, version, protocol, instance string) harness.SmokeClient {
+		c := harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol}
+		if protocol == "classic" {
+			c.InstanceID = instance
+		}
+		return c
+	}
+	rep, err := harness.RunKafkaSmokeRoll(ctx, harness.SmokeRollOptions{
+		Dir:       filepath.Join(out, "smoke"),
+		Bootstrap: addr,
+		Admin:     b.Bootstrap,
+		Guarantee: "exactly_once_v2",
+		Duration:  110 * time.Second,
+		Start: []harness.SmokeClient{
+			static("c1", harness.Kafka44, "classic", "smoke-1"),
+			static("c2", harness.Kafka39, "classic", "smoke-2"),
+		},
+		Rolls: []harness.SmokeRoll{
+			{Stop: "c1", Start: static("s1", harness.Kafka44, "streams", "")},
+			{Stop: "c2", Start: static("s2", harness.Kafka44, "streams", "")},
+			{Stop: "s1", Start: static("c3", harness.Kafka44, "classic", "smoke-1")},
+			{Stop: "s2", Start: static("c4", harness.Kafka44, "classic", "smoke-2")},
+		},
+		AfterRolls: func(ctx context.Context) error {
+			// Kafka Streams gives each stream thread group.instance.id-<thread>.
+			return checkHandedBackStatic(ctx, b.Bootstrap, "SmokeTest", "smoke-1-1", "smoke-2-1")
+		},
+		Logf: t.Logf,
+	})
+	if rep != nil {
+		writeSmokeRollReport(t, filepath.Join(out, "report.md"), rep)
+	}
+	if err != nil {
+		t.Fatalf("smoke test with an online migration of its clients (logs in %s): %v", out, err)
+	}
+	// Where the group was once each step settled: the upstream's classic
+	// group, then streamshift's streams group with the classic members still
+	// in it, then the upstream's again.
+	want := []struct {
+		protocol string
+		classic  int
+	}{{"classic stream", 0}, {"classic stream", 0}, {"streams", 1}, {"streams", 0}, {"streams", 1}, {"classic stream", 0}}
+	for i, s := range rep.Steps {
+		if s.Protocol != want[i].protocol || s.Classic != want[i].classic {
+			t.Errorf("after %s: %s; want a %s group with %d classic members", s.Name, s.Group, want[i].protocol, want[i].classic)
+		}
+	}
+	if err := checkSmokeClientLogs(filepath.Join(out, "smoke")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkHandedBackStatic: the upstream group is the broker's classic Streams
+// group again (protocol "stream"), Stable, and its members are exactly the
+// static members with the given instance ids: no anchor, no leftover.
+func checkHandedBackStatic(ctx context.Context, upstream, group string, instances ...string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(upstream))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	described, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
+	if err != nil {
+		return err
+	}
+	g := described[group]
+	var got []string
+	for _, m := range g.Members {
+		id := "(dynamic " + m.MemberID + ")"
+		if m.InstanceID != nil {
+			id = *m.InstanceID
+		}
+		got = append(got, id)
+	}
+	sort.Strings(got)
+	want := append([]string(nil), instances...)
+	sort.Strings(want)
+	if g.State != "Stable" || g.Protocol != "stream" || strings.Join(got, " ") != strings.Join(want, " ") {
+		return fmt.Errorf("upstream group %s: state %s protocol %q, members %v; want Stable, stream, static members %v", group, g.State, g.Protocol, got, want)
+	}
+	return nil
+}
+
+// checkSmokeClientLogs fails on what the migration must never cause in the
+// clients' Kafka Streams logs (as migrationRoll.check does for the count app):
+// a task closed dirty, TaskMigratedException, lost tasks, a member fenced.
+func checkSmokeClientLogs(dir string) error {
+	logs, err := filepath.Glob(filepath.Join(dir, "*", "log"))
+	if err != nil {
+		return err
+	}
+	bad := []string{"Closed dirty", "TaskMigratedException", "as lost", "UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION",
+		"Unknown member", "Illegal generation", "FENCED_INSTANCE_ID", "UNRELEASED_INSTANCE_ID"}
+	checked := 0
+	for _, f := range logs {
+		if filepath.Base(filepath.Dir(f)) == "driver" {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, line := range strings.Split(string(b), "\n") {
+			for _, w := range bad {
+				if strings.Contains(line, w) {
+					return fmt.Errorf("%s: %q in %s", f, w, line)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		return fmt.Errorf("no smoke client logs under %s", dir)
+	}
+	return nil
+}
+
+func writeSmokeRollReport(t *testing.T, path string, rep *harness.SmokeRollReport) {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# %s\n\n| step | at (from the driver's start) | settled after |\n|---|---|---|\n", t.Name())
+	for _, s := range rep.Steps {
+		fmt.Fprintf(&sb, "| %s | %.1f s | %.1f s |\n", s.Name, s.At.Seconds(), s.Settled.Seconds())
+		t.Logf("%-60s at %6.1fs settled after %5.1fs: %s", s.Name, s.At.Seconds(), s.Settled.Seconds(), s.Group)
+	}
+	fmt.Fprintf(&sb, "\ninput ended at %.1f s; run %.1f s\n", rep.InputEnd.Seconds(), rep.Total.Seconds())
+	t.Logf("input ended at %.1fs; run %.1fs", rep.InputEnd.Seconds(), rep.Total.Seconds())
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		t.Error(err)
+	}
+}
