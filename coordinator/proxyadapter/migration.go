@@ -3,6 +3,7 @@ package proxyadapter
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -43,6 +44,10 @@ type Migration struct {
 
 	mu        sync.Mutex
 	takeovers map[string]chan struct{}
+
+	// direct and translated count the classic group requests forwarded
+	// without asking the coordinator, and those handed to the translator.
+	direct, translated atomic.Uint64
 }
 
 // EnableMigration registers the classic group APIs of p, wraps the offset
@@ -122,9 +127,11 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
 	group := classicGroup(req.Body)
 	m.gate.enter(group, func(answered func()) {
 		if !m.a.o.Coordinator.MayServeClassic(group) {
+			m.direct.Add(1)
 			m.forward(req, out, nil, answered, nil)
 			return
 		}
+		m.translated.Add(1)
 		m.t.Handle(req.Body, coordinatorClient(req),
 			func(resp kmsg.Response) {
 				answered()

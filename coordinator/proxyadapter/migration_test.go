@@ -18,6 +18,11 @@ import (
 
 // migrationEnv is ownedEnv with the online migration enabled.
 func migrationEnv(t *testing.T, policy translate.MigrationPolicy) *ownedEnv {
+	e, _ := migrationEnvWith(t, policy)
+	return e
+}
+
+func migrationEnvWith(t *testing.T, policy translate.MigrationPolicy) (*ownedEnv, *Migration) {
 	e := newOwnedEnv(t)
 	ad, err := New(Options{Coordinator: e.coord, Ownership: e.own, Anchors: e.anchors,
 		UpstreamMaxVersions: upstreamMaxVersions(e.upstream), Log: zerolog.Nop()})
@@ -27,10 +32,11 @@ func migrationEnv(t *testing.T, policy translate.MigrationPolicy) *ownedEnv {
 	if err := ad.Register(e.p); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ad.EnableMigration(e.p, MigrationOptions{Policy: translate.MigrationConfig{Policy: policy}, Client: e.ctl}); err != nil {
+	m, err := ad.EnableMigration(e.p, MigrationOptions{Policy: translate.MigrationConfig{Policy: policy}, Client: e.ctl})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return e
+	return e, m
 }
 
 // classicMember is a hand-written classic Kafka Streams member (protocol
@@ -44,6 +50,8 @@ type classicMember struct {
 	// broker is the member's own connection (a client of its own);
 	// nil: the env's.
 	broker *kgo.Broker
+	// sessionMs and rebalanceMs: 30 s each if 0.
+	sessionMs, rebalanceMs int32
 }
 
 func (c *classicMember) conn() *kgo.Broker {
@@ -58,6 +66,9 @@ func (c *classicMember) joinRequest() *kmsg.JoinGroupRequest {
 	req := kmsg.NewPtrJoinGroupRequest()
 	req.Group, req.MemberID, req.ProtocolType = "legacy", c.id, "consumer"
 	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 30000, 30000
+	if c.sessionMs > 0 {
+		req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = c.sessionMs, c.rebalanceMs
+	}
 	p := kmsg.NewJoinGroupRequestProtocol()
 	p.Name, p.Metadata = "stream", c.metadata()
 	req.Protocols = []kmsg.JoinGroupRequestProtocol{p}
@@ -574,5 +585,120 @@ func (c *classicMember) classicCycle(ctx context.Context) error {
 				return fmt.Errorf("%s: heartbeat: %v", c.id, kerr.ErrorForCode(hresp.ErrorCode))
 			}
 		}
+	}
+}
+
+// TestClassicGroupsNotServedGoStraightUpstream: with the migration on, a
+// plain consumer group's JoinGroup, SyncGroup, Heartbeat and LeaveGroup go
+// upstream without a trip through the translator and the coordinator, and
+// so do a classic Streams group's until it is taken over; after the
+// takeover its requests are served here, while the plain group's still go
+// straight up.
+func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
+	e, m := migrationEnvWith(t, translate.MigrationBidirectional)
+	assigned := make(chan struct{}, 1)
+	plain, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID("plain"), kgo.ConsumerGroup("plain"), kgo.ConsumeTopics("in"),
+		kgo.HeartbeatInterval(100*time.Millisecond),
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
+			select {
+			case assigned <- struct{}{}:
+			default:
+			}
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for e.ctx.Err() == nil && !plain.PollFetches(e.ctx).IsClientClosed() {
+		}
+	}()
+	select {
+	case <-assigned:
+	case <-e.ctx.Done():
+		t.Fatal("the plain consumer never got its partitions")
+	}
+	time.Sleep(300 * time.Millisecond) // a few heartbeats
+	plain.Close()                      // LeaveGroup
+	if d, tr := m.direct.Load(), m.translated.Load(); tr != 0 || d < 4 {
+		t.Fatalf("plain consumer group: %d requests forwarded directly, %d through the translator; want join, sync, heartbeats and leave directly", d, tr)
+	}
+
+	c := &classicMember{e: e, t: t}
+	c.join()
+	c.sync(true)
+	if code := c.heartbeat(); code != 0 {
+		t.Fatalf("heartbeat upstream: %v", kerr.ErrorForCode(code))
+	}
+	if tr := m.translated.Load(); tr != 0 {
+		t.Fatalf("%d requests of a classic group not taken over went through the translator", tr)
+	}
+	if resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("takeover join: %v %v", err, resp)
+	}
+	before := m.direct.Load()
+	if code := c.heartbeat(); code != 0 && code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("classic heartbeat after the takeover: %v", kerr.ErrorForCode(code))
+	}
+	if m.translated.Load() != 1 || m.direct.Load() != before {
+		t.Fatalf("heartbeat of a served group: %d translated, %d direct", m.translated.Load(), m.direct.Load()-before)
+	}
+}
+
+// TestTakeoverDrainsDirectForwards: a classic JoinGroup forwarded straight
+// upstream (the group is not served yet) is in flight when a streams member
+// joins: the takeover waits for its answer, then finds the upstream group
+// rebalancing and leaves it classic (a retriable error for the streams
+// member), so the classic round completes upstream as if the proxy were
+// not there.
+func TestTakeoverDrainsDirectForwards(t *testing.T) {
+	e := migrationEnv(t, translate.MigrationBidirectional)
+	a := &classicMember{e: e, t: t, sessionMs: 6000, rebalanceMs: 2000}
+	a.join()
+	a.sync(true)
+	b := &classicMember{e: e, t: t, broker: e.memberConn("app-b"), sessionMs: 6000, rebalanceMs: 2000}
+	bJoined := make(chan time.Time, 1)
+	go func() {
+		var resp *kmsg.JoinGroupResponse
+		var err error
+		for {
+			resp, err = b.joinRequest().RequestWith(e.ctx, b.conn())
+			if err != nil || resp.ErrorCode != kerr.MemberIDRequired.Code {
+				break
+			}
+			b.id = resp.MemberID
+		}
+		if err != nil || resp.ErrorCode != 0 {
+			t.Errorf("b's join upstream: %v %v", err, resp)
+		}
+		bJoined <- time.Now()
+	}()
+	// b's join waits upstream for a, which does not rejoin.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		described, err := e.adm.DescribeGroups(e.ctx, "legacy")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if described["legacy"].State == "PreparingRebalance" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstream group never rebalanced for b: %s", described["legacy"].State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)
+	answered := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.CoordinatorLoadInProgress.Code {
+		t.Fatalf("streams join while a classic JoinGroup is in flight upstream: %v, want COORDINATOR_LOAD_IN_PROGRESS", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	if at := <-bJoined; at.After(answered) {
+		t.Fatalf("the takeover answered %v before the JoinGroup in flight was", at.Sub(answered))
+	}
+	if e.coord.Owns("legacy") {
+		t.Fatal("the group was taken over while rebalancing upstream")
 	}
 }
