@@ -71,12 +71,20 @@
 //     (ConsumerProtocolAssignment + AssignmentInfo). Session and rebalance
 //     timeouts are not in DescribeGroups: take them from the member's last
 //     JoinGroup seen passing through (a per-member cache filled by the
-//     forwarding path), else Kafka Streams' defaults (45 s, 300 s).
+//     forwarding path), else Kafka Streams' defaults (45 s, 300 s). The
+//     same cache keeps when the upstream last renewed each member's
+//     session (an accepted Heartbeat, JoinGroup, SyncGroup or OffsetCommit,
+//     a Heartbeat answered REBALANCE_IN_PROGRESS, or a request held by the
+//     gate), on the coordinator's clock.
 //     Generation: the last JoinGroup/SyncGroup response seen for the group,
 //     checked against the members' ConsumerProtocolSubscription
 //     generationId; if they disagree, give up as above.
 //  4. Build: coordinator.TakeOverClassicGroup(state, heldStreamsJoin). It is
-//     all-or-nothing: on error nothing is written, give up as above.
+//     all-or-nothing: on error nothing is written, give up as above. Each
+//     carried member's session runs on from its last upstream heartbeat,
+//     not from the takeover: an instance that stopped just before it is
+//     fenced when the broker would have fenced it, and one whose session
+//     already ran out is not carried over (its tasks are free at once).
 //  5. Fence upstream: one batched LeaveGroup (v3+) naming every classic
 //     member (member id and instance id), so the upstream group is empty of
 //     them; their sessions now live in the proxy. Then join the anchor
@@ -102,7 +110,8 @@
 //
 // # Hand-back (streams → classic)
 //
-// handback.go runs it behind Upstream (anchor leave, forwarding), started by
+// handback.go runs it behind Upstream (anchor leave, end of a hand-back) and
+// each held JoinGroup's own Forward, started by
 // the first classic Heartbeat that finds the group classic-only; the
 // barrier itself is the coordinator's (BeginHandBack, HandBack,
 // AbortHandBack, FinishHandBack). When the last streams-protocol member
@@ -120,9 +129,13 @@
 //     member epoch as generation), and the group stays a streams group.
 //  3. The anchor leaves the upstream group (its LeaveGroup), then the
 //     streams group is deleted here (tombstones).
-//  4. Every held JoinGroup is forwarded upstream with an empty member id:
-//     the broker answers MEMBER_ID_REQUIRED, which Kafka Streams handles by
-//     rejoining with the new id, keeping its tasks and generation. The
+//  4. Every held JoinGroup is forwarded upstream with an empty member id, on
+//     the connection it arrived on (so under the member's own principal and
+//     client id): the broker answers MEMBER_ID_REQUIRED with an id of its
+//     own ("<client.id>-<uuid>"), which Kafka Streams handles by rejoining
+//     with it, keeping its tasks and generation. Once all are answered
+//     (or their rebalance timeout passed) Upstream.HandBackDone lets
+//     streams joins of the group through again. The
 //     upstream classic group then forms with a Streams leader whose
 //     assignor never gives a partition another member still reports owning
 //     (the two-phase rule), so no task is active twice.
@@ -137,12 +150,15 @@
 //
 // # What the proxy wiring provides
 //
-// The per-group gate with its in-flight counter (Gate), the forwarding
-// path feeding a ClassicObserver (JoinGroup responses; SyncGroup, Heartbeat
+// The per-group gate with its in-flight counter (Gate; a request counts
+// from the moment it passes the gate), the forwarding path feeding a
+// ClassicObserver (JoinGroup responses; SyncGroup, Heartbeat
 // and OffsetCommit generations the upstream accepted), Upstream and
 // TakeoverUpstream over the control-plane client and the anchor manager,
-// and the routing: JoinGroup/SyncGroup/Heartbeat/LeaveGroup to
-// Translator.Handle (which forwards what it does not serve); OffsetCommit
+// and the routing: JoinGroup/SyncGroup/Heartbeat/LeaveGroup of a group the
+// coordinator holds state for (coordinator.MayServeClassic, a map lookup)
+// to Translator.Handle (which forwards what it does not serve), of any
+// other group straight upstream on the client's connection; OffsetCommit
 // and TxnOffsetCommit of classic members of a served group to
 // ValidateOffsetCommit / ValidateTxnOffsetCommit, then upstream under the
 // anchor's identity; the first streams join of a group classic upstream to
