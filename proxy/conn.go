@@ -206,17 +206,17 @@ func (cc *clientConn) readRequests() gnet.Action {
 		if !cc.upReady || cc.blocked {
 			return cc.checkInboundCap()
 		}
+		// Requests go upstream at once whatever the upstream socket takes:
+		// gnet keeps reading the client anyway, so holding them back would
+		// only move the bytes from one proxy buffer to another, later.
+		// checkInboundCap bounds both buffers together.
+		if act := cc.checkInboundCap(); act != gnet.None {
+			return act
+		}
 		hw := p.opts.BufferHighWater
 		if cc.reqStreamLeft > 0 {
 			// The rest of a request already partly sent upstream, even
-			// while draining: the upstream must see whole frames. It goes
-			// on at once whatever the upstream socket takes: gnet keeps
-			// reading the client anyway, so holding the bytes back would
-			// only move them from one proxy buffer to another, later
-			// (checkInboundCap bounds both together).
-			if act := cc.checkInboundCap(); act != gnet.None {
-				return act
-			}
+			// while draining: the upstream must see whole frames.
 			n := min(cc.conn.InboundBuffered(), cc.reqStreamLeft, streamChunk)
 			if n == 0 {
 				return gnet.None
