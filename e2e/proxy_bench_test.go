@@ -61,7 +61,9 @@ func TestProxyBenchmark(t *testing.T) {
 	loadStart := loadAvg()
 	ctx := context.Background()
 	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker"),
-		Overrides: []string{"max.connections.per.ip=100000"}})
+		// Topics are deleted after their round (a run writes tens of GiB),
+		// and their files go at once.
+		Overrides: []string{"max.connections.per.ip=100000", "log.segment.delete.delay.ms=1000"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,6 +101,11 @@ func TestProxyBenchmark(t *testing.T) {
 		}
 		return name
 	}
+	dropTopic := func(name string) {
+		if _, err := kadm.NewClient(adm).DeleteTopics(ctx, name); err != nil {
+			t.Logf("delete topic %s: %v", name, err)
+		}
+	}
 	series := map[string]map[string][]float64{} // metric -> route -> values
 	add := func(metric, route string, v float64) {
 		if series[metric] == nil {
@@ -124,6 +131,7 @@ func TestProxyBenchmark(t *testing.T) {
 			if err := wait(); err != nil {
 				t.Errorf("profile %s: %v", r.name, err)
 			}
+			dropTopic(topic)
 		}
 	}
 
@@ -131,13 +139,24 @@ func TestProxyBenchmark(t *testing.T) {
 	for round := -1; round < rounds; round++ {
 		for _, r := range routes {
 			topic := newTopic(fmt.Sprintf("bench-%s-%d", r.name, round+1))
+			cpu0 := r.proxy.cpuSeconds(t)
 			p := produceThroughput(t, r.addr, topic, records)
+			cpu1 := r.proxy.cpuSeconds(t)
 			c := consumeThroughput(t, r.addr, topic, records)
+			cpu2 := r.proxy.cpuSeconds(t)
+			dropTopic(topic)
+			// CPU seconds of the proxy process per GiB of record values:
+			// its own cost, which machine noise hardly changes.
+			gib := float64(records) * 1024 / (1 << 30)
 			if round >= 0 {
 				add("produce", r.name, p)
 				add("consume", r.name, c)
+				if r.proxy != nil {
+					add("cpu-produce", r.name, (cpu1-cpu0)/gib)
+					add("cpu-consume", r.name, (cpu2-cpu1)/gib)
+				}
 			}
-			t.Logf("round %d %-8s produce %8.0f rec/s  consume %8.0f rec/s", round, r.name, p, c)
+			t.Logf("round %d %-8s produce %8.0f rec/s  consume %8.0f rec/s  proxy CPU %.2f / %.2f s per GiB", round, r.name, p, c, (cpu1-cpu0)/gib, (cpu2-cpu1)/gib)
 		}
 	}
 
@@ -155,6 +174,7 @@ func TestProxyBenchmark(t *testing.T) {
 			}{{"half", rate}, {"low", lowRate}} {
 				topic := newTopic(fmt.Sprintf("lat-%s-%s-%d", x.name, r.name, round))
 				res := runLoadgen(t, loadgenJob{Addr: r.addr, Topic: topic, Rate: x.rate, Warmup: 2 * time.Second, For: latFor})
+				dropTopic(topic)
 				add("p99-"+x.name, r.name, res.P99)
 				add("p50-"+x.name, r.name, res.P50)
 				add("achieved-"+x.name, r.name, res.Achieved)
@@ -164,6 +184,7 @@ func TestProxyBenchmark(t *testing.T) {
 			if perf {
 				topic := newTopic(fmt.Sprintf("perf-%s-%d", r.name, round))
 				res := runPerfTest(t, r.addr, topic, rate, latFor)
+				dropTopic(topic)
 				add("perf-p99", r.name, res.P99)
 				add("perf-p50", r.name, res.P50)
 				add("perf-achieved", r.name, res.Achieved)
@@ -202,6 +223,15 @@ func TestProxyBenchmark(t *testing.T) {
 	}
 	ratioRow(fmt.Sprintf("produce 1 KiB, acks=all, 8 partitions (rec/s, median of %d)", rounds), "produce", "%.0f")
 	ratioRow(fmt.Sprintf("consume (rec/s, median of %d)", rounds), "consume", "%.0f")
+	proxyRow := func(title, metric string) {
+		fmt.Fprintf(&sb, "| %s | |", title)
+		for _, r := range proxies {
+			fmt.Fprintf(&sb, " %.2f | |", med(metric, r.name))
+		}
+		sb.WriteString("\n")
+	}
+	proxyRow("proxy CPU per GiB produced (s, user+system, median)", "cpu-produce")
+	proxyRow("proxy CPU per GiB consumed (s, user+system, median)", "cpu-consume")
 	addedRow(fmt.Sprintf("p99 produce latency, paced %.0f rec/s = half of direct saturation (ms, median of %d)", rate, rounds), "p99-half")
 	addedRow(fmt.Sprintf("p50 produce latency, paced %.0f rec/s (ms, median of %d)", rate, rounds), "p50-half")
 	ratioRow(fmt.Sprintf("rate the paced producer achieved at %.0f rec/s (rec/s)", rate), "achieved-half", "%.0f")
@@ -276,6 +306,24 @@ func (bp *benchProxy) stop() {
 	_ = bp.cmd.Process.Signal(os.Interrupt)
 	_ = bp.cmd.Wait()
 	_ = bp.log.Close()
+}
+
+// cpuSeconds is the user+system CPU time the proxy process used so far; 0
+// for no proxy (the direct route).
+func (bp *benchProxy) cpuSeconds(t *testing.T) float64 {
+	if bp == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", bp.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fields after the parenthesised command name: state is field 3,
+	// utime and stime are fields 14 and 15, in clock ticks (USER_HZ 100).
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100
 }
 
 // cpuProfile takes a CPU profile of the proxy (pprof on its admin listener)
