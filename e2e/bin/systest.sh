@@ -14,12 +14,14 @@ set -euo pipefail
 v=$2; dir=$3; props=$4; cmd=$5
 case "$v" in
   3.9) main=org.apache.kafka.streams.tests.StreamsSmokeTest
-       logopt="-Dlog4j.configuration=file:$E2E_ROOT/config/log4j.properties" ;;
+       logopt=("-Dlog4j.configuration=file:$E2E_ROOT/config/log4j.properties") ;;
   4.4) main=e2e.systest.StreamsSmokeTest
-       logopt="-Dlog4j2.configurationFile=$E2E_ROOT/config/log4j2.properties" ;;
+       # Log4j 2 stops logging in its own shutdown hook, racing KafkaStreams.close: keep it on
+       # so a clean stop's task closes (clean or dirty) reach the log.
+       logopt=("-Dlog4j2.configurationFile=$E2E_ROOT/config/log4j2.properties" -Dlog4j2.shutdownHookEnabled=false) ;;
   *) die "unknown version $v (3.9 or 4.4)" ;;
 esac
 lib=$(lib_of "systest-$v")
 mkdir -p "$dir/tmp"
 exec "$JAVA" -Xms64m -Xmx${E2E_APP_HEAP:-256m} -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-  -Djava.io.tmpdir="$dir/tmp" "$logopt" -cp "$lib/*" "$main" "$props" "$cmd"
+  -Djava.io.tmpdir="$dir/tmp" "${logopt[@]}" -cp "$lib/*" "$main" "$props" "$cmd"

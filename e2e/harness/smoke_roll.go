@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -65,6 +66,9 @@ type SmokeRollOptions struct {
 	// AfterRolls, when set, runs once the last roll settled, while the clients still run (a
 	// check of the group upstream, say); its error fails the run.
 	AfterRolls func(ctx context.Context) error
+	// MaxOverlap is the longest a task may process on two clients at once (default 500ms: the
+	// lines are timed when the harness reads them).
+	MaxOverlap time.Duration
 	// Logf reports progress (t.Logf); nil is silent.
 	Logf func(format string, args ...any)
 }
@@ -76,6 +80,11 @@ type SmokeRollReport struct {
 	InputEnd time.Duration
 	// Total is the run from the first client's start to the driver's exit.
 	Total time.Duration
+	// Overlaps are the periods in which a task processed records on two clients at once (from
+	// the processors' init and close lines), longest first; TaskChanges counts the changes of
+	// the clients' processing-task sets they were computed from.
+	Overlaps    []Overlap
+	TaskChanges int
 }
 
 // SmokeRollStep is one start or roll: when it began (from the driver's start; negative before
@@ -94,26 +103,68 @@ type SmokeRollStep struct {
 // smokeGroup is Kafka's smoke-test application.id.
 const smokeGroup = "SmokeTest"
 
-var smokeStateLine = regexp.MustCompile(`: ([A-Z_]+) -> ([A-Z_]+)\s*$`)
+var (
+	smokeStateLine = regexp.MustCompile(`: ([A-Z_]+) -> ([A-Z_]+)\s*$`)
+	// SmokeTestUtil's processors print these when an active task's topology is initialised
+	// (after restoration) and closed: between the two the task processes records here.
+	smokeProcessorInit  = regexp.MustCompile(`^\[DEV\] initializing processor: topic=\S+ taskId=(\d+_\d+)`)
+	smokeProcessorClose = regexp.MustCompile(`^Close processor for task (\d+_\d+)`)
+)
 
-// smokeInstance is a running smoke client and the state its listener last printed.
+// smokeInstance is a running smoke client, the state its listener last printed, and the
+// tasks it processes.
 type smokeInstance struct {
 	SmokeClient
 	p *proc
 
-	mu      sync.Mutex
-	state   string
-	changed time.Time
+	mu         sync.Mutex
+	state      string
+	changed    time.Time
+	processors map[string]int // open processors per task
+	tasks      []Event        // "tasks" events: the processing tasks after each change
+	end        time.Time      // when the JVM ended
 }
 
-func (s *smokeInstance) onLine(line string) {
-	m := smokeStateLine.FindStringSubmatch(line)
-	if m == nil {
+func (s *smokeInstance) onLine(line string) { s.onLineAt(line, time.Now()) }
+
+func (s *smokeInstance) onLineAt(line string, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := smokeStateLine.FindStringSubmatch(line); m != nil {
+		s.state, s.changed = m[2], now
 		return
 	}
+	delta, task := 0, ""
+	if m := smokeProcessorInit.FindStringSubmatch(line); m != nil {
+		delta, task = 1, m[1]
+	} else if m := smokeProcessorClose.FindStringSubmatch(line); m != nil {
+		delta, task = -1, m[1]
+	} else {
+		return
+	}
+	if s.processors == nil {
+		s.processors = map[string]int{}
+	}
+	before := s.processors[task] > 0
+	s.processors[task] = max(0, s.processors[task]+delta)
+	if before == (s.processors[task] > 0) {
+		return
+	}
+	active := make([]string, 0, len(s.processors))
+	for t, n := range s.processors {
+		if n > 0 {
+			active = append(active, t)
+		}
+	}
+	sort.Strings(active)
+	s.tasks = append(s.tasks, Event{App: s.Name, Time: now, Kind: "tasks", Active: active})
+}
+
+// taskEvents returns the processing-task events and the JVM's end (zero while it runs).
+func (s *smokeInstance) taskEvents() ([]Event, time.Time) {
 	s.mu.Lock()
-	s.state, s.changed = m[2], time.Now()
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	return append([]Event(nil), s.tasks...), s.end
 }
 
 func (s *smokeInstance) lastState() (string, time.Time) {
@@ -217,6 +268,12 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 			return err
 		}
 		inst.p = p
+		go func() {
+			<-p.done
+			inst.mu.Lock()
+			inst.end = time.Now()
+			inst.mu.Unlock()
+		}()
 		mu.Lock()
 		running[c.Name] = inst
 		all = append(all, inst)
@@ -396,6 +453,20 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		return rep, fmt.Errorf("the rolls ended %s after the driver's input (%s of input): raise Duration so the migration happens mid-run",
 			rollsDone.Sub(inputEnd).Round(time.Millisecond), o.Duration)
 	}
+	var events []Event
+	ends := map[string]time.Time{}
+	for _, inst := range all {
+		evs, end := inst.taskEvents()
+		events = append(events, evs...)
+		if !end.IsZero() {
+			ends[inst.Name] = end
+		}
+	}
+	rep.TaskChanges = len(events)
+	rep.Overlaps = ActiveOverlaps(events, ends, time.Now())
+	if len(rep.Overlaps) > 0 && rep.Overlaps[0].Dur > o.MaxOverlap {
+		return rep, fmt.Errorf("%s (processing on both, from the clients' processor lines)", rep.Overlaps[0])
+	}
 	for _, inst := range all {
 		if b, err := os.ReadFile(filepath.Join(o.Dir, inst.Name, "out")); err == nil && strings.Contains(string(b), "SMOKE-TEST-CLIENT-EXCEPTION") {
 			return rep, fmt.Errorf("smoke client %s reported SMOKE-TEST-CLIENT-EXCEPTION (see %s)", inst.Name, filepath.Join(o.Dir, inst.Name))
@@ -425,6 +496,9 @@ func (o *SmokeRollOptions) defaults() {
 	}
 	if o.SettleLimit == 0 {
 		o.SettleLimit = 90 * time.Second
+	}
+	if o.MaxOverlap == 0 {
+		o.MaxOverlap = 500 * time.Millisecond
 	}
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
