@@ -52,6 +52,9 @@ type Takeover struct {
 	Gate        Gate
 	Observer    *ClassicObserver
 	Migration   MigrationConfig
+	// TakenOver, if set, is told what was taken over (for the log) once
+	// the takeover completed, before the group's requests are released.
+	TakenOver func(coordinator.ClassicGroupState)
 }
 
 // Run takes the group of first (a StreamsGroupHeartbeat join with its
@@ -100,6 +103,9 @@ func (tk *Takeover) Run(first *kmsg.StreamsGroupHeartbeatRequest, client coordin
 					}
 					if tk.Observer != nil {
 						tk.Observer.Forget(group)
+					}
+					if tk.TakenOver != nil {
+						tk.TakenOver(state)
 					}
 					tk.Gate.Release(group)
 					respond(resp)

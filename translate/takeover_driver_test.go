@@ -93,9 +93,14 @@ func runTakeover(tk *Takeover) *kmsg.StreamsGroupHeartbeatResponse {
 
 func TestTakeoverRun(t *testing.T) {
 	tk, up, gate, c := takeoverFixture(t, nil, MigrationBidirectional)
+	var taken []coordinator.ClassicGroupState
+	tk.TakenOver = func(st coordinator.ClassicGroupState) { taken = append(taken, st) }
 	r := runTakeover(tk)
 	if r.ErrorCode != 0 || len(up.fenced) != 2 || up.anchored != 1 || gate.held != 1 || gate.released != 1 || !c.Owns("legacy") {
 		t.Fatalf("takeover: code %d fenced %d anchored %d gate %d/%d", r.ErrorCode, len(up.fenced), up.anchored, gate.held, gate.released)
+	}
+	if len(taken) != 1 || len(taken[0].Members) != 2 || taken[0].Members[0].LastHeartbeat.IsZero() {
+		t.Fatalf("TakenOver told %+v, want the two members with their last heartbeats", taken)
 	}
 }
 
@@ -103,6 +108,7 @@ func TestTakeoverRun(t *testing.T) {
 // the streams member told to retry; the classic group stays as it was.
 func TestTakeoverUndoneOnUpstreamFailure(t *testing.T) {
 	tk, up, gate, c := takeoverFixture(t, errors.New("broker down"), MigrationBidirectional)
+	tk.TakenOver = func(coordinator.ClassicGroupState) { t.Error("a failed takeover reported as taken over") }
 	r := runTakeover(tk)
 	if r.ErrorCode != kerr.CoordinatorLoadInProgress.Code || up.anchored != 0 || gate.released != 1 || c.Owns("legacy") {
 		t.Fatalf("failed takeover: code %d anchored %d released %d owned %v", r.ErrorCode, up.anchored, gate.released, c.Owns("legacy"))

@@ -82,6 +82,7 @@ func (a *Adapter) EnableMigration(p *proxy.Proxy, o MigrationOptions) (*Migratio
 		Gate:        m.gate,
 		Observer:    m.observer,
 		Migration:   o.Policy,
+		TakenOver:   m.logTakenOver,
 	}
 	regs := []struct {
 		key kmsg.Key
@@ -109,6 +110,28 @@ func (a *Adapter) EnableMigration(p *proxy.Proxy, o MigrationOptions) (*Migratio
 	}
 	a.o.Ownership.SetTakeover(takeoverHook{m})
 	return m, nil
+}
+
+// logTakenOver logs each classic member a takeover found upstream: how long
+// before the takeover the upstream last renewed its session, and whether it
+// was carried over (its session had not run out) with what was left of it.
+func (m *Migration) logTakenOver(st coordinator.ClassicGroupState) {
+	now := m.a.o.Coordinator.Now()
+	for _, cm := range st.Members {
+		session := time.Duration(cm.SessionTimeoutMs) * time.Millisecond
+		ev := m.a.o.Log.Info().Str("group", st.GroupID).Str("member", cm.MemberID).Str("client_id", cm.Client.ClientID).Dur("session_timeout", session)
+		if cm.LastHeartbeat.IsZero() {
+			ev.Msg("takeover: classic member carried over, its last heartbeat unknown: a whole session from now")
+			continue
+		}
+		ago := now.Sub(cm.LastHeartbeat)
+		ev = ev.Dur("last_heartbeat_ago", ago)
+		if ago >= session {
+			ev.Msg("takeover: classic member not carried over, its session ran out upstream; its tasks are free")
+			continue
+		}
+		ev.Dur("session_left", session-ago).Msg("takeover: classic member carried over with what is left of its session")
+	}
 }
 
 // Translator is the translator serving the classic members.
