@@ -26,7 +26,8 @@ import (
 // kafka-streams 4.4 and one on 3.9 (same topology). While the driver
 // produces, each is closed cleanly and replaced by a 4.4 client with
 // group.protocol=streams (the first takes the live classic group over, with
-// the static members in it), then each of those by a 4.4 classic static
+// the static members in it; the 3.9 one is first bounced as a static member
+// inside the streams group), then each of those by a 4.4 classic static
 // member again (the last hands the group back to the broker). Every roll
 // waits for the group to settle (every client RUNNING, the group at rest with
 // exactly the running clients). The driver verifies every output topic and
@@ -62,14 +63,17 @@ func TestStreamsProxySmokeMigration(t *testing.T) {
 		Bootstrap: addr,
 		Admin:     b.Bootstrap,
 		Guarantee: "exactly_once_v2",
-		Duration:  90 * time.Second,
+		Duration:  100 * time.Second,
 		Start: []harness.SmokeClient{
 			static("c1", harness.Kafka44, "classic", "smoke-1"),
 			static("c2", harness.Kafka39, "classic", "smoke-2"),
 		},
 		Rolls: []harness.SmokeRoll{
 			{Stop: "c1", Start: static("s1", harness.Kafka44, "streams", "")},
-			{Stop: "c2", Start: static("s2", harness.Kafka44, "streams", "")},
+			// A static classic member bounced inside the streams group: it rejoins
+			// under its group.instance.id before its session runs out.
+			{Stop: "c2", Start: static("c2b", harness.Kafka39, "classic", "smoke-2")},
+			{Stop: "c2b", Start: static("s2", harness.Kafka44, "streams", "")},
 			{Stop: "s1", Start: static("c3", harness.Kafka44, "classic", "smoke-1")},
 			{Stop: "s2", Start: static("c4", harness.Kafka44, "classic", "smoke-2")},
 		},
@@ -91,7 +95,10 @@ func TestStreamsProxySmokeMigration(t *testing.T) {
 	want := []struct {
 		protocol string
 		classic  int
-	}{{"classic stream", 0}, {"classic stream", 0}, {"streams", 1}, {"streams", 0}, {"streams", 1}, {"classic stream", 0}}
+	}{{"classic stream", 0}, {"classic stream", 0}, {"streams", 1}, {"streams", 1}, {"streams", 0}, {"streams", 1}, {"classic stream", 0}}
+	if len(rep.Steps) != len(want) {
+		t.Fatalf("%d steps reported, want %d", len(rep.Steps), len(want))
+	}
 	for i, s := range rep.Steps {
 		if s.Protocol != want[i].protocol || s.Classic != want[i].classic {
 			t.Errorf("after %s: %s; want a %s group with %d classic members", s.Name, s.Group, want[i].protocol, want[i].classic)
