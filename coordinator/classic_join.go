@@ -90,11 +90,12 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 		if ch.handBackJoin(m) {
 			return ClassicJoinResult{Err: ErrHandBackHeld}
 		}
-		if m == nil && !g.mem.handBack.aborted {
-			// A new member (or a static member's new incarnation)
-			// waits for the hand-back and joins upstream; the client
-			// retries its JoinGroup at once.
-			return ClassicJoinResult{Err: fmt.Errorf("group %s is being handed back to the classic protocol: %w", g.ID, kerr.RebalanceInProgress)}
+		if m == nil && !g.mem.handBack.aborted && !hasStreamsMember(g) {
+			// A new member (or a static member's new incarnation) is
+			// held too, outside the barrier: it goes upstream with the
+			// members' JoinGroups, without the member id given here,
+			// which the broker would answer UNKNOWN_MEMBER_ID.
+			return ClassicJoinResult{Err: ErrHandBackHeld}
 		}
 	}
 	if req.InstanceID != "" {

@@ -123,7 +123,10 @@
 //     its session timer suspended and a hold timer armed at its rebalance
 //     timeout. SyncGroup of a held member is not possible (it is joining).
 //     The barrier is complete when every classic member is held or gone
-//     (session or join timeout fences it as usual).
+//     (session or join timeout fences it as usual). The JoinGroup of an
+//     instance that is not a member yet is held too, outside the barrier,
+//     and goes upstream with the others (without the member id it was
+//     given here, which the broker would answer UNKNOWN_MEMBER_ID).
 //  2. A streams-protocol member that joins during the barrier aborts it:
 //     the held JoinGroups are served by the streams group (they get their
 //     member epoch as generation), and the group stays a streams group.

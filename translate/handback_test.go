@@ -101,12 +101,28 @@ func TestHandBackToUpstream(t *testing.T) {
 
 	conn := newMemberConn(t)
 	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
+	// An instance starting meanwhile learns a member id here, then its
+	// join is held too, to go upstream without that id.
+	r, _ = call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+	newcomerID := r.(*kmsg.JoinGroupResponse).MemberID
+	newcomer := newMemberConn(t)
+	tr.Handle(streamsJoinRequest(t, 9, newcomerID, "stream"), coordinator.ClientInfo{ClientID: "cc"}, newcomer.respond, newcomer.forward)
 	select {
 	case r := <-conn.answers:
 		t.Fatalf("held join answered: %+v", r)
+	case r := <-newcomer.answers:
+		t.Fatalf("newcomer's join answered during the barrier: %+v", r)
 	case <-time.After(50 * time.Millisecond):
 	}
 	poll()
+	select {
+	case r := <-newcomer.answers:
+		if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "cc-upstream-uuid" {
+			t.Fatalf("newcomer's upstream answer %+v", j)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("newcomer's held join never answered")
+	}
 	var resp kmsg.Response
 	select {
 	case resp = <-conn.answers:
