@@ -4,7 +4,6 @@ import (
 	"errors"
 	"testing"
 	"time"
-
 )
 
 // handBackGroup: s1 and classic c1, c2 share the tasks; then s1 leaves
