@@ -57,7 +57,7 @@ func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.Cl
 	}
 	t.c.ClassicJoinGroup(jr, func(res coordinator.ClassicJoinResult) {
 		if errors.Is(res.Err, coordinator.ErrClassicNotServed) {
-			forward(nil, nil)
+			t.ForwardJoin(req, forward)
 			return
 		}
 		if isHeld(res.Err) {
@@ -117,4 +117,21 @@ func streamSubscription(req *kmsg.JoinGroupRequest) (*classicstreams.ConsumerSub
 		return sub, info, nil
 	}
 	return nil, nil, fmt.Errorf("no %q protocol among the member's protocols: the group is a Kafka Streams group", coordinator.ClassicProtocolName)
+}
+
+// ForwardJoin forwards a JoinGroup of a group not served here. A member id
+// this translator gave out (MEMBER_ID_REQUIRED) and the member has not
+// joined with yet means nothing to the broker, which would answer
+// UNKNOWN_MEMBER_ID: the join goes without it, so the broker gives the
+// member an id of its own (MEMBER_ID_REQUIRED). That happens to an instance
+// that learnt its id just before its group was handed back.
+func (t *Translator) ForwardJoin(req *kmsg.JoinGroupRequest, forward Forward) {
+	if req.MemberID == "" || !t.isPending(req.MemberID) {
+		forward(nil, nil)
+		return
+	}
+	t.dropPending(req.MemberID)
+	anon := *req
+	anon.MemberID = ""
+	forward(&anon, nil)
 }

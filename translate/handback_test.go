@@ -215,3 +215,36 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 		t.Fatalf("aborted hand-back touched the upstream: %v %v", up.left, conn.forwarded)
 	}
 }
+
+// An instance that learnt its member id here just before its group stopped
+// being served (handed back, or emptied) joins upstream without that id,
+// which the broker would answer UNKNOWN_MEMBER_ID; other ids go as they are.
+func TestJoinWithOurIDForwardedWithout(t *testing.T) {
+	tr, c := fixture(t)
+	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+	id := r.(*kmsg.JoinGroupResponse).MemberID
+	if r.(*kmsg.JoinGroupResponse).ErrorCode != kerr.MemberIDRequired.Code || id == "" {
+		t.Fatalf("first join: %+v", r)
+	}
+	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "app", "s1", -1
+	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	c.StreamsGroupHeartbeat(leave, coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	<-done // the group is empty: not served any more
+
+	forwarded := make(chan kmsg.Request, 1)
+	fwd := func(rewritten kmsg.Request, _ func(kmsg.Response)) { forwarded <- rewritten }
+	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	if got, ok := (<-forwarded).(*kmsg.JoinGroupRequest); !ok || got.MemberID != "" {
+		t.Fatalf("join with the id given here forwarded as %+v, want without a member id", got)
+	}
+	tr.Handle(streamsJoinRequest(t, 9, "broker-id", "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	if got := <-forwarded; got != nil {
+		t.Fatalf("join with another id forwarded rewritten: %+v", got)
+	}
+	// Once used, the id is forgotten.
+	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	if got := <-forwarded; got != nil {
+		t.Fatalf("second join with a forgotten id rewritten: %+v", got)
+	}
+}

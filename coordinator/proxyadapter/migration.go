@@ -151,6 +151,14 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
 	m.gate.enter(group, func(answered func()) {
 		if !m.a.o.Coordinator.MayServeClassic(group) {
 			m.direct.Add(1)
+			if j, ok := req.Body.(*kmsg.JoinGroupRequest); ok && j.MemberID != "" {
+				// A member id streamshift gave out just before
+				// the group was handed back goes without it.
+				m.t.ForwardJoin(j, func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
+					m.forward(req, out, rewritten, answered, onAnswer)
+				})
+				return
+			}
 			m.forward(req, out, nil, answered, nil)
 			return
 		}
