@@ -1,0 +1,154 @@
+package proxy
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// echoBroker is a loopback upstream that answers just enough for the
+// proxy's forward path: ApiVersions and Metadata (the proxy's control-plane
+// client) and Produce (acknowledged at once, records ignored). It costs the
+// same whether a request comes directly or through the proxy, so timing the
+// two routes in one run isolates what the proxy adds.
+type echoBroker struct {
+	ln   net.Listener
+	host string
+	port int32
+}
+
+func startEchoBroker(tb testing.TB) *echoBroker {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	a := ln.Addr().(*net.TCPAddr)
+	b := &echoBroker{ln: ln, host: a.IP.String(), port: int32(a.Port)}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go b.serve(c)
+		}
+	}()
+	return b
+}
+
+func (b *echoBroker) serve(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReaderSize(c, 1<<20)
+	var size [4]byte
+	var msg, out []byte
+	for {
+		if _, err := io.ReadFull(r, size[:]); err != nil {
+			return
+		}
+		n := int(binary.BigEndian.Uint32(size[:]))
+		if cap(msg) < n {
+			msg = make([]byte, n)
+		}
+		msg = msg[:n]
+		if _, err := io.ReadFull(r, msg); err != nil {
+			return
+		}
+		h, err := parseRequestHeader(msg)
+		if err != nil {
+			return
+		}
+		var resp kmsg.Response
+		switch kmsg.Key(h.key) {
+		case kmsg.ApiVersions:
+			av := kmsg.NewPtrApiVersionsResponse()
+			for _, k := range []kmsg.Key{kmsg.Produce, kmsg.Metadata, kmsg.ApiVersions} {
+				av.ApiKeys = append(av.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: int16(k), MaxVersion: kmsg.RequestForKey(int16(k)).MaxVersion()})
+			}
+			resp = av
+		case kmsg.Metadata:
+			m := kmsg.NewPtrMetadataResponse()
+			m.Brokers = []kmsg.MetadataResponseBroker{{NodeID: 0, Host: b.host, Port: b.port}}
+			resp = m
+		case kmsg.Produce:
+			p := kmsg.NewPtrProduceResponse()
+			p.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{Partition: 0}}}}
+			resp = p
+		default:
+			return
+		}
+		resp.SetVersion(h.version)
+		out = appendResponseFrame(out[:0], h.corr, resp)
+		if _, err := c.Write(out); err != nil {
+			return
+		}
+	}
+}
+
+// BenchmarkForwardProduce times one acks=1 Produce round trip of a given
+// size directly to the echo broker and through the proxy, alternating
+// request by request, and reports proxy/direct (the time ratio of the
+// round trips) next to ns/op (both routes). Profile the proxy's forward
+// path with:
+//
+//	go test -run '^$' -bench ForwardProduce -cpuprofile cpu.out ./proxy/
+func BenchmarkForwardProduce(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10, 1 << 20, 4 << 20} {
+		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
+			up := startEchoBroker(b)
+			p := startProxy(b, []string{net.JoinHostPort(up.host, strconv.Itoa(int(up.port)))}, func(o *Options) {
+				o.Log = zerolog.Nop()
+			})
+			req := kmsg.NewPtrProduceRequest()
+			req.Version = 11
+			req.Acks = 1
+			req.TimeoutMillis = 5000
+			req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: make([]byte, size)}}}}
+			id := "bench"
+			frame := appendRequestFrame(nil, 0, &id, req)
+			direct := dialRaw(b, up.ln.Addr().String())
+			proxied := dialRaw(b, p.addr)
+			buf := make([]byte, 0, 256)
+			roundTrip := func(c *rawConn, corr int32) time.Duration {
+				binary.BigEndian.PutUint32(frame[8:], uint32(corr))
+				start := time.Now()
+				if _, err := c.Write(frame); err != nil {
+					b.Fatal(err)
+				}
+				var sz [4]byte
+				if _, err := io.ReadFull(c, sz[:]); err != nil {
+					b.Fatal(err)
+				}
+				buf = buf[:binary.BigEndian.Uint32(sz[:])]
+				if _, err := io.ReadFull(c, buf); err != nil {
+					b.Fatal(err)
+				}
+				if got := int32(binary.BigEndian.Uint32(buf)); got != corr {
+					b.Fatalf("correlation id %d, want %d", got, corr)
+				}
+				return time.Since(start)
+			}
+			for i := 0; i < 20; i++ { // connections dialled, buffers grown
+				roundTrip(direct, int32(i))
+				roundTrip(proxied, int32(i))
+			}
+			var dt, pt time.Duration
+			b.SetBytes(int64(2 * len(frame)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				dt += roundTrip(direct, int32(i))
+				pt += roundTrip(proxied, int32(i))
+			}
+			b.ReportMetric(float64(pt)/float64(dt), "proxy/direct")
+			b.ReportMetric(float64(pt-dt)/float64(b.N)/1e3, "µs-added/op")
+		})
+	}
+}
