@@ -27,8 +27,10 @@ import (
 // produces, each is closed cleanly and replaced by a 4.4 client with
 // group.protocol=streams (the first takes the live classic group over, with
 // the static members in it; the 3.9 one is first bounced as a static member
-// inside the streams group), then each of those by a 4.4 classic static
-// member again (the last hands the group back to the broker). Every roll
+// inside the streams group; the second streams client is a static member
+// too), then each of those by a 4.4 classic static member again (the last
+// takes the static streams member's instance id and hands the group back to
+// the broker). Every roll
 // waits for the group to settle (every client RUNNING, the group at rest with
 // exactly the running clients). The driver verifies every output topic and
 // must print SUCCESS; no task processes on two clients at once (from the
@@ -52,11 +54,7 @@ func TestStreamsProxySmokeMigration(t *testing.T) {
 	defer stop()
 
 	static := func(name, version, protocol, instance string) harness.SmokeClient {
-		c := harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol}
-		if protocol == "classic" {
-			c.InstanceID = instance
-		}
-		return c
+		return harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol, InstanceID: instance}
 	}
 	rep, err := harness.RunKafkaSmokeRoll(ctx, harness.SmokeRollOptions{
 		Dir:       filepath.Join(out, "smoke"),
@@ -73,13 +71,19 @@ func TestStreamsProxySmokeMigration(t *testing.T) {
 			// A static classic member bounced inside the streams group: it rejoins
 			// under its group.instance.id before its session runs out.
 			{Stop: "c2", Start: static("c2b", harness.Kafka39, "classic", "smoke-2")},
-			{Stop: "c2b", Start: static("s2", harness.Kafka44, "streams", "")},
+			// A static streams member. Not "smoke-2": c2b never left its classic
+			// membership, so that id stays owned until c2b's session ends and a
+			// streams member asking for it gets UNRELEASED_INSTANCE_ID, as on Kafka.
+			{Stop: "c2b", Start: static("s2", harness.Kafka44, "streams", "smoke-2s")},
 			{Stop: "s1", Start: static("c3", harness.Kafka44, "classic", "smoke-1")},
-			{Stop: "s2", Start: static("c4", harness.Kafka44, "classic", "smoke-2")},
+			// s2 leaves as a static member (epoch -2, tasks kept); a classic
+			// static member with its id takes its place, and as the last streams
+			// member is gone, the group is handed back.
+			{Stop: "s2", Start: static("c4", harness.Kafka44, "classic", "smoke-2s")},
 		},
 		AfterRolls: func(ctx context.Context) error {
 			// Kafka Streams gives each stream thread group.instance.id-<thread>.
-			return checkHandedBackStatic(ctx, b.Bootstrap, "SmokeTest", "smoke-1-1", "smoke-2-1")
+			return checkHandedBackStatic(ctx, b.Bootstrap, "SmokeTest", "smoke-1-1", "smoke-2s-1")
 		},
 		Logf: t.Logf,
 	})

@@ -17,7 +17,8 @@ type SmokeClient struct {
 	Name          string // its directory under the run dir, and its name in errors
 	Version       string // Kafka39 (kafka-streams 3.9.2, classic only) or Kafka44
 	GroupProtocol string // classic (default) or streams
-	// InstanceID makes a classic instance a static member (group.instance.id).
+	// InstanceID makes the instance a static member (group.instance.id; Kafka Streams adds
+	// "-<thread>" for each stream thread's consumer).
 	InstanceID string
 	// SessionTimeout of a classic instance (session.timeout.ms; default 10s): Kafka Streams does
 	// not leave its classic group on close, so a stopped instance keeps its tasks this long.
@@ -249,13 +250,13 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		// shutdown hook deletes while KafkaStreams.close (another hook) still flushes into it:
 		// on 3.9 that closes tasks dirty on every clean stop. A state dir of our own is kept.
 		props["state.dir"] = filepath.Join(d, "state")
+		if c.InstanceID != "" {
+			props["group.instance.id"] = c.InstanceID
+		}
 		if c.GroupProtocol == "streams" {
 			props["group.protocol"] = "streams"
 		} else {
 			props["session.timeout.ms"] = fmt.Sprint(c.SessionTimeout.Milliseconds())
-			if c.InstanceID != "" {
-				props["group.instance.id"] = c.InstanceID
-			}
 		}
 		propsFile := filepath.Join(d, "smoke.properties")
 		if err := writeProps(propsFile, props); err != nil {
