@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -148,6 +149,40 @@ func TestProxyJavaClients(t *testing.T) {
 			}
 		})
 	}
+	// DescribeQuorum v2 (KIP-853) through the proxy: kafka-metadata-quorum
+	// works and shows the voters' CONTROLLER endpoints as the upstream
+	// reports them (the proxy has no controller ports, so it passes them).
+	t.Run("4.4-metadata-quorum", func(t *testing.T) {
+		b, p := brokers[harness.Kafka44], proxies[harness.Kafka44]
+		if b == nil {
+			t.Skip("no 4.4 case ran")
+		}
+		props, err := os.ReadFile(filepath.Join(b.Dir, "server.properties"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var voter string // controller.quorum.voters=1@host:port
+		for _, line := range strings.Split(string(props), "\n") {
+			if v, ok := strings.CutPrefix(line, "controller.quorum.voters="); ok {
+				_, voter, _ = strings.Cut(v, "@")
+			}
+		}
+		java := "java"
+		if h := os.Getenv("JAVA_HOME"); h != "" {
+			java = filepath.Join(h, "bin", "java")
+		}
+		cmd := exec.Command(java, "-Xmx256m", "-XX:TieredStopAtLevel=1",
+			"-Dlog4j2.configurationFile="+filepath.Join(harness.Root(), "config", "log4j2-tools.properties"),
+			"-cp", filepath.Join(harness.Root(), "tools-4.4", "target", "lib", "*"),
+			"org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", p.addr, "describe", "--status")
+		outb, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("kafka-metadata-quorum describe --status: %v\n%s", err, outb)
+		}
+		if want := `"CONTROLLER://` + voter + `"`; voter == "" || !strings.Contains(string(outb), "LeaderId:") || !strings.Contains(string(outb), want) {
+			t.Fatalf("want the leader and voter endpoint %s, got:\n%s", want, outb)
+		}
+	})
 }
 
 // addrWatch records every endpoint a kgo client connects to.
