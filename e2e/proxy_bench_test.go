@@ -32,23 +32,34 @@ import (
 // TestProxyBenchmark measures the proxy against a real Kafka 3.9 broker, direct
 // vs through the proxy in the same run (rounds interleaved so machine noise
 // hits both): produce+consume throughput of 1 KiB records (acks=all, 8
-// partitions), the p99 produce latency added at half of saturation and at a
-// low rate, and the proxy's resident memory with 5,000 idle client
-// connections. It reports numbers as a Markdown table (also written to
-// e2e/out/TestProxyBenchmark/report.md) and asserts nothing; run it with
-// STREAMSHIFT_BENCH=1:
+// partitions, 500k records a round) with the proxy's CPU seconds per GiB,
+// the produce latency at half of the direct saturation rate and at a low
+// rate, and the proxy's resident memory with 5,000 idle client connections.
+//
+// Latency comes from a paced producer in its own process (this test binary
+// again, TestProxyBenchLoadgen): record i is sent at i/rate whatever the
+// acknowledgements do, and timed from its Produce call to its
+// acknowledgement; and, when e2e/tools-4.4 is built, from Kafka's own
+// kafka-producer-perf-test at the same rate. Both report the rate they
+// actually achieved, so a generator that could not keep up shows.
+//
+// It reports a ready-to-paste Markdown table (also written to
+// e2e/out/TestProxyBenchmark/report.md) with the load average, and asserts
+// nothing; run it with STREAMSHIFT_BENCH=1:
 //
 //	STREAMSHIFT_BENCH=1 go test -tags e2e -run TestProxyBenchmark -v -timeout 30m ./e2e/
 //
 // STREAMSHIFT_BENCH_BASELINE=<git rev> adds a third route, a proxy built
 // from that revision, interleaved with the others (A/B of a change in one
-// run). STREAMSHIFT_BENCH_PROFILE=1 saves CPU profiles of each proxy during
-// its first counted produce and consume rounds to the out folder.
+// run). STREAMSHIFT_BENCH_PROFILE=1 first saves 5 s CPU profiles of each
+// proxy under produce and consume load to the out folder. Other knobs:
+// STREAMSHIFT_BENCH_ROUNDS (3), _RECORDS (500000), _LATENCY_SECONDS (10),
+// _LOW_RATE (2000), _IDLE_CONNS (5000).
 func TestProxyBenchmark(t *testing.T) {
 	if os.Getenv("STREAMSHIFT_BENCH") == "" {
 		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
 	}
-	records := envInt("STREAMSHIFT_BENCH_RECORDS", 200_000)
+	records := envInt("STREAMSHIFT_BENCH_RECORDS", 500_000)
 	rounds := envInt("STREAMSHIFT_BENCH_ROUNDS", 3)
 	idle := envInt("STREAMSHIFT_BENCH_IDLE_CONNS", 5000)
 	latFor := time.Duration(envInt("STREAMSHIFT_BENCH_LATENCY_SECONDS", 10)) * time.Second
