@@ -15,10 +15,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-log_opts() { # BUILD
+log_opts() { # BUILD; sets the array logopt
   case "$1" in
-    3.9) echo "-Dlog4j.configuration=file:$E2E_ROOT/config/log4j.properties" ;;
-    *) echo "-Dlog4j2.configurationFile=$E2E_ROOT/config/log4j2.properties" ;;
+    3.9) logopt=("-Dlog4j.configuration=file:$E2E_ROOT/config/log4j.properties") ;;
+    # Log4j 2 stops logging in its own shutdown hook, racing the app's KafkaStreams.close on
+    # SIGTERM: keep it on so the task closes of a clean stop (clean or dirty) reach app.log.
+    *) logopt=("-Dlog4j2.configurationFile=$E2E_ROOT/config/log4j2.properties" -Dlog4j2.shutdownHookEnabled=false) ;;
   esac
 }
 
@@ -28,8 +30,9 @@ cmd_run() {
   local lib; lib=$(lib_of "app-$b")
   mkdir -p "$dir/state" "$dir/tmp"
   echo $$ >"$dir/app.pid"
+  local logopt; log_opts "$b"
   exec "$JAVA" -Xms64m -Xmx${E2E_APP_HEAP:-256m} -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-    -Djava.io.tmpdir="$dir/tmp" "$(log_opts "$b")" -cp "$lib/*" "${E2E_APP_MAIN:-e2e.CountApp}" \
+    -Djava.io.tmpdir="$dir/tmp" "${logopt[@]}" -cp "$lib/*" "${E2E_APP_MAIN:-e2e.CountApp}" \
     "state.dir=$dir/state" "$@"
 }
 
