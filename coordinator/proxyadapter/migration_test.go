@@ -645,19 +645,20 @@ func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 }
 
 // TestTakeoverDrainsDirectForwards: a classic JoinGroup forwarded straight
-// upstream (the group is not served yet) is in flight when a streams member
-// joins: the takeover waits for its answer, then finds the upstream group
-// rebalancing and leaves it classic (a retriable error for the streams
-// member), so the classic round completes upstream as if the proxy were
-// not there.
+// upstream (the group is not served yet) counts in flight for the group's
+// drain while it waits upstream; a streams member joining then waits for
+// it, finds the upstream group rebalancing and leaves it classic (a
+// retriable error), so the classic round completes upstream as if the
+// proxy were not there.
 func TestTakeoverDrainsDirectForwards(t *testing.T) {
-	e := migrationEnv(t, translate.MigrationBidirectional)
+	e, m := migrationEnvWith(t, translate.MigrationBidirectional)
 	a := &classicMember{e: e, t: t, sessionMs: 6000, rebalanceMs: 2000}
 	a.join()
 	a.sync(true)
 	b := &classicMember{e: e, t: t, broker: e.memberConn("app-b"), sessionMs: 6000, rebalanceMs: 2000}
-	bJoined := make(chan time.Time, 1)
+	bJoined := make(chan struct{})
 	go func() {
+		defer close(bJoined)
 		var resp *kmsg.JoinGroupResponse
 		var err error
 		for {
@@ -670,7 +671,6 @@ func TestTakeoverDrainsDirectForwards(t *testing.T) {
 		if err != nil || resp.ErrorCode != 0 {
 			t.Errorf("b's join upstream: %v %v", err, resp)
 		}
-		bJoined <- time.Now()
 	}()
 	// b's join waits upstream for a, which does not rejoin.
 	deadline := time.Now().Add(10 * time.Second)
@@ -687,17 +687,23 @@ func TestTakeoverDrainsDirectForwards(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	m.gate.mu.Lock()
+	inflight := 0
+	if gg := m.gate.groups["legacy"]; gg != nil {
+		inflight = gg.inflight
+	}
+	m.gate.mu.Unlock()
+	if inflight != 1 || m.translated.Load() != 0 {
+		t.Fatalf("b's JoinGroup waiting upstream: %d in flight for the drain, %d through the translator; want 1, 0", inflight, m.translated.Load())
+	}
 	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)
-	answered := time.Now()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.ErrorCode != kerr.CoordinatorLoadInProgress.Code {
 		t.Fatalf("streams join while a classic JoinGroup is in flight upstream: %v, want COORDINATOR_LOAD_IN_PROGRESS", kerr.ErrorForCode(resp.ErrorCode))
 	}
-	if at := <-bJoined; at.After(answered) {
-		t.Fatalf("the takeover answered %v before the JoinGroup in flight was", at.Sub(answered))
-	}
+	<-bJoined
 	if e.coord.Owns("legacy") {
 		t.Fatal("the group was taken over while rebalancing upstream")
 	}
