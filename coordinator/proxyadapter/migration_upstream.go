@@ -143,7 +143,10 @@ func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
 		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
 		defer cancel()
 		err := u.a.o.Anchors.Leave(ctx, group)
-		if err == nil {
+		if err != nil {
+			u.a.o.Log.Warn().Str("group", group).Err(err).Msg("hand-back: the anchor could not leave the upstream group; the group stays a streams group")
+		} else {
+			u.a.o.Log.Info().Str("group", group).Msg("hand-back starts: every classic member is rejoining, the anchor left the upstream group, their JoinGroups go upstream on their own connections")
 			hb := &handingBack{done: make(chan struct{})}
 			u.mu.Lock()
 			if u.handingBack == nil {
@@ -166,6 +169,7 @@ func (u *migrationUpstream) HandBackDone(group string) {
 	hb := u.handingBack[group]
 	u.mu.Unlock()
 	if hb != nil {
+		u.a.o.Log.Info().Str("group", group).Msg("hand-back done: the classic group is the broker's again")
 		time.AfterFunc(handBackGrace, func() { u.endHandBack(group, hb) })
 	}
 }
