@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -101,7 +105,7 @@ func (cc *clientConn) dial() {
 			errs = append(errs, err)
 			continue
 		}
-		if tc, ok := nc.(*net.TCPConn); ok {
+		if tc, ok := nc.(*net.TCPConn); ok && upstreamSendBufferAllowed() {
 			// A request the broker has not read yet waits in the kernel
 			// rather than being copied into gnet's outbound buffer and
 			// written again later (brokers keep small receive buffers:
@@ -515,9 +519,21 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 	return gnet.None
 }
 
-// upstreamSendBuffer is the SO_SNDBUF of upstream connections (the kernel
-// caps it at net.core.wmem_max).
+// upstreamSendBuffer is the SO_SNDBUF of upstream connections.
 const upstreamSendBuffer = 4 << 20
+
+// upstreamSendBufferAllowed reports whether the kernel lets a socket have
+// upstreamSendBuffer: setting SO_SNDBUF turns the kernel's send-buffer
+// autotuning off and is capped at net.core.wmem_max (212,992 bytes on a
+// default Linux), which would leave a smaller buffer than autotuning gives.
+var upstreamSendBufferAllowed = sync.OnceValue(func() bool {
+	b, err := os.ReadFile("/proc/sys/net/core/wmem_max")
+	if err != nil {
+		return false
+	}
+	limit, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return err == nil && limit >= upstreamSendBuffer
+})
 
 // streamChunk bounds one pass-through write, and so the copy gnet makes when
 // the buffered bytes wrap around its ring.
