@@ -124,11 +124,7 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 		GroupProtocol: "classic",
 		Guarantee:     "exactly_once_v2",
 		Hold:          10 * time.Second,
-		Route: func(ctx context.Context, r *harness.Run) (string, error) {
-			addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "online", nativeTestSettings...)
-			r.T.Cleanup(stop)
-			return addr, nil
-		},
+		Route:         throughStreamshift("online"),
 		Steps: []harness.Step{
 			roll.start("c1", harness.App44, "classic"),
 			roll.start("c2", harness.App39, "classic"),
@@ -200,11 +196,7 @@ func TestStreamsProxyClassicRollBaseline(t *testing.T) {
 		GroupProtocol: "classic",
 		Guarantee:     "exactly_once_v2",
 		Hold:          10 * time.Second,
-		Route: func(ctx context.Context, r *harness.Run) (string, error) {
-			addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "baseline", nativeTestSettings...)
-			r.T.Cleanup(stop)
-			return addr, nil
-		},
+		Route:         throughStreamshift("baseline"),
 		Steps: []harness.Step{
 			roll.start("c1", harness.App44, "classic"),
 			roll.start("c2", harness.App39, "classic"),

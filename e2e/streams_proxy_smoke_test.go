@@ -34,6 +34,17 @@ type streamshiftProc struct {
 	starts   int
 }
 
+// throughStreamshift is a Scenario.Route that puts streamshift (the streams
+// coordinator with nativeTestSettings) between the apps and the scenario's
+// broker, stopped when the test ends.
+func throughStreamshift(proxyID string) func(context.Context, *harness.Run) (string, error) {
+	return func(ctx context.Context, r *harness.Run) (string, error) {
+		addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, proxyID, nativeTestSettings...)
+		r.T.Cleanup(stop)
+		return addr, nil
+	}
+}
+
 // startStreamshift builds and starts streamshift in front of upstream,
 // logging to dir/streamshift.log, and returns its bootstrap address once it
 // answers Kafka requests, and a stop function.
@@ -216,11 +227,7 @@ func TestStreamsProxyScale(t *testing.T) {
 		AppBuild:      harness.App44,
 		GroupProtocol: "streams",
 		Guarantee:     "exactly_once_v2",
-		Route: func(ctx context.Context, r *harness.Run) (string, error) {
-			addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "scale", nativeTestSettings...)
-			r.T.Cleanup(stop)
-			return addr, nil
-		},
+		Route:         throughStreamshift("scale"),
 		Steps: []harness.Step{
 			harness.StartInstances("a1"),
 			harness.StartInstances("a2", "a3"),
@@ -333,11 +340,7 @@ func TestStreamsProxyOfflineMigration(t *testing.T) {
 		GroupProtocol: "classic",
 		Guarantee:     "exactly_once_v2",
 		Hold:          5 * time.Second,
-		Route: func(ctx context.Context, r *harness.Run) (string, error) {
-			addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "migrate", nativeTestSettings...)
-			r.T.Cleanup(stop)
-			return addr, nil
-		},
+		Route:         throughStreamshift("migrate"),
 		Steps: []harness.Step{
 			// Kafka Streams does not leave a classic group on close: its
 			// member stays until the session timeout, and the group is not
