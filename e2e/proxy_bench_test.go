@@ -52,7 +52,11 @@ import (
 // STREAMSHIFT_BENCH_BASELINE=<git rev> adds a third route, a proxy built
 // from that revision, interleaved with the others (A/B of a change in one
 // run). STREAMSHIFT_BENCH_PROFILE=1 first saves 5 s CPU profiles of each
-// proxy under produce and consume load to the out folder. Other knobs:
+// proxy under produce and consume load to the out folder.
+// STREAMSHIFT_BENCH_FORWARDERS=1 adds two routes through e2e/forwarder, a TCP
+// forwarder that knows nothing of Kafka (splicing, and copying through user
+// space) in front of a second broker listener: the floor of what any proxy
+// costs on this machine. Other knobs:
 // STREAMSHIFT_BENCH_ROUNDS (3), _RECORDS (500000), _LATENCY_SECONDS (10),
 // _LOW_RATE (2000), _IDLE_CONNS (5000).
 func TestProxyBenchmark(t *testing.T) {
@@ -65,16 +69,27 @@ func TestProxyBenchmark(t *testing.T) {
 	latFor := time.Duration(envInt("STREAMSHIFT_BENCH_LATENCY_SECONDS", 10)) * time.Second
 	baselineRev := os.Getenv("STREAMSHIFT_BENCH_BASELINE")
 	profile := os.Getenv("STREAMSHIFT_BENCH_PROFILE") != ""
+	forwarders := os.Getenv("STREAMSHIFT_BENCH_FORWARDERS") != ""
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
 	loadStart := loadAvg()
 	ctx := context.Background()
-	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker"),
-		// Topics are deleted after their round (a run writes tens of GiB),
-		// and their files go at once.
-		Overrides: []string{"max.connections.per.ip=100000", "log.segment.delete.delay.ms=1000"}})
+	// Topics are deleted after their round (a run writes tens of GiB), and
+	// their files go at once.
+	overrides := []string{"max.connections.per.ip=100000", "log.segment.delete.delay.ms=1000"}
+	var fwdPorts []int
+	if forwarders {
+		// A second listener that advertises the forwarders' address, so
+		// their clients never learn the broker's own.
+		fwdPorts = []int{freeRange(t, 2), freeRange(t, 1), freeRange(t, 1)} // listeners SPLICE and COPY, the two forwarders
+		overrides = append(overrides,
+			fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:@BPORT@,CONTROLLER://127.0.0.1:@CPORT@,SPLICE://127.0.0.1:%d,COPY://127.0.0.1:%d", fwdPorts[0], fwdPorts[0]+1),
+			fmt.Sprintf("advertised.listeners=PLAINTEXT://127.0.0.1:@BPORT@,SPLICE://127.0.0.1:%d,COPY://127.0.0.1:%d", fwdPorts[1], fwdPorts[2]),
+			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SPLICE:PLAINTEXT,COPY:PLAINTEXT")
+	}
+	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker"), Overrides: overrides})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +104,15 @@ func TestProxyBenchmark(t *testing.T) {
 		base := startBenchProxy(t, out, "baseline", src, b.Bootstrap, profile)
 		defer base.stop()
 		routes = append(routes, benchRoute{name: "baseline", addr: base.addr, proxy: base})
+	}
+
+	if forwarders {
+		for i, name := range []string{"splice-fwd", "copy-fwd"} {
+			target := fmt.Sprintf("127.0.0.1:%d", fwdPorts[0]+i)
+			fw := startBenchForwarder(t, out, name, fmt.Sprintf("127.0.0.1:%d", fwdPorts[1+i]), target, name == "copy-fwd")
+			defer fw.stop()
+			routes = append(routes, benchRoute{name: name, addr: fw.addr, proxy: fw})
+		}
 	}
 
 	// Idle footprint first, on the fresh process: 5,000 connections that
@@ -130,6 +154,9 @@ func TestProxyBenchmark(t *testing.T) {
 		// Profiles of each proxy under produce and then consume load, long
 		// enough for a 5 s CPU profile each; not counted.
 		for _, r := range routes[1:] {
+			if r.proxy.admin == "" {
+				continue // a forwarder
+			}
 			topic := newTopic("profile-" + r.name)
 			n := envInt("STREAMSHIFT_BENCH_PROFILE_RECORDS", 2_000_000)
 			wait := r.proxy.cpuProfile(filepath.Join(out, "cpu-produce-"+r.name+".pprof"), 5*time.Second)
@@ -184,7 +211,14 @@ func TestProxyBenchmark(t *testing.T) {
 				rate float64
 			}{{"half", rate}, {"low", lowRate}} {
 				topic := newTopic(fmt.Sprintf("lat-%s-%s-%d", x.name, r.name, round))
+				cpu0 := r.proxy.cpuSeconds(t)
 				res := runLoadgen(t, loadgenJob{Addr: r.addr, Topic: topic, Rate: x.rate, Warmup: 2 * time.Second, For: latFor})
+				if r.proxy != nil && x.name == "half" {
+					// Below saturation: what the proxy costs where sockets
+					// are rarely full (warm-up included in both terms).
+					gib := res.Achieved * (latFor + 2*time.Second).Seconds() * 1024 / (1 << 30)
+					add("cpu-half", r.name, (r.proxy.cpuSeconds(t)-cpu0)/gib)
+				}
 				dropTopic(topic)
 				add("p99-"+x.name, r.name, res.P99)
 				add("p50-"+x.name, r.name, res.P50)
@@ -243,6 +277,7 @@ func TestProxyBenchmark(t *testing.T) {
 	}
 	proxyRow("proxy CPU per GiB produced (s, user+system, median)", "cpu-produce")
 	proxyRow("proxy CPU per GiB consumed (s, user+system, median)", "cpu-consume")
+	proxyRow(fmt.Sprintf("proxy CPU per GiB produced, paced at %.0f rec/s (s, user+system, median)", rate), "cpu-half")
 	addedRow(fmt.Sprintf("p99 produce latency, paced %.0f rec/s = half of direct saturation (ms, median of %d)", rate, rounds), "p99-half")
 	addedRow(fmt.Sprintf("p50 produce latency, paced %.0f rec/s (ms, median of %d)", rate, rounds), "p50-half")
 	ratioRow(fmt.Sprintf("rate the paced producer achieved at %.0f rec/s (rec/s)", rate), "achieved-half", "%.0f")
@@ -269,8 +304,13 @@ type benchRoute struct {
 }
 
 func (r benchRoute) label(baselineRev string) string {
-	if r.name == "baseline" {
+	switch r.name {
+	case "baseline":
 		return "baseline (" + baselineRev + ")"
+	case "splice-fwd":
+		return "TCP forwarder, splice"
+	case "copy-fwd":
+		return "TCP forwarder, user-space copy"
 	}
 	return "through streamshift"
 }
@@ -306,6 +346,30 @@ func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool
 		"--node-id-max", "3", "--log-level", "warn")
 	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
 	bp.cmd.Env = withoutBenchEnv(os.Environ())
+	if err := bp.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitListening(t, bp.addr)
+	return bp
+}
+
+// startBenchForwarder builds and runs e2e/forwarder: a TCP forwarder that
+// knows nothing of Kafka, the floor of what any proxy costs on this machine.
+func startBenchForwarder(t *testing.T, out, name, listen, target string, copyMode bool) *benchProxy {
+	t.Helper()
+	bin := filepath.Join(out, "forwarder")
+	build := exec.Command("go", "build", "-o", bin, "./e2e/forwarder")
+	build.Dir = filepath.Dir(harness.Root())
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build forwarder: %v\n%s", err, msg)
+	}
+	logf, err := os.Create(filepath.Join(out, name+".log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := &benchProxy{addr: listen, log: logf}
+	bp.cmd = exec.Command(bin, "-listen", listen, "-target", target, "-copy="+strconv.FormatBool(copyMode))
+	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
 	if err := bp.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

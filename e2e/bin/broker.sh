@@ -25,7 +25,7 @@ render() { # VERSION DIR BPORT CPORT [k=v...]
   cat "$E2E_ROOT/config/server-$v.properties" >>"$dir/server.properties"
   if [ $# -gt 0 ]; then
     echo "# overrides" >>"$dir/server.properties"
-    printf '%s\n' "$@" >>"$dir/server.properties"
+    printf '%s\n' "$@" | sed -e "s|@BPORT@|$bport|g" -e "s|@CPORT@|$cport|g" -e "s|@DIR@|$dir|g" >>"$dir/server.properties"
   fi
   printf 'BOOTSTRAP=127.0.0.1:%s\nBPORT=%s\nCPORT=%s\n' "$bport" "$bport" "$cport" >"$dir/broker.env"
 }
