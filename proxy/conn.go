@@ -255,7 +255,6 @@ func (cc *clientConn) readRequests() gnet.Action {
 			p.parkConn(cc.conn)
 			return cc.checkInboundCap()
 		}
-		cc.paused = false
 		head, err := cc.conn.Peek(4)
 		if err != nil {
 			return gnet.None
@@ -264,6 +263,18 @@ func (cc *clientConn) readRequests() gnet.Action {
 		if size < minRequestSize || size > p.opts.MaxFrameBytes {
 			return cc.reject(fmt.Sprintf("frame size %d outside %d..%d", size, minRequestSize, p.opts.MaxFrameBytes), -1, -1)
 		}
+		if cc.sent.fetches >= maxInflightFetches {
+			key, err := cc.conn.Peek(6)
+			if err != nil {
+				return cc.checkInboundCap()
+			}
+			if isFetch(int16(binary.BigEndian.Uint16(key[4:]))) {
+				cc.inflWait = true
+				cc.notePause()
+				return cc.checkInboundCap()
+			}
+		}
+		cc.paused = false
 		if buffered := cc.conn.InboundBuffered(); 4+size > buffered && buffered >= streamMin {
 			prefix, err := cc.conn.Peek(min(buffered, streamMin))
 			if err == nil && cc.startRequestStream(prefix, size) {
@@ -281,6 +292,14 @@ func (cc *clientConn) readRequests() gnet.Action {
 		}
 	}
 }
+
+// maxInflightFetches caps the Fetch (and ShareFetch) requests of one client
+// connection awaiting their response: each answer can be as large as the
+// broker's fetch.max.bytes (55 MiB by default), and gnet reads every answer
+// into memory whether or not the client reads it. Kafka's clients send one
+// Fetch per connection at a time, and a broker answers the requests of a
+// connection one after the other anyway, so the cap costs them nothing.
+const maxInflightFetches = 2
 
 // notePause counts a pause once, not every re-check while it lasts.
 func (cc *clientConn) notePause() {

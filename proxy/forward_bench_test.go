@@ -66,27 +66,14 @@ func (b *echoBroker) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		var resp kmsg.Response
-		switch kmsg.Key(h.key) {
-		case kmsg.ApiVersions:
-			av := kmsg.NewPtrApiVersionsResponse()
-			for _, k := range []kmsg.Key{kmsg.Produce, kmsg.Metadata, kmsg.ApiVersions} {
-				av.ApiKeys = append(av.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: int16(k), MaxVersion: kmsg.RequestForKey(int16(k)).MaxVersion()})
-			}
-			resp = av
-		case kmsg.Metadata:
-			m := kmsg.NewPtrMetadataResponse()
-			m.Brokers = []kmsg.MetadataResponseBroker{{NodeID: 0, Host: b.host, Port: b.port}}
-			resp = m
-		case kmsg.Produce:
+		if kmsg.Key(h.key) == kmsg.Produce {
 			p := kmsg.NewPtrProduceResponse()
 			p.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{Partition: 0}}}}
-			resp = p
-		default:
+			p.SetVersion(h.version)
+			out = appendResponseFrame(out[:0], h.corr, p)
+		} else if out = controlPlaneAnswer(h, b.host, b.port); out == nil {
 			return
 		}
-		resp.SetVersion(h.version)
-		out = appendResponseFrame(out[:0], h.corr, resp)
 		if _, err := c.Write(out); err != nil {
 			return
 		}

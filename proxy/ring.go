@@ -37,11 +37,23 @@ type slot struct {
 type slotQueue struct {
 	s    []*slot
 	head int
+	// fetches counts the queued Fetch and ShareFetch slots, whose
+	// responses can be tens of MiB (see maxInflightFetches).
+	fetches int
 }
 
 func (q *slotQueue) len() int { return len(q.s) - q.head }
 
-func (q *slotQueue) push(s *slot) { q.s = append(q.s, s) }
+func (q *slotQueue) push(s *slot) {
+	q.s = append(q.s, s)
+	if isFetch(s.key) {
+		q.fetches++
+	}
+}
+
+func isFetch(key int16) bool {
+	return key == int16(kmsg.Fetch) || key == int16(kmsg.ShareFetch)
+}
 
 func (q *slotQueue) peek() *slot {
 	if q.head == len(q.s) {
@@ -52,6 +64,9 @@ func (q *slotQueue) peek() *slot {
 
 func (q *slotQueue) pop() *slot {
 	s := q.s[q.head]
+	if isFetch(s.key) {
+		q.fetches--
+	}
 	q.s[q.head] = nil
 	q.head++
 	if q.head == len(q.s) {
@@ -72,4 +87,5 @@ func (q *slotQueue) reset() {
 	clear(q.s)
 	q.s = nil
 	q.head = 0
+	q.fetches = 0
 }

@@ -69,6 +69,29 @@ func responsePayload(corr int32) []byte {
 	return b
 }
 
+// controlPlaneAnswer is a fake broker's answer to the proxy's own
+// ApiVersions and Metadata requests, as the one node host:port; nil for
+// other keys.
+func controlPlaneAnswer(h requestHeader, host string, port int32) []byte {
+	var resp kmsg.Response
+	switch kmsg.Key(h.key) {
+	case kmsg.ApiVersions:
+		av := kmsg.NewPtrApiVersionsResponse()
+		for _, k := range []kmsg.Key{kmsg.Produce, kmsg.Fetch, kmsg.Metadata, kmsg.ApiVersions} {
+			av.ApiKeys = append(av.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: int16(k), MaxVersion: kmsg.RequestForKey(int16(k)).MaxVersion()})
+		}
+		resp = av
+	case kmsg.Metadata:
+		m := kmsg.NewPtrMetadataResponse()
+		m.Brokers = []kmsg.MetadataResponseBroker{{NodeID: 0, Host: host, Port: port}}
+		resp = m
+	default:
+		return nil
+	}
+	resp.SetVersion(h.version)
+	return appendResponseFrame(nil, h.corr, resp)
+}
+
 func (b *streamBroker) serve(c net.Conn) {
 	defer c.Close()
 	r := bufio.NewReaderSize(c, 64<<10)
@@ -85,27 +108,15 @@ func (b *streamBroker) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		var out []byte
-		switch kmsg.Key(h.key) {
-		case kmsg.ApiVersions:
-			av := kmsg.NewPtrApiVersionsResponse()
-			for _, k := range []kmsg.Key{kmsg.Produce, kmsg.Metadata, kmsg.ApiVersions} {
-				av.ApiKeys = append(av.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: int16(k), MaxVersion: kmsg.RequestForKey(int16(k)).MaxVersion()})
-			}
-			av.SetVersion(h.version)
-			out = appendResponseFrame(nil, h.corr, av)
-		case kmsg.Metadata:
-			m := kmsg.NewPtrMetadataResponse()
-			m.Brokers = []kmsg.MetadataResponseBroker{{NodeID: 0, Host: b.host, Port: b.port}}
-			m.SetVersion(h.version)
-			out = appendResponseFrame(nil, h.corr, m)
-		case kmsg.Produce:
+		out := controlPlaneAnswer(h, b.host, b.port)
+		if kmsg.Key(h.key) == kmsg.Produce {
 			payload := responsePayload(h.corr)
 			out = binary.BigEndian.AppendUint32(nil, uint32(8+len(payload)))
 			out = binary.BigEndian.AppendUint32(out, uint32(h.corr))
 			out = binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(msg))
 			out = append(out, payload...)
-		default:
+		}
+		if out == nil {
 			return
 		}
 		if h.clientID != nil && *h.clientID == "slow-upstream" {
