@@ -3,9 +3,7 @@ package proxy
 import (
 	"bufio"
 	"encoding/binary"
-	"io"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,23 +18,9 @@ import (
 // answered, in order. The fake broker answers each Fetch 20 ms after reading
 // it and counts the Fetches it holds unanswered.
 func TestInflightFetchesCapped(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	a := ln.Addr().(*net.TCPAddr)
 	var held, most atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go serveDelayedFetches(c, a.IP.String(), int32(a.Port), &held, &most)
-		}
-	}()
-	p := startProxy(t, []string{net.JoinHostPort(a.IP.String(), strconv.Itoa(a.Port))}, nil)
+	b := startFakeBroker(t, func(b *fakeBroker, c net.Conn) { serveDelayedFetches(b, c, &held, &most) })
+	p := startProxy(t, []string{b.addr()}, nil)
 
 	rc := dialRaw(t, p.addr)
 	const n = 8
@@ -60,8 +44,7 @@ func TestInflightFetchesCapped(t *testing.T) {
 
 // serveDelayedFetches answers the proxy's control-plane requests at once
 // and each Fetch 20 ms after it arrived, tracking how many it holds.
-func serveDelayedFetches(c net.Conn, host string, port int32, held, most *atomic.Int32) {
-	defer c.Close()
+func serveDelayedFetches(b *fakeBroker, c net.Conn, held, most *atomic.Int32) {
 	var wmu sync.Mutex
 	write := func(b []byte) {
 		wmu.Lock()
@@ -80,16 +63,8 @@ func serveDelayedFetches(c net.Conn, host string, port int32, held, most *atomic
 		}
 	}()
 	r := bufio.NewReader(c)
-	var size [4]byte
 	for {
-		if _, err := io.ReadFull(r, size[:]); err != nil {
-			return
-		}
-		msg := make([]byte, binary.BigEndian.Uint32(size[:]))
-		if _, err := io.ReadFull(r, msg); err != nil {
-			return
-		}
-		h, err := parseRequestHeader(msg)
+		h, _, err := readRequest(r, nil)
 		if err != nil {
 			return
 		}
@@ -100,7 +75,7 @@ func serveDelayedFetches(c net.Conn, host string, port int32, held, most *atomic
 			fetches <- h.corr
 			continue
 		}
-		out := controlPlaneAnswer(h, host, port)
+		out := b.controlPlaneAnswer(h)
 		if out == nil {
 			return
 		}

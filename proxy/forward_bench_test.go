@@ -13,65 +13,26 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// echoBroker is a loopback upstream that answers just enough for the
-// proxy's forward path: ApiVersions and Metadata (the proxy's control-plane
-// client) and Produce (acknowledged at once, records ignored). It costs the
-// same whether a request comes directly or through the proxy, so timing the
-// two routes in one run isolates what the proxy adds.
-type echoBroker struct {
-	ln   net.Listener
-	host string
-	port int32
-}
-
-func startEchoBroker(tb testing.TB) *echoBroker {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ln.Close() })
-	a := ln.Addr().(*net.TCPAddr)
-	b := &echoBroker{ln: ln, host: a.IP.String(), port: int32(a.Port)}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go b.serve(c)
-		}
-	}()
-	return b
-}
-
-func (b *echoBroker) serve(c net.Conn) {
-	defer c.Close()
+// serveEcho answers just enough for the proxy's forward path: ApiVersions
+// and Metadata (the proxy's control-plane client) and Produce (acknowledged
+// at once, records ignored). It costs the same whether a request comes
+// directly or through the proxy, so timing the two routes in one run
+// isolates what the proxy adds.
+func serveEcho(b *fakeBroker, c net.Conn) {
 	r := bufio.NewReaderSize(c, 1<<20)
-	var size [4]byte
 	var msg, out []byte
 	for {
-		if _, err := io.ReadFull(r, size[:]); err != nil {
-			return
-		}
-		n := int(binary.BigEndian.Uint32(size[:]))
-		if cap(msg) < n {
-			msg = make([]byte, n)
-		}
-		msg = msg[:n]
-		if _, err := io.ReadFull(r, msg); err != nil {
-			return
-		}
-		h, err := parseRequestHeader(msg)
+		h, m, err := readRequest(r, msg)
 		if err != nil {
 			return
 		}
+		msg = m
 		if kmsg.Key(h.key) == kmsg.Produce {
 			p := kmsg.NewPtrProduceResponse()
 			p.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{Partition: 0}}}}
 			p.SetVersion(h.version)
 			out = appendResponseFrame(out[:0], h.corr, p)
-		} else if out = controlPlaneAnswer(h, b.host, b.port); out == nil {
+		} else if out = b.controlPlaneAnswer(h); out == nil {
 			return
 		}
 		if _, err := c.Write(out); err != nil {
@@ -90,8 +51,8 @@ func (b *echoBroker) serve(c net.Conn) {
 func BenchmarkForwardProduce(b *testing.B) {
 	for _, size := range []int{1 << 10, 64 << 10, 1 << 20, 4 << 20} {
 		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
-			up := startEchoBroker(b)
-			p := startProxy(b, []string{net.JoinHostPort(up.host, strconv.Itoa(int(up.port)))}, func(o *Options) {
+			up := startFakeBroker(b, serveEcho)
+			p := startProxy(b, []string{up.addr()}, func(o *Options) {
 				o.Log = zerolog.Nop()
 			})
 			req := kmsg.NewPtrProduceRequest()
@@ -101,7 +62,7 @@ func BenchmarkForwardProduce(b *testing.B) {
 			req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: make([]byte, size)}}}}
 			id := "bench"
 			frame := appendRequestFrame(nil, 0, &id, req)
-			direct := dialRaw(b, up.ln.Addr().String())
+			direct := dialRaw(b, up.addr())
 			proxied := dialRaw(b, p.addr)
 			buf := make([]byte, 0, 256)
 			roundTrip := func(c *rawConn, corr int32) time.Duration {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -15,39 +14,6 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
-
-// streamBroker is a loopback upstream for the pass-through of large frames:
-// it answers ApiVersions and Metadata for the proxy's control plane, and
-// every Produce with a response frame carrying the CRC of the request it
-// received followed by a payload whose size and bytes follow from the
-// correlation id (see responsePayload). A client id of "slow-upstream" makes
-// it pause before reading each request, so the proxy's upstream socket fills.
-type streamBroker struct {
-	ln   net.Listener
-	host string
-	port int32
-}
-
-func startStreamBroker(t *testing.T) *streamBroker {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	a := ln.Addr().(*net.TCPAddr)
-	b := &streamBroker{ln: ln, host: a.IP.String(), port: int32(a.Port)}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go b.serve(c)
-		}
-	}()
-	return b
-}
 
 // responsePayload is the body size and content the broker sends for corr:
 // between a few bytes and 6 MiB, most of it beyond one gnet read.
@@ -69,46 +35,19 @@ func responsePayload(corr int32) []byte {
 	return b
 }
 
-// controlPlaneAnswer is a fake broker's answer to the proxy's own
-// ApiVersions and Metadata requests, as the one node host:port; nil for
-// other keys.
-func controlPlaneAnswer(h requestHeader, host string, port int32) []byte {
-	var resp kmsg.Response
-	switch kmsg.Key(h.key) {
-	case kmsg.ApiVersions:
-		av := kmsg.NewPtrApiVersionsResponse()
-		for _, k := range []kmsg.Key{kmsg.Produce, kmsg.Fetch, kmsg.Metadata, kmsg.ApiVersions} {
-			av.ApiKeys = append(av.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: int16(k), MaxVersion: kmsg.RequestForKey(int16(k)).MaxVersion()})
-		}
-		resp = av
-	case kmsg.Metadata:
-		m := kmsg.NewPtrMetadataResponse()
-		m.Brokers = []kmsg.MetadataResponseBroker{{NodeID: 0, Host: host, Port: port}}
-		resp = m
-	default:
-		return nil
-	}
-	resp.SetVersion(h.version)
-	return appendResponseFrame(nil, h.corr, resp)
-}
-
-func (b *streamBroker) serve(c net.Conn) {
-	defer c.Close()
+// serveStream answers the proxy's control plane, and every Produce with a
+// response frame carrying the CRC of the request it received followed by
+// a payload whose size and bytes follow from the correlation id (see
+// responsePayload). A client id of "slow-upstream" makes it pause before
+// each answer, so the proxy's upstream socket fills.
+func serveStream(b *fakeBroker, c net.Conn) {
 	r := bufio.NewReaderSize(c, 64<<10)
-	var size [4]byte
 	for {
-		if _, err := io.ReadFull(r, size[:]); err != nil {
-			return
-		}
-		msg := make([]byte, binary.BigEndian.Uint32(size[:]))
-		if _, err := io.ReadFull(r, msg); err != nil {
-			return
-		}
-		h, err := parseRequestHeader(msg)
+		h, msg, err := readRequest(r, nil)
 		if err != nil {
 			return
 		}
-		out := controlPlaneAnswer(h, b.host, b.port)
+		out := b.controlPlaneAnswer(h)
 		if kmsg.Key(h.key) == kmsg.Produce {
 			payload := responsePayload(h.corr)
 			out = binary.BigEndian.AppendUint32(nil, uint32(8+len(payload)))
@@ -136,8 +75,8 @@ func (b *streamBroker) serve(c net.Conn) {
 // request must reach the broker byte for byte and every response must reach
 // its client byte for byte, in order.
 func TestLargeFramesPassThroughIntact(t *testing.T) {
-	b := startStreamBroker(t)
-	p := startProxy(t, []string{net.JoinHostPort(b.host, strconv.Itoa(int(b.port)))}, func(o *Options) {
+	b := startFakeBroker(t, serveStream)
+	p := startProxy(t, []string{b.addr()}, func(o *Options) {
 		o.Log = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	})
 
