@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,7 +57,8 @@ import (
 // STREAMSHIFT_BENCH_FORWARDERS=1 adds two routes through e2e/forwarder, a TCP
 // forwarder that knows nothing of Kafka (splicing, and copying through user
 // space) in front of a second broker listener: the floor of what any proxy
-// costs on this machine. Other knobs:
+// costs on this machine. STREAMSHIFT_BENCH_PIN=1 gives each proxy a core
+// of its own (CPU 1; everything else on CPU 0). Other knobs:
 // STREAMSHIFT_BENCH_ROUNDS (3), _RECORDS (500000), _LATENCY_SECONDS (10),
 // _LOW_RATE (2000), _IDLE_CONNS (5000).
 func TestProxyBenchmark(t *testing.T) {
@@ -70,6 +72,19 @@ func TestProxyBenchmark(t *testing.T) {
 	baselineRev := os.Getenv("STREAMSHIFT_BENCH_BASELINE")
 	profile := os.Getenv("STREAMSHIFT_BENCH_PROFILE") != ""
 	forwarders := os.Getenv("STREAMSHIFT_BENCH_FORWARDERS") != ""
+	if os.Getenv("STREAMSHIFT_BENCH_PIN") != "" {
+		// The proxy on a core of its own, as it would run on a host of its
+		// own: this process (the clients), the broker and the load
+		// generators inherit CPU 0, each proxy is moved to CPU 1.
+		if runtime.NumCPU() < 2 {
+			t.Fatal("STREAMSHIFT_BENCH_PIN needs 2 CPUs")
+		}
+		if err := pinProcess(os.Getpid(), 0); err != nil {
+			t.Fatal(err)
+		}
+		benchProxyCPU = 1
+		defer func() { benchProxyCPU = -1 }()
+	}
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -291,6 +306,9 @@ func TestProxyBenchmark(t *testing.T) {
 		idle, float64(rssIdle)/1024, float64(rssBefore)/1024, strings.Repeat(" |", 2*len(proxies)-1))
 	fmt.Fprintf(&sb, "| proxy RSS right after the load above / 12 s later (MiB) | | %.1f / %.1f |%s\n",
 		float64(rssAfterLoad)/1024, float64(rssSettled)/1024, strings.Repeat(" |", 2*len(proxies)-1))
+	if benchProxyCPU >= 0 {
+		fmt.Fprintf(&sb, "\nPinned: clients, broker and load generators on CPU 0, each proxy on CPU %d.\n", benchProxyCPU)
+	}
 	fmt.Fprintf(&sb, "\nLoad average (1/5/15 min) at the start: %s; at the end: %s. %s UTC.\n", loadStart, loadAvg(), time.Now().UTC().Format("2006-01-02 15:04"))
 	report := sb.String()
 	t.Log("\n" + report)
@@ -349,6 +367,7 @@ func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool
 	if err := bp.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	bp.pin(t)
 	waitListening(t, bp.addr)
 	return bp
 }
@@ -373,8 +392,19 @@ func startBenchForwarder(t *testing.T, out, name, listen, target string, copyMod
 	if err := bp.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	bp.pin(t)
 	waitListening(t, bp.addr)
 	return bp
+}
+
+// pin moves the proxy process to benchProxyCPU, if set.
+func (bp *benchProxy) pin(t *testing.T) {
+	if benchProxyCPU < 0 {
+		return
+	}
+	if err := pinProcess(bp.cmd.Process.Pid, benchProxyCPU); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (bp *benchProxy) stop() {

@@ -1,0 +1,40 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// benchProxyCPU is the CPU every proxy process of the benchmark is pinned
+// to, or -1 (STREAMSHIFT_BENCH_PIN unset: everything shares every CPU).
+var benchProxyCPU = -1
+
+// pinProcess sets the CPU affinity of every thread of process pid to cpu.
+// Threads created afterwards inherit it from the thread that creates them;
+// two passes catch threads started during the first.
+func pinProcess(pid, cpu int) error {
+	var set unix.CPUSet
+	set.Set(cpu)
+	for range 2 {
+		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		if err != nil {
+			return fmt.Errorf("threads of %d: %w", pid, err)
+		}
+		for _, task := range tasks {
+			tid, err := strconv.Atoi(task.Name())
+			if err != nil {
+				continue
+			}
+			if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
+				return fmt.Errorf("pin thread %d of %d to CPU %d: %w", tid, pid, cpu, err)
+			}
+		}
+	}
+	return nil
+}
