@@ -15,12 +15,14 @@ import (
 // to, or -1 (STREAMSHIFT_BENCH_PIN unset: everything shares every CPU).
 var benchProxyCPU = -1
 
-// pinProcess sets the CPU affinity of every thread of process pid to cpu.
+// pinProcess sets the CPU affinity of every thread of process pid to cpus.
 // Threads created afterwards inherit it from the thread that creates them;
 // two passes catch threads started during the first.
-func pinProcess(pid, cpu int) error {
+func pinProcess(pid int, cpus ...int) error {
 	var set unix.CPUSet
-	set.Set(cpu)
+	for _, cpu := range cpus {
+		set.Set(cpu)
+	}
 	for range 2 {
 		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 		if err != nil {
@@ -32,7 +34,7 @@ func pinProcess(pid, cpu int) error {
 				continue
 			}
 			if err := unix.SchedSetaffinity(tid, &set); err != nil && !errors.Is(err, unix.ESRCH) {
-				return fmt.Errorf("pin thread %d of %d to CPU %d: %w", tid, pid, cpu, err)
+				return fmt.Errorf("pin thread %d of %d to CPUs %v: %w", tid, pid, cpus, err)
 			}
 		}
 	}

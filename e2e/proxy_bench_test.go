@@ -83,7 +83,10 @@ func TestProxyBenchmark(t *testing.T) {
 			t.Fatal(err)
 		}
 		benchProxyCPU = 1
-		defer func() { benchProxyCPU = -1 }()
+		defer func() {
+			benchProxyCPU = -1
+			_ = pinProcess(os.Getpid(), 0, 1)
+		}()
 	}
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
