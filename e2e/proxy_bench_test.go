@@ -349,10 +349,8 @@ type benchProxy struct {
 func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool) *benchProxy {
 	t.Helper()
 	bin := filepath.Join(out, name+"-streamshift")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/streamshift")
-	build.Dir = src
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", name, err, msg)
+	if err := harness.GoBuild(src, "./cmd/streamshift", bin); err != nil {
+		t.Fatalf("build %s: %v", name, err)
 	}
 	bp := &benchProxy{addr: "127.0.0.1:" + strconv.Itoa(freeRange(t, 5))} // bootstrap + node ports 0..3
 	if profile {
@@ -380,10 +378,8 @@ func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool
 func startBenchForwarder(t *testing.T, out, name, listen, target string, copyMode bool) *benchProxy {
 	t.Helper()
 	bin := filepath.Join(out, "forwarder")
-	build := exec.Command("go", "build", "-o", bin, "./e2e/forwarder")
-	build.Dir = filepath.Dir(harness.Root())
-	if msg, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build forwarder: %v\n%s", err, msg)
+	if err := harness.GoBuild(filepath.Dir(harness.Root()), "./e2e/forwarder", bin); err != nil {
+		t.Fatal(err)
 	}
 	logf, err := os.Create(filepath.Join(out, name+".log"))
 	if err != nil {

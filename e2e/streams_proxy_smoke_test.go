@@ -56,10 +56,8 @@ func startStreamshift(ctx context.Context, t testing.TB, dir, upstream, proxyID 
 func newStreamshift(ctx context.Context, t testing.TB, dir, upstream, proxyID string, env ...string) *streamshiftProc {
 	t.Helper()
 	bin := filepath.Join(dir, "streamshift")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/streamshift")
-	build.Dir = filepath.Dir(harness.Root())
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build streamshift: %v\n%s", err, out)
+	if err := harness.GoBuild(filepath.Dir(harness.Root()), "./cmd/streamshift", bin); err != nil {
+		t.Fatal(err)
 	}
 	ports, err := harness.FreePorts(2)
 	if err != nil {

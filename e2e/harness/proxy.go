@@ -48,13 +48,19 @@ var (
 func BuildStreamshift(dir string) (string, error) {
 	buildOnce.Do(func() {
 		buildBin = filepath.Join(dir, "streamshift")
-		cmd := exec.Command("go", "build", "-o", buildBin, "./cmd/streamshift")
-		cmd.Dir = filepath.Dir(Root())
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/streamshift: %v\n%s", err, out)
-		}
+		buildErr = GoBuild(filepath.Dir(Root()), "./cmd/streamshift", buildBin)
 	})
 	return buildBin, buildErr
+}
+
+// GoBuild builds the Go package pkg of the module at moduleDir into bin.
+func GoBuild(moduleDir, pkg, bin string) error {
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = moduleDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build %s in %s: %v\n%s", pkg, moduleDir, err, out)
+	}
+	return nil
 }
 
 // StreamsEnv turns streams settings into STREAMSHIFT_STREAMS_* variables,
