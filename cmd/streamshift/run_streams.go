@@ -128,7 +128,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 	if err := ad.RegisterAdmin(p, ctl); err != nil {
 		return nil, err
 	}
-	if err := startMigration(cfg, p, ad, ctl, log); err != nil {
+	if err := startMigration(cfg, p, ad, ctl, ccfg.Defaults.HeartbeatInterval, log); err != nil {
 		return nil, err
 	}
 	log.Info().Str("anchor_instance_id", cfg.AnchorInstanceID()).Bool("durable_log", cfg.Coordinator.DurableLog).

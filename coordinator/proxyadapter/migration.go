@@ -25,6 +25,12 @@ type MigrationOptions struct {
 	// DrainTimeout bounds how long a takeover waits for the group's
 	// forwarded requests. Default 15s.
 	DrainTimeout time.Duration
+	// RecoveryWindow is how long the classic members of a group found
+	// held by streamshift's anchor with no state here (a restart without
+	// the durable log) wait for a streams member before the group is
+	// handed back (migration_recovery.go). Default 10s: twice Kafka's
+	// default streams heartbeat interval.
+	RecoveryWindow time.Duration
 }
 
 // Migration routes the classic group APIs (JoinGroup, SyncGroup, Heartbeat,
@@ -41,6 +47,7 @@ type Migration struct {
 	up       *migrationUpstream
 	t        *translate.Translator
 	takeover *translate.Takeover
+	recovery *recovery
 
 	mu        sync.Mutex
 	takeovers map[string]chan struct{}
@@ -63,6 +70,9 @@ func (a *Adapter) EnableMigration(p *proxy.Proxy, o MigrationOptions) (*Migratio
 	if o.DrainTimeout <= 0 {
 		o.DrainTimeout = 15 * time.Second
 	}
+	if o.RecoveryWindow <= 0 {
+		o.RecoveryWindow = 10 * time.Second
+	}
 	m := &Migration{
 		a:         a,
 		o:         o,
@@ -76,6 +86,7 @@ func (a *Adapter) EnableMigration(p *proxy.Proxy, o MigrationOptions) (*Migratio
 		Migration:   o.Policy,
 		Upstream:    m.up,
 	})
+	m.recovery = newRecovery(m, o.RecoveryWindow)
 	m.takeover = &translate.Takeover{
 		Coordinator: a.o.Coordinator,
 		Upstream:    m.up,
@@ -149,29 +160,62 @@ func coordinatorClient(req *proxy.Request) coordinator.ClientInfo {
 func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
 	group := classicGroup(req.Body)
 	m.gate.enter(group, func(answered func()) {
+		forward := func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
+			m.forwardClassic(req, out, rewritten, answered, onAnswer)
+		}
 		if !m.a.o.Coordinator.MayServeClassic(group) {
 			m.direct.Add(1)
-			if j, ok := req.Body.(*kmsg.JoinGroupRequest); ok && j.MemberID != "" {
+			if j, ok := req.Body.(*kmsg.JoinGroupRequest); ok {
 				// A member id streamshift gave out just before
 				// the group was handed back goes without it.
-				m.t.ForwardJoin(j, func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
-					m.forward(req, out, rewritten, answered, onAnswer)
-				})
+				m.t.ForwardJoin(j, forward)
 				return
 			}
-			m.forward(req, out, nil, answered, nil)
+			m.forward(req, out, nil, answered, nil, nil)
 			return
 		}
 		m.translated.Add(1)
 		m.t.Handle(req.Body, coordinatorClient(req),
 			func(resp kmsg.Response) {
+				if _, ok := resp.(*kmsg.JoinGroupResponse); ok {
+					m.recovery.served(group)
+				}
 				answered()
 				out.Respond(resp)
-			},
-			func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
-				m.forward(req, out, rewritten, answered, onAnswer)
-			})
+			}, forward)
 	}, func() { m.heldAlive(group, req.Body) })
+}
+
+// forwardClassic forwards a classic group request of a group the
+// coordinator does not serve (rewritten in its place if not nil); a
+// JoinGroup first passes the restart recovery (migration_recovery.go).
+func (m *Migration) forwardClassic(req *proxy.Request, out proxy.Outcome, rewritten kmsg.Request, answered func(), onAnswer func(kmsg.Response)) {
+	j, ok := req.Body.(*kmsg.JoinGroupRequest)
+	if !ok {
+		m.forward(req, out, rewritten, answered, onAnswer, nil)
+		return
+	}
+	if rewritten != nil {
+		j = rewritten.(*kmsg.JoinGroupRequest)
+	}
+	switch verdict, handedBack := m.recovery.join(j); verdict {
+	case joinLoading:
+		resp := loadingJoin(j)
+		answered()
+		if onAnswer != nil {
+			onAnswer(resp)
+		}
+		out.Respond(resp)
+	case joinHandedBack:
+		m.forward(req, out, handedBack, answered, onAnswer, nil)
+	default:
+		m.forward(req, out, rewritten, answered, onAnswer, func(resp kmsg.Response) kmsg.Response {
+			if jr, ok := resp.(*kmsg.JoinGroupResponse); ok {
+				return m.recovery.refused(j, jr)
+			}
+			return resp
+		})
+	}
 }
 
 // heldAlive: a member's request held by a takeover's gate shows that its
@@ -193,14 +237,17 @@ func (m *Migration) heldAlive(group string, req kmsg.Request) {
 
 // forward sends a classic request of a group the proxy does not serve
 // upstream on the client's own connection (rewritten in its place if not
-// nil), observes its answer, then reports it answered to the gate and to
-// onAnswer.
-func (m *Migration) forward(req *proxy.Request, out proxy.Outcome, rewritten kmsg.Request, answered func(), onAnswer func(kmsg.Response)) {
+// nil), observes its answer (replaced first by replace, if not nil), then
+// reports it answered to the gate and to onAnswer.
+func (m *Migration) forward(req *proxy.Request, out proxy.Outcome, rewritten kmsg.Request, answered func(), onAnswer func(kmsg.Response), replace func(kmsg.Response) kmsg.Response) {
 	body := req.Body
 	if rewritten != nil {
 		body = rewritten
 	}
 	out.ForwardRewritten(body, req.Version, func(resp kmsg.Response) kmsg.Response {
+		if replace != nil {
+			resp = replace(resp)
+		}
 		m.observe(body, resp)
 		answered()
 		if onAnswer != nil {
@@ -228,7 +275,7 @@ func (c *countedOutcome) Respond(resp kmsg.Response) {
 	c.out.Respond(resp)
 }
 
-func (c *countedOutcome) Forward() { c.m.forward(c.req, c.out, nil, c.answered, nil) }
+func (c *countedOutcome) Forward() { c.m.forward(c.req, c.out, nil, c.answered, nil, nil) }
 
 func (c *countedOutcome) ForwardRewritten(req kmsg.Request, version int16, onResponse func(kmsg.Response) kmsg.Response) {
 	c.out.ForwardRewritten(req, version, func(resp kmsg.Response) kmsg.Response {

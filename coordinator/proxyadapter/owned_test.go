@@ -42,6 +42,8 @@ type ownedEnv struct {
 	upstream *kversion.Versions
 	// migration also enables the online migration's routes.
 	migration bool
+	// recoveryWindow is the migration's RecoveryWindow (0: its default).
+	recoveryWindow time.Duration
 }
 
 func newOwnedEnv(t *testing.T, opts ...func(*ownedEnv)) *ownedEnv {
@@ -125,7 +127,7 @@ func (e *ownedEnv) restart() {
 		t.Fatal(err)
 	}
 	if e.migration {
-		if _, err := ad.EnableMigration(e.p, MigrationOptions{Client: e.ctl}); err != nil {
+		if _, err := ad.EnableMigration(e.p, MigrationOptions{Client: e.ctl, RecoveryWindow: e.recoveryWindow}); err != nil {
 			t.Fatal(err)
 		}
 	}
