@@ -148,12 +148,17 @@ func checkHandedBackStatic(ctx context.Context, upstream, group string, instance
 // clients' Kafka Streams logs (as migrationRoll.check does for the count app):
 // a task closed dirty, TaskMigratedException, lost tasks, a member fenced.
 func checkSmokeClientLogs(dir string) error {
-	logs, err := filepath.Glob(filepath.Join(dir, "*", "log"))
+	return checkSmokeClientFiles(dir, "log", "Closed dirty", "TaskMigratedException", "as lost", "UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION",
+		"Unknown member", "Illegal generation", "FENCED_INSTANCE_ID", "UNRELEASED_INSTANCE_ID")
+}
+
+// checkSmokeClientFiles fails on a line of any smoke client's file (log or
+// out, not the driver's) containing one of bad.
+func checkSmokeClientFiles(dir, file string, bad ...string) error {
+	logs, err := filepath.Glob(filepath.Join(dir, "*", file))
 	if err != nil {
 		return err
 	}
-	bad := []string{"Closed dirty", "TaskMigratedException", "as lost", "UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION",
-		"Unknown member", "Illegal generation", "FENCED_INSTANCE_ID", "UNRELEASED_INSTANCE_ID"}
 	checked := 0
 	for _, f := range logs {
 		if filepath.Base(filepath.Dir(f)) == "driver" {
@@ -173,7 +178,7 @@ func checkSmokeClientLogs(dir string) error {
 		}
 	}
 	if checked == 0 {
-		return fmt.Errorf("no smoke client logs under %s", dir)
+		return fmt.Errorf("no smoke client %s files under %s", file, dir)
 	}
 	return nil
 }

@@ -383,3 +383,34 @@ func waitUpstreamGroupState(ctx context.Context, upstream, group, state string) 
 	}
 	return fmt.Errorf("upstream group %s is %s, not %s", group, last, state)
 }
+
+// restart crashes streamshift (kill -9) and starts it again on the same
+// ports, without its in-memory state unless the durable log is on.
+func (p *streamshiftProc) restart(ctx context.Context) error {
+	p.kill9()
+	return p.start(ctx)
+}
+
+// waitLog waits until the running streamshift's log has a line containing
+// s (it polls: the point is to act right after the line, within ~50 ms).
+func (p *streamshiftProc) waitLog(ctx context.Context, s string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	name := p.logf.Name()
+	for {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), s) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no %q in %s within %s", s, name, limit)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

@@ -177,9 +177,6 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
 		m.translated.Add(1)
 		m.t.Handle(req.Body, coordinatorClient(req),
 			func(resp kmsg.Response) {
-				if _, ok := resp.(*kmsg.JoinGroupResponse); ok {
-					m.recovery.served(group)
-				}
 				answered()
 				out.Respond(resp)
 			}, forward)
@@ -198,14 +195,21 @@ func (m *Migration) forwardClassic(req *proxy.Request, out proxy.Outcome, rewrit
 	if rewritten != nil {
 		j = rewritten.(*kmsg.JoinGroupRequest)
 	}
-	switch verdict, handedBack := m.recovery.join(j); verdict {
-	case joinLoading:
-		resp := loadingJoin(j)
+	rerun := func() {
+		select {
+		case <-req.Done():
+		default:
+			m.classic(req, out)
+		}
+	}
+	switch verdict, handedBack := m.recovery.join(j, rerun); verdict {
+	case joinHeld:
+		// Out of the gate's count while held: it runs again from the
+		// start, and enters the gate again then.
 		answered()
 		if onAnswer != nil {
-			onAnswer(resp)
+			onAnswer(loadingJoin(j))
 		}
-		out.Respond(resp)
 	case joinHandedBack:
 		m.forward(req, out, handedBack, answered, onAnswer, nil)
 	default:

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/proxy"
 )
 
 // A streamshift restarted without the durable log holds no state for the
@@ -19,13 +20,16 @@ import (
 // ("streamshift") answers its rejoin INCONSISTENT_GROUP_PROTOCOL, which is
 // fatal to Kafka Streams. So a classic JoinGroup the upstream refuses that
 // way, in a group held only by streamshift's anchor, starts a recovery of
-// the group here, as a Kafka coordinator still loading a group's partition:
-// its classic JoinGroups get COORDINATOR_LOAD_IN_PROGRESS (retriable: the
-// consumer backs off and joins again) until a streams member brings the
-// topology back and the translator serves them, or until the recovery
-// window passes with none. Then, if the policy allows a downgrade, the group
-// is handed back: the anchor leaves and the joins go upstream, without the
-// member ids the lost state gave out, as after a hand-back.
+// the group here, as a Kafka coordinator still loading a group's partition
+// would: that join gets COORDINATOR_LOAD_IN_PROGRESS (retriable), and the
+// group's later classic JoinGroups are held, as a classic group holds
+// JoinGroups while it rebalances (a held join does not make a 3.x consumer
+// retry without backoff, as a stream of retriable errors does), until a
+// streams member's rejoin brings the topology back and the translator
+// serves them, or until the recovery window passes with none. Then, if the
+// policy allows a downgrade, the group is handed back: the anchor leaves and
+// the joins go upstream, without the member ids the lost state gave out, as
+// after a hand-back.
 type recovery struct {
 	m *Migration
 	// window is how long classic joins wait for a streams member.
@@ -37,16 +41,17 @@ type recovery struct {
 
 // recovering is one group under recovery.
 type recovering struct {
-	since time.Time
+	// held re-run the group's held JoinGroups.
+	held  []func()
+	timer coordinator.Timer
 	// stale are the member ids its JoinGroups carried while it recovered:
 	// given out by the lost state (or by the upstream before a takeover),
 	// they mean nothing to the broker after a hand-back, which would answer
 	// UNKNOWN_MEMBER_ID and make Kafka Streams drop its tasks.
 	stale map[string]bool
 	// leaving: the anchor is leaving for a hand-back; handedBack: it left
-	// (at handedBackAt) and joins go upstream.
+	// and joins go upstream.
 	leaving, handedBack bool
-	handedBackAt        time.Time
 	warned              bool
 }
 
@@ -57,8 +62,8 @@ type joinVerdict int
 const (
 	// joinForward: forward it, watching for the anchor's refusal.
 	joinForward joinVerdict = iota
-	// joinLoading: answer COORDINATOR_LOAD_IN_PROGRESS.
-	joinLoading
+	// joinHeld: the recovery holds it and re-runs it later.
+	joinHeld
 	// joinHandedBack: forward it without a stale member id.
 	joinHandedBack
 )
@@ -67,23 +72,27 @@ func newRecovery(m *Migration, window time.Duration) *recovery {
 	return &recovery{m: m, window: window, groups: map[string]*recovering{}}
 }
 
-func (r *recovery) now() time.Time { return r.m.a.o.Coordinator.Now() }
+// recovering reports whether the group is under recovery (and not handed
+// back yet).
+func (r *recovery) recovering(group string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	g := r.groups[group]
+	return g != nil && !g.handedBack
+}
 
-// join decides about a JoinGroup about to be forwarded upstream; with
-// joinHandedBack, the request to forward (its member id dropped if stale).
-func (r *recovery) join(req *kmsg.JoinGroupRequest) (joinVerdict, *kmsg.JoinGroupRequest) {
-	now := r.now()
+// join decides about a JoinGroup about to be forwarded upstream. With
+// joinHeld, rerun is kept to run the request again once the recovery ends;
+// with joinHandedBack, the request to forward (its member id dropped if
+// stale).
+func (r *recovery) join(req *kmsg.JoinGroupRequest, rerun func()) (joinVerdict, *kmsg.JoinGroupRequest) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	g := r.groups[req.Group]
-	if g == nil {
+	switch {
+	case g == nil:
 		return joinForward, nil
-	}
-	if g.handedBack {
-		if now.Sub(g.handedBackAt) > r.window {
-			// Every member rejoined by now (they retry within a second).
-			delete(r.groups, req.Group)
-		}
+	case g.handedBack:
 		if req.MemberID == "" || !g.stale[req.MemberID] {
 			return joinHandedBack, req
 		}
@@ -95,49 +104,8 @@ func (r *recovery) join(req *kmsg.JoinGroupRequest) (joinVerdict, *kmsg.JoinGrou
 	if req.MemberID != "" {
 		g.stale[req.MemberID] = true
 	}
-	if now.Sub(g.since) >= r.window && !g.leaving {
-		r.expired(req.Group, g)
-	}
-	return joinLoading, nil
-}
-
-// expired: no streams member came back within the window. Called with
-// r.mu held.
-func (r *recovery) expired(group string, g *recovering) {
-	log := r.m.a.o.Log
-	if !r.m.o.Policy.PolicyFor(group).AllowsDowngrade() {
-		if !g.warned {
-			g.warned = true
-			log.Warn().Str("group", group).Dur("waited", r.window).
-				Msg("restart recovery: no streams member came back and migration.policy does not allow a downgrade; the group's classic members wait until a streams member rejoins")
-		}
-		return
-	}
-	g.leaving = true
-	log.Info().Str("group", group).Dur("waited", r.window).
-		Msg("restart recovery: no streams member came back; handing the group back to the broker")
-	r.m.up.LeaveAnchor(group, func(err error) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		g.leaving = false
-		if err != nil {
-			// The next join tries again.
-			return
-		}
-		g.handedBack, g.handedBackAt = true, r.now()
-		r.m.up.HandBackDone(group)
-	})
-}
-
-// served: the translator answered a classic JoinGroup of the group, so the
-// coordinator serves it again.
-func (r *recovery) served(group string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if g := r.groups[group]; g != nil && !g.handedBack {
-		delete(r.groups, group)
-		r.m.a.o.Log.Info().Str("group", group).Msg("restart recovery done: a streams member brought the topology back, classic members join the streams group")
-	}
+	g.held = append(g.held, rerun)
+	return joinHeld, nil
 }
 
 // refused looks at the upstream's answer to a forwarded JoinGroup. An
@@ -153,20 +121,92 @@ func (r *recovery) refused(req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupRespo
 	if err != nil || !anchored(g) {
 		return resp
 	}
-	now := r.now()
 	r.mu.Lock()
 	rg := r.groups[req.Group]
 	if rg == nil || rg.handedBack {
-		rg = &recovering{since: now, stale: map[string]bool{}}
+		rg = &recovering{stale: map[string]bool{}}
 		r.groups[req.Group] = rg
+		rg.timer = r.m.a.o.Coordinator.AfterFunc(r.window, func() { r.expired(req.Group, rg) })
 		r.m.a.o.Log.Info().Str("group", req.Group).Str("member", req.MemberID).Dur("window", r.window).
-			Msg("restart recovery: the group is held upstream by streamshift's anchor but has no state here (a restart without the durable log); its classic members wait (COORDINATOR_LOAD_IN_PROGRESS) for a streams member to bring its topology back")
+			Msg("restart recovery: the group is held upstream by streamshift's anchor but has no state here (a restart without the durable log); its classic members' joins wait for a streams member to bring its topology back")
 	}
 	if req.MemberID != "" {
 		rg.stale[req.MemberID] = true
 	}
 	r.mu.Unlock()
 	return loadingJoin(req)
+}
+
+// expired: no streams member came back within the window.
+func (r *recovery) expired(group string, g *recovering) {
+	log := r.m.a.o.Log
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.groups[group] != g || g.handedBack || g.leaving {
+		return
+	}
+	if !r.m.o.Policy.PolicyFor(group).AllowsDowngrade() {
+		if !g.warned {
+			g.warned = true
+			log.Warn().Str("group", group).Dur("waited", r.window).
+				Msg("restart recovery: no streams member came back and migration.policy does not allow a downgrade; the group's classic members wait until a streams member rejoins")
+		}
+		return
+	}
+	g.leaving = true
+	log.Info().Str("group", group).Dur("waited", r.window).
+		Msg("restart recovery: no streams member came back; handing the group back to the broker")
+	r.m.up.LeaveAnchor(group, func(err error) {
+		r.mu.Lock()
+		g.leaving = false
+		if err != nil {
+			// Try again after another window.
+			g.timer = r.m.a.o.Coordinator.AfterFunc(r.window, func() { r.expired(group, g) })
+			r.mu.Unlock()
+			return
+		}
+		g.handedBack = true
+		held := g.held
+		g.held = nil
+		// The stale member ids of members still to rejoin are kept a
+		// window long: they rejoin within a second of the hand-back.
+		r.m.a.o.Coordinator.AfterFunc(r.window, func() { r.forget(group, g) })
+		r.mu.Unlock()
+		r.m.up.HandBackDone(group)
+		runAll(held)
+	})
+}
+
+// streamsJoined: a streams member joined the group, so the coordinator
+// serves it again and its held classic joins go to the translator.
+func (r *recovery) streamsJoined(group string) {
+	r.mu.Lock()
+	g := r.groups[group]
+	if g == nil || g.handedBack {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.groups, group)
+	g.timer.Stop()
+	held := g.held
+	r.mu.Unlock()
+	r.m.a.o.Log.Info().Str("group", group).Int("held_joins", len(held)).
+		Msg("restart recovery done: a streams member brought the topology back; the classic members join the streams group")
+	runAll(held)
+}
+
+func (r *recovery) forget(group string, g *recovering) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.groups[group] == g {
+		delete(r.groups, group)
+	}
+}
+
+func runAll(fs []func()) {
+	for _, f := range fs {
+		f()
+	}
 }
 
 // anchored reports whether the upstream group is held only by streamshift
@@ -185,4 +225,19 @@ func loadingJoin(req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
 	resp.Generation = -1
 	resp.Members = []kmsg.JoinGroupResponseMember{}
 	return resp
+}
+
+// joinedOutcome tells the recovery when a streams member's join is
+// answered without error.
+type joinedOutcome struct {
+	proxy.Outcome
+	r     *recovery
+	group string
+}
+
+func (o joinedOutcome) Respond(resp kmsg.Response) {
+	o.Outcome.Respond(resp)
+	if hr, ok := resp.(*kmsg.StreamsGroupHeartbeatResponse); ok && hr.ErrorCode == 0 {
+		o.r.streamsJoined(o.group)
+	}
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
 )
 
 // classicRetriable are the answers a classic Kafka Streams member survives
@@ -68,11 +70,14 @@ func (r *restartedClassic) rejoin(deadline time.Time) *kmsg.JoinGroupResponse {
 	}
 }
 
+// recoveryWindow is the tests' RecoveryWindow.
+const recoveryWindow = 10 * time.Second
+
 // restartMixedGroup takes group "legacy" over (a classic member c, a
 // streams member s1 joined after it), then restarts the proxy without
 // state; it returns c and s1's epoch before the restart.
-func restartMixedGroup(t *testing.T, window time.Duration) (*ownedEnv, *restartedClassic, int32) {
-	e := newOwnedEnv(t, func(e *ownedEnv) { e.migration, e.recoveryWindow = true, window })
+func restartMixedGroup(t *testing.T, clock coordinator.Clock) (*ownedEnv, *restartedClassic, int32) {
+	e := newOwnedEnv(t, func(e *ownedEnv) { e.migration, e.recoveryWindow, e.clock = true, recoveryWindow, clock })
 	c := &classicMember{e: e, t: t}
 	c.join()
 	c.sync(true)
@@ -95,24 +100,36 @@ func restartMixedGroup(t *testing.T, window time.Duration) (*ownedEnv, *restarte
 // streams group. The classic member's requests reach the proxy first: its
 // heartbeat and commit get UNKNOWN_MEMBER_ID, and its rejoins, which the
 // upstream group (holding only the anchor) refuses with
-// INCONSISTENT_GROUP_PROTOCOL, get COORDINATOR_LOAD_IN_PROGRESS until the
-// streams member's rejoin brings the topology back; then it joins the
-// streams group. No answer is fatal to Kafka Streams, and the anchor stays.
+// INCONSISTENT_GROUP_PROTOCOL, get COORDINATOR_LOAD_IN_PROGRESS, then are
+// held until the streams member's rejoin brings the topology back; then it
+// joins the streams group. No answer is fatal to Kafka Streams, and the anchor stays.
 func TestRestartWithoutStateMixedGroup(t *testing.T) {
-	e, c, epoch := restartMixedGroup(t, time.Minute)
+	e, c, epoch := restartMixedGroup(t, nil)
 	c.check("Heartbeat", c.heartbeat())
 	c.check("OffsetCommit", c.commit(11))
 	if c.id != "" {
 		t.Fatalf("the classic member kept its member id %s after the restart", c.id)
 	}
-	for i := 0; i < 3; i++ {
+	resp, err := c.joinRequest().RequestWith(e.ctx, c.conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.check("JoinGroup", resp.ErrorCode) != kerr.CoordinatorLoadInProgress.Code {
+		t.Fatalf("classic rejoin before any streams member came back: %v, want COORDINATOR_LOAD_IN_PROGRESS", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	// The retry is held until the group is back.
+	held := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() {
 		resp, err := c.joinRequest().RequestWith(e.ctx, c.conn())
 		if err != nil {
-			t.Fatal(err)
+			resp = nil
 		}
-		if c.check("JoinGroup", resp.ErrorCode) != kerr.CoordinatorLoadInProgress.Code {
-			t.Fatalf("classic rejoin before any streams member came back: %v, want COORDINATOR_LOAD_IN_PROGRESS", kerr.ErrorForCode(resp.ErrorCode))
-		}
+		held <- resp
+	}()
+	select {
+	case resp := <-held:
+		t.Fatalf("classic rejoin answered before any streams member came back: %+v", resp)
+	case <-time.After(300 * time.Millisecond):
 	}
 
 	// The streams member learns it is unknown and rejoins.
@@ -123,6 +140,17 @@ func TestRestartWithoutStateMixedGroup(t *testing.T) {
 	}
 	if resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker); err != nil || resp.ErrorCode != 0 {
 		t.Fatalf("streams rejoin after the restart: %v %v", err, resp)
+	}
+	select {
+	case resp := <-held:
+		if resp == nil {
+			t.Fatal("the held classic rejoin failed")
+		}
+		if c.check("JoinGroup", resp.ErrorCode) == kerr.MemberIDRequired.Code {
+			c.id = resp.MemberID
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the held classic rejoin was not answered after the streams member came back")
 	}
 	c.rejoin(time.Now().Add(20 * time.Second))
 	c.sync(false)
@@ -155,8 +183,18 @@ func TestRestartWithoutStateMixedGroup(t *testing.T) {
 // back. The anchor leaves, the classic member's join goes upstream and it
 // leads the broker's classic group again; no answer was fatal.
 func TestRestartWithoutStateClassicOnly(t *testing.T) {
-	e, c, _ := restartMixedGroup(t, 500*time.Millisecond)
+	clock := coordinator.NewManualClock(time.Now())
+	e, c, _ := restartMixedGroup(t, clock)
 	c.check("Heartbeat", c.heartbeat())
+	resp, err := c.joinRequest().RequestWith(e.ctx, c.conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.check("JoinGroup", resp.ErrorCode) != kerr.CoordinatorLoadInProgress.Code {
+		t.Fatalf("classic rejoin after the restart: %v, want COORDINATOR_LOAD_IN_PROGRESS", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	// A join held now or sent after the window is handed back alike.
+	clock.Advance(recoveryWindow)
 	jr := c.rejoin(time.Now().Add(20 * time.Second))
 	if jr.LeaderID != c.id {
 		t.Fatalf("the classic member does not lead the upstream group after the recovery's hand-back: %+v", jr)

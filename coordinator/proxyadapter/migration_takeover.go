@@ -24,6 +24,9 @@ func (m *Migration) streamsHeartbeat(req *proxy.Request, out proxy.Outcome) {
 		// neither here nor formed upstream yet.
 		m.up.waitHandBack(hb.Group, req.Done())
 	}
+	if hb.MemberEpoch == 0 && m.recovery.recovering(hb.Group) {
+		out = joinedOutcome{Outcome: out, r: m.recovery, group: hb.Group}
+	}
 	if hb.Group == "" || hb.MemberEpoch != 0 || m.a.o.Ownership.Owns(hb.Group) {
 		m.a.heartbeat(req, out)
 		return

@@ -44,6 +44,8 @@ type ownedEnv struct {
 	migration bool
 	// recoveryWindow is the migration's RecoveryWindow (0: its default).
 	recoveryWindow time.Duration
+	// clock is the coordinator's (nil: the system clock).
+	clock coordinator.Clock
 }
 
 func newOwnedEnv(t *testing.T, opts ...func(*ownedEnv)) *ownedEnv {
@@ -104,7 +106,7 @@ func (e *ownedEnv) restart() {
 	go md.Run(e.ctx)
 	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(e.ctl, md, 10*time.Second)})
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(e.ctl, md, 10*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -38,10 +39,38 @@ func (c SmokeClient) String() string {
 }
 
 // SmokeRoll replaces one running client: Stop is closed cleanly (TERM: KafkaStreams.close),
-// then Start is started.
+// then Start is started. Either may be empty. Between, if set, runs once Stop has closed and
+// before Start starts, and After once Start started, before the group settles (streamshift
+// killed and restarted, say); Name names a step without Stop and Start.
 type SmokeRoll struct {
-	Stop  string
-	Start SmokeClient
+	Stop    string
+	Start   SmokeClient
+	Between func(ctx context.Context, c SmokeControl) error
+	After   func(ctx context.Context, c SmokeControl) error
+	Name    string
+}
+
+// SmokeControl acts on the running smoke clients from a roll's hooks.
+type SmokeControl struct {
+	signal func(name string, sig syscall.Signal) error
+}
+
+// Pause freezes a client's JVM (SIGSTOP): no heartbeat, no processing, its sockets stay open.
+func (c SmokeControl) Pause(name string) error { return c.signal(name, syscall.SIGSTOP) }
+
+// Resume continues a paused client (SIGCONT).
+func (c SmokeControl) Resume(name string) error { return c.signal(name, syscall.SIGCONT) }
+
+func (r SmokeRoll) String() string {
+	switch {
+	case r.Name != "":
+		return r.Name
+	case r.Stop == "":
+		return "start " + r.Start.String()
+	case r.Start.Name == "":
+		return "stop " + r.Stop
+	}
+	return fmt.Sprintf("roll %s to %s", r.Stop, r.Start)
 }
 
 // SmokeRollOptions configure RunKafkaSmokeRoll.
@@ -300,6 +329,15 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		o.Logf("closed smoke client %s", name)
 		return nil
 	}
+	control := SmokeControl{signal: func(name string, sig syscall.Signal) error {
+		mu.Lock()
+		inst, ok := running[name]
+		mu.Unlock()
+		if !ok {
+			return fmt.Errorf("no running smoke client %s", name)
+		}
+		return inst.p.cmd.Process.Signal(sig)
+	}}
 	// settle waits until the group is at rest with exactly the running clients.
 	settle := func(step string) (describedGroup, error) {
 		sctx, cancel := context.WithTimeout(ctx, o.SettleLimit)
@@ -399,17 +437,27 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		return rep, ctx.Err()
 	}
 	for _, r := range o.Rolls {
-		name := fmt.Sprintf("roll %s to %s", r.Stop, r.Start)
+		name := r.String()
 		if driver.exited() {
 			return rep, fmt.Errorf("%s: the smoke driver exited before the roll (%v), see %s", name, driver.err, dd)
 		}
 		t0 := time.Now()
 		at := t0.Sub(driverStart)
-		if err := stop(r.Stop); err != nil {
-			return rep, fmt.Errorf("%s: %w", name, err)
+		var steps []func(context.Context, SmokeControl) error
+		if r.Stop != "" {
+			steps = append(steps, func(context.Context, SmokeControl) error { return stop(r.Stop) })
 		}
-		if err := start(r.Start); err != nil {
-			return rep, fmt.Errorf("%s: %w", name, err)
+		steps = append(steps, r.Between)
+		if r.Start.Name != "" {
+			steps = append(steps, func(context.Context, SmokeControl) error { return start(r.Start) })
+		}
+		for _, do := range append(steps, r.After) {
+			if do == nil {
+				continue
+			}
+			if err := do(ctx, control); err != nil {
+				return rep, fmt.Errorf("%s: %w", name, err)
+			}
 		}
 		g, err := settle(name)
 		if err != nil {
