@@ -112,7 +112,7 @@ type sentinelKey struct {
 }
 
 func (l *TopicLog) writeSentinel(ctx context.Context, txid string) (int64, error) {
-	key, err := json.Marshal(sentinelKey{V: recordCodecVersion, Open: txid})
+	key, err := json.Marshal(sentinelKey{V: recordKeyVersion, Open: txid})
 	if err != nil {
 		return 0, err
 	}
