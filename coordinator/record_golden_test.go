@@ -228,3 +228,31 @@ func TestPreviousReaderReadsTodaysRecords(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordReaderSkipsTheUnknown: what a newer streamshift may write does
+// not stop this release. A value of a newer version with fields this release
+// does not know reads as the fields it knows; a record of an unknown type is
+// ErrUnknownRecordType, with its key for the log line, value or tombstone.
+func TestRecordReaderSkipsTheUnknown(t *testing.T) {
+	for _, g := range goldenRecords() {
+		key := readGolden(t, filepath.Join(g.dir(), "key.json"))
+		value := readGolden(t, g.valueFile())
+		newer := append([]byte(`{"v":99,"futureField":{"nested":[1,2]},"FutureTasks":null,`), value[1:]...)
+		got, err := UnmarshalRecord(key, newer)
+		if err != nil {
+			t.Fatalf("%s: %v", newer, err)
+		}
+		if !reflect.DeepEqual(got, g.record) {
+			t.Fatalf("%s:\n got %+v\nwant %+v", newer, deepValue(got.Value), deepValue(g.record.Value))
+		}
+	}
+	for _, value := range [][]byte{[]byte(`{"Epoch":1,"Tasks":{"x":[1]}}`), nil} {
+		r, err := UnmarshalRecord([]byte(`{"v":1,"type":1999,"group":"g","member":"m","partition":3}`), value)
+		if !errors.Is(err, ErrUnknownRecordType) {
+			t.Fatalf("unknown type with value %s: %v", value, err)
+		}
+		if want := (Record{Type: 1999, GroupID: "g", MemberID: "m"}); !reflect.DeepEqual(r, want) {
+			t.Fatalf("unknown type: key %+v, want %+v", r, want)
+		}
+	}
+}

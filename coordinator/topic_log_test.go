@@ -1,12 +1,17 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
+	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -79,6 +84,58 @@ func TestTopicLogRestart(t *testing.T) {
 	r := hb(c2, hbReq("g", "m2", c2.shards["g"].group.Members["m2"].MemberEpoch(), nil))
 	if r.MemberEpoch != 3 {
 		t.Fatalf("after restart: epoch %d", r.MemberEpoch)
+	}
+}
+
+// TestTopicLogSkipsUnknownRecordTypes: a record of a type a newer
+// streamshift wrote is skipped with a warning, and the load goes on.
+func TestTopicLogSkipsUnknownRecordTypes(t *testing.T) {
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cluster.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	opts := TopicLogOptions{Seeds: cluster.ListenAddrs(), Timeout: 5 * time.Second}
+
+	log, _, err := OpenTopicLog(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := []Record{
+		{Type: RecordOwnership, GroupID: "g", Value: &OwnershipValue{Source: OwnershipNew, ClaimedAtMs: 1}},
+		{Type: RecordGroupMetadata, GroupID: "g", Value: &GroupMetadataValue{Epoch: 1}},
+	}
+	if err := log.Append("g", known[:1]); err != nil {
+		t.Fatal(err)
+	}
+	newer, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := &kgo.Record{Topic: "__streamshift_groups", Key: []byte(`{"v":1,"type":1999,"group":"g"}`), Value: []byte(`{"x":1}`)}
+	if err := newer.ProduceSync(ctx, unknown).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	newer.Close()
+	if err := log.Append("g", known[1:]); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+
+	var out bytes.Buffer
+	opts.Log = zerolog.New(&out)
+	log, recs, err := OpenTopicLog(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	if !reflect.DeepEqual(recs, known) {
+		t.Fatalf("loaded %v, want %v", recs, known)
+	}
+	if line := out.String(); !strings.Contains(line, `"level":"warn"`) || !strings.Contains(line, `"type":1999`) || !strings.Contains(line, `"group":"g"`) {
+		t.Fatalf("log: %q", line)
 	}
 }
 
