@@ -30,6 +30,10 @@ import (
 //     a change that needs any of that is a new record type, which older
 //     readers skip (ErrUnknownRecordType);
 //   - a new version adds golden files; the old ones stay as they are.
+//
+// A struct whose fields match an in-memory one's converts with a Go
+// conversion: a field added to or renamed in the in-memory type then fails
+// to compile here instead of changing what is stored.
 
 // recordValueFormat is one record type's value format: the version this
 // release writes, and its reader.
@@ -181,39 +185,27 @@ type streamsGroupMemberMetadataValue struct {
 }
 
 func newStreamsGroupMemberMetadataValue(v *MemberMetadataValue) *streamsGroupMemberMetadataValue {
-	d := &streamsGroupMemberMetadataValue{
+	return &streamsGroupMemberMetadataValue{
 		InstanceID: v.InstanceID, RackID: v.RackID, ClientID: v.ClientID, ClientHost: v.ClientHost,
 		RebalanceTimeoutMs: v.RebalanceTimeoutMs, TopologyEpoch: v.TopologyEpoch, ProcessID: v.ProcessID,
-		ClientTags: durableKeyValues(v.ClientTags),
+		UserEndpoint: convertPtr(v.UserEndpoint, func(e Endpoint) durableEndpoint { return durableEndpoint(e) }),
+		ClientTags:   durableKeyValues(v.ClientTags),
+		Classic: convertPtr(v.Classic, func(c ClassicMemberMetadata) durableClassicMemberMetadata {
+			return durableClassicMemberMetadata(c)
+		}),
 	}
-	if v.UserEndpoint != nil {
-		d.UserEndpoint = &durableEndpoint{Host: v.UserEndpoint.Host, Port: v.UserEndpoint.Port}
-	}
-	if c := v.Classic; c != nil {
-		d.Classic = &durableClassicMemberMetadata{
-			SessionTimeoutMs: c.SessionTimeoutMs, ConsumerProtocolVersion: c.ConsumerProtocolVersion,
-			SubscriptionVersion: c.SubscriptionVersion, LatestSupportedVersion: c.LatestSupportedVersion,
-		}
-	}
-	return d
 }
 
 func (d *streamsGroupMemberMetadataValue) inMemory() (*MemberMetadataValue, error) {
-	v := &MemberMetadataValue{
+	return &MemberMetadataValue{
 		InstanceID: d.InstanceID, RackID: d.RackID, ClientID: d.ClientID, ClientHost: d.ClientHost,
 		RebalanceTimeoutMs: d.RebalanceTimeoutMs, TopologyEpoch: d.TopologyEpoch, ProcessID: d.ProcessID,
-		ClientTags: keyValues(d.ClientTags),
-	}
-	if d.UserEndpoint != nil {
-		v.UserEndpoint = &Endpoint{Host: d.UserEndpoint.Host, Port: d.UserEndpoint.Port}
-	}
-	if c := d.Classic; c != nil {
-		v.Classic = &ClassicMemberMetadata{
-			SessionTimeoutMs: c.SessionTimeoutMs, ConsumerProtocolVersion: c.ConsumerProtocolVersion,
-			SubscriptionVersion: c.SubscriptionVersion, LatestSupportedVersion: c.LatestSupportedVersion,
-		}
-	}
-	return v, nil
+		UserEndpoint: convertPtr(d.UserEndpoint, func(e durableEndpoint) Endpoint { return Endpoint(e) }),
+		ClientTags:   keyValues(d.ClientTags),
+		Classic: convertPtr(d.Classic, func(c durableClassicMemberMetadata) ClassicMemberMetadata {
+			return ClassicMemberMetadata(c)
+		}),
+	}, nil
 }
 
 // streamsGroupTargetAssignmentMetadataValue is
@@ -395,7 +387,7 @@ func newStreamsGroupTopologyValue(v *TopologyValue) *streamsGroupTopologyValue {
 				RepartitionSourceTopics: convertAll(s.RepartitionSourceTopics, topicInfo),
 				StateChangelogTopics:    convertAll(s.StateChangelogTopics, topicInfo),
 				CopartitionGroups: convertAll(s.CopartitionGroups, func(c topology.CopartitionGroup) durableCopartitionGroup {
-					return durableCopartitionGroup{SourceTopics: c.SourceTopics, RepartitionSourceTopics: c.RepartitionSourceTopics}
+					return durableCopartitionGroup(c)
 				}),
 			}
 		}),
@@ -417,7 +409,7 @@ func (d *streamsGroupTopologyValue) inMemory() (*TopologyValue, error) {
 				RepartitionSourceTopics: convertAll(s.RepartitionSourceTopics, topicInfo),
 				StateChangelogTopics:    convertAll(s.StateChangelogTopics, topicInfo),
 				CopartitionGroups: convertAll(s.CopartitionGroups, func(c durableCopartitionGroup) topology.CopartitionGroup {
-					return topology.CopartitionGroup{SourceTopics: c.SourceTopics, RepartitionSourceTopics: c.RepartitionSourceTopics}
+					return topology.CopartitionGroup(c)
 				}),
 			}
 		}),
@@ -467,6 +459,15 @@ func durableKeyValues(kvs []KeyValue) []durableKeyValue {
 
 func keyValues(d []durableKeyValue) []KeyValue {
 	return convertAll(d, func(kv durableKeyValue) KeyValue { return KeyValue(kv) })
+}
+
+// convertPtr maps an optional struct.
+func convertPtr[A, B any](in *A, f func(A) B) *B {
+	if in == nil {
+		return nil
+	}
+	out := f(*in)
+	return &out
 }
 
 // convertAll maps a slice, keeping nil apart from empty: a writer wrote

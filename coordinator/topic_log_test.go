@@ -15,17 +15,24 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The durable log on a kfake cluster: a coordinator's records survive a
-// restart, and a new coordinator loads the same state.
-func TestTopicLogRestart(t *testing.T) {
+// newKfakeTopicLog returns the options of a group log on a new kfake
+// cluster, and a context bounding the test; both end with the test.
+func newKfakeTopicLog(t *testing.T) (context.Context, TopicLogOptions) {
+	t.Helper()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cluster.Close()
+	t.Cleanup(cluster.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	opts := TopicLogOptions{Seeds: cluster.ListenAddrs(), Timeout: 5 * time.Second}
+	t.Cleanup(cancel)
+	return ctx, TopicLogOptions{Seeds: cluster.ListenAddrs(), Timeout: 5 * time.Second}
+}
+
+// The durable log on a kfake cluster: a coordinator's records survive a
+// restart, and a new coordinator loads the same state.
+func TestTopicLogRestart(t *testing.T) {
+	ctx, opts := newKfakeTopicLog(t)
 
 	open := func() (*Coordinator, *TopicLog, *StaticMetadata) {
 		log, recs, err := OpenTopicLog(ctx, opts)
@@ -90,14 +97,7 @@ func TestTopicLogRestart(t *testing.T) {
 // TestTopicLogSkipsUnknownRecordTypes: a record of a type a newer
 // streamshift wrote is skipped with a warning, and the load goes on.
 func TestTopicLogSkipsUnknownRecordTypes(t *testing.T) {
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	opts := TopicLogOptions{Seeds: cluster.ListenAddrs(), Timeout: 5 * time.Second}
+	ctx, opts := newKfakeTopicLog(t)
 
 	log, _, err := OpenTopicLog(ctx, opts)
 	if err != nil {
@@ -110,7 +110,7 @@ func TestTopicLogSkipsUnknownRecordTypes(t *testing.T) {
 	if err := log.Append("g", known[:1]); err != nil {
 		t.Fatal(err)
 	}
-	newer, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
+	newer, err := kgo.NewClient(kgo.SeedBrokers(opts.Seeds...))
 	if err != nil {
 		t.Fatal(err)
 	}
