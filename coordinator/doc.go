@@ -3,7 +3,8 @@
 // StreamsGroupDescribe (89), v0 and v1, for the groups the proxy owns.
 //
 // Every state change is a record mirroring Kafka's streams-group records
-// (records.go). The in-memory state of a group is what replaying its records
+// (records.go; a durable log stores them in the versioned format of
+// record_values.go). The in-memory state of a group is what replaying its records
 // gives (replay.go); a response leaves only after the records it caused are
 // appended to the group log (log.go). The work of one group is serialized, groups
 // run in parallel, and no entry point blocks its caller (coordinator.go).

@@ -78,6 +78,13 @@ func FuzzUnmarshalRecord(f *testing.F) {
 		k, v, _ := MarshalRecord(r)
 		f.Add(k, v)
 	}
+	// Every golden record, and what a newer streamshift may write.
+	for _, g := range goldenRecords() {
+		k, v, _ := MarshalRecord(g.record)
+		f.Add(k, v)
+		f.Add(k, append([]byte(`{"v":2,"futureField":[1],`), v[1:]...))
+	}
+	f.Add([]byte(`{"v":1,"type":1999,"group":"g","member":"m"}`), []byte(`{}`))
 	f.Fuzz(func(t *testing.T, k, v []byte) {
 		r, err := UnmarshalRecord(k, v)
 		if err != nil {

@@ -52,7 +52,9 @@ func (t RecordType) String() string {
 
 // Record is one streams-group record: a key (type, group, member) and a value.
 // A nil Value is a tombstone. Values are immutable once emitted: the log and the
-// group state share them.
+// group state share them. These are in-memory types: a durable log stores
+// the durable values of record_values.go, so renaming a field here changes
+// no stored byte.
 type Record struct {
 	Type     RecordType
 	GroupID  string
@@ -85,7 +87,7 @@ type OwnershipValue struct {
 	Source string
 	// UpstreamState is the upstream classic group's state at that moment
 	// ("Dead" when unknown, "Empty", ...).
-	UpstreamState string `json:",omitempty"`
+	UpstreamState string
 	// ClaimedAtMs is when (unix ms).
 	ClaimedAtMs int64
 }
@@ -123,7 +125,7 @@ type MemberMetadataValue struct {
 	// Classic is set for a member that speaks the classic protocol
 	// (JoinGroup/SyncGroup/Heartbeat) inside the streams group
 	// (classic_member.go); nil for a streams-protocol member.
-	Classic *ClassicMemberMetadata `json:",omitempty"`
+	Classic *ClassicMemberMetadata
 }
 
 func (v *MemberMetadataValue) equal(o *MemberMetadataValue) bool {

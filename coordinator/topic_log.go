@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -40,6 +41,9 @@ type TopicLogOptions struct {
 	Timeout time.Duration
 	// Opts are added to both clients (TLS, SASL, ...).
 	Opts []kgo.Opt
+	// Log gets a warning for each record the load skips (the zero Logger
+	// discards).
+	Log zerolog.Logger
 }
 
 // OpenTopicLog creates the topic if needed (compacted, one partition), reads
@@ -112,7 +116,7 @@ type sentinelKey struct {
 }
 
 func (l *TopicLog) writeSentinel(ctx context.Context, txid string) (int64, error) {
-	key, err := json.Marshal(sentinelKey{V: recordCodecVersion, Open: txid})
+	key, err := json.Marshal(sentinelKey{V: recordKeyVersion, Open: txid})
 	if err != nil {
 		return 0, err
 	}
@@ -166,6 +170,15 @@ func readGroupLog(ctx context.Context, o TopicLogOptions, sentinel int64) ([]Rec
 				return // an older writer's sentinel
 			}
 			r, err := UnmarshalRecord(kr.Key, kr.Value)
+			if errors.Is(err, ErrUnknownRecordType) {
+				// A newer streamshift wrote it: this release loads the rest
+				// (a rollback), and compaction keeps the record for the
+				// release that knows it.
+				o.Log.Warn().Str("topic", o.Topic).Int64("offset", kr.Offset).
+					Int16("type", int16(r.Type)).Str("group", r.GroupID).Str("member", r.MemberID).
+					Msg("group log: skipping a record of an unknown type (written by a newer streamshift)")
+				return
+			}
 			if err != nil {
 				ferr = fmt.Errorf("group log %s offset %d: %w", o.Topic, kr.Offset, err)
 				return

@@ -1,26 +1,38 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
+	"reflect"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// The durable log on a kfake cluster: a coordinator's records survive a
-// restart, and a new coordinator loads the same state.
-func TestTopicLogRestart(t *testing.T) {
+// newKfakeTopicLog returns the options of a group log on a new kfake
+// cluster, and a context bounding the test; both end with the test.
+func newKfakeTopicLog(t *testing.T) (context.Context, TopicLogOptions) {
+	t.Helper()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cluster.Close()
+	t.Cleanup(cluster.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	opts := TopicLogOptions{Seeds: cluster.ListenAddrs(), Timeout: 5 * time.Second}
+	t.Cleanup(cancel)
+	return ctx, TopicLogOptions{Seeds: cluster.ListenAddrs(), Timeout: 5 * time.Second}
+}
+
+// The durable log on a kfake cluster: a coordinator's records survive a
+// restart, and a new coordinator loads the same state.
+func TestTopicLogRestart(t *testing.T) {
+	ctx, opts := newKfakeTopicLog(t)
 
 	open := func() (*Coordinator, *TopicLog, *StaticMetadata) {
 		log, recs, err := OpenTopicLog(ctx, opts)
@@ -79,6 +91,51 @@ func TestTopicLogRestart(t *testing.T) {
 	r := hb(c2, hbReq("g", "m2", c2.shards["g"].group.Members["m2"].MemberEpoch(), nil))
 	if r.MemberEpoch != 3 {
 		t.Fatalf("after restart: epoch %d", r.MemberEpoch)
+	}
+}
+
+// TestTopicLogSkipsUnknownRecordTypes: a record of a type a newer
+// streamshift wrote is skipped with a warning, and the load goes on.
+func TestTopicLogSkipsUnknownRecordTypes(t *testing.T) {
+	ctx, opts := newKfakeTopicLog(t)
+
+	log, _, err := OpenTopicLog(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := []Record{
+		{Type: RecordOwnership, GroupID: "g", Value: &OwnershipValue{Source: OwnershipNew, ClaimedAtMs: 1}},
+		{Type: RecordGroupMetadata, GroupID: "g", Value: &GroupMetadataValue{Epoch: 1}},
+	}
+	if err := log.Append("g", known[:1]); err != nil {
+		t.Fatal(err)
+	}
+	newer, err := kgo.NewClient(kgo.SeedBrokers(opts.Seeds...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := &kgo.Record{Topic: "__streamshift_groups", Key: []byte(`{"v":1,"type":1999,"group":"g"}`), Value: []byte(`{"x":1}`)}
+	if err := newer.ProduceSync(ctx, unknown).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	newer.Close()
+	if err := log.Append("g", known[1:]); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+
+	var out bytes.Buffer
+	opts.Log = zerolog.New(&out)
+	log, recs, err := OpenTopicLog(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	if !reflect.DeepEqual(recs, known) {
+		t.Fatalf("loaded %v, want %v", recs, known)
+	}
+	if line := out.String(); !strings.Contains(line, `"level":"warn"`) || !strings.Contains(line, `"type":1999`) || !strings.Contains(line, `"group":"g"`) {
+		t.Fatalf("log: %q", line)
 	}
 }
 

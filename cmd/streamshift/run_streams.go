@@ -87,6 +87,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 			Seeds: cfg.Upstream,
 			Topic: cfg.Coordinator.LogTopic,
 			Opts:  controlPlaneOpts(cfg)[1:],
+			Log:   log.With().Str("component", "grouplog").Logger(),
 		})
 		ocancel()
 		if err != nil {
