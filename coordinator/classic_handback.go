@@ -215,7 +215,7 @@ func (ch *change) handBackJoin(m *Member) bool {
 	id, epoch := m.ID, m.MemberEpoch()
 	ch.schedule(classicJoinTimerKey(id), 2*rebalanceTimeout(m), func(f *change) {
 		if cur := f.g.Members[id]; cur != nil && cur.MemberEpoch() == epoch {
-			f.fenceClassic(cur)
+			f.fenceClassic(cur, "its JoinGroup was held for the hand-back longer than twice its rebalance timeout")
 		}
 	})
 	return true

@@ -42,7 +42,7 @@ func (c *Coordinator) classicHeartbeat(s *shard, req ClassicHeartbeatRequest) er
 	}
 	if !ch.hasTimer(classicJoinTimerKey(m.ID)) {
 		// Fenced only if it still has a reason to rejoin by then.
-		ch.scheduleClassicTimeout(classicJoinTimerKey(m.ID), m, func(g *Group, m *Member) bool {
+		ch.scheduleClassicTimeout(classicJoinTimerKey(m.ID), m, classicJoinTimeoutReason, func(g *Group, m *Member) bool {
 			return classicMustRejoin(g, m) || g.mem.handBack != nil
 		})
 	}
@@ -96,7 +96,8 @@ func (c *Coordinator) classicLeave(s *shard, groupID string, members []ClassicLe
 			errs[i] = err
 			continue
 		}
-		ch.fenceClassic(m)
+		ch.logLeft(m, "has left group through explicit `LeaveGroup` request")
+		ch.removeClassic(m, bumpMemberLeft)
 	}
 	if err := ch.commit(); err != nil {
 		return nil, fmt.Errorf("leave %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable)

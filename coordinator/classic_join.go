@@ -145,7 +145,7 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 	}
 	m = g.Members[resp.MemberID]
 	ch.cancel(classicJoinTimerKey(m.ID))
-	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, nil)
+	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, classicSyncTimeoutReason, nil)
 	if err := ch.commit(); err != nil {
 		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.CoordinatorNotAvailable)}
 	}

@@ -137,6 +137,8 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	if err := ch.commit(); err != nil {
 		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
 	}
+	c.logger.Info().Str("group", state.GroupID).Int32("generation", gen).Int("classic_members", len(imported)).
+		Msgf("[GroupId %s] Converted the classic group at generation %d with %d live members to a streams group.", state.GroupID, gen, len(imported))
 	return resp
 }
 
@@ -181,7 +183,7 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 func (ch *change) scheduleCarriedSession(memberID string, left time.Duration) {
 	ch.schedule(sessionTimerKey(memberID), left, func(f *change) {
 		if m := f.g.Members[memberID]; m != nil {
-			f.fenceMember(m)
+			f.fenceMember(m, sessionExpiredReason)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator/assignor"
@@ -31,6 +32,9 @@ type Options struct {
 	// Assignor computes target assignments; defaults to Kafka's sticky task
 	// assignor.
 	Assignor assignor.TaskAssignor
+	// Logger gets what Kafka's group coordinator logs (logging.go); the
+	// zero Logger logs nothing.
+	Logger zerolog.Logger
 }
 
 // Coordinator serves the streams groups. Its entry points never block: the
@@ -43,6 +47,7 @@ type Coordinator struct {
 	creator   TopicCreator
 	assignor  assignor.TaskAssignor
 	configure configureFunc
+	logger    zerolog.Logger
 
 	// configMu serializes group config changes end to end (validate,
 	// append to the log, install) without holding mu across the append.
@@ -101,6 +106,7 @@ func New(opts Options) (*Coordinator, error) {
 		creator:   opts.TopicCreator,
 		assignor:  opts.Assignor,
 		configure: defaultConfigure,
+		logger:    opts.Logger,
 		cfg:       opts.Config,
 		shards:    map[string]*shard{},
 	}, nil
@@ -169,6 +175,8 @@ func (c *Coordinator) maxGroupSize() int {
 // Load replays records (e.g. read back from a durable log at start) and arms
 // the timers of every loaded member, as Kafka does when a coordinator loads.
 func (c *Coordinator) Load(records []Record) error {
+	start := time.Now()
+	loaded := len(records)
 	byGroup := map[string][]Record{}
 	var order []string
 	records, err := c.loadGroupConfigs(records)
@@ -194,6 +202,7 @@ func (c *Coordinator) Load(records []Record) error {
 			}
 			s.group = gs[id]
 			if s.group != nil {
+				c.logLoaded(s.group)
 				c.onLoaded(s)
 			}
 		})
@@ -202,7 +211,11 @@ func (c *Coordinator) Load(records []Record) error {
 		}
 		<-done
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	c.logLoadFinished(loaded, len(order), time.Since(start))
+	return nil
 }
 
 // Owns reports whether the coordinator holds a streams group with this id.
@@ -333,8 +346,10 @@ func (ch *change) commit() error {
 		return nil
 	}
 	if err := ch.c.log.Append(ch.s.id, ch.records); err != nil {
+		n := len(ch.records) // rollback forgets them
+		ch.c.logAppendFailure(ch.s.id, n, err)
 		ch.rollback()
-		return fmt.Errorf("append %d records of group %s: %w", len(ch.records), ch.s.id, err)
+		return fmt.Errorf("append %d records of group %s: %w", n, ch.s.id, err)
 	}
 	ch.records = nil
 	return nil
