@@ -68,9 +68,8 @@ func (c *Coordinator) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.
 		respond(resp)
 		return
 	}
-	if !c.run(state.GroupID, func(s *shard) { respond(c.takeOver(s, state, first, client)) }) {
-		respond(heartbeatError(first, errorf(kerr.CoordinatorNotAvailable, "the coordinator is closed")))
-	}
+	c.run(state.GroupID, func(s *shard) { respond(c.takeOver(s, state, first, client)) },
+		func(e *coordError) { respond(heartbeatError(first, e)) })
 }
 
 func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {

@@ -129,7 +129,7 @@ func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change))
 				c.logger.Error().Err(err).Str("group", groupID).Str("member", key.member).Str("timer", name).
 					Msgf("[GroupId %s] The write event for the timer %s failed due to %v. Ignoring it.", groupID, name, err)
 			}
-		})
+		}, nil) // a closed or unloaded group's timer has nobody to answer
 	})
 	g.mem.timers[key] = gt
 }
