@@ -10,8 +10,11 @@ E2E_TIMEOUT ?= 30m
 build:
 	$(GO) build -o bin/streamshift ./cmd/streamshift
 
+# go mod tidy -diff prints what tidy would change: a go.mod that lists an unused module, or a
+# direct dependency as // indirect, fails here instead of drifting.
 vet:
 	$(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 
 # Fast: vet and every Go test that needs no real Kafka.

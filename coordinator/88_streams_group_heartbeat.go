@@ -153,18 +153,24 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 		}
 	}
 
-	// Everything that can fail has been checked: write the member.
-	bump := false
-	if replaced != nil {
+	// Everything that can fail has been checked: write the member. Each
+	// reason for a new group epoch is kept for its log line.
+	var bump []string
+	switch {
+	case replaced != nil:
 		m = ch.replaceStaticMember(replaced, req.MemberID)
-		bump = staticMetadataChanged(oldMeta, meta)
-	} else if m == nil {
+		if staticMetadataChanged(oldMeta, meta) {
+			bump = append(bump, bumpStaticMemberMetadata)
+		}
+	case m == nil:
 		m = &Member{ID: req.MemberID}
-		bump = true
-	} else if instanceID != "" && oldMeta != nil {
-		bump = staticMetadataChanged(oldMeta, meta)
-	} else {
-		bump = !meta.equal(m.Meta)
+		bump = append(bump, bumpMemberJoined)
+	case instanceID != "" && oldMeta != nil:
+		if staticMetadataChanged(oldMeta, meta) {
+			bump = append(bump, bumpStaticMemberMetadata)
+		}
+	case !meta.equal(m.Meta):
+		bump = append(bump, bumpMemberMetadata)
 	}
 	if !meta.equal(m.Meta) || classicChanged(m.Meta, meta) {
 		ch.emit(Record{Type: RecordMemberMetadata, MemberID: m.ID, Value: meta})
@@ -172,15 +178,18 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 	}
 	if storeTopology {
 		ch.emit(Record{Type: RecordTopology, Value: &TopologyValue{Topology: reqTopo}})
-		bump = true
+		bump = append(bump, bumpTopology)
 	}
-	if hash != g.MetadataHash || validatedEpoch != g.ValidatedTopologyEpoch {
-		bump = true
+	if hash != g.MetadataHash {
+		bump = append(bump, bumpMetadata)
+	}
+	if validatedEpoch != g.ValidatedTopologyEpoch {
+		bump = append(bump, bumpTopologyValidated)
 	}
 	assignmentConfigs := g.LastAssignmentConfigs
 	if !ch.cfg.sameAssignmentConfigs(assignmentConfigs) {
 		assignmentConfigs = ch.cfg.assignmentConfigs()
-		bump = true
+		bump = append(bump, bumpAssignmentConfigs)
 	}
 	if req.TaskOffsets != nil {
 		m.TaskOffsets = req.TaskOffsets
@@ -190,13 +199,12 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 	}
 
 	// 6-7. The group epoch.
-	if bump {
-		ch.emit(Record{Type: RecordGroupMetadata, Value: &GroupMetadataValue{
-			Epoch:                  g.GroupEpoch + 1,
+	if len(bump) > 0 {
+		ch.bumpGroupEpoch(m.ID, GroupMetadataValue{
 			MetadataHash:           hash,
 			ValidatedTopologyEpoch: validatedEpoch,
 			LastAssignmentConfigs:  assignmentConfigs,
-		}})
+		}, bump)
 		// 8. The initial rebalance delay lets more members join before the
 		// first assignment.
 		if wasEmpty && ch.cfg.InitialRebalanceDelay > 0 && !ch.hasTimer(initialDelayTimerKey) {
@@ -253,6 +261,8 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 	}
 	if next != before || m.Current == nil {
 		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID, Value: next})
+		ch.logDebug(m.ID).Msgf("[GroupId %s][MemberId %s] Member's new assignment state: epoch=%d, previousEpoch=%d, state=%s, assignedTasks=%v and tasksPendingRevocation=%v.",
+			g.ID, m.ID, next.MemberEpoch, next.PreviousMemberEpoch, next.State, next.Assigned, next.PendingRevocation)
 	}
 	if next.State == MemberUnrevokedTasks {
 		if before.State != MemberUnrevokedTasks || before.MemberEpoch != next.MemberEpoch || !ch.hasTimer(rebalanceTimerKey(m.ID)) {

@@ -5,21 +5,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// fenceMember removes a member (leave -1, session or rebalance timeout):
-// tombstones for its assignment and metadata, and a group epoch bump. The
+// fenceMember removes a member the coordinator fences (session or
+// rebalance timeout, ...); reason completes Kafka's "fenced from the group
+// because ..." log line.
+func (ch *change) fenceMember(m *Member, reason string) {
+	ch.logFenced(m, reason)
+	ch.removeMember(m, bumpMemberFenced)
+}
+
+// removeMember removes a member that left or is fenced: tombstones for its
+// assignment and metadata, and a group epoch bump (why is its reason). The
 // new target is computed by the next heartbeat.
-func (ch *change) fenceMember(m *Member) {
+func (ch *change) removeMember(m *Member, why string) {
 	g := ch.g
 	ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID})
 	ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: m.ID})
 	ch.emit(Record{Type: RecordMemberMetadata, MemberID: m.ID})
-	epoch := g.GroupEpoch + 1
-	ch.emit(Record{Type: RecordGroupMetadata, Value: &GroupMetadataValue{
-		Epoch:                  epoch,
+	epoch := ch.bumpGroupEpoch(m.ID, GroupMetadataValue{
 		MetadataHash:           g.MetadataHash,
 		ValidatedTopologyEpoch: g.ValidatedTopologyEpoch,
 		LastAssignmentConfigs:  g.LastAssignmentConfigs,
-	}})
+	}, []string{why})
 	if len(g.Members) == 0 {
 		// An empty group has nothing to assign: its assignment is current,
 		// and the next join must not wait for the assignment interval.
@@ -56,8 +62,10 @@ func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 		m = g.Members[ownerID]
 	}
 	if req.MemberEpoch == leaveGroupMemberEpoch {
-		ch.fenceMember(m)
+		ch.logLeft(m, "left the streams group")
+		ch.removeMember(m, bumpMemberLeft)
 	} else {
+		ch.logLeft(m, "temporarily left the streams group")
 		// Keep the member and its tasks until it returns or its session
 		// expires; what it was revoking is released now.
 		cur := *m.current()
@@ -73,4 +81,14 @@ func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 	resp.MemberEpoch = req.MemberEpoch
 	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
 	return nil
+}
+
+// bumpGroupEpoch writes the group's next epoch with v's other fields and
+// logs it with why (the bump* reasons); it returns the new epoch.
+func (ch *change) bumpGroupEpoch(memberID string, v GroupMetadataValue, why []string) int32 {
+	previous := ch.g.GroupEpoch
+	v.Epoch = previous + 1
+	ch.emit(Record{Type: RecordGroupMetadata, Value: &v})
+	ch.logEpochBump(memberID, previous, &v, why)
+	return v.Epoch
 }

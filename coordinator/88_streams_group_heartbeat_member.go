@@ -140,6 +140,13 @@ func (ch *change) replaceStaticMember(old *Member, memberID string) *Member {
 	cur := *old.current()
 	meta := old.Meta
 	if old.ID != memberID {
+		protocol := "streams"
+		if ch.classic != nil {
+			protocol = "classic"
+		}
+		ch.logInfo(memberID).Str("instance", old.instanceID()).Str("replaced_member", old.ID).Str("reason", "static member replaced").
+			Msgf("[GroupId %s][MemberId %s] Static member with instance id %s re-joins the streams group using the %s protocol. Created a new member %s to replace the existing member %s.",
+				g.ID, memberID, old.instanceID(), protocol, memberID, old.ID)
 		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: old.ID})
 		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: old.ID})
 		ch.emit(Record{Type: RecordMemberMetadata, MemberID: old.ID})

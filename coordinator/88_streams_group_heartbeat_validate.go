@@ -19,6 +19,10 @@ type coordError struct {
 
 func (e *coordError) Error() string { return e.code.Message + ": " + e.msg }
 
+// Unwrap gives the Kafka error, so that callers taking a plain error (and
+// errors.As to *kerr.Error) read the code.
+func (e *coordError) Unwrap() error { return e.code }
+
 func errorf(code *kerr.Error, format string, args ...any) *coordError {
 	return &coordError{code: code, msg: fmt.Sprintf(format, args...)}
 }

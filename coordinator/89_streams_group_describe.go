@@ -54,6 +54,9 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 		c.run(id, func(s *shard) {
 			resp.Groups[slot] = c.describeGroup(s, req)
 			done()
+		}, func(e *coordError) {
+			resp.Groups[slot] = describeError(id, e)
+			done()
 		})
 	}
 }

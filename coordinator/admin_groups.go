@@ -13,7 +13,7 @@ type GroupSummary struct {
 func (c *Coordinator) Summary(groupID string) (sum GroupSummary, ok bool) {
 	ch := make(chan GroupSummary, 1)
 	found := make(chan bool, 1)
-	ran := c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *shard) {
 		g := s.group
 		if g == nil {
 			found <- false
@@ -25,8 +25,8 @@ func (c *Coordinator) Summary(groupID string) (sum GroupSummary, ok bool) {
 		}
 		ch <- GroupSummary{State: g.State(), SourceTopics: topics}
 		found <- true
-	})
-	if !ran || !<-found {
+	}, func(*coordError) { found <- false })
+	if !<-found {
 		return GroupSummary{}, false
 	}
 	return <-ch, true

@@ -47,7 +47,7 @@ func hasStreamsMember(g *Group) bool {
 // all classic: from now on its classic Heartbeats get REBALANCE_IN_PROGRESS
 // and its classic JoinGroups are held (ErrHandBackHeld).
 func (c *Coordinator) BeginHandBack(groupID string, done func(error)) {
-	if !c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *shard) {
 		g := s.group
 		switch {
 		case g == nil || len(g.Members) == 0:
@@ -60,16 +60,12 @@ func (c *Coordinator) BeginHandBack(groupID string, done func(error)) {
 			g.mem.handBack = &handBack{held: map[string]bool{}}
 			done(nil)
 		}
-	}) {
-		done(kerr.CoordinatorNotAvailable)
-	}
+	}, func(e *coordError) { done(e) })
 }
 
 // HandBack reports the state of a group's hand-back.
 func (c *Coordinator) HandBack(groupID string, done func(HandBackState)) {
-	if !c.run(groupID, func(s *shard) { done(handBackState(s.group)) }) {
-		done(HandBackState{})
-	}
+	c.run(groupID, func(s *shard) { done(handBackState(s.group)) }, func(*coordError) { done(HandBackState{}) })
 }
 
 func handBackState(g *Group) HandBackState {
@@ -95,7 +91,7 @@ func handBackState(g *Group) HandBackState {
 // timers back; the caller runs their held JoinGroups through
 // ClassicJoinGroup, where they are served by the streams group.
 func (c *Coordinator) AbortHandBack(groupID string, done func()) {
-	if !c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *shard) {
 		if g := s.group; g != nil && g.mem.handBack != nil {
 			ch := c.newChange(s)
 			for id := range g.mem.handBack.held {
@@ -107,9 +103,7 @@ func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 			g.mem.handBack = nil
 		}
 		done()
-	}) {
-		done()
-	}
+	}, func(*coordError) { done() })
 }
 
 // FinishHandBack deletes the streams group once the barrier is complete:
@@ -117,7 +111,7 @@ func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 // do. The caller has made the anchor leave upstream before, and forwards
 // the held JoinGroups upstream after.
 func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
-	if !c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *shard) {
 		g := s.group
 		if st := handBackState(g); !st.Ready {
 			done(fmt.Errorf("hand-back of %s is not ready (%+v): %w", groupID, st, kerr.RebalanceInProgress))
@@ -128,9 +122,7 @@ func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
 			return
 		}
 		done(nil)
-	}) {
-		done(kerr.CoordinatorNotAvailable)
-	}
+	}, func(e *coordError) { done(e) })
 }
 
 // AbandonTakeOver deletes a group TakeOverClassicGroup built, members and
@@ -138,7 +130,7 @@ func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
 // could not be fenced there, or the anchor could not join): the group is
 // left to the upstream classic coordinator as if nothing happened.
 func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
-	if !c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *shard) {
 		if s.group == nil {
 			done(nil)
 			return
@@ -148,9 +140,7 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 			return
 		}
 		done(nil)
-	}) {
-		done(kerr.CoordinatorNotAvailable)
-	}
+	}, func(e *coordError) { done(e) })
 }
 
 // dropGroup deletes a group whatever its members, with DeleteGroup's
@@ -215,7 +205,7 @@ func (ch *change) handBackJoin(m *Member) bool {
 	id, epoch := m.ID, m.MemberEpoch()
 	ch.schedule(classicJoinTimerKey(id), 2*rebalanceTimeout(m), func(f *change) {
 		if cur := f.g.Members[id]; cur != nil && cur.MemberEpoch() == epoch {
-			f.fenceClassic(cur)
+			f.fenceClassic(cur, "its JoinGroup was held for the hand-back longer than twice its rebalance timeout")
 		}
 	})
 	return true
@@ -230,10 +220,8 @@ func (ch *change) handBackPull() bool {
 // ClassicOnly reports whether the group is a streams group here whose
 // members are all classic: the condition of a hand-back.
 func (c *Coordinator) ClassicOnly(groupID string, done func(bool)) {
-	if !c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *shard) {
 		g := s.group
 		done(g != nil && len(g.Members) > 0 && !hasStreamsMember(g))
-	}) {
-		done(false)
-	}
+	}, func(*coordError) { done(false) })
 }

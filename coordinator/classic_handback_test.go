@@ -131,14 +131,15 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 // rebalance timeout.
 func TestHandBackMemberNeverRejoins(t *testing.T) {
 	w, c1, c2 := handBackGroup(t)
+	logs := captureLogs(w.h)
 	c1.mustRejoin()
 	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
 		t.Fatal(j.Err)
 	}
 	c2.gone = true
 	w.h.advance(61 * time.Second)
-	// c2 is fenced by its join timeout; c1, still held, completes the
-	// barrier alone.
+	// c2, silent, is fenced by its session timeout; c1, still held,
+	// completes the barrier alone.
 	st := handBackOf(w)
 	if w.h.group("g").Members["c2"] != nil || w.h.group("g").Members["c1"] == nil || !st.Ready {
 		t.Fatalf("state %+v", st)
@@ -149,4 +150,6 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 		t.Fatal("held forever")
 	}
 	c1.gone = true
+	logs.want(t, "info", "Member c2 fenced from the group because "+sessionExpiredReason+".")
+	logs.want(t, "info", "Member c1 fenced from the group because its JoinGroup was held for the hand-back longer than twice its rebalance timeout.")
 }

@@ -21,9 +21,7 @@ type ClassicHeartbeatRequest struct {
 // told to rejoin must do so within its rebalance timeout. done gets nil,
 // ErrClassicNotServed or an error wrapping a *kerr.Error.
 func (c *Coordinator) ClassicHeartbeat(req ClassicHeartbeatRequest, done func(error)) {
-	if !c.run(req.GroupID, func(s *shard) { done(c.classicHeartbeat(s, req)) }) {
-		done(kerr.CoordinatorNotAvailable)
-	}
+	c.run(req.GroupID, func(s *shard) { done(c.classicHeartbeat(s, req)) }, func(e *coordError) { done(e) })
 }
 
 func (c *Coordinator) classicHeartbeat(s *shard, req ClassicHeartbeatRequest) error {
@@ -42,7 +40,7 @@ func (c *Coordinator) classicHeartbeat(s *shard, req ClassicHeartbeatRequest) er
 	}
 	if !ch.hasTimer(classicJoinTimerKey(m.ID)) {
 		// Fenced only if it still has a reason to rejoin by then.
-		ch.scheduleClassicTimeout(classicJoinTimerKey(m.ID), m, func(g *Group, m *Member) bool {
+		ch.scheduleClassicTimeout(classicJoinTimerKey(m.ID), m, classicJoinTimeoutReason, func(g *Group, m *Member) bool {
 			return classicMustRejoin(g, m) || g.mem.handBack != nil
 		})
 	}
@@ -73,9 +71,7 @@ type ClassicLeaveMember struct {
 // error per member (nil, or wrapping UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID),
 // or ErrClassicNotServed for the whole request.
 func (c *Coordinator) ClassicLeaveGroup(groupID string, members []ClassicLeaveMember, done func([]error, error)) {
-	if !c.run(groupID, func(s *shard) { done(c.classicLeave(s, groupID, members)) }) {
-		done(nil, kerr.CoordinatorNotAvailable)
-	}
+	c.run(groupID, func(s *shard) { done(c.classicLeave(s, groupID, members)) }, func(e *coordError) { done(nil, e) })
 }
 
 func (c *Coordinator) classicLeave(s *shard, groupID string, members []ClassicLeaveMember) ([]error, error) {
@@ -96,7 +92,8 @@ func (c *Coordinator) classicLeave(s *shard, groupID string, members []ClassicLe
 			errs[i] = err
 			continue
 		}
-		ch.fenceClassic(m)
+		ch.logLeft(m, "has left group through explicit `LeaveGroup` request")
+		ch.removeClassic(m, bumpMemberLeft)
 	}
 	if err := ch.commit(); err != nil {
 		return nil, fmt.Errorf("leave %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable)
@@ -114,9 +111,7 @@ func (c *Coordinator) classicLeave(s *shard, groupID string, members []ClassicLe
 // group is empty or, for TxnOffsetCommit, always, as Kafka does. A streams
 // member is checked by ValidateOffsetCommit.
 func (c *Coordinator) ValidateClassicOffsetCommit(req OffsetCommitRequest, done func(OffsetCommitResult)) {
-	if !c.run(req.GroupID, func(s *shard) { done(validateClassicOffsetCommit(s.group, req)) }) {
-		done(OffsetCommitResult{Err: kerr.CoordinatorNotAvailable})
-	}
+	c.run(req.GroupID, func(s *shard) { done(validateClassicOffsetCommit(s.group, req)) }, func(e *coordError) { done(OffsetCommitResult{Err: e}) })
 }
 
 func validateClassicOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommitResult {

@@ -58,9 +58,7 @@ type ClassicJoinResult struct {
 // at once with the member epoch as the generation; the assignment follows in
 // SyncGroup.
 func (c *Coordinator) ClassicJoinGroup(req ClassicJoinRequest, done func(ClassicJoinResult)) {
-	if !c.run(req.GroupID, func(s *shard) { done(c.classicJoin(s, req)) }) {
-		done(ClassicJoinResult{Err: kerr.CoordinatorNotAvailable})
-	}
+	c.run(req.GroupID, func(s *shard) { done(c.classicJoin(s, req)) }, func(e *coordError) { done(ClassicJoinResult{Err: e}) })
 }
 
 func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinResult {
@@ -145,7 +143,7 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 	}
 	m = g.Members[resp.MemberID]
 	ch.cancel(classicJoinTimerKey(m.ID))
-	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, nil)
+	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, classicSyncTimeoutReason, nil)
 	if err := ch.commit(); err != nil {
 		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.CoordinatorNotAvailable)}
 	}

@@ -82,22 +82,34 @@ const (
 func classicSyncTimerKey(memberID string) timerKey { return timerKey{classicSyncTimer, memberID} }
 func classicJoinTimerKey(memberID string) timerKey { return timerKey{classicJoinTimer, memberID} }
 
+// Why a classic member's timers fence it, in Kafka's words.
+const (
+	classicSyncTimeoutReason = "the member failed to sync within timeout"
+	classicJoinTimeoutReason = "the classic member failed to join within the rebalance timeout"
+)
+
 // scheduleClassicTimeout fences the member when the timer fires at the same
 // member epoch and still holds (nil: always); a member that moved on in the
-// meantime is left alone.
-func (ch *change) scheduleClassicTimeout(key timerKey, m *Member, still func(*Group, *Member) bool) {
+// meantime is left alone. reason is the fencing's, for the log.
+func (ch *change) scheduleClassicTimeout(key timerKey, m *Member, reason string, still func(*Group, *Member) bool) {
 	id, epoch := m.ID, m.MemberEpoch()
 	ch.schedule(key, rebalanceTimeout(m), func(f *change) {
 		cur := f.g.Members[id]
 		if cur != nil && cur.MemberEpoch() == epoch && (still == nil || still(f.g, cur)) {
-			f.fenceClassic(cur)
+			f.fenceClassic(cur, reason)
 		}
 	})
 }
 
-// fenceClassic removes a classic member and its classic timers.
-func (ch *change) fenceClassic(m *Member) {
-	ch.fenceMember(m)
+// fenceClassic fences a classic member (reason as fenceMember's).
+func (ch *change) fenceClassic(m *Member, reason string) {
+	ch.logFenced(m, reason)
+	ch.removeClassic(m, bumpMemberFenced)
+}
+
+// removeClassic removes a classic member and its classic timers.
+func (ch *change) removeClassic(m *Member, why string) {
+	ch.removeMember(m, why)
 	ch.cancel(classicSyncTimerKey(m.ID))
 	ch.cancel(classicJoinTimerKey(m.ID))
 }

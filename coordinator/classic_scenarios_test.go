@@ -147,6 +147,7 @@ func TestClassicMemberSessionTimeout(t *testing.T) {
 // rebalance timeout, even while it keeps heartbeating.
 func TestClassicMemberNeverRejoins(t *testing.T) {
 	w, c1 := mixedGroup(t)
+	logs := captureLogs(w.h)
 	g := w.h.group("g")
 	w.streamsJoin("s2", "ps2", sourceTopology("foo"))
 	for range 7 {
@@ -160,10 +161,14 @@ func TestClassicMemberNeverRejoins(t *testing.T) {
 	if g.Members["c1"] == nil {
 		t.Fatal("fenced before its rebalance timeout")
 	}
+	// One more heartbeat, so that its session outlasts the rebalance
+	// timeout and the join timeout alone fences it.
+	c1.mustRejoin()
 	w.h.advance(8 * time.Second)
 	if g.Members["c1"] != nil {
 		t.Fatal("a member that never rejoins is kept past its rebalance timeout")
 	}
+	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because "+classicJoinTimeoutReason+"."), map[string]string{"member": "c1"})
 	c1.gone = true
 	w.settleStreams("s1")
 	w.settleStreams("s2")
@@ -242,6 +247,7 @@ func TestClassicStaticMemberReplaced(t *testing.T) {
 	// The restarted instance comes back under a new member id, owning
 	// nothing (it lost its partitions on restart).
 	c1.gone = true
+	logs := captureLogs(h)
 	c2 := w.newClassic("c2", "pc")
 	c2.instance = "inst-1"
 	j := c2.join()
@@ -254,6 +260,8 @@ func TestClassicStaticMemberReplaced(t *testing.T) {
 	if err := heartbeatAs(w, "c1", "inst-1", c1.generation); !errors.Is(err, kerr.FencedInstanceID) {
 		t.Fatalf("old member: %v", err)
 	}
+	line := logs.want(t, "info", "[GroupId g][MemberId c2] Static member with instance id inst-1 re-joins the streams group using the classic protocol. Created a new member c2 to replace the existing member c1.")
+	wantFields(t, line, map[string]string{"member": "c2", "replaced_member": "c1", "instance": "inst-1"})
 }
 
 // A member from the future (SubscriptionInfo above 11) gets a version-11
@@ -356,6 +364,7 @@ func TestClassicShutdownBothWays(t *testing.T) {
 // A classic member leaving with LeaveGroup is fenced at once.
 func TestClassicLeaveGroup(t *testing.T) {
 	w, c1 := mixedGroup(t)
+	logs := captureLogs(w.h)
 	var errs []error
 	var err error
 	w.h.c.ClassicLeaveGroup("g", []ClassicLeaveMember{{MemberID: "c1"}, {MemberID: "ghost"}}, func(e []error, all error) { errs, err = e, all })
@@ -366,6 +375,8 @@ func TestClassicLeaveGroup(t *testing.T) {
 	if w.h.group("g").Members["c1"] != nil {
 		t.Fatal("c1 still a member")
 	}
+	logs.want(t, "info", "[GroupId g][MemberId c1] Member c1 has left group through explicit `LeaveGroup` request.")
+	wantFields(t, logs.want(t, "info", "Bumped streams group epoch"), map[string]string{"member": "c1", "reason": bumpMemberLeft})
 	w.settleStreams("s1")
 	if tasksCount(w.streams["s1"].owned.Active) != 6 {
 		t.Fatal("tasks not back with s1")
@@ -376,6 +387,7 @@ func TestClassicLeaveGroup(t *testing.T) {
 // timeout, heartbeats or not (Kafka's sync timeout).
 func TestClassicMemberNeverSyncs(t *testing.T) {
 	w, c1 := mixedGroup(t)
+	logs := captureLogs(w.h)
 	g := w.h.group("g")
 	w.streamsJoin("s2", "ps2", sourceTopology("foo"))
 	if !c1.mustRejoin() {
@@ -395,9 +407,16 @@ func TestClassicMemberNeverSyncs(t *testing.T) {
 	if g.Members["c1"] == nil {
 		t.Fatal("fenced before its rebalance timeout")
 	}
+	// One more heartbeat, so that the sync timeout alone fences it.
+	if err := c1.heartbeat(); err != nil && !errors.Is(err, kerr.RebalanceInProgress) {
+		t.Fatalf("heartbeat while syncing: %v", err)
+	}
 	w.h.advance(8 * time.Second)
 	if g.Members["c1"] != nil {
 		t.Fatal("a member that never syncs is kept past its rebalance timeout")
 	}
+	// Its rebalance timer (it has a task to revoke) and its sync timer end
+	// together; the first fences it.
+	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because"), map[string]string{"member": "c1"})
 	c1.gone = true
 }

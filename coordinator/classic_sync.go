@@ -43,9 +43,7 @@ const (
 // ClassicSyncGroup serves a classic member's SyncGroup from its current
 // assignment (Kafka's classicGroupSyncToConsumerGroup).
 func (c *Coordinator) ClassicSyncGroup(req ClassicSyncRequest, done func(ClassicSyncResult)) {
-	if !c.run(req.GroupID, func(s *shard) { done(c.classicSync(s, req)) }) {
-		done(ClassicSyncResult{Err: kerr.CoordinatorNotAvailable})
-	}
+	c.run(req.GroupID, func(s *shard) { done(c.classicSync(s, req)) }, func(e *coordError) { done(ClassicSyncResult{Err: e}) })
 }
 
 func (c *Coordinator) classicSync(s *shard, req ClassicSyncRequest) ClassicSyncResult {

@@ -68,9 +68,8 @@ func (c *Coordinator) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.
 		respond(resp)
 		return
 	}
-	if !c.run(state.GroupID, func(s *shard) { respond(c.takeOver(s, state, first, client)) }) {
-		respond(heartbeatError(first, errorf(kerr.CoordinatorNotAvailable, "the coordinator is closed")))
-	}
+	c.run(state.GroupID, func(s *shard) { respond(c.takeOver(s, state, first, client)) },
+		func(e *coordError) { respond(heartbeatError(first, e)) })
 }
 
 func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
@@ -137,6 +136,8 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	if err := ch.commit(); err != nil {
 		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
 	}
+	c.logger.Info().Str("group", state.GroupID).Int32("generation", gen).Int("classic_members", len(imported)).
+		Msgf("[GroupId %s] Converted the classic group at generation %d with %d live members to a streams group.", state.GroupID, gen, len(imported))
 	return resp
 }
 
@@ -185,7 +186,7 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 func (ch *change) scheduleCarriedSession(memberID string, left time.Duration) {
 	ch.schedule(sessionTimerKey(memberID), left, func(f *change) {
 		if m := f.g.Members[memberID]; m != nil {
-			f.fenceMember(m)
+			f.fenceMember(m, sessionExpiredReason)
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator/assignor"
@@ -31,6 +32,9 @@ type Options struct {
 	// Assignor computes target assignments; defaults to Kafka's sticky task
 	// assignor.
 	Assignor assignor.TaskAssignor
+	// Logger gets what Kafka's group coordinator logs (logging.go); the
+	// zero Logger logs nothing.
+	Logger zerolog.Logger
 }
 
 // Coordinator serves the streams groups. Its entry points never block: the
@@ -43,6 +47,7 @@ type Coordinator struct {
 	creator   TopicCreator
 	assignor  assignor.TaskAssignor
 	configure configureFunc
+	logger    zerolog.Logger
 
 	// configMu serializes group config changes end to end (validate,
 	// append to the log, install) without holding mu across the append.
@@ -59,16 +64,6 @@ type Coordinator struct {
 	// inline runs group work on the caller's goroutine (tests in virtual
 	// time); the group's mutex still serializes it.
 	inline bool
-}
-
-// shard is one group's serial queue and the state only its work touches.
-type shard struct {
-	id      string
-	mu      sync.Mutex // guards queue and running
-	queue   []func(*shard)
-	running bool
-	exec    sync.Mutex // held while work runs (inline mode)
-	group   *Group
 }
 
 // New returns a coordinator.
@@ -101,6 +96,7 @@ func New(opts Options) (*Coordinator, error) {
 		creator:   opts.TopicCreator,
 		assignor:  opts.Assignor,
 		configure: defaultConfigure,
+		logger:    opts.Logger,
 		cfg:       opts.Config,
 		shards:    map[string]*shard{},
 	}, nil
@@ -108,7 +104,7 @@ func New(opts Options) (*Coordinator, error) {
 
 // Handle serves a request if it is one the coordinator serves (keys 88 and
 // 89) and reports whether it took it; respond is called exactly once, from
-// another goroutine, unless the coordinator is closed.
+// another goroutine unless the request is invalid or the coordinator closed.
 func (c *Coordinator) Handle(req kmsg.Request, client ClientInfo, respond func(kmsg.Response)) bool {
 	switch r := req.(type) {
 	case *kmsg.StreamsGroupHeartbeatRequest:
@@ -129,7 +125,7 @@ func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatReque
 	}
 	c.run(req.Group, func(s *shard) {
 		respond(c.heartbeat(s, req, client))
-	})
+	}, func(e *coordError) { respond(heartbeatError(req, e)) })
 }
 
 // SetGroupConfig sets (or, with nil, removes) a group's overrides. The new
@@ -169,6 +165,8 @@ func (c *Coordinator) maxGroupSize() int {
 // Load replays records (e.g. read back from a durable log at start) and arms
 // the timers of every loaded member, as Kafka does when a coordinator loads.
 func (c *Coordinator) Load(records []Record) error {
+	start := time.Now()
+	loaded := len(records)
 	byGroup := map[string][]Record{}
 	var order []string
 	records, err := c.loadGroupConfigs(records)
@@ -184,25 +182,33 @@ func (c *Coordinator) Load(records []Record) error {
 	var errs []error
 	for _, id := range order {
 		recs := byGroup[id]
-		done := make(chan struct{})
-		ok := c.run(id, func(s *shard) {
-			defer close(done)
+		done := make(chan error, 1)
+		var notRun *coordError // closed (or unloaded) under the load
+		c.run(id, func(s *shard) {
 			gs, err := Replay(nil, recs)
 			if err != nil {
-				errs = append(errs, fmt.Errorf("load %s: %w", id, err))
+				done <- fmt.Errorf("load %s: %w", id, err)
 				return
 			}
 			s.group = gs[id]
 			if s.group != nil {
+				c.logLoaded(s.group)
 				c.onLoaded(s)
 			}
-		})
-		if !ok {
-			return errors.New("load: coordinator closed")
+			done <- nil
+		}, func(e *coordError) { notRun = e; done <- nil })
+		if err := <-done; err != nil {
+			errs = append(errs, err)
 		}
-		<-done
+		if notRun != nil {
+			return fmt.Errorf("load %s: %w", id, notRun)
+		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	c.logLoadFinished(loaded, len(order), time.Since(start))
+	return nil
 }
 
 // Owns reports whether the coordinator holds a streams group with this id.
@@ -214,87 +220,8 @@ func (c *Coordinator) Owns(groupID string) bool {
 		return false
 	}
 	ch := make(chan bool, 1)
-	if !c.run(groupID, func(s *shard) { ch <- s.group != nil }) {
-		return false
-	}
+	c.run(groupID, func(s *shard) { ch <- s.group != nil }, func(*coordError) { ch <- false })
 	return <-ch
-}
-
-// Close stops every timer; later requests are dropped.
-func (c *Coordinator) Close() {
-	c.mu.Lock()
-	c.closed = true
-	shards := make([]*shard, 0, len(c.shards))
-	for _, s := range c.shards {
-		shards = append(shards, s)
-	}
-	c.mu.Unlock()
-	for _, s := range shards {
-		s.exec.Lock()
-		if s.group != nil {
-			s.group.mem.stopTimers()
-		}
-		s.exec.Unlock()
-	}
-}
-
-// run queues work for one group. Work of one group runs in order, one at a
-// time; different groups run in parallel. A shard whose work left no group
-// (requests for unknown groups) is dropped once its queue drains; the shard
-// map's lock makes lookup-and-enqueue atomic with that drop.
-func (c *Coordinator) run(groupID string, f func(*shard)) bool {
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return false
-	}
-	s := c.shards[groupID]
-	if s == nil {
-		s = &shard{id: groupID}
-		c.shards[groupID] = s
-	}
-	if c.inline {
-		c.mu.Unlock()
-		s.exec.Lock()
-		defer s.exec.Unlock()
-		f(s)
-		return true
-	}
-	s.mu.Lock()
-	s.queue = append(s.queue, f)
-	start := !s.running
-	s.running = true
-	s.mu.Unlock()
-	c.mu.Unlock()
-	if start {
-		go c.drain(s)
-	}
-	return true
-}
-
-func (c *Coordinator) drain(s *shard) {
-	for {
-		c.mu.Lock()
-		s.mu.Lock()
-		if len(s.queue) == 0 {
-			s.running = false
-			s.queue = nil
-			if s.group == nil && c.shards[s.id] == s {
-				delete(c.shards, s.id)
-			}
-			s.mu.Unlock()
-			c.mu.Unlock()
-			return
-		}
-		f := s.queue[0]
-		s.queue[0] = nil
-		s.queue = s.queue[1:]
-		s.mu.Unlock()
-		c.mu.Unlock()
-		s.exec.Lock()
-		f(s)
-		s.exec.Unlock()
-	}
 }
 
 // change collects the records of one state change of one group. Records are
@@ -333,8 +260,10 @@ func (ch *change) commit() error {
 		return nil
 	}
 	if err := ch.c.log.Append(ch.s.id, ch.records); err != nil {
+		n := len(ch.records) // rollback forgets them
+		ch.c.logAppendFailure(ch.s.id, n, err)
 		ch.rollback()
-		return fmt.Errorf("append %d records of group %s: %w", len(ch.records), ch.s.id, err)
+		return fmt.Errorf("append %d records of group %s: %w", n, ch.s.id, err)
 	}
 	ch.records = nil
 	return nil

@@ -48,5 +48,5 @@ func (c *Coordinator) DeleteGroup(groupID string, done func(error)) {
 		mem.stopTimers()
 		s.group = nil
 		done(nil)
-	})
+	}, func(e *coordError) { done(e) })
 }

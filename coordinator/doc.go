@@ -6,13 +6,17 @@
 // (records.go; a durable log stores them in the versioned format of
 // record_values.go). The in-memory state of a group is what replaying its records
 // gives (replay.go); a response leaves only after the records it caused are
-// appended to the group log (log.go). The work of one group is serialized, groups
-// run in parallel, and no entry point blocks its caller (coordinator.go).
-// Timers run on a Clock so tests run in virtual time.
+// appended to the group log (log.go). The work of one group is serialized on
+// its executor, groups run in parallel, and no entry point blocks its caller
+// (executor.go). Timers run on a Clock so tests run in virtual time.
 //
-// Entry points (all asynchronous; each callback is called once, on the
-// group's goroutine, and must not block or call back into the coordinator
-// synchronously):
+// Entry points (all asynchronous; each callback is called exactly once, on
+// the group's goroutine, and must not block or call back into the
+// coordinator synchronously). Work that will not run is answered instead,
+// on the caller's goroutine or Close's or Unload's, as Kafka's runtime
+// fails the pending operations of a shard it closes or unloads:
+// COORDINATOR_NOT_AVAILABLE once the coordinator is closed, NOT_COORDINATOR
+// for a group unloaded (Unload) while its requests waited:
 //
 //   - Handle: keys 88 and 89 as kmsg requests (what proxyadapter plugs into
 //     the proxy), or StreamsGroupHeartbeat / StreamsGroupDescribe directly;
@@ -20,7 +24,11 @@
 //     checks of offset commits and fetches for a streams group;
 //   - DeleteGroup, ListGroups, Owns: group administration;
 //   - Load: rebuild from a durable log's records; SetGroupConfig: per-group
-//     settings (ParseConfig reads Kafka-named keys).
+//     settings (ParseConfig reads Kafka-named keys);
+//   - Close, Unload: stop serving everything, or one group.
+//
+// Options.Logger gets what Kafka's group coordinator logs: epoch bumps,
+// fencings, failed appends, loads (logging.go).
 //
 // Cluster access goes through two interfaces: a MetadataSource (partition
 // counts of topics; UpstreamMetadata lists them with kadm) and a TopicCreator

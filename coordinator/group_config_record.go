@@ -96,6 +96,7 @@ func (c *Coordinator) storeGroupConfig(groupID string, o GroupConfigOverride) er
 		r.Value = v
 	}
 	if err := c.log.Append(groupID, []Record{r}); err != nil {
+		c.logAppendFailure(groupID, 1, err)
 		return fmt.Errorf("store configs of group %s: %w", groupID, err)
 	}
 	return nil

@@ -49,7 +49,7 @@ func (c *Coordinator) ListGroups(states []string, done func([]ListedGroup)) {
 		}
 	}
 	for _, id := range ids {
-		ran := c.run(id, func(s *shard) {
+		c.run(id, func(s *shard) {
 			mu.Lock()
 			defer mu.Unlock()
 			if g := s.group; g != nil {
@@ -59,12 +59,12 @@ func (c *Coordinator) ListGroups(states []string, done func([]ListedGroup)) {
 				}
 			}
 			finish()
-		})
-		if !ran {
+		}, func(*coordError) {
+			// A group this coordinator closed or unloaded is not listed.
 			mu.Lock()
+			defer mu.Unlock()
 			finish()
-			mu.Unlock()
-		}
+		})
 	}
 	mu.Lock()
 	finish()

@@ -35,9 +35,7 @@ type OffsetCommitResult struct {
 // group's queue and calls done once. A group the coordinator does not hold
 // gives GROUP_ID_NOT_FOUND: the caller forwards such commits.
 func (c *Coordinator) ValidateOffsetCommit(req OffsetCommitRequest, done func(OffsetCommitResult)) {
-	if !c.run(req.GroupID, func(s *shard) { done(validateOffsetCommit(s.group, req)) }) {
-		done(OffsetCommitResult{Err: kerr.CoordinatorNotAvailable})
-	}
+	c.run(req.GroupID, func(s *shard) { done(validateOffsetCommit(s.group, req)) }, func(e *coordError) { done(OffsetCommitResult{Err: e}) })
 }
 
 func validateOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommitResult {
@@ -114,7 +112,7 @@ func sourceSubtopologies(g *Group) map[string]string {
 // nil or the error; GROUP_ID_NOT_FOUND for a group the coordinator does not
 // hold.
 func (c *Coordinator) ValidateOffsetFetch(groupID, memberID string, memberEpoch int32, done func(error)) {
-	if !c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *shard) {
 		g := s.group
 		switch {
 		case g == nil:
@@ -128,7 +126,5 @@ func (c *Coordinator) ValidateOffsetFetch(groupID, memberID string, memberEpoch 
 		default:
 			done(nil)
 		}
-	}) {
-		done(kerr.CoordinatorNotAvailable)
-	}
+	}, func(e *coordError) { done(e) })
 }

@@ -207,7 +207,7 @@ func (c *Coordinator) takeClaim(group string) *OwnershipValue {
 // event loops.
 func (c *Coordinator) SourceTopics(groupID string) []string {
 	ch := make(chan []string, 1)
-	if !c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *shard) {
 		if s.group == nil || s.group.Topology == nil {
 			ch <- nil
 			return
@@ -217,8 +217,6 @@ func (c *Coordinator) SourceTopics(groupID string) []string {
 			out = append(out, t)
 		}
 		ch <- out
-	}) {
-		return nil
-	}
+	}, func(*coordError) { ch <- nil })
 	return <-ch
 }

@@ -27,9 +27,11 @@ func TestScenario36StaticRejoin(t *testing.T) {
 	before := g.Members["a1"].current().Assigned
 	epoch := g.GroupEpoch
 
+	logs := captureLogs(h)
 	leave := hbReq("g", "a1", -2, nil)
 	leave.InstanceID = strp("i1")
 	resp := h.ok(leave)
+	logs.want(t, "info", "[GroupId g][MemberId a1] Static member a1 with instance id i1 temporarily left the streams group.")
 	if resp.MemberEpoch != -2 || g.GroupEpoch != epoch {
 		t.Fatalf("static leave: epoch %d group %d", resp.MemberEpoch, g.GroupEpoch)
 	}
@@ -55,6 +57,10 @@ func TestScenario36StaticRejoin(t *testing.T) {
 	}
 	if g.Members["a1"] != nil || g.staticMembers["i1"] != "a2" {
 		t.Fatal("old member still there")
+	}
+	logs.want(t, "info", "Static member with instance id i1 re-joins the streams group using the streams protocol. Created a new member a2 to replace the existing member a1.")
+	if n := len(logs.find(t, "info", "Bumped")); n != 0 {
+		t.Fatalf("%d epoch bumps logged for a replacement that keeps the epoch", n)
 	}
 
 	// A new process id is a real change: bump.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/streamshift/streamshift/coordinator/assignor"
 )
@@ -33,10 +34,17 @@ func (ch *change) computeTargetAssignment() error {
 		for _, id := range ids {
 			spec.Members[id] = memberSpec(g.Members[id])
 		}
+		start := time.Now()
 		ga, err := ch.c.assignor.Assign(spec, configured.ConfiguredTopology)
 		if err != nil {
-			return fmt.Errorf("assignor %s: %w", ch.c.assignor.Name(), err)
+			err = fmt.Errorf("assignor %s: %w", ch.c.assignor.Name(), err)
+			ch.c.logger.Error().Err(err).Str("group", g.ID).Int32("epoch", g.GroupEpoch).
+				Msgf("[GroupId %s] Failed to compute a new target assignment for epoch %d: %v.", g.ID, g.GroupEpoch, err)
+			return err
 		}
+		took := time.Since(start)
+		ch.c.logger.Info().Str("group", g.ID).Int32("epoch", g.GroupEpoch).Dur("took", took).
+			Msgf("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor in %dms.", g.ID, g.GroupEpoch, ch.c.assignor.Name(), took.Milliseconds())
 		for _, id := range ids {
 			a := ga.Members[id]
 			targets[id] = TaskSets{normalizeTasks(a.ActiveTasks), normalizeTasks(a.StandbyTasks), normalizeTasks(a.WarmupTasks)}

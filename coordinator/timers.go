@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/streamshift/streamshift/coordinator/topology"
@@ -58,6 +59,32 @@ const (
 	assignmentIntervalTimer
 )
 
+// name is the timer's name in Kafka's form ("session-timeout-<g>-<m>"), for
+// the log.
+func (k timerKey) name(groupID string) string {
+	var kind string
+	switch k.kind {
+	case sessionTimer:
+		kind = "session-timeout"
+	case rebalanceTimer:
+		kind = "rebalance-timeout"
+	case initialDelayTimer:
+		kind = "initial-rebalance-timeout"
+	case assignmentIntervalTimer:
+		kind = "assignment-interval"
+	case classicSyncTimer:
+		kind = "sync"
+	case classicJoinTimer:
+		kind = "join"
+	default:
+		kind = fmt.Sprintf("timer-%d", k.kind)
+	}
+	if k.member == "" {
+		return kind + "-" + groupID
+	}
+	return kind + "-" + groupID + "-" + k.member
+}
+
 func sessionTimerKey(memberID string) timerKey   { return timerKey{sessionTimer, memberID} }
 func rebalanceTimerKey(memberID string) timerKey { return timerKey{rebalanceTimer, memberID} }
 
@@ -95,9 +122,14 @@ func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change))
 			delete(s.group.mem.timers, key)
 			gt.fire(fch)
 			// On failure the group is back to its log and the timer's
-			// work is lost, as in a failover.
-			_ = fch.commit()
-		})
+			// work is lost, as in a failover; Kafka's timer logs and
+			// ignores a failed write the same way.
+			if err := fch.commit(); err != nil {
+				name := key.name(groupID)
+				c.logger.Error().Err(err).Str("group", groupID).Str("member", key.member).Str("timer", name).
+					Msgf("[GroupId %s] The write event for the timer %s failed due to %v. Ignoring it.", groupID, name, err)
+			}
+		}, nil) // a closed or unloaded group's timer has nobody to answer
 	})
 	g.mem.timers[key] = gt
 }
@@ -119,18 +151,25 @@ func (ch *change) hasTimer(key timerKey) bool {
 func (ch *change) scheduleSession(memberID string) {
 	ch.schedule(sessionTimerKey(memberID), ch.sessionTimeout(memberID), func(f *change) {
 		if m := f.g.Members[memberID]; m != nil {
-			f.fenceMember(m)
+			f.fenceMember(m, sessionExpiredReason)
 		}
 	})
 }
+
+// sessionExpiredReason is Kafka's reason of a session timeout's fencing.
+const sessionExpiredReason = "the member session expired"
 
 // scheduleRebalance arms a member's rebalance timer for the epoch it is
 // revoking at: if it still has not revoked when the timer fires, it is fenced.
 func (ch *change) scheduleRebalance(memberID string, epoch int32, timeout time.Duration) {
 	ch.schedule(rebalanceTimerKey(memberID), timeout, func(f *change) {
-		m := f.g.Members[memberID]
-		if m != nil && m.current().State == MemberUnrevokedTasks && m.MemberEpoch() == epoch {
-			f.fenceMember(m)
+		switch m := f.g.Members[memberID]; {
+		case m == nil:
+			f.logDebug(memberID).Msgf("[GroupId %s] Could not fence %s because the member does not exist.", f.g.ID, memberID)
+		case m.current().State == MemberUnrevokedTasks && m.MemberEpoch() == epoch:
+			f.fenceMember(m, fmt.Sprintf("it failed to transition from epoch %d within %dms", epoch, timeout.Milliseconds()))
+		default:
+			f.logDebug(memberID).Msgf("[GroupId %s] Ignoring rebalance timeout for %s because the member is not in epoch %d anymore.", f.g.ID, memberID, epoch)
 		}
 	})
 }

@@ -82,7 +82,7 @@ func (ch *change) createInternalTopics(topics []topology.TopicToCreate) {
 					mem.topicCreationErrors[n] = topicCreationError{msg: err.Error(), until: now.Add(2 * hb)}
 				}
 			}
-		})
+		}, nil) // a result for a closed or unloaded group is moot
 	})
 }
 

@@ -79,6 +79,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 		Config:       ccfg,
 		Metadata:     meta,
 		TopicCreator: coordinator.NewUpstreamTopicCreator(ctl, meta, 0),
+		Logger:       log.With().Str("component", "coordinator").Logger(),
 	}
 	var records []coordinator.Record
 	if cfg.Coordinator.DurableLog {

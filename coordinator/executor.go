@@ -1,0 +1,193 @@
+package coordinator
+
+import (
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// shard is one group's executor: its serial queue and the state only its
+// work touches.
+type shard struct {
+	id      string
+	mu      sync.Mutex // guards queue and running
+	queue   []work
+	running bool
+	exec    sync.Mutex // held while work runs
+	group   *Group
+	// unloading: Unload runs; new work is answered NOT_COORDINATOR
+	// (guarded by the coordinator's mu).
+	unloading bool
+}
+
+// work is one operation queued on a group's executor. fail answers its
+// caller instead when the work will never run: the coordinator closed
+// (COORDINATOR_NOT_AVAILABLE) or the group was unloaded (NOT_COORDINATOR),
+// as Kafka's runtime fails the pending events of a closed or unloaded
+// shard. The coordinator's own work (timers, topic creation results) has
+// nobody to answer and passes a nil fail.
+type work struct {
+	run  func(*shard)
+	fail func(*coordError)
+}
+
+func (w work) answer(err *coordError) {
+	if w.fail != nil {
+		w.fail(err)
+	}
+}
+
+func shuttingDown(groupID string) *coordError {
+	return errorf(kerr.CoordinatorNotAvailable, "The coordinator is shutting down; group %s is not served.", groupID)
+}
+
+func unloaded(groupID string) *coordError {
+	return errorf(kerr.NotCoordinator, "This coordinator no longer serves group %s.", groupID)
+}
+
+// run queues work for one group. Work of one group runs in order, one at a
+// time; different groups run in parallel. Exactly one of f and fail runs:
+// fail at once if the coordinator is closed, or later if it closes or the
+// group is unloaded before f's turn. A shard whose work left no group
+// (requests for unknown groups) is dropped once its queue drains; the shard
+// map's lock makes lookup-and-enqueue atomic with that drop.
+func (c *Coordinator) run(groupID string, f func(*shard), fail func(*coordError)) {
+	w := work{run: f, fail: fail}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		w.answer(shuttingDown(groupID))
+		return
+	}
+	s := c.shards[groupID]
+	if s == nil {
+		s = &shard{id: groupID}
+		c.shards[groupID] = s
+	}
+	if s.unloading {
+		c.mu.Unlock()
+		w.answer(unloaded(groupID))
+		return
+	}
+	if c.inline {
+		c.mu.Unlock()
+		s.exec.Lock()
+		defer s.exec.Unlock()
+		f(s)
+		return
+	}
+	s.mu.Lock()
+	s.queue = append(s.queue, w)
+	start := !s.running
+	s.running = true
+	s.mu.Unlock()
+	c.mu.Unlock()
+	if start {
+		go c.drain(s)
+	}
+}
+
+func (c *Coordinator) drain(s *shard) {
+	for {
+		c.mu.Lock()
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.running = false
+			s.queue = nil
+			if s.group == nil && c.shards[s.id] == s {
+				delete(c.shards, s.id)
+			}
+			s.mu.Unlock()
+			c.mu.Unlock()
+			return
+		}
+		w := s.queue[0]
+		s.queue[0] = work{}
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		c.mu.Unlock()
+		s.exec.Lock()
+		w.run(s)
+		s.exec.Unlock()
+	}
+}
+
+// takeQueue empties the shard's queue. The caller holds c.mu and has
+// closed the coordinator or marked the shard unloading, so no work joins
+// the queue afterwards and drain starts none of what it held.
+func (s *shard) takeQueue() []work {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.queue
+	s.queue = nil
+	return q
+}
+
+// Close stops every timer and answers every request still queued with
+// COORDINATOR_NOT_AVAILABLE; later requests get the same at once. Work
+// already running finishes first.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	c.closed = true
+	shards := make([]*shard, 0, len(c.shards))
+	queued := make([][]work, 0, len(c.shards))
+	for _, s := range c.shards {
+		shards = append(shards, s)
+		queued = append(queued, s.takeQueue())
+	}
+	c.mu.Unlock()
+	answered := 0
+	for i, s := range shards {
+		// Answered outside the locks: a callback may call the coordinator.
+		for _, w := range queued[i] {
+			w.answer(shuttingDown(s.id))
+		}
+		answered += len(queued[i])
+		s.exec.Lock()
+		if s.group != nil {
+			s.group.mem.stopTimers()
+		}
+		s.exec.Unlock()
+	}
+	c.logger.Info().Int("answered", answered).
+		Msgf("Closed the coordinator; %d queued requests answered COORDINATOR_NOT_AVAILABLE.", answered)
+}
+
+// Unload drops a group from this coordinator, as Kafka's runtime unloads a
+// coordinator partition that moved to another broker: requests queued for
+// it, and those arriving while it unloads, are answered NOT_COORDINATOR;
+// work already running finishes; its timers stop and its in-memory state
+// goes (its records stay in the log, for the next owner to load). Requests
+// arriving after Unload returns start afresh, as for a group this
+// coordinator never held: the caller stops routing the group here first.
+func (c *Coordinator) Unload(groupID string) {
+	c.mu.Lock()
+	s := c.shards[groupID]
+	if s == nil || s.unloading {
+		c.mu.Unlock()
+		return
+	}
+	s.unloading = true
+	delete(c.claims, groupID)
+	queued := s.takeQueue()
+	c.mu.Unlock()
+	for _, w := range queued {
+		w.answer(unloaded(groupID))
+	}
+	s.exec.Lock() // the running work finishes
+	epoch := int32(-1)
+	if g := s.group; g != nil {
+		g.mem.stopTimers()
+		epoch = g.GroupEpoch
+	}
+	// drain reads s.group under mu.
+	c.mu.Lock()
+	s.group = nil
+	if c.shards[groupID] == s {
+		delete(c.shards, groupID)
+	}
+	c.mu.Unlock()
+	s.exec.Unlock()
+	c.logger.Info().Str("group", groupID).Int32("epoch", epoch).Int("answered", len(queued)).
+		Msgf("[GroupId %s] Unloaded group metadata for group epoch %d; %d queued requests answered NOT_COORDINATOR.", groupID, epoch, len(queued))
+}

@@ -1,0 +1,87 @@
+package coordinator
+
+import (
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// The coordinator logs what Kafka's GroupMetadataManager and
+// CoordinatorRuntime log, in their words and at their levels, so that an
+// operator who reads a broker's group coordinator log reads this one too:
+// fencings, departures, group epoch bumps, target assignments, loads and
+// unloads at info; failed writes to the group log at error; per-heartbeat
+// detail at debug only. Group and member ids are fields as well as text,
+// for filtering.
+
+// Reasons of a group epoch bump (the "reason" field of its log line).
+const (
+	bumpMemberJoined         = "member joined"
+	bumpMemberLeft           = "member left"
+	bumpMemberFenced         = "member fenced"
+	bumpMemberMetadata       = "member metadata changed"
+	bumpStaticMemberMetadata = "static member metadata changed"
+	bumpTopology             = "topology initialized"
+	bumpMetadata             = "topic metadata changed"
+	bumpTopologyValidated    = "topology validated"
+	bumpAssignmentConfigs    = "assignment configs changed"
+)
+
+func (ch *change) logInfo(memberID string) *zerolog.Event {
+	return ch.c.logger.Info().Str("group", ch.s.id).Str("member", memberID)
+}
+
+func (ch *change) logDebug(memberID string) *zerolog.Event {
+	return ch.c.logger.Debug().Str("group", ch.s.id).Str("member", memberID)
+}
+
+// logEpochBump is Kafka's "Bumped streams group epoch" line, with the
+// previous epoch and why.
+func (ch *change) logEpochBump(memberID string, previous int32, v *GroupMetadataValue, why []string) {
+	reason := strings.Join(why, ", ")
+	ch.logInfo(memberID).Int32("previous_epoch", previous).Int32("epoch", v.Epoch).Str("reason", reason).
+		Msgf("[GroupId %s][MemberId %s] Bumped streams group epoch from %d to %d with metadata hash %d and validated topology epoch %d because: %s.",
+			ch.s.id, memberID, previous, v.Epoch, v.MetadataHash, v.ValidatedTopologyEpoch, reason)
+}
+
+// logFenced is Kafka's fencing line; reason completes "because ...".
+func (ch *change) logFenced(m *Member, reason string) {
+	ch.logInfo(m.ID).Str("reason", reason).
+		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.s.id, m.ID, reason)
+}
+
+// logLeft is Kafka's line for a member that left on its own (how: "left the
+// streams group", "temporarily left the streams group", "has left group
+// through explicit `LeaveGroup` request").
+func (ch *change) logLeft(m *Member, how string) {
+	if id := m.instanceID(); id != "" {
+		ch.logInfo(m.ID).Str("instance", id).
+			Msgf("[GroupId %s][MemberId %s] Static member %s with instance id %s %s.", ch.s.id, m.ID, m.ID, id, how)
+		return
+	}
+	ch.logInfo(m.ID).Msgf("[GroupId %s][MemberId %s] Member %s %s.", ch.s.id, m.ID, m.ID, how)
+}
+
+// logAppendFailure: a change the group log refused is lost (the group goes
+// back to what the log holds) and its client gets an error, so it is an
+// error here as in Kafka's runtime.
+func (c *Coordinator) logAppendFailure(groupID string, records int, err error) {
+	c.logger.Error().Err(err).Str("group", groupID).Int("records", records).
+		Msgf("[GroupId %s] Failed to write %d records to the group log: %v.", groupID, records, err)
+}
+
+// logLoaded is Kafka's per-group load line, with its members at debug.
+func (c *Coordinator) logLoaded(g *Group) {
+	c.logger.Info().Str("group", g.ID).Int("members", len(g.Members)).Int32("epoch", g.GroupEpoch).
+		Msgf("Loaded streams group %s with %d members.", g.ID, len(g.Members))
+	for id := range g.Members {
+		c.logger.Debug().Str("group", g.ID).Str("member", id).Msgf("Loaded member %s in streams group %s.", id, g.ID)
+	}
+}
+
+// logLoadFinished is Kafka's "Finished loading of metadata" line.
+func (c *Coordinator) logLoadFinished(records, groups int, took time.Duration) {
+	c.logger.Info().Int("records", records).Int("groups", groups).Dur("took", took).
+		Msgf("Finished loading of the group log in %dms. Loaded %d records of %d groups.", took.Milliseconds(), records, groups)
+}
