@@ -13,7 +13,7 @@
 // group's goroutine, and must not block or call back into the coordinator
 // synchronously):
 //
-//   - Handle: keys 88 and 89 as kmsg requests (what proxyadapter plugs into
+//   - Handle: keys 88 and 89 as kmsg requests (what package route plugs into
 //     the proxy), or StreamsGroupHeartbeat / StreamsGroupDescribe directly;
 //   - ValidateOffsetCommit, ValidateOffsetFetch: Kafka's member and epoch
 //     checks of offset commits and fetches for a streams group;

@@ -16,8 +16,8 @@ import (
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/coordinator/anchor"
-	"github.com/streamshift/streamshift/coordinator/proxyadapter"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/route"
 )
 
 // streamsRuntime is the streams-group coordinator wired to the upstream.
@@ -111,7 +111,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 	if err != nil {
 		return nil, err
 	}
-	ad, err := proxyadapter.New(proxyadapter.Options{
+	ad, err := route.New(route.Options{
 		Coordinator:         rt.coord,
 		Ownership:           coordinator.NewOwnership(rt.coord, ctl, nil),
 		Anchors:             rt.anchors,

@@ -1,4 +1,4 @@
-package proxyadapter
+package route
 
 // Admin requests may mix what the proxy serves with what the upstream
 // serves. The served entries are answered locally, the rest forwarded in one

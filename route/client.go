@@ -2,7 +2,7 @@
 // StreamsGroupHeartbeat (88) and StreamsGroupDescribe (89), v0-v1, are served
 // by the coordinator and advertised in ApiVersions. It is the only place that
 // knows both packages.
-package proxyadapter
+package route
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package proxyadapter
+package route
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

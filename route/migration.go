@@ -1,4 +1,4 @@
-package proxyadapter
+package route
 
 import (
 	"fmt"
