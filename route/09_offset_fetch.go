@@ -11,14 +11,23 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// offsetFetch: a v9+ fetch naming a member of an owned group is checked as
-// Kafka's streams group does (the member exists at exactly that epoch), then
-// forwarded without the member fields, which the upstream's classic group
-// would not know. Groups that fail the check are answered here and merged
-// into the upstream's response; other groups pass untouched.
-func (a *Adapter) offsetFetch(req *proxy.Request, out proxy.Outcome) {
+// offsetFetch serves OffsetFetch v0-v9, advertised up to v9 and capped
+// there (offsetsMaxVersion); an older upstream gets it down-converted. With
+// the migration on, a fetch of one group passes the gate (a takeover holds
+// a group's fetches with its other requests) and what goes upstream is
+// counted in flight.
+func (rs *Routes) offsetFetch(req *proxy.Request, out proxy.Outcome) {
+	rs.gated(req, out, classicGroup(req.Body), nil, func(out proxy.Outcome) { rs.offsetFetchGated(req, out) })
+}
+
+// offsetFetchGated: a v9+ fetch naming a member of an owned group is checked
+// as Kafka's streams group does (the member exists at exactly that epoch),
+// then forwarded without the member fields, which the upstream's classic
+// group would not know. Groups that fail the check are answered here and
+// merged into the upstream's response; other groups pass untouched.
+func (rs *Routes) offsetFetchGated(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.OffsetFetchRequest)
-	up := a.upstreamMax(req.Key)
+	up := rs.upstreamMax(req.Key)
 	if req.Version < 9 {
 		forwardAt(req, out, up)
 		return
@@ -37,12 +46,12 @@ func (a *Adapter) offsetFetch(req *proxy.Request, out proxy.Outcome) {
 		if g.MemberID == nil && g.MemberEpoch < 0 {
 			continue
 		}
-		if !a.o.Ownership.Owns(g.Group) {
+		if !rs.o.Ownership.Owns(g.Group) {
 			continue
 		}
 		touched = true
 		wg.Add(1)
-		a.o.Coordinator.ValidateOffsetFetch(g.Group, deref(g.MemberID), g.MemberEpoch, func(err error) {
+		rs.o.Coordinator.ValidateOffsetFetch(g.Group, deref(g.MemberID), g.MemberEpoch, func(err error) {
 			mu.Lock()
 			checks = append(checks, check{i, err})
 			mu.Unlock()
@@ -69,7 +78,7 @@ func (a *Adapter) offsetFetch(req *proxy.Request, out proxy.Outcome) {
 			refused = append(refused, kmsg.OffsetFetchResponseGroup{Group: g.Group, ErrorCode: code})
 			continue
 		}
-		if a.o.Ownership.Owns(g.Group) {
+		if rs.o.Ownership.Owns(g.Group) {
 			g.MemberID = nil
 			g.MemberEpoch = -1
 		}

@@ -14,12 +14,12 @@ import (
 // GROUP_ID_NOT_FOUND "Group <id> is not a classic group." from v6, state Dead
 // before. Other groups go upstream; a mixed request is split and the answers
 // merged in request order.
-func (a *admin) describeGroups(req *proxy.Request, out proxy.Outcome) {
+func (rs *Routes) describeGroups(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.DescribeGroupsRequest)
 	owned := make([]bool, len(r.Groups))
 	var upstream []string
 	for i, g := range r.Groups {
-		if owned[i] = a.c.Owns(g); !owned[i] {
+		if owned[i] = rs.o.Coordinator.Owns(g); !owned[i] {
 			upstream = append(upstream, g)
 		}
 	}

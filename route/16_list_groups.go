@@ -23,12 +23,12 @@ import (
 // upstream without filters (v4+) and the proxy applies them to the answer.
 // An owned group the upstream does not list (its anchor has not joined yet,
 // or the upstream forgot an empty group) is added to the answer of its
-// upstream coordinator (AdminOptions.CoordinatorNode), or of every broker
+// upstream coordinator (Options.CoordinatorNode), or of every broker
 // when that is unknown.
-func (a *admin) listGroups(req *proxy.Request, out proxy.Outcome) {
+func (rs *Routes) listGroups(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.ListGroupsRequest)
 	all := make(chan []coordinator.ListedGroup, 1)
-	a.c.ListGroups(nil, func(gs []coordinator.ListedGroup) { all <- gs })
+	rs.o.Coordinator.ListGroups(nil, func(gs []coordinator.ListedGroup) { all <- gs })
 	var owned []coordinator.ListedGroup
 	select {
 	case owned = <-all:
@@ -73,7 +73,7 @@ func (a *admin) listGroups(req *proxy.Request, out proxy.Outcome) {
 			}
 		}
 		for _, og := range owned {
-			if seen[og.GroupID] || !a.listsHere(og.GroupID, req.Client.Node) {
+			if seen[og.GroupID] || !rs.listsHere(og.GroupID, req.Client.Node) {
 				continue
 			}
 			if lg, ok := listed(og); ok {
@@ -102,12 +102,12 @@ func listsType(filter []string, t string) bool {
 // listsHere reports whether a ListGroups answer from upstream node node
 // (-1: the bootstrap connection, any broker) should carry group: on its
 // upstream coordinator only, when that is known.
-func (a *admin) listsHere(group string, node int32) bool {
-	if a.o.CoordinatorNode == nil || node < 0 {
+func (rs *Routes) listsHere(group string, node int32) bool {
+	if rs.o.CoordinatorNode == nil || node < 0 {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	coord, err := a.o.CoordinatorNode(ctx, group)
+	coord, err := rs.o.CoordinatorNode(ctx, group)
 	return err != nil || coord == node
 }

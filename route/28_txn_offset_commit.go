@@ -1,8 +1,6 @@
 package route
 
 import (
-	"errors"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -11,61 +9,51 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// txnOffsetCommit is offsetCommit for transactional commits (exactly-once
-// Streams): validated against the streams group, then rewritten to the
-// anchor's member id and generation (v3+) and forwarded on the client's own
-// connection, whose producer id and epoch the broker checks as usual. As in
-// Kafka, STALE_MEMBER_EPOCH is reported as ILLEGAL_GENERATION below v6.
-func (a *Adapter) txnOffsetCommit(req *proxy.Request, out proxy.Outcome) {
-	r := req.Body.(*kmsg.TxnOffsetCommitRequest)
-	up := a.upstreamMax(req.Key)
-	if !a.o.Ownership.Owns(r.Group) {
-		forwardAt(req, out, up)
-		return
-	}
-	vr := coordinator.OffsetCommitRequest{
-		GroupID: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID),
-		MemberEpoch: r.Generation, Transactional: true, Version: req.Version,
-		Partitions: commitPartitions(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic, add func(string, int32)) {
-			for _, p := range t.Partitions {
-				add(t.Topic, p.Partition)
-			}
-		}),
-	}
-	if req.Version < 3 {
-		// No member fields before v3: Kafka checks nothing either.
-		vr.MemberEpoch, vr.MemberID, vr.InstanceID = -1, "", ""
-	}
-	a.o.Coordinator.ValidateOffsetCommit(vr, func(res coordinator.OffsetCommitResult) {
-		go a.txnOffsetCommitValidated(req, out, r, res, up)
-	})
+// txnOffsetCommit serves TxnOffsetCommit at the upstream's versions up to
+// v5, capped there (txnOffsetsMaxVersion), unadvertised: the commit of
+// exactly-once Streams, validated against the streams group, then rewritten
+// to the anchor's member id and generation (v3+) and forwarded on the
+// client's own connection, whose producer id and epoch the broker checks as
+// usual (commit). As in Kafka, STALE_MEMBER_EPOCH is reported as
+// ILLEGAL_GENERATION below v6.
+func (rs *Routes) txnOffsetCommit(req *proxy.Request, out proxy.Outcome) {
+	rs.commit(req, out, txnOffsetCommitted(req.Body.(*kmsg.TxnOffsetCommitRequest), req.Version))
 }
 
-func (a *Adapter) txnOffsetCommitValidated(req *proxy.Request, out proxy.Outcome, r *kmsg.TxnOffsetCommitRequest, res coordinator.OffsetCommitResult, up int16) {
-	if errors.Is(res.Err, kerr.GroupIDNotFound) {
-		forwardAt(req, out, up)
-		return
-	}
-	code := func(err error) int16 {
-		c := kafkaCode(err)
-		if c == kerr.StaleMemberEpoch.Code && req.Version < 6 {
-			return kerr.IllegalGeneration.Code
-		}
-		return c
-	}
-	if res.Err != nil {
-		c := code(res.Err)
-		out.Respond(txnOffsetCommitAnswer(r, func(int, int) (int16, bool) { return c, true }))
-		return
-	}
+// txnOffsetCommitted is how commit reads and answers a TxnOffsetCommit of
+// the client's version.
+func txnOffsetCommitted(r *kmsg.TxnOffsetCommitRequest, version int16) anchoredCommit {
 	sizes := make([]int, len(r.Topics))
 	for ti, t := range r.Topics {
 		sizes[ti] = len(t.Partitions)
 	}
-	a.forwardAsAnchor(req, out, up, anchoredCommit{
-		group:  r.Group,
-		what:   "transactional offset commit",
-		code:   code,
+	return anchoredCommit{
+		group: r.Group,
+		what:  "transactional offset commit",
+		sizes: sizes,
+		code: func(err error) int16 {
+			c := kafkaCode(err)
+			if c == kerr.StaleMemberEpoch.Code && version < 6 {
+				return kerr.IllegalGeneration.Code
+			}
+			return c
+		},
+		validation: func() coordinator.OffsetCommitRequest {
+			vr := coordinator.OffsetCommitRequest{
+				GroupID: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID),
+				MemberEpoch: r.Generation, Transactional: true, Version: version,
+				Partitions: commitPartitions(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic, add func(string, int32)) {
+					for _, p := range t.Partitions {
+						add(t.Topic, p.Partition)
+					}
+				}),
+			}
+			if version < 3 {
+				// No member fields before v3: Kafka checks nothing either.
+				vr.MemberEpoch, vr.MemberID, vr.InstanceID = -1, "", ""
+			}
+			return vr
+		},
 		answer: func(code func(ti, pi int) (int16, bool)) kmsg.Response { return txnOffsetCommitAnswer(r, code) },
 		forward: func(keep [][]bool, gen anchor.Generation) kmsg.Request {
 			fwd := *r
@@ -88,7 +76,7 @@ func (a *Adapter) txnOffsetCommitValidated(req *proxy.Request, out proxy.Outcome
 			cr.Topics = append(cr.Topics, refused.(*kmsg.TxnOffsetCommitResponse).Topics...)
 			return cr
 		},
-	}, byTopic(res.Partitions, sizes))
+	}
 }
 
 // txnOffsetCommitAnswer answers the partitions code selects, in request order.

@@ -12,20 +12,20 @@ import (
 // streams.* settings made here before it was owned (the upstream would not
 // know them). Every other resource, GROUP ones included (a 3.9 broker does
 // not know them), goes upstream as it is.
-func (a *admin) describesGroupResource(typ kmsg.ConfigResourceType, name string) bool {
-	return typ == kmsg.ConfigResourceTypeGroupConfig && (a.c.Owns(name) || a.c.HasGroupConfigs(name))
+func (rs *Routes) describesGroupResource(typ kmsg.ConfigResourceType, name string) bool {
+	return typ == kmsg.ConfigResourceTypeGroupConfig && (rs.o.Coordinator.Owns(name) || rs.o.Coordinator.HasGroupConfigs(name))
 }
 
 // describeConfigs describes the streams.* configs of owned groups' GROUP
 // resources locally: overridden ones with source GROUP_CONFIG (what
 // `kafka-configs --describe --entity-type groups` prints), the others with
 // their default. A mixed request is split; results keep request order.
-func (a *admin) describeConfigs(req *proxy.Request, out proxy.Outcome) {
+func (rs *Routes) describeConfigs(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.DescribeConfigsRequest)
 	owned := make([]bool, len(r.Resources))
 	var upstream []kmsg.DescribeConfigsRequestResource
 	for i, res := range r.Resources {
-		if owned[i] = a.describesGroupResource(res.ResourceType, res.ResourceName); !owned[i] {
+		if owned[i] = rs.describesGroupResource(res.ResourceType, res.ResourceName); !owned[i] {
 			upstream = append(upstream, res)
 		}
 	}
@@ -38,7 +38,7 @@ func (a *admin) describeConfigs(req *proxy.Request, out proxy.Outcome) {
 			if !owned[i] {
 				return kmsg.DescribeConfigsResponseResource{}, false
 			}
-			return a.describeGroupResource(r.Resources[i], r.IncludeSynonyms, r.IncludeDocumentation), true
+			return rs.describeGroupResource(r.Resources[i], r.IncludeSynonyms, r.IncludeDocumentation), true
 		}
 		return mergeByPosition(len(r.Resources), local, up)
 	}
@@ -57,10 +57,10 @@ func (a *admin) describeConfigs(req *proxy.Request, out proxy.Outcome) {
 	})
 }
 
-func (a *admin) describeGroupResource(rr kmsg.DescribeConfigsRequestResource, synonyms, docs bool) kmsg.DescribeConfigsResponseResource {
+func (rs *Routes) describeGroupResource(rr kmsg.DescribeConfigsRequestResource, synonyms, docs bool) kmsg.DescribeConfigsResponseResource {
 	res := kmsg.NewDescribeConfigsResponseResource()
 	res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
-	for _, e := range a.c.DescribeGroupConfigs(rr.ResourceName, rr.ConfigNames) {
+	for _, e := range rs.o.Coordinator.DescribeGroupConfigs(rr.ResourceName, rr.ConfigNames) {
 		ce := kmsg.NewDescribeConfigsResponseResourceConfig()
 		v := e.Value
 		ce.Name, ce.Value, ce.ConfigType = e.Name, &v, e.Type
@@ -75,7 +75,7 @@ func (a *admin) describeGroupResource(rr kmsg.DescribeConfigsRequestResource, sy
 				syn.Name, syn.Value, syn.Source = ce.Name, ce.Value, kmsg.ConfigSourceGroupConfig
 				ce.ConfigSynonyms = append(ce.ConfigSynonyms, syn)
 			}
-			def := a.c.DefaultGroupConfigValue(e.Name)
+			def := rs.o.Coordinator.DefaultGroupConfigValue(e.Name)
 			syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
 			syn.Name, syn.Value, syn.Source = coordinator.DefaultGroupConfigName(e.Name), &def, kmsg.ConfigSourceDefaultConfig
 			ce.ConfigSynonyms = append(ce.ConfigSynonyms, syn)

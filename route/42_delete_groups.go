@@ -2,7 +2,6 @@ package route
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -16,20 +15,20 @@ import (
 // the group log), then its anchor leaves the upstream group, and the
 // DeleteGroups forwarded for it deletes the committed offsets upstream. Other
 // groups go upstream as they are; results come back in request order.
-func (a *admin) deleteGroups(req *proxy.Request, out proxy.Outcome) {
+func (rs *Routes) deleteGroups(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.DeleteGroupsRequest)
 	local := map[int]kmsg.DeleteGroupsResponseGroup{}
 	deleted := map[string]bool{}
 	var upstream []string
 	for i, id := range r.Groups {
-		if !a.c.Owns(id) {
+		if !rs.o.Coordinator.Owns(id) {
 			upstream = append(upstream, id)
 			continue
 		}
-		if err := a.deleteOwned(req, id); err != nil {
+		if err := rs.deleteOwned(req, id); err != nil {
 			g := kmsg.NewDeleteGroupsResponseGroup()
 			g.Group = id
-			g.ErrorCode = errorCode(err)
+			g.ErrorCode = kafkaCode(err)
 			local[i] = g
 			continue
 		}
@@ -70,9 +69,9 @@ func (a *admin) deleteGroups(req *proxy.Request, out proxy.Outcome) {
 const deleteWait = 30 * time.Second
 
 // deleteOwned deletes an owned group's state and makes its anchor leave.
-func (a *admin) deleteOwned(req *proxy.Request, id string) error {
+func (rs *Routes) deleteOwned(req *proxy.Request, id string) error {
 	done := make(chan error, 1)
-	a.c.DeleteGroup(id, func(err error) { done <- err })
+	rs.o.Coordinator.DeleteGroup(id, func(err error) { done <- err })
 	select {
 	case err := <-done:
 		if err != nil {
@@ -87,28 +86,15 @@ func (a *admin) deleteOwned(req *proxy.Request, id string) error {
 	// A failed leave is not reported here: the forwarded DeleteGroups then
 	// finds the anchor still in the group and answers NON_EMPTY_GROUP, which
 	// is what the client must see (its offsets are still there).
-	a.leaveAnchor(id)
+	rs.leaveAnchor(id)
 	return nil
 }
 
 // leaveAnchor removes the group's anchor member from the upstream group,
 // waiting at most AnchorLeaveTimeout. A failure is left for the forwarded
 // request to report: the upstream then still sees the anchor.
-func (a *admin) leaveAnchor(group string) {
-	if a.o.LeaveAnchor == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), a.o.AnchorLeaveTimeout)
+func (rs *Routes) leaveAnchor(group string) {
+	ctx, cancel := context.WithTimeout(context.Background(), rs.o.AnchorLeaveTimeout)
 	defer cancel()
-	_ = a.o.LeaveAnchor(ctx, group)
-}
-
-// errorCode is the Kafka error code of err (UNKNOWN_SERVER_ERROR if it
-// carries none).
-func errorCode(err error) int16 {
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke.Code
-	}
-	return kerr.UnknownServerError.Code
+	_ = rs.o.Anchors.Leave(ctx, group)
 }

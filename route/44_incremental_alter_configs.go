@@ -11,12 +11,12 @@ import (
 // resources served locally (altersGroupResource), validated as Kafka 4.4
 // validates group configs (INVALID_CONFIG with Kafka's messages; a resource's operations apply all
 // or nothing). A mixed request is split; results keep request order.
-func (a *admin) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
+func (rs *Routes) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	owned := make([]bool, len(r.Resources))
 	var upstream []kmsg.IncrementalAlterConfigsRequestResource
 	for i, res := range r.Resources {
-		if owned[i] = a.altersGroupResource(res); !owned[i] {
+		if owned[i] = rs.altersGroupResource(res); !owned[i] {
 			upstream = append(upstream, res)
 		}
 	}
@@ -27,7 +27,7 @@ func (a *admin) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
 	local := make(map[int]kmsg.IncrementalAlterConfigsResponseResource, len(r.Resources)-len(upstream))
 	for i, rr := range r.Resources {
 		if owned[i] {
-			local[i] = a.alterGroupResource(rr, r.ValidateOnly)
+			local[i] = rs.alterGroupResource(rr, r.ValidateOnly)
 		}
 	}
 	merge := func(up []kmsg.IncrementalAlterConfigsResponseResource) []kmsg.IncrementalAlterConfigsResponseResource {
@@ -56,11 +56,11 @@ func (a *admin) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
 // served locally: a GROUP resource of an owned group, or one that only sets
 // streams.* configs (streams groups are served by the proxy, so their
 // settings live here even before the group's first member joins).
-func (a *admin) altersGroupResource(res kmsg.IncrementalAlterConfigsRequestResource) bool {
+func (rs *Routes) altersGroupResource(res kmsg.IncrementalAlterConfigsRequestResource) bool {
 	if res.ResourceType != kmsg.ConfigResourceTypeGroupConfig {
 		return false
 	}
-	if a.c.Owns(res.ResourceName) {
+	if rs.o.Coordinator.Owns(res.ResourceName) {
 		return true
 	}
 	for _, c := range res.Configs {
@@ -71,14 +71,14 @@ func (a *admin) altersGroupResource(res kmsg.IncrementalAlterConfigsRequestResou
 	return len(res.Configs) > 0
 }
 
-func (a *admin) alterGroupResource(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) kmsg.IncrementalAlterConfigsResponseResource {
+func (rs *Routes) alterGroupResource(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) kmsg.IncrementalAlterConfigsResponseResource {
 	res := kmsg.NewIncrementalAlterConfigsResponseResource()
 	res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
 	alts := make([]coordinator.GroupConfigAlteration, 0, len(rr.Configs))
 	for _, c := range rr.Configs {
 		alts = append(alts, coordinator.GroupConfigAlteration{Name: c.Name, Op: c.Op, Value: c.Value})
 	}
-	if err := a.c.AlterGroupConfigs(rr.ResourceName, alts, validateOnly); err != nil {
+	if err := rs.o.Coordinator.AlterGroupConfigs(rr.ResourceName, alts, validateOnly); err != nil {
 		msg := err.Message
 		res.ErrorCode, res.ErrorMessage = err.Err.Code, &msg
 	}

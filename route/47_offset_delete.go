@@ -12,9 +12,9 @@ import (
 // source (or repartition-source) topic of a non-empty owned group, as Kafka
 // does for a streams group, and forwards the rest of the request. Offsets
 // live upstream, so deleting them is always the upstream's work.
-func (a *admin) offsetDelete(req *proxy.Request, out proxy.Outcome) {
+func (rs *Routes) offsetDelete(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.OffsetDeleteRequest)
-	sum, ok := a.c.Summary(r.Group)
+	sum, ok := rs.o.Coordinator.Summary(r.Group)
 	if !ok {
 		out.Forward()
 		return
@@ -25,7 +25,7 @@ func (a *admin) offsetDelete(req *proxy.Request, out proxy.Outcome) {
 		// topics, so the broker would refuse: the anchor leaves first (the
 		// next member's heartbeat brings it back).
 		go func() {
-			a.leaveAnchor(r.Group)
+			rs.leaveAnchor(r.Group)
 			out.Forward()
 		}()
 		return

@@ -7,12 +7,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// heartbeat gates StreamsGroupHeartbeat on ownership before the coordinator
-// serves it:
+// streamsGroupHeartbeat serves StreamsGroupHeartbeat v0-v1 (advertised:
+// no upstream before Kafka 4.1 knows it). With the migration on, a join of a
+// live classic group upstream first takes it over (Migration.maybeTakeOver).
+// Then the heartbeat is gated on ownership before the coordinator serves it:
 //   - a join (epoch 0) of a group the proxy does not serve yet asks the
 //     upstream first (Ownership.Claim), and is refused if the upstream has a
 //     live classic group there;
@@ -23,12 +24,15 @@ import (
 //     group succeeds.
 //
 // Every heartbeat carrying a topology (re)states the anchor's subscription.
-func (a *Adapter) heartbeat(req *proxy.Request, out proxy.Outcome) {
+func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, out proxy.Outcome) {
 	hb := req.Body.(*kmsg.StreamsGroupHeartbeatRequest)
+	if rs.mig != nil && rs.mig.maybeTakeOver(req, hb, out) {
+		return
+	}
 	// The coordinator itself must hold the group: a claim alone (another
 	// member's join in flight) is not enough for a member heartbeat, which
 	// the coordinator would answer GROUP_ID_NOT_FOUND, as Kafka does.
-	if hb.Group != "" && hb.MemberEpoch > 0 && !a.o.Coordinator.Owns(hb.Group) {
+	if hb.Group != "" && hb.MemberEpoch > 0 && !rs.o.Coordinator.Owns(hb.Group) {
 		out.Respond(heartbeatError(hb, fmt.Errorf("streamshift holds no state of group %s (a restart?); rejoin: %w", hb.Group, kerr.UnknownMemberID)))
 		return
 	}
@@ -36,7 +40,7 @@ func (a *Adapter) heartbeat(req *proxy.Request, out proxy.Outcome) {
 	// member fenced by a commit after it) is gone already: Kafka's leave
 	// answer, not GROUP_ID_NOT_FOUND, which the Java client treats as fatal
 	// even while leaving.
-	if hb.Group != "" && hb.MemberEpoch < 0 && !a.o.Coordinator.Owns(hb.Group) {
+	if hb.Group != "" && hb.MemberEpoch < 0 && !rs.o.Coordinator.Owns(hb.Group) {
 		resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 		resp.SetVersion(hb.Version)
 		resp.MemberID, resp.MemberEpoch = hb.MemberID, hb.MemberEpoch
@@ -44,51 +48,50 @@ func (a *Adapter) heartbeat(req *proxy.Request, out proxy.Outcome) {
 		out.Respond(resp)
 		return
 	}
-	if hb.Group != "" && hb.MemberEpoch == 0 && !a.o.Ownership.Owns(hb.Group) {
-		ctx, cancel := requestContext(req, a.o.ClaimWait)
-		err := a.o.Ownership.Claim(ctx, hb.Group)
+	if hb.Group != "" && hb.MemberEpoch == 0 && !rs.o.Ownership.Owns(hb.Group) {
+		ctx, cancel := requestContext(req, rs.o.ClaimWait)
+		err := rs.o.Ownership.Claim(ctx, hb.Group)
 		cancel()
 		if err != nil {
-			a.o.Log.Info().Str("group", hb.Group).Err(err).Msg("streams join refused")
+			rs.o.Log.Info().Str("group", hb.Group).Err(err).Msg("streams join refused")
 			out.Respond(heartbeatError(hb, err))
 			return
 		}
-		a.o.Log.Info().Str("group", hb.Group).Msg("group is now served by streamshift")
+		rs.o.Log.Info().Str("group", hb.Group).Msg("group is now served by streamshift")
 	}
 	if hb.Group != "" && hb.MemberEpoch >= 0 {
-		a.ensureAnchor(hb.Group, topologyTopics(hb.Topology))
-		a.refreshFor(req, hb.Topology)
+		rs.ensureAnchor(hb.Group, topologyTopics(hb.Topology))
+		rs.refreshFor(req, hb.Topology)
 	}
-	client := coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
-	a.o.Coordinator.Handle(hb, client, out.Respond)
+	rs.o.Coordinator.Handle(hb, coordinatorClient(req), out.Respond)
 }
 
 // ensureAnchor starts or updates the group's anchor. Without a topology in
 // the request (a member heartbeat, a commit) a new anchor subscribes to the
 // topology the coordinator holds (loaded from a durable log after a
 // restart).
-func (a *Adapter) ensureAnchor(group string, topics []string) {
-	if topics == nil && !a.o.Anchors.Running(group) {
-		topics = a.o.Coordinator.SourceTopics(group)
+func (rs *Routes) ensureAnchor(group string, topics []string) {
+	if topics == nil && !rs.o.Anchors.Running(group) {
+		topics = rs.o.Coordinator.SourceTopics(group)
 	}
-	a.o.Anchors.Ensure(group, topics)
+	rs.o.Anchors.Ensure(group, topics)
 }
 
 // refreshFor fetches the upstream's topics now if a source topic of the
 // topology is unknown: the member would otherwise learn MISSING_SOURCE_TOPICS
 // and wait a heartbeat interval. The group's queue is not involved.
-func (a *Adapter) refreshFor(req *proxy.Request, t *kmsg.StreamsGroupHeartbeatRequestTopology) {
-	if a.o.Metadata == nil || t == nil {
+func (rs *Routes) refreshFor(req *proxy.Request, t *kmsg.StreamsGroupHeartbeatRequestTopology) {
+	if rs.o.Metadata == nil || t == nil {
 		return
 	}
-	img := a.o.Metadata.Image()
+	img := rs.o.Metadata.Image()
 	for _, s := range t.Subtopologies {
 		for _, topic := range s.SourceTopics {
 			if _, ok := img.Topic(topic); !ok {
 				ctx, cancel := requestContext(req, 2*time.Second)
 				defer cancel()
-				if err := a.o.Metadata.Refresh(ctx); err != nil {
-					a.o.Log.Debug().Err(err).Msg("metadata refresh for a new topology")
+				if err := rs.o.Metadata.Refresh(ctx); err != nil {
+					rs.o.Log.Debug().Err(err).Msg("metadata refresh for a new topology")
 				}
 				return
 			}

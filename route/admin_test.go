@@ -1,105 +1,59 @@
 package route
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
-
-	"github.com/streamshift/streamshift/coordinator"
 )
 
-// adminEnv is kfake behind the proxy with the coordinator and the admin RPCs
-// registered, a streams group "app" with one member (source topic "words"),
-// and a classic group "plain" that only the upstream knows.
+// adminEnv is the production route set over kfake (newEnv, at kfake's
+// newest versions) with a streams group "app" with one member (source topic
+// "words"), and a classic group "plain" that only the upstream knows.
 type adminEnv struct {
-	ctx    context.Context
-	c      *coordinator.Coordinator
-	adm    *kadm.Client // direct to kfake
-	listen string
-	cl     *kgo.Client // through the proxy
-	epoch  int32
-	left   []string // LeaveAnchor calls
-	mu     sync.Mutex
+	*env
+	epoch int32
+
+	mu   sync.Mutex
+	left []string // the groups the anchor left upstream
 }
 
 func newAdminEnv(t *testing.T) *adminEnv { return newAdminEnvBrokers(t, 1) }
 
 func newAdminEnvBrokers(t *testing.T, brokers int) *adminEnv {
 	t.Helper()
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(brokers))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Close)
-	ctl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ctl.Close)
-	e := &adminEnv{adm: kadm.NewClient(ctl)}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	e.ctx = ctx
-	if _, err := e.adm.CreateTopics(ctx, 3, 1, nil, "words", "other"); err != nil {
-		t.Fatal(err)
-	}
-	md := coordinator.NewUpstreamMetadata(e.adm, time.Second)
-	if err := md.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
-	go md.Run(ctx)
-	cfg := coordinator.DefaultConfig()
-	cfg.Defaults.InitialRebalanceDelay = 0
-	e.c, err = coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(ctl, md, 10*time.Second)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.c.Close)
-	p, listen := startProxy(t, cluster.ListenAddrs())
-	if err := Register(p, e.c); err != nil {
-		t.Fatal(err)
-	}
-	leave := func(_ context.Context, g string) error {
-		e.mu.Lock()
-		e.left = append(e.left, g)
-		e.mu.Unlock()
-		return nil
-	}
-	if err := RegisterAdmin(p, e.c, AdminOptions{LeaveAnchor: leave, CoordinatorNode: FindCoordinatorNode(ctl)}); err != nil {
-		t.Fatal(err)
-	}
-	e.listen = listen
-	e.cl = e.client(t)
+	e := &adminEnv{env: newEnv(t, func(e *env) {
+		e.brokers, e.upstream, e.partitions, e.topics, e.timeout = brokers, nil, 3, []string{"words", "other"}, 30*time.Second
+	})}
+	// The anchor's LeaveGroups, as the upstream sees them.
+	e.cluster.ControlKey(int16(kmsg.LeaveGroup), func(kr kmsg.Request) (kmsg.Response, error, bool) {
+		lr := kr.(*kmsg.LeaveGroupRequest)
+		for _, m := range lr.Members {
+			if m.InstanceID != nil && *m.InstanceID == e.anchors.InstanceID() {
+				e.mu.Lock()
+				e.left = append(e.left, lr.Group)
+				e.mu.Unlock()
+			}
+		}
+		return nil, nil, false
+	})
 
 	// Committed offsets upstream for both groups: the upstream then lists
-	// "app" too (as an Empty classic group), as it does with the anchor.
+	// "app" too (as an Empty classic group) before its anchor joins.
 	for _, g := range []string{"app", "plain"} {
 		offs := kadm.Offsets{}
 		offs.Add(kadm.Offset{Topic: "words", Partition: 0, At: 5, LeaderEpoch: -1})
-		if _, err := e.adm.CommitOffsets(ctx, g, offs); err != nil {
+		if _, err := e.adm.CommitOffsets(e.ctx, g, offs); err != nil {
 			t.Fatal(err)
 		}
 	}
 	e.join(t)
 	return e
-}
-
-func (e *adminEnv) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
-	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.listen)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
 }
 
 // join makes member-1 join "app" and heartbeats until it has its tasks.
@@ -234,7 +188,7 @@ func TestAdminDescribeGroups(t *testing.T) {
 	for _, v := range []int16{5, 6} {
 		vs := kversion.Stable()
 		vs.SetMaxKeyVersion(int16(kmsg.DescribeGroups), v)
-		cl := e.client(t, kgo.MaxVersions(vs))
+		cl := e.client(kgo.MaxVersions(vs))
 		req := kmsg.NewPtrDescribeGroupsRequest()
 		req.Groups = []string{"plain", "app", "missing"}
 		resp, err := req.RequestWith(e.ctx, cl)
@@ -325,7 +279,7 @@ func TestAdminDeleteGroups(t *testing.T) {
 	if res["app"].Err != nil || res["plain"].Err != nil || !kerrIs(res["missing"].Err, kerr.GroupIDNotFound) {
 		t.Fatalf("delete: app %v plain %v missing %v", res["app"].Err, res["plain"].Err, res["missing"].Err)
 	}
-	if e.c.Owns("app") {
+	if e.coord.Owns("app") {
 		t.Fatal("app still owned")
 	}
 	e.mu.Lock()
@@ -484,7 +438,7 @@ func TestAdminGroupConfigsBeforeOwned(t *testing.T) {
 	if len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 {
 		t.Fatalf("alter: %+v", resp.Resources)
 	}
-	if e.c.Owns("future-app") {
+	if e.coord.Owns("future-app") {
 		t.Fatal("setting a config made the group owned")
 	}
 	dreq := kmsg.NewPtrDescribeConfigsRequest()

@@ -1,38 +1,21 @@
-// Package proxyadapter plugs the streams-group coordinator into the proxy:
-// StreamsGroupHeartbeat (88) and StreamsGroupDescribe (89), v0-v1, are served
-// by the coordinator and advertised in ApiVersions. It is the only place that
-// knows both packages.
 package route
 
 import (
-	"fmt"
+	"context"
+	"errors"
 	"net"
+	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// Register routes keys 88 and 89 of p to c.
-func Register(p *proxy.Proxy, c *coordinator.Coordinator) error {
-	i := Interceptor(c)
-	for _, key := range []int16{int16(kmsg.StreamsGroupHeartbeat), int16(kmsg.StreamsGroupDescribe)} {
-		if err := p.Register(key, 0, 1, true, i); err != nil {
-			return fmt.Errorf("register coordinator: %w", err)
-		}
-	}
-	return nil
-}
-
-// Interceptor serves the requests the coordinator knows and forwards the rest.
-func Interceptor(c *coordinator.Coordinator) proxy.Interceptor {
-	return proxy.InterceptorFunc(func(req *proxy.Request, out proxy.Outcome) {
-		client := coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
-		if !c.Handle(req.Body, client, out.Respond) {
-			out.Forward()
-		}
-	})
+// coordinatorClient is the client of a request as the coordinator reports
+// it in StreamsGroupDescribe (Kafka's client id and client host).
+func coordinatorClient(req *proxy.Request) coordinator.ClientInfo {
+	return coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
 }
 
 // clientHost renders an address as Kafka reports a client host ("/1.2.3.4").
@@ -41,4 +24,34 @@ func clientHost(addr string) string {
 		return "/" + host
 	}
 	return "/" + addr
+}
+
+// requestContext ends when the client connection closes or after d.
+func requestContext(req *proxy.Request, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	go func() {
+		select {
+		case <-req.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// kafkaCode is the Kafka error code err wraps (UNKNOWN_SERVER_ERROR if
+// none).
+func kafkaCode(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

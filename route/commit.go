@@ -1,6 +1,8 @@
 package route
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -9,14 +11,22 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// anchoredCommit is what OffsetCommit and TxnOffsetCommit differ in once the
-// streams group has validated them: how their kmsg types are read and built.
-// The flow itself (refused partitions answered here, the rest forwarded
-// under the anchor member's identity, anchor fencing turned into a retriable
-// error) is forwardAsAnchor.
+// anchoredCommit is what OffsetCommit and TxnOffsetCommit differ in: how
+// their kmsg types are read and built. The flow itself is commit (ownership,
+// gate, validation) and forwardAsAnchor (refused partitions answered here,
+// the rest forwarded under the anchor member's identity, anchor fencing
+// turned into a retriable error).
 type anchoredCommit struct {
 	group string
 	what  string // for logs: "offset commit", "transactional offset commit"
+	// validation is the streams group's view of the commit, built only for
+	// an owned group.
+	validation func() coordinator.OffsetCommitRequest
+	// heldAlive: a commit held by a takeover's gate shows its member's
+	// session alive (Migration.heldAlive).
+	heldAlive bool
+	// sizes is the number of partitions of each topic of the request.
+	sizes []int
 	// answer builds the response for the partitions code selects (ti, pi:
 	// topic and partition index in the client's request).
 	answer func(code func(ti, pi int) (int16, bool)) kmsg.Response
@@ -31,9 +41,63 @@ type anchoredCommit struct {
 	code func(error) int16
 }
 
+// commit is the one entry of OffsetCommit and TxnOffsetCommit: a commit to
+// a group the proxy does not serve goes upstream untouched (down-converted
+// if the upstream is older). A commit to an owned group is validated as
+// Kafka 4.4's streams group does, then rewritten to the anchor's member id
+// and generation and forwarded on the client's own upstream connection;
+// partitions the validation refused are answered locally and merged into
+// the upstream's response.
+//
+// With the migration on, the commit passes the gate first (a takeover holds
+// a group's commits with its other requests), what goes upstream is counted
+// in flight, and the validation is ValidateClassicOffsetCommit, which takes
+// a classic member's generation as its member epoch and checks a
+// streams-protocol member as ValidateOffsetCommit does.
+func (rs *Routes) commit(req *proxy.Request, out proxy.Outcome, c anchoredCommit) {
+	var held func()
+	if c.heldAlive && rs.mig != nil {
+		held = func() { rs.mig.heldAlive(c.group, req.Body) }
+	}
+	rs.gated(req, out, c.group, held, func(out proxy.Outcome) {
+		up := rs.upstreamMax(req.Key)
+		if !rs.o.Ownership.Owns(c.group) {
+			forwardAt(req, out, up)
+			return
+		}
+		validate := rs.o.Coordinator.ValidateOffsetCommit
+		if rs.mig != nil {
+			validate = rs.o.Coordinator.ValidateClassicOffsetCommit
+		}
+		validate(c.validation(), func(res coordinator.OffsetCommitResult) {
+			go rs.commitValidated(req, out, up, c, res)
+		})
+	})
+}
+
+// commitValidated finishes a commit the streams group validated.
+func (rs *Routes) commitValidated(req *proxy.Request, out proxy.Outcome, up int16, c anchoredCommit, res coordinator.OffsetCommitResult) {
+	if errors.Is(res.Err, kerr.GroupIDNotFound) {
+		// Deleted meanwhile: the upstream answers as for any group.
+		forwardAt(req, out, up)
+		return
+	}
+	if res.Err != nil {
+		out.Respond(c.answerAll(res.Err))
+		return
+	}
+	rs.forwardAsAnchor(req, out, up, c, byTopic(res.Partitions, c.sizes))
+}
+
+// answerAll answers every partition with err.
+func (c anchoredCommit) answerAll(err error) kmsg.Response {
+	code := c.code(err)
+	return c.answer(func(int, int) (int16, bool) { return code, true })
+}
+
 // forwardAsAnchor finishes a commit the streams group validated: errs holds
 // one error per partition in request order, grouped by topic.
-func (a *Adapter) forwardAsAnchor(req *proxy.Request, out proxy.Outcome, up int16, c anchoredCommit, errs [][]error) {
+func (rs *Routes) forwardAsAnchor(req *proxy.Request, out proxy.Outcome, up int16, c anchoredCommit, errs [][]error) {
 	keep := make([][]bool, len(errs))
 	anyKept := false
 	for ti, pe := range errs {
@@ -53,13 +117,13 @@ func (a *Adapter) forwardAsAnchor(req *proxy.Request, out proxy.Outcome, up int1
 		out.Respond(refused)
 		return
 	}
-	a.ensureAnchor(c.group, nil)
-	ctx, cancel := requestContext(req, a.o.AnchorWait)
-	gen, err := a.o.Anchors.Generation(ctx, c.group)
+	rs.ensureAnchor(c.group, nil)
+	ctx, cancel := requestContext(req, rs.o.AnchorWait)
+	gen, err := rs.o.Anchors.Generation(ctx, c.group)
 	cancel()
 	if err != nil {
-		a.o.Log.Warn().Str("group", c.group).Err(err).Msgf("%s: no anchor member upstream yet", c.what)
-		out.Respond(c.answer(func(int, int) (int16, bool) { return c.code(kerr.CoordinatorNotAvailable), true }))
+		rs.o.Log.Warn().Str("group", c.group).Err(err).Msgf("%s: no anchor member upstream yet", c.what)
+		out.Respond(c.answerAll(kerr.CoordinatorNotAvailable))
 		return
 	}
 	out.ForwardRewritten(c.forward(keep, gen), min(req.Version, up), func(resp kmsg.Response) kmsg.Response {
@@ -71,10 +135,27 @@ func (a *Adapter) forwardAsAnchor(req *proxy.Request, out proxy.Outcome, up int1
 			}
 		})
 		if fenced {
-			a.anchorFenced(c.group, gen)
+			rs.anchorFenced(c.group, gen)
 		}
 		return c.merge(resp, refused)
 	})
+}
+
+// anchorFenced reports whether an upstream error means the anchor's
+// membership is no longer current: the client gets a retriable error
+// (COORDINATOR_NOT_AVAILABLE: it looks the coordinator up and retries)
+// while the anchor rejoins, never a fatal one.
+func anchorFenced(code int16) bool {
+	switch code {
+	case kerr.IllegalGeneration.Code, kerr.UnknownMemberID.Code, kerr.FencedInstanceID.Code, kerr.RebalanceInProgress.Code:
+		return true
+	}
+	return false
+}
+
+func (rs *Routes) anchorFenced(group string, gen anchor.Generation) {
+	rs.o.Log.Warn().Str("group", group).Int32("generation", gen.Generation).Msg("upstream refused the anchor's generation; anchor rejoins")
+	rs.o.Anchors.Fenced(group, gen)
 }
 
 // commitPartitions lists a commit's partitions in request order, as the

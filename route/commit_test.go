@@ -63,8 +63,8 @@ func TestCommitSplit(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("answered locally %v, want %v", got, want)
 	}
-	all := offsetCommitAll(r, errors.New("not a kafka error"))
+	all := offsetCommitted(r, r.Version).answerAll(errors.New("not a kafka error")).(*kmsg.OffsetCommitResponse)
 	if len(all.Topics) != 3 || all.Topics[0].Partitions[0].ErrorCode != kerr.UnknownServerError.Code {
-		t.Fatalf("offsetCommitAll %+v", all.Topics)
+		t.Fatalf("answerAll %+v", all.Topics)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,13 +14,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/translate"
 )
 
-// startProxy runs a proxy in front of upstream on free ports.
-func startProxy(t *testing.T, upstream []string) (*proxy.Proxy, string) {
+// startProxy runs a proxy in front of upstream on free ports; stop ends it
+// (also at the test's end).
+func startProxy(t *testing.T, upstream []string) (p *proxy.Proxy, listen string, stop func()) {
 	t.Helper()
 	for attempt := 0; attempt < 20; attempt++ {
 		base := 20000 + rand.IntN(30000)
@@ -50,60 +55,200 @@ func startProxy(t *testing.T, upstream []string) (*proxy.Proxy, string) {
 			cancel()
 			t.Fatal("proxy not ready")
 		}
-		t.Cleanup(func() {
+		stop = sync.OnceFunc(func() {
 			cancel()
 			<-errCh
 		})
-		return p, listen
+		t.Cleanup(stop)
+		return p, listen, stop
 	retry:
 	}
 	t.Fatal("no free ports")
-	return nil, ""
+	return nil, "", nil
+}
+
+// env is the production route set over kfake: a cluster (playing Kafka 3.9,
+// no streams groups, unless told otherwise), a control-plane client, and a
+// proxy in front of the cluster with the coordinator, ownership, anchors and
+// New's routes registered as cmd/streamshift registers them, and a client
+// through the proxy. newEnv builds it; the fields before the options are
+// set by the builder.
+type env struct {
+	t       *testing.T
+	ctx     context.Context
+	cluster *kfake.Cluster
+	ctl     *kgo.Client
+	adm     *kadm.Client // direct to the cluster
+	p       *proxy.Proxy
+	addr    string      // the proxy's bootstrap address
+	cl      *kgo.Client // through the proxy, client id "streams-app"
+	broker  *kgo.Broker // the coordinator of group "app", through the proxy
+	coord   *coordinator.Coordinator
+	own     *coordinator.Ownership
+	anchors *anchor.Manager
+	routes  *Routes
+	// stop ends the proxy, routes and coordinator of the current start.
+	stop func()
+
+	// Options (set by the functions given to newEnv).
+
+	// brokers is the cluster's size (default 1).
+	brokers int
+	// upstream is the Kafka version kfake plays (default 3.9; nil: kfake's
+	// own, the newest).
+	upstream *kversion.Versions
+	// partitions and topics are the topics the cluster starts with
+	// (default "in", 4 partitions).
+	partitions int32
+	topics     []string
+	// anchorHeartbeat is the anchors' heartbeat interval (default 100ms).
+	anchorHeartbeat time.Duration
+	// migration, if not nil, turns the online migration on with this
+	// policy (the routes' Options.Migration).
+	migration *translate.MigrationConfig
+	// timeout bounds the whole test (default 60s).
+	timeout time.Duration
+}
+
+// newEnv builds an env; opts change its options before anything starts.
+func newEnv(t *testing.T, opts ...func(*env)) *env {
+	t.Helper()
+	e := &env{t: t, brokers: 1, upstream: kversion.V3_9_0(), partitions: 4, topics: []string{"in"},
+		anchorHeartbeat: 100 * time.Millisecond, timeout: 60 * time.Second}
+	for _, o := range opts {
+		o(e)
+	}
+	kopts := []kfake.Opt{kfake.NumBrokers(e.brokers), kfake.SeedTopics(e.partitions, e.topics...)}
+	if e.upstream != nil {
+		kopts = append(kopts, kfake.MaxVersions(e.upstream))
+	}
+	cluster, err := kfake.NewCluster(kopts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close)
+	ctl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.MetadataMinAge(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), e.timeout)
+	t.Cleanup(cancel)
+	e.ctx, e.cluster, e.ctl, e.adm = ctx, cluster, ctl, kadm.NewClient(ctl)
+	e.start()
+	t.Cleanup(func() { e.stop() })
+	return e
+}
+
+// start builds what a streamshift process holds: the coordinator, anchors,
+// ownership and routes, registered on a new proxy, and a client through it.
+func (e *env) start() {
+	t := e.t
+	md := coordinator.NewUpstreamMetadata(e.adm, time.Second)
+	if err := md.Refresh(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	go md.Run(e.ctx)
+	cfg := coordinator.DefaultConfig()
+	cfg.Defaults.InitialRebalanceDelay = 0
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(e.ctl, md, 10*time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors, err := anchor.New(anchor.Options{Client: e.ctl, InstanceID: "streamshift-test", HeartbeatInterval: e.anchorHeartbeat, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := coordinator.NewOwnership(c, e.ctl, nil)
+	o := Options{
+		Coordinator: c, Ownership: own, Anchors: anchors,
+		Metadata:        md,
+		CoordinatorNode: FindCoordinatorNode(e.ctl),
+		Log:             zerolog.Nop(),
+	}
+	if e.upstream != nil {
+		o.UpstreamMaxVersions = upstreamMaxVersions(e.upstream)
+	}
+	if e.migration != nil {
+		o.Migration = &MigrationOptions{Policy: *e.migration, Client: e.ctl}
+	}
+	routes, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, addr, stopProxy := startProxy(t, e.cluster.ListenAddrs())
+	if err := routes.Register(p); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("streams-app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.p, e.addr, e.cl, e.coord, e.own, e.anchors, e.routes = p, addr, cl, c, own, anchors, routes
+	e.stop = sync.OnceFunc(func() {
+		cl.Close()
+		stopProxy()
+		anchors.Close() // without leaving, as a process stops
+		c.Close()
+	})
+	e.broker = e.coordinatorOf("app", cl)
+}
+
+// restart replaces the proxy, coordinator, anchors and ownership by fresh
+// ones (in-memory state lost, as a proxy restart without a durable log),
+// the old anchors closed without leaving.
+func (e *env) restart() {
+	e.stop()
+	e.start()
+}
+
+// coordinatorOf is the connection of cl, through the proxy, to the
+// upstream coordinator of group.
+func (e *env) coordinatorOf(group string, cl *kgo.Client) *kgo.Broker {
+	e.t.Helper()
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey, fc.CoordinatorKeys = group, []string{group}
+	fresp, err := fc.RequestWith(e.ctx, cl)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	node := fresp.NodeID
+	if len(fresp.Coordinators) > 0 {
+		node = fresp.Coordinators[0].NodeID
+	}
+	return cl.Broker(int(node))
+}
+
+// client is a new client through the proxy.
+func (e *env) client(opts ...kgo.Opt) *kgo.Client {
+	e.t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.addr)}, opts...)...)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(cl.Close)
+	return cl
+}
+
+func upstreamMaxVersions(v *kversion.Versions) map[int16]int16 {
+	out := map[int16]int16{}
+	v.EachMaxKeyVersion(func(k, max int16) { out[k] = max })
+	return out
+}
+
+// withMigration turns the online migration on with policy.
+func withMigration(policy translate.MigrationPolicy) func(*env) {
+	return func(e *env) { e.migration = &translate.MigrationConfig{Policy: policy} }
 }
 
 // TestThroughProxy sends StreamsGroupHeartbeat and StreamsGroupDescribe with
 // a franz-go client through the proxy in front of kfake: the coordinator
 // answers, with topic metadata read from the cluster.
 func TestThroughProxy(t *testing.T) {
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cluster.Close()
-	ctl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ctl.Close()
-	adm := kadm.NewClient(ctl)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if _, err := adm.CreateTopic(ctx, 3, 1, nil, "words"); err != nil {
-		t.Fatal(err)
-	}
-
-	md := coordinator.NewUpstreamMetadata(adm, time.Second)
-	if err := md.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
-	go md.Run(ctx)
-	cfg := coordinator.DefaultConfig()
-	cfg.Defaults.InitialRebalanceDelay = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(ctl, md, 10*time.Second)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-
-	p, listen := startProxy(t, cluster.ListenAddrs())
-	if err := Register(p, c); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(listen), kgo.ClientID("streams-app"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	e := newEnv(t, func(e *env) {
+		e.upstream, e.partitions, e.topics, e.timeout = nil, 3, []string{"words"}, 20*time.Second
+	})
+	ctx, cl, adm := e.ctx, e.cl, e.adm
 
 	// The proxy advertises both keys.
 	versions, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
@@ -121,19 +266,9 @@ func TestThroughProxy(t *testing.T) {
 	}
 
 	// kgo does not route streams-group requests to the group coordinator
-	// itself: find it, then talk to that node (through its proxy port).
-	fc := kmsg.NewPtrFindCoordinatorRequest()
-	fc.CoordinatorKey = "app"
-	fc.CoordinatorKeys = []string{"app"}
-	fresp, err := fc.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := fresp.NodeID
-	if len(fresp.Coordinators) > 0 {
-		node = fresp.Coordinators[0].NodeID
-	}
-	broker := cl.Broker(int(node))
+	// itself: the env found it (e.broker), talk to that node (through its
+	// proxy port).
+	broker := e.broker
 
 	join := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	join.Group = "app"

@@ -27,14 +27,19 @@ type MigrationOptions struct {
 	DrainTimeout time.Duration
 }
 
-// Migration routes the classic group APIs (JoinGroup, SyncGroup, Heartbeat,
-// LeaveGroup) and the offset APIs through the translator, and starts the
-// takeover of a live classic group when its first streams-protocol member
-// joins. Requests of groups the proxy does not serve go upstream unchanged;
-// on the way, their group is counted in flight (the drain) and the
-// JoinGroup/SyncGroup/Heartbeat answers feed the ClassicObserver.
+// Migration is the online migration's part of the routes: the classic
+// group APIs (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) go through the
+// translator (classic), the offset APIs through the gate (Routes.gated), and
+// a live classic group is taken over when its first streams-protocol member
+// joins (maybeTakeOver). Requests of groups the proxy does not serve go
+// upstream unchanged; on the way, their group is counted in flight (the
+// drain) and the JoinGroup/SyncGroup/Heartbeat answers feed the
+// ClassicObserver.
 type Migration struct {
-	a        *Adapter
+	// a is the route set the migration belongs to. The name is the one of
+	// the adapter it replaced: classic keeps its body as it was, so fixes
+	// to it port as they are.
+	a        *Routes
 	o        MigrationOptions
 	gate     *migrationGate
 	observer *translate.ClassicObserver
@@ -50,10 +55,8 @@ type Migration struct {
 	direct, translated atomic.Uint64
 }
 
-// EnableMigration registers the classic group APIs of p, wraps the offset
-// and StreamsGroupHeartbeat routes of the adapter (call Register first) and
-// installs the ownership's takeover hook.
-func (a *Adapter) EnableMigration(p *proxy.Proxy, o MigrationOptions) (*Migration, error) {
+// newMigration builds the online migration of the route set r.
+func newMigration(r *Routes, o MigrationOptions) (*Migration, error) {
 	if o.Client == nil {
 		return nil, fmt.Errorf("migration: a control-plane client is required")
 	}
@@ -64,51 +67,26 @@ func (a *Adapter) EnableMigration(p *proxy.Proxy, o MigrationOptions) (*Migratio
 		o.DrainTimeout = 15 * time.Second
 	}
 	m := &Migration{
-		a:         a,
+		a:         r,
 		o:         o,
-		gate:      newMigrationGate(o.DrainTimeout, a.o.Log),
-		observer:  &translate.ClassicObserver{Now: a.o.Coordinator.Now},
-		up:        &migrationUpstream{a: a, client: o.Client, timeout: o.RequestTimeout},
+		gate:      newMigrationGate(o.DrainTimeout, r.o.Log),
+		observer:  &translate.ClassicObserver{Now: r.o.Coordinator.Now},
+		up:        &migrationUpstream{a: r, client: o.Client, timeout: o.RequestTimeout},
 		takeovers: map[string]chan struct{}{},
 	}
 	m.t = translate.New(translate.Options{
-		Coordinator: a.o.Coordinator,
+		Coordinator: r.o.Coordinator,
 		Migration:   o.Policy,
 		Upstream:    m.up,
 	})
 	m.takeover = &translate.Takeover{
-		Coordinator: a.o.Coordinator,
+		Coordinator: r.o.Coordinator,
 		Upstream:    m.up,
 		Gate:        m.gate,
 		Observer:    m.observer,
 		Migration:   o.Policy,
 		TakenOver:   m.logTakenOver,
 	}
-	regs := []struct {
-		key kmsg.Key
-		max int16
-		adv bool
-		i   proxy.InterceptorFunc
-	}{
-		{kmsg.JoinGroup, a.upstreamMax(int16(kmsg.JoinGroup)), false, m.classic},
-		{kmsg.SyncGroup, a.upstreamMax(int16(kmsg.SyncGroup)), false, m.classic},
-		{kmsg.Heartbeat, a.upstreamMax(int16(kmsg.Heartbeat)), false, m.classic},
-		{kmsg.LeaveGroup, a.upstreamMax(int16(kmsg.LeaveGroup)), false, m.classic},
-		{kmsg.OffsetCommit, offsetsMaxVersion, true, m.offsetCommit},
-		{kmsg.OffsetFetch, offsetsMaxVersion, true, m.offsetFetch},
-		{kmsg.TxnOffsetCommit, min(a.upstreamMax(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), false, m.txnOffsetCommit},
-		{kmsg.StreamsGroupHeartbeat, 1, true, m.streamsHeartbeat},
-	}
-	for _, r := range regs {
-		register := p.Register
-		if offsetKeyCapped(r.key) {
-			register = p.RegisterCapped // as Adapter.Register: no topic-id versions
-		}
-		if err := register(int16(r.key), 0, r.max, r.adv, r.i); err != nil {
-			return nil, fmt.Errorf("register migration: %w", err)
-		}
-	}
-	a.o.Ownership.SetTakeover(takeoverHook{m})
 	return m, nil
 }
 
@@ -136,43 +114,6 @@ func (m *Migration) logTakenOver(st coordinator.ClassicGroupState) {
 
 // Translator is the translator serving the classic members.
 func (m *Migration) Translator() *translate.Translator { return m.t }
-
-func coordinatorClient(req *proxy.Request) coordinator.ClientInfo {
-	return coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
-}
-
-// classic serves JoinGroup, SyncGroup, Heartbeat and LeaveGroup: through
-// the gate, then, for a group the coordinator may serve, the translator,
-// which answers for a served group and hands any other back to be
-// forwarded. Any other group's request goes upstream at once: no decoding
-// of its metadata, no hop through a coordinator queue.
-func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
-	group := classicGroup(req.Body)
-	m.gate.enter(group, func(answered func()) {
-		if !m.a.o.Coordinator.MayServeClassic(group) {
-			m.direct.Add(1)
-			if j, ok := req.Body.(*kmsg.JoinGroupRequest); ok && j.MemberID != "" {
-				// A member id streamshift gave out just before
-				// the group was handed back goes without it.
-				m.t.ForwardJoin(j, func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
-					m.forward(req, out, rewritten, answered, onAnswer)
-				})
-				return
-			}
-			m.forward(req, out, nil, answered, nil)
-			return
-		}
-		m.translated.Add(1)
-		m.t.Handle(req.Body, coordinatorClient(req),
-			func(resp kmsg.Response) {
-				answered()
-				out.Respond(resp)
-			},
-			func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
-				m.forward(req, out, rewritten, answered, onAnswer)
-			})
-	}, func() { m.heldAlive(group, req.Body) })
-}
 
 // heldAlive: a member's request held by a takeover's gate shows that its
 // session is alive, as the upstream would have seen had it been forwarded.
@@ -210,7 +151,7 @@ func (m *Migration) forward(req *proxy.Request, out proxy.Outcome, rewritten kms
 	})
 }
 
-// counted wraps out so that whatever the adapter forwards is counted in
+// counted wraps out so that whatever a route forwards is counted in
 // flight for the group until it is answered (answered, from the gate).
 func (m *Migration) counted(req *proxy.Request, out proxy.Outcome, answered func()) proxy.Outcome {
 	return &countedOutcome{m: m, req: req, out: out, answered: answered}
@@ -302,4 +243,17 @@ func (m *Migration) observe(req kmsg.Request, resp kmsg.Response) {
 		}
 		m.observer.ObserveGeneration(r.Group, r.MemberID, r.Generation)
 	}
+}
+
+// gated runs serve for a request of group: at once without the migration;
+// with it, through the takeover gate, with what serve forwards counted in
+// flight for the group's drain. held, if not nil, is called when the gate
+// holds the request.
+func (rs *Routes) gated(req *proxy.Request, out proxy.Outcome, group string, held func(), serve func(proxy.Outcome)) {
+	m := rs.mig
+	if m == nil {
+		serve(out)
+		return
+	}
+	m.gate.enter(group, func(answered func()) { serve(m.counted(req, out, answered)) }, held)
 }

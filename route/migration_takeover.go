@@ -11,22 +11,21 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// streamsHeartbeat starts the takeover of a live classic Kafka Streams
-// group upstream when a streams-protocol member joins it and the policy
-// allows the upgrade: translate.Takeover answers that join itself. Joins
-// of the same group meanwhile wait for it, then take the normal path,
-// which then finds the group served here. Everything else is the
-// adapter's heartbeat.
-func (m *Migration) streamsHeartbeat(req *proxy.Request, out proxy.Outcome) {
-	hb := req.Body.(*kmsg.StreamsGroupHeartbeatRequest)
+// maybeTakeOver starts the takeover of a live classic Kafka Streams group
+// upstream when a streams-protocol member joins it and the policy allows
+// the upgrade: translate.Takeover answers that join itself, and takeover
+// reports the request handled. Joins of the same group meanwhile wait for
+// it, then take the normal path, which then finds the group served here.
+// Everything else is not handled here: the caller serves it as without the
+// migration (streamsGroupHeartbeat).
+func (m *Migration) maybeTakeOver(req *proxy.Request, hb *kmsg.StreamsGroupHeartbeatRequest, out proxy.Outcome) (handled bool) {
 	if hb.MemberEpoch == 0 {
 		// A join during a hand-back's last steps would find the group
 		// neither here nor formed upstream yet.
 		m.up.waitHandBack(hb.Group, req.Done())
 	}
 	if hb.Group == "" || hb.MemberEpoch != 0 || m.a.o.Ownership.Owns(hb.Group) {
-		m.a.heartbeat(req, out)
-		return
+		return false
 	}
 	m.mu.Lock()
 	if running := m.takeovers[hb.Group]; running != nil {
@@ -34,10 +33,9 @@ func (m *Migration) streamsHeartbeat(req *proxy.Request, out proxy.Outcome) {
 		select {
 		case <-running:
 		case <-req.Done():
-			return
+			return true // the client is gone: nobody to answer
 		}
-		m.a.heartbeat(req, out)
-		return
+		return false
 	}
 	done := make(chan struct{})
 	m.takeovers[hb.Group] = done
@@ -51,11 +49,10 @@ func (m *Migration) streamsHeartbeat(req *proxy.Request, out proxy.Outcome) {
 
 	g, err := m.up.describe(hb.Group)
 	if err != nil || !liveClassic(g) || !m.o.Policy.PolicyFor(hb.Group).AllowsUpgrade() {
-		// Not a takeover (or the upstream cannot tell): the adapter's
+		// Not a takeover (or the upstream cannot tell): the route's
 		// claim asks again and answers as without migration.
 		finish()
-		m.a.heartbeat(req, out)
-		return
+		return false
 	}
 	m.a.o.Log.Info().Str("group", hb.Group).Str("upstream_state", g.State).Str("protocol", g.Protocol).
 		Int("classic_members", len(g.Members)).Msg("takeover of a live classic group starts")
@@ -68,6 +65,7 @@ func (m *Migration) streamsHeartbeat(req *proxy.Request, out proxy.Outcome) {
 		finish()
 		out.Respond(resp)
 	})
+	return true
 }
 
 // liveClassic reports whether the upstream group has classic members other
@@ -83,9 +81,9 @@ func liveClassic(g *kmsg.DescribeGroupsResponseGroup) bool {
 }
 
 // takeoverHook is the Ownership's takeover hook. The takeover itself runs
-// from streamsHeartbeat, which holds the joining request; a join that
+// from maybeTakeOver, which holds the joining request; a join that
 // reaches the claim of a live classic group raced it (the group became
-// live after streamsHeartbeat looked), so it is told to retry, unless the
+// live after maybeTakeOver looked), so it is told to retry, unless the
 // policy forbids the upgrade, which Kafka answers GROUP_ID_NOT_FOUND.
 type takeoverHook struct{ m *Migration }
 

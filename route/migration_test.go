@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -16,33 +15,10 @@ import (
 	"github.com/streamshift/streamshift/translate"
 )
 
-// migrationEnv is ownedEnv with the online migration enabled.
-func migrationEnv(t *testing.T, policy translate.MigrationPolicy) *ownedEnv {
-	e, _ := migrationEnvWith(t, policy)
-	return e
-}
-
-func migrationEnvWith(t *testing.T, policy translate.MigrationPolicy) (*ownedEnv, *Migration) {
-	e := newOwnedEnv(t)
-	ad, err := New(Options{Coordinator: e.coord, Ownership: e.own, Anchors: e.anchors,
-		UpstreamMaxVersions: upstreamMaxVersions(e.upstream), Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ad.Register(e.p); err != nil {
-		t.Fatal(err)
-	}
-	m, err := ad.EnableMigration(e.p, MigrationOptions{Policy: translate.MigrationConfig{Policy: policy}, Client: e.ctl})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e, m
-}
-
 // classicMember is a hand-written classic Kafka Streams member (protocol
 // "stream") of group "legacy" talking through the proxy.
 type classicMember struct {
-	e          *ownedEnv
+	e          *env
 	t          *testing.T
 	id         string
 	generation int32
@@ -188,7 +164,7 @@ func (c *classicMember) commit(offset int64) int16 {
 // ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID), gives tasks up, and its
 // commits keep going through, under the anchor, with its own generation.
 func TestOnlineTakeover(t *testing.T) {
-	e := migrationEnv(t, translate.MigrationBidirectional)
+	e := newEnv(t, withMigration(translate.MigrationBidirectional))
 	c := &classicMember{e: e, t: t}
 	if jr := c.join(); jr.LeaderID != c.id {
 		t.Fatalf("the only classic member is not the leader: %+v", jr)
@@ -282,7 +258,7 @@ func TestOnlineTakeover(t *testing.T) {
 // upgrade) a streams join to a live classic group is refused as Kafka does,
 // and the classic member is untouched.
 func TestTakeoverRefusedByPolicy(t *testing.T) {
-	e := migrationEnv(t, translate.MigrationDowngrade)
+	e := newEnv(t, withMigration(translate.MigrationDowngrade))
 	c := &classicMember{e: e, t: t}
 	c.join()
 	c.sync(true)
@@ -311,7 +287,7 @@ func TestTakeoverRefusedByPolicy(t *testing.T) {
 // MEMBER_ID_REQUIRED, rejoins upstream and leads the classic group again,
 // which no longer holds the anchor.
 func TestOnlineHandBack(t *testing.T) {
-	e := migrationEnv(t, translate.MigrationBidirectional)
+	e := newEnv(t, withMigration(translate.MigrationBidirectional))
 	c := &classicMember{e: e, t: t}
 	c.join()
 	c.sync(true)
@@ -370,24 +346,9 @@ func TestOnlineHandBack(t *testing.T) {
 
 // memberConn opens a connection of its own to the group's coordinator
 // through the proxy, as a client with clientID.
-func (e *ownedEnv) memberConn(clientID string) *kgo.Broker {
+func (e *env) memberConn(clientID string) *kgo.Broker {
 	e.t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID(clientID))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(cl.Close)
-	fc := kmsg.NewPtrFindCoordinatorRequest()
-	fc.CoordinatorKey, fc.CoordinatorKeys = "legacy", []string{"legacy"}
-	fresp, err := fc.RequestWith(e.ctx, cl)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	node := fresp.NodeID
-	if len(fresp.Coordinators) > 0 {
-		node = fresp.Coordinators[0].NodeID
-	}
-	return cl.Broker(int(node))
+	return e.coordinatorOf("legacy", e.client(kgo.ClientID(clientID)))
 }
 
 // TestHandBackOnMembersConnections: two classic members, each on a
@@ -399,7 +360,7 @@ func (e *ownedEnv) memberConn(clientID string) *kgo.Broker {
 // control-plane client's "kgo-…"), and both then form the upstream group
 // on the same connections, which answer every later request in order.
 func TestHandBackOnMembersConnections(t *testing.T) {
-	e := migrationEnv(t, translate.MigrationBidirectional)
+	e := newEnv(t, withMigration(translate.MigrationBidirectional))
 	a := &classicMember{e: e, t: t, broker: e.memberConn("app-a")}
 	a.join()
 	a.sync(true)
@@ -595,7 +556,8 @@ func (c *classicMember) classicCycle(ctx context.Context) error {
 // takeover its requests are served here, while the plain group's still go
 // straight up.
 func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
-	e, m := migrationEnvWith(t, translate.MigrationBidirectional)
+	e := newEnv(t, withMigration(translate.MigrationBidirectional))
+	m := e.routes.Migration()
 	assigned := make(chan struct{}, 1)
 	plain, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID("plain"), kgo.ConsumerGroup("plain"), kgo.ConsumeTopics("in"),
 		kgo.HeartbeatInterval(100*time.Millisecond),
@@ -651,7 +613,8 @@ func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 // retriable error), so the classic round completes upstream as if the
 // proxy were not there.
 func TestTakeoverDrainsDirectForwards(t *testing.T) {
-	e, m := migrationEnvWith(t, translate.MigrationBidirectional)
+	e := newEnv(t, withMigration(translate.MigrationBidirectional))
+	m := e.routes.Migration()
 	a := &classicMember{e: e, t: t, sessionMs: 6000, rebalanceMs: 2000}
 	a.join()
 	a.sync(true)

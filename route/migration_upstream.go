@@ -21,7 +21,7 @@ import (
 // JoinGroups do not come through here: they go upstream on their members'
 // own connections (Migration.forward).
 type migrationUpstream struct {
-	a       *Adapter
+	a       *Routes
 	client  coordinator.Requester
 	timeout time.Duration
 

@@ -1,136 +1,20 @@
 package route
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
-	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/coordinator/anchor"
-	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/translate"
 )
-
-// ownedEnv is a kfake cluster playing Kafka 3.9 (no streams groups), a proxy
-// in front of it with the full adapter, a control-plane client, and a
-// client through the proxy.
-type ownedEnv struct {
-	t       *testing.T
-	ctx     context.Context
-	cluster *kfake.Cluster
-	ctl     *kgo.Client
-	adm     *kadm.Client // direct to the cluster
-	p       *proxy.Proxy
-	addr    string      // the proxy's bootstrap address
-	cl      *kgo.Client // through the proxy
-	broker  *kgo.Broker // the group coordinator, through the proxy
-	coord   *coordinator.Coordinator
-	own     *coordinator.Ownership
-	anchors *anchor.Manager
-	// anchorHeartbeat is the anchors' heartbeat interval (default 100ms).
-	anchorHeartbeat time.Duration
-	// upstream is the Kafka version kfake plays (default 3.9).
-	upstream *kversion.Versions
-	// migration also enables the online migration's routes.
-	migration bool
-}
-
-func newOwnedEnv(t *testing.T, opts ...func(*ownedEnv)) *ownedEnv {
-	t.Helper()
-	e := &ownedEnv{t: t, anchorHeartbeat: 100 * time.Millisecond, upstream: kversion.V3_9_0()}
-	for _, o := range opts {
-		o(e)
-	}
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.MaxVersions(e.upstream), kfake.SeedTopics(4, "in"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cluster.Close)
-	ctl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.MetadataMinAge(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ctl.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	e.ctx, e.cluster, e.ctl, e.adm = ctx, cluster, ctl, kadm.NewClient(ctl)
-	e.p, e.addr = startProxy(t, cluster.ListenAddrs())
-	e.restart()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID("streams-app"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	e.cl = cl
-	fc := kmsg.NewPtrFindCoordinatorRequest()
-	fc.CoordinatorKey = "app"
-	fc.CoordinatorKeys = []string{"app"}
-	fresp, err := fc.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := fresp.NodeID
-	if len(fresp.Coordinators) > 0 {
-		node = fresp.Coordinators[0].NodeID
-	}
-	e.broker = cl.Broker(int(node))
-	return e
-}
-
-// restart replaces the coordinator, anchors and ownership by fresh ones
-// (in-memory state lost, as a proxy restart without a durable log), the old
-// anchors closed without leaving.
-func (e *ownedEnv) restart() {
-	t := e.t
-	if e.anchors != nil {
-		e.anchors.Close()
-		e.coord.Close()
-	}
-	md := coordinator.NewUpstreamMetadata(e.adm, time.Second)
-	if err := md.Refresh(e.ctx); err != nil {
-		t.Fatal(err)
-	}
-	go md.Run(e.ctx)
-	cfg := coordinator.DefaultConfig()
-	cfg.Defaults.InitialRebalanceDelay = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(e.ctl, md, 10*time.Second)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	anchors, err := anchor.New(anchor.Options{Client: e.ctl, InstanceID: "streamshift-test", HeartbeatInterval: e.anchorHeartbeat, Log: zerolog.Nop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(anchors.Close)
-	own := coordinator.NewOwnership(c, e.ctl, nil)
-	ad, err := New(Options{
-		Coordinator: c, Ownership: own, Anchors: anchors,
-		UpstreamMaxVersions: upstreamMaxVersions(e.upstream),
-		Metadata:            md, Log: zerolog.Nop(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ad.Register(e.p); err != nil {
-		t.Fatal(err)
-	}
-	if e.migration {
-		if _, err := ad.EnableMigration(e.p, MigrationOptions{Client: e.ctl}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.coord, e.own, e.anchors = c, own, anchors
-}
 
 func join(group, member string) *kmsg.StreamsGroupHeartbeatRequest {
 	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
@@ -152,7 +36,7 @@ func join(group, member string) *kmsg.StreamsGroupHeartbeatRequest {
 
 // joinAndAssign joins member and heartbeats until it owns its tasks;
 // it returns the member epoch.
-func (e *ownedEnv) joinAndAssign(group, member string) int32 {
+func (e *env) joinAndAssign(group, member string) int32 {
 	t := e.t
 	resp, err := join(group, member).RequestWith(e.ctx, e.broker)
 	if err != nil {
@@ -183,7 +67,7 @@ func (e *ownedEnv) joinAndAssign(group, member string) int32 {
 	return epoch
 }
 
-func (e *ownedEnv) commit(group, member string, epoch int32, offset int64) error {
+func (e *env) commit(group, member string, epoch int32, offset int64) error {
 	req := kmsg.NewPtrOffsetCommitRequest()
 	req.Version = 9
 	req.Group, req.MemberID, req.Generation = group, member, epoch
@@ -210,7 +94,7 @@ func (e *ownedEnv) commit(group, member string, epoch int32, offset int64) error
 	return nil
 }
 
-func (e *ownedEnv) upstreamOffset(group string, p int32) int64 {
+func (e *env) upstreamOffset(group string, p int32) int64 {
 	offsets, err := e.adm.FetchOffsets(e.ctx, group)
 	if err != nil {
 		e.t.Fatal(err)
@@ -226,7 +110,7 @@ func (e *ownedEnv) upstreamOffset(group string, p int32) int64 {
 // fetches offsets through it; upstream, the group holds the anchor member
 // (protocol streamshift) and the offsets.
 func TestOwnedGroupOffsets(t *testing.T) {
-	e := newOwnedEnv(t)
+	e := newEnv(t)
 	epoch := e.joinAndAssign("app", "m1")
 
 	if err := e.commit("app", "m1", epoch, 42); err != nil {
@@ -296,7 +180,7 @@ func TestOwnedGroupOffsets(t *testing.T) {
 
 // txnCommit commits offset for partition 1 in a transaction, as an EOS
 // Streams producer does (TxnOffsetCommit with the member id and epoch).
-func txnCommit(t *testing.T, e *ownedEnv, epoch int32, offset int64) {
+func txnCommit(t *testing.T, e *env, epoch int32, offset int64) {
 	t.Helper()
 	txid := "app-txn"
 	init := kmsg.NewPtrInitProducerIDRequest()
@@ -348,7 +232,7 @@ func txnCommit(t *testing.T, e *ownedEnv, epoch int32, offset int64) {
 // TestLiveClassicGroupRefused: a streams join to a group that is a live
 // classic group upstream gets GROUP_ID_NOT_FOUND, as Kafka answers.
 func TestLiveClassicGroupRefused(t *testing.T) {
-	e := newOwnedEnv(t)
+	e := newEnv(t)
 	consumer, err := kgo.NewClient(kgo.SeedBrokers(e.cluster.ListenAddrs()...), kgo.ConsumerGroup("live"), kgo.ConsumeTopics("in"))
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +272,7 @@ func TestLiveClassicGroupRefused(t *testing.T) {
 // Java client); the rejoin is accepted (the upstream group holds only the
 // static anchor), and commits flow again through the same anchor instance.
 func TestRestartWithoutState(t *testing.T) {
-	e := newOwnedEnv(t)
+	e := newEnv(t)
 	epoch := e.joinAndAssign("app", "m1")
 	if err := e.commit("app", "m1", epoch, 10); err != nil {
 		t.Fatal(err)
@@ -446,7 +330,7 @@ func TestRestartWithoutState(t *testing.T) {
 // commit gets a retriable COORDINATOR_NOT_AVAILABLE, never a fatal error,
 // the anchor rejoins, and the retried commit lands upstream.
 func TestAnchorFencedMidFlight(t *testing.T) {
-	e := newOwnedEnv(t, func(e *ownedEnv) { e.anchorHeartbeat = time.Hour })
+	e := newEnv(t, func(e *env) { e.anchorHeartbeat = time.Hour })
 	epoch := e.joinAndAssign("app", "m1")
 	if err := e.commit("app", "m1", epoch, 1); err != nil {
 		t.Fatal(err)
@@ -478,19 +362,13 @@ func TestAnchorFencedMidFlight(t *testing.T) {
 	}
 }
 
-func upstreamMaxVersions(v *kversion.Versions) map[int16]int16 {
-	out := map[int16]int16{}
-	v.EachMaxKeyVersion(func(k, max int16) { out[k] = max })
-	return out
-}
-
 // TestOffsetsDownConverted: an upstream older than OffsetCommit/OffsetFetch
 // v9 (Kafka 2.8: v8 and v7). The proxy still advertises v9, and a streams
 // member's v9 commit and fetch reach the upstream at its versions, answered
 // in the client's layout; a v9 commit of a group the proxy does not serve is
 // down-converted too.
 func TestOffsetsDownConverted(t *testing.T) {
-	e := newOwnedEnv(t, func(e *ownedEnv) { e.upstream = kversion.V2_8_0() })
+	e := newEnv(t, func(e *env) { e.upstream = kversion.V2_8_0() })
 	versions, err := kmsg.NewPtrApiVersionsRequest().RequestWith(e.ctx, e.cl)
 	if err != nil {
 		t.Fatal(err)
@@ -532,7 +410,7 @@ func TestOffsetsDownConverted(t *testing.T) {
 // TestOffsetsCappedOnCurrentUpstream: an upstream at current versions
 // (OffsetCommit/OffsetFetch v10 and TxnOffsetCommit v6 name topics by id).
 // The proxy advertises at most v9 / v9 / v5, so clients negotiate versions
-// the adapter intercepts, and an owned group's commits are validated and
+// the routes intercept, and an owned group's commits are validated and
 // rewritten instead of going upstream unchecked (where they would fail).
 func TestOffsetsCappedOnCurrentUpstream(t *testing.T) {
 	t.Run("streams", func(t *testing.T) { testOffsetsCapped(t, false) })
@@ -546,7 +424,12 @@ func testOffsetsCapped(t *testing.T, migration bool) {
 	vs.SetMaxKeyVersion(int16(kmsg.TxnOffsetCommit), 6)
 	var mu sync.Mutex
 	upVersions := map[int16]int16{}
-	e := newOwnedEnv(t, func(e *ownedEnv) { e.upstream, e.migration = vs, migration })
+	e := newEnv(t, func(e *env) {
+		e.upstream = vs
+		if migration {
+			e.migration = &translate.MigrationConfig{}
+		}
+	})
 	e.cluster.KeepControl()
 	for _, k := range []int16{int16(kmsg.OffsetCommit), int16(kmsg.TxnOffsetCommit)} {
 		e.cluster.ControlKey(k, func(r kmsg.Request) (kmsg.Response, error, bool) {

@@ -1,13 +1,24 @@
+// Package route is the one routing table of the requests streamshift
+// intercepts: routes.go says which keys are served, at which versions, and
+// whether they are advertised; NN_name.go is the only handler of wire key
+// NN. A handler checks ownership (is the group the proxy's?), passes the
+// migration gate when the migration is on, then serves the request locally
+// (the coordinator), translates it (a classic member of a streams group) or
+// forwards it upstream, rewritten where the upstream must not see what the
+// client sent. Every other key goes upstream untouched without reaching
+// this package.
+//
+// The package sits above proxy, coordinator, coordinator/anchor and
+// translate: it is the only place that knows them all, and cmd/streamshift
+// builds it and registers it once (Routes.Register).
 package route
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
@@ -15,8 +26,7 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// Options wire the coordinator into the proxy for real clusters: ownership
-// of groups, the anchor members and the offset RPCs.
+// Options are what the routes serve with.
 type Options struct {
 	Coordinator *coordinator.Coordinator
 	// Ownership decides which groups are the proxy's; required.
@@ -32,12 +42,24 @@ type Options struct {
 	// new group does not wait a heartbeat interval for topics created just
 	// before the app started.
 	Metadata FreshMetadata
+	// CoordinatorNode returns the upstream node coordinating a group (for
+	// ListGroups: an owned group is listed by that broker only;
+	// FindCoordinatorNode). Nil: every broker lists it.
+	CoordinatorNode func(ctx context.Context, groupID string) (int32, error)
+	// Migration, if not nil, turns the online migration on (translate's
+	// doc.go): the classic group keys are routed too, and the offset and
+	// StreamsGroupHeartbeat routes pass the migration gate. Nil: the
+	// classic group keys go upstream untouched.
+	Migration *MigrationOptions
 	// AnchorWait bounds how long a commit waits for the anchor to join
 	// upstream before the client gets a retriable error. Default 20s.
 	AnchorWait time.Duration
 	// ClaimWait bounds the upstream check of a first join. Default 10s.
 	ClaimWait time.Duration
-	Log       zerolog.Logger
+	// AnchorLeaveTimeout bounds an anchor's leave before a DeleteGroups or
+	// OffsetDelete goes upstream. Default 10s.
+	AnchorLeaveTimeout time.Duration
+	Log                zerolog.Logger
 }
 
 // FreshMetadata is a metadata source that can fetch on demand
@@ -47,15 +69,18 @@ type FreshMetadata interface {
 	Refresh(ctx context.Context) error
 }
 
-// Adapter serves the streams groups through the proxy.
-type Adapter struct {
+// Routes serves the intercepted keys through the proxy.
+type Routes struct {
 	o Options
+	// mig is the online migration; nil when it is off.
+	mig *Migration
 }
 
-// New returns an adapter.
-func New(o Options) (*Adapter, error) {
+// New returns the route set. With o.Migration it also installs the
+// ownership's takeover hook.
+func New(o Options) (*Routes, error) {
 	if o.Coordinator == nil || o.Ownership == nil || o.Anchors == nil {
-		return nil, fmt.Errorf("proxyadapter: coordinator, ownership and anchors are required")
+		return nil, fmt.Errorf("route: coordinator, ownership and anchors are required")
 	}
 	if o.AnchorWait <= 0 {
 		o.AnchorWait = 20 * time.Second
@@ -63,98 +88,95 @@ func New(o Options) (*Adapter, error) {
 	if o.ClaimWait <= 0 {
 		o.ClaimWait = 10 * time.Second
 	}
-	return &Adapter{o: o}, nil
+	if o.AnchorLeaveTimeout <= 0 {
+		o.AnchorLeaveTimeout = 10 * time.Second
+	}
+	r := &Routes{o: o}
+	if o.Migration != nil {
+		m, err := newMigration(r, *o.Migration)
+		if err != nil {
+			return nil, err
+		}
+		r.mig = m
+		o.Ownership.SetTakeover(takeoverHook{m})
+	}
+	return r, nil
 }
 
-// offsetsMaxVersion is the newest OffsetCommit/OffsetFetch the adapter
-// serves: v9 is what streams members need (member epochs). v10 names topics
-// by id only; intercepting it would need an id <-> name map kept in step
-// with the upstream's topics for validation, the anchor rewrite and
-// down-conversion, for no gain, since a client that gets v9 advertised
-// speaks v9 (Kafka clients since 2.x pick the highest common version). So
-// the proxy caps both keys at v9 instead of forwarding v10 past the adapter,
-// where a streams group's commit would skip validation and, for an owned
-// group, fail upstream (its members are not the upstream group's).
-const offsetsMaxVersion = 9
+// Migration is the online migration of the routes, nil when it is off.
+func (r *Routes) Migration() *Migration { return r.mig }
 
-// txnOffsetsMaxVersion is the newest TxnOffsetCommit the adapter serves: v6
-// names topics by id only, so it is capped as OffsetCommit v10 is. v5 is the
-// KIP-890 version; the upstream's range applies below it.
-const txnOffsetsMaxVersion = 5
+// route is one intercepted key. Versions from 0 to max are served; a
+// client's request above max goes upstream untouched unless capped.
+type route struct {
+	key kmsg.Key
+	max int16
+	// advertise: ApiVersions answers list the key up to max whatever the
+	// upstream supports.
+	advertise bool
+	// capped: max also caps what ApiVersions advertises, and a request
+	// above it is refused instead of bypassing the route (proxy
+	// RegisterCapped): the topic-id versions of the offset keys, which the
+	// routes do not serve (offsetsMaxVersion).
+	capped bool
+	// migration: routed only with the migration on.
+	migration bool
+	serve     proxy.InterceptorFunc
+}
 
-// Register routes the streams-group RPCs and the offset RPCs of p to the
-// adapter. OffsetCommit and OffsetFetch are advertised up to v9 even when
-// the upstream is older (they are down-converted) and at most v9 when it is
-// newer; TxnOffsetCommit is capped at v5.
-func (a *Adapter) Register(p *proxy.Proxy) error {
-	regs := []struct {
-		key       kmsg.Key
-		max       int16
-		advertise bool
-		i         proxy.InterceptorFunc
-	}{
-		{kmsg.StreamsGroupHeartbeat, 1, true, a.heartbeat},
-		{kmsg.StreamsGroupDescribe, 1, true, a.describe},
-		{kmsg.OffsetCommit, offsetsMaxVersion, true, a.offsetCommit},
-		{kmsg.OffsetFetch, offsetsMaxVersion, true, a.offsetFetch},
-		// TxnOffsetCommit keeps the upstream's range: a newer version may
-		// change the transaction protocol (KIP-890), not just the layout.
-		{kmsg.TxnOffsetCommit, min(a.upstreamMax(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), false, a.txnOffsetCommit},
+// table is every intercepted key, in key order.
+//
+// OffsetCommit and OffsetFetch are advertised up to v9 even when the
+// upstream is older (they are down-converted) and at most v9 when it is
+// newer. TxnOffsetCommit keeps the upstream's range up to v5: a newer
+// version may change the transaction protocol (KIP-890), not just the
+// layout. The classic group keys and the admin keys keep the upstream's
+// versions (the admin ones capped to what kmsg decodes) and are not
+// advertised.
+func (r *Routes) table() []route {
+	up := r.upstreamMax
+	top := func(k kmsg.Key) int16 { return kmsg.RequestForKey(int16(k)).MaxVersion() }
+	return []route{
+		{key: kmsg.OffsetCommit, max: offsetsMaxVersion, advertise: true, capped: true, serve: r.offsetCommit},
+		{key: kmsg.OffsetFetch, max: offsetsMaxVersion, advertise: true, capped: true, serve: r.offsetFetch},
+		{key: kmsg.JoinGroup, max: up(int16(kmsg.JoinGroup)), migration: true, serve: r.joinGroup},
+		{key: kmsg.Heartbeat, max: up(int16(kmsg.Heartbeat)), migration: true, serve: r.heartbeat},
+		{key: kmsg.LeaveGroup, max: up(int16(kmsg.LeaveGroup)), migration: true, serve: r.leaveGroup},
+		{key: kmsg.SyncGroup, max: up(int16(kmsg.SyncGroup)), migration: true, serve: r.syncGroup},
+		{key: kmsg.DescribeGroups, max: top(kmsg.DescribeGroups), serve: r.describeGroups},
+		{key: kmsg.ListGroups, max: top(kmsg.ListGroups), serve: r.listGroups},
+		{key: kmsg.TxnOffsetCommit, max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true, serve: r.txnOffsetCommit},
+		{key: kmsg.DescribeConfigs, max: top(kmsg.DescribeConfigs), serve: r.describeConfigs},
+		{key: kmsg.DeleteGroups, max: top(kmsg.DeleteGroups), serve: r.deleteGroups},
+		{key: kmsg.IncrementalAlterConfigs, max: top(kmsg.IncrementalAlterConfigs), serve: r.incrementalAlterConfigs},
+		{key: kmsg.OffsetDelete, max: top(kmsg.OffsetDelete), serve: r.offsetDelete},
+		{key: kmsg.StreamsGroupHeartbeat, max: 1, advertise: true, serve: r.streamsGroupHeartbeat},
+		{key: kmsg.StreamsGroupDescribe, max: 1, advertise: true, serve: r.streamsGroupDescribe},
 	}
-	for _, r := range regs {
+}
+
+// active is the table without the migration's keys when it is off.
+func (r *Routes) active() []route {
+	var out []route
+	for _, rt := range r.table() {
+		if !rt.migration || r.mig != nil {
+			out = append(out, rt)
+		}
+	}
+	return out
+}
+
+// Register routes the active keys of p to r, once: the proxy refuses a key
+// registered twice.
+func (r *Routes) Register(p *proxy.Proxy) error {
+	for _, rt := range r.active() {
 		register := p.Register
-		if offsetKeyCapped(r.key) {
+		if rt.capped {
 			register = p.RegisterCapped
 		}
-		if err := register(int16(r.key), 0, r.max, r.advertise, r.i); err != nil {
-			return fmt.Errorf("register streams groups: %w", err)
+		if err := register(int16(rt.key), 0, rt.max, rt.advertise, rt.serve); err != nil {
+			return fmt.Errorf("route key %d (%s): %w", rt.key, rt.key.Name(), err)
 		}
 	}
 	return nil
-}
-
-// offsetKeyCapped reports the offset keys registered with RegisterCapped,
-// whose topic-id versions must not be advertised nor reach the upstream.
-func offsetKeyCapped(k kmsg.Key) bool {
-	return k == kmsg.OffsetCommit || k == kmsg.OffsetFetch || k == kmsg.TxnOffsetCommit
-}
-
-// upstreamMax is the newest version of key the upstream speaks, capped to
-// what kmsg knows.
-func (a *Adapter) upstreamMax(key int16) int16 {
-	top := kmsg.RequestForKey(key).MaxVersion()
-	if v, ok := a.o.UpstreamMaxVersions[key]; ok && v < top {
-		return v
-	}
-	return top
-}
-
-func (a *Adapter) describe(req *proxy.Request, out proxy.Outcome) {
-	client := coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
-	if !a.o.Coordinator.Handle(req.Body, client, out.Respond) {
-		out.Forward()
-	}
-}
-
-// requestContext ends when the client connection closes or after d.
-func requestContext(req *proxy.Request, d time.Duration) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	go func() {
-		select {
-		case <-req.Done():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, cancel
-}
-
-// kafkaCode is the Kafka error code err wraps (UNKNOWN_SERVER_ERROR if
-// none).
-func kafkaCode(err error) int16 {
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke.Code
-	}
-	return kerr.UnknownServerError.Code
 }
