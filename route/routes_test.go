@@ -2,9 +2,12 @@ package route
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
 )
 
 // TestRoutesTable: the keys registered, their versions, which are
@@ -80,5 +83,23 @@ func TestRoutesTable(t *testing.T) {
 				t.Errorf("key %d up to v%d, want v%d", rt.key, rt.max, offsetsMaxVersion)
 			}
 		}
+	}
+}
+
+// TestRegisterOnce: the routes are registered once; registering them again
+// (or a second route set) is refused by the proxy, naming the key, instead
+// of silently replacing the first handlers.
+func TestRegisterOnce(t *testing.T) {
+	p, err := proxy.New(proxy.Options{Upstream: []string{"x:1"}, Listen: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := &Routes{mig: &Migration{}}
+	if err := rs.Register(p); err != nil {
+		t.Fatal(err)
+	}
+	err = (&Routes{}).Register(p)
+	if err == nil || !strings.Contains(err.Error(), "already registered") || !strings.Contains(err.Error(), "OffsetCommit") {
+		t.Fatalf("second registration: %v, want OffsetCommit already registered", err)
 	}
 }
