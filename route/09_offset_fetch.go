@@ -84,20 +84,20 @@ func (rs *Routes) offsetFetchGated(req *proxy.Request, out proxy.Outcome) {
 		}
 		fwd.Groups = append(fwd.Groups, g)
 	}
-	if len(fwd.Groups) == 0 {
-		resp := kmsg.NewPtrOffsetFetchResponse()
-		resp.Groups = refused
-		out.Respond(resp)
-		return
-	}
 	v := min(req.Version, up)
-	send, err := offsetFetchDown(&fwd, v)
-	if err != nil {
-		out.Respond(offsetFetchAll(r, err))
-		return
+	var send kmsg.Request
+	if len(fwd.Groups) > 0 {
+		down, err := offsetFetchDown(&fwd, v)
+		if err != nil {
+			out.Respond(offsetFetchAll(r, err))
+			return
+		}
+		send = down
 	}
-	out.ForwardRewritten(send, v, func(resp kmsg.Response) kmsg.Response {
-		fr := offsetFetchUp(resp.(*kmsg.OffsetFetchResponse), &fwd, v)
+	// Every group is either refused here or forwarded (an owned one without
+	// its member fields), so the request is never forwarded untouched.
+	splitForward(req, out, 1, len(fwd.Groups), func() kmsg.Request { return send }, v, func(fr *kmsg.OffsetFetchResponse) *kmsg.OffsetFetchResponse {
+		fr = offsetFetchUp(fr, &fwd, v)
 		fr.Groups = append(fr.Groups, refused...)
 		return fr
 	})

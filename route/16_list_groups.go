@@ -11,9 +11,10 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// listGroups merges the owned groups into ListGroups, with protocol type
-// and group type "streams" and their state, honouring the states and types
-// filters as Kafka does.
+// listGroups routes ListGroups at the upstream's versions (capped to what
+// kmsg decodes), unadvertised. It merges the owned groups into ListGroups,
+// with protocol type and group type "streams" and their state, honouring
+// the states and types filters as Kafka does.
 //
 // The upstream lists an owned group as a classic group (the anchor is its
 // member) on exactly one broker, its coordinator, as Kafka lists a streams
@@ -36,10 +37,6 @@ func (rs *Routes) listGroups(req *proxy.Request, out proxy.Outcome) {
 		out.Forward()
 		return
 	}
-	if len(owned) == 0 {
-		out.Forward()
-		return
-	}
 	states := map[string]bool{}
 	for _, s := range r.StatesFilter {
 		states[strings.ToLower(strings.TrimSpace(s))] = true
@@ -54,10 +51,13 @@ func (rs *Routes) listGroups(req *proxy.Request, out proxy.Outcome) {
 		ok := listsType(r.TypesFilter, "streams") && (len(states) == 0 || states[g.State.StateFilterName()])
 		return lg, ok
 	}
-	fwd := *r
-	fwd.StatesFilter, fwd.TypesFilter = nil, nil
-	out.ForwardRewritten(&fwd, req.Version, func(resp kmsg.Response) kmsg.Response {
-		lr := resp.(*kmsg.ListGroupsResponse)
+	rest := func() kmsg.Request {
+		fwd := *r
+		fwd.StatesFilter, fwd.TypesFilter = nil, nil
+		return &fwd
+	}
+	// Every listing goes upstream: the upstream lists all other groups.
+	splitForward(req, out, len(owned), 1, rest, req.Version, func(lr *kmsg.ListGroupsResponse) *kmsg.ListGroupsResponse {
 		kept := make([]kmsg.ListGroupsResponseGroup, 0, len(lr.Groups))
 		seen := map[string]bool{}
 		for _, g := range lr.Groups {

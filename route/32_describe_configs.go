@@ -12,8 +12,8 @@ import (
 // streams.* settings made here before it was owned (the upstream would not
 // know them). Every other resource, GROUP ones included (a 3.9 broker does
 // not know them), goes upstream as it is.
-func (rs *Routes) describesGroupResource(typ kmsg.ConfigResourceType, name string) bool {
-	return typ == kmsg.ConfigResourceTypeGroupConfig && (rs.o.Coordinator.Owns(name) || rs.o.Coordinator.HasGroupConfigs(name))
+func (rs *Routes) describesGroupResource(res kmsg.DescribeConfigsRequestResource) bool {
+	return res.ResourceType == kmsg.ConfigResourceTypeGroupConfig && (rs.o.Coordinator.Owns(res.ResourceName) || rs.o.Coordinator.HasGroupConfigs(res.ResourceName))
 }
 
 // describeConfigs describes the streams.* configs of owned groups' GROUP
@@ -22,37 +22,17 @@ func (rs *Routes) describesGroupResource(typ kmsg.ConfigResourceType, name strin
 // their default. A mixed request is split; results keep request order.
 func (rs *Routes) describeConfigs(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.DescribeConfigsRequest)
-	owned := make([]bool, len(r.Resources))
-	var upstream []kmsg.DescribeConfigsRequestResource
-	for i, res := range r.Resources {
-		if owned[i] = rs.describesGroupResource(res.ResourceType, res.ResourceName); !owned[i] {
-			upstream = append(upstream, res)
-		}
+	owned, upstream := servedHere(r.Resources, rs.describesGroupResource)
+	rest := func() kmsg.Request {
+		fwd := *r
+		fwd.Resources = upstream
+		return &fwd
 	}
-	if len(upstream) == len(r.Resources) {
-		out.Forward()
-		return
-	}
-	merge := func(up []kmsg.DescribeConfigsResponseResource) []kmsg.DescribeConfigsResponseResource {
-		local := func(i int) (kmsg.DescribeConfigsResponseResource, bool) {
-			if !owned[i] {
-				return kmsg.DescribeConfigsResponseResource{}, false
-			}
-			return rs.describeGroupResource(r.Resources[i], r.IncludeSynonyms, r.IncludeDocumentation), true
-		}
-		return mergeByPosition(len(r.Resources), local, up)
-	}
-	if len(upstream) == 0 {
-		resp := kmsg.NewPtrDescribeConfigsResponse()
-		resp.Resources = merge(nil)
-		out.Respond(resp)
-		return
-	}
-	fwd := *r
-	fwd.Resources = upstream
-	out.ForwardRewritten(&fwd, req.Version, func(resp kmsg.Response) kmsg.Response {
-		dr := resp.(*kmsg.DescribeConfigsResponse)
-		dr.Resources = merge(dr.Resources)
+	splitForward(req, out, len(r.Resources)-len(upstream), len(upstream), rest, req.Version, func(dr *kmsg.DescribeConfigsResponse) *kmsg.DescribeConfigsResponse {
+		local := answeredHere(owned, func(i int) kmsg.DescribeConfigsResponseResource {
+			return rs.describeGroupResource(r.Resources[i], r.IncludeSynonyms, r.IncludeDocumentation)
+		})
+		dr.Resources = mergeByPosition(len(r.Resources), local, dr.Resources)
 		return dr
 	})
 }

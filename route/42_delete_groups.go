@@ -10,7 +10,9 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// deleteGroups deletes owned groups as Kafka deletes a streams group:
+// deleteGroups routes DeleteGroups at the upstream's versions (capped to
+// what kmsg decodes), unadvertised. It deletes owned groups as Kafka deletes
+// a streams group:
 // NON_EMPTY_GROUP unless it is Empty; otherwise its state goes (tombstones in
 // the group log), then its anchor leaves the upstream group, and the
 // DeleteGroups forwarded for it deletes the committed offsets upstream. Other
@@ -35,32 +37,23 @@ func (rs *Routes) deleteGroups(req *proxy.Request, out proxy.Outcome) {
 		deleted[id] = true
 		upstream = append(upstream, id)
 	}
-	if len(local) == 0 && len(deleted) == 0 {
-		out.Forward()
-		return
+	rest := func() kmsg.Request {
+		fwd := *r
+		fwd.Groups = upstream
+		return &fwd
 	}
-	merge := func(up []kmsg.DeleteGroupsResponseGroup) []kmsg.DeleteGroupsResponseGroup {
-		for i := range up {
-			if deleted[up[i].Group] && up[i].ErrorCode == kerr.GroupIDNotFound.Code {
+	// A deleted group counts as answered here: its DeleteGroups goes
+	// upstream only to delete its offsets, and the answer is adjusted.
+	splitForward(req, out, len(local)+len(deleted), len(upstream), rest, req.Version, func(dr *kmsg.DeleteGroupsResponse) *kmsg.DeleteGroupsResponse {
+		for i := range dr.Groups {
+			if deleted[dr.Groups[i].Group] && dr.Groups[i].ErrorCode == kerr.GroupIDNotFound.Code {
 				// The group never committed offsets upstream: deleting our
 				// state was all there was to do.
-				up[i].ErrorCode = 0
+				dr.Groups[i].ErrorCode = 0
 			}
 		}
 		byLocal := func(i int) (kmsg.DeleteGroupsResponseGroup, bool) { g, ok := local[i]; return g, ok }
-		return mergeByID(r.Groups, byLocal, up, func(g kmsg.DeleteGroupsResponseGroup) string { return g.Group })
-	}
-	if len(upstream) == 0 {
-		resp := kmsg.NewPtrDeleteGroupsResponse()
-		resp.Groups = merge(nil)
-		out.Respond(resp)
-		return
-	}
-	fwd := *r
-	fwd.Groups = upstream
-	out.ForwardRewritten(&fwd, req.Version, func(resp kmsg.Response) kmsg.Response {
-		dr := resp.(*kmsg.DeleteGroupsResponse)
-		dr.Groups = merge(dr.Groups)
+		dr.Groups = mergeByID(r.Groups, byLocal, dr.Groups, func(g kmsg.DeleteGroupsResponseGroup) string { return g.Group })
 		return dr
 	})
 }

@@ -7,47 +7,31 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// incrementalAlterConfigs alters the streams.* configs of the GROUP
-// resources served locally (altersGroupResource), validated as Kafka 4.4
-// validates group configs (INVALID_CONFIG with Kafka's messages; a resource's operations apply all
+// incrementalAlterConfigs routes IncrementalAlterConfigs at the upstream's
+// versions (capped to what kmsg decodes), unadvertised. It alters the
+// streams.* configs of the GROUP resources served locally
+// (altersGroupResource), validated as Kafka 4.4 validates group configs
+// (INVALID_CONFIG with Kafka's messages; a resource's operations apply all
 // or nothing). A mixed request is split; results keep request order.
 func (rs *Routes) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
-	owned := make([]bool, len(r.Resources))
-	var upstream []kmsg.IncrementalAlterConfigsRequestResource
-	for i, res := range r.Resources {
-		if owned[i] = rs.altersGroupResource(res); !owned[i] {
-			upstream = append(upstream, res)
-		}
-	}
-	if len(upstream) == len(r.Resources) {
-		out.Forward()
-		return
-	}
+	owned, upstream := servedHere(r.Resources, rs.altersGroupResource)
+	// The alterations apply before the rest goes upstream, as a broker
+	// answers once it has applied them.
 	local := make(map[int]kmsg.IncrementalAlterConfigsResponseResource, len(r.Resources)-len(upstream))
 	for i, rr := range r.Resources {
 		if owned[i] {
 			local[i] = rs.alterGroupResource(rr, r.ValidateOnly)
 		}
 	}
-	merge := func(up []kmsg.IncrementalAlterConfigsResponseResource) []kmsg.IncrementalAlterConfigsResponseResource {
-		byLocal := func(i int) (kmsg.IncrementalAlterConfigsResponseResource, bool) {
-			res, ok := local[i]
-			return res, ok && owned[i]
-		}
-		return mergeByPosition(len(r.Resources), byLocal, up)
+	rest := func() kmsg.Request {
+		fwd := *r
+		fwd.Resources = upstream
+		return &fwd
 	}
-	if len(upstream) == 0 {
-		resp := kmsg.NewPtrIncrementalAlterConfigsResponse()
-		resp.Resources = merge(nil)
-		out.Respond(resp)
-		return
-	}
-	fwd := *r
-	fwd.Resources = upstream
-	out.ForwardRewritten(&fwd, req.Version, func(resp kmsg.Response) kmsg.Response {
-		ar := resp.(*kmsg.IncrementalAlterConfigsResponse)
-		ar.Resources = merge(ar.Resources)
+	splitForward(req, out, len(local), len(upstream), rest, req.Version, func(ar *kmsg.IncrementalAlterConfigsResponse) *kmsg.IncrementalAlterConfigsResponse {
+		byLocal := answeredHere(owned, func(i int) kmsg.IncrementalAlterConfigsResponseResource { return local[i] })
+		ar.Resources = mergeByPosition(len(r.Resources), byLocal, ar.Resources)
 		return ar
 	})
 }

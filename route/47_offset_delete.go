@@ -8,7 +8,8 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// offsetDelete answers GROUP_SUBSCRIBED_TO_TOPIC for every partition of a
+// offsetDelete routes OffsetDelete at the upstream's versions (capped to what
+// kmsg decodes), unadvertised. It answers GROUP_SUBSCRIBED_TO_TOPIC for every partition of a
 // source (or repartition-source) topic of a non-empty owned group, as Kafka
 // does for a streams group, and forwards the rest of the request. Offsets
 // live upstream, so deleting them is always the upstream's work.
@@ -31,10 +32,10 @@ func (rs *Routes) offsetDelete(req *proxy.Request, out proxy.Outcome) {
 		return
 	}
 	var refused []kmsg.OffsetDeleteResponseTopic
-	var rest []kmsg.OffsetDeleteRequestTopic
+	var upstream []kmsg.OffsetDeleteRequestTopic
 	for _, t := range r.Topics {
 		if !sum.SourceTopics[t.Topic] {
-			rest = append(rest, t)
+			upstream = append(upstream, t)
 			continue
 		}
 		rt := kmsg.NewOffsetDeleteResponseTopic()
@@ -46,20 +47,14 @@ func (rs *Routes) offsetDelete(req *proxy.Request, out proxy.Outcome) {
 		}
 		refused = append(refused, rt)
 	}
-	if len(refused) == 0 {
-		out.Forward()
-		return
+	rest := func() kmsg.Request {
+		fwd := *r
+		fwd.Topics = upstream
+		return &fwd
 	}
-	if len(rest) == 0 {
-		resp := kmsg.NewPtrOffsetDeleteResponse()
-		resp.Topics = refused
-		out.Respond(resp)
-		return
-	}
-	fwd := *r
-	fwd.Topics = rest
-	out.ForwardRewritten(&fwd, req.Version, func(resp kmsg.Response) kmsg.Response {
-		or := resp.(*kmsg.OffsetDeleteResponse)
+	splitForward(req, out, len(refused), len(upstream), rest, req.Version, func(or *kmsg.OffsetDeleteResponse) *kmsg.OffsetDeleteResponse {
+		// A group-level error (say, the group is gone upstream) answers
+		// the whole request, as Kafka's does.
 		if or.ErrorCode == 0 {
 			or.Topics = append(or.Topics, refused...)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -157,6 +158,29 @@ func (c *classicMember) commit(offset int64) int16 {
 	return 0
 }
 
+// classicLeader is a classic member (on broker, nil: the env's connection)
+// that formed group "legacy" upstream alone: joined, synced as its leader
+// (every partition of "in"), and heartbeating.
+func (e *env) classicLeader(broker *kgo.Broker) *classicMember {
+	e.t.Helper()
+	c := &classicMember{e: e, t: e.t, broker: broker}
+	c.join()
+	c.sync(true)
+	if code := c.heartbeat(); code != 0 {
+		e.t.Fatalf("heartbeat upstream: %v", kerr.ErrorForCode(code))
+	}
+	return c
+}
+
+// takeOver joins streams member s1 to "legacy", a live classic group
+// upstream: the join takes the group over.
+func (e *env) takeOver() {
+	e.t.Helper()
+	if resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker); err != nil || resp.ErrorCode != 0 {
+		e.t.Fatalf("takeover join: %v %v", err, resp)
+	}
+}
+
 // TestOnlineTakeover: a classic "stream" member holds group "legacy"
 // upstream through the proxy; a streams-protocol member joins; the proxy
 // takes the group over (the upstream group then holds only the anchor), the
@@ -259,12 +283,7 @@ func TestOnlineTakeover(t *testing.T) {
 // and the classic member is untouched.
 func TestTakeoverRefusedByPolicy(t *testing.T) {
 	e := newEnv(t, withMigration(translate.MigrationDowngrade))
-	c := &classicMember{e: e, t: t}
-	c.join()
-	c.sync(true)
-	if code := c.heartbeat(); code != 0 {
-		t.Fatalf("heartbeat upstream: %v", kerr.ErrorForCode(code))
-	}
+	c := e.classicLeader(nil)
 	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)
 	if err != nil {
 		t.Fatal(err)
@@ -288,16 +307,8 @@ func TestTakeoverRefusedByPolicy(t *testing.T) {
 // which no longer holds the anchor.
 func TestOnlineHandBack(t *testing.T) {
 	e := newEnv(t, withMigration(translate.MigrationBidirectional))
-	c := &classicMember{e: e, t: t}
-	c.join()
-	c.sync(true)
-	if code := c.heartbeat(); code != 0 {
-		t.Fatalf("heartbeat upstream: %v", kerr.ErrorForCode(code))
-	}
-	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)
-	if err != nil || resp.ErrorCode != 0 {
-		t.Fatalf("takeover join: %v %v", err, resp)
-	}
+	c := e.classicLeader(nil)
+	e.takeOver()
 	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	leave.Group, leave.MemberID, leave.MemberEpoch = "legacy", "s1", -1
 	if lr, err := leave.RequestWith(e.ctx, e.broker); err != nil || lr.ErrorCode != 0 {
@@ -328,20 +339,27 @@ func TestOnlineHandBack(t *testing.T) {
 	if got := c.sync(true); len(got) != 4 {
 		t.Fatalf("classic member owns %v after the hand-back", got)
 	}
-	if e.coord.Owns("legacy") {
-		t.Fatal("the coordinator still holds the group after the hand-back")
-	}
-	described, err := e.adm.DescribeGroups(e.ctx, "legacy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := described["legacy"]
+	up := e.handedBack()
 	if len(up.Members) != 1 || up.Protocol != "stream" || up.Members[0].MemberID != c.id {
 		t.Fatalf("upstream group after the hand-back: state %s protocol %s members %+v", up.State, up.Protocol, up.Members)
 	}
 	if code := c.commit(9); code != 0 {
 		t.Fatalf("classic commit upstream after the hand-back: %v", kerr.ErrorForCode(code))
 	}
+}
+
+// handedBack checks that the coordinator no longer holds group "legacy"
+// and returns the upstream's description of it.
+func (e *env) handedBack() kadm.DescribedGroup {
+	e.t.Helper()
+	if e.coord.Owns("legacy") {
+		e.t.Fatal("the coordinator still holds the group after the hand-back")
+	}
+	described, err := e.adm.DescribeGroups(e.ctx, "legacy")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return described["legacy"]
 }
 
 // memberConn opens a connection of its own to the group's coordinator
@@ -361,15 +379,8 @@ func (e *env) memberConn(clientID string) *kgo.Broker {
 // on the same connections, which answer every later request in order.
 func TestHandBackOnMembersConnections(t *testing.T) {
 	e := newEnv(t, withMigration(translate.MigrationBidirectional))
-	a := &classicMember{e: e, t: t, broker: e.memberConn("app-a")}
-	a.join()
-	a.sync(true)
-	if code := a.heartbeat(); code != 0 {
-		t.Fatalf("heartbeat upstream: %v", kerr.ErrorForCode(code))
-	}
-	if resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker); err != nil || resp.ErrorCode != 0 {
-		t.Fatalf("takeover join: %v %v", err, resp)
-	}
+	a := e.classicLeader(e.memberConn("app-a"))
+	e.takeOver()
 	b := &classicMember{e: e, t: t, broker: e.memberConn("app-b")}
 	b.join() // served by the streams group now
 	b.sync(false)
@@ -458,14 +469,7 @@ func TestHandBackOnMembersConnections(t *testing.T) {
 			t.Fatalf("classic cycle upstream: %v", err)
 		}
 	}
-	if e.coord.Owns("legacy") {
-		t.Fatal("the coordinator still holds the group after the hand-back")
-	}
-	described, err := e.adm.DescribeGroups(e.ctx, "legacy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	up := described["legacy"]
+	up := e.handedBack()
 	if up.Protocol != "stream" || len(up.Members) != 2 {
 		t.Fatalf("upstream group after the hand-back: state %s protocol %s members %+v", up.State, up.Protocol, up.Members)
 	}
@@ -483,18 +487,10 @@ func (c *classicMember) classicCycle(ctx context.Context) error {
 	pt, pn := "consumer", "stream"
 	for {
 		jr, err := c.joinRequest().RequestWith(ctx, c.conn())
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: join: %w", c.id, err)
-		}
-		switch jr.ErrorCode {
-		case 0:
-		case kerr.RebalanceInProgress.Code:
+		if ended, rejoin, err := c.answered(ctx, "join", err, func() int16 { return jr.ErrorCode }); ended || err != nil {
+			return err
+		} else if rejoin {
 			continue
-		default:
-			return fmt.Errorf("%s: join: %v", c.id, kerr.ErrorForCode(jr.ErrorCode))
 		}
 		c.generation = jr.Generation
 		sr := kmsg.NewPtrSyncGroupRequest()
@@ -512,17 +508,10 @@ func (c *classicMember) classicCycle(ctx context.Context) error {
 			}
 		}
 		sresp, err := sr.RequestWith(ctx, c.conn())
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%s: sync: %w", c.id, err)
-		}
-		if sresp.ErrorCode == kerr.RebalanceInProgress.Code {
+		if ended, rejoin, err := c.answered(ctx, "sync", err, func() int16 { return sresp.ErrorCode }); ended || err != nil {
+			return err
+		} else if rejoin {
 			continue
-		}
-		if sresp.ErrorCode != 0 {
-			return fmt.Errorf("%s: sync: %v", c.id, kerr.ErrorForCode(sresp.ErrorCode))
 		}
 		for {
 			select {
@@ -533,20 +522,31 @@ func (c *classicMember) classicCycle(ctx context.Context) error {
 			hr := kmsg.NewPtrHeartbeatRequest()
 			hr.Group, hr.MemberID, hr.Generation = "legacy", c.id, c.generation
 			hresp, err := hr.RequestWith(ctx, c.conn())
-			if ctx.Err() != nil {
-				return nil
-			}
-			if err != nil {
-				return fmt.Errorf("%s: heartbeat: %w", c.id, err)
-			}
-			if hresp.ErrorCode == kerr.RebalanceInProgress.Code {
+			if ended, rejoin, err := c.answered(ctx, "heartbeat", err, func() int16 { return hresp.ErrorCode }); ended || err != nil {
+				return err
+			} else if rejoin {
 				break
-			}
-			if hresp.ErrorCode != 0 {
-				return fmt.Errorf("%s: heartbeat: %v", c.id, kerr.ErrorForCode(hresp.ErrorCode))
 			}
 		}
 	}
+}
+
+// answered sorts an answer of classicCycle: ended (ctx is done: the cycle
+// ends without error), rejoin (REBALANCE_IN_PROGRESS) or a failure (a lost
+// answer or any other error). code is read only when the request got an
+// answer.
+func (c *classicMember) answered(ctx context.Context, what string, err error, code func() int16) (ended, rejoin bool, fail error) {
+	switch {
+	case ctx.Err() != nil:
+		return true, false, nil
+	case err != nil:
+		return false, false, fmt.Errorf("%s: %s: %w", c.id, what, err)
+	case code() == kerr.RebalanceInProgress.Code:
+		return false, true, nil
+	case code() != 0:
+		return false, false, fmt.Errorf("%s: %s: %v", c.id, what, kerr.ErrorForCode(code()))
+	}
+	return false, false, nil
 }
 
 // TestClassicGroupsNotServedGoStraightUpstream: with the migration on, a
@@ -585,18 +585,11 @@ func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 		t.Fatalf("plain consumer group: %d requests forwarded directly, %d through the translator; want join, sync, heartbeats and leave directly", d, tr)
 	}
 
-	c := &classicMember{e: e, t: t}
-	c.join()
-	c.sync(true)
-	if code := c.heartbeat(); code != 0 {
-		t.Fatalf("heartbeat upstream: %v", kerr.ErrorForCode(code))
-	}
+	c := e.classicLeader(nil)
 	if tr := m.translated.Load(); tr != 0 {
 		t.Fatalf("%d requests of a classic group not taken over went through the translator", tr)
 	}
-	if resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker); err != nil || resp.ErrorCode != 0 {
-		t.Fatalf("takeover join: %v %v", err, resp)
-	}
+	e.takeOver()
 	before := m.direct.Load()
 	if code := c.heartbeat(); code != 0 && code != kerr.RebalanceInProgress.Code {
 		t.Fatalf("classic heartbeat after the takeover: %v", kerr.ErrorForCode(code))
