@@ -29,12 +29,12 @@ func TestMigrationGate(t *testing.T) {
 	if held != 3 {
 		t.Fatalf("%d requests reported held, want 3", held)
 	}
-	if got := <-ran; got != 100 {
+	if got := next(t, ran); got != 100 {
 		t.Fatalf("ran %d first, want the other group's request", got)
 	}
 	answered()
 	answered() // a second call is ignored
-	<-drained
+	waitClosed(t, drained, "the drain after the last answer")
 	select {
 	case got := <-ran:
 		t.Fatalf("request %d ran while held", got)
@@ -42,18 +42,18 @@ func TestMigrationGate(t *testing.T) {
 	}
 	g.Release("app")
 	for want := 0; want < 3; want++ {
-		if got := <-ran; got != want {
+		if got := next(t, ran); got != want {
 			t.Fatalf("released request %d, want %d (arrival order)", got, want)
 		}
 	}
 	// Idle again: requests pass, Hold drains at once.
 	g.enter("app", func(answered func()) { answered(); ran <- 7 }, func() { t.Error("held while idle") })
-	if got := <-ran; got != 7 {
+	if got := next(t, ran); got != 7 {
 		t.Fatalf("ran %d", got)
 	}
 	again := make(chan struct{})
 	g.Hold("app", func() { close(again) })
-	<-again
+	waitClosed(t, again, "the drain of an idle group")
 	g.Release("app")
 }
 
@@ -64,7 +64,7 @@ func TestMigrationGateDrainTimeout(t *testing.T) {
 	g.sent("app")
 	drained := make(chan struct{})
 	g.Hold("app", func() { close(drained) })
-	<-drained
+	waitClosed(t, drained, "the drain past its timeout")
 	g.Release("app")
 }
 
@@ -83,6 +83,32 @@ func TestMigrationGateCountsOnEntry(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 	answered()
-	<-drained
+	waitClosed(t, drained, "the drain after the answer")
 	g.Release("app")
+}
+
+// gateWait bounds every wait of the gate tests: a gate that never drains or
+// never releases fails the test instead of hanging it.
+const gateWait = 10 * time.Second
+
+// waitClosed waits for ch to be closed, failing the test after gateWait.
+func waitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(gateWait):
+		t.Fatalf("%s never happened (waited %v)", what, gateWait)
+	}
+}
+
+// next is the next request the gate let run, failing the test after gateWait.
+func next(t *testing.T, ran <-chan int) int {
+	t.Helper()
+	select {
+	case got := <-ran:
+		return got
+	case <-time.After(gateWait):
+		t.Fatalf("no request ran within %v", gateWait)
+		return 0
+	}
 }
