@@ -10,9 +10,10 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// streamsGroupHeartbeat serves StreamsGroupHeartbeat v0-v1 (advertised:
-// no upstream before Kafka 4.1 knows it). With the migration on, a join of a
-// live classic group upstream first takes it over (Migration.maybeTakeOver).
+// streamsGroupHeartbeat serves StreamsGroupHeartbeat v0-v1, advertised
+// whatever the upstream knows (the proxy is the streams-group coordinator).
+// With the migration on, a join of a live classic group upstream first
+// takes it over (Migration.maybeTakeOver).
 // Then the heartbeat is gated on ownership before the coordinator serves it:
 //   - a join (epoch 0) of a group the proxy does not serve yet asks the
 //     upstream first (Ownership.Claim), and is refused if the upstream has a

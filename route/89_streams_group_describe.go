@@ -2,8 +2,8 @@ package route
 
 import "github.com/streamshift/streamshift/proxy"
 
-// streamsGroupDescribe serves StreamsGroupDescribe v0-v1 (advertised: no
-// upstream before Kafka 4.1 knows it) from the coordinator, for every group:
+// streamsGroupDescribe serves StreamsGroupDescribe v0-v1, advertised
+// whatever the upstream knows, from the coordinator, for every group:
 // the coordinator answers for a group it does not hold as Kafka does.
 // Handle takes every request of this key; Forward is only the answer to a
 // request it would not take.

@@ -112,9 +112,6 @@ func (m *Migration) logTakenOver(st coordinator.ClassicGroupState) {
 	}
 }
 
-// Translator is the translator serving the classic members.
-func (m *Migration) Translator() *translate.Translator { return m.t }
-
 // heldAlive: a member's request held by a takeover's gate shows that its
 // session is alive, as the upstream would have seen had it been forwarded.
 func (m *Migration) heldAlive(group string, req kmsg.Request) {

@@ -557,7 +557,7 @@ func (c *classicMember) answered(ctx context.Context, what string, err error, co
 // straight up.
 func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 	e := newEnv(t, withMigration(translate.MigrationBidirectional))
-	m := e.routes.Migration()
+	m := e.routes.mig
 	assigned := make(chan struct{}, 1)
 	plain, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID("plain"), kgo.ConsumerGroup("plain"), kgo.ConsumeTopics("in"),
 		kgo.HeartbeatInterval(100*time.Millisecond),
@@ -607,7 +607,7 @@ func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 // proxy were not there.
 func TestTakeoverDrainsDirectForwards(t *testing.T) {
 	e := newEnv(t, withMigration(translate.MigrationBidirectional))
-	m := e.routes.Migration()
+	m := e.routes.mig
 	a := &classicMember{e: e, t: t, sessionMs: 6000, rebalanceMs: 2000}
 	a.join()
 	a.sync(true)

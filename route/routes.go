@@ -91,20 +91,17 @@ func New(o Options) (*Routes, error) {
 	if o.AnchorLeaveTimeout <= 0 {
 		o.AnchorLeaveTimeout = 10 * time.Second
 	}
-	r := &Routes{o: o}
+	rs := &Routes{o: o}
 	if o.Migration != nil {
-		m, err := newMigration(r, *o.Migration)
+		m, err := newMigration(rs, *o.Migration)
 		if err != nil {
 			return nil, err
 		}
-		r.mig = m
+		rs.mig = m
 		o.Ownership.SetTakeover(takeoverHook{m})
 	}
-	return r, nil
+	return rs, nil
 }
-
-// Migration is the online migration of the routes, nil when it is off.
-func (r *Routes) Migration() *Migration { return r.mig }
 
 // route is one intercepted key. Versions from 0 to max are served; a
 // client's request above max goes upstream untouched unless capped.
@@ -133,43 +130,43 @@ type route struct {
 // layout. The classic group keys and the admin keys keep the upstream's
 // versions (the admin ones capped to what kmsg decodes) and are not
 // advertised.
-func (r *Routes) table() []route {
-	up := r.upstreamMax
+func (rs *Routes) table() []route {
+	up := rs.upstreamMax
 	top := func(k kmsg.Key) int16 { return kmsg.RequestForKey(int16(k)).MaxVersion() }
 	return []route{
-		{key: kmsg.OffsetCommit, max: offsetsMaxVersion, advertise: true, capped: true, serve: r.offsetCommit},
-		{key: kmsg.OffsetFetch, max: offsetsMaxVersion, advertise: true, capped: true, serve: r.offsetFetch},
-		{key: kmsg.JoinGroup, max: up(int16(kmsg.JoinGroup)), migration: true, serve: r.joinGroup},
-		{key: kmsg.Heartbeat, max: up(int16(kmsg.Heartbeat)), migration: true, serve: r.heartbeat},
-		{key: kmsg.LeaveGroup, max: up(int16(kmsg.LeaveGroup)), migration: true, serve: r.leaveGroup},
-		{key: kmsg.SyncGroup, max: up(int16(kmsg.SyncGroup)), migration: true, serve: r.syncGroup},
-		{key: kmsg.DescribeGroups, max: top(kmsg.DescribeGroups), serve: r.describeGroups},
-		{key: kmsg.ListGroups, max: top(kmsg.ListGroups), serve: r.listGroups},
-		{key: kmsg.TxnOffsetCommit, max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true, serve: r.txnOffsetCommit},
-		{key: kmsg.DescribeConfigs, max: top(kmsg.DescribeConfigs), serve: r.describeConfigs},
-		{key: kmsg.DeleteGroups, max: top(kmsg.DeleteGroups), serve: r.deleteGroups},
-		{key: kmsg.IncrementalAlterConfigs, max: top(kmsg.IncrementalAlterConfigs), serve: r.incrementalAlterConfigs},
-		{key: kmsg.OffsetDelete, max: top(kmsg.OffsetDelete), serve: r.offsetDelete},
-		{key: kmsg.StreamsGroupHeartbeat, max: 1, advertise: true, serve: r.streamsGroupHeartbeat},
-		{key: kmsg.StreamsGroupDescribe, max: 1, advertise: true, serve: r.streamsGroupDescribe},
+		{key: kmsg.OffsetCommit, max: offsetsMaxVersion, advertise: true, capped: true, serve: rs.offsetCommit},
+		{key: kmsg.OffsetFetch, max: offsetsMaxVersion, advertise: true, capped: true, serve: rs.offsetFetch},
+		{key: kmsg.JoinGroup, max: up(int16(kmsg.JoinGroup)), migration: true, serve: rs.joinGroup},
+		{key: kmsg.Heartbeat, max: up(int16(kmsg.Heartbeat)), migration: true, serve: rs.heartbeat},
+		{key: kmsg.LeaveGroup, max: up(int16(kmsg.LeaveGroup)), migration: true, serve: rs.leaveGroup},
+		{key: kmsg.SyncGroup, max: up(int16(kmsg.SyncGroup)), migration: true, serve: rs.syncGroup},
+		{key: kmsg.DescribeGroups, max: top(kmsg.DescribeGroups), serve: rs.describeGroups},
+		{key: kmsg.ListGroups, max: top(kmsg.ListGroups), serve: rs.listGroups},
+		{key: kmsg.TxnOffsetCommit, max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true, serve: rs.txnOffsetCommit},
+		{key: kmsg.DescribeConfigs, max: top(kmsg.DescribeConfigs), serve: rs.describeConfigs},
+		{key: kmsg.DeleteGroups, max: top(kmsg.DeleteGroups), serve: rs.deleteGroups},
+		{key: kmsg.IncrementalAlterConfigs, max: top(kmsg.IncrementalAlterConfigs), serve: rs.incrementalAlterConfigs},
+		{key: kmsg.OffsetDelete, max: top(kmsg.OffsetDelete), serve: rs.offsetDelete},
+		{key: kmsg.StreamsGroupHeartbeat, max: 1, advertise: true, serve: rs.streamsGroupHeartbeat},
+		{key: kmsg.StreamsGroupDescribe, max: 1, advertise: true, serve: rs.streamsGroupDescribe},
 	}
 }
 
 // active is the table without the migration's keys when it is off.
-func (r *Routes) active() []route {
+func (rs *Routes) active() []route {
 	var out []route
-	for _, rt := range r.table() {
-		if !rt.migration || r.mig != nil {
+	for _, rt := range rs.table() {
+		if !rt.migration || rs.mig != nil {
 			out = append(out, rt)
 		}
 	}
 	return out
 }
 
-// Register routes the active keys of p to r, once: the proxy refuses a key
+// Register routes the active keys of p to rs, once: the proxy refuses a key
 // registered twice.
-func (r *Routes) Register(p *proxy.Proxy) error {
-	for _, rt := range r.active() {
+func (rs *Routes) Register(p *proxy.Proxy) error {
+	for _, rt := range rs.active() {
 		register := p.Register
 		if rt.capped {
 			register = p.RegisterCapped

@@ -24,9 +24,9 @@ const txnOffsetsMaxVersion = 5
 
 // upstreamMax is the newest version of key the upstream speaks, capped to
 // what kmsg knows.
-func (r *Routes) upstreamMax(key int16) int16 {
+func (rs *Routes) upstreamMax(key int16) int16 {
 	top := kmsg.RequestForKey(key).MaxVersion()
-	if v, ok := r.o.UpstreamMaxVersions[key]; ok && v < top {
+	if v, ok := rs.o.UpstreamMaxVersions[key]; ok && v < top {
 		return v
 	}
 	return top
