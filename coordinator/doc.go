@@ -18,7 +18,7 @@
 // COORDINATOR_NOT_AVAILABLE once the coordinator is closed, NOT_COORDINATOR
 // for a group unloaded (Unload) while its requests waited:
 //
-//   - Handle: keys 88 and 89 as kmsg requests (what proxyadapter plugs into
+//   - Handle: keys 88 and 89 as kmsg requests (what package route plugs into
 //     the proxy), or StreamsGroupHeartbeat / StreamsGroupDescribe directly;
 //   - ValidateOffsetCommit, ValidateOffsetFetch: Kafka's member and epoch
 //     checks of offset commits and fetches for a streams group;

@@ -86,8 +86,9 @@ type registration struct {
 	i      Interceptor
 }
 
-// registry holds the interceptors. It is read on every request, so lookups go
-// through an immutable snapshot swapped atomically on Register.
+// registry holds the interceptors, one per key: a key registered twice is
+// refused. It is read on every request, so lookups go through an immutable
+// snapshot swapped atomically on Register.
 type registry struct {
 	mu   sync.Mutex
 	snap atomic.Pointer[map[int16]*registration]
@@ -115,6 +116,11 @@ func (r *registry) register(reg *registration) error {
 	defer r.mu.Unlock()
 	next := make(map[int16]*registration)
 	if cur := r.snap.Load(); cur != nil {
+		// A second registration would silently replace the first, and which
+		// handler serves the key would depend on call order.
+		if _, dup := (*cur)[reg.key]; dup {
+			return fmt.Errorf("register %s (key %d): already registered", name, reg.key)
+		}
 		for k, v := range *cur {
 			next[k] = v
 		}

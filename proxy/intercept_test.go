@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -193,5 +194,39 @@ func TestRegisterRejects(t *testing.T) {
 		if err := p.Register(tc.key, tc.min, tc.max, true, tc.i); err == nil {
 			t.Errorf("Register(%d, %d, %d) accepted", tc.key, tc.min, tc.max)
 		}
+	}
+}
+
+// TestRegisterTwice: a key has one interceptor; a second registration of it,
+// plain or capped, is refused with an error naming the key, and the first
+// stays.
+func TestRegisterTwice(t *testing.T) {
+	p, err := New(Options{Upstream: []string{"x:1"}, Listen: "127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := InterceptorFunc(func(*Request, Outcome) {})
+	key := int16(kmsg.OffsetCommit)
+	if err := p.Register(key, 0, 9, true, first); err != nil {
+		t.Fatal(err)
+	}
+	for name, register := range map[string]func(key, min, max int16, advertise bool, i Interceptor) error{
+		"Register": p.Register, "RegisterCapped": p.RegisterCapped,
+	} {
+		err := register(key, 0, 8, false, InterceptorFunc(func(*Request, Outcome) {}))
+		if err == nil {
+			t.Fatalf("%s of key %d a second time accepted", name, key)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "OffsetCommit") || !strings.Contains(msg, "key 8") {
+			t.Fatalf("%s twice: %q does not name the key", name, msg)
+		}
+	}
+	reg := p.reg.lookup(key, 9)
+	if reg == nil || reg.maxVersion != 9 || !reg.advertise || reg.capped {
+		t.Fatalf("the first registration did not stay: %+v", reg)
+	}
+	// Another key still registers.
+	if err := p.Register(int16(kmsg.OffsetFetch), 0, 9, true, first); err != nil {
+		t.Fatalf("another key: %v", err)
 	}
 }

@@ -188,7 +188,8 @@ func New(opts Options) (*Proxy, error) {
 // i instead of forwarding them. Only registered keys are decoded. With
 // advertise, ApiVersions answers include the range even when the upstream
 // lacks the key (for keys the upstream has, the union of both ranges). It may
-// be called before or while the proxy runs.
+// be called before or while the proxy runs. A key is registered once: a
+// second Register or RegisterCapped of it is an error.
 func (p *Proxy) Register(key, minVersion, maxVersion int16, advertise bool, i Interceptor) error {
 	return p.reg.register(&registration{key: key, minVersion: minVersion, maxVersion: maxVersion, advertise: advertise, i: i})
 }

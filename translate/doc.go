@@ -151,19 +151,20 @@
 // empty group upstream, and start a takeover while the classic members
 // still hold their tasks.
 //
-// # What the proxy wiring provides
+// # What package route provides
 //
-// The per-group gate with its in-flight counter (Gate; a request counts
-// from the moment it passes the gate), the forwarding path feeding a
-// ClassicObserver (JoinGroup responses; SyncGroup, Heartbeat
-// and OffsetCommit generations the upstream accepted), Upstream and
-// TakeoverUpstream over the control-plane client and the anchor manager,
-// and the routing: JoinGroup/SyncGroup/Heartbeat/LeaveGroup of a group the
-// coordinator holds state for (coordinator.MayServeClassic, a map lookup)
-// to Translator.Handle (which forwards what it does not serve), of any
-// other group straight upstream on the client's connection; OffsetCommit
-// and TxnOffsetCommit of classic members of a served group to
-// ValidateOffsetCommit / ValidateTxnOffsetCommit, then upstream under the
-// anchor's identity; the first streams join of a group classic upstream to
-// Takeover.Run.
+// Package route (classic.go, migration_*.go) provides the per-group gate
+// with its in-flight counter (Gate; a request counts from the moment it
+// passes the gate), the forwarding path feeding a ClassicObserver
+// (JoinGroup responses; SyncGroup, Heartbeat and OffsetCommit generations
+// the upstream accepted), Upstream and TakeoverUpstream over the
+// control-plane client and the anchor manager, and the routing:
+// JoinGroup/SyncGroup/Heartbeat/LeaveGroup of a group the coordinator
+// holds state for (coordinator.MayServeClassic, a map lookup) to
+// Translator.Handle (which forwards what it does not serve), of any other
+// group straight upstream on the client's connection; OffsetCommit and
+// TxnOffsetCommit of a served group to
+// coordinator.ValidateClassicOffsetCommit (route/commit.go), then upstream
+// under the anchor's identity; the first streams join of a group classic
+// upstream to Takeover.Run.
 package translate

@@ -16,8 +16,8 @@ import (
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/coordinator/anchor"
-	"github.com/streamshift/streamshift/coordinator/proxyadapter"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/route"
 )
 
 // streamsRuntime is the streams-group coordinator wired to the upstream.
@@ -52,8 +52,8 @@ func controlPlaneOpts(cfg *config.Config) []kgo.Opt {
 }
 
 // startStreams builds the coordinator, its upstream integration (metadata,
-// internal topics, ownership, anchor members, optional durable log) and
-// routes the streams-group and offset RPCs of p to it.
+// internal topics, ownership, anchor members, optional durable log) and the
+// routes of the intercepted keys (package route), registered on p once.
 func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (*streamsRuntime, error) {
 	ccfg, err := cfg.Streams.CoordinatorConfig()
 	if err != nil {
@@ -79,7 +79,6 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 		Config:       ccfg,
 		Metadata:     meta,
 		TopicCreator: coordinator.NewUpstreamTopicCreator(ctl, meta, 0),
-		Logger:       log.With().Str("component", "coordinator").Logger(),
 	}
 	var records []coordinator.Record
 	if cfg.Coordinator.DurableLog {
@@ -88,7 +87,6 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 			Seeds: cfg.Upstream,
 			Topic: cfg.Coordinator.LogTopic,
 			Opts:  controlPlaneOpts(cfg)[1:],
-			Log:   log.With().Str("component", "grouplog").Logger(),
 		})
 		ocancel()
 		if err != nil {
@@ -113,26 +111,28 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 	if err != nil {
 		return nil, err
 	}
-	ad, err := proxyadapter.New(proxyadapter.Options{
+	mig, err := migrationOptions(cfg, ctl, ccfg.Defaults.HeartbeatInterval)
+	if err != nil {
+		return nil, err
+	}
+	routes, err := route.New(route.Options{
 		Coordinator:         rt.coord,
 		Ownership:           coordinator.NewOwnership(rt.coord, ctl, nil),
 		Anchors:             rt.anchors,
 		UpstreamMaxVersions: upstreamVersions(ctx, ctl, log),
 		Metadata:            meta,
+		CoordinatorNode:     route.FindCoordinatorNode(ctl),
+		Migration:           mig,
 		Log:                 log.With().Str("component", "streams").Logger(),
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := ad.Register(p); err != nil {
-		return nil, err
+	// The one registration of the intercepted keys.
+	if err := routes.Register(p); err != nil {
+		return nil, fmt.Errorf("register routes: %w", err)
 	}
-	if err := ad.RegisterAdmin(p, ctl); err != nil {
-		return nil, err
-	}
-	if err := startMigration(cfg, p, ad, ctl, ccfg.Defaults.HeartbeatInterval, log); err != nil {
-		return nil, err
-	}
+	logMigration(mig, log)
 	log.Info().Str("anchor_instance_id", cfg.AnchorInstanceID()).Bool("durable_log", cfg.Coordinator.DurableLog).
 		Int("loaded_records", len(records)).Msg("streams-group coordinator ready")
 	ok = true

@@ -1,0 +1,159 @@
+package route
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// offsetFetch serves OffsetFetch v0-v9, advertised up to v9 and capped
+// there (offsetsMaxVersion); an older upstream gets it down-converted. With
+// the migration on, a fetch of one group passes the gate (a takeover holds
+// a group's fetches with its other requests) and what goes upstream is
+// counted in flight.
+func (rs *Routes) offsetFetch(req *proxy.Request, out proxy.Outcome) {
+	rs.gated(req, out, classicGroup(req.Body), nil, func(out proxy.Outcome) { rs.offsetFetchGated(req, out) })
+}
+
+// offsetFetchGated: a v9+ fetch naming a member of an owned group is checked
+// as Kafka's streams group does (the member exists at exactly that epoch),
+// then forwarded without the member fields, which the upstream's classic
+// group would not know. Groups that fail the check are answered here and
+// merged into the upstream's response; other groups pass untouched.
+func (rs *Routes) offsetFetchGated(req *proxy.Request, out proxy.Outcome) {
+	r := req.Body.(*kmsg.OffsetFetchRequest)
+	up := rs.upstreamMax(req.Key)
+	if req.Version < 9 {
+		forwardAt(req, out, up)
+		return
+	}
+	type check struct {
+		i   int
+		err error
+	}
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		checks  []check
+		touched bool
+	)
+	for i, g := range r.Groups {
+		if g.MemberID == nil && g.MemberEpoch < 0 {
+			continue
+		}
+		if !rs.o.Ownership.Owns(g.Group) {
+			continue
+		}
+		touched = true
+		wg.Add(1)
+		rs.o.Coordinator.ValidateOffsetFetch(g.Group, deref(g.MemberID), g.MemberEpoch, func(err error) {
+			mu.Lock()
+			checks = append(checks, check{i, err})
+			mu.Unlock()
+			wg.Done()
+		})
+	}
+	if !touched {
+		forwardAt(req, out, up)
+		return
+	}
+	wg.Wait()
+	failed := map[int]error{}
+	for _, c := range checks {
+		if c.err != nil && !errors.Is(c.err, kerr.GroupIDNotFound) {
+			failed[c.i] = c.err
+		}
+	}
+	fwd := *r
+	fwd.Groups = nil
+	var refused []kmsg.OffsetFetchResponseGroup
+	for i, g := range r.Groups {
+		if err, bad := failed[i]; bad {
+			code := kafkaCode(err)
+			refused = append(refused, kmsg.OffsetFetchResponseGroup{Group: g.Group, ErrorCode: code})
+			continue
+		}
+		if rs.o.Ownership.Owns(g.Group) {
+			g.MemberID = nil
+			g.MemberEpoch = -1
+		}
+		fwd.Groups = append(fwd.Groups, g)
+	}
+	v := min(req.Version, up)
+	var send kmsg.Request
+	if len(fwd.Groups) > 0 {
+		down, err := offsetFetchDown(&fwd, v)
+		if err != nil {
+			out.Respond(offsetFetchAll(r, err))
+			return
+		}
+		send = down
+	}
+	// Every group is either refused here or forwarded (an owned one without
+	// its member fields), so the request is never forwarded untouched.
+	splitForward(req, out, 1, len(fwd.Groups), func() kmsg.Request { return send }, v, func(fr *kmsg.OffsetFetchResponse) *kmsg.OffsetFetchResponse {
+		fr = offsetFetchUp(fr, &fwd, v)
+		fr.Groups = append(fr.Groups, refused...)
+		return fr
+	})
+}
+
+// offsetFetchDown converts a v8+ request to version v; below v8 (one group
+// per request) only a single group can be converted.
+func offsetFetchDown(r *kmsg.OffsetFetchRequest, v int16) (*kmsg.OffsetFetchRequest, error) {
+	if v >= 8 || r.Version < 8 {
+		return r, nil
+	}
+	if len(r.Groups) != 1 {
+		return nil, fmt.Errorf("the upstream supports OffsetFetch v%d only, which cannot fetch %d groups at once: %w", v, len(r.Groups), kerr.UnsupportedVersion)
+	}
+	g := r.Groups[0]
+	down := kmsg.NewPtrOffsetFetchRequest()
+	down.Group = g.Group
+	down.RequireStable = r.RequireStable
+	if g.Topics != nil {
+		down.Topics = []kmsg.OffsetFetchRequestTopic{}
+		for _, t := range g.Topics {
+			down.Topics = append(down.Topics, kmsg.OffsetFetchRequestTopic{Topic: t.Topic, Partitions: t.Partitions})
+		}
+	}
+	return down, nil
+}
+
+// offsetFetchUp converts the response of a request sent at v to the v8+
+// layout of the client's request.
+func offsetFetchUp(resp *kmsg.OffsetFetchResponse, orig *kmsg.OffsetFetchRequest, v int16) *kmsg.OffsetFetchResponse {
+	if v >= 8 || orig.Version < 8 || len(orig.Groups) != 1 {
+		return resp
+	}
+	g := kmsg.OffsetFetchResponseGroup{Group: orig.Groups[0].Group, ErrorCode: resp.ErrorCode}
+	for _, t := range resp.Topics {
+		gt := kmsg.OffsetFetchResponseGroupTopic{Topic: t.Topic}
+		for _, p := range t.Partitions {
+			gt.Partitions = append(gt.Partitions, kmsg.OffsetFetchResponseGroupTopicPartition{
+				Partition: p.Partition, Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: p.Metadata, ErrorCode: p.ErrorCode,
+			})
+		}
+		g.Topics = append(g.Topics, gt)
+	}
+	up := kmsg.NewPtrOffsetFetchResponse()
+	up.ThrottleMillis = resp.ThrottleMillis
+	up.Groups = []kmsg.OffsetFetchResponseGroup{g}
+	return up
+}
+
+// offsetFetchAll answers every group of a v8+ request with err.
+func offsetFetchAll(r *kmsg.OffsetFetchRequest, err error) *kmsg.OffsetFetchResponse {
+	code := kafkaCode(err)
+	resp := kmsg.NewPtrOffsetFetchResponse()
+	resp.ErrorCode = code
+	for _, g := range r.Groups {
+		resp.Groups = append(resp.Groups, kmsg.OffsetFetchResponseGroup{Group: g.Group, ErrorCode: code})
+	}
+	return resp
+}

@@ -1,0 +1,45 @@
+package route
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// describeGroups routes DescribeGroups at the upstream's versions (capped to
+// what kmsg decodes), unadvertised. It answers for owned groups as Kafka 4.4 answers
+// it for a streams group (DescribeGroups only describes classic groups):
+// GROUP_ID_NOT_FOUND "Group <id> is not a classic group." from v6, state Dead
+// before. Other groups go upstream; a mixed request is split and the answers
+// merged in request order.
+func (rs *Routes) describeGroups(req *proxy.Request, out proxy.Outcome) {
+	r := req.Body.(*kmsg.DescribeGroupsRequest)
+	owned, upstream := servedHere(r.Groups, rs.o.Coordinator.Owns)
+	rest := func() kmsg.Request {
+		fwd := *r
+		fwd.Groups = upstream
+		return &fwd
+	}
+	splitForward(req, out, len(r.Groups)-len(upstream), len(upstream), rest, req.Version, func(dr *kmsg.DescribeGroupsResponse) *kmsg.DescribeGroupsResponse {
+		local := answeredHere(owned, func(i int) kmsg.DescribeGroupsResponseGroup { return streamsGroupDescribed(r.Groups[i], req.Version) })
+		dr.Groups = mergeByID(r.Groups, local, dr.Groups, func(g kmsg.DescribeGroupsResponseGroup) string { return g.Group })
+		return dr
+	})
+}
+
+// streamsGroupDescribed is Kafka's DescribeGroups entry of a streams group.
+func streamsGroupDescribed(id string, version int16) kmsg.DescribeGroupsResponseGroup {
+	g := kmsg.NewDescribeGroupsResponseGroup()
+	g.Group = id
+	if version >= 6 {
+		g.ErrorCode = kerr.GroupIDNotFound.Code
+		msg := fmt.Sprintf("Group %s is not a classic group.", id)
+		g.ErrorMessage = &msg
+	} else {
+		g.State = "Dead"
+	}
+	return g
+}

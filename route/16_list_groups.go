@@ -1,0 +1,113 @@
+package route
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// listGroups routes ListGroups at the upstream's versions (capped to what
+// kmsg decodes), unadvertised. It merges the owned groups into ListGroups,
+// with protocol type and group type "streams" and their state, honouring
+// the states and types filters as Kafka does.
+//
+// The upstream lists an owned group as a classic group (the anchor is its
+// member) on exactly one broker, its coordinator, as Kafka lists a streams
+// group: the streams group replaces that entry, so a client that asks every
+// broker (the Java admin client does, and keeps duplicates) sees it once. To
+// find that entry whatever its upstream state and type, the request goes
+// upstream without filters (v4+) and the proxy applies them to the answer.
+// An owned group the upstream does not list (its anchor has not joined yet,
+// or the upstream forgot an empty group) is added to the answer of its
+// upstream coordinator (Options.CoordinatorNode), or of every broker
+// when that is unknown.
+func (rs *Routes) listGroups(req *proxy.Request, out proxy.Outcome) {
+	r := req.Body.(*kmsg.ListGroupsRequest)
+	all := make(chan []coordinator.ListedGroup, 1)
+	rs.o.Coordinator.ListGroups(nil, func(gs []coordinator.ListedGroup) { all <- gs })
+	var owned []coordinator.ListedGroup
+	select {
+	case owned = <-all:
+	case <-req.Done():
+		out.Forward()
+		return
+	}
+	states := map[string]bool{}
+	for _, s := range r.StatesFilter {
+		states[strings.ToLower(strings.TrimSpace(s))] = true
+	}
+	ownedByID := map[string]coordinator.ListedGroup{}
+	for _, g := range owned {
+		ownedByID[g.GroupID] = g
+	}
+	listed := func(g coordinator.ListedGroup) (kmsg.ListGroupsResponseGroup, bool) {
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.GroupID, "streams", g.State.String(), "streams"
+		ok := listsType(r.TypesFilter, "streams") && (len(states) == 0 || states[g.State.StateFilterName()])
+		return lg, ok
+	}
+	rest := func() kmsg.Request {
+		fwd := *r
+		fwd.StatesFilter, fwd.TypesFilter = nil, nil
+		return &fwd
+	}
+	// Every listing goes upstream: the upstream lists all other groups.
+	splitForward(req, out, len(owned), 1, rest, req.Version, func(lr *kmsg.ListGroupsResponse) *kmsg.ListGroupsResponse {
+		kept := make([]kmsg.ListGroupsResponseGroup, 0, len(lr.Groups))
+		seen := map[string]bool{}
+		for _, g := range lr.Groups {
+			if og, ok := ownedByID[g.Group]; ok {
+				seen[g.Group] = true
+				if lg, ok := listed(og); ok {
+					kept = append(kept, lg)
+				}
+				continue
+			}
+			if (len(states) == 0 || states[strings.ToLower(g.GroupState)]) && listsType(r.TypesFilter, g.GroupType) {
+				kept = append(kept, g)
+			}
+		}
+		for _, og := range owned {
+			if seen[og.GroupID] || !rs.listsHere(og.GroupID, req.Client.Node) {
+				continue
+			}
+			if lg, ok := listed(og); ok {
+				kept = append(kept, lg)
+			}
+		}
+		lr.Groups = kept
+		return lr
+	})
+}
+
+// listsType reports whether a ListGroups types filter (v5+, case-insensitive,
+// empty: all types) admits type t.
+func listsType(filter []string, t string) bool {
+	if len(filter) == 0 {
+		return true
+	}
+	for _, f := range filter {
+		if strings.EqualFold(strings.TrimSpace(f), t) {
+			return true
+		}
+	}
+	return false
+}
+
+// listsHere reports whether a ListGroups answer from upstream node node
+// (-1: the bootstrap connection, any broker) should carry group: on its
+// upstream coordinator only, when that is known.
+func (rs *Routes) listsHere(group string, node int32) bool {
+	if rs.o.CoordinatorNode == nil || node < 0 {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	coord, err := rs.o.CoordinatorNode(ctx, group)
+	return err != nil || coord == node
+}

@@ -1,0 +1,93 @@
+package route
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// deleteGroups routes DeleteGroups at the upstream's versions (capped to
+// what kmsg decodes), unadvertised. It deletes owned groups as Kafka deletes
+// a streams group:
+// NON_EMPTY_GROUP unless it is Empty; otherwise its state goes (tombstones in
+// the group log), then its anchor leaves the upstream group, and the
+// DeleteGroups forwarded for it deletes the committed offsets upstream. Other
+// groups go upstream as they are; results come back in request order.
+func (rs *Routes) deleteGroups(req *proxy.Request, out proxy.Outcome) {
+	r := req.Body.(*kmsg.DeleteGroupsRequest)
+	local := map[int]kmsg.DeleteGroupsResponseGroup{}
+	deleted := map[string]bool{}
+	var upstream []string
+	for i, id := range r.Groups {
+		if !rs.o.Coordinator.Owns(id) {
+			upstream = append(upstream, id)
+			continue
+		}
+		if err := rs.deleteOwned(req, id); err != nil {
+			g := kmsg.NewDeleteGroupsResponseGroup()
+			g.Group = id
+			g.ErrorCode = kafkaCode(err)
+			local[i] = g
+			continue
+		}
+		deleted[id] = true
+		upstream = append(upstream, id)
+	}
+	rest := func() kmsg.Request {
+		fwd := *r
+		fwd.Groups = upstream
+		return &fwd
+	}
+	// A deleted group counts as answered here: its DeleteGroups goes
+	// upstream only to delete its offsets, and the answer is adjusted.
+	splitForward(req, out, len(local)+len(deleted), len(upstream), rest, req.Version, func(dr *kmsg.DeleteGroupsResponse) *kmsg.DeleteGroupsResponse {
+		for i := range dr.Groups {
+			if deleted[dr.Groups[i].Group] && dr.Groups[i].ErrorCode == kerr.GroupIDNotFound.Code {
+				// The group never committed offsets upstream: deleting our
+				// state was all there was to do.
+				dr.Groups[i].ErrorCode = 0
+			}
+		}
+		byLocal := func(i int) (kmsg.DeleteGroupsResponseGroup, bool) { g, ok := local[i]; return g, ok }
+		dr.Groups = mergeByID(r.Groups, byLocal, dr.Groups, func(g kmsg.DeleteGroupsResponseGroup) string { return g.Group })
+		return dr
+	})
+}
+
+// deleteWait bounds the wait for the coordinator to delete a group's state.
+const deleteWait = 30 * time.Second
+
+// deleteOwned deletes an owned group's state and makes its anchor leave.
+func (rs *Routes) deleteOwned(req *proxy.Request, id string) error {
+	done := make(chan error, 1)
+	rs.o.Coordinator.DeleteGroup(id, func(err error) { done <- err })
+	select {
+	case err := <-done:
+		if err != nil {
+			return err
+		}
+	case <-req.Done():
+		return kerr.CoordinatorNotAvailable
+	case <-time.After(deleteWait):
+		// The coordinator is closing (it drops queued work unanswered).
+		return kerr.CoordinatorNotAvailable
+	}
+	// A failed leave is not reported here: the forwarded DeleteGroups then
+	// finds the anchor still in the group and answers NON_EMPTY_GROUP, which
+	// is what the client must see (its offsets are still there).
+	rs.leaveAnchor(id)
+	return nil
+}
+
+// leaveAnchor removes the group's anchor member from the upstream group,
+// waiting at most AnchorLeaveTimeout. A failure is left for the forwarded
+// request to report: the upstream then still sees the anchor.
+func (rs *Routes) leaveAnchor(group string) {
+	ctx, cancel := context.WithTimeout(context.Background(), rs.o.AnchorLeaveTimeout)
+	defer cancel()
+	_ = rs.o.Anchors.Leave(ctx, group)
+}

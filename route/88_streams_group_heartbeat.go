@@ -1,0 +1,132 @@
+package route
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// streamsGroupHeartbeat serves StreamsGroupHeartbeat v0-v1, advertised
+// whatever the upstream knows (the proxy is the streams-group coordinator).
+// With the migration on, a join of a live classic group upstream first
+// takes it over (Migration.maybeTakeOver).
+// Then the heartbeat is gated on ownership before the coordinator serves it:
+//   - a join (epoch 0) of a group the proxy does not serve yet asks the
+//     upstream first (Ownership.Claim), and is refused if the upstream has a
+//     live classic group there;
+//   - a member heartbeat (epoch > 0) of a group the proxy does not know
+//     means the proxy lost its state (restart without a durable log): the
+//     member gets UNKNOWN_MEMBER_ID and rejoins, never GROUP_ID_NOT_FOUND,
+//     which the Java client treats as fatal; a leave (epoch < 0) of such a
+//     group succeeds.
+//
+// Every heartbeat carrying a topology (re)states the anchor's subscription.
+func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, out proxy.Outcome) {
+	hb := req.Body.(*kmsg.StreamsGroupHeartbeatRequest)
+	if rs.mig != nil {
+		if hb.MemberEpoch == 0 && rs.mig.recovery.recovering(hb.Group) {
+			// Its join ends the group's restart recovery.
+			out = joinedOutcome{Outcome: out, r: rs.mig.recovery, group: hb.Group}
+		}
+		if rs.mig.maybeTakeOver(req, hb, out) {
+			return
+		}
+	}
+	// The coordinator itself must hold the group: a claim alone (another
+	// member's join in flight) is not enough for a member heartbeat, which
+	// the coordinator would answer GROUP_ID_NOT_FOUND, as Kafka does.
+	if hb.Group != "" && hb.MemberEpoch > 0 && !rs.o.Coordinator.Owns(hb.Group) {
+		out.Respond(heartbeatError(hb, fmt.Errorf("streamshift holds no state of group %s (a restart?); rejoin: %w", hb.Group, kerr.UnknownMemberID)))
+		return
+	}
+	// A member leaving a group the proxy holds no state of (a restart, or a
+	// member fenced by a commit after it) is gone already: Kafka's leave
+	// answer, not GROUP_ID_NOT_FOUND, which the Java client treats as fatal
+	// even while leaving.
+	if hb.Group != "" && hb.MemberEpoch < 0 && !rs.o.Coordinator.Owns(hb.Group) {
+		resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+		resp.SetVersion(hb.Version)
+		resp.MemberID, resp.MemberEpoch = hb.MemberID, hb.MemberEpoch
+		resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
+		out.Respond(resp)
+		return
+	}
+	if hb.Group != "" && hb.MemberEpoch == 0 && !rs.o.Ownership.Owns(hb.Group) {
+		ctx, cancel := requestContext(req, rs.o.ClaimWait)
+		err := rs.o.Ownership.Claim(ctx, hb.Group)
+		cancel()
+		if err != nil {
+			rs.o.Log.Info().Str("group", hb.Group).Err(err).Msg("streams join refused")
+			out.Respond(heartbeatError(hb, err))
+			return
+		}
+		rs.o.Log.Info().Str("group", hb.Group).Msg("group is now served by streamshift")
+	}
+	if hb.Group != "" && hb.MemberEpoch >= 0 {
+		rs.ensureAnchor(hb.Group, topologyTopics(hb.Topology))
+		rs.refreshFor(req, hb.Topology)
+	}
+	rs.o.Coordinator.Handle(hb, coordinatorClient(req), out.Respond)
+}
+
+// ensureAnchor starts or updates the group's anchor. Without a topology in
+// the request (a member heartbeat, a commit) a new anchor subscribes to the
+// topology the coordinator holds (loaded from a durable log after a
+// restart).
+func (rs *Routes) ensureAnchor(group string, topics []string) {
+	if topics == nil && !rs.o.Anchors.Running(group) {
+		topics = rs.o.Coordinator.SourceTopics(group)
+	}
+	rs.o.Anchors.Ensure(group, topics)
+}
+
+// refreshFor fetches the upstream's topics now if a source topic of the
+// topology is unknown: the member would otherwise learn MISSING_SOURCE_TOPICS
+// and wait a heartbeat interval. The group's queue is not involved.
+func (rs *Routes) refreshFor(req *proxy.Request, t *kmsg.StreamsGroupHeartbeatRequestTopology) {
+	if rs.o.Metadata == nil || t == nil {
+		return
+	}
+	img := rs.o.Metadata.Image()
+	for _, s := range t.Subtopologies {
+		for _, topic := range s.SourceTopics {
+			if _, ok := img.Topic(topic); !ok {
+				ctx, cancel := requestContext(req, 2*time.Second)
+				defer cancel()
+				if err := rs.o.Metadata.Refresh(ctx); err != nil {
+					rs.o.Log.Debug().Err(err).Msg("metadata refresh for a new topology")
+				}
+				return
+			}
+		}
+	}
+}
+
+// topologyTopics lists the topics the anchor subscribes to: every source
+// and repartition topic of the topology; nil without a topology.
+func topologyTopics(t *kmsg.StreamsGroupHeartbeatRequestTopology) []string {
+	if t == nil {
+		return nil
+	}
+	out := []string{}
+	for _, s := range t.Subtopologies {
+		out = append(out, s.SourceTopics...)
+		for _, r := range s.RepartitionSourceTopics {
+			out = append(out, r.Topic)
+		}
+	}
+	return out
+}
+
+func heartbeatError(hb *kmsg.StreamsGroupHeartbeatRequest, err error) *kmsg.StreamsGroupHeartbeatResponse {
+	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.SetVersion(hb.Version)
+	msg := err.Error()
+	resp.ErrorCode = kafkaCode(err)
+	resp.ErrorMessage = &msg
+	return resp
+}

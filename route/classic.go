@@ -1,0 +1,83 @@
+package route
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// The classic group keys (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) are
+// routed only with the migration on, all through classic: what differs
+// per key is the translator's business (translate/NN_*.go). Without the
+// migration no streams group has classic members, so the upstream serves
+// every classic group and the keys are not intercepted at all.
+
+// classic serves JoinGroup, SyncGroup, Heartbeat and LeaveGroup: through
+// the gate, then, for a group the coordinator may serve, the translator,
+// which answers for a served group and hands any other back to be
+// forwarded. Any other group's request goes upstream at once: no decoding
+// of its metadata, no hop through a coordinator queue.
+func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
+	group := classicGroup(req.Body)
+	m.gate.enter(group, func(answered func()) {
+		forward := func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
+			m.forwardClassic(req, out, rewritten, answered, onAnswer)
+		}
+		if !m.a.o.Coordinator.MayServeClassic(group) {
+			m.direct.Add(1)
+			if j, ok := req.Body.(*kmsg.JoinGroupRequest); ok {
+				// A member id streamshift gave out just before
+				// the group was handed back goes without it.
+				m.t.ForwardJoin(j, forward)
+				return
+			}
+			m.forward(req, out, nil, answered, nil, nil)
+			return
+		}
+		m.translated.Add(1)
+		m.t.Handle(req.Body, coordinatorClient(req),
+			func(resp kmsg.Response) {
+				answered()
+				out.Respond(resp)
+			}, forward)
+	}, func() { m.heldAlive(group, req.Body) })
+}
+
+// forwardClassic forwards a classic group request of a group the
+// coordinator does not serve (rewritten in its place if not nil); a
+// JoinGroup first passes the restart recovery (migration_recovery.go).
+func (m *Migration) forwardClassic(req *proxy.Request, out proxy.Outcome, rewritten kmsg.Request, answered func(), onAnswer func(kmsg.Response)) {
+	j, ok := req.Body.(*kmsg.JoinGroupRequest)
+	if !ok {
+		m.forward(req, out, rewritten, answered, onAnswer, nil)
+		return
+	}
+	if rewritten != nil {
+		j = rewritten.(*kmsg.JoinGroupRequest)
+	}
+	rerun := func() {
+		select {
+		case <-req.Done():
+		default:
+			m.classic(req, out)
+		}
+	}
+	switch verdict, handedBack := m.recovery.join(j, rerun); verdict {
+	case joinHeld:
+		// Out of the gate's count while held: it runs again from the
+		// start, and enters the gate again then.
+		answered()
+		if onAnswer != nil {
+			onAnswer(loadingJoin(j))
+		}
+	case joinHandedBack:
+		m.forward(req, out, handedBack, answered, onAnswer, nil)
+	default:
+		m.forward(req, out, rewritten, answered, onAnswer, func(resp kmsg.Response) kmsg.Response {
+			if jr, ok := resp.(*kmsg.JoinGroupResponse); ok {
+				return m.recovery.refused(j, jr)
+			}
+			return resp
+		})
+	}
+}

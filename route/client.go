@@ -1,0 +1,57 @@
+package route
+
+import (
+	"context"
+	"errors"
+	"net"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// coordinatorClient is the client of a request as the coordinator reports
+// it in StreamsGroupDescribe (Kafka's client id and client host).
+func coordinatorClient(req *proxy.Request) coordinator.ClientInfo {
+	return coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
+}
+
+// clientHost renders an address as Kafka reports a client host ("/1.2.3.4").
+func clientHost(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return "/" + host
+	}
+	return "/" + addr
+}
+
+// requestContext ends when the client connection closes or after d.
+func requestContext(req *proxy.Request, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	go func() {
+		select {
+		case <-req.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// kafkaCode is the Kafka error code err wraps (UNKNOWN_SERVER_ERROR if
+// none).
+func kafkaCode(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,178 @@
+package route
+
+import (
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// migrationGate holds a group's classic requests while a takeover runs
+// (translate.Gate), and counts the group's requests forwarded upstream and
+// not answered yet, so a takeover starts from a group with nothing in
+// flight (the drain).
+type migrationGate struct {
+	// drainTimeout bounds the drain: a forwarded request whose client
+	// connection closed never reports its response.
+	drainTimeout time.Duration
+	log          zerolog.Logger
+
+	mu     sync.Mutex
+	groups map[string]*gatedGroup
+}
+
+type gatedGroup struct {
+	inflight int
+	held     bool
+	// releasing: the queue is being run after a Release; arrivals join
+	// its tail so the arrival order holds.
+	releasing bool
+	queue     []func()
+	drained   func()
+}
+
+func newMigrationGate(drainTimeout time.Duration, log zerolog.Logger) *migrationGate {
+	return &migrationGate{drainTimeout: drainTimeout, log: log, groups: map[string]*gatedGroup{}}
+}
+
+func (g *migrationGate) group(id string) *gatedGroup {
+	gg := g.groups[id]
+	if gg == nil {
+		gg = &gatedGroup{}
+		g.groups[id] = gg
+	}
+	return gg
+}
+
+// forget drops an idle group's entry.
+func (g *migrationGate) forget(id string, gg *gatedGroup) {
+	if gg.inflight == 0 && !gg.held && !gg.releasing && len(gg.queue) == 0 && gg.drained == nil {
+		delete(g.groups, id)
+	}
+}
+
+// enter runs f now, or queues it while the group is held or its queue is
+// being released; held, if not nil, is called (under the gate's lock, so
+// before a Release) when f is queued. The request is counted in flight from
+// the moment f runs, in the same step as the held check, so a takeover that
+// starts later waits for it whatever f does; f calls answered once the
+// request is answered (at once if it is not forwarded).
+func (g *migrationGate) enter(id string, f func(answered func()), held func()) {
+	if id == "" {
+		f(func() {})
+		return
+	}
+	g.mu.Lock()
+	gg := g.groups[id]
+	if gg != nil && (gg.held || gg.releasing) {
+		gg.queue = append(gg.queue, func() { f(g.sent(id)) })
+		if held != nil {
+			held()
+		}
+		g.mu.Unlock()
+		return
+	}
+	answered := g.sentLocked(id)
+	g.mu.Unlock()
+	f(answered)
+}
+
+// sent counts a request of the group in flight; answered is called once
+// with its response.
+func (g *migrationGate) sent(id string) (answered func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.sentLocked(id)
+}
+
+func (g *migrationGate) sentLocked(id string) (answered func()) {
+	g.group(id).inflight++
+	var once sync.Once
+	return func() { once.Do(func() { g.answered(id) }) }
+}
+
+func (g *migrationGate) answered(id string) {
+	g.mu.Lock()
+	gg := g.groups[id]
+	if gg == nil {
+		g.mu.Unlock()
+		return
+	}
+	gg.inflight--
+	var drained func()
+	if gg.inflight <= 0 {
+		gg.inflight = 0
+		drained, gg.drained = gg.drained, nil
+	}
+	g.forget(id, gg)
+	g.mu.Unlock()
+	if drained != nil {
+		go drained()
+	}
+}
+
+// Hold implements translate.Gate.
+func (g *migrationGate) Hold(id string, drained func()) {
+	g.mu.Lock()
+	gg := g.group(id)
+	gg.held = true
+	if gg.inflight == 0 {
+		g.mu.Unlock()
+		go drained()
+		return
+	}
+	var once sync.Once
+	fire := func() { once.Do(drained) }
+	gg.drained = fire
+	n := gg.inflight
+	g.mu.Unlock()
+	g.log.Info().Str("group", id).Int("in_flight", n).Msg("takeover: draining forwarded classic requests")
+	time.AfterFunc(g.drainTimeout, func() {
+		g.mu.Lock()
+		gg := g.groups[id]
+		late := gg != nil && gg.drained != nil
+		if late {
+			gg.drained = nil
+		}
+		g.mu.Unlock()
+		if late {
+			g.log.Warn().Str("group", id).Dur("after", g.drainTimeout).Msg("takeover: drain timed out (a forwarded request never answered); going on")
+			fire()
+		}
+	})
+}
+
+// Release implements translate.Gate: the held requests run in arrival
+// order, on a goroutine of their own (Release may be called on a
+// coordinator goroutine, which the requests need).
+func (g *migrationGate) Release(id string) {
+	g.mu.Lock()
+	gg := g.groups[id]
+	if gg == nil || !gg.held {
+		g.mu.Unlock()
+		return
+	}
+	gg.held = false
+	gg.drained = nil
+	if gg.releasing {
+		g.mu.Unlock()
+		return
+	}
+	gg.releasing = true
+	g.mu.Unlock()
+	go func() {
+		for {
+			g.mu.Lock()
+			if gg.held || len(gg.queue) == 0 {
+				gg.releasing = false
+				g.forget(id, gg)
+				g.mu.Unlock()
+				return
+			}
+			f := gg.queue[0]
+			gg.queue = gg.queue[1:]
+			g.mu.Unlock()
+			f()
+		}
+	}()
+}

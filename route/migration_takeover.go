@@ -1,0 +1,97 @@
+package route
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// maybeTakeOver starts the takeover of a live classic Kafka Streams group
+// upstream when a streams-protocol member joins it and the policy allows
+// the upgrade: translate.Takeover answers that join itself, and takeover
+// reports the request handled. Joins of the same group meanwhile wait for
+// it, then take the normal path, which then finds the group served here.
+// Everything else is not handled here: the caller serves it as without the
+// migration (streamsGroupHeartbeat).
+func (m *Migration) maybeTakeOver(req *proxy.Request, hb *kmsg.StreamsGroupHeartbeatRequest, out proxy.Outcome) (handled bool) {
+	if hb.MemberEpoch == 0 {
+		// A join during a hand-back's last steps would find the group
+		// neither here nor formed upstream yet.
+		m.up.waitHandBack(hb.Group, req.Done())
+	}
+	if hb.Group == "" || hb.MemberEpoch != 0 || m.a.o.Ownership.Owns(hb.Group) {
+		return false
+	}
+	m.mu.Lock()
+	if running := m.takeovers[hb.Group]; running != nil {
+		m.mu.Unlock()
+		select {
+		case <-running:
+		case <-req.Done():
+			return true // the client is gone: nobody to answer
+		}
+		return false
+	}
+	done := make(chan struct{})
+	m.takeovers[hb.Group] = done
+	m.mu.Unlock()
+	finish := func() {
+		m.mu.Lock()
+		delete(m.takeovers, hb.Group)
+		m.mu.Unlock()
+		close(done)
+	}
+
+	g, err := m.up.describe(hb.Group)
+	if err != nil || !liveClassic(g) || !m.o.Policy.PolicyFor(hb.Group).AllowsUpgrade() {
+		// Not a takeover (or the upstream cannot tell): the route's
+		// claim asks again and answers as without migration.
+		finish()
+		return false
+	}
+	m.a.o.Log.Info().Str("group", hb.Group).Str("upstream_state", g.State).Str("protocol", g.Protocol).
+		Int("classic_members", len(g.Members)).Msg("takeover of a live classic group starts")
+	m.takeover.Run(hb, coordinatorClient(req), func(resp *kmsg.StreamsGroupHeartbeatResponse) {
+		if resp.ErrorCode != 0 {
+			m.a.o.Log.Warn().Str("group", hb.Group).Int16("error_code", resp.ErrorCode).Str("error", deref(resp.ErrorMessage)).Msg("takeover did not complete")
+		} else {
+			m.a.o.Log.Info().Str("group", hb.Group).Int32("group_epoch", resp.MemberEpoch).Msg("takeover done: the group is served by streamshift")
+		}
+		finish()
+		out.Respond(resp)
+	})
+	return true
+}
+
+// liveClassic reports whether the upstream group has classic members other
+// than streamshift anchors (what Ownership hands to a Takeover).
+func liveClassic(g *kmsg.DescribeGroupsResponseGroup) bool {
+	switch {
+	case g.State == "" || g.State == "Dead" || g.State == "Empty":
+		return false
+	case g.Protocol == coordinator.AnchorProtocol:
+		return false
+	}
+	return true
+}
+
+// takeoverHook is the Ownership's takeover hook. The takeover itself runs
+// from maybeTakeOver, which holds the joining request; a join that
+// reaches the claim of a live classic group raced it (the group became
+// live after maybeTakeOver looked), so it is told to retry, unless the
+// policy forbids the upgrade, which Kafka answers GROUP_ID_NOT_FOUND.
+type takeoverHook struct{ m *Migration }
+
+func (h takeoverHook) Takeover(_ context.Context, g kmsg.DescribeGroupsResponseGroup) error {
+	if p := h.m.o.Policy.PolicyFor(g.Group); !p.AllowsUpgrade() {
+		return fmt.Errorf("Group %s is a live classic group (state %s) upstream and migration.policy %v does not allow its upgrade: %w",
+			g.Group, g.State, p, kerr.GroupIDNotFound)
+	}
+	return fmt.Errorf("group %s became a live classic group upstream (state %s); the takeover starts on the next join: %w",
+		g.Group, g.State, kerr.CoordinatorLoadInProgress)
+}

@@ -1,0 +1,179 @@
+// Package route is the one routing table of the requests streamshift
+// intercepts: routes.go says which keys are served, at which versions, and
+// whether they are advertised; NN_name.go is the only handler of wire key
+// NN. A handler checks ownership (is the group the proxy's?), passes the
+// migration gate when the migration is on, then serves the request locally
+// (the coordinator), translates it (a classic member of a streams group) or
+// forwards it upstream, rewritten where the upstream must not see what the
+// client sent. Every other key goes upstream untouched without reaching
+// this package.
+//
+// The package sits above proxy, coordinator, coordinator/anchor and
+// translate: it is the only place that knows them all, and cmd/streamshift
+// builds it and registers it once (Routes.Register).
+package route
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/anchor"
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// Options are what the routes serve with.
+type Options struct {
+	Coordinator *coordinator.Coordinator
+	// Ownership decides which groups are the proxy's; required.
+	Ownership *coordinator.Ownership
+	// Anchors keeps the anchor members upstream; required.
+	Anchors *anchor.Manager
+	// UpstreamMaxVersions maps API keys to the highest version the upstream
+	// supports (from its ApiVersions); a missing key counts as kmsg's
+	// maximum. Offset requests newer than that are down-converted.
+	UpstreamMaxVersions map[int16]int16
+	// Metadata, if set, is refreshed before a topology is first handed to
+	// the coordinator when its source topics are not in the image yet, so a
+	// new group does not wait a heartbeat interval for topics created just
+	// before the app started.
+	Metadata FreshMetadata
+	// CoordinatorNode returns the upstream node coordinating a group (for
+	// ListGroups: an owned group is listed by that broker only;
+	// FindCoordinatorNode). Nil: every broker lists it.
+	CoordinatorNode func(ctx context.Context, groupID string) (int32, error)
+	// Migration, if not nil, turns the online migration on (translate's
+	// doc.go): the classic group keys are routed too, and the offset and
+	// StreamsGroupHeartbeat routes pass the migration gate. Nil: the
+	// classic group keys go upstream untouched.
+	Migration *MigrationOptions
+	// AnchorWait bounds how long a commit waits for the anchor to join
+	// upstream before the client gets a retriable error. Default 20s.
+	AnchorWait time.Duration
+	// ClaimWait bounds the upstream check of a first join. Default 10s.
+	ClaimWait time.Duration
+	// AnchorLeaveTimeout bounds an anchor's leave before a DeleteGroups or
+	// OffsetDelete goes upstream. Default 10s.
+	AnchorLeaveTimeout time.Duration
+	Log                zerolog.Logger
+}
+
+// FreshMetadata is a metadata source that can fetch on demand
+// (*coordinator.UpstreamMetadata).
+type FreshMetadata interface {
+	Image() coordinator.MetadataImage
+	Refresh(ctx context.Context) error
+}
+
+// Routes serves the intercepted keys through the proxy.
+type Routes struct {
+	o Options
+	// mig is the online migration; nil when it is off.
+	mig *Migration
+}
+
+// New returns the route set. With o.Migration it also installs the
+// ownership's takeover hook.
+func New(o Options) (*Routes, error) {
+	if o.Coordinator == nil || o.Ownership == nil || o.Anchors == nil {
+		return nil, fmt.Errorf("route: coordinator, ownership and anchors are required")
+	}
+	if o.AnchorWait <= 0 {
+		o.AnchorWait = 20 * time.Second
+	}
+	if o.ClaimWait <= 0 {
+		o.ClaimWait = 10 * time.Second
+	}
+	if o.AnchorLeaveTimeout <= 0 {
+		o.AnchorLeaveTimeout = 10 * time.Second
+	}
+	rs := &Routes{o: o}
+	if o.Migration != nil {
+		m, err := newMigration(rs, *o.Migration)
+		if err != nil {
+			return nil, err
+		}
+		rs.mig = m
+		o.Ownership.SetTakeover(takeoverHook{m})
+	}
+	return rs, nil
+}
+
+// route is one intercepted key. Versions from 0 to max are served; a
+// client's request above max goes upstream untouched unless capped.
+type route struct {
+	key kmsg.Key
+	max int16
+	// advertise: ApiVersions answers list the key up to max whatever the
+	// upstream supports.
+	advertise bool
+	// capped: max also caps what ApiVersions advertises, and a request
+	// above it is refused instead of bypassing the route (proxy
+	// RegisterCapped): the topic-id versions of the offset keys, which the
+	// routes do not serve (offsetsMaxVersion).
+	capped bool
+	// migration: routed only with the migration on.
+	migration bool
+	serve     proxy.InterceptorFunc
+}
+
+// table is every intercepted key, in key order.
+//
+// OffsetCommit and OffsetFetch are advertised up to v9 even when the
+// upstream is older (they are down-converted) and at most v9 when it is
+// newer. TxnOffsetCommit keeps the upstream's range up to v5: a newer
+// version may change the transaction protocol (KIP-890), not just the
+// layout. The classic group keys and the admin keys keep the upstream's
+// versions (the admin ones capped to what kmsg decodes) and are not
+// advertised.
+func (rs *Routes) table() []route {
+	up := rs.upstreamMax
+	top := func(k kmsg.Key) int16 { return kmsg.RequestForKey(int16(k)).MaxVersion() }
+	return []route{
+		{key: kmsg.OffsetCommit, max: offsetsMaxVersion, advertise: true, capped: true, serve: rs.offsetCommit},
+		{key: kmsg.OffsetFetch, max: offsetsMaxVersion, advertise: true, capped: true, serve: rs.offsetFetch},
+		{key: kmsg.JoinGroup, max: up(int16(kmsg.JoinGroup)), migration: true, serve: rs.joinGroup},
+		{key: kmsg.Heartbeat, max: up(int16(kmsg.Heartbeat)), migration: true, serve: rs.heartbeat},
+		{key: kmsg.LeaveGroup, max: up(int16(kmsg.LeaveGroup)), migration: true, serve: rs.leaveGroup},
+		{key: kmsg.SyncGroup, max: up(int16(kmsg.SyncGroup)), migration: true, serve: rs.syncGroup},
+		{key: kmsg.DescribeGroups, max: top(kmsg.DescribeGroups), serve: rs.describeGroups},
+		{key: kmsg.ListGroups, max: top(kmsg.ListGroups), serve: rs.listGroups},
+		{key: kmsg.TxnOffsetCommit, max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true, serve: rs.txnOffsetCommit},
+		{key: kmsg.DescribeConfigs, max: top(kmsg.DescribeConfigs), serve: rs.describeConfigs},
+		{key: kmsg.DeleteGroups, max: top(kmsg.DeleteGroups), serve: rs.deleteGroups},
+		{key: kmsg.IncrementalAlterConfigs, max: top(kmsg.IncrementalAlterConfigs), serve: rs.incrementalAlterConfigs},
+		{key: kmsg.OffsetDelete, max: top(kmsg.OffsetDelete), serve: rs.offsetDelete},
+		{key: kmsg.StreamsGroupHeartbeat, max: 1, advertise: true, serve: rs.streamsGroupHeartbeat},
+		{key: kmsg.StreamsGroupDescribe, max: 1, advertise: true, serve: rs.streamsGroupDescribe},
+	}
+}
+
+// active is the table without the migration's keys when it is off.
+func (rs *Routes) active() []route {
+	var out []route
+	for _, rt := range rs.table() {
+		if !rt.migration || rs.mig != nil {
+			out = append(out, rt)
+		}
+	}
+	return out
+}
+
+// Register routes the active keys of p to rs, once: the proxy refuses a key
+// registered twice.
+func (rs *Routes) Register(p *proxy.Proxy) error {
+	for _, rt := range rs.active() {
+		register := p.Register
+		if rt.capped {
+			register = p.RegisterCapped
+		}
+		if err := register(int16(rt.key), 0, rt.max, rt.advertise, rt.serve); err != nil {
+			return fmt.Errorf("route key %d (%s): %w", rt.key, rt.key.Name(), err)
+		}
+	}
+	return nil
+}
