@@ -28,23 +28,25 @@ func groupConfigValue(o GroupConfigOverride) *GroupConfigValue {
 	return v
 }
 
-// override parses the value back; a name or value it does not know is an
-// error (the record comes back from the network).
-func (v *GroupConfigValue) override() (GroupConfigOverride, error) {
-	var o GroupConfigOverride
+// override parses the value back. A bad value is an error (the record
+// comes back from the network); a config name this release does not know is
+// left out and returned in unknown: a newer streamshift wrote it, and
+// failing the load over it would make rolling streamshift back impossible.
+func (v *GroupConfigValue) override() (o GroupConfigOverride, unknown []string, err error) {
 	for _, kv := range v.Configs {
 		d, ok := groupConfigDefOf(kv.Key)
 		if !ok {
-			return o, fmt.Errorf("unknown group config %q", kv.Key)
+			unknown = append(unknown, kv.Key)
+			continue
 		}
 		if err := d.check(kv.Value); err != nil {
-			return o, fmt.Errorf("group config %s: %v", kv.Key, err)
+			return o, unknown, fmt.Errorf("group config %s: %v", kv.Key, err)
 		}
 		if err := o.set(d.key, kv.Value); err != nil {
-			return o, fmt.Errorf("group config %s=%q: %w", kv.Key, kv.Value, err)
+			return o, unknown, fmt.Errorf("group config %s=%q: %w", kv.Key, kv.Value, err)
 		}
 	}
-	return o, nil
+	return o, unknown, nil
 }
 
 // loadGroupConfigs applies the group config records among records to the
@@ -74,9 +76,13 @@ func (c *Coordinator) loadGroupConfigs(records []Record) ([]Record, error) {
 		if !ok {
 			return nil, fmt.Errorf("load %s of group %s: value %T", r.Type, r.GroupID, r.Value)
 		}
-		o, err := v.override()
+		o, unknown, err := v.override()
 		if err != nil {
 			return nil, fmt.Errorf("load %s of group %s: %w", r.Type, r.GroupID, err)
+		}
+		if len(unknown) > 0 {
+			c.logger.Warn().Str("group", r.GroupID).Strs("configs", unknown).
+				Msg("group configs unknown to this release (written by a newer streamshift?) are ignored")
 		}
 		groups[r.GroupID] = o
 	}

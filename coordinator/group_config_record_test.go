@@ -94,16 +94,33 @@ func TestGroupConfigNotStored(t *testing.T) {
 	}
 }
 
-// TestGroupConfigRecordRejectsUnknown: a stored config the coordinator does
-// not know (or a bad value) fails the load instead of being dropped silently.
-func TestGroupConfigRecordRejectsUnknown(t *testing.T) {
+// TestGroupConfigRecordRejectsBadValues: a stored config value the
+// coordinator cannot take fails the load instead of being dropped silently;
+// a config name it does not know (a newer streamshift's) is ignored, so a
+// rollback still loads the log.
+func TestGroupConfigRecordRejectsBadValues(t *testing.T) {
 	for _, value := range []string{
-		`{"Configs":[{"Key":"streams.unknown","Value":"1"}]}`,
 		`{"Configs":[{"Key":"streams.num.standby.replicas","Value":"-1"}]}`,
 		`{"Configs":[{"Key":"streams.session.timeout.ms","Value":"x"}]}`,
 	} {
 		if _, err := UnmarshalRecord([]byte(`{"v":1,"type":1001,"group":"g"}`), []byte(value)); err == nil {
 			t.Fatalf("%s accepted", value)
 		}
+	}
+	r, err := UnmarshalRecord([]byte(`{"v":1,"type":1001,"group":"g"}`),
+		[]byte(`{"Configs":[{"Key":"streams.some.future.config","Value":"1"},{"Key":"streams.num.standby.replicas","Value":"1"}]}`))
+	if err != nil {
+		t.Fatalf("a config name of a newer release fails the read: %v", err)
+	}
+	c, err := New(Options{Config: DefaultConfig(), Metadata: NewStaticMetadata()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.loadGroupConfigs([]Record{r}); err != nil {
+		t.Fatalf("a config name of a newer release fails the load: %v", err)
+	}
+	if got := c.groupConfig("g").NumStandbyReplicas; got != 1 {
+		t.Fatalf("the known config beside the unknown one: num.standby.replicas %d, want 1", got)
 	}
 }

@@ -300,8 +300,11 @@ func previousCheckedTaskSets(t previousTaskSets) (previousTaskSets, error) {
 func previousCheckGroupConfigs(v *previousGroupConfigValue) error {
 	var c GroupConfigValue
 	for _, kv := range v.Configs {
+		if _, ok := groupConfigDefOf(kv.Key); !ok {
+			return fmt.Errorf("unknown group config %q", kv.Key)
+		}
 		c.Configs = append(c.Configs, KeyValue(kv))
 	}
-	_, err := c.override()
+	_, _, err := c.override()
 	return err
 }

@@ -443,11 +443,11 @@ func newStreamshiftGroupConfigValue(v *GroupConfigValue) *streamshiftGroupConfig
 	return &streamshiftGroupConfigValue{Configs: durableKeyValues(v.Configs)}
 }
 
-// inMemory refuses a config name or value this release does not know, as
-// before: a load fails rather than dropping a config silently.
+// inMemory refuses a bad config value; a config name this release does
+// not know is kept for the load, which logs and ignores it.
 func (d *streamshiftGroupConfigValue) inMemory() (*GroupConfigValue, error) {
 	v := &GroupConfigValue{Configs: keyValues(d.Configs)}
-	if _, err := v.override(); err != nil {
+	if _, _, err := v.override(); err != nil {
 		return nil, err
 	}
 	return v, nil
