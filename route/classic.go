@@ -55,14 +55,8 @@ func (m *Migration) forwardClassic(req *proxy.Request, out proxy.Outcome, rewrit
 	if rewritten != nil {
 		j = rewritten.(*kmsg.JoinGroupRequest)
 	}
-	rerun := func() {
-		select {
-		case <-req.Done():
-		default:
-			m.classic(req, out)
-		}
-	}
-	switch verdict, handedBack := m.recovery.join(j, rerun); verdict {
+	held := heldRecoveryJoin{done: req.Done(), rerun: func() { m.classic(req, out) }}
+	switch verdict, handedBack := m.recovery.join(j, held); verdict {
 	case joinHeld:
 		// Out of the gate's count while held: it runs again from the
 		// start, and enters the gate again then.

@@ -1,6 +1,7 @@
 package route
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -41,8 +42,8 @@ type recovery struct {
 
 // recovering is one group under recovery.
 type recovering struct {
-	// held re-run the group's held JoinGroups.
-	held  []func()
+	// held are the group's held JoinGroups.
+	held  []heldRecoveryJoin
 	timer coordinator.Timer
 	// stale are the member ids its JoinGroups carried while it recovered:
 	// given out by the lost state (or by the upstream before a takeover),
@@ -53,6 +54,13 @@ type recovering struct {
 	// and joins go upstream.
 	leaving, handedBack bool
 	warned              bool
+}
+
+// heldRecoveryJoin is a JoinGroup held by a recovery: rerun runs it again
+// from the start, unless its connection closed (done).
+type heldRecoveryJoin struct {
+	done  <-chan struct{}
+	rerun func()
 }
 
 // joinVerdict is what becomes of a classic JoinGroup of a group the
@@ -82,10 +90,9 @@ func (r *recovery) recovering(group string) bool {
 }
 
 // join decides about a JoinGroup about to be forwarded upstream. With
-// joinHeld, rerun is kept to run the request again once the recovery ends;
-// with joinHandedBack, the request to forward (its member id dropped if
-// stale).
-func (r *recovery) join(req *kmsg.JoinGroupRequest, rerun func()) (joinVerdict, *kmsg.JoinGroupRequest) {
+// joinHeld, h is kept to run the request again once the recovery ends; with
+// joinHandedBack, the request to forward (its member id dropped if stale).
+func (r *recovery) join(req *kmsg.JoinGroupRequest, h heldRecoveryJoin) (joinVerdict, *kmsg.JoinGroupRequest) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	g := r.groups[req.Group]
@@ -104,7 +111,10 @@ func (r *recovery) join(req *kmsg.JoinGroupRequest, rerun func()) (joinVerdict, 
 	if req.MemberID != "" {
 		g.stale[req.MemberID] = true
 	}
-	g.held = append(g.held, rerun)
+	// Joins of closed connections go first: a client that reconnects and
+	// joins again and again holds one join, not one per connection.
+	g.held = slices.DeleteFunc(g.held, heldRecoveryJoin.gone)
+	g.held = append(g.held, h)
 	return joinHeld, nil
 }
 
@@ -203,9 +213,20 @@ func (r *recovery) forget(group string, g *recovering) {
 	}
 }
 
-func runAll(fs []func()) {
-	for _, f := range fs {
-		f()
+func (h heldRecoveryJoin) gone() bool {
+	select {
+	case <-h.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func runAll(held []heldRecoveryJoin) {
+	for _, h := range held {
+		if !h.gone() {
+			h.rerun()
+		}
 	}
 }
 
