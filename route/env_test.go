@@ -17,9 +17,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
 // startProxy runs a proxy in front of upstream on free ports; stop ends it

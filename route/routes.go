@@ -8,7 +8,7 @@
 // client sent. Every other key goes upstream untouched without reaching
 // this package.
 //
-// The package sits above proxy, coordinator, coordinator/anchor and
+// The package sits above proxy, coordinator, upstream/anchor and
 // translate: it is the only place that knows them all, and cmd/streamshift
 // builds it and registers it once (Routes.Register).
 package route
@@ -22,8 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
 // Options are what the routes serve with.

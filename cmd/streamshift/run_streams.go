@@ -15,9 +15,9 @@ import (
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/route"
+	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
 // streamsRuntime is the streams-group coordinator wired to the upstream.
