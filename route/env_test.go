@@ -19,6 +19,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/upstream"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
@@ -167,7 +168,7 @@ func (e *env) start() {
 	o := Options{
 		Coordinator: c, Ownership: own, Anchors: anchors,
 		Metadata:        md,
-		CoordinatorNode: FindCoordinatorNode(e.ctl),
+		CoordinatorNode: upstream.FindCoordinatorNode(e.ctl),
 		Log:             zerolog.Nop(),
 	}
 	if e.upstream != nil {

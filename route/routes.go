@@ -44,7 +44,7 @@ type Options struct {
 	Metadata FreshMetadata
 	// CoordinatorNode returns the upstream node coordinating a group (for
 	// ListGroups: an owned group is listed by that broker only;
-	// FindCoordinatorNode). Nil: every broker lists it.
+	// upstream.FindCoordinatorNode). Nil: every broker lists it.
 	CoordinatorNode func(ctx context.Context, groupID string) (int32, error)
 	// Migration, if not nil, turns the online migration on (translate's
 	// doc.go): the classic group keys are routed too, and the offset and

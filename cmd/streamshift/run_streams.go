@@ -17,6 +17,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/route"
+	"github.com/streamshift/streamshift/upstream"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
@@ -121,7 +122,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 		Anchors:             rt.anchors,
 		UpstreamMaxVersions: upstreamVersions(ctx, ctl, log),
 		Metadata:            meta,
-		CoordinatorNode:     route.FindCoordinatorNode(ctl),
+		CoordinatorNode:     upstream.FindCoordinatorNode(ctl),
 		Migration:           mig,
 		Log:                 log.With().Str("component", "streams").Logger(),
 	})
