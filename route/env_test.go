@@ -149,14 +149,14 @@ func newEnv(t *testing.T, opts ...func(*env)) *env {
 // ownership and routes, registered on a new proxy, and a client through it.
 func (e *env) start() {
 	t := e.t
-	md := coordinator.NewUpstreamMetadata(e.adm, time.Second)
+	md := upstream.NewMetadata(e.adm, time.Second)
 	if err := md.Refresh(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	go md.Run(e.ctx)
 	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(e.ctl, md, 10*time.Second)})
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: upstream.NewTopicCreator(e.ctl, md, 10*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ type Options struct {
 }
 
 // FreshMetadata is a metadata source that can fetch on demand
-// (*coordinator.UpstreamMetadata).
+// (*upstream.Metadata).
 type FreshMetadata interface {
 	Image() coordinator.MetadataImage
 	Refresh(ctx context.Context) error

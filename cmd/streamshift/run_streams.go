@@ -73,13 +73,13 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 		}
 	}()
 	adm := kadm.NewClient(ctl)
-	meta := coordinator.NewUpstreamMetadata(adm, cfg.Coordinator.MetadataRefreshInterval)
+	meta := upstream.NewMetadata(adm, cfg.Coordinator.MetadataRefreshInterval)
 	go meta.Run(rctx)
 
 	opts := coordinator.Options{
 		Config:       ccfg,
 		Metadata:     meta,
-		TopicCreator: coordinator.NewUpstreamTopicCreator(ctl, meta, 0),
+		TopicCreator: upstream.NewTopicCreator(ctl, meta, 0),
 	}
 	var records []coordinator.Record
 	if cfg.Coordinator.DurableLog {

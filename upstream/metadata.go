@@ -1,4 +1,4 @@
-package coordinator
+package upstream
 
 import (
 	"context"
@@ -12,20 +12,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
 )
 
-// UpstreamMetadata is a MetadataSource backed by the upstream cluster: it
+// Metadata is the coordinator's MetadataSource on the upstream cluster: it
 // lists all topics every interval, and soon after RequestRefresh. Like a
 // broker's metadata image, it knows every topic, so a group's first
 // heartbeat sees its source topics.
-type UpstreamMetadata struct {
+type Metadata struct {
 	adm      *kadm.Client
 	interval time.Duration
 	minGap   time.Duration
 
-	mu  sync.Mutex
-	img *mapImage
-	err error
+	mu sync.Mutex
+	// topics are those of img, at version.
+	topics  map[string]coordinator.TopicMetadata
+	version uint64
+	img     coordinator.MetadataImage
+	err     error
 	// seq counts refreshTopics merges; added[name] is the merge that last
 	// added the topic, so a listing that started before it (and may not
 	// show the topic yet) does not drop it again.
@@ -35,30 +40,33 @@ type UpstreamMetadata struct {
 	kick chan struct{}
 }
 
-// NewUpstreamMetadata returns a source fetching through adm every interval
+// NewMetadata returns a source fetching through adm every interval
 // (default 10s). Run must be running for it to fetch.
-func NewUpstreamMetadata(adm *kadm.Client, interval time.Duration) *UpstreamMetadata {
+func NewMetadata(adm *kadm.Client, interval time.Duration) *Metadata {
 	if interval <= 0 {
 		interval = 10 * time.Second
 	}
-	return &UpstreamMetadata{
+	topics := map[string]coordinator.TopicMetadata{}
+	return &Metadata{
 		adm:      adm,
 		interval: interval,
 		minGap:   250 * time.Millisecond,
-		img:      &mapImage{version: 1, topics: map[string]TopicMetadata{}},
+		topics:   topics,
+		version:  1,
+		img:      coordinator.NewMetadataImage(1, topics),
 		kick:     make(chan struct{}, 1),
 		added:    map[string]uint64{},
 	}
 }
 
-func (u *UpstreamMetadata) Image() MetadataImage {
+func (u *Metadata) Image() coordinator.MetadataImage {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.img
 }
 
 // RequestRefresh asks for a fetch soon; requests coalesce.
-func (u *UpstreamMetadata) RequestRefresh([]string) {
+func (u *Metadata) RequestRefresh([]string) {
 	select {
 	case u.kick <- struct{}{}:
 	default:
@@ -66,12 +74,12 @@ func (u *UpstreamMetadata) RequestRefresh([]string) {
 }
 
 // Refresh fetches now and waits for the result.
-func (u *UpstreamMetadata) Refresh(ctx context.Context) error {
+func (u *Metadata) Refresh(ctx context.Context) error {
 	return u.fetch(ctx)
 }
 
 // Run fetches until ctx ends.
-func (u *UpstreamMetadata) Run(ctx context.Context) {
+func (u *Metadata) Run(ctx context.Context) {
 	t := time.NewTicker(u.interval)
 	defer t.Stop()
 	for {
@@ -92,7 +100,7 @@ func (u *UpstreamMetadata) Run(ctx context.Context) {
 	}
 }
 
-func (u *UpstreamMetadata) fetch(ctx context.Context) error {
+func (u *Metadata) fetch(ctx context.Context) error {
 	u.mu.Lock()
 	seq := u.seq
 	u.mu.Unlock()
@@ -104,12 +112,12 @@ func (u *UpstreamMetadata) fetch(ctx context.Context) error {
 		return u.err
 	}
 	u.err = nil
-	topics := make(map[string]TopicMetadata, len(details))
+	topics := make(map[string]coordinator.TopicMetadata, len(details))
 	for name, d := range details {
 		if d.Err != nil {
 			continue
 		}
-		topics[name] = TopicMetadata{Name: name, ID: d.ID, Partitions: int32(len(d.Partitions))}
+		topics[name] = coordinator.TopicMetadata{Name: name, ID: d.ID, Partitions: int32(len(d.Partitions))}
 	}
 	for name, s := range u.added {
 		if s <= seq {
@@ -117,7 +125,7 @@ func (u *UpstreamMetadata) fetch(ctx context.Context) error {
 			continue
 		}
 		if _, ok := topics[name]; !ok {
-			if t, ok := u.img.topics[name]; ok {
+			if t, ok := u.topics[name]; ok {
 				topics[name] = t
 			}
 		}
@@ -128,9 +136,11 @@ func (u *UpstreamMetadata) fetch(ctx context.Context) error {
 
 // setTopics installs topics, as a new image version if they changed. u.mu
 // is held.
-func (u *UpstreamMetadata) setTopics(topics map[string]TopicMetadata) {
-	if !maps.Equal(topics, u.img.topics) {
-		u.img = &mapImage{version: u.img.version + 1, topics: topics}
+func (u *Metadata) setTopics(topics map[string]coordinator.TopicMetadata) {
+	if !maps.Equal(topics, u.topics) {
+		u.version++
+		u.topics = topics
+		u.img = coordinator.NewMetadataImage(u.version, topics)
 	}
 }
 
@@ -139,7 +149,7 @@ func (u *UpstreamMetadata) setTopics(topics map[string]TopicMetadata) {
 // the image. A broker may learn of just-created topics a little after the
 // controller answered CreateTopics, so topics it does not know yet are asked
 // for again a few times.
-func (u *UpstreamMetadata) refreshTopics(ctx context.Context, cl kmsg.Requestor, names []string) error {
+func (u *Metadata) refreshTopics(ctx context.Context, cl kmsg.Requestor, names []string) error {
 	pending := slices.Clone(names)
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
@@ -162,17 +172,17 @@ func (u *UpstreamMetadata) refreshTopics(ctx context.Context, cl kmsg.Requestor,
 		if err != nil {
 			return fmt.Errorf("metadata of created topics: %w", err)
 		}
-		found := map[string]TopicMetadata{}
+		found := map[string]coordinator.TopicMetadata{}
 		for _, t := range resp.Topics {
 			if t.Topic == nil || t.ErrorCode != 0 || len(t.Partitions) == 0 {
 				continue
 			}
-			found[*t.Topic] = TopicMetadata{Name: *t.Topic, ID: t.TopicID, Partitions: int32(len(t.Partitions))}
+			found[*t.Topic] = coordinator.TopicMetadata{Name: *t.Topic, ID: t.TopicID, Partitions: int32(len(t.Partitions))}
 		}
 		if len(found) > 0 {
 			u.mu.Lock()
 			u.seq++
-			topics := maps.Clone(u.img.topics)
+			topics := maps.Clone(u.topics)
 			for n, t := range found {
 				topics[n] = t
 				u.added[n] = u.seq
@@ -185,24 +195,25 @@ func (u *UpstreamMetadata) refreshTopics(ctx context.Context, cl kmsg.Requestor,
 	return nil
 }
 
-// UpstreamTopicCreator creates internal topics with CreateTopics on the
-// upstream cluster, as a 4.x broker does for streams groups, and then reads
-// their metadata at once so the group's next heartbeat finds them.
-type UpstreamTopicCreator struct {
+// TopicCreator is the coordinator's TopicCreator on the upstream cluster: it
+// creates internal topics with CreateTopics, as a 4.x broker does for streams
+// groups, and then reads their metadata at once so the group's next
+// heartbeat finds them.
+type TopicCreator struct {
 	cl      kmsg.Requestor
-	meta    *UpstreamMetadata
+	meta    *Metadata
 	timeout time.Duration
 }
 
-// NewUpstreamTopicCreator returns a creator sending through cl (a
+// NewTopicCreator returns a creator sending through cl (a
 // *kgo.Client routes CreateTopics to the controller) that adds the created
 // topics to meta, if not nil; each creation is bounded by timeout (default
 // 30s).
-func NewUpstreamTopicCreator(cl kmsg.Requestor, meta *UpstreamMetadata, timeout time.Duration) *UpstreamTopicCreator {
+func NewTopicCreator(cl kmsg.Requestor, meta *Metadata, timeout time.Duration) *TopicCreator {
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	return &UpstreamTopicCreator{cl: cl, meta: meta, timeout: timeout}
+	return &TopicCreator{cl: cl, meta: meta, timeout: timeout}
 }
 
 // CreateTopics sends one CreateTopics request for all topics (a heartbeat's
@@ -210,7 +221,7 @@ func NewUpstreamTopicCreator(cl kmsg.Requestor, meta *UpstreamMetadata, timeout 
 // refreshes their metadata before calling done: the member's acknowledging
 // heartbeat follows its first by tens of milliseconds, and a periodic or
 // coalesced refresh would leave it a whole heartbeat interval behind.
-func (u *UpstreamTopicCreator) CreateTopics(topics []CreatableTopic, done func(map[string]error)) {
+func (u *TopicCreator) CreateTopics(topics []coordinator.CreatableTopic, done func(map[string]error)) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
 		defer cancel()
@@ -231,7 +242,7 @@ func (u *UpstreamTopicCreator) CreateTopics(topics []CreatableTopic, done func(m
 
 // create sends the CreateTopics request and returns the topics that failed
 // (a topic that already exists did not).
-func (u *UpstreamTopicCreator) create(ctx context.Context, topics []CreatableTopic) map[string]error {
+func (u *TopicCreator) create(ctx context.Context, topics []coordinator.CreatableTopic) map[string]error {
 	failed := map[string]error{}
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = int32(u.timeout / time.Millisecond)
