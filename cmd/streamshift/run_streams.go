@@ -26,7 +26,7 @@ type streamsRuntime struct {
 	ctl     *kgo.Client
 	coord   *coordinator.Coordinator
 	anchors *anchor.Manager
-	topic   *coordinator.TopicLog
+	topic   *upstream.GroupLog
 	cancel  context.CancelFunc
 }
 
@@ -84,7 +84,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 	var records []coordinator.Record
 	if cfg.Coordinator.DurableLog {
 		octx, ocancel := context.WithTimeout(ctx, time.Minute)
-		rt.topic, records, err = coordinator.OpenTopicLog(octx, coordinator.TopicLogOptions{
+		rt.topic, records, err = upstream.OpenGroupLog(octx, upstream.GroupLogOptions{
 			Seeds: cfg.Upstream,
 			Topic: cfg.Coordinator.LogTopic,
 			Opts:  controlPlaneOpts(cfg)[1:],
