@@ -14,12 +14,12 @@ import (
 // interval; it loads recs.
 func newCoordinator(t *testing.T, log coordinator.Log, recs []coordinator.Record) *coordinator.Coordinator {
 	t.Helper()
+	cfg := coordinator.DefaultConfig()
+	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 4)
-	cfg := coordinator.DefaultConfig()
-	cfg.Defaults.InitialRebalanceDelay = 0
-	cfg.Defaults.AssignmentInterval = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: coordinator.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)), Log: log, Metadata: md})
+	clock := coordinator.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: clock, Log: log, Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,11 +85,7 @@ func assigned(r *kmsg.StreamsGroupHeartbeatResponse) *ownedTasks {
 // hbReq is a later heartbeat; owned nil sends no task lists.
 func hbReq(group, member string, epoch int32, owned *ownedTasks) *kmsg.StreamsGroupHeartbeatRequest {
 	r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	r.Version = 1
-	r.Group = group
-	r.MemberID = member
-	r.MemberEpoch = epoch
-	r.RebalanceTimeoutMillis = -1
+	r.Version, r.Group, r.MemberID, r.MemberEpoch, r.RebalanceTimeoutMillis = 1, group, member, epoch, -1
 	if owned != nil {
 		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = orEmpty(owned.active), orEmpty(owned.standby), orEmpty(owned.warmup)
 	}
