@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
@@ -38,6 +37,12 @@ type compareEnv struct {
 	// assignor breaks ties by hash-map order, streamshift's by id.
 	countsOnly bool
 }
+
+// CompareUpstream returns the metadata source and the topic creator of the
+// cluster cl reaches, fetching until ctx ends. Package upstream implements
+// them and imports this package, so only the external test package can
+// build them: compare_upstream_e2e_test.go sets CompareUpstream.
+var CompareUpstream func(ctx context.Context, cl *kgo.Client) (MetadataSource, TopicCreator, error)
 
 func startCompare(t *testing.T, ctx context.Context, standbys int, delays ...time.Duration) *compareEnv {
 	t.Helper()
@@ -99,11 +104,10 @@ func startCompare(t *testing.T, ctx context.Context, standbys int, delays ...tim
 			t.Fatal(err)
 		}
 	}
-	md := NewUpstreamMetadata(kadm.NewClient(cl), time.Second)
-	if err := md.Refresh(ctx); err != nil {
+	md, creator, err := CompareUpstream(ctx, cl)
+	if err != nil {
 		t.Fatal(err)
 	}
-	go md.Run(ctx)
 	cfg := DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = initialDelay
 	cfg.Defaults.AssignmentInterval = interval
@@ -112,7 +116,7 @@ func startCompare(t *testing.T, ctx context.Context, standbys int, delays ...tim
 	cfg.Defaults.SessionTimeout = 10 * time.Second
 	cfg.Bounds = DefaultBounds()
 	cfg.Bounds.MinSessionTimeout = 10 * time.Second
-	c, err := New(Options{Config: cfg, Metadata: md, TopicCreator: NewUpstreamTopicCreator(cl, md, 10*time.Second)})
+	c, err := New(Options{Config: cfg, Metadata: md, TopicCreator: creator})
 	if err != nil {
 		t.Fatal(err)
 	}

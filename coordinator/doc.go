@@ -30,9 +30,11 @@
 // Options.Logger gets what Kafka's group coordinator logs: epoch bumps,
 // fencings, failed appends, loads (logging.go).
 //
-// Cluster access goes through two interfaces: a MetadataSource (partition
-// counts of topics; UpstreamMetadata lists them with kadm) and a TopicCreator
-// (internal topics; UpstreamTopicCreator uses kadm's CreateTopics).
+// Cluster access goes through interfaces, implemented on the upstream
+// cluster by package upstream (the coordinator does no upstream I/O itself,
+// and cmd/streamshift wires the two): a MetadataSource (partition counts of
+// topics; upstream.Metadata lists them), a TopicCreator (internal topics;
+// upstream.TopicCreator sends CreateTopics) and the durable Log.
 //
 // The sticky task assignor and the topology configuration are pure functions in
 // the subpackages assignor and topology.

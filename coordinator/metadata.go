@@ -50,6 +50,13 @@ func (m *mapImage) Topic(name string) (TopicMetadata, bool) {
 
 func (m *mapImage) Version() uint64 { return m.version }
 
+// NewMetadataImage returns the image of topics at version, for a
+// MetadataSource of another package; topics must not change afterwards (a
+// change is a new image, at a new version).
+func NewMetadataImage(version uint64, topics map[string]TopicMetadata) MetadataImage {
+	return &mapImage{version: version, topics: topics}
+}
+
 // NewStaticMetadata returns an empty static source.
 func NewStaticMetadata() *StaticMetadata {
 	return &StaticMetadata{img: &mapImage{version: 1, topics: map[string]TopicMetadata{}}}

@@ -25,7 +25,7 @@ type Takeover interface {
 }
 
 // AnchorProtocol is the protocol name of the proxy's anchor member in the
-// upstream classic group of an owned group (see package anchor).
+// upstream classic group of an owned group (package upstream/anchor).
 const AnchorProtocol = "streamshift"
 
 // Ownership sources (OwnershipValue.Source).

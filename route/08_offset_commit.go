@@ -4,8 +4,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
 // offsetCommit serves OffsetCommit v0-v9, advertised up to v9 and capped

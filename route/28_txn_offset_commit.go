@@ -5,8 +5,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
 // txnOffsetCommit serves TxnOffsetCommit at the upstream's versions up to

@@ -7,8 +7,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
 // anchoredCommit is what OffsetCommit and TxnOffsetCommit differ in: how

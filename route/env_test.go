@@ -17,9 +17,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/upstream"
+	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
 // startProxy runs a proxy in front of upstream on free ports; stop ends it
@@ -148,14 +149,14 @@ func newEnv(t *testing.T, opts ...func(*env)) *env {
 // ownership and routes, registered on a new proxy, and a client through it.
 func (e *env) start() {
 	t := e.t
-	md := coordinator.NewUpstreamMetadata(e.adm, time.Second)
+	md := upstream.NewMetadata(e.adm, time.Second)
 	if err := md.Refresh(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	go md.Run(e.ctx)
 	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: coordinator.NewUpstreamTopicCreator(e.ctl, md, 10*time.Second)})
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: upstream.NewTopicCreator(e.ctl, md, 10*time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func (e *env) start() {
 	o := Options{
 		Coordinator: c, Ownership: own, Anchors: anchors,
 		Metadata:        md,
-		CoordinatorNode: FindCoordinatorNode(e.ctl),
+		CoordinatorNode: upstream.FindCoordinatorNode(e.ctl),
 		Log:             zerolog.Nop(),
 	}
 	if e.upstream != nil {

@@ -12,8 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
-	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
 func join(group, member string) *kmsg.StreamsGroupHeartbeatRequest {

@@ -8,7 +8,7 @@
 // client sent. Every other key goes upstream untouched without reaching
 // this package.
 //
-// The package sits above proxy, coordinator, coordinator/anchor and
+// The package sits above proxy, coordinator, upstream/anchor and
 // translate: it is the only place that knows them all, and cmd/streamshift
 // builds it and registers it once (Routes.Register).
 package route
@@ -22,8 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
 // Options are what the routes serve with.
@@ -44,7 +44,7 @@ type Options struct {
 	Metadata FreshMetadata
 	// CoordinatorNode returns the upstream node coordinating a group (for
 	// ListGroups: an owned group is listed by that broker only;
-	// FindCoordinatorNode). Nil: every broker lists it.
+	// upstream.FindCoordinatorNode). Nil: every broker lists it.
 	CoordinatorNode func(ctx context.Context, groupID string) (int32, error)
 	// Migration, if not nil, turns the online migration on (translate's
 	// doc.go): the classic group keys are routed too, and the offset and
@@ -63,7 +63,7 @@ type Options struct {
 }
 
 // FreshMetadata is a metadata source that can fetch on demand
-// (*coordinator.UpstreamMetadata).
+// (*upstream.Metadata).
 type FreshMetadata interface {
 	Image() coordinator.MetadataImage
 	Refresh(ctx context.Context) error

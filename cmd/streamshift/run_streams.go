@@ -15,9 +15,10 @@ import (
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/anchor"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/route"
+	"github.com/streamshift/streamshift/upstream"
+	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
 // streamsRuntime is the streams-group coordinator wired to the upstream.
@@ -25,7 +26,7 @@ type streamsRuntime struct {
 	ctl     *kgo.Client
 	coord   *coordinator.Coordinator
 	anchors *anchor.Manager
-	topic   *coordinator.TopicLog
+	topic   *upstream.GroupLog
 	cancel  context.CancelFunc
 }
 
@@ -72,18 +73,18 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 		}
 	}()
 	adm := kadm.NewClient(ctl)
-	meta := coordinator.NewUpstreamMetadata(adm, cfg.Coordinator.MetadataRefreshInterval)
+	meta := upstream.NewMetadata(adm, cfg.Coordinator.MetadataRefreshInterval)
 	go meta.Run(rctx)
 
 	opts := coordinator.Options{
 		Config:       ccfg,
 		Metadata:     meta,
-		TopicCreator: coordinator.NewUpstreamTopicCreator(ctl, meta, 0),
+		TopicCreator: upstream.NewTopicCreator(ctl, meta, 0),
 	}
 	var records []coordinator.Record
 	if cfg.Coordinator.DurableLog {
 		octx, ocancel := context.WithTimeout(ctx, time.Minute)
-		rt.topic, records, err = coordinator.OpenTopicLog(octx, coordinator.TopicLogOptions{
+		rt.topic, records, err = upstream.OpenGroupLog(octx, upstream.GroupLogOptions{
 			Seeds: cfg.Upstream,
 			Topic: cfg.Coordinator.LogTopic,
 			Opts:  controlPlaneOpts(cfg)[1:],
@@ -121,7 +122,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 		Anchors:             rt.anchors,
 		UpstreamMaxVersions: upstreamVersions(ctx, ctl, log),
 		Metadata:            meta,
-		CoordinatorNode:     route.FindCoordinatorNode(ctl),
+		CoordinatorNode:     upstream.FindCoordinatorNode(ctl),
 		Migration:           mig,
 		Log:                 log.With().Str("component", "streams").Logger(),
 	})

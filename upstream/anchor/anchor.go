@@ -12,6 +12,9 @@
 // splitting the group; and it subscribes to the group's source and
 // repartition topics, so no committed offset of them expires while the group
 // is Stable. It is always the leader and syncs empty assignments.
+//
+// It is part of the control plane (package upstream); route's offset
+// commits carry its Generation.
 package anchor
 
 import (

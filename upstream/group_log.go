@@ -1,4 +1,4 @@
-package coordinator
+package upstream
 
 import (
 	"context"
@@ -12,27 +12,29 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamshift/streamshift/coordinator"
 )
 
-// TopicLog is a durable Log on a compacted single-partition topic of the
-// upstream cluster. Each Append is one producer transaction, so a change is
-// in the log entirely or not at all, and the log is read back with
-// read_committed. What is committed is mirrored in memory for Load.
+// GroupLog is the coordinator's durable Log: a compacted single-partition
+// topic of the upstream cluster. Each Append is one producer transaction, so
+// a change is in the log entirely or not at all, and the log is read back
+// with read_committed. What is committed is mirrored in memory for Load.
 //
-// One TopicLog must own the topic (its transactional id fences any older
+// One GroupLog must own the topic (its transactional id fences any older
 // writer); several streamshift instances need one topic each, or the
 // ownership work of a later issue.
-type TopicLog struct {
+type GroupLog struct {
 	topic   string
 	timeout time.Duration
 	prod    *kgo.Client
 
 	mu     sync.Mutex // one transaction at a time
-	mirror *MemoryLog
+	mirror *coordinator.MemoryLog
 }
 
-// TopicLogOptions configure OpenTopicLog.
-type TopicLogOptions struct {
+// GroupLogOptions configure OpenGroupLog.
+type GroupLogOptions struct {
 	Seeds []string
 	Topic string // default "__streamshift_groups"
 	// TransactionalID fences older writers; default "streamshift-<topic>".
@@ -46,10 +48,10 @@ type TopicLogOptions struct {
 	Log zerolog.Logger
 }
 
-// OpenTopicLog creates the topic if needed (compacted, one partition), reads
+// OpenGroupLog creates the topic if needed (compacted, one partition), reads
 // back every committed record, and returns the log with those records, which
 // the caller hands to Coordinator.Load.
-func OpenTopicLog(ctx context.Context, o TopicLogOptions) (*TopicLog, []Record, error) {
+func OpenGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, []coordinator.Record, error) {
 	if o.Topic == "" {
 		o.Topic = "__streamshift_groups"
 	}
@@ -86,7 +88,7 @@ func OpenTopicLog(ctx context.Context, o TopicLogOptions) (*TopicLog, []Record, 
 	if err != nil {
 		return nil, nil, fmt.Errorf("group log producer: %w", err)
 	}
-	l := &TopicLog{topic: o.Topic, timeout: o.Timeout, prod: prod, mirror: NewMemoryLog()}
+	l := &GroupLog{topic: o.Topic, timeout: o.Timeout, prod: prod, mirror: coordinator.NewMemoryLog()}
 	// A committed sentinel record marks where the read-back may stop
 	// (transaction markers take the last offsets, so the end offset alone
 	// does not say when the last record was seen); its transaction also
@@ -102,7 +104,7 @@ func OpenTopicLog(ctx context.Context, o TopicLogOptions) (*TopicLog, []Record, 
 		return nil, nil, err
 	}
 	for _, r := range recs {
-		if err := l.mirror.Append(r.GroupID, []Record{r}); err != nil {
+		if err := l.mirror.Append(r.GroupID, []coordinator.Record{r}); err != nil {
 			prod.Close()
 			return nil, nil, err
 		}
@@ -110,13 +112,19 @@ func OpenTopicLog(ctx context.Context, o TopicLogOptions) (*TopicLog, []Record, 
 	return l, recs, nil
 }
 
+// sentinelKey is the key of the record OpenGroupLog commits to find the end
+// of the log; the coordinator's record keys have no "open".
 type sentinelKey struct {
 	V    int    `json:"v"`
 	Open string `json:"open"`
 }
 
-func (l *TopicLog) writeSentinel(ctx context.Context, txid string) (int64, error) {
-	key, err := json.Marshal(sentinelKey{V: recordKeyVersion, Open: txid})
+// sentinelKeyVersion is the version of the coordinator's record keys when
+// the sentinel was introduced; readers look only at "open".
+const sentinelKeyVersion = 1
+
+func (l *GroupLog) writeSentinel(ctx context.Context, txid string) (int64, error) {
+	key, err := json.Marshal(sentinelKey{V: sentinelKeyVersion, Open: txid})
 	if err != nil {
 		return 0, err
 	}
@@ -135,7 +143,7 @@ func (l *TopicLog) writeSentinel(ctx context.Context, txid string) (int64, error
 }
 
 // readGroupLog consumes the topic from the start up to the sentinel.
-func readGroupLog(ctx context.Context, o TopicLogOptions, sentinel int64) ([]Record, error) {
+func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]coordinator.Record, error) {
 	cons, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(o.Seeds...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.Topic: {0: kgo.NewOffset().AtStart()}}),
@@ -145,7 +153,7 @@ func readGroupLog(ctx context.Context, o TopicLogOptions, sentinel int64) ([]Rec
 		return nil, fmt.Errorf("group log consumer: %w", err)
 	}
 	defer cons.Close()
-	var recs []Record
+	var recs []coordinator.Record
 	for {
 		fs := cons.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -169,8 +177,8 @@ func readGroupLog(ctx context.Context, o TopicLogOptions, sentinel int64) ([]Rec
 			if json.Unmarshal(kr.Key, &sk) == nil && sk.Open != "" {
 				return // an older writer's sentinel
 			}
-			r, err := UnmarshalRecord(kr.Key, kr.Value)
-			if errors.Is(err, ErrUnknownRecordType) {
+			r, err := coordinator.UnmarshalRecord(kr.Key, kr.Value)
+			if errors.Is(err, coordinator.ErrUnknownRecordType) {
 				// A newer streamshift wrote it: this release loads the rest
 				// (a rollback), and compaction keeps the record for the
 				// release that knows it.
@@ -195,7 +203,7 @@ func readGroupLog(ctx context.Context, o TopicLogOptions, sentinel int64) ([]Rec
 }
 
 // Append writes the records in one transaction.
-func (l *TopicLog) Append(groupID string, recs []Record) error {
+func (l *GroupLog) Append(groupID string, recs []coordinator.Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
@@ -206,13 +214,13 @@ func (l *TopicLog) Append(groupID string, recs []Record) error {
 	return l.mirror.Append(groupID, recs)
 }
 
-func (l *TopicLog) transact(ctx context.Context, recs []Record) error {
+func (l *GroupLog) transact(ctx context.Context, recs []coordinator.Record) error {
 	if err := l.prod.BeginTransaction(); err != nil {
 		return err
 	}
 	krs := make([]*kgo.Record, 0, len(recs))
 	for _, r := range recs {
-		k, v, err := MarshalRecord(r)
+		k, v, err := coordinator.MarshalRecord(r)
 		if err != nil {
 			_ = l.prod.EndTransaction(ctx, kgo.TryAbort)
 			return err
@@ -234,7 +242,7 @@ func (l *TopicLog) transact(ctx context.Context, recs []Record) error {
 }
 
 // Load returns a group's committed records from the mirror.
-func (l *TopicLog) Load(groupID string) ([]Record, error) { return l.mirror.Load(groupID) }
+func (l *GroupLog) Load(groupID string) ([]coordinator.Record, error) { return l.mirror.Load(groupID) }
 
 // Close closes the producer.
-func (l *TopicLog) Close() { l.prod.Close() }
+func (l *GroupLog) Close() { l.prod.Close() }

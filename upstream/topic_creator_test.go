@@ -1,4 +1,4 @@
-package coordinator
+package upstream
 
 import (
 	"context"
@@ -10,14 +10,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
 )
 
-// TestUpstreamTopicCreatorOneRequestAndFreshMetadata checks that a
+// TestTopicCreatorOneRequestAndFreshMetadata checks that a
 // heartbeat's missing internal topics go upstream in one CreateTopics
 // request and are in the metadata image by the time done is called, without
 // waiting for a listing (the member's next heartbeat follows within
 // milliseconds).
-func TestUpstreamTopicCreatorOneRequestAndFreshMetadata(t *testing.T) {
+func TestTopicCreatorOneRequestAndFreshMetadata(t *testing.T) {
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +51,7 @@ func TestUpstreamTopicCreatorOneRequestAndFreshMetadata(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "app-existing-changelog"); err != nil {
 		t.Fatal(err)
 	}
-	md := NewUpstreamMetadata(adm, time.Hour)
+	md := NewMetadata(adm, time.Hour)
 	if err := md.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -59,17 +61,17 @@ func TestUpstreamTopicCreatorOneRequestAndFreshMetadata(t *testing.T) {
 	requests = nil
 	mu.Unlock()
 
-	topics := []CreatableTopic{
-		{Name: "app-a-changelog", Partitions: 3, ReplicationFactor: -1, Configs: []KeyValue{{"cleanup.policy", "compact"}}},
+	topics := []coordinator.CreatableTopic{
+		{Name: "app-a-changelog", Partitions: 3, ReplicationFactor: -1, Configs: []coordinator.KeyValue{{Key: "cleanup.policy", Value: "compact"}}},
 		{Name: "app-b-repartition", Partitions: 2, ReplicationFactor: -1},
 		{Name: "app-existing-changelog", Partitions: 1, ReplicationFactor: -1},
 	}
 	type result struct {
 		failed map[string]error
-		img    MetadataImage
+		img    coordinator.MetadataImage
 	}
 	got := make(chan result, 1)
-	NewUpstreamTopicCreator(cl, md, 10*time.Second).CreateTopics(topics, func(failed map[string]error) {
+	NewTopicCreator(cl, md, 10*time.Second).CreateTopics(topics, func(failed map[string]error) {
 		got <- result{failed, md.Image()}
 	})
 	var r result
