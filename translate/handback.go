@@ -62,7 +62,7 @@ func (t *Translator) maybeHandBack(group string) {
 	if !ok || t.opts.Upstream == nil || !t.opts.Migration.PolicyFor(group).AllowsDowngrade() {
 		return
 	}
-	now := t.opts.Now()
+	now := t.c.Now()
 	t.mu.Lock()
 	if t.handBacks[group] != nil || now.Sub(t.lastHandBackCheck[group]) < handBackPoll {
 		t.mu.Unlock()
@@ -87,7 +87,7 @@ func (t *Translator) maybeHandBack(group string) {
 				t.endHandBack(group, run)
 				return
 			}
-			t.opts.AfterFunc(handBackPoll, func() { t.stepHandBack(group, run) })
+			t.c.AfterFunc(handBackPoll, func() { t.stepHandBack(group, run) })
 		})
 	})
 }
@@ -145,7 +145,7 @@ func (t *Translator) stepHandBack(group string, run *handBackRun) {
 				})
 			})
 		default:
-			t.opts.AfterFunc(handBackPoll, func() { t.stepHandBack(group, run) })
+			t.c.AfterFunc(handBackPoll, func() { t.stepHandBack(group, run) })
 		}
 	})
 }
@@ -192,7 +192,7 @@ func (t *Translator) forwardAllHeld(group string, held []heldJoin) {
 	for _, j := range held {
 		longest = max(longest, time.Duration(max(j.req.RebalanceTimeoutMillis, j.req.SessionTimeoutMillis))*time.Millisecond)
 	}
-	t.opts.AfterFunc(longest+handBackAnswerSlack, done)
+	t.c.AfterFunc(longest+handBackAnswerSlack, done)
 	for _, j := range held {
 		t.forwardHeld(j, func() {
 			mu.Lock()

@@ -66,17 +66,38 @@ func (c *memberConn) forward(rewritten kmsg.Request, answered func(kmsg.Response
 	c.answers <- resp
 }
 
+// barrierWatch is the coordinator, telling up when a hand-back's barrier is
+// up.
+type barrierWatch struct {
+	*coordinator.Coordinator
+	up chan struct{}
+}
+
+func (b barrierWatch) BeginHandBack(group string, done func(error)) {
+	b.Coordinator.BeginHandBack(group, func(err error) {
+		done(err)
+		if err == nil {
+			b.up <- struct{}{}
+		}
+	})
+}
+
+// watchBarrier makes tr's coordinator c a barrierWatch; the channel gets a
+// value each time a barrier goes up.
+func watchBarrier(tr *Translator, c *coordinator.Coordinator) <-chan struct{} {
+	up := make(chan struct{}, 4)
+	tr.c = barrierWatch{Coordinator: c, up: up}
+	return up
+}
+
 // The last streams member leaves; the classic member is pulled into the
 // barrier, its JoinGroup held, the anchor leaves, and the JoinGroup goes
 // upstream with an empty member id.
 func TestHandBackToUpstream(t *testing.T) {
-	tr, c := fixture(t)
+	tr, c, clock := clockFixture(t)
 	up := &fakeUpstream{}
-	polls := make(chan func(), 8)
 	tr.opts.Upstream = up
-	tr.opts.AfterFunc = func(_ time.Duration, f func()) { polls <- f }
-	clock := time.Unix(100, 0)
-	tr.opts.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	barrierUp := watchBarrier(tr, c)
 
 	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
 	id := r.(*kmsg.JoinGroupResponse).MemberID
@@ -97,7 +118,7 @@ func TestHandBackToUpstream(t *testing.T) {
 	if code := r.(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.RebalanceInProgress.Code {
 		t.Fatalf("heartbeat: %d", code)
 	}
-	poll := <-polls // the barrier is up
+	<-barrierUp
 
 	conn := newMemberConn(t)
 	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
@@ -114,7 +135,7 @@ func TestHandBackToUpstream(t *testing.T) {
 		t.Fatalf("newcomer's join answered during the barrier: %+v", r)
 	case <-time.After(50 * time.Millisecond):
 	}
-	poll()
+	clock.Advance(handBackPoll)
 	select {
 	case r := <-newcomer.answers:
 		if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "cc-upstream-uuid" {
@@ -156,13 +177,10 @@ func TestHandBackToUpstream(t *testing.T) {
 // A streams member joining during the barrier aborts the hand-back: the held
 // JoinGroup is served by the streams group, nothing goes upstream.
 func TestHandBackAbortedByStreamsJoin(t *testing.T) {
-	tr, c := fixture(t)
+	tr, c, clock := clockFixture(t)
 	up := &fakeUpstream{}
-	polls := make(chan func(), 8)
 	tr.opts.Upstream = up
-	tr.opts.AfterFunc = func(_ time.Duration, f func()) { polls <- f }
-	clock := time.Unix(100, 0)
-	tr.opts.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	barrierUp := watchBarrier(tr, c)
 
 	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
 	id := r.(*kmsg.JoinGroupResponse).MemberID
@@ -176,7 +194,7 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "app", id, gen
 	call(t, tr, hb)
-	poll := <-polls
+	<-barrierUp
 
 	conn := newMemberConn(t)
 	answered := conn.answers
@@ -198,7 +216,7 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	if r := <-done; r.ErrorCode != 0 {
 		t.Fatalf("s2 join: %d", r.ErrorCode)
 	}
-	poll()
+	clock.Advance(handBackPoll)
 	select {
 	case r := <-answered:
 		if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != 0 || j.MemberID != id || j.Generation < gen {

@@ -15,12 +15,21 @@ import (
 // member holding the 4 tasks of "foo" in group "app".
 func fixture(t *testing.T) (*Translator, *coordinator.Coordinator) {
 	t.Helper()
+	tr, c, _ := clockFixture(t)
+	return tr, c
+}
+
+// clockFixture is fixture with the coordinator's virtual clock, which the
+// translator runs on too.
+func clockFixture(t *testing.T) (*Translator, *coordinator.Coordinator, *coordinator.ManualClock) {
+	t.Helper()
+	clock := coordinator.NewManualClock(time.Unix(0, 0))
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 4)
 	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	cfg.Defaults.AssignmentInterval = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: coordinator.NewManualClock(time.Unix(0, 0)), Metadata: md})
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: clock, Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +52,7 @@ func fixture(t *testing.T) (*Translator, *coordinator.Coordinator) {
 		t.Fatalf("streams join: %d", r.ErrorCode)
 	}
 	n := 0
-	return New(Options{Coordinator: c, NewMemberID: func(client string) string { n++; return client + "-id" + string(rune('0'+n)) }}), c
+	return New(Options{Coordinator: c, NewMemberID: func(client string) string { n++; return client + "-id" + string(rune('0'+n)) }}), c, clock
 }
 
 // call runs one request through the translator; forwarded reports forward.
