@@ -20,9 +20,13 @@ var ErrHandBackHeld = errors.New("the group is being handed back to the classic 
 type handBack struct {
 	held    map[string]bool // classic members whose JoinGroup is held
 	aborted bool            // a streams-protocol member joined
+	// onBarrier is BeginHandBack's: told once the barrier ends
+	// (barrierEnded), while the group's shard points at this hand-back.
+	onBarrier func(HandBackState)
 }
 
-// HandBackState is what the caller of a hand-back polls.
+// HandBackState is what BeginHandBack's onBarrier is told when the barrier
+// ends, and what HandBack reports.
 type HandBackState struct {
 	Running bool // a barrier is up (or was aborted and not yet cleared)
 	// Ready: every member of the group is a classic member whose
@@ -45,8 +49,18 @@ func hasStreamsMember(g *Group) bool {
 
 // BeginHandBack puts up the hand-back barrier of a group whose members are
 // all classic: from now on its classic Heartbeats get REBALANCE_IN_PROGRESS
-// and its classic JoinGroups are held (ErrHandBackHeld).
-func (c *Coordinator) BeginHandBack(groupID string, done func(error)) {
+// and its classic JoinGroups are held (ErrHandBackHeld). Once the barrier is
+// up (done(nil)), onBarrier is called exactly once, when it ends: Ready
+// (every member left is held; the others were fenced or left), Aborted (a
+// streams-protocol member joined), or neither and not Running (the barrier
+// was taken down, the group deleted or unloaded, the coordinator closed).
+// The change that ends it tells it, whatever it is (a held JoinGroup, a
+// timer fencing a member, a leave, a streams join): no request needs to
+// arrive. It is called after the change's records are in the log, outside
+// the group's lock and before the group's next work, so it may call the
+// coordinator; like the coordinator's other callbacks it must not block.
+// BeginHandBack on a barrier already up moves its onBarrier to this caller.
+func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(HandBackState), done func(error)) {
 	c.run(groupID, func(s *shard) {
 		g := s.group
 		switch {
@@ -54,13 +68,37 @@ func (c *Coordinator) BeginHandBack(groupID string, done func(error)) {
 			done(fmt.Errorf("group %s has no members to hand back: %w", groupID, kerr.GroupIDNotFound))
 		case hasStreamsMember(g):
 			done(fmt.Errorf("group %s still has streams-protocol members: %w", groupID, kerr.NonEmptyGroup))
-		case g.mem.handBack != nil:
-			done(nil)
 		default:
-			g.mem.handBack = &handBack{held: map[string]bool{}}
+			if g.mem.handBack == nil {
+				g.mem.handBack = &handBack{held: map[string]bool{}}
+			}
+			g.mem.handBack.onBarrier = onBarrier
+			s.barrier = g.mem.handBack
 			done(nil)
 		}
 	}, func(e *coordError) { done(e) })
+}
+
+// barrierEnded takes the signal of the shard's hand-back (BeginHandBack's
+// onBarrier) if the barrier has ended: it is Ready or Aborted, or it is not
+// the group's any more (taken down, the group deleted or unloaded); gone
+// (the coordinator closed, the group unloading) ends it whatever its state.
+// It runs after each work of the group, with the group's lock held; the
+// caller calls tell once it has let the lock go. tell does nothing when
+// there is nothing to tell.
+func (s *shard) barrierEnded(gone bool) (tell func()) {
+	hb := s.barrier
+	if hb == nil {
+		return func() {}
+	}
+	var st HandBackState
+	if g := s.group; !gone && g != nil && g.mem.handBack == hb {
+		if st = handBackState(g); !st.Ready && !st.Aborted {
+			return func() {}
+		}
+	}
+	s.barrier = nil
+	return func() { hb.onBarrier(st) }
 }
 
 // HandBack reports the state of a group's hand-back.

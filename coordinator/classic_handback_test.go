@@ -6,9 +6,29 @@ import (
 	"time"
 )
 
+// told records what BeginHandBack's onBarrier was told, in order (the
+// harness runs inline: it is told on the goroutine of the change that ended
+// the barrier, before that call returns).
+type told struct{ states []HandBackState }
+
+func (b *told) onBarrier(st HandBackState) { b.states = append(b.states, st) }
+
+// want fails the test unless the barrier's end was told n times, the last
+// time as last.
+func (b *told) want(t *testing.T, n int, last func(HandBackState) bool) {
+	t.Helper()
+	if len(b.states) != n || n > 0 && !last(b.states[n-1]) {
+		t.Fatalf("barrier's end told %+v, want %d times", b.states, n)
+	}
+}
+
+func ready(st HandBackState) bool   { return st.Running && st.Ready && !st.Aborted }
+func aborted(st HandBackState) bool { return st.Running && st.Aborted && !st.Ready }
+func gone(st HandBackState) bool    { return !st.Running && !st.Ready && !st.Aborted }
+
 // handBackGroup: s1 and classic c1, c2 share the tasks; then s1 leaves
-// and the barrier goes up.
-func handBackGroup(t *testing.T) (*world, *classicClient, *classicClient) {
+// and the barrier goes up; its end is told to the returned told.
+func handBackGroup(t *testing.T) (*world, *classicClient, *classicClient, *told) {
 	w, c1 := mixedGroup(t)
 	c2 := w.newClassic("c2", "pc2")
 	c2.rebalance()
@@ -23,11 +43,13 @@ func handBackGroup(t *testing.T) (*world, *classicClient, *classicClient) {
 	w.h.ok(hbReq("g", "s1", leaveGroupMemberEpoch, nil))
 	delete(w.streams, "s1")
 	var err error
-	w.h.c.BeginHandBack("g", func(e error) { err = e })
+	b := &told{}
+	w.h.c.BeginHandBack("g", b.onBarrier, func(e error) { err = e })
 	if err != nil {
 		t.Fatalf("begin: %v", err)
 	}
-	return w, c1, c2
+	b.want(t, 0, nil)
+	return w, c1, c2, b
 }
 
 func handBackOf(w *world) HandBackState {
@@ -37,7 +59,7 @@ func handBackOf(w *world) HandBackState {
 }
 
 func TestHandBackBarrier(t *testing.T) {
-	w, c1, c2 := handBackGroup(t)
+	w, c1, c2, b := handBackGroup(t)
 	for _, c := range []*classicClient{c1, c2} {
 		if !c.mustRejoin() {
 			t.Fatalf("%s not pulled into the barrier", c.id)
@@ -49,6 +71,7 @@ func TestHandBackBarrier(t *testing.T) {
 	if st := handBackOf(w); st.Ready || len(st.Held) != 1 {
 		t.Fatalf("after c1: %+v", st)
 	}
+	b.want(t, 0, nil)
 	// A held member is not fenced by its session timeout while held.
 	for range 3 {
 		w.h.advance(8 * time.Second)
@@ -62,9 +85,12 @@ func TestHandBackBarrier(t *testing.T) {
 	if !c2.mustRejoin() {
 		t.Fatal("c2 not pulled")
 	}
+	b.want(t, 0, nil)
 	if j := c2.join(); !errors.Is(j.Err, ErrHandBackHeld) {
 		t.Fatalf("c2 join: %v", j.Err)
 	}
+	// c2's held JoinGroup completes the barrier and tells it.
+	b.want(t, 1, func(st HandBackState) bool { return ready(st) && len(st.Held) == 2 })
 	// A newcomer's join is held as well (it goes upstream with the
 	// others), without being a member the barrier waits for.
 	c3 := w.newClassic("c3", "pc3")
@@ -81,6 +107,7 @@ func TestHandBackBarrier(t *testing.T) {
 	if err != nil || w.h.group("g") != nil {
 		t.Fatalf("finish: %v group %v", err, w.h.group("g") != nil)
 	}
+	b.want(t, 1, ready) // told once
 	w.h.checkReplay()
 	// The classic clients keep their tasks (their JoinGroups go upstream
 	// next, owned partitions and all); the last batch forgets the group.
@@ -96,12 +123,13 @@ func TestHandBackBarrier(t *testing.T) {
 // A streams member joining during the barrier aborts it: the held
 // JoinGroups are run again and served by the streams group.
 func TestHandBackAbortedByStreamsJoin(t *testing.T) {
-	w, c1, c2 := handBackGroup(t)
+	w, c1, c2, b := handBackGroup(t)
 	c1.mustRejoin()
 	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
 		t.Fatalf("c1 join: %v", j.Err)
 	}
 	w.streamsJoin("s2", "ps2", sourceTopology("foo"))
+	b.want(t, 1, aborted)
 	st := handBackOf(w)
 	if !st.Aborted || st.Ready {
 		t.Fatalf("state %+v", st)
@@ -112,6 +140,7 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 		t.Fatal("finished an aborted hand-back")
 	}
 	w.h.c.AbortHandBack("g", func() {})
+	b.want(t, 1, aborted)
 	for round := 0; round < 6; round++ {
 		for _, c := range []*classicClient{c1, c2} {
 			if round == 0 && c == c1 || c.mustRejoin() {
@@ -128,9 +157,10 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 }
 
 // A member that never rejoins does not block the barrier past its
-// rebalance timeout.
+// rebalance timeout; the timer that fences it tells the barrier's end, with
+// no request arriving.
 func TestHandBackMemberNeverRejoins(t *testing.T) {
-	w, c1, c2 := handBackGroup(t)
+	w, c1, c2, b := handBackGroup(t)
 	logs := captureLogs(w.h)
 	c1.mustRejoin()
 	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
@@ -139,7 +169,8 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 	c2.gone = true
 	w.h.advance(61 * time.Second)
 	// c2, silent, is fenced by its session timeout; c1, still held,
-	// completes the barrier alone.
+	// completes the barrier alone, and the fencing says so.
+	b.want(t, 1, func(st HandBackState) bool { return ready(st) && len(st.Held) == 1 && st.Held[0] == "c1" })
 	st := handBackOf(w)
 	if w.h.group("g").Members["c2"] != nil || w.h.group("g").Members["c1"] == nil || !st.Ready {
 		t.Fatalf("state %+v", st)
@@ -149,7 +180,47 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 	if w.h.group("g").Members["c1"] != nil {
 		t.Fatal("held forever")
 	}
+	b.want(t, 1, ready) // told once
 	c1.gone = true
 	logs.want(t, "info", "Member c2 fenced from the group because "+sessionExpiredReason+".")
 	logs.want(t, "info", "Member c1 fenced from the group because its JoinGroup was held for the hand-back longer than twice its rebalance timeout.")
+}
+
+// The last member not held leaving completes the barrier and tells it.
+func TestHandBackCompletedByLeave(t *testing.T) {
+	w, c1, _, b := handBackGroup(t)
+	c1.mustRejoin()
+	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+		t.Fatal(j.Err)
+	}
+	b.want(t, 0, nil)
+	w.h.c.ClassicLeaveGroup("g", []ClassicLeaveMember{{MemberID: "c2"}}, func([]error, error) {})
+	delete(w.classic, "c2")
+	b.want(t, 1, func(st HandBackState) bool { return ready(st) && len(st.Held) == 1 })
+}
+
+// A barrier that goes away without ending (taken down by AbortHandBack, its
+// group unloaded, the coordinator closed) tells its caller so: nobody is
+// left waiting for it.
+func TestHandBackBarrierGone(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		takeDown func(*Coordinator)
+	}{
+		{"taken down", func(c *Coordinator) { c.AbortHandBack("g", func() {}) }},
+		{"unloaded", func(c *Coordinator) { c.Unload("g") }},
+		{"closed", func(c *Coordinator) { c.Close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, c1, _, b := handBackGroup(t)
+			c1.mustRejoin()
+			if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+				t.Fatal(j.Err)
+			}
+			tc.takeDown(w.h.c)
+			b.want(t, 1, gone)
+			w.h.advance(time.Minute)
+			b.want(t, 1, gone)
+		})
+	}
 }

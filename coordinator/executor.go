@@ -18,6 +18,9 @@ type shard struct {
 	// unloading: Unload runs; new work is answered NOT_COORDINATOR
 	// (guarded by the coordinator's mu).
 	unloading bool
+	// barrier is the hand-back whose end is still to be told
+	// (classic_handback.go); guarded by exec.
+	barrier *handBack
 }
 
 // work is one operation queued on a group's executor. fail answers its
@@ -71,9 +74,7 @@ func (c *Coordinator) run(groupID string, f func(*shard), fail func(*coordError)
 	}
 	if c.inline {
 		c.mu.Unlock()
-		s.exec.Lock()
-		defer s.exec.Unlock()
-		f(s)
+		s.do(f)
 		return
 	}
 	s.mu.Lock()
@@ -106,10 +107,18 @@ func (c *Coordinator) drain(s *shard) {
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
 		c.mu.Unlock()
-		s.exec.Lock()
-		w.run(s)
-		s.exec.Unlock()
+		s.do(w.run)
 	}
+}
+
+// do runs one work of the group under its lock, then tells a hand-back
+// whose barrier the work ended, outside the lock (barrierEnded).
+func (s *shard) do(f func(*shard)) {
+	s.exec.Lock()
+	f(s)
+	tell := s.barrierEnded(false)
+	s.exec.Unlock()
+	tell()
 }
 
 // takeQueue empties the shard's queue. The caller holds c.mu and has
@@ -147,7 +156,9 @@ func (c *Coordinator) Close() {
 		if s.group != nil {
 			s.group.mem.stopTimers()
 		}
+		tell := s.barrierEnded(true)
 		s.exec.Unlock()
+		tell()
 	}
 	c.logger.Info().Int("answered", answered).
 		Msgf("Closed the coordinator; %d queued requests answered COORDINATOR_NOT_AVAILABLE.", answered)
@@ -187,7 +198,9 @@ func (c *Coordinator) Unload(groupID string) {
 		delete(c.shards, groupID)
 	}
 	c.mu.Unlock()
+	tell := s.barrierEnded(true)
 	s.exec.Unlock()
+	tell()
 	c.logger.Info().Str("group", groupID).Int32("epoch", epoch).Int("answered", len(queued)).
 		Msgf("[GroupId %s] Unloaded group metadata for group epoch %d; %d queued requests answered NOT_COORDINATOR.", groupID, epoch, len(queued))
 }

@@ -75,7 +75,9 @@ func entryPoints() []entryPoint {
 				func(r *kmsg.StreamsGroupHeartbeatResponse) { answer(r.ErrorCode) })
 		}},
 		{"DeleteGroup", func(c *Coordinator, g string, answer func(int16)) { c.DeleteGroup(g, errCode(answer)) }},
-		{"BeginHandBack", func(c *Coordinator, g string, answer func(int16)) { c.BeginHandBack(g, errCode(answer)) }},
+		{"BeginHandBack", func(c *Coordinator, g string, answer func(int16)) {
+			c.BeginHandBack(g, func(HandBackState) {}, errCode(answer))
+		}},
 		{"HandBack", func(c *Coordinator, g string, answer func(int16)) {
 			c.HandBack(g, func(HandBackState) { answer(noCode) })
 		}},

@@ -79,7 +79,7 @@ func newMigration(r *Routes, o MigrationOptions) (*Migration, error) {
 	m := &Migration{
 		a:         r,
 		o:         o,
-		gate:      newMigrationGate(o.DrainTimeout, r.o.Log),
+		gate:      newMigrationGate(r.o.Coordinator, o.DrainTimeout, r.o.Log),
 		observer:  &translate.ClassicObserver{Now: r.o.Coordinator.Now},
 		up:        &migrationUpstream{a: r, client: o.Client, timeout: o.RequestTimeout},
 		takeovers: map[string]chan struct{}{},

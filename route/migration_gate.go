@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/coordinator"
 )
 
 // migrationGate holds a group's classic requests while a takeover runs
@@ -12,8 +14,10 @@ import (
 // not answered yet, so a takeover starts from a group with nothing in
 // flight (the drain).
 type migrationGate struct {
-	// drainTimeout bounds the drain: a forwarded request whose client
-	// connection closed never reports its response.
+	// drainTimeout bounds the drain, on clock (the coordinator's): a
+	// forwarded request whose client connection closed never reports its
+	// response.
+	clock        coordinator.Clock
 	drainTimeout time.Duration
 	log          zerolog.Logger
 
@@ -31,8 +35,8 @@ type gatedGroup struct {
 	drained   func()
 }
 
-func newMigrationGate(drainTimeout time.Duration, log zerolog.Logger) *migrationGate {
-	return &migrationGate{drainTimeout: drainTimeout, log: log, groups: map[string]*gatedGroup{}}
+func newMigrationGate(clock coordinator.Clock, drainTimeout time.Duration, log zerolog.Logger) *migrationGate {
+	return &migrationGate{clock: clock, drainTimeout: drainTimeout, log: log, groups: map[string]*gatedGroup{}}
 }
 
 func (g *migrationGate) group(id string) *gatedGroup {
@@ -127,7 +131,7 @@ func (g *migrationGate) Hold(id string, drained func()) {
 	n := gg.inflight
 	g.mu.Unlock()
 	g.log.Info().Str("group", id).Int("in_flight", n).Msg("takeover: draining forwarded classic requests")
-	time.AfterFunc(g.drainTimeout, func() {
+	g.clock.AfterFunc(g.drainTimeout, func() {
 		g.mu.Lock()
 		gg := g.groups[id]
 		late := gg != nil && gg.drained != nil

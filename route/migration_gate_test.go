@@ -5,13 +5,24 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/coordinator"
 )
+
+// gateOnClock is a gate on a virtual clock with the default drain timeout.
+func gateOnClock() (*migrationGate, *coordinator.ManualClock) {
+	clock := coordinator.NewManualClock(time.Unix(0, 0))
+	return newMigrationGate(clock, drainTimeout, zerolog.Nop()), clock
+}
+
+// drainTimeout is the gate tests' drain timeout (the migration's default).
+const drainTimeout = 15 * time.Second
 
 // TestMigrationGate: Hold waits for the group's forwarded requests, holds
 // what arrives meanwhile, and Release runs it in arrival order; other groups
 // pass.
 func TestMigrationGate(t *testing.T) {
-	g := newMigrationGate(time.Hour, zerolog.Nop())
+	g, _ := gateOnClock()
 	answered := g.sent("app")
 	drained := make(chan struct{})
 	g.Hold("app", func() { close(drained) })
@@ -58,12 +69,21 @@ func TestMigrationGate(t *testing.T) {
 }
 
 // TestMigrationGateDrainTimeout: a forwarded request that never reports its
-// answer (its client went away) does not block a takeover for ever.
+// answer (its client went away) does not block a takeover for ever: the
+// drain ends once its timeout has passed on the coordinator's clock, not
+// before.
 func TestMigrationGateDrainTimeout(t *testing.T) {
-	g := newMigrationGate(time.Millisecond, zerolog.Nop())
+	g, clock := gateOnClock()
 	g.sent("app")
 	drained := make(chan struct{})
 	g.Hold("app", func() { close(drained) })
+	clock.Advance(drainTimeout - time.Millisecond)
+	select {
+	case <-drained:
+		t.Fatal("drained before the timeout with a request in flight")
+	default:
+	}
+	clock.Advance(time.Millisecond)
 	waitClosed(t, drained, "the drain past its timeout")
 	g.Release("app")
 }
@@ -72,15 +92,18 @@ func TestMigrationGateDrainTimeout(t *testing.T) {
 // moment it passes the gate, before it is known whether it goes upstream,
 // so a takeover starting in between waits for it.
 func TestMigrationGateCountsOnEntry(t *testing.T) {
-	g := newMigrationGate(time.Hour, zerolog.Nop())
+	g, _ := gateOnClock()
 	var answered func()
 	g.enter("app", func(a func()) { answered = a }, nil)
 	drained := make(chan struct{})
 	g.Hold("app", func() { close(drained) })
-	select {
-	case <-drained:
+	// Hold drains at once (on a goroutine of its own) only when nothing is
+	// in flight; otherwise it keeps the drain for the last answer.
+	g.mu.Lock()
+	waiting := g.groups["app"].drained != nil
+	g.mu.Unlock()
+	if !waiting {
 		t.Fatal("drained while a request that passed the gate is not answered")
-	case <-time.After(20 * time.Millisecond):
 	}
 	answered()
 	waitClosed(t, drained, "the drain after the answer")
@@ -111,4 +134,32 @@ func next(t *testing.T, ran <-chan int) int {
 		t.Fatalf("no request ran within %v", gateWait)
 		return 0
 	}
+}
+
+// TestHandBackGraceOnClock: after a hand-back is done, streams joins of the
+// group still wait handBackGrace on the coordinator's clock, then go on.
+func TestHandBackGraceOnClock(t *testing.T) {
+	clock := coordinator.NewManualClock(time.Unix(0, 0))
+	c, err := coordinator.New(coordinator.Options{Clock: clock, Metadata: coordinator.NewStaticMetadata()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	hb := &handingBack{done: make(chan struct{})}
+	u := &migrationUpstream{a: &Routes{o: Options{Coordinator: c, Log: zerolog.Nop()}},
+		handingBack: map[string]*handingBack{"legacy": hb}}
+	waited := make(chan struct{})
+	go func() {
+		u.waitHandBack("legacy", nil)
+		close(waited)
+	}()
+	u.HandBackDone("legacy")
+	clock.Advance(handBackGrace - time.Millisecond)
+	select {
+	case <-hb.done: // closed inside Advance when the grace ends
+		t.Fatal("a streams join went on before the grace passed")
+	default:
+	}
+	clock.Advance(time.Millisecond)
+	waitClosed(t, waited, "the end of the grace")
 }

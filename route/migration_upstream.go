@@ -163,13 +163,13 @@ func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
 }
 
 // HandBackDone implements translate.Upstream: streams joins of the group
-// may go on after handBackGrace.
+// may go on after handBackGrace, on the coordinator's clock.
 func (u *migrationUpstream) HandBackDone(group string) {
 	u.mu.Lock()
 	hb := u.handingBack[group]
 	u.mu.Unlock()
 	if hb != nil {
 		u.a.o.Log.Info().Str("group", group).Msg("hand-back done: the classic group is the broker's again")
-		time.AfterFunc(handBackGrace, func() { u.endHandBack(group, hb) })
+		u.a.o.Coordinator.AfterFunc(handBackGrace, func() { u.endHandBack(group, hb) })
 	}
 }

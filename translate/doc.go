@@ -113,20 +113,24 @@
 // handback.go runs it behind Upstream (anchor leave, end of a hand-back) and
 // each held JoinGroup's own Forward, started by
 // the first classic Heartbeat that finds the group classic-only; the
-// barrier itself is the coordinator's (BeginHandBack, HandBack,
-// AbortHandBack, FinishHandBack). When the last streams-protocol member
+// barrier itself is the coordinator's (BeginHandBack, AbortHandBack,
+// FinishHandBack). When the last streams-protocol member
 // leaves or is fenced and classic members remain, and the policy allows
 // downgrade:
 //
 //  1. Barrier: every classic Heartbeat of the group gets
 //     REBALANCE_IN_PROGRESS; every classic JoinGroup is held (not answered),
-//     its session timer suspended and a hold timer armed at its rebalance
-//     timeout. SyncGroup of a held member is not possible (it is joining).
-//     The barrier is complete when every classic member is held or gone
-//     (session or join timeout fences it as usual). The JoinGroup of an
-//     instance that is not a member yet is held too, outside the barrier,
-//     and goes upstream with the others (without the member id it was
-//     given here, which the broker would answer UNKNOWN_MEMBER_ID).
+//     its session timer suspended and a hold timer armed at twice its
+//     rebalance timeout. SyncGroup of a held member is not possible (it is
+//     joining). The barrier is complete when every classic member is held
+//     or gone (session or join timeout fences it as usual). The JoinGroup
+//     of an instance that is not a member yet is held too, outside the
+//     barrier, and goes upstream with the others (without the member id it
+//     was given here, which the broker would answer UNKNOWN_MEMBER_ID).
+//     Nothing polls the barrier: the coordinator tells the hand-back once
+//     it ends (BeginHandBack's onBarrier), from the change that ends it (a
+//     held JoinGroup, a leave, a timer fencing a member, a streams join),
+//     with no request needed.
 //  2. A streams-protocol member that joins during the barrier aborts it:
 //     the held JoinGroups are served by the streams group (they get their
 //     member epoch as generation), and the group stays a streams group.
@@ -137,8 +141,9 @@
 //     client id): the broker answers MEMBER_ID_REQUIRED with an id of its
 //     own ("<client.id>-<uuid>"), which Kafka Streams handles by rejoining
 //     with it, keeping its tasks and generation. Once all are answered
-//     (or their rebalance timeout passed) Upstream.HandBackDone lets
-//     streams joins of the group through again. The
+//     (or their longest rebalance timeout and a slack passed)
+//     Upstream.HandBackDone lets streams joins of the group through again
+//     (after a short grace). The
 //     upstream classic group then forms with a Streams leader whose
 //     assignor never gives a partition another member still reports owning
 //     (the two-phase rule), so no task is active twice.
@@ -150,6 +155,13 @@
 // their answers: a streams join in between would find no group here and an
 // empty group upstream, and start a takeover while the classic members
 // still hold their tasks.
+//
+// Every timer and "now" of the migration (the members' sessions and holds,
+// pending member ids, the hand-back's answer timeout, the observer's
+// heartbeat times, and route's drain timeout, hand-back grace and restart
+// recovery window) is on the coordinator's Clock (Coordinator embeds it),
+// so a coordinator.ManualClock runs all of it in virtual time; only the
+// anchor member heartbeats upstream on a ticker of its own.
 //
 // # What package route provides
 //

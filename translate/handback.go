@@ -27,11 +27,11 @@ type Upstream interface {
 	HandBackDone(group string)
 }
 
-// HandBackCoordinator is the coordinator's hand-back part.
+// HandBackCoordinator is the coordinator's hand-back part. BeginHandBack
+// calls onBarrier once, when the barrier ends (ready, aborted, or gone).
 type HandBackCoordinator interface {
 	ClassicOnly(groupID string, done func(bool))
-	BeginHandBack(groupID string, done func(error))
-	HandBack(groupID string, done func(coordinator.HandBackState))
+	BeginHandBack(groupID string, onBarrier func(coordinator.HandBackState), done func(error))
 	AbortHandBack(groupID string, done func())
 	FinishHandBack(groupID string, done func(error))
 }
@@ -50,21 +50,23 @@ type handBackRun struct {
 	done bool
 }
 
-// handBackPoll is how often a running hand-back looks at its barrier:
-// members can also complete it by being fenced, which no request reports.
-const handBackPoll = 500 * time.Millisecond
+// handBackCheckInterval is how often, at most, a group's classic Heartbeats
+// ask the coordinator whether the group can be handed back.
+const handBackCheckInterval = 500 * time.Millisecond
 
 // maybeHandBack starts a hand-back of a group whose members are all classic,
 // if its policy allows downgrade and the translator has an upstream. It
-// runs after a classic Heartbeat, at most once per poll interval per group.
+// runs after a classic Heartbeat, at most once per handBackCheckInterval per
+// group (on the coordinator's clock). The coordinator tells the run when
+// its barrier ends (stepHandBack).
 func (t *Translator) maybeHandBack(group string) {
 	hc, ok := t.c.(HandBackCoordinator)
 	if !ok || t.opts.Upstream == nil || !t.opts.Migration.PolicyFor(group).AllowsDowngrade() {
 		return
 	}
-	now := t.opts.Now()
+	now := t.c.Now()
 	t.mu.Lock()
-	if t.handBacks[group] != nil || now.Sub(t.lastHandBackCheck[group]) < handBackPoll {
+	if t.handBacks[group] != nil || now.Sub(t.lastHandBackCheck[group]) < handBackCheckInterval {
 		t.mu.Unlock()
 		return
 	}
@@ -82,12 +84,11 @@ func (t *Translator) maybeHandBack(group string) {
 		run := &handBackRun{}
 		t.handBacks[group] = run
 		t.mu.Unlock()
-		hc.BeginHandBack(group, func(err error) {
+		onBarrier := func(st coordinator.HandBackState) { t.stepHandBack(group, run, st) }
+		hc.BeginHandBack(group, onBarrier, func(err error) {
 			if err != nil {
 				t.endHandBack(group, run)
-				return
 			}
-			t.opts.AfterFunc(handBackPoll, func() { t.stepHandBack(group, run) })
 		})
 	})
 }
@@ -119,34 +120,30 @@ func (t *Translator) hold(group string, j heldJoin) {
 	j.respond(resp)
 }
 
-// stepHandBack looks at the barrier: ready → anchor leaves, group deleted,
-// held joins forwarded upstream with an empty member id; aborted (a
-// streams member joined) or failed → barrier down, held joins served here.
-func (t *Translator) stepHandBack(group string, run *handBackRun) {
+// stepHandBack acts on the end of the barrier, as the coordinator tells it
+// (BeginHandBack's onBarrier): ready → anchor leaves, group deleted, held
+// joins forwarded upstream with an empty member id; aborted (a streams
+// member joined), gone or failed → barrier down, held joins served here.
+func (t *Translator) stepHandBack(group string, run *handBackRun, st coordinator.HandBackState) {
+	if !st.Ready {
+		t.abortHandBack(group, run)
+		return
+	}
 	hc := t.c.(HandBackCoordinator)
-	hc.HandBack(group, func(st coordinator.HandBackState) {
-		switch {
-		case !st.Running || st.Aborted:
+	t.opts.Upstream.LeaveAnchor(group, func(err error) {
+		if err != nil {
 			t.abortHandBack(group, run)
-		case st.Ready:
-			t.opts.Upstream.LeaveAnchor(group, func(err error) {
-				if err != nil {
-					t.abortHandBack(group, run)
-					return
-				}
-				hc.FinishHandBack(group, func(err error) {
-					if err != nil {
-						// A streams member came in the meantime.
-						t.abortHandBack(group, run)
-						t.opts.Upstream.HandBackDone(group)
-						return
-					}
-					t.forwardAllHeld(group, t.endHandBack(group, run))
-				})
-			})
-		default:
-			t.opts.AfterFunc(handBackPoll, func() { t.stepHandBack(group, run) })
+			return
 		}
+		hc.FinishHandBack(group, func(err error) {
+			if err != nil {
+				// A streams member came in the meantime.
+				t.abortHandBack(group, run)
+				t.opts.Upstream.HandBackDone(group)
+				return
+			}
+			t.forwardAllHeld(group, t.endHandBack(group, run))
+		})
 	})
 }
 
@@ -192,7 +189,7 @@ func (t *Translator) forwardAllHeld(group string, held []heldJoin) {
 	for _, j := range held {
 		longest = max(longest, time.Duration(max(j.req.RebalanceTimeoutMillis, j.req.SessionTimeoutMillis))*time.Millisecond)
 	}
-	t.opts.AfterFunc(longest+handBackAnswerSlack, done)
+	t.c.AfterFunc(longest+handBackAnswerSlack, done)
 	for _, j := range held {
 		t.forwardHeld(j, func() {
 			mu.Lock()

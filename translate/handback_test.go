@@ -66,77 +66,102 @@ func (c *memberConn) forward(rewritten kmsg.Request, answered func(kmsg.Response
 	c.answers <- resp
 }
 
-// The last streams member leaves; the classic member is pulled into the
-// barrier, its JoinGroup held, the anchor leaves, and the JoinGroup goes
-// upstream with an empty member id.
-func TestHandBackToUpstream(t *testing.T) {
-	tr, c := fixture(t)
+// barrierWatch is the coordinator, telling up when a hand-back's barrier is
+// up.
+type barrierWatch struct {
+	*coordinator.Coordinator
+	up chan struct{}
+}
+
+func (b barrierWatch) BeginHandBack(group string, onBarrier func(coordinator.HandBackState), done func(error)) {
+	b.Coordinator.BeginHandBack(group, onBarrier, func(err error) {
+		done(err)
+		if err == nil {
+			b.up <- struct{}{}
+		}
+	})
+}
+
+// handBackFixture is clockFixture with the hand-back on (a fakeUpstream)
+// and that many classic members joined to group "app" (member ids
+// "cc-id1", "cc-id2", ...); it returns their generations and a channel that
+// gets a value each time a barrier goes up.
+func handBackFixture(t *testing.T, members int) (*Translator, *coordinator.Coordinator, *coordinator.ManualClock, *fakeUpstream, []int32, <-chan struct{}) {
+	t.Helper()
+	tr, c, clock := clockFixture(t)
 	up := &fakeUpstream{}
-	polls := make(chan func(), 8)
 	tr.opts.Upstream = up
-	tr.opts.AfterFunc = func(_ time.Duration, f func()) { polls <- f }
-	clock := time.Unix(100, 0)
-	tr.opts.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
-
-	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
-	id := r.(*kmsg.JoinGroupResponse).MemberID
-	r, _ = call(t, tr, streamsJoinRequest(t, 9, id, "stream"))
-	gen := r.(*kmsg.JoinGroupResponse).Generation
-
-	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "app", "s1", -1
-	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.StreamsGroupHeartbeat(leave, coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
-	if r := <-done; r.ErrorCode != 0 {
-		t.Fatalf("leave: %d", r.ErrorCode)
+	barrierUp := make(chan struct{}, 4)
+	tr.c = barrierWatch{Coordinator: c, up: barrierUp}
+	var gens []int32
+	for range members {
+		r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+		id := r.(*kmsg.JoinGroupResponse).MemberID
+		r, _ = call(t, tr, streamsJoinRequest(t, 9, id, "stream"))
+		if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != 0 {
+			t.Fatalf("classic join of %s: %d", id, j.ErrorCode)
+		}
+		gens = append(gens, r.(*kmsg.JoinGroupResponse).Generation)
 	}
+	return tr, c, clock, up, gens, barrierUp
+}
 
+// lastStreamsMemberLeaves: s1 leaves group "app"; member id's next classic
+// Heartbeat (at generation gen) is told to rejoin and puts the hand-back's
+// barrier up.
+func lastStreamsMemberLeaves(t *testing.T, tr *Translator, c *coordinator.Coordinator, id string, gen int32, barrierUp <-chan struct{}) {
+	t.Helper()
+	streamsHeartbeat(t, c, "s1", -1, nil)
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "app", id, gen
-	r, _ = call(t, tr, hb)
+	r, _ := call(t, tr, hb)
 	if code := r.(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.RebalanceInProgress.Code {
 		t.Fatalf("heartbeat: %d", code)
 	}
-	poll := <-polls // the barrier is up
+	<-barrierUp
+}
 
-	conn := newMemberConn(t)
-	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
-	// An instance starting meanwhile learns a member id here, then its
-	// join is held too, to go upstream without that id.
-	r, _ = call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
-	newcomerID := r.(*kmsg.JoinGroupResponse).MemberID
-	newcomer := newMemberConn(t)
-	tr.Handle(streamsJoinRequest(t, 9, newcomerID, "stream"), coordinator.ClientInfo{ClientID: "cc"}, newcomer.respond, newcomer.forward)
+// queued returns once the coordinator ran everything queued for group "app"
+// before it, and so told whatever barrier's end that work caused.
+func queued(c *coordinator.Coordinator) {
+	done := make(chan struct{})
+	c.HandBack("app", func(coordinator.HandBackState) { close(done) })
+	<-done
+}
+
+// answerWait bounds the tests' waits for an answer the hand-back gives at
+// once once told; it is never reached unless the test fails.
+const answerWait = 5 * time.Second
+
+// answer is the next answer on conn, failing the test after answerWait.
+func (c *memberConn) answer(what string) *kmsg.JoinGroupResponse {
+	c.t.Helper()
 	select {
-	case r := <-conn.answers:
-		t.Fatalf("held join answered: %+v", r)
-	case r := <-newcomer.answers:
-		t.Fatalf("newcomer's join answered during the barrier: %+v", r)
-	case <-time.After(50 * time.Millisecond):
+	case r := <-c.answers:
+		return r.(*kmsg.JoinGroupResponse)
+	case <-time.After(answerWait):
+		c.t.Fatalf("%s never answered", what)
+		return nil
 	}
-	poll()
+}
+
+// noAnswer fails the test if conn has an answer.
+func (c *memberConn) noAnswer(what string) {
+	c.t.Helper()
 	select {
-	case r := <-newcomer.answers:
-		if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "cc-upstream-uuid" {
-			t.Fatalf("newcomer's upstream answer %+v", j)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("newcomer's held join never answered")
+	case r := <-c.answers:
+		c.t.Fatalf("%s answered: %+v", what, r)
+	default:
 	}
-	var resp kmsg.Response
-	select {
-	case resp = <-conn.answers:
-	case <-time.After(5 * time.Second):
-		t.Fatal("held join never answered")
-	}
-	j := resp.(*kmsg.JoinGroupResponse)
+}
+
+// handedBackUpstream checks that the anchor left once, the group is gone
+// here, and conn's JoinGroup went upstream once, with an empty member id,
+// and got the broker's MEMBER_ID_REQUIRED.
+func handedBackUpstream(t *testing.T, c *coordinator.Coordinator, up *fakeUpstream, conn *memberConn, j *kmsg.JoinGroupResponse) {
+	t.Helper()
 	if j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "cc-upstream-uuid" {
 		t.Fatalf("upstream answer %+v", j)
-	}
-	select {
-	case r := <-conn.answers:
-		t.Fatalf("held join answered twice: %+v", r)
-	case <-time.After(50 * time.Millisecond):
 	}
 	up.mu.Lock()
 	defer up.mu.Unlock()
@@ -145,67 +170,79 @@ func TestHandBackToUpstream(t *testing.T) {
 	if len(up.left) != 1 || len(conn.forwarded) != 1 || conn.forwarded[0].(*kmsg.JoinGroupRequest).MemberID != "" {
 		t.Fatalf("anchor left %v, forwarded on the member's connection %+v", up.left, conn.forwarded)
 	}
-	if len(up.done) != 1 {
-		t.Fatalf("hand-back done reported %d times, want once after the answer", len(up.done))
-	}
 	if c.Owns("app") {
 		t.Fatal("group still held here")
 	}
 }
 
+// The last streams member leaves; the classic member is pulled into the
+// barrier, an instance starting meanwhile has its JoinGroup held outside
+// the barrier, the member's own held JoinGroup completes the barrier, the
+// anchor leaves, and both JoinGroups go upstream with an empty member id.
+func TestHandBackToUpstream(t *testing.T) {
+	tr, c, clock, up, gens, barrierUp := handBackFixture(t, 1)
+	lastStreamsMemberLeaves(t, tr, c, "cc-id1", gens[0], barrierUp)
+
+	// An instance starting meanwhile learns a member id here, then its
+	// join is held too, to go upstream without that id.
+	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+	newcomerID := r.(*kmsg.JoinGroupResponse).MemberID
+	newcomer := newMemberConn(t)
+	tr.Handle(streamsJoinRequest(t, 9, newcomerID, "stream"), coordinator.ClientInfo{ClientID: "cc"}, newcomer.respond, newcomer.forward)
+	queued(c)
+	newcomer.noAnswer("the newcomer's join during the barrier")
+
+	// The member's join is held and completes the barrier: the coordinator
+	// says so, and the hand-back runs at once.
+	conn := newMemberConn(t)
+	tr.Handle(streamsJoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
+	if j := newcomer.answer("the newcomer's held join"); j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "cc-upstream-uuid" {
+		t.Fatalf("newcomer's upstream answer %+v", j)
+	}
+	handedBackUpstream(t, c, up, conn, conn.answer("the held join"))
+	conn.noAnswer("the held join, a second time")
+	// Every held join answered: the hand-back is done once, and the
+	// answer timeout passing later does not say it again.
+	clock.Advance(2*time.Minute + handBackAnswerSlack)
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if len(up.done) != 1 {
+		t.Fatalf("hand-back done reported %d times, want once after the answer", len(up.done))
+	}
+}
+
+// oneOfTwoHeld is handBackFixture with two classic members, the barrier
+// up and the JoinGroup of cc-id1 (on conn) held, cc-id2 not rejoined yet.
+func oneOfTwoHeld(t *testing.T) (*coordinator.Coordinator, *coordinator.ManualClock, *fakeUpstream, []int32, *memberConn) {
+	t.Helper()
+	tr, c, clock, up, gens, barrierUp := handBackFixture(t, 2)
+	lastStreamsMemberLeaves(t, tr, c, "cc-id1", gens[0], barrierUp)
+	conn := newMemberConn(t)
+	tr.Handle(streamsJoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
+	queued(c)
+	conn.noAnswer("the held join, with cc-id2 still to rejoin")
+	return c, clock, up, gens, conn
+}
+
+// The barrier's last member not held is fenced by its session timer, with
+// no request arriving: the fencing ends the barrier, the coordinator says
+// so, and the held JoinGroup goes upstream. (Without that signal nothing
+// would look at the barrier again: the held join would never be answered.)
+func TestHandBackEndedByFencing(t *testing.T) {
+	c, clock, up, _, conn := oneOfTwoHeld(t)
+	// cc-id2 stays silent: its 10 s session runs out.
+	clock.Advance(10 * time.Second)
+	handedBackUpstream(t, c, up, conn, conn.answer("the held join after cc-id2 was fenced"))
+}
+
 // A streams member joining during the barrier aborts the hand-back: the held
 // JoinGroup is served by the streams group, nothing goes upstream.
 func TestHandBackAbortedByStreamsJoin(t *testing.T) {
-	tr, c := fixture(t)
-	up := &fakeUpstream{}
-	polls := make(chan func(), 8)
-	tr.opts.Upstream = up
-	tr.opts.AfterFunc = func(_ time.Duration, f func()) { polls <- f }
-	clock := time.Unix(100, 0)
-	tr.opts.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
-
-	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
-	id := r.(*kmsg.JoinGroupResponse).MemberID
-	r, _ = call(t, tr, streamsJoinRequest(t, 9, id, "stream"))
-	gen := r.(*kmsg.JoinGroupResponse).Generation
-	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "app", "s1", -1
-	c.StreamsGroupHeartbeat(leave, coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
-	<-done
-	hb := kmsg.NewPtrHeartbeatRequest()
-	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "app", id, gen
-	call(t, tr, hb)
-	poll := <-polls
-
-	conn := newMemberConn(t)
-	answered := conn.answers
-	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
-
+	c, _, up, gens, conn := oneOfTwoHeld(t)
 	// A new streams member arrives before the barrier completes.
-	join := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	join.Version, join.Group, join.MemberID, join.RebalanceTimeoutMillis, join.EndpointInformationEpoch = 1, "app", "s2", 60000, -1
-	p := "p2"
-	join.ProcessID = &p
-	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
-	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
-	st.SubtopologyID, st.SourceTopics = "0", []string{"foo"}
-	topo.Subtopologies = append(topo.Subtopologies, st)
-	join.Topology = &topo
-	join.ActiveTasks, join.StandbyTasks, join.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	join.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
-	c.StreamsGroupHeartbeat(join, coordinator.ClientInfo{ClientID: "s2"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
-	if r := <-done; r.ErrorCode != 0 {
-		t.Fatalf("s2 join: %d", r.ErrorCode)
-	}
-	poll()
-	select {
-	case r := <-answered:
-		if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != 0 || j.MemberID != id || j.Generation < gen {
-			t.Fatalf("re-run join: %+v", j)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("held join never answered")
+	streamsHeartbeat(t, c, "s2", 0, []string{"foo"})
+	if j := conn.answer("the held join"); j.ErrorCode != 0 || j.MemberID != "cc-id1" || j.Generation < gens[0] {
+		t.Fatalf("re-run join: %+v", j)
 	}
 	up.mu.Lock()
 	defer up.mu.Unlock()
@@ -226,11 +263,7 @@ func TestJoinWithOurIDForwardedWithout(t *testing.T) {
 	if r.(*kmsg.JoinGroupResponse).ErrorCode != kerr.MemberIDRequired.Code || id == "" {
 		t.Fatalf("first join: %+v", r)
 	}
-	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	leave.Version, leave.Group, leave.MemberID, leave.MemberEpoch = 1, "app", "s1", -1
-	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.StreamsGroupHeartbeat(leave, coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
-	<-done // the group is empty: not served any more
+	streamsHeartbeat(t, c, "s1", -1, nil) // the group is empty: not served any more
 
 	forwarded := make(chan kmsg.Request, 1)
 	fwd := func(rewritten kmsg.Request, _ func(kmsg.Response)) { forwarded <- rewritten }

@@ -33,8 +33,8 @@ const (
 // clock over instead of restarting it. The forwarding path feeds it; Forget
 // drops a group after a takeover.
 type ClassicObserver struct {
-	// Now is the coordinator's clock (time.Now if nil): the session
-	// timers that continue from what is observed run on it.
+	// Now is the coordinator's clock (Coordinator.Now), required: the
+	// session timers that continue from what is observed run on it.
 	Now func() time.Time
 
 	mu     sync.Mutex
@@ -46,13 +46,6 @@ type observedMember struct {
 	generation             int32
 	haveGeneration         bool
 	lastHeartbeat          time.Time
-}
-
-func (o *ClassicObserver) now() time.Time {
-	if o.Now != nil {
-		return o.Now()
-	}
-	return time.Now()
 }
 
 func (o *ClassicObserver) member(group, id string) *observedMember {
@@ -77,7 +70,7 @@ func (o *ClassicObserver) ObserveJoin(req *kmsg.JoinGroupRequest, resp *kmsg.Joi
 	if resp.ErrorCode != 0 || resp.MemberID == "" {
 		return
 	}
-	now := o.now()
+	now := o.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	m := o.member(req.Group, resp.MemberID)
@@ -93,7 +86,7 @@ func (o *ClassicObserver) ObserveJoin(req *kmsg.JoinGroupRequest, resp *kmsg.Joi
 // (a SyncGroup, Heartbeat or OffsetCommit answered without error).
 // The upstream renewed the member's session then.
 func (o *ClassicObserver) ObserveGeneration(group, memberID string, generation int32) {
-	now := o.now()
+	now := o.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	m := o.member(group, memberID)
@@ -110,7 +103,7 @@ func (o *ClassicObserver) ObserveAlive(group, memberID string) {
 	if group == "" || memberID == "" {
 		return
 	}
-	now := o.now()
+	now := o.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if g := o.groups[group]; g != nil {

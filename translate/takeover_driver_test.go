@@ -61,7 +61,7 @@ func takeoverFixture(t *testing.T, fenceErr error, policy MigrationPolicy) (*Tak
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	o := &ClassicObserver{}
+	o := &ClassicObserver{Now: c.Now}
 	o.ObserveGeneration("legacy", "a", 7)
 	o.ObserveGeneration("legacy", "b", 7)
 	up := &fakeTakeoverUpstream{fenceErr: fenceErr, d: &kmsg.DescribeGroupsResponseGroup{Group: "legacy", State: "Stable", ProtocolType: "consumer", Protocol: "stream",

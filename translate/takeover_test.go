@@ -39,7 +39,8 @@ func describedMember(t *testing.T, id string, parts ...int32) kmsg.DescribeGroup
 func TestClassicGroupStateOf(t *testing.T) {
 	d := &kmsg.DescribeGroupsResponseGroup{Group: "legacy", State: "Stable", ProtocolType: "consumer", Protocol: "stream",
 		Members: []kmsg.DescribeGroupsResponseGroupMember{describedMember(t, "a", 0, 1, 2), describedMember(t, "b", 3, 4, 5)}}
-	o := &ClassicObserver{}
+	clock := coordinator.NewManualClock(time.Unix(0, 0))
+	o := &ClassicObserver{Now: clock.Now}
 	if _, err := ClassicGroupStateOf(d, o); !errors.Is(err, ErrNotStable) {
 		t.Fatalf("no generation seen: %v", err)
 	}
@@ -75,7 +76,7 @@ func TestClassicGroupStateOf(t *testing.T) {
 	// at generation 7 and the streams member waits for them.
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 6)
-	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: coordinator.NewManualClock(time.Unix(0, 0)), Metadata: md})
+	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: clock, Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}

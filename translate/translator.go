@@ -16,6 +16,9 @@ import (
 // Coordinator is what the translator needs of the streams-group coordinator
 // (*coordinator.Coordinator implements it). Every callback is called once.
 type Coordinator interface {
+	// Clock is the coordinator's: pending member ids and the hand-back's
+	// timers run on it, as the members' sessions do.
+	coordinator.Clock
 	ClassicJoinGroup(coordinator.ClassicJoinRequest, func(coordinator.ClassicJoinResult))
 	ClassicSyncGroup(coordinator.ClassicSyncRequest, func(coordinator.ClassicSyncResult))
 	ClassicHeartbeat(coordinator.ClassicHeartbeatRequest, func(error))
@@ -34,14 +37,9 @@ type Options struct {
 	// NewMemberID makes a member id; the default is Kafka's
 	// "<client id>-<uuid>".
 	NewMemberID func(clientID string) string
-	// Now is the clock of pending member ids (time.Now by default).
-	Now func() time.Time
 	// Upstream enables the hand-back (handback.go); nil: classic-only
 	// groups stay streams groups.
 	Upstream Upstream
-	// AfterFunc schedules the hand-back's polls (time.AfterFunc by
-	// default).
-	AfterFunc func(d time.Duration, f func())
 }
 
 // Translator serves the classic group APIs (JoinGroup 11, Heartbeat 12,
@@ -73,19 +71,13 @@ func New(opts Options) *Translator {
 	if opts.NewMemberID == nil {
 		opts.NewMemberID = newMemberID
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.AfterFunc == nil {
-		opts.AfterFunc = func(d time.Duration, f func()) { time.AfterFunc(d, f) }
-	}
 	return &Translator{c: opts.Coordinator, opts: opts, pending: map[string]time.Time{},
 		handBacks: map[string]*handBackRun{}, lastHandBackCheck: map[string]time.Time{}}
 }
 
 // addPending remembers a member id given out, for one session timeout.
 func (t *Translator) addPending(id string, session time.Duration) {
-	now := t.opts.Now()
+	now := t.c.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for k, until := range t.pending {
@@ -101,7 +93,7 @@ func (t *Translator) isPending(id string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	until, ok := t.pending[id]
-	return ok && !t.opts.Now().After(until)
+	return ok && !t.c.Now().After(until)
 }
 
 // dropPending forgets an id once its member joined.

@@ -15,35 +15,53 @@ import (
 // member holding the 4 tasks of "foo" in group "app".
 func fixture(t *testing.T) (*Translator, *coordinator.Coordinator) {
 	t.Helper()
+	tr, c, _ := clockFixture(t)
+	return tr, c
+}
+
+// clockFixture is fixture with the coordinator's virtual clock, which the
+// translator runs on too.
+func clockFixture(t *testing.T) (*Translator, *coordinator.Coordinator, *coordinator.ManualClock) {
+	t.Helper()
+	clock := coordinator.NewManualClock(time.Unix(0, 0))
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 4)
 	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	cfg.Defaults.AssignmentInterval = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: coordinator.NewManualClock(time.Unix(0, 0)), Metadata: md})
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: clock, Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	hb.Version, hb.Group, hb.MemberID, hb.RebalanceTimeoutMillis = 1, "app", "s1", 60000
-	hb.EndpointInformationEpoch = -1
-	p := "p-streams"
-	hb.ProcessID = &p
-	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
-	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
-	st.SubtopologyID, st.SourceTopics = "0", []string{"foo"}
-	topo.Subtopologies = append(topo.Subtopologies, st)
-	hb.Topology = &topo
-	hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	hb.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
-	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.StreamsGroupHeartbeat(hb, coordinator.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
-	if r := <-done; r.ErrorCode != 0 {
-		t.Fatalf("streams join: %d", r.ErrorCode)
-	}
+	streamsHeartbeat(t, c, "s1", 0, []string{"foo"})
 	n := 0
-	return New(Options{Coordinator: c, NewMemberID: func(client string) string { n++; return client + "-id" + string(rune('0'+n)) }}), c
+	return New(Options{Coordinator: c, NewMemberID: func(client string) string { n++; return client + "-id" + string(rune('0'+n)) }}), c, clock
+}
+
+// streamsHeartbeat sends a StreamsGroupHeartbeat of member to group "app"
+// (epoch -1: it leaves; 0 with topology: it joins) and wants no error.
+func streamsHeartbeat(t *testing.T, c *coordinator.Coordinator, member string, epoch int32, topology []string) {
+	t.Helper()
+	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = 1, "app", member, epoch
+	if topology != nil {
+		hb.RebalanceTimeoutMillis, hb.EndpointInformationEpoch = 60000, -1
+		p := "p-" + member
+		hb.ProcessID = &p
+		topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+		st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+		st.SubtopologyID, st.SourceTopics = "0", topology
+		topo.Subtopologies = append(topo.Subtopologies, st)
+		hb.Topology = &topo
+		hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+		hb.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
+	}
+	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	c.StreamsGroupHeartbeat(hb, coordinator.ClientInfo{ClientID: member}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	if r := <-done; r.ErrorCode != 0 {
+		t.Fatalf("streams heartbeat of %s at epoch %d: %d", member, epoch, r.ErrorCode)
+	}
 }
 
 // call runs one request through the translator; forwarded reports forward.
