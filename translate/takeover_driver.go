@@ -28,7 +28,7 @@ type TakeoverUpstream interface {
 	DescribeGroup(group string, done func(*kmsg.DescribeGroupsResponseGroup, error))
 	// FenceMembers sends one LeaveGroup (v3+) naming the members.
 	FenceMembers(group string, members []kmsg.LeaveGroupRequestMember, done func(error))
-	// JoinAnchor joins the group's anchor member (coordinator/anchor).
+	// JoinAnchor joins the group's anchor member (upstream/anchor).
 	JoinAnchor(group string, done func(error))
 }
 
