@@ -10,11 +10,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // present.
 func rewriteProduce(t *nodeTable, r kmsg.Response) bool {
 	resp := r.(*kmsg.ProduceResponse)
-	if len(resp.Brokers) == 0 {
-		return false
-	}
-	resp.Brokers = rewriteNodes(t, resp.Brokers, true, func(b *kmsg.ProduceResponseBroker) (*int32, *string, *int32) {
+	return rewriteEndpointList(t, &resp.Brokers, func(b *kmsg.ProduceResponseBroker) (*int32, *string, *int32) {
 		return &b.NodeID, &b.Host, &b.Port
 	})
-	return true
 }

@@ -8,48 +8,47 @@ import (
 )
 
 // rewriteFindCoordinator rewrites the coordinator endpoint of both layouts:
-// v0-3 carry one coordinator in top-level fields, v4+ a batch (KIP-699). The
-// (node id, host, port) triple must equal the node's Metadata entry because
-// librdkafka overwrites its broker address with it and the Java client
-// connects to it directly. A coordinator without a proxy port becomes
-// COORDINATOR_NOT_AVAILABLE, which clients retry.
+// v0-3 carry one coordinator in top-level fields, v4+ a batch (KIP-699) of
+// entries with the same fields. The (node id, host, port) triple must equal
+// the node's Metadata entry because librdkafka overwrites its broker address
+// with it and the Java client connects to it directly.
 func rewriteFindCoordinator(t *nodeTable, r kmsg.Response) bool {
 	resp := r.(*kmsg.FindCoordinatorResponse)
 	if resp.Version < 4 {
-		if resp.ErrorCode != 0 || resp.NodeID < 0 {
+		c := kmsg.FindCoordinatorResponseCoordinator{NodeID: resp.NodeID, Host: resp.Host, Port: resp.Port,
+			ErrorCode: resp.ErrorCode, ErrorMessage: resp.ErrorMessage}
+		if !rewriteCoordinator(t, &c) {
 			return false
 		}
-		t.observe(resp.NodeID, resp.Host, resp.Port)
-		host, port, ok := t.advertised(resp.NodeID)
-		if !ok {
-			resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-			msg := unmappedMessage(resp.NodeID)
-			resp.ErrorMessage = &msg
-			resp.NodeID, resp.Host, resp.Port = -1, "", -1
-			return true
-		}
-		resp.Host, resp.Port = host, port
+		resp.NodeID, resp.Host, resp.Port, resp.ErrorCode, resp.ErrorMessage = c.NodeID, c.Host, c.Port, c.ErrorCode, c.ErrorMessage
 		return true
 	}
 	changed := false
 	for i := range resp.Coordinators {
-		c := &resp.Coordinators[i]
-		if c.ErrorCode != 0 || c.NodeID < 0 {
-			continue
-		}
-		changed = true
-		t.observe(c.NodeID, c.Host, c.Port)
-		host, port, ok := t.advertised(c.NodeID)
-		if !ok {
-			c.ErrorCode = kerr.CoordinatorNotAvailable.Code
-			msg := unmappedMessage(c.NodeID)
-			c.ErrorMessage = &msg
-			c.NodeID, c.Host, c.Port = -1, "", -1
-			continue
-		}
-		c.Host, c.Port = host, port
+		changed = rewriteCoordinator(t, &resp.Coordinators[i]) || changed
 	}
 	return changed
+}
+
+// rewriteCoordinator points one coordinator at the proxy's port for its node
+// and says whether it changed it (an error or a negative node id is left as
+// is). A coordinator without a proxy port becomes COORDINATOR_NOT_AVAILABLE,
+// which clients retry.
+func rewriteCoordinator(t *nodeTable, c *kmsg.FindCoordinatorResponseCoordinator) bool {
+	if c.ErrorCode != 0 || c.NodeID < 0 {
+		return false
+	}
+	t.observe(c.NodeID, c.Host, c.Port)
+	host, port, ok := t.advertised(c.NodeID)
+	if !ok {
+		c.ErrorCode = kerr.CoordinatorNotAvailable.Code
+		msg := unmappedMessage(c.NodeID)
+		c.ErrorMessage = &msg
+		c.NodeID, c.Host, c.Port = -1, "", -1
+		return true
+	}
+	c.Host, c.Port = host, port
+	return true
 }
 
 func unmappedMessage(node int32) string {

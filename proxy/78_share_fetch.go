@@ -6,11 +6,7 @@ import "github.com/twmb/franz-go/pkg/kmsg"
 // groups are rare enough that decoding their fetch responses is acceptable.
 func rewriteShareFetch(t *nodeTable, r kmsg.Response) bool {
 	resp := r.(*kmsg.ShareFetchResponse)
-	if len(resp.NodeEndpoints) == 0 {
-		return false
-	}
-	resp.NodeEndpoints = rewriteNodes(t, resp.NodeEndpoints, true, func(b *kmsg.ShareFetchResponseNodeEndpoint) (*int32, *string, *int32) {
+	return rewriteEndpointList(t, &resp.NodeEndpoints, func(b *kmsg.ShareFetchResponseNodeEndpoint) (*int32, *string, *int32) {
 		return &b.NodeID, &b.Host, &b.Port
 	})
-	return true
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"maps"
 	"net"
 	"strconv"
 	"sync"
@@ -103,9 +104,5 @@ func (t *nodeTable) lookup(id int32) (string, bool) {
 func (t *nodeTable) snapshot() map[int32]string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	m := make(map[int32]string, len(t.upstream))
-	for k, v := range t.upstream {
-		m[k] = v
-	}
-	return m
+	return maps.Clone(t.upstream)
 }

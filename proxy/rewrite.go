@@ -78,3 +78,15 @@ func rewriteNodes[N any](t *nodeTable, nodes []N, learn bool, endpoint func(*N) 
 	}
 	return kept
 }
+
+// rewriteEndpointList rewrites a NodeEndpoints list that a broker fills only
+// when it names a new leader (Produce v10+, KIP-951; ShareFetch and
+// ShareAcknowledge, KIP-932), and says whether there was one: a response
+// without endpoints is forwarded as the original bytes.
+func rewriteEndpointList[N any](t *nodeTable, nodes *[]N, endpoint func(*N) (*int32, *string, *int32)) bool {
+	if len(*nodes) == 0 {
+		return false
+	}
+	*nodes = rewriteNodes(t, *nodes, true, endpoint)
+	return true
+}
