@@ -121,32 +121,39 @@ func StartApp(o AppOptions) (*App, error) {
 }
 
 func (o AppOptions) args() []string {
-	var args []string
-	add := func(k, v string) {
-		if v != "" {
-			args = append(args, k+"="+v)
-		}
-	}
+	var args appArgs
 	if o.Main != "" {
-		add("bootstrap.servers", o.Bootstrap)
+		args.add("bootstrap.servers", o.Bootstrap)
 		return append(args, o.Extra...)
 	}
-	add("app.instance", o.Name)
-	add("bootstrap.servers", o.Bootstrap)
-	add("application.id", o.ApplicationID)
-	add("group.protocol", o.GroupProtocol)
-	add("processing.guarantee", o.Guarantee)
-	add("application.server", o.ApplicationServer)
-	if o.Standbys > 0 {
-		add("num.standby.replicas", fmt.Sprint(o.Standbys))
-	}
-	if o.CommitIntervalMs > 0 {
-		add("commit.interval.ms", fmt.Sprint(o.CommitIntervalMs))
-	}
-	add("app.input", o.Input)
-	add("app.output", o.Output)
-	add("app.store", o.Store)
+	args.add("app.instance", o.Name)
+	args.add("bootstrap.servers", o.Bootstrap)
+	args.add("application.id", o.ApplicationID)
+	args.add("group.protocol", o.GroupProtocol)
+	args.add("processing.guarantee", o.Guarantee)
+	args.add("application.server", o.ApplicationServer)
+	args.addCount("num.standby.replicas", o.Standbys)
+	args.addCount("commit.interval.ms", o.CommitIntervalMs)
+	args.add("app.input", o.Input)
+	args.add("app.output", o.Output)
+	args.add("app.store", o.Store)
 	return append(args, o.Extra...)
+}
+
+// appArgs are the key=value arguments of an app's main. What is unset (an empty value, a
+// count of zero) is left out, so the app's own default applies.
+type appArgs []string
+
+func (a *appArgs) add(k, v string) {
+	if v != "" {
+		*a = append(*a, k+"="+v)
+	}
+}
+
+func (a *appArgs) addCount(k string, n int) {
+	if n > 0 {
+		a.add(k, fmt.Sprint(n))
+	}
 }
 
 // PID is the app JVM's process id.

@@ -29,21 +29,12 @@ type ClientCheckResult struct {
 // record came back exactly once.
 func RunClientCheck(ctx context.Context, o ClientCheckOptions) (ClientCheckResult, error) {
 	var res ClientCheckResult
-	extra := []string{fmt.Sprintf("transactional=%t", o.Transactional)}
-	add := func(k, v string) {
-		if v != "" {
-			extra = append(extra, k+"="+v)
-		}
-	}
-	add("topic", o.Topic)
-	add("group.id", o.GroupID)
-	add("group.protocol", o.GroupProtocol)
-	if o.Partitions > 0 {
-		add("partitions", fmt.Sprint(o.Partitions))
-	}
-	if o.Records > 0 {
-		add("records", fmt.Sprint(o.Records))
-	}
+	extra := appArgs{fmt.Sprintf("transactional=%t", o.Transactional)}
+	extra.add("topic", o.Topic)
+	extra.add("group.id", o.GroupID)
+	extra.add("group.protocol", o.GroupProtocol)
+	extra.addCount("partitions", o.Partitions)
+	extra.addCount("records", o.Records)
 	a, err := StartApp(AppOptions{Name: "clientcheck", Build: o.Build, Dir: o.Dir, Bootstrap: o.Bootstrap,
 		Main: "e2e.ClientCheck", Extra: extra})
 	if err != nil {

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,9 +121,5 @@ func (p *Producer) Acked() int64 { return p.acked.Load() }
 func (p *Producer) Expected() map[string]int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	m := make(map[string]int64, len(p.expected))
-	for k, v := range p.expected {
-		m[k] = v
-	}
-	return m
+	return maps.Clone(p.expected)
 }

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -56,23 +57,10 @@ func RunKafkaSmoke(ctx context.Context, o SmokeOptions) error {
 	if o.RecordsPerKey == 0 {
 		o.RecordsPerKey = 300
 	}
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+	if err := createSmokeRun(ctx, o.Dir, o.Admin); err != nil {
 		return err
 	}
-	if err := CreateTopics(ctx, o.Admin, 3, SmokeTopics...); err != nil {
-		return err
-	}
-	props := map[string]string{
-		"bootstrap.servers":      o.Bootstrap,
-		"processing.guarantee":   o.Guarantee,
-		"replication.factor":     "1",
-		"commit.interval.ms":     "1000",
-		"smoke.duration.seconds": fmt.Sprint(int(o.Duration.Seconds())),
-		"smoke.records.per.key":  fmt.Sprint(o.RecordsPerKey),
-	}
-	if o.Guarantee == "" {
-		props["processing.guarantee"] = "at_least_once"
-	}
+	props := smokeProps(o.Bootstrap, o.Guarantee, o.Duration, o.RecordsPerKey)
 	if o.GroupProtocol != "" && o.GroupProtocol != "classic" {
 		props["group.protocol"] = o.GroupProtocol
 	}
@@ -148,6 +136,27 @@ func RunKafkaSmoke(ctx context.Context, o SmokeOptions) error {
 		tail = tail[len(tail)-15:]
 	}
 	return fmt.Errorf("smoke driver did not print SUCCESS (exit %v), last lines:\n%s", driver.err, strings.Join(tail, "\n"))
+}
+
+// createSmokeRun makes the run dir and creates the smoke topics on admin.
+func createSmokeRun(ctx context.Context, dir, admin string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return CreateTopics(ctx, admin, 3, SmokeTopics...)
+}
+
+// smokeProps are the properties the smoke-test driver and every client share: where they
+// connect, the processing guarantee (default at_least_once) and the length of the input.
+func smokeProps(bootstrap, guarantee string, duration time.Duration, recordsPerKey int) map[string]string {
+	return map[string]string{
+		"bootstrap.servers":      bootstrap,
+		"processing.guarantee":   cmp.Or(guarantee, "at_least_once"),
+		"replication.factor":     "1",
+		"commit.interval.ms":     "1000",
+		"smoke.duration.seconds": fmt.Sprint(int(duration.Seconds())),
+		"smoke.records.per.key":  fmt.Sprint(recordsPerKey),
+	}
 }
 
 func writeProps(path string, props map[string]string) error {

@@ -220,20 +220,10 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		return nil, err
 	}
 	o.defaults()
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+	if err := createSmokeRun(ctx, o.Dir, o.Admin); err != nil {
 		return nil, err
 	}
-	if err := CreateTopics(ctx, o.Admin, 3, SmokeTopics...); err != nil {
-		return nil, err
-	}
-	base := map[string]string{
-		"bootstrap.servers":      o.Bootstrap,
-		"processing.guarantee":   o.Guarantee,
-		"replication.factor":     "1",
-		"commit.interval.ms":     "1000",
-		"smoke.duration.seconds": fmt.Sprint(int(o.Duration.Seconds())),
-		"smoke.records.per.key":  fmt.Sprint(o.RecordsPerKey),
-	}
+	base := smokeProps(o.Bootstrap, o.Guarantee, o.Duration, o.RecordsPerKey)
 	describer, err := newGroupDescriber(o.Bootstrap)
 	if err != nil {
 		return nil, err
