@@ -73,14 +73,7 @@ func ParseTaskID(s string) (TaskID, error) {
 
 func (t TaskID) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 
-func (t *TaskID) UnmarshalText(b []byte) error {
-	v, err := ParseTaskID(string(b))
-	if err != nil {
-		return err
-	}
-	*t = v
-	return nil
-}
+func (t *TaskID) UnmarshalText(b []byte) error { return unmarshalText(t, b, ParseTaskID) }
 
 // TaskFromStreams converts a streams-protocol (subtopology id, partition) to
 // a classic TaskID. The id must be the decimal form the Java client uses.
@@ -225,11 +218,15 @@ func unhex(c byte) (byte, bool) {
 
 func (p ProcessID) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
-func (p *ProcessID) UnmarshalText(b []byte) error {
-	v, err := ParseProcessID(string(b))
+func (p *ProcessID) UnmarshalText(b []byte) error { return unmarshalText(p, b, ParseProcessID) }
+
+// unmarshalText is the UnmarshalText of a type with a parser: *dst is set to
+// parse(b), and left as it was when parse fails.
+func unmarshalText[T any](dst *T, b []byte, parse func(string) (T, error)) error {
+	v, err := parse(string(b))
 	if err != nil {
 		return err
 	}
-	*p = v
+	*dst = v
 	return nil
 }
