@@ -4,9 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -160,13 +161,8 @@ func smokeProps(bootstrap, guarantee string, duration time.Duration, recordsPerK
 }
 
 func writeProps(path string, props map[string]string) error {
-	keys := make([]string, 0, len(props))
-	for k := range props {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		fmt.Fprintf(&b, "%s=%s\n", k, props[k])
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)

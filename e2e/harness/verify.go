@@ -2,6 +2,8 @@ package harness
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -19,12 +21,7 @@ func VerifyCounts(expected map[string]int64, updates []Update, exactlyOnce bool)
 		seqs[u.Key] = append(seqs[u.Key], u)
 	}
 	var problems []string
-	keys := make([]string, 0, len(expected))
-	for k := range expected {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(expected)) {
 		want := expected[k]
 		seq := seqs[k]
 		if len(seq) == 0 {
