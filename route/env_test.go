@@ -164,7 +164,7 @@ func (e *env) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := coordinator.NewOwnership(c, e.ctl, nil)
+	own := coordinator.NewOwnership(c, upstream.NewGroups(e.ctl), nil)
 	o := Options{
 		Coordinator: c, Ownership: own, Anchors: anchors,
 		Metadata:        md,

@@ -12,6 +12,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/upstream"
 )
 
 // MigrationOptions configure the online migration (translate's doc.go).
@@ -19,7 +20,7 @@ type MigrationOptions struct {
 	Policy translate.MigrationConfig
 	// Client is the control-plane client (*kgo.Client): DescribeGroups,
 	// the fencing LeaveGroup and a hand-back's JoinGroups.
-	Client coordinator.Requester
+	Client upstream.Requester
 	// RequestTimeout bounds one control-plane request. Default 10s.
 	RequestTimeout time.Duration
 	// DrainTimeout bounds how long a takeover waits for the group's
@@ -81,7 +82,7 @@ func newMigration(r *Routes, o MigrationOptions) (*Migration, error) {
 		o:         o,
 		gate:      newMigrationGate(r.o.Coordinator, o.DrainTimeout, r.o.Log),
 		observer:  &translate.ClassicObserver{Now: r.o.Coordinator.Now},
-		up:        &migrationUpstream{a: r, client: o.Client, timeout: o.RequestTimeout},
+		up:        &migrationUpstream{a: r, groups: upstream.NewGroups(o.Client), timeout: o.RequestTimeout},
 		takeovers: map[string]chan struct{}{},
 	}
 	m.t = translate.New(translate.Options{

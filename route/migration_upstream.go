@@ -2,7 +2,6 @@ package route
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -10,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/upstream"
 )
 
 // migrationUpstream is the upstream side of the online migration over the
@@ -22,7 +21,7 @@ import (
 // own connections (Migration.forward).
 type migrationUpstream struct {
 	a       *Routes
-	client  coordinator.Requester
+	groups  *upstream.Groups
 	timeout time.Duration
 
 	mu sync.Mutex
@@ -68,59 +67,30 @@ func (u *migrationUpstream) endHandBack(group string, hb *handingBack) {
 	}
 }
 
-func (u *migrationUpstream) request(timeout time.Duration, req kmsg.Request) (kmsg.Response, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return u.client.Request(ctx, req)
-}
-
 // DescribeGroup implements translate.TakeoverUpstream.
 func (u *migrationUpstream) DescribeGroup(group string, done func(*kmsg.DescribeGroupsResponseGroup, error)) {
 	go func() { done(u.describe(group)) }()
 }
 
 func (u *migrationUpstream) describe(group string) (*kmsg.DescribeGroupsResponseGroup, error) {
-	req := kmsg.NewPtrDescribeGroupsRequest()
-	req.Groups = []string{group}
-	resp, err := u.request(u.timeout, req)
+	ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
+	defer cancel()
+	g, err := u.groups.DescribeUpstreamGroup(ctx, group)
 	if err != nil {
+		return nil, err
+	}
+	if err := kerr.ErrorForCode(g.ErrorCode); err != nil {
 		return nil, fmt.Errorf("describe upstream group %s: %w", group, err)
 	}
-	gs := resp.(*kmsg.DescribeGroupsResponse).Groups
-	if len(gs) != 1 {
-		return nil, fmt.Errorf("describe upstream group %s: %d groups in the answer", group, len(gs))
-	}
-	if err := kerr.ErrorForCode(gs[0].ErrorCode); err != nil {
-		return nil, fmt.Errorf("describe upstream group %s: %w", group, err)
-	}
-	return &gs[0], nil
+	return &g, nil
 }
 
-// FenceMembers implements translate.TakeoverUpstream: one LeaveGroup naming
-// every member (the control-plane client speaks v3+ with any 2.4+ broker).
-// A member the upstream does not know any more is gone already.
+// FenceMembers implements translate.TakeoverUpstream (upstream.Groups).
 func (u *migrationUpstream) FenceMembers(group string, members []kmsg.LeaveGroupRequestMember, done func(error)) {
 	go func() {
-		req := kmsg.NewPtrLeaveGroupRequest()
-		req.Group = group
-		req.Members = members
-		resp, err := u.request(u.timeout, req)
-		if err != nil {
-			done(fmt.Errorf("fence classic members of %s upstream: %w", group, err))
-			return
-		}
-		lr := resp.(*kmsg.LeaveGroupResponse)
-		if err := kerr.ErrorForCode(lr.ErrorCode); err != nil {
-			done(fmt.Errorf("fence classic members of %s upstream: %w", group, err))
-			return
-		}
-		for _, m := range lr.Members {
-			if err := kerr.ErrorForCode(m.ErrorCode); err != nil && !errors.Is(err, kerr.UnknownMemberID) {
-				done(fmt.Errorf("fence member %s of %s upstream: %w", m.MemberID, group, err))
-				return
-			}
-		}
-		done(nil)
+		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
+		defer cancel()
+		done(u.groups.FenceMembers(ctx, group, members))
 	}()
 }
 
