@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/translate"
 	"github.com/streamshift/streamshift/upstream"
@@ -17,7 +18,7 @@ import (
 
 // MigrationOptions configure the online migration (translate's doc.go).
 type MigrationOptions struct {
-	Policy translate.MigrationConfig
+	Policy migration.MigrationConfig
 	// Client is the control-plane client (*kgo.Client): DescribeGroups,
 	// the fencing LeaveGroup and a hand-back's JoinGroups.
 	Client upstream.Requester

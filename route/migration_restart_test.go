@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/migration"
 )
 
 // classicRetriable are the answers a classic Kafka Streams member survives
@@ -79,7 +79,7 @@ const recoveryWindow = 10 * time.Second
 // state; it returns c and s1's epoch before the restart.
 func restartMixedGroup(t *testing.T, clock coordinator.Clock) (*env, *restartedClassic, int32) {
 	e := newEnv(t, func(e *env) {
-		e.migration, e.recoveryWindow, e.clock = &translate.MigrationConfig{}, recoveryWindow, clock
+		e.migration, e.recoveryWindow, e.clock = &migration.MigrationConfig{}, recoveryWindow, clock
 	})
 	c := &classicMember{e: e, t: t}
 	c.join()

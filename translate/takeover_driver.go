@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/migration"
 )
 
 // Gate holds a group's client requests at the proxy during a takeover.
@@ -51,7 +52,7 @@ type Takeover struct {
 	Upstream    TakeoverUpstream
 	Gate        Gate
 	Observer    *ClassicObserver
-	Migration   MigrationConfig
+	Migration   migration.MigrationConfig
 	// TakenOver, if set, is told what was taken over (for the log) once
 	// the takeover completed, before the group's requests are released.
 	TakenOver func(coordinator.ClassicGroupState)

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/migration"
 )
 
 type fakeGate struct {
@@ -52,7 +53,7 @@ func (f *fakeTakeoverUpstream) JoinAnchor(_ string, done func(error)) {
 	done(nil)
 }
 
-func takeoverFixture(t *testing.T, fenceErr error, policy MigrationPolicy) (*Takeover, *fakeTakeoverUpstream, *fakeGate, *coordinator.Coordinator) {
+func takeoverFixture(t *testing.T, fenceErr error, policy migration.MigrationPolicy) (*Takeover, *fakeTakeoverUpstream, *fakeGate, *coordinator.Coordinator) {
 	t.Helper()
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 6)
@@ -67,7 +68,7 @@ func takeoverFixture(t *testing.T, fenceErr error, policy MigrationPolicy) (*Tak
 	up := &fakeTakeoverUpstream{fenceErr: fenceErr, d: &kmsg.DescribeGroupsResponseGroup{Group: "legacy", State: "Stable", ProtocolType: "consumer", Protocol: "stream",
 		Members: []kmsg.DescribeGroupsResponseGroupMember{describedMember(t, "a", 0, 1, 2), describedMember(t, "b", 3, 4, 5)}}}
 	gate := &fakeGate{}
-	return &Takeover{Coordinator: c, Upstream: up, Gate: gate, Observer: o, Migration: MigrationConfig{Policy: policy}}, up, gate, c
+	return &Takeover{Coordinator: c, Upstream: up, Gate: gate, Observer: o, Migration: migration.MigrationConfig{Policy: policy}}, up, gate, c
 }
 
 func firstJoin() *kmsg.StreamsGroupHeartbeatRequest {
@@ -92,7 +93,7 @@ func runTakeover(tk *Takeover) *kmsg.StreamsGroupHeartbeatResponse {
 }
 
 func TestTakeoverRun(t *testing.T) {
-	tk, up, gate, c := takeoverFixture(t, nil, MigrationBidirectional)
+	tk, up, gate, c := takeoverFixture(t, nil, migration.MigrationBidirectional)
 	var taken []coordinator.ClassicGroupState
 	tk.TakenOver = func(st coordinator.ClassicGroupState) { taken = append(taken, st) }
 	r := runTakeover(tk)
@@ -107,7 +108,7 @@ func TestTakeoverRun(t *testing.T) {
 // The fence fails upstream: the streams group is undone, the gate released,
 // the streams member told to retry; the classic group stays as it was.
 func TestTakeoverUndoneOnUpstreamFailure(t *testing.T) {
-	tk, up, gate, c := takeoverFixture(t, errors.New("broker down"), MigrationBidirectional)
+	tk, up, gate, c := takeoverFixture(t, errors.New("broker down"), migration.MigrationBidirectional)
 	tk.TakenOver = func(coordinator.ClassicGroupState) { t.Error("a failed takeover reported as taken over") }
 	r := runTakeover(tk)
 	if r.ErrorCode != kerr.CoordinatorLoadInProgress.Code || up.anchored != 0 || gate.released != 1 || c.Owns("legacy") {
@@ -116,7 +117,7 @@ func TestTakeoverUndoneOnUpstreamFailure(t *testing.T) {
 }
 
 func TestTakeoverPolicy(t *testing.T) {
-	for _, p := range []MigrationPolicy{MigrationDisabled, MigrationDowngrade} {
+	for _, p := range []migration.MigrationPolicy{migration.MigrationDisabled, migration.MigrationDowngrade} {
 		tk, up, gate, c := takeoverFixture(t, nil, p)
 		r := runTakeover(tk)
 		if r.ErrorCode != kerr.GroupIDNotFound.Code || len(up.fenced) != 0 || gate.released != 1 || c.Owns("legacy") {
@@ -124,7 +125,7 @@ func TestTakeoverPolicy(t *testing.T) {
 		}
 	}
 	// A classic rebalance upstream: retry later.
-	tk, up, _, _ := takeoverFixture(t, nil, MigrationUpgrade)
+	tk, up, _, _ := takeoverFixture(t, nil, migration.MigrationUpgrade)
 	up.d.State = "CompletingRebalance"
 	if r := runTakeover(tk); r.ErrorCode != kerr.CoordinatorLoadInProgress.Code {
 		t.Fatalf("rebalancing upstream: %d", r.ErrorCode)

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/migration"
 )
 
 // Coordinator is what the translator needs of the streams-group coordinator
@@ -29,7 +30,7 @@ type Coordinator interface {
 // Options configure a Translator.
 type Options struct {
 	Coordinator Coordinator
-	Migration   MigrationConfig
+	Migration   migration.MigrationConfig
 	// MinSessionTimeout and MaxSessionTimeout bound a classic member's
 	// session timeout (Kafka's group.min/max.session.timeout.ms, defaults
 	// 6 s and 30 min).
