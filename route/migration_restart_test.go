@@ -223,25 +223,3 @@ func TestRestartWithoutStateClassicOnly(t *testing.T) {
 		t.Fatal("no rejoin waited for the group to load")
 	}
 }
-
-// TestRecoveryHoldsOneJoinPerLiveConnection: a client that joins, drops its
-// connection and joins again, over and over, while its group recovers holds
-// one join, not one per connection (memory stays bounded).
-func TestRecoveryHoldsOneJoinPerLiveConnection(t *testing.T) {
-	r := newRecovery(nil, recoveryWindow)
-	r.groups["legacy"] = &recovering{stale: map[string]bool{}}
-	req := kmsg.NewPtrJoinGroupRequest()
-	req.Group = "legacy"
-	for i := 0; i < 1000; i++ {
-		done := make(chan struct{})
-		if v, _ := r.join(req, heldRecoveryJoin{done: done, rerun: func() {}}); v != joinHeld {
-			t.Fatalf("join %d of a recovering group: verdict %d, want held", i, v)
-		}
-		close(done)
-	}
-	live := make(chan struct{})
-	r.join(req, heldRecoveryJoin{done: live, rerun: func() {}})
-	if n := len(r.groups["legacy"].held); n != 1 {
-		t.Fatalf("%d joins held, want the one of the live connection", n)
-	}
-}

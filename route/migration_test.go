@@ -643,13 +643,7 @@ func TestTakeoverDrainsDirectForwards(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	m.gate.mu.Lock()
-	inflight := 0
-	if gg := m.gate.groups["legacy"]; gg != nil {
-		inflight = gg.inflight
-	}
-	m.gate.mu.Unlock()
-	if inflight != 1 || m.translated.Load() != 0 {
+	if inflight := m.mig.Gate().InFlight("legacy"); inflight != 1 || m.translated.Load() != 0 {
 		t.Fatalf("b's JoinGroup waiting upstream: %d in flight for the drain, %d through the translator; want 1, 0", inflight, m.translated.Load())
 	}
 	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)

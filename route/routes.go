@@ -77,7 +77,7 @@ type Routes struct {
 }
 
 // New returns the route set. With o.Migration it also installs the
-// ownership's takeover hook.
+// ownership's takeover hook (migration.New).
 func New(o Options) (*Routes, error) {
 	if o.Coordinator == nil || o.Ownership == nil || o.Anchors == nil {
 		return nil, fmt.Errorf("route: coordinator, ownership and anchors are required")
@@ -98,7 +98,6 @@ func New(o Options) (*Routes, error) {
 			return nil, err
 		}
 		rs.mig = m
-		o.Ownership.SetTakeover(takeoverHook{m})
 	}
 	return rs, nil
 }

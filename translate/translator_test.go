@@ -92,7 +92,7 @@ func streamsJoinRequest(t *testing.T, version int16, memberID string, protocol s
 }
 
 func TestClassicJoinSyncHeartbeatLeave(t *testing.T) {
-	tr, _ := fixture(t)
+	tr, c := fixture(t)
 
 	// A dynamic v9 member without an id learns one first.
 	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
@@ -139,10 +139,11 @@ func TestClassicJoinSyncHeartbeatLeave(t *testing.T) {
 		t.Fatalf("heartbeat with a wrong generation: %d", code)
 	}
 
-	oc := kmsg.NewPtrOffsetCommitRequest()
-	oc.Group, oc.MemberID, oc.Generation = "app", id, gen
+	// The member's commits are valid at its generation (route/commit.go
+	// validates them so).
 	errc := make(chan error, 1)
-	tr.ValidateOffsetCommit(oc, func(err error) { errc <- err })
+	c.ValidateClassicOffsetCommit(coordinator.OffsetCommitRequest{GroupID: "app", MemberID: id, MemberEpoch: gen},
+		func(res coordinator.OffsetCommitResult) { errc <- res.Err })
 	if err := <-errc; err != nil {
 		t.Fatalf("commit: %v", err)
 	}
@@ -219,5 +220,34 @@ func TestClassicStaticJoin(t *testing.T) {
 	r, _ = call(t, tr, hb)
 	if code := r.(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.FencedInstanceID.Code {
 		t.Fatalf("old static member: %d", code)
+	}
+}
+
+// An instance that learnt its member id here just before its group stopped
+// being served (handed back, or emptied) joins upstream without that id,
+// which the broker would answer UNKNOWN_MEMBER_ID; other ids go as they are.
+func TestJoinWithOurIDForwardedWithout(t *testing.T) {
+	tr, c := fixture(t)
+	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+	id := r.(*kmsg.JoinGroupResponse).MemberID
+	if r.(*kmsg.JoinGroupResponse).ErrorCode != kerr.MemberIDRequired.Code || id == "" {
+		t.Fatalf("first join: %+v", r)
+	}
+	streamsHeartbeat(t, c, "s1", -1, nil) // the group is empty: not served any more
+
+	forwarded := make(chan kmsg.Request, 1)
+	fwd := func(rewritten kmsg.Request, _ func(kmsg.Response)) { forwarded <- rewritten }
+	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	if got, ok := (<-forwarded).(*kmsg.JoinGroupRequest); !ok || got.MemberID != "" {
+		t.Fatalf("join with the id given here forwarded as %+v, want without a member id", got)
+	}
+	tr.Handle(streamsJoinRequest(t, 9, "broker-id", "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	if got := <-forwarded; got != nil {
+		t.Fatalf("join with another id forwarded rewritten: %+v", got)
+	}
+	// Once used, the id is forgotten.
+	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	if got := <-forwarded; got != nil {
+		t.Fatalf("second join with a forgotten id rewritten: %+v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package route
+package migration
 
 import (
 	"context"
@@ -6,33 +6,59 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/upstream"
+	"github.com/streamshift/streamshift/coordinator"
 )
 
+// UpstreamGroups are the upstream's classic group calls the migration makes
+// through the control-plane client (upstream.Groups).
+type UpstreamGroups interface {
+	// DescribeUpstreamGroup describes one group; its error code is the
+	// caller's to read.
+	DescribeUpstreamGroup(ctx context.Context, group string) (kmsg.DescribeGroupsResponseGroup, error)
+	// FenceMembers removes the members from the upstream group with one
+	// LeaveGroup (v3+).
+	FenceMembers(ctx context.Context, group string, members []kmsg.LeaveGroupRequestMember) error
+}
+
+// Anchors are the anchor members of the groups served here (package route
+// gives upstream/anchor's Manager, subscribed to the coordinator's
+// topology).
+type Anchors interface {
+	// Join starts the group's anchor on the topology the coordinator
+	// holds, and returns once it is in the upstream group.
+	Join(ctx context.Context, group string) error
+	// Leave makes the group's anchor leave the upstream group.
+	Leave(ctx context.Context, group string) error
+}
+
 // migrationUpstream is the upstream side of the online migration over the
-// control-plane client and the anchor manager: translate.TakeoverUpstream
-// (describe, fence, anchor join) and translate.Upstream (anchor leave, and
-// the end of a hand-back). Every method starts its I/O on a goroutine of
-// its own: they are called on coordinator goroutines. A hand-back's held
-// JoinGroups do not come through here: they go upstream on their members'
-// own connections (Migration.forward).
+// control-plane client and the anchors: TakeoverUpstream (describe, fence,
+// anchor join) and HandBackUpstream (anchor leave, and the end of a
+// hand-back). Every method starts its I/O on a goroutine of its own: they
+// are called on coordinator goroutines. A hand-back's held JoinGroups do
+// not come through here: they go upstream on their members' own
+// connections (translate.Forward).
 type migrationUpstream struct {
-	a       *Routes
-	groups  *upstream.Groups
+	groups  UpstreamGroups
+	anchors Anchors
 	timeout time.Duration
+	// clock is the coordinator's: the hand-back grace runs on it.
+	clock coordinator.Clock
+	log   zerolog.Logger
 
 	mu sync.Mutex
 	// handingBack: groups whose anchor left for a hand-back, until the
-	// translator reports it done (HandBackDone) and a grace passed.
+	// hand-back reports it done (HandBackDone) and a grace passed.
 	handingBack map[string]*handingBack
 }
 
 // handingBack is a hand-back between the anchor's leave and the answers to
 // the forwarded JoinGroups: the group is neither here nor formed upstream,
-// so a streams join must wait (translate's doc.go, "Hand-back").
+// so a streams join must wait (doc.go, "Hand-back").
 type handingBack struct {
 	done chan struct{}
 }
@@ -67,11 +93,12 @@ func (u *migrationUpstream) endHandBack(group string, hb *handingBack) {
 	}
 }
 
-// DescribeGroup implements translate.TakeoverUpstream.
+// DescribeGroup implements TakeoverUpstream.
 func (u *migrationUpstream) DescribeGroup(group string, done func(*kmsg.DescribeGroupsResponseGroup, error)) {
 	go func() { done(u.describe(group)) }()
 }
 
+// describe is the upstream group, or the error its code carries.
 func (u *migrationUpstream) describe(group string) (*kmsg.DescribeGroupsResponseGroup, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
 	defer cancel()
@@ -85,7 +112,7 @@ func (u *migrationUpstream) describe(group string) (*kmsg.DescribeGroupsResponse
 	return &g, nil
 }
 
-// FenceMembers implements translate.TakeoverUpstream (upstream.Groups).
+// FenceMembers implements TakeoverUpstream.
 func (u *migrationUpstream) FenceMembers(group string, members []kmsg.LeaveGroupRequestMember, done func(error)) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
@@ -94,29 +121,23 @@ func (u *migrationUpstream) FenceMembers(group string, members []kmsg.LeaveGroup
 	}()
 }
 
-// JoinAnchor implements translate.TakeoverUpstream: the anchor subscribes
-// to the topology the coordinator now holds.
+// JoinAnchor implements TakeoverUpstream: the anchor subscribes to the
+// topology the coordinator now holds.
 func (u *migrationUpstream) JoinAnchor(group string, done func(error)) {
-	go func() {
-		u.a.ensureAnchor(group, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), u.a.o.AnchorWait)
-		defer cancel()
-		_, err := u.a.o.Anchors.Generation(ctx, group)
-		done(err)
-	}()
+	go func() { done(u.anchors.Join(context.Background(), group)) }()
 }
 
-// LeaveAnchor implements translate.Upstream: once the anchor is gone,
-// streams joins of the group wait until HandBackDone.
+// LeaveAnchor implements HandBackUpstream: once the anchor is gone, streams
+// joins of the group wait until HandBackDone.
 func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
 		defer cancel()
-		err := u.a.o.Anchors.Leave(ctx, group)
+		err := u.anchors.Leave(ctx, group)
 		if err != nil {
-			u.a.o.Log.Warn().Str("group", group).Err(err).Msg("hand-back: the anchor could not leave the upstream group; the group stays a streams group")
+			u.log.Warn().Str("group", group).Err(err).Msg("hand-back: the anchor could not leave the upstream group; the group stays a streams group")
 		} else {
-			u.a.o.Log.Info().Str("group", group).Msg("hand-back starts: every classic member is rejoining, the anchor left the upstream group, their JoinGroups go upstream on their own connections")
+			u.log.Info().Str("group", group).Msg("hand-back starts: every classic member is rejoining, the anchor left the upstream group, their JoinGroups go upstream on their own connections")
 			hb := &handingBack{done: make(chan struct{})}
 			u.mu.Lock()
 			if u.handingBack == nil {
@@ -132,14 +153,14 @@ func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
 	}()
 }
 
-// HandBackDone implements translate.Upstream: streams joins of the group
-// may go on after handBackGrace, on the coordinator's clock.
+// HandBackDone implements HandBackUpstream: streams joins of the group may
+// go on after handBackGrace, on the coordinator's clock.
 func (u *migrationUpstream) HandBackDone(group string) {
 	u.mu.Lock()
 	hb := u.handingBack[group]
 	u.mu.Unlock()
 	if hb != nil {
-		u.a.o.Log.Info().Str("group", group).Msg("hand-back done: the classic group is the broker's again")
-		u.a.o.Coordinator.AfterFunc(handBackGrace, func() { u.endHandBack(group, hb) })
+		u.log.Info().Str("group", group).Msg("hand-back done: the classic group is the broker's again")
+		u.clock.AfterFunc(handBackGrace, func() { u.endHandBack(group, hb) })
 	}
 }

@@ -1,4 +1,4 @@
-package translate
+package migration
 
 import (
 	"sync"
@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/translate"
 )
 
 type fakeUpstream struct {
@@ -82,17 +83,32 @@ func (b barrierWatch) BeginHandBack(group string, onBarrier func(coordinator.Han
 	})
 }
 
-// handBackFixture is clockFixture with the hand-back on (a fakeUpstream)
-// and that many classic members joined to group "app" (member ids
-// "cc-id1", "cc-id2", ...); it returns their generations and a channel that
-// gets a value each time a barrier goes up.
-func handBackFixture(t *testing.T, members int) (*Translator, *coordinator.Coordinator, *coordinator.ManualClock, *fakeUpstream, []int32, <-chan struct{}) {
+// handBackFixture is a coordinator in virtual time with a streams member
+// holding the 4 tasks of "foo" in group "app", a translator with the
+// hand-back on (a fakeUpstream), and that many classic members joined to
+// the group (member ids "cc-id1", "cc-id2", ...); it returns their
+// generations and a channel that gets a value each time a barrier goes up.
+func handBackFixture(t *testing.T, members int) (*translate.Translator, *coordinator.Coordinator, *coordinator.ManualClock, *fakeUpstream, []int32, <-chan struct{}) {
 	t.Helper()
-	tr, c, clock := clockFixture(t)
+	clock := coordinator.NewManualClock(time.Unix(0, 0))
+	md := coordinator.NewStaticMetadata()
+	md.SetTopic("foo", 4)
+	cfg := coordinator.DefaultConfig()
+	cfg.Defaults.InitialRebalanceDelay = 0
+	cfg.Defaults.AssignmentInterval = 0
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: clock, Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	streamsHeartbeat(t, c, "s1", 0, []string{"foo"})
 	up := &fakeUpstream{}
-	tr.opts.Upstream = up
 	barrierUp := make(chan struct{}, 4)
-	tr.c = barrierWatch{Coordinator: c, up: barrierUp}
+	hb := &HandBack{Coordinator: barrierWatch{Coordinator: c, up: barrierUp}, Upstream: up}
+	n := 0
+	tr := translate.New(translate.Options{Coordinator: c, HandBack: hb,
+		NewMemberID: func(client string) string { n++; return client + "-id" + string(rune('0'+n)) }})
+	hb.Translator = tr
 	var gens []int32
 	for range members {
 		r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
@@ -109,7 +125,7 @@ func handBackFixture(t *testing.T, members int) (*Translator, *coordinator.Coord
 // lastStreamsMemberLeaves: s1 leaves group "app"; member id's next classic
 // Heartbeat (at generation gen) is told to rejoin and puts the hand-back's
 // barrier up.
-func lastStreamsMemberLeaves(t *testing.T, tr *Translator, c *coordinator.Coordinator, id string, gen int32, barrierUp <-chan struct{}) {
+func lastStreamsMemberLeaves(t *testing.T, tr *translate.Translator, c *coordinator.Coordinator, id string, gen int32, barrierUp <-chan struct{}) {
 	t.Helper()
 	streamsHeartbeat(t, c, "s1", -1, nil)
 	hb := kmsg.NewPtrHeartbeatRequest()
@@ -250,34 +266,5 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	defer conn.mu.Unlock()
 	if len(up.left) != 0 || len(conn.forwarded) != 0 || len(up.done) != 0 || !c.Owns("app") {
 		t.Fatalf("aborted hand-back touched the upstream: %v %v", up.left, conn.forwarded)
-	}
-}
-
-// An instance that learnt its member id here just before its group stopped
-// being served (handed back, or emptied) joins upstream without that id,
-// which the broker would answer UNKNOWN_MEMBER_ID; other ids go as they are.
-func TestJoinWithOurIDForwardedWithout(t *testing.T) {
-	tr, c := fixture(t)
-	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
-	id := r.(*kmsg.JoinGroupResponse).MemberID
-	if r.(*kmsg.JoinGroupResponse).ErrorCode != kerr.MemberIDRequired.Code || id == "" {
-		t.Fatalf("first join: %+v", r)
-	}
-	streamsHeartbeat(t, c, "s1", -1, nil) // the group is empty: not served any more
-
-	forwarded := make(chan kmsg.Request, 1)
-	fwd := func(rewritten kmsg.Request, _ func(kmsg.Response)) { forwarded <- rewritten }
-	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
-	if got, ok := (<-forwarded).(*kmsg.JoinGroupRequest); !ok || got.MemberID != "" {
-		t.Fatalf("join with the id given here forwarded as %+v, want without a member id", got)
-	}
-	tr.Handle(streamsJoinRequest(t, 9, "broker-id", "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
-	if got := <-forwarded; got != nil {
-		t.Fatalf("join with another id forwarded rewritten: %+v", got)
-	}
-	// Once used, the id is forgotten.
-	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
-	if got := <-forwarded; got != nil {
-		t.Fatalf("second join with a forgotten id rewritten: %+v", got)
 	}
 }

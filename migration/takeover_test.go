@@ -1,4 +1,4 @@
-package translate
+package migration
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/migration"
 )
 
 type fakeGate struct {
@@ -53,7 +52,7 @@ func (f *fakeTakeoverUpstream) JoinAnchor(_ string, done func(error)) {
 	done(nil)
 }
 
-func takeoverFixture(t *testing.T, fenceErr error, policy migration.MigrationPolicy) (*Takeover, *fakeTakeoverUpstream, *fakeGate, *coordinator.Coordinator) {
+func takeoverFixture(t *testing.T, fenceErr error, policy MigrationPolicy) (*Takeover, *fakeTakeoverUpstream, *fakeGate, *coordinator.Coordinator) {
 	t.Helper()
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 6)
@@ -68,7 +67,7 @@ func takeoverFixture(t *testing.T, fenceErr error, policy migration.MigrationPol
 	up := &fakeTakeoverUpstream{fenceErr: fenceErr, d: &kmsg.DescribeGroupsResponseGroup{Group: "legacy", State: "Stable", ProtocolType: "consumer", Protocol: "stream",
 		Members: []kmsg.DescribeGroupsResponseGroupMember{describedMember(t, "a", 0, 1, 2), describedMember(t, "b", 3, 4, 5)}}}
 	gate := &fakeGate{}
-	return &Takeover{Coordinator: c, Upstream: up, Gate: gate, Observer: o, Migration: migration.MigrationConfig{Policy: policy}}, up, gate, c
+	return &Takeover{Coordinator: c, Upstream: up, Gate: gate, Observer: o, Migration: MigrationConfig{Policy: policy}}, up, gate, c
 }
 
 func firstJoin() *kmsg.StreamsGroupHeartbeatRequest {
@@ -93,7 +92,7 @@ func runTakeover(tk *Takeover) *kmsg.StreamsGroupHeartbeatResponse {
 }
 
 func TestTakeoverRun(t *testing.T) {
-	tk, up, gate, c := takeoverFixture(t, nil, migration.MigrationBidirectional)
+	tk, up, gate, c := takeoverFixture(t, nil, MigrationBidirectional)
 	var taken []coordinator.ClassicGroupState
 	tk.TakenOver = func(st coordinator.ClassicGroupState) { taken = append(taken, st) }
 	r := runTakeover(tk)
@@ -108,7 +107,7 @@ func TestTakeoverRun(t *testing.T) {
 // The fence fails upstream: the streams group is undone, the gate released,
 // the streams member told to retry; the classic group stays as it was.
 func TestTakeoverUndoneOnUpstreamFailure(t *testing.T) {
-	tk, up, gate, c := takeoverFixture(t, errors.New("broker down"), migration.MigrationBidirectional)
+	tk, up, gate, c := takeoverFixture(t, errors.New("broker down"), MigrationBidirectional)
 	tk.TakenOver = func(coordinator.ClassicGroupState) { t.Error("a failed takeover reported as taken over") }
 	r := runTakeover(tk)
 	if r.ErrorCode != kerr.CoordinatorLoadInProgress.Code || up.anchored != 0 || gate.released != 1 || c.Owns("legacy") {
@@ -117,7 +116,7 @@ func TestTakeoverUndoneOnUpstreamFailure(t *testing.T) {
 }
 
 func TestTakeoverPolicy(t *testing.T) {
-	for _, p := range []migration.MigrationPolicy{migration.MigrationDisabled, migration.MigrationDowngrade} {
+	for _, p := range []MigrationPolicy{MigrationDisabled, MigrationDowngrade} {
 		tk, up, gate, c := takeoverFixture(t, nil, p)
 		r := runTakeover(tk)
 		if r.ErrorCode != kerr.GroupIDNotFound.Code || len(up.fenced) != 0 || gate.released != 1 || c.Owns("legacy") {
@@ -125,7 +124,7 @@ func TestTakeoverPolicy(t *testing.T) {
 		}
 	}
 	// A classic rebalance upstream: retry later.
-	tk, up, _, _ := takeoverFixture(t, nil, migration.MigrationUpgrade)
+	tk, up, _, _ := takeoverFixture(t, nil, MigrationUpgrade)
 	up.d.State = "CompletingRebalance"
 	if r := runTakeover(tk); r.ErrorCode != kerr.CoordinatorLoadInProgress.Code {
 		t.Fatalf("rebalancing upstream: %d", r.ErrorCode)
