@@ -60,6 +60,11 @@ var importRules = []importRule{
 		deny: []string{kfake},
 	},
 	{
+		rule: "internal/classictest only in tests",
+		pkgs: []string{"..."},
+		deny: []string{"internal/classictest"},
+	},
+	{
 		rule: "coordinator is the runtime: no proxy, route, upstream, translate, migration, kgo or kadm, not even through another package",
 		pkgs: []string{"coordinator/..."},
 		deny: []string{"proxy/...", "route/...", "upstream/...", "translate/...", "migration/...", kgo, kadm}, transitive: true,

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/internal/classictest"
 	"github.com/streamshift/streamshift/translate"
 )
 
@@ -90,30 +91,17 @@ func (b barrierWatch) BeginHandBack(group string, onBarrier func(coordinator.Han
 // generations and a channel that gets a value each time a barrier goes up.
 func handBackFixture(t *testing.T, members int) (*translate.Translator, *coordinator.Coordinator, *coordinator.ManualClock, *fakeUpstream, []int32, <-chan struct{}) {
 	t.Helper()
-	clock := coordinator.NewManualClock(time.Unix(0, 0))
-	md := coordinator.NewStaticMetadata()
-	md.SetTopic("foo", 4)
-	cfg := coordinator.DefaultConfig()
-	cfg.Defaults.InitialRebalanceDelay = 0
-	cfg.Defaults.AssignmentInterval = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: clock, Metadata: md})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	streamsHeartbeat(t, c, "s1", 0, []string{"foo"})
+	c, clock := classictest.StreamsGroup(t)
 	up := &fakeUpstream{}
 	barrierUp := make(chan struct{}, 4)
 	hb := &HandBack{Coordinator: barrierWatch{Coordinator: c, up: barrierUp}, Upstream: up}
-	n := 0
-	tr := translate.New(translate.Options{Coordinator: c, HandBack: hb,
-		NewMemberID: func(client string) string { n++; return client + "-id" + string(rune('0'+n)) }})
+	tr := translate.New(translate.Options{Coordinator: c, HandBack: hb, NewMemberID: classictest.MemberIDs()})
 	hb.Translator = tr
 	var gens []int32
 	for range members {
-		r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+		r, _ := classictest.Call(t, tr.Handle, classictest.JoinRequest(t, 9, "", "stream"))
 		id := r.(*kmsg.JoinGroupResponse).MemberID
-		r, _ = call(t, tr, streamsJoinRequest(t, 9, id, "stream"))
+		r, _ = classictest.Call(t, tr.Handle, classictest.JoinRequest(t, 9, id, "stream"))
 		if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != 0 {
 			t.Fatalf("classic join of %s: %d", id, j.ErrorCode)
 		}
@@ -127,10 +115,10 @@ func handBackFixture(t *testing.T, members int) (*translate.Translator, *coordin
 // barrier up.
 func lastStreamsMemberLeaves(t *testing.T, tr *translate.Translator, c *coordinator.Coordinator, id string, gen int32, barrierUp <-chan struct{}) {
 	t.Helper()
-	streamsHeartbeat(t, c, "s1", -1, nil)
+	classictest.StreamsHeartbeat(t, c, "s1", -1, nil)
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "app", id, gen
-	r, _ := call(t, tr, hb)
+	r, _ := classictest.Call(t, tr.Handle, hb)
 	if code := r.(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.RebalanceInProgress.Code {
 		t.Fatalf("heartbeat: %d", code)
 	}
@@ -201,17 +189,17 @@ func TestHandBackToUpstream(t *testing.T) {
 
 	// An instance starting meanwhile learns a member id here, then its
 	// join is held too, to go upstream without that id.
-	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+	r, _ := classictest.Call(t, tr.Handle, classictest.JoinRequest(t, 9, "", "stream"))
 	newcomerID := r.(*kmsg.JoinGroupResponse).MemberID
 	newcomer := newMemberConn(t)
-	tr.Handle(streamsJoinRequest(t, 9, newcomerID, "stream"), coordinator.ClientInfo{ClientID: "cc"}, newcomer.respond, newcomer.forward)
+	tr.Handle(classictest.JoinRequest(t, 9, newcomerID, "stream"), coordinator.ClientInfo{ClientID: "cc"}, newcomer.respond, newcomer.forward)
 	queued(c)
 	newcomer.noAnswer("the newcomer's join during the barrier")
 
 	// The member's join is held and completes the barrier: the coordinator
 	// says so, and the hand-back runs at once.
 	conn := newMemberConn(t)
-	tr.Handle(streamsJoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
+	tr.Handle(classictest.JoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
 	if j := newcomer.answer("the newcomer's held join"); j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "cc-upstream-uuid" {
 		t.Fatalf("newcomer's upstream answer %+v", j)
 	}
@@ -234,7 +222,7 @@ func oneOfTwoHeld(t *testing.T) (*coordinator.Coordinator, *coordinator.ManualCl
 	tr, c, clock, up, gens, barrierUp := handBackFixture(t, 2)
 	lastStreamsMemberLeaves(t, tr, c, "cc-id1", gens[0], barrierUp)
 	conn := newMemberConn(t)
-	tr.Handle(streamsJoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
+	tr.Handle(classictest.JoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
 	queued(c)
 	conn.noAnswer("the held join, with cc-id2 still to rejoin")
 	return c, clock, up, gens, conn
@@ -256,7 +244,7 @@ func TestHandBackEndedByFencing(t *testing.T) {
 func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	c, _, up, gens, conn := oneOfTwoHeld(t)
 	// A new streams member arrives before the barrier completes.
-	streamsHeartbeat(t, c, "s2", 0, []string{"foo"})
+	classictest.StreamsHeartbeat(t, c, "s2", 0, []string{"foo"})
 	if j := conn.answer("the held join"); j.ErrorCode != 0 || j.MemberID != "cc-id1" || j.Generation < gens[0] {
 		t.Fatalf("re-run join: %+v", j)
 	}
