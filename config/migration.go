@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/migration"
 )
 
 // Migration is the `migration:` section: which online conversions of a
@@ -32,10 +32,10 @@ type Migration struct {
 func DefaultMigration() Migration { return Migration{Policy: "bidirectional"} }
 
 // TranslateConfig parses the section into the translator's policy.
-func (m Migration) TranslateConfig() (translate.MigrationConfig, error) {
+func (m Migration) TranslateConfig() (migration.MigrationConfig, error) {
 	kv := map[string]string{}
 	if strings.TrimSpace(m.Policy) != "" {
-		kv[translate.KeyMigrationPolicy] = m.Policy
+		kv[migration.KeyMigrationPolicy] = m.Policy
 	}
 	for _, pair := range strings.Split(m.GroupPolicies, ",") {
 		pair = strings.TrimSpace(pair)
@@ -45,13 +45,13 @@ func (m Migration) TranslateConfig() (translate.MigrationConfig, error) {
 		group, policy, ok := strings.Cut(pair, "=")
 		group = strings.TrimSpace(group)
 		if !ok || group == "" {
-			return translate.MigrationConfig{}, fmt.Errorf("migration.group-policies %q: want group=policy", pair)
+			return migration.MigrationConfig{}, fmt.Errorf("migration.group-policies %q: want group=policy", pair)
 		}
-		kv["group."+group+"."+translate.KeyMigrationPolicy] = strings.TrimSpace(policy)
+		kv["group."+group+"."+migration.KeyMigrationPolicy] = strings.TrimSpace(policy)
 	}
-	cfg, err := translate.ParseMigrationConfig(kv)
+	cfg, err := migration.ParseMigrationConfig(kv)
 	if err != nil {
-		return translate.MigrationConfig{}, fmt.Errorf("migration: %w", err)
+		return migration.MigrationConfig{}, fmt.Errorf("migration: %w", err)
 	}
 	return cfg, nil
 }

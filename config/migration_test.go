@@ -3,22 +3,22 @@ package config
 import (
 	"testing"
 
-	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/migration"
 )
 
 func TestMigrationPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		m       Migration
-		want    translate.MigrationPolicy
-		groups  map[string]translate.MigrationPolicy
+		want    migration.MigrationPolicy
+		groups  map[string]migration.MigrationPolicy
 		wantErr bool
 	}{
-		{name: "default", m: DefaultMigration(), want: translate.MigrationBidirectional},
-		{name: "empty is the default", m: Migration{}, want: translate.MigrationBidirectional},
-		{name: "global", m: Migration{Policy: "Upgrade"}, want: translate.MigrationUpgrade},
+		{name: "default", m: DefaultMigration(), want: migration.MigrationBidirectional},
+		{name: "empty is the default", m: Migration{}, want: migration.MigrationBidirectional},
+		{name: "global", m: Migration{Policy: "Upgrade"}, want: migration.MigrationUpgrade},
 		{name: "per group", m: Migration{Policy: "disabled", GroupPolicies: " orders=downgrade, billing=bidirectional "},
-			want: translate.MigrationDisabled, groups: map[string]translate.MigrationPolicy{"orders": translate.MigrationDowngrade, "billing": translate.MigrationBidirectional}},
+			want: migration.MigrationDisabled, groups: map[string]migration.MigrationPolicy{"orders": migration.MigrationDowngrade, "billing": migration.MigrationBidirectional}},
 		{name: "bad global", m: Migration{Policy: "sideways"}, wantErr: true},
 		{name: "bad pair", m: Migration{GroupPolicies: "orders"}, wantErr: true},
 		{name: "bad group policy", m: Migration{GroupPolicies: "orders=maybe"}, wantErr: true},
@@ -55,7 +55,7 @@ func TestLoadMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mc.Policy != translate.MigrationUpgrade || mc.PolicyFor("app") != translate.MigrationDisabled {
+	if mc.Policy != migration.MigrationUpgrade || mc.PolicyFor("app") != migration.MigrationDisabled {
 		t.Fatalf("migration = %+v", mc)
 	}
 	if _, _, err := Load([]string{"--upstream", "127.0.0.1:9092"}, []string{"STREAMSHIFT_MIGRATION_POLICY=nope"}, nil); err == nil {

@@ -10,10 +10,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Requester sends a request to the right upstream broker; *kgo.Client
-// implements it (group requests go to the group's coordinator).
-type Requester interface {
-	Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
+// UpstreamGroups describes a group of the upstream cluster; upstream.Groups
+// implements it. The group's error code is the claim's to read; the error is
+// a request that failed.
+type UpstreamGroups interface {
+	DescribeUpstreamGroup(ctx context.Context, group string) (kmsg.DescribeGroupsResponseGroup, error)
 }
 
 // Takeover moves a live classic group of the upstream into the proxy (online
@@ -53,7 +54,7 @@ const (
 // group records it.
 type Ownership struct {
 	c        *Coordinator
-	client   Requester
+	upstream UpstreamGroups
 	takeover Takeover
 
 	mu       sync.Mutex
@@ -65,10 +66,10 @@ type claim struct {
 	err  error
 }
 
-// NewOwnership returns the ownership table of c, asking the upstream
-// through client; takeover may be nil.
-func NewOwnership(c *Coordinator, client Requester, takeover Takeover) *Ownership {
-	return &Ownership{c: c, client: client, takeover: takeover, inflight: map[string]*claim{}}
+// NewOwnership returns the ownership table of c, asking upstream about the
+// groups; takeover may be nil.
+func NewOwnership(c *Coordinator, upstream UpstreamGroups, takeover Takeover) *Ownership {
+	return &Ownership{c: c, upstream: upstream, takeover: takeover, inflight: map[string]*claim{}}
 }
 
 // SetTakeover installs the online-migration hook.
@@ -120,17 +121,10 @@ func (o *Ownership) Claim(ctx context.Context, group string) error {
 }
 
 func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, error) {
-	req := kmsg.NewPtrDescribeGroupsRequest()
-	req.Groups = []string{group}
-	resp, err := o.client.Request(ctx, req)
+	g, err := o.upstream.DescribeUpstreamGroup(ctx, group)
 	if err != nil {
-		return nil, fmt.Errorf("describe upstream group %s: %v: %w", group, err, kerr.CoordinatorNotAvailable)
+		return nil, fmt.Errorf("%v: %w", err, kerr.CoordinatorNotAvailable)
 	}
-	groups := resp.(*kmsg.DescribeGroupsResponse).Groups
-	if len(groups) != 1 {
-		return nil, fmt.Errorf("describe upstream group %s: %d groups in the answer: %w", group, len(groups), kerr.CoordinatorNotAvailable)
-	}
-	g := groups[0]
 	switch err := kerr.ErrorForCode(g.ErrorCode); {
 	case err == nil:
 	case errors.Is(err, kerr.GroupIDNotFound):

@@ -17,16 +17,14 @@ type fakeUpstream struct {
 	calls int
 }
 
-func (f *fakeUpstream) Request(_ context.Context, req kmsg.Request) (kmsg.Response, error) {
+func (f *fakeUpstream) DescribeUpstreamGroup(_ context.Context, group string) (kmsg.DescribeGroupsResponseGroup, error) {
 	f.calls++
 	if f.err != nil {
-		return nil, f.err
+		return kmsg.DescribeGroupsResponseGroup{}, f.err
 	}
-	resp := kmsg.NewPtrDescribeGroupsResponse()
 	g := f.group
-	g.Group = req.(*kmsg.DescribeGroupsRequest).Groups[0]
-	resp.Groups = []kmsg.DescribeGroupsResponseGroup{g}
-	return resp, nil
+	g.Group = group
+	return g, nil
 }
 
 type takeoverFunc func(context.Context, kmsg.DescribeGroupsResponseGroup) error

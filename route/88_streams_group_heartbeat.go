@@ -13,7 +13,7 @@ import (
 // streamsGroupHeartbeat serves StreamsGroupHeartbeat v0-v1, advertised
 // whatever the upstream knows (the proxy is the streams-group coordinator).
 // With the migration on, a join of a live classic group upstream first
-// takes it over (Migration.maybeTakeOver).
+// takes it over (migration.Migration.MaybeTakeOver).
 // Then the heartbeat is gated on ownership before the coordinator serves it:
 //   - a join (epoch 0) of a group the proxy does not serve yet asks the
 //     upstream first (Ownership.Claim), and is refused if the upstream has a
@@ -27,12 +27,13 @@ import (
 // Every heartbeat carrying a topology (re)states the anchor's subscription.
 func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, out proxy.Outcome) {
 	hb := req.Body.(*kmsg.StreamsGroupHeartbeatRequest)
-	if rs.mig != nil {
-		if hb.MemberEpoch == 0 && rs.mig.recovery.recovering(hb.Group) {
+	if m := rs.mig; m != nil {
+		if r := m.mig.Recovery(); hb.MemberEpoch == 0 && r.Recovering(hb.Group) {
 			// Its join ends the group's restart recovery.
-			out = joinedOutcome{Outcome: out, r: rs.mig.recovery, group: hb.Group}
+			out = joinedOutcome{Outcome: out, r: r, group: hb.Group}
 		}
-		if rs.mig.maybeTakeOver(req, hb, out) {
+		respond := func(resp *kmsg.StreamsGroupHeartbeatResponse) { out.Respond(resp) }
+		if m.mig.MaybeTakeOver(hb, coordinatorClient(req), req.Done(), respond) {
 			return
 		}
 	}

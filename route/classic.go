@@ -3,6 +3,7 @@ package route
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -19,7 +20,7 @@ import (
 // of its metadata, no hop through a coordinator queue.
 func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
 	group := classicGroup(req.Body)
-	m.gate.enter(group, func(answered func()) {
+	m.mig.Gate().Enter(group, func(answered func()) {
 		forward := func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
 			m.forwardClassic(req, out, rewritten, answered, onAnswer)
 		}
@@ -28,24 +29,24 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
 			if j, ok := req.Body.(*kmsg.JoinGroupRequest); ok {
 				// A member id streamshift gave out just before
 				// the group was handed back goes without it.
-				m.t.ForwardJoin(j, forward)
+				m.mig.Translator().ForwardJoin(j, forward)
 				return
 			}
 			m.forward(req, out, nil, answered, nil, nil)
 			return
 		}
 		m.translated.Add(1)
-		m.t.Handle(req.Body, coordinatorClient(req),
+		m.mig.Translator().Handle(req.Body, coordinatorClient(req),
 			func(resp kmsg.Response) {
 				answered()
 				out.Respond(resp)
 			}, forward)
-	}, func() { m.heldAlive(group, req.Body) })
+	}, func() { m.mig.Observer().ObserveHeld(group, req.Body) })
 }
 
 // forwardClassic forwards a classic group request of a group the
 // coordinator does not serve (rewritten in its place if not nil); a
-// JoinGroup first passes the restart recovery (migration_recovery.go).
+// JoinGroup first passes the restart recovery (migration/recovery.go).
 func (m *Migration) forwardClassic(req *proxy.Request, out proxy.Outcome, rewritten kmsg.Request, answered func(), onAnswer func(kmsg.Response)) {
 	j, ok := req.Body.(*kmsg.JoinGroupRequest)
 	if !ok {
@@ -55,21 +56,21 @@ func (m *Migration) forwardClassic(req *proxy.Request, out proxy.Outcome, rewrit
 	if rewritten != nil {
 		j = rewritten.(*kmsg.JoinGroupRequest)
 	}
-	held := heldRecoveryJoin{done: req.Done(), rerun: func() { m.classic(req, out) }}
-	switch verdict, handedBack := m.recovery.join(j, held); verdict {
-	case joinHeld:
+	held := migration.RecoveryJoin{Done: req.Done(), Rerun: func() { m.classic(req, out) }}
+	switch verdict, handedBack := m.mig.Recovery().Join(j, held); verdict {
+	case migration.JoinHeld:
 		// Out of the gate's count while held: it runs again from the
 		// start, and enters the gate again then.
 		answered()
 		if onAnswer != nil {
-			onAnswer(loadingJoin(j))
+			onAnswer(migration.LoadingJoin(j))
 		}
-	case joinHandedBack:
+	case migration.JoinHandedBack:
 		m.forward(req, out, handedBack, answered, onAnswer, nil)
 	default:
 		m.forward(req, out, rewritten, answered, onAnswer, func(resp kmsg.Response) kmsg.Response {
 			if jr, ok := resp.(*kmsg.JoinGroupResponse); ok {
-				return m.recovery.refused(j, jr)
+				return m.mig.Recovery().Refused(j, jr)
 			}
 			return resp
 		})

@@ -57,7 +57,7 @@ type anchoredCommit struct {
 func (rs *Routes) commit(req *proxy.Request, out proxy.Outcome, c anchoredCommit) {
 	var held func()
 	if c.heldAlive && rs.mig != nil {
-		held = func() { rs.mig.heldAlive(c.group, req.Body) }
+		held = func() { rs.mig.mig.Observer().ObserveHeld(c.group, req.Body) }
 	}
 	rs.gated(req, out, c.group, held, func(out proxy.Outcome) {
 		up := rs.upstreamMax(req.Key)

@@ -17,8 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/proxy"
-	"github.com/streamshift/streamshift/translate"
 	"github.com/streamshift/streamshift/upstream"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -106,7 +106,7 @@ type env struct {
 	anchorHeartbeat time.Duration
 	// migration, if not nil, turns the online migration on with this
 	// policy (the routes' Options.Migration).
-	migration *translate.MigrationConfig
+	migration *migration.MigrationConfig
 	// timeout bounds the whole test (default 60s).
 	timeout time.Duration
 	// recoveryWindow is the migration's RecoveryWindow (0: its default).
@@ -164,7 +164,7 @@ func (e *env) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own := coordinator.NewOwnership(c, e.ctl, nil)
+	own := coordinator.NewOwnership(c, upstream.NewGroups(e.ctl), nil)
 	o := Options{
 		Coordinator: c, Ownership: own, Anchors: anchors,
 		Metadata:        md,
@@ -242,8 +242,8 @@ func upstreamMaxVersions(v *kversion.Versions) map[int16]int16 {
 }
 
 // withMigration turns the online migration on with policy.
-func withMigration(policy translate.MigrationPolicy) func(*env) {
-	return func(e *env) { e.migration = &translate.MigrationConfig{Policy: policy} }
+func withMigration(policy migration.MigrationPolicy) func(*env) {
+	return func(e *env) { e.migration = &migration.MigrationConfig{Policy: policy} }
 }
 
 // TestThroughProxy sends StreamsGroupHeartbeat and StreamsGroupDescribe with

@@ -1,25 +1,24 @@
 package route
 
 import (
+	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/proxy"
-	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/upstream"
 )
 
-// MigrationOptions configure the online migration (translate's doc.go).
+// MigrationOptions configure the online migration (migration's doc.go).
 type MigrationOptions struct {
-	Policy translate.MigrationConfig
-	// Client is the control-plane client (*kgo.Client): DescribeGroups,
-	// the fencing LeaveGroup and a hand-back's JoinGroups.
-	Client coordinator.Requester
+	Policy migration.MigrationConfig
+	// Client is the control-plane client (*kgo.Client): DescribeGroups and
+	// the fencing LeaveGroup (upstream.Groups).
+	Client upstream.Requester
 	// RequestTimeout bounds one control-plane request. Default 10s.
 	RequestTimeout time.Duration
 	// DrainTimeout bounds how long a takeover waits for the group's
@@ -28,34 +27,23 @@ type MigrationOptions struct {
 	// RecoveryWindow is how long the classic members of a group found
 	// held by streamshift's anchor with no state here (a restart without
 	// the durable log) wait for a streams member before the group is
-	// handed back (migration_recovery.go). Default 10s: twice Kafka's
+	// handed back (migration/recovery.go). Default 10s: twice Kafka's
 	// default streams heartbeat interval.
 	RecoveryWindow time.Duration
 }
 
-// Migration is the online migration's part of the routes: the classic
-// group APIs (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) go through the
-// translator (classic), the offset APIs through the gate (Routes.gated), and
-// a live classic group is taken over when its first streams-protocol member
-// joins (maybeTakeOver). Requests of groups the proxy does not serve go
-// upstream unchanged; on the way, their group is counted in flight (the
-// drain) and the JoinGroup/SyncGroup/Heartbeat answers feed the
-// ClassicObserver.
+// Migration is the online migration's part of the routes, over package
+// migration: the classic group APIs (JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup) go through the gate to the translator (classic.go), the
+// offset APIs through the gate (Routes.gated), and a live classic group is
+// taken over when its first streams-protocol member joins. What is
+// forwarded upstream on the way is counted in flight for the group's drain
+// (countedOutcome) and its JoinGroup/SyncGroup/Heartbeat/OffsetCommit
+// answers feed the observer.
 type Migration struct {
-	// a is the route set the migration belongs to. The name is the one of
-	// the adapter it replaced: classic keeps its body as it was, so fixes
-	// to it port as they are.
-	a        *Routes
-	o        MigrationOptions
-	gate     *migrationGate
-	observer *translate.ClassicObserver
-	up       *migrationUpstream
-	t        *translate.Translator
-	takeover *translate.Takeover
-	recovery *recovery
-
-	mu        sync.Mutex
-	takeovers map[string]chan struct{}
+	// a is the route set the migration belongs to.
+	a   *Routes
+	mig *migration.Migration
 
 	// direct and translated count the classic group requests forwarded
 	// without asking the coordinator, and those handed to the translator.
@@ -67,77 +55,38 @@ func newMigration(r *Routes, o MigrationOptions) (*Migration, error) {
 	if o.Client == nil {
 		return nil, fmt.Errorf("migration: a control-plane client is required")
 	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 10 * time.Second
-	}
-	if o.DrainTimeout <= 0 {
-		o.DrainTimeout = 15 * time.Second
-	}
-	if o.RecoveryWindow <= 0 {
-		o.RecoveryWindow = 10 * time.Second
-	}
-	m := &Migration{
-		a:         r,
-		o:         o,
-		gate:      newMigrationGate(r.o.Coordinator, o.DrainTimeout, r.o.Log),
-		observer:  &translate.ClassicObserver{Now: r.o.Coordinator.Now},
-		up:        &migrationUpstream{a: r, client: o.Client, timeout: o.RequestTimeout},
-		takeovers: map[string]chan struct{}{},
-	}
-	m.t = translate.New(translate.Options{
-		Coordinator: r.o.Coordinator,
-		Migration:   o.Policy,
-		Upstream:    m.up,
+	mig, err := migration.New(migration.Options{
+		Coordinator:    r.o.Coordinator,
+		Ownership:      r.o.Ownership,
+		Policy:         o.Policy,
+		Groups:         upstream.NewGroups(o.Client),
+		Anchors:        migrationAnchors{r},
+		RequestTimeout: o.RequestTimeout,
+		DrainTimeout:   o.DrainTimeout,
+		RecoveryWindow: o.RecoveryWindow,
+		Log:            r.o.Log,
 	})
-	m.recovery = newRecovery(m, o.RecoveryWindow)
-	m.takeover = &translate.Takeover{
-		Coordinator: r.o.Coordinator,
-		Upstream:    m.up,
-		Gate:        m.gate,
-		Observer:    m.observer,
-		Migration:   o.Policy,
-		TakenOver:   m.logTakenOver,
+	if err != nil {
+		return nil, err
 	}
-	return m, nil
+	return &Migration{a: r, mig: mig}, nil
 }
 
-// logTakenOver logs each classic member a takeover found upstream: how long
-// before the takeover the upstream last renewed its session, and whether it
-// was carried over (its session had not run out) with what was left of it.
-func (m *Migration) logTakenOver(st coordinator.ClassicGroupState) {
-	now := m.a.o.Coordinator.Now()
-	for _, cm := range st.Members {
-		session := time.Duration(cm.SessionTimeoutMs) * time.Millisecond
-		ev := m.a.o.Log.Info().Str("group", st.GroupID).Str("member", cm.MemberID).Str("client_id", cm.Client.ClientID).Dur("session_timeout", session)
-		if cm.LastHeartbeat.IsZero() {
-			ev.Msg("takeover: classic member carried over, its last heartbeat unknown: a whole session from now")
-			continue
-		}
-		ago := now.Sub(cm.LastHeartbeat)
-		ev = ev.Dur("last_heartbeat_ago", ago)
-		if ago >= session {
-			ev.Msg("takeover: classic member not carried over, its session ran out upstream; its tasks are free")
-			continue
-		}
-		ev.Dur("session_left", session-ago).Msg("takeover: classic member carried over with what is left of its session")
-	}
+// migrationAnchors are the routes' anchors as the migration uses them: a
+// takeover's anchor subscribes to the topology the coordinator holds, and
+// has AnchorWait to join.
+type migrationAnchors struct{ rs *Routes }
+
+func (a migrationAnchors) Join(ctx context.Context, group string) error {
+	a.rs.ensureAnchor(group, nil)
+	ctx, cancel := context.WithTimeout(ctx, a.rs.o.AnchorWait)
+	defer cancel()
+	_, err := a.rs.o.Anchors.Generation(ctx, group)
+	return err
 }
 
-// heldAlive: a member's request held by a takeover's gate shows that its
-// session is alive, as the upstream would have seen had it been forwarded.
-func (m *Migration) heldAlive(group string, req kmsg.Request) {
-	var member string
-	switch r := req.(type) {
-	case *kmsg.JoinGroupRequest:
-		member = r.MemberID
-	case *kmsg.SyncGroupRequest:
-		member = r.MemberID
-	case *kmsg.HeartbeatRequest:
-		member = r.MemberID
-	case *kmsg.OffsetCommitRequest:
-		member = r.MemberID
-	}
-	m.observer.ObserveAlive(group, member)
+func (a migrationAnchors) Leave(ctx context.Context, group string) error {
+	return a.rs.o.Anchors.Leave(ctx, group)
 }
 
 // forward sends a classic request of a group the proxy does not serve
@@ -153,7 +102,7 @@ func (m *Migration) forward(req *proxy.Request, out proxy.Outcome, rewritten kms
 		if replace != nil {
 			resp = replace(resp)
 		}
-		m.observe(body, resp)
+		m.mig.Observer().Observe(body, resp)
 		answered()
 		if onAnswer != nil {
 			onAnswer(resp)
@@ -188,9 +137,24 @@ func (c *countedOutcome) ForwardRewritten(req kmsg.Request, version int16, onRes
 		if onResponse != nil {
 			resp = onResponse(resp)
 		}
-		c.m.observe(c.req.Body, resp)
+		c.m.mig.Observer().Observe(c.req.Body, resp)
 		return resp
 	})
+}
+
+// joinedOutcome tells the restart recovery when a streams member's join is
+// answered without error.
+type joinedOutcome struct {
+	proxy.Outcome
+	r     *migration.Recovery
+	group string
+}
+
+func (o joinedOutcome) Respond(resp kmsg.Response) {
+	o.Outcome.Respond(resp)
+	if hr, ok := resp.(*kmsg.StreamsGroupHeartbeatResponse); ok && hr.ErrorCode == 0 {
+		o.r.StreamsJoined(o.group)
+	}
 }
 
 // classicGroup is the group a classic group or offset request names.
@@ -217,45 +181,6 @@ func classicGroup(req kmsg.Request) string {
 	return ""
 }
 
-// observe feeds the ClassicObserver with what the upstream accepted: the
-// session and rebalance timeouts and generation of a JoinGroup, the
-// generation of a SyncGroup, Heartbeat or OffsetCommit answered without
-// error.
-func (m *Migration) observe(req kmsg.Request, resp kmsg.Response) {
-	switch r := req.(type) {
-	case *kmsg.JoinGroupRequest:
-		if jr, ok := resp.(*kmsg.JoinGroupResponse); ok {
-			m.observer.ObserveJoin(r, jr)
-		}
-	case *kmsg.SyncGroupRequest:
-		if sr, ok := resp.(*kmsg.SyncGroupResponse); ok && sr.ErrorCode == 0 {
-			m.observer.ObserveGeneration(r.Group, r.MemberID, r.Generation)
-		}
-	case *kmsg.HeartbeatRequest:
-		hr, ok := resp.(*kmsg.HeartbeatResponse)
-		switch {
-		case !ok:
-		case hr.ErrorCode == 0:
-			m.observer.ObserveGeneration(r.Group, r.MemberID, r.Generation)
-		case hr.ErrorCode == kerr.RebalanceInProgress.Code:
-			m.observer.ObserveAlive(r.Group, r.MemberID)
-		}
-	case *kmsg.OffsetCommitRequest:
-		cr, ok := resp.(*kmsg.OffsetCommitResponse)
-		if !ok || r.Generation < 0 || r.MemberID == "" {
-			return
-		}
-		for _, t := range cr.Topics {
-			for _, p := range t.Partitions {
-				if p.ErrorCode != 0 {
-					return
-				}
-			}
-		}
-		m.observer.ObserveGeneration(r.Group, r.MemberID, r.Generation)
-	}
-}
-
 // gated runs serve for a request of group: at once without the migration;
 // with it, through the takeover gate, with what serve forwards counted in
 // flight for the group's drain. held, if not nil, is called when the gate
@@ -266,5 +191,5 @@ func (rs *Routes) gated(req *proxy.Request, out proxy.Outcome, group string, hel
 		serve(out)
 		return
 	}
-	m.gate.enter(group, func(answered func()) { serve(m.counted(req, out, answered)) }, held)
+	m.mig.Gate().Enter(group, func(answered func()) { serve(m.counted(req, out, answered)) }, held)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/migration"
 )
 
 // classicRetriable are the answers a classic Kafka Streams member survives
@@ -79,7 +79,7 @@ const recoveryWindow = 10 * time.Second
 // state; it returns c and s1's epoch before the restart.
 func restartMixedGroup(t *testing.T, clock coordinator.Clock) (*env, *restartedClassic, int32) {
 	e := newEnv(t, func(e *env) {
-		e.migration, e.recoveryWindow, e.clock = &translate.MigrationConfig{}, recoveryWindow, clock
+		e.migration, e.recoveryWindow, e.clock = &migration.MigrationConfig{}, recoveryWindow, clock
 	})
 	c := &classicMember{e: e, t: t}
 	c.join()
@@ -221,27 +221,5 @@ func TestRestartWithoutStateClassicOnly(t *testing.T) {
 	}
 	if c.answers[kerr.CoordinatorLoadInProgress.Code] == 0 {
 		t.Fatal("no rejoin waited for the group to load")
-	}
-}
-
-// TestRecoveryHoldsOneJoinPerLiveConnection: a client that joins, drops its
-// connection and joins again, over and over, while its group recovers holds
-// one join, not one per connection (memory stays bounded).
-func TestRecoveryHoldsOneJoinPerLiveConnection(t *testing.T) {
-	r := newRecovery(nil, recoveryWindow)
-	r.groups["legacy"] = &recovering{stale: map[string]bool{}}
-	req := kmsg.NewPtrJoinGroupRequest()
-	req.Group = "legacy"
-	for i := 0; i < 1000; i++ {
-		done := make(chan struct{})
-		if v, _ := r.join(req, heldRecoveryJoin{done: done, rerun: func() {}}); v != joinHeld {
-			t.Fatalf("join %d of a recovering group: verdict %d, want held", i, v)
-		}
-		close(done)
-	}
-	live := make(chan struct{})
-	r.join(req, heldRecoveryJoin{done: live, rerun: func() {}})
-	if n := len(r.groups["legacy"].held); n != 1 {
-		t.Fatalf("%d joins held, want the one of the live connection", n)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
-	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/migration"
 )
 
 // classicMember is a hand-written classic Kafka Streams member (protocol
@@ -188,7 +188,7 @@ func (e *env) takeOver() {
 // ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID), gives tasks up, and its
 // commits keep going through, under the anchor, with its own generation.
 func TestOnlineTakeover(t *testing.T) {
-	e := newEnv(t, withMigration(translate.MigrationBidirectional))
+	e := newEnv(t, withMigration(migration.MigrationBidirectional))
 	c := &classicMember{e: e, t: t}
 	if jr := c.join(); jr.LeaderID != c.id {
 		t.Fatalf("the only classic member is not the leader: %+v", jr)
@@ -282,7 +282,7 @@ func TestOnlineTakeover(t *testing.T) {
 // upgrade) a streams join to a live classic group is refused as Kafka does,
 // and the classic member is untouched.
 func TestTakeoverRefusedByPolicy(t *testing.T) {
-	e := newEnv(t, withMigration(translate.MigrationDowngrade))
+	e := newEnv(t, withMigration(migration.MigrationDowngrade))
 	c := e.classicLeader(nil)
 	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)
 	if err != nil {
@@ -306,7 +306,7 @@ func TestTakeoverRefusedByPolicy(t *testing.T) {
 // MEMBER_ID_REQUIRED, rejoins upstream and leads the classic group again,
 // which no longer holds the anchor.
 func TestOnlineHandBack(t *testing.T) {
-	e := newEnv(t, withMigration(translate.MigrationBidirectional))
+	e := newEnv(t, withMigration(migration.MigrationBidirectional))
 	c := e.classicLeader(nil)
 	e.takeOver()
 	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
@@ -378,7 +378,7 @@ func (e *env) memberConn(clientID string) *kgo.Broker {
 // control-plane client's "kgo-…"), and both then form the upstream group
 // on the same connections, which answer every later request in order.
 func TestHandBackOnMembersConnections(t *testing.T) {
-	e := newEnv(t, withMigration(translate.MigrationBidirectional))
+	e := newEnv(t, withMigration(migration.MigrationBidirectional))
 	a := e.classicLeader(e.memberConn("app-a"))
 	e.takeOver()
 	b := &classicMember{e: e, t: t, broker: e.memberConn("app-b")}
@@ -556,7 +556,7 @@ func (c *classicMember) answered(ctx context.Context, what string, err error, co
 // takeover its requests are served here, while the plain group's still go
 // straight up.
 func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
-	e := newEnv(t, withMigration(translate.MigrationBidirectional))
+	e := newEnv(t, withMigration(migration.MigrationBidirectional))
 	m := e.routes.mig
 	assigned := make(chan struct{}, 1)
 	plain, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID("plain"), kgo.ConsumerGroup("plain"), kgo.ConsumeTopics("in"),
@@ -606,7 +606,7 @@ func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 // retriable error), so the classic round completes upstream as if the
 // proxy were not there.
 func TestTakeoverDrainsDirectForwards(t *testing.T) {
-	e := newEnv(t, withMigration(translate.MigrationBidirectional))
+	e := newEnv(t, withMigration(migration.MigrationBidirectional))
 	m := e.routes.mig
 	a := &classicMember{e: e, t: t, sessionMs: 6000, rebalanceMs: 2000}
 	a.join()
@@ -643,13 +643,7 @@ func TestTakeoverDrainsDirectForwards(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	m.gate.mu.Lock()
-	inflight := 0
-	if gg := m.gate.groups["legacy"]; gg != nil {
-		inflight = gg.inflight
-	}
-	m.gate.mu.Unlock()
-	if inflight != 1 || m.translated.Load() != 0 {
+	if inflight := m.mig.Gate().InFlight("legacy"); inflight != 1 || m.translated.Load() != 0 {
 		t.Fatalf("b's JoinGroup waiting upstream: %d in flight for the drain, %d through the translator; want 1, 0", inflight, m.translated.Load())
 	}
 	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
-	"github.com/streamshift/streamshift/translate"
+	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
@@ -417,7 +417,7 @@ func TestOffsetsCappedOnCurrentUpstream(t *testing.T) {
 	t.Run("with migration", func(t *testing.T) { testOffsetsCapped(t, true) })
 }
 
-func testOffsetsCapped(t *testing.T, migration bool) {
+func testOffsetsCapped(t *testing.T, migrating bool) {
 	vs := kversion.Stable()
 	vs.SetMaxKeyVersion(int16(kmsg.OffsetCommit), 10)
 	vs.SetMaxKeyVersion(int16(kmsg.OffsetFetch), 10)
@@ -426,8 +426,8 @@ func testOffsetsCapped(t *testing.T, migration bool) {
 	upVersions := map[int16]int16{}
 	e := newEnv(t, func(e *env) {
 		e.upstream = vs
-		if migration {
-			e.migration = &translate.MigrationConfig{}
+		if migrating {
+			e.migration = &migration.MigrationConfig{}
 		}
 	})
 	e.cluster.KeepControl()

@@ -8,9 +8,13 @@
 // client sent. Every other key goes upstream untouched without reaching
 // this package.
 //
-// The package sits above proxy, coordinator, upstream/anchor and
-// translate: it is the only place that knows them all, and cmd/streamshift
-// builds it and registers it once (Routes.Register).
+// The package sits above proxy, coordinator, migration, upstream and
+// upstream/anchor: it is the only place that knows them all, and
+// cmd/streamshift builds it and registers it once (Routes.Register). The
+// online migration's state and drivers are package migration's; this
+// package keeps what is typed by proxy: the outcomes that count forwarded
+// requests in flight and feed the observer (migration.go), and the classic
+// keys' routing (classic.go).
 package route
 
 import (
@@ -46,7 +50,7 @@ type Options struct {
 	// ListGroups: an owned group is listed by that broker only;
 	// upstream.FindCoordinatorNode). Nil: every broker lists it.
 	CoordinatorNode func(ctx context.Context, groupID string) (int32, error)
-	// Migration, if not nil, turns the online migration on (translate's
+	// Migration, if not nil, turns the online migration on (migration's
 	// doc.go): the classic group keys are routed too, and the offset and
 	// StreamsGroupHeartbeat routes pass the migration gate. Nil: the
 	// classic group keys go upstream untouched.
@@ -77,7 +81,7 @@ type Routes struct {
 }
 
 // New returns the route set. With o.Migration it also installs the
-// ownership's takeover hook.
+// ownership's takeover hook (migration.New).
 func New(o Options) (*Routes, error) {
 	if o.Coordinator == nil || o.Ownership == nil || o.Anchors == nil {
 		return nil, fmt.Errorf("route: coordinator, ownership and anchors are required")
@@ -98,7 +102,6 @@ func New(o Options) (*Routes, error) {
 			return nil, err
 		}
 		rs.mig = m
-		o.Ownership.SetTakeover(takeoverHook{m})
 	}
 	return rs, nil
 }

@@ -60,8 +60,8 @@ func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.Cl
 			t.ForwardJoin(req, forward)
 			return
 		}
-		if isHeld(res.Err) {
-			t.hold(req.Group, heldJoin{req: req, client: client, respond: respond, forward: forward})
+		if errors.Is(res.Err, coordinator.ErrHandBackHeld) {
+			t.hold(HeldJoin{Req: req, Client: client, Respond: respond, Forward: forward})
 			return
 		}
 		if errors.Is(res.Err, kerr.MemberIDRequired) {
@@ -84,6 +84,18 @@ func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.Cl
 		resp.Protocol = &name
 		respond(resp)
 	})
+}
+
+// hold hands a JoinGroup held at a hand-back's barrier to the hand-back;
+// without one, the member is told to rejoin.
+func (t *Translator) hold(j HeldJoin) {
+	if t.opts.HandBack != nil {
+		t.opts.HandBack.Hold(j)
+		return
+	}
+	resp := joinResponse(j.Req)
+	resp.ErrorCode, resp.MemberID, resp.Generation = kerr.RebalanceInProgress.Code, j.Req.MemberID, -1
+	j.Respond(resp)
 }
 
 func joinResponse(req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {

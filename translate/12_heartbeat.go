@@ -25,8 +25,8 @@ func (t *Translator) Heartbeat(req *kmsg.HeartbeatRequest, respond func(*kmsg.He
 		resp.Version = req.Version
 		resp.ErrorCode, _ = errorCode(err)
 		respond(resp)
-		if resp.ErrorCode == 0 || resp.ErrorCode == kerr.RebalanceInProgress.Code {
-			t.maybeHandBack(req.Group)
+		if t.opts.HandBack != nil && (resp.ErrorCode == 0 || resp.ErrorCode == kerr.RebalanceInProgress.Code) {
+			t.opts.HandBack.AfterHeartbeat(req.Group)
 		}
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/classictest"
 )
 
 // FuzzJoinGroupMetadata runs arbitrary "stream" protocol metadata through a
@@ -27,7 +29,7 @@ func FuzzJoinGroupMetadata(f *testing.F) {
 			}
 		}
 	}
-	f.Add(streamsJoinRequest(&testing.T{}, 9, "", "stream").Protocols[0].Metadata)
+	f.Add(classictest.JoinRequest(&testing.T{}, 9, "", "stream").Protocols[0].Metadata)
 	f.Fuzz(func(t *testing.T, meta []byte) {
 		tr, _ := fixture(t)
 		tr.opts.NewMemberID = func(string) string { return "m" }

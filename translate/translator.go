@@ -16,20 +16,41 @@ import (
 // Coordinator is what the translator needs of the streams-group coordinator
 // (*coordinator.Coordinator implements it). Every callback is called once.
 type Coordinator interface {
-	// Clock is the coordinator's: pending member ids and the hand-back's
-	// timers run on it, as the members' sessions do.
+	// Clock is the coordinator's: pending member ids run on it, as the
+	// members' sessions do.
 	coordinator.Clock
 	ClassicJoinGroup(coordinator.ClassicJoinRequest, func(coordinator.ClassicJoinResult))
 	ClassicSyncGroup(coordinator.ClassicSyncRequest, func(coordinator.ClassicSyncResult))
 	ClassicHeartbeat(coordinator.ClassicHeartbeatRequest, func(error))
 	ClassicLeaveGroup(groupID string, members []coordinator.ClassicLeaveMember, done func([]error, error))
-	ValidateClassicOffsetCommit(coordinator.OffsetCommitRequest, func(coordinator.OffsetCommitResult))
+}
+
+// HandBack is the online migration's hand-back (migration.HandBack), which
+// the translator tells of the classic members it serves. Its methods must
+// not block: they are called on coordinator goroutines.
+type HandBack interface {
+	// AfterHeartbeat: a classic Heartbeat of the group was answered
+	// without an error, or REBALANCE_IN_PROGRESS; the group may be left
+	// with classic members only.
+	AfterHeartbeat(group string)
+	// Hold takes a JoinGroup the coordinator holds at a hand-back's
+	// barrier (coordinator.ErrHandBackHeld): the hand-back answers it, or
+	// forwards it, once the barrier ends.
+	Hold(HeldJoin)
+}
+
+// HeldJoin is a classic JoinGroup held at a hand-back's barrier, with what
+// it takes to serve it later (Translator.JoinGroup) or send it upstream.
+type HeldJoin struct {
+	Req     *kmsg.JoinGroupRequest
+	Client  coordinator.ClientInfo
+	Respond func(*kmsg.JoinGroupResponse)
+	Forward Forward
 }
 
 // Options configure a Translator.
 type Options struct {
 	Coordinator Coordinator
-	Migration   MigrationConfig
 	// MinSessionTimeout and MaxSessionTimeout bound a classic member's
 	// session timeout (Kafka's group.min/max.session.timeout.ms, defaults
 	// 6 s and 30 min).
@@ -37,16 +58,16 @@ type Options struct {
 	// NewMemberID makes a member id; the default is Kafka's
 	// "<client id>-<uuid>".
 	NewMemberID func(clientID string) string
-	// Upstream enables the hand-back (handback.go); nil: classic-only
-	// groups stay streams groups.
-	Upstream Upstream
+	// HandBack, if set, hands groups left with classic members only back
+	// to the upstream; nil: they stay streams groups, and a JoinGroup held
+	// at a barrier (a log written with the hand-back on) is told to rejoin.
+	HandBack HandBack
 }
 
 // Translator serves the classic group APIs (JoinGroup 11, Heartbeat 12,
 // LeaveGroup 13, SyncGroup 14) of classic Kafka Streams members whose group
-// is a streams group served by the coordinator, and validates their offset
-// commits. Requests for any other group are handed back to the caller
-// (forward) unchanged, to go upstream.
+// is a streams group served by the coordinator. Requests for any other
+// group are handed back to the caller (forward) unchanged, to go upstream.
 type Translator struct {
 	c    Coordinator
 	opts Options
@@ -54,10 +75,8 @@ type Translator struct {
 	// pending holds the member ids given out with MEMBER_ID_REQUIRED
 	// until their first JoinGroup, or until a session timeout passes (the
 	// classic coordinator's pending members).
-	mu                sync.Mutex
-	pending           map[string]time.Time
-	handBacks         map[string]*handBackRun
-	lastHandBackCheck map[string]time.Time
+	mu      sync.Mutex
+	pending map[string]time.Time
 }
 
 // New returns a Translator.
@@ -71,8 +90,7 @@ func New(opts Options) *Translator {
 	if opts.NewMemberID == nil {
 		opts.NewMemberID = newMemberID
 	}
-	return &Translator{c: opts.Coordinator, opts: opts, pending: map[string]time.Time{},
-		handBacks: map[string]*handBackRun{}, lastHandBackCheck: map[string]time.Time{}}
+	return &Translator{c: opts.Coordinator, opts: opts, pending: map[string]time.Time{}}
 }
 
 // addPending remembers a member id given out, for one session timeout.

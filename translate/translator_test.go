@@ -2,13 +2,13 @@ package translate
 
 import (
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/internal/classictest"
 )
 
 // fixture: a real coordinator (asynchronous, virtual time) with a streams
@@ -23,85 +23,27 @@ func fixture(t *testing.T) (*Translator, *coordinator.Coordinator) {
 // translator runs on too.
 func clockFixture(t *testing.T) (*Translator, *coordinator.Coordinator, *coordinator.ManualClock) {
 	t.Helper()
-	clock := coordinator.NewManualClock(time.Unix(0, 0))
-	md := coordinator.NewStaticMetadata()
-	md.SetTopic("foo", 4)
-	cfg := coordinator.DefaultConfig()
-	cfg.Defaults.InitialRebalanceDelay = 0
-	cfg.Defaults.AssignmentInterval = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: clock, Metadata: md})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	streamsHeartbeat(t, c, "s1", 0, []string{"foo"})
-	n := 0
-	return New(Options{Coordinator: c, NewMemberID: func(client string) string { n++; return client + "-id" + string(rune('0'+n)) }}), c, clock
-}
-
-// streamsHeartbeat sends a StreamsGroupHeartbeat of member to group "app"
-// (epoch -1: it leaves; 0 with topology: it joins) and wants no error.
-func streamsHeartbeat(t *testing.T, c *coordinator.Coordinator, member string, epoch int32, topology []string) {
-	t.Helper()
-	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = 1, "app", member, epoch
-	if topology != nil {
-		hb.RebalanceTimeoutMillis, hb.EndpointInformationEpoch = 60000, -1
-		p := "p-" + member
-		hb.ProcessID = &p
-		topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
-		st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
-		st.SubtopologyID, st.SourceTopics = "0", topology
-		topo.Subtopologies = append(topo.Subtopologies, st)
-		hb.Topology = &topo
-		hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-		hb.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
-	}
-	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.StreamsGroupHeartbeat(hb, coordinator.ClientInfo{ClientID: member}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
-	if r := <-done; r.ErrorCode != 0 {
-		t.Fatalf("streams heartbeat of %s at epoch %d: %d", member, epoch, r.ErrorCode)
-	}
+	c, clock := classictest.StreamsGroup(t)
+	return New(Options{Coordinator: c, NewMemberID: classictest.MemberIDs()}), c, clock
 }
 
 // call runs one request through the translator; forwarded reports forward.
 func call(t *testing.T, tr *Translator, req kmsg.Request) (resp kmsg.Response, forwarded bool) {
 	t.Helper()
-	ch := make(chan kmsg.Response, 1)
-	if !tr.Handle(req, coordinator.ClientInfo{ClientID: "cc", ClientHost: "/127.0.0.1"}, func(r kmsg.Response) { ch <- r }, func(kmsg.Request, func(kmsg.Response)) { ch <- nil }) {
-		t.Fatalf("%T not taken", req)
-	}
-	r := <-ch
-	return r, r == nil
-}
-
-func streamsJoinRequest(t *testing.T, version int16, memberID string, protocol string) *kmsg.JoinGroupRequest {
-	t.Helper()
-	info := &classicstreams.SubscriptionInfo{Version: 11, LatestSupportedVersion: 11, UserEndPoint: "h:1"}
-	ud, err := info.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub := &classicstreams.ConsumerSubscription{Version: 3, Topics: []string{"foo"}, UserData: ud, GenerationID: -1}
-	req := kmsg.NewPtrJoinGroupRequest()
-	req.Version, req.Group, req.MemberID = version, "app", memberID
-	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 60000
-	req.ProtocolType = "consumer"
-	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: protocol, Metadata: sub.Encode()}}
-	return req
+	return classictest.Call(t, tr.Handle, req)
 }
 
 func TestClassicJoinSyncHeartbeatLeave(t *testing.T) {
-	tr, _ := fixture(t)
+	tr, c := fixture(t)
 
 	// A dynamic v9 member without an id learns one first.
-	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+	r, _ := call(t, tr, classictest.JoinRequest(t, 9, "", "stream"))
 	j := r.(*kmsg.JoinGroupResponse)
 	if j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID == "" {
 		t.Fatalf("first join: %+v", j)
 	}
 	id := j.MemberID
-	r, _ = call(t, tr, streamsJoinRequest(t, 9, id, "stream"))
+	r, _ = call(t, tr, classictest.JoinRequest(t, 9, id, "stream"))
 	j = r.(*kmsg.JoinGroupResponse)
 	if j.ErrorCode != 0 || j.MemberID != id || j.LeaderID != "" || len(j.Members) != 0 || j.Protocol == nil || *j.Protocol != "stream" || *j.ProtocolType != "consumer" || j.Generation < 2 {
 		t.Fatalf("join: %+v", j)
@@ -139,10 +81,11 @@ func TestClassicJoinSyncHeartbeatLeave(t *testing.T) {
 		t.Fatalf("heartbeat with a wrong generation: %d", code)
 	}
 
-	oc := kmsg.NewPtrOffsetCommitRequest()
-	oc.Group, oc.MemberID, oc.Generation = "app", id, gen
+	// The member's commits are valid at its generation (route/commit.go
+	// validates them so).
 	errc := make(chan error, 1)
-	tr.ValidateOffsetCommit(oc, func(err error) { errc <- err })
+	c.ValidateClassicOffsetCommit(coordinator.OffsetCommitRequest{GroupID: "app", MemberID: id, MemberEpoch: gen},
+		func(res coordinator.OffsetCommitResult) { errc <- res.Err })
 	if err := <-errc; err != nil {
 		t.Fatalf("commit: %v", err)
 	}
@@ -164,10 +107,10 @@ func TestClassicJoinErrors(t *testing.T) {
 		req  *kmsg.JoinGroupRequest
 		want int16
 	}{
-		{"not a streams protocol", streamsJoinRequest(t, 9, "", "range"), kerr.InconsistentGroupProtocol.Code},
-		{"an id never given out", streamsJoinRequest(t, 9, "made-up", "stream"), kerr.UnknownMemberID.Code},
+		{"not a streams protocol", classictest.JoinRequest(t, 9, "", "range"), kerr.InconsistentGroupProtocol.Code},
+		{"an id never given out", classictest.JoinRequest(t, 9, "made-up", "stream"), kerr.UnknownMemberID.Code},
 		{"session timeout too short", func() *kmsg.JoinGroupRequest {
-			r := streamsJoinRequest(t, 9, "", "stream")
+			r := classictest.JoinRequest(t, 9, "", "stream")
 			r.SessionTimeoutMillis = 100
 			return r
 		}(), kerr.InvalidSessionTimeout.Code},
@@ -178,12 +121,12 @@ func TestClassicJoinErrors(t *testing.T) {
 		}
 	}
 	// v3 and older get an id at once.
-	r, _ := call(t, tr, streamsJoinRequest(t, 3, "", "stream"))
+	r, _ := call(t, tr, classictest.JoinRequest(t, 3, "", "stream"))
 	if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != 0 || j.MemberID == "" {
 		t.Fatalf("v3 join: %+v", j)
 	}
 	// Another group goes upstream untouched.
-	other := streamsJoinRequest(t, 9, "", "stream")
+	other := classictest.JoinRequest(t, 9, "", "stream")
 	other.Group = "classic-app"
 	if _, fwd := call(t, tr, other); !fwd {
 		t.Fatal("join of a group not served here was answered")
@@ -200,7 +143,7 @@ func TestClassicJoinErrors(t *testing.T) {
 func TestClassicStaticJoin(t *testing.T) {
 	tr, _ := fixture(t)
 	inst := "app-1-1"
-	req := streamsJoinRequest(t, 9, "", "stream")
+	req := classictest.JoinRequest(t, 9, "", "stream")
 	req.InstanceID = &inst
 	r, _ := call(t, tr, req)
 	j := r.(*kmsg.JoinGroupResponse)
@@ -208,7 +151,7 @@ func TestClassicStaticJoin(t *testing.T) {
 		t.Fatalf("static join: %+v", j)
 	}
 	old, gen := j.MemberID, j.Generation
-	req = streamsJoinRequest(t, 9, "", "stream")
+	req = classictest.JoinRequest(t, 9, "", "stream")
 	req.InstanceID = &inst
 	r, _ = call(t, tr, req)
 	if j2 := r.(*kmsg.JoinGroupResponse); j2.ErrorCode != 0 || j2.MemberID == old {
@@ -219,5 +162,34 @@ func TestClassicStaticJoin(t *testing.T) {
 	r, _ = call(t, tr, hb)
 	if code := r.(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.FencedInstanceID.Code {
 		t.Fatalf("old static member: %d", code)
+	}
+}
+
+// An instance that learnt its member id here just before its group stopped
+// being served (handed back, or emptied) joins upstream without that id,
+// which the broker would answer UNKNOWN_MEMBER_ID; other ids go as they are.
+func TestJoinWithOurIDForwardedWithout(t *testing.T) {
+	tr, c := fixture(t)
+	r, _ := call(t, tr, classictest.JoinRequest(t, 9, "", "stream"))
+	id := r.(*kmsg.JoinGroupResponse).MemberID
+	if r.(*kmsg.JoinGroupResponse).ErrorCode != kerr.MemberIDRequired.Code || id == "" {
+		t.Fatalf("first join: %+v", r)
+	}
+	classictest.StreamsHeartbeat(t, c, "s1", -1, nil) // the group is empty: not served any more
+
+	forwarded := make(chan kmsg.Request, 1)
+	fwd := func(rewritten kmsg.Request, _ func(kmsg.Response)) { forwarded <- rewritten }
+	tr.Handle(classictest.JoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	if got, ok := (<-forwarded).(*kmsg.JoinGroupRequest); !ok || got.MemberID != "" {
+		t.Fatalf("join with the id given here forwarded as %+v, want without a member id", got)
+	}
+	tr.Handle(classictest.JoinRequest(t, 9, "broker-id", "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	if got := <-forwarded; got != nil {
+		t.Fatalf("join with another id forwarded rewritten: %+v", got)
+	}
+	// Once used, the id is forgotten.
+	tr.Handle(classictest.JoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	if got := <-forwarded; got != nil {
+		t.Fatalf("second join with a forgotten id rewritten: %+v", got)
 	}
 }

@@ -17,6 +17,10 @@
 //     loads __consumer_offsets.
 //   - FindCoordinatorNode (find_coordinator.go): the upstream node
 //     coordinating a group (FindCoordinator, cached), for package route.
+//   - Groups (groups.go) is the ownership claim's UpstreamGroups
+//     (DescribeGroups of one group) and the online migration's
+//     UpstreamGroups (the same, and the LeaveGroup that fences a taken-over
+//     group's classic members).
 //
 // The package name says "upstream", so the names drop the prefix they had in
 // package coordinator: UpstreamMetadata is Metadata, UpstreamTopicCreator is

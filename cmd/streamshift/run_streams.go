@@ -118,7 +118,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 	}
 	routes, err := route.New(route.Options{
 		Coordinator:         rt.coord,
-		Ownership:           coordinator.NewOwnership(rt.coord, ctl, nil),
+		Ownership:           coordinator.NewOwnership(rt.coord, upstream.NewGroups(ctl), nil),
 		Anchors:             rt.anchors,
 		UpstreamMaxVersions: upstreamVersions(ctx, ctl, log),
 		Metadata:            meta,

@@ -1,4 +1,4 @@
-package route
+package migration
 
 import (
 	"context"
@@ -8,23 +8,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/proxy"
 )
 
-// maybeTakeOver starts the takeover of a live classic Kafka Streams group
+// MaybeTakeOver starts the takeover of a live classic Kafka Streams group
 // upstream when a streams-protocol member joins it and the policy allows
-// the upgrade: translate.Takeover answers that join itself, and takeover
-// reports the request handled. Joins of the same group meanwhile wait for
-// it, then take the normal path, which then finds the group served here.
-// Everything else is not handled here: the caller serves it as without the
-// migration (streamsGroupHeartbeat).
-func (m *Migration) maybeTakeOver(req *proxy.Request, hb *kmsg.StreamsGroupHeartbeatRequest, out proxy.Outcome) (handled bool) {
+// the upgrade: Takeover answers that join itself (respond), and
+// MaybeTakeOver reports the request handled. Joins of the same group
+// meanwhile wait for it, then take the normal path, which then finds the
+// group served here. Everything else is not handled here: the caller serves
+// it as without the migration (route's streamsGroupHeartbeat). cancel is
+// closed when the client's connection closes.
+func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client coordinator.ClientInfo, cancel <-chan struct{}, respond func(*kmsg.StreamsGroupHeartbeatResponse)) (handled bool) {
 	if hb.MemberEpoch == 0 {
 		// A join during a hand-back's last steps would find the group
 		// neither here nor formed upstream yet.
-		m.up.waitHandBack(hb.Group, req.Done())
+		m.up.waitHandBack(hb.Group, cancel)
 	}
-	if hb.Group == "" || hb.MemberEpoch != 0 || m.a.o.Ownership.Owns(hb.Group) {
+	if hb.Group == "" || hb.MemberEpoch != 0 || m.o.Ownership.Owns(hb.Group) {
 		return false
 	}
 	m.mu.Lock()
@@ -32,7 +32,7 @@ func (m *Migration) maybeTakeOver(req *proxy.Request, hb *kmsg.StreamsGroupHeart
 		m.mu.Unlock()
 		select {
 		case <-running:
-		case <-req.Done():
+		case <-cancel:
 			return true // the client is gone: nobody to answer
 		}
 		return false
@@ -54,18 +54,25 @@ func (m *Migration) maybeTakeOver(req *proxy.Request, hb *kmsg.StreamsGroupHeart
 		finish()
 		return false
 	}
-	m.a.o.Log.Info().Str("group", hb.Group).Str("upstream_state", g.State).Str("protocol", g.Protocol).
+	m.log.Info().Str("group", hb.Group).Str("upstream_state", g.State).Str("protocol", g.Protocol).
 		Int("classic_members", len(g.Members)).Msg("takeover of a live classic group starts")
-	m.takeover.Run(hb, coordinatorClient(req), func(resp *kmsg.StreamsGroupHeartbeatResponse) {
+	m.takeover.Run(hb, client, func(resp *kmsg.StreamsGroupHeartbeatResponse) {
 		if resp.ErrorCode != 0 {
-			m.a.o.Log.Warn().Str("group", hb.Group).Int16("error_code", resp.ErrorCode).Str("error", deref(resp.ErrorMessage)).Msg("takeover did not complete")
+			m.log.Warn().Str("group", hb.Group).Int16("error_code", resp.ErrorCode).Str("error", deref(resp.ErrorMessage)).Msg("takeover did not complete")
 		} else {
-			m.a.o.Log.Info().Str("group", hb.Group).Int32("group_epoch", resp.MemberEpoch).Msg("takeover done: the group is served by streamshift")
+			m.log.Info().Str("group", hb.Group).Int32("group_epoch", resp.MemberEpoch).Msg("takeover done: the group is served by streamshift")
 		}
 		finish()
-		out.Respond(resp)
+		respond(resp)
 	})
 	return true
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // liveClassic reports whether the upstream group has classic members other
@@ -81,9 +88,9 @@ func liveClassic(g *kmsg.DescribeGroupsResponseGroup) bool {
 }
 
 // takeoverHook is the Ownership's takeover hook. The takeover itself runs
-// from maybeTakeOver, which holds the joining request; a join that
+// from MaybeTakeOver, which holds the joining request; a join that
 // reaches the claim of a live classic group raced it (the group became
-// live after maybeTakeOver looked), so it is told to retry, unless the
+// live after MaybeTakeOver looked), so it is told to retry, unless the
 // policy forbids the upgrade, which Kafka answers GROUP_ID_NOT_FOUND.
 type takeoverHook struct{ m *Migration }
 

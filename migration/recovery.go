@@ -1,4 +1,4 @@
-package route
+package migration
 
 import (
 	"slices"
@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/proxy"
 )
 
 // A streamshift restarted without the durable log holds no state for the
@@ -31,7 +30,7 @@ import (
 // policy allows a downgrade, the group is handed back: the anchor leaves and
 // the joins go upstream, without the member ids the lost state gave out, as
 // after a hand-back.
-type recovery struct {
+type Recovery struct {
 	m *Migration
 	// window is how long classic joins wait for a streams member.
 	window time.Duration
@@ -43,7 +42,7 @@ type recovery struct {
 // recovering is one group under recovery.
 type recovering struct {
 	// held are the group's held JoinGroups.
-	held  []heldRecoveryJoin
+	held  []RecoveryJoin
 	timer coordinator.Timer
 	// stale are the member ids its JoinGroups carried while it recovered:
 	// given out by the lost state (or by the upstream before a takeover),
@@ -56,74 +55,74 @@ type recovering struct {
 	warned              bool
 }
 
-// heldRecoveryJoin is a JoinGroup held by a recovery: rerun runs it again
+// RecoveryJoin is a JoinGroup held by a recovery: rerun runs it again
 // from the start, unless its connection closed (done).
-type heldRecoveryJoin struct {
-	done  <-chan struct{}
-	rerun func()
+type RecoveryJoin struct {
+	Done  <-chan struct{}
+	Rerun func()
 }
 
-// joinVerdict is what becomes of a classic JoinGroup of a group the
+// JoinVerdict is what becomes of a classic JoinGroup of a group the
 // coordinator did not serve.
-type joinVerdict int
+type JoinVerdict int
 
 const (
-	// joinForward: forward it, watching for the anchor's refusal.
-	joinForward joinVerdict = iota
-	// joinHeld: the recovery holds it and re-runs it later.
-	joinHeld
-	// joinHandedBack: forward it without a stale member id.
-	joinHandedBack
+	// JoinForward: forward it, watching for the anchor's refusal.
+	JoinForward JoinVerdict = iota
+	// JoinHeld: the recovery holds it and re-runs it later.
+	JoinHeld
+	// JoinHandedBack: forward it without a stale member id.
+	JoinHandedBack
 )
 
-func newRecovery(m *Migration, window time.Duration) *recovery {
-	return &recovery{m: m, window: window, groups: map[string]*recovering{}}
+func newRecovery(m *Migration, window time.Duration) *Recovery {
+	return &Recovery{m: m, window: window, groups: map[string]*recovering{}}
 }
 
-// recovering reports whether the group is under recovery (and not handed
+// Recovering reports whether the group is under recovery (and not handed
 // back yet).
-func (r *recovery) recovering(group string) bool {
+func (r *Recovery) Recovering(group string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	g := r.groups[group]
 	return g != nil && !g.handedBack
 }
 
-// join decides about a JoinGroup about to be forwarded upstream. With
-// joinHeld, h is kept to run the request again once the recovery ends; with
-// joinHandedBack, the request to forward (its member id dropped if stale).
-func (r *recovery) join(req *kmsg.JoinGroupRequest, h heldRecoveryJoin) (joinVerdict, *kmsg.JoinGroupRequest) {
+// Join decides about a JoinGroup about to be forwarded upstream. With
+// JoinHeld, h is kept to run the request again once the recovery ends; with
+// JoinHandedBack, the request to forward (its member id dropped if stale).
+func (r *Recovery) Join(req *kmsg.JoinGroupRequest, h RecoveryJoin) (JoinVerdict, *kmsg.JoinGroupRequest) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	g := r.groups[req.Group]
 	switch {
 	case g == nil:
-		return joinForward, nil
+		return JoinForward, nil
 	case g.handedBack:
 		if req.MemberID == "" || !g.stale[req.MemberID] {
-			return joinHandedBack, req
+			return JoinHandedBack, req
 		}
 		delete(g.stale, req.MemberID)
 		anon := *req
 		anon.MemberID = ""
-		return joinHandedBack, &anon
+		return JoinHandedBack, &anon
 	}
 	if req.MemberID != "" {
 		g.stale[req.MemberID] = true
 	}
 	// Joins of closed connections go first: a client that reconnects and
 	// joins again and again holds one join, not one per connection.
-	g.held = slices.DeleteFunc(g.held, heldRecoveryJoin.gone)
+	g.held = slices.DeleteFunc(g.held, RecoveryJoin.gone)
 	g.held = append(g.held, h)
-	return joinHeld, nil
+	return JoinHeld, nil
 }
 
-// refused looks at the upstream's answer to a forwarded JoinGroup. An
+// Refused looks at the upstream's answer to a forwarded JoinGroup. An
 // INCONSISTENT_GROUP_PROTOCOL from a group held only by streamshift anchors
 // starts the group's recovery and becomes COORDINATOR_LOAD_IN_PROGRESS; any
 // other answer is kept. It blocks on the upstream: it runs on the proxy's
 // goroutine of this response, which only this client connection waits for.
-func (r *recovery) refused(req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse) kmsg.Response {
+func (r *Recovery) Refused(req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse) kmsg.Response {
 	if resp.ErrorCode != kerr.InconsistentGroupProtocol.Code {
 		return resp
 	}
@@ -136,20 +135,20 @@ func (r *recovery) refused(req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupRespo
 	if rg == nil || rg.handedBack {
 		rg = &recovering{stale: map[string]bool{}}
 		r.groups[req.Group] = rg
-		rg.timer = r.m.a.o.Coordinator.AfterFunc(r.window, func() { r.expired(req.Group, rg) })
-		r.m.a.o.Log.Info().Str("group", req.Group).Str("member", req.MemberID).Dur("window", r.window).
+		rg.timer = r.m.c.AfterFunc(r.window, func() { r.expired(req.Group, rg) })
+		r.m.log.Info().Str("group", req.Group).Str("member", req.MemberID).Dur("window", r.window).
 			Msg("restart recovery: the group is held upstream by streamshift's anchor but has no state here (a restart without the durable log); its classic members' joins wait for a streams member to bring its topology back")
 	}
 	if req.MemberID != "" {
 		rg.stale[req.MemberID] = true
 	}
 	r.mu.Unlock()
-	return loadingJoin(req)
+	return LoadingJoin(req)
 }
 
 // expired: no streams member came back within the window.
-func (r *recovery) expired(group string, g *recovering) {
-	log := r.m.a.o.Log
+func (r *Recovery) expired(group string, g *recovering) {
+	log := r.m.log
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.groups[group] != g || g.handedBack || g.leaving {
@@ -171,7 +170,7 @@ func (r *recovery) expired(group string, g *recovering) {
 		g.leaving = false
 		if err != nil {
 			// Try again after another window.
-			g.timer = r.m.a.o.Coordinator.AfterFunc(r.window, func() { r.expired(group, g) })
+			g.timer = r.m.c.AfterFunc(r.window, func() { r.expired(group, g) })
 			r.mu.Unlock()
 			return
 		}
@@ -180,16 +179,16 @@ func (r *recovery) expired(group string, g *recovering) {
 		g.held = nil
 		// The stale member ids of members still to rejoin are kept a
 		// window long: they rejoin within a second of the hand-back.
-		r.m.a.o.Coordinator.AfterFunc(r.window, func() { r.forget(group, g) })
+		r.m.c.AfterFunc(r.window, func() { r.forget(group, g) })
 		r.mu.Unlock()
 		r.m.up.HandBackDone(group)
 		runAll(held)
 	})
 }
 
-// streamsJoined: a streams member joined the group, so the coordinator
+// StreamsJoined: a streams member joined the group, so the coordinator
 // serves it again and its held classic joins go to the translator.
-func (r *recovery) streamsJoined(group string) {
+func (r *Recovery) StreamsJoined(group string) {
 	r.mu.Lock()
 	g := r.groups[group]
 	if g == nil || g.handedBack {
@@ -200,12 +199,12 @@ func (r *recovery) streamsJoined(group string) {
 	g.timer.Stop()
 	held := g.held
 	r.mu.Unlock()
-	r.m.a.o.Log.Info().Str("group", group).Int("held_joins", len(held)).
+	r.m.log.Info().Str("group", group).Int("held_joins", len(held)).
 		Msg("restart recovery done: a streams member brought the topology back; the classic members join the streams group")
 	runAll(held)
 }
 
-func (r *recovery) forget(group string, g *recovering) {
+func (r *Recovery) forget(group string, g *recovering) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.groups[group] == g {
@@ -213,19 +212,19 @@ func (r *recovery) forget(group string, g *recovering) {
 	}
 }
 
-func (h heldRecoveryJoin) gone() bool {
+func (h RecoveryJoin) gone() bool {
 	select {
-	case <-h.done:
+	case <-h.Done:
 		return true
 	default:
 		return false
 	}
 }
 
-func runAll(held []heldRecoveryJoin) {
+func runAll(held []RecoveryJoin) {
 	for _, h := range held {
 		if !h.gone() {
-			h.rerun()
+			h.Rerun()
 		}
 	}
 }
@@ -237,8 +236,8 @@ func anchored(g *kmsg.DescribeGroupsResponseGroup) bool {
 	return g.State != "Empty" && g.State != "Dead" && g.State != "" && g.Protocol == coordinator.AnchorProtocol
 }
 
-// loadingJoin is the JoinGroup answer of a group still loading.
-func loadingJoin(req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
+// LoadingJoin is the JoinGroup answer of a group still loading.
+func LoadingJoin(req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
 	resp := kmsg.NewPtrJoinGroupResponse()
 	resp.Version = req.Version
 	resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
@@ -246,19 +245,4 @@ func loadingJoin(req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
 	resp.Generation = -1
 	resp.Members = []kmsg.JoinGroupResponseMember{}
 	return resp
-}
-
-// joinedOutcome tells the recovery when a streams member's join is
-// answered without error.
-type joinedOutcome struct {
-	proxy.Outcome
-	r     *recovery
-	group string
-}
-
-func (o joinedOutcome) Respond(resp kmsg.Response) {
-	o.Outcome.Respond(resp)
-	if hr, ok := resp.(*kmsg.StreamsGroupHeartbeatResponse); ok && hr.ErrorCode == 0 {
-		o.r.streamsJoined(o.group)
-	}
 }

@@ -1,4 +1,4 @@
-package route
+package migration
 
 import (
 	"sync"
@@ -9,11 +9,11 @@ import (
 	"github.com/streamshift/streamshift/coordinator"
 )
 
-// migrationGate holds a group's classic requests while a takeover runs
-// (translate.Gate), and counts the group's requests forwarded upstream and
+// Gate holds a group's classic requests while a takeover runs (the
+// takeover's Holder), and counts the group's requests forwarded upstream and
 // not answered yet, so a takeover starts from a group with nothing in
 // flight (the drain).
-type migrationGate struct {
+type Gate struct {
 	// drainTimeout bounds the drain, on clock (the coordinator's): a
 	// forwarded request whose client connection closed never reports its
 	// response.
@@ -35,11 +35,11 @@ type gatedGroup struct {
 	drained   func()
 }
 
-func newMigrationGate(clock coordinator.Clock, drainTimeout time.Duration, log zerolog.Logger) *migrationGate {
-	return &migrationGate{clock: clock, drainTimeout: drainTimeout, log: log, groups: map[string]*gatedGroup{}}
+func newGate(clock coordinator.Clock, drainTimeout time.Duration, log zerolog.Logger) *Gate {
+	return &Gate{clock: clock, drainTimeout: drainTimeout, log: log, groups: map[string]*gatedGroup{}}
 }
 
-func (g *migrationGate) group(id string) *gatedGroup {
+func (g *Gate) group(id string) *gatedGroup {
 	gg := g.groups[id]
 	if gg == nil {
 		gg = &gatedGroup{}
@@ -49,19 +49,19 @@ func (g *migrationGate) group(id string) *gatedGroup {
 }
 
 // forget drops an idle group's entry.
-func (g *migrationGate) forget(id string, gg *gatedGroup) {
+func (g *Gate) forget(id string, gg *gatedGroup) {
 	if gg.inflight == 0 && !gg.held && !gg.releasing && len(gg.queue) == 0 && gg.drained == nil {
 		delete(g.groups, id)
 	}
 }
 
-// enter runs f now, or queues it while the group is held or its queue is
+// Enter runs f now, or queues it while the group is held or its queue is
 // being released; held, if not nil, is called (under the gate's lock, so
 // before a Release) when f is queued. The request is counted in flight from
 // the moment f runs, in the same step as the held check, so a takeover that
 // starts later waits for it whatever f does; f calls answered once the
 // request is answered (at once if it is not forwarded).
-func (g *migrationGate) enter(id string, f func(answered func()), held func()) {
+func (g *Gate) Enter(id string, f func(answered func()), held func()) {
 	if id == "" {
 		f(func() {})
 		return
@@ -81,21 +81,32 @@ func (g *migrationGate) enter(id string, f func(answered func()), held func()) {
 	f(answered)
 }
 
+// InFlight is how many requests of the group passed the gate and are not
+// answered yet.
+func (g *Gate) InFlight(id string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gg := g.groups[id]; gg != nil {
+		return gg.inflight
+	}
+	return 0
+}
+
 // sent counts a request of the group in flight; answered is called once
 // with its response.
-func (g *migrationGate) sent(id string) (answered func()) {
+func (g *Gate) sent(id string) (answered func()) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.sentLocked(id)
 }
 
-func (g *migrationGate) sentLocked(id string) (answered func()) {
+func (g *Gate) sentLocked(id string) (answered func()) {
 	g.group(id).inflight++
 	var once sync.Once
 	return func() { once.Do(func() { g.answered(id) }) }
 }
 
-func (g *migrationGate) answered(id string) {
+func (g *Gate) answered(id string) {
 	g.mu.Lock()
 	gg := g.groups[id]
 	if gg == nil {
@@ -115,8 +126,8 @@ func (g *migrationGate) answered(id string) {
 	}
 }
 
-// Hold implements translate.Gate.
-func (g *migrationGate) Hold(id string, drained func()) {
+// Hold implements Holder.
+func (g *Gate) Hold(id string, drained func()) {
 	g.mu.Lock()
 	gg := g.group(id)
 	gg.held = true
@@ -146,10 +157,10 @@ func (g *migrationGate) Hold(id string, drained func()) {
 	})
 }
 
-// Release implements translate.Gate: the held requests run in arrival
+// Release implements Holder: the held requests run in arrival
 // order, on a goroutine of their own (Release may be called on a
 // coordinator goroutine, which the requests need).
-func (g *migrationGate) Release(id string) {
+func (g *Gate) Release(id string) {
 	g.mu.Lock()
 	gg := g.groups[id]
 	if gg == nil || !gg.held {

@@ -1,4 +1,4 @@
-package translate
+package migration
 
 import (
 	"errors"
@@ -10,8 +10,9 @@ import (
 	"github.com/streamshift/streamshift/coordinator"
 )
 
-// Gate holds a group's client requests at the proxy during a takeover.
-type Gate interface {
+// Holder holds a group's client requests at the proxy during a takeover
+// (*Gate).
+type Holder interface {
 	// Hold queues the group's requests from now on, and calls drained
 	// once every request of the group already forwarded upstream has its
 	// response.
@@ -22,7 +23,7 @@ type Gate interface {
 }
 
 // TakeoverUpstream is what a takeover needs of the upstream cluster. Like
-// Gate's, its methods may be called on a coordinator group's goroutine and
+// Holder's, its methods may be called on a coordinator group's goroutine and
 // must not block: start the I/O and call back later.
 type TakeoverUpstream interface {
 	DescribeGroup(group string, done func(*kmsg.DescribeGroupsResponseGroup, error))
@@ -49,7 +50,7 @@ type TakeoverCoordinator interface {
 type Takeover struct {
 	Coordinator TakeoverCoordinator
 	Upstream    TakeoverUpstream
-	Gate        Gate
+	Gate        Holder
 	Observer    *ClassicObserver
 	Migration   MigrationConfig
 	// TakenOver, if set, is told what was taken over (for the log) once

@@ -1,4 +1,4 @@
-package route
+package migration
 
 import (
 	"testing"
@@ -10,9 +10,9 @@ import (
 )
 
 // gateOnClock is a gate on a virtual clock with the default drain timeout.
-func gateOnClock() (*migrationGate, *coordinator.ManualClock) {
+func gateOnClock() (*Gate, *coordinator.ManualClock) {
 	clock := coordinator.NewManualClock(time.Unix(0, 0))
-	return newMigrationGate(clock, drainTimeout, zerolog.Nop()), clock
+	return newGate(clock, drainTimeout, zerolog.Nop()), clock
 }
 
 // drainTimeout is the gate tests' drain timeout (the migration's default).
@@ -34,9 +34,9 @@ func TestMigrationGate(t *testing.T) {
 	ran := make(chan int, 10)
 	held := 0
 	for i := 0; i < 3; i++ {
-		g.enter("app", func(answered func()) { answered(); ran <- i }, func() { held++ })
+		g.Enter("app", func(answered func()) { answered(); ran <- i }, func() { held++ })
 	}
-	g.enter("other", func(answered func()) { answered(); ran <- 100 }, func() { t.Error("another group's request held") })
+	g.Enter("other", func(answered func()) { answered(); ran <- 100 }, func() { t.Error("another group's request held") })
 	if held != 3 {
 		t.Fatalf("%d requests reported held, want 3", held)
 	}
@@ -58,7 +58,7 @@ func TestMigrationGate(t *testing.T) {
 		}
 	}
 	// Idle again: requests pass, Hold drains at once.
-	g.enter("app", func(answered func()) { answered(); ran <- 7 }, func() { t.Error("held while idle") })
+	g.Enter("app", func(answered func()) { answered(); ran <- 7 }, func() { t.Error("held while idle") })
 	if got := next(t, ran); got != 7 {
 		t.Fatalf("ran %d", got)
 	}
@@ -94,7 +94,7 @@ func TestMigrationGateDrainTimeout(t *testing.T) {
 func TestMigrationGateCountsOnEntry(t *testing.T) {
 	g, _ := gateOnClock()
 	var answered func()
-	g.enter("app", func(a func()) { answered = a }, nil)
+	g.Enter("app", func(a func()) { answered = a }, nil)
 	drained := make(chan struct{})
 	g.Hold("app", func() { close(drained) })
 	// Hold drains at once (on a goroutine of its own) only when nothing is
@@ -146,8 +146,7 @@ func TestHandBackGraceOnClock(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	hb := &handingBack{done: make(chan struct{})}
-	u := &migrationUpstream{a: &Routes{o: Options{Coordinator: c, Log: zerolog.Nop()}},
-		handingBack: map[string]*handingBack{"legacy": hb}}
+	u := &migrationUpstream{clock: c, log: zerolog.Nop(), handingBack: map[string]*handingBack{"legacy": hb}}
 	waited := make(chan struct{})
 	go func() {
 		u.waitHandBack("legacy", nil)

@@ -1,4 +1,4 @@
-package translate
+package migration
 
 import (
 	"sync"
@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/internal/classictest"
+	"github.com/streamshift/streamshift/translate"
 )
 
 type fakeUpstream struct {
@@ -82,22 +84,24 @@ func (b barrierWatch) BeginHandBack(group string, onBarrier func(coordinator.Han
 	})
 }
 
-// handBackFixture is clockFixture with the hand-back on (a fakeUpstream)
-// and that many classic members joined to group "app" (member ids
-// "cc-id1", "cc-id2", ...); it returns their generations and a channel that
-// gets a value each time a barrier goes up.
-func handBackFixture(t *testing.T, members int) (*Translator, *coordinator.Coordinator, *coordinator.ManualClock, *fakeUpstream, []int32, <-chan struct{}) {
+// handBackFixture is a coordinator in virtual time with a streams member
+// holding the 4 tasks of "foo" in group "app", a translator with the
+// hand-back on (a fakeUpstream), and that many classic members joined to
+// the group (member ids "cc-id1", "cc-id2", ...); it returns their
+// generations and a channel that gets a value each time a barrier goes up.
+func handBackFixture(t *testing.T, members int) (*translate.Translator, *coordinator.Coordinator, *coordinator.ManualClock, *fakeUpstream, []int32, <-chan struct{}) {
 	t.Helper()
-	tr, c, clock := clockFixture(t)
+	c, clock := classictest.StreamsGroup(t)
 	up := &fakeUpstream{}
-	tr.opts.Upstream = up
 	barrierUp := make(chan struct{}, 4)
-	tr.c = barrierWatch{Coordinator: c, up: barrierUp}
+	hb := &HandBack{Coordinator: barrierWatch{Coordinator: c, up: barrierUp}, Upstream: up}
+	tr := translate.New(translate.Options{Coordinator: c, HandBack: hb, NewMemberID: classictest.MemberIDs()})
+	hb.Translator = tr
 	var gens []int32
 	for range members {
-		r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+		r, _ := classictest.Call(t, tr.Handle, classictest.JoinRequest(t, 9, "", "stream"))
 		id := r.(*kmsg.JoinGroupResponse).MemberID
-		r, _ = call(t, tr, streamsJoinRequest(t, 9, id, "stream"))
+		r, _ = classictest.Call(t, tr.Handle, classictest.JoinRequest(t, 9, id, "stream"))
 		if j := r.(*kmsg.JoinGroupResponse); j.ErrorCode != 0 {
 			t.Fatalf("classic join of %s: %d", id, j.ErrorCode)
 		}
@@ -109,12 +113,12 @@ func handBackFixture(t *testing.T, members int) (*Translator, *coordinator.Coord
 // lastStreamsMemberLeaves: s1 leaves group "app"; member id's next classic
 // Heartbeat (at generation gen) is told to rejoin and puts the hand-back's
 // barrier up.
-func lastStreamsMemberLeaves(t *testing.T, tr *Translator, c *coordinator.Coordinator, id string, gen int32, barrierUp <-chan struct{}) {
+func lastStreamsMemberLeaves(t *testing.T, tr *translate.Translator, c *coordinator.Coordinator, id string, gen int32, barrierUp <-chan struct{}) {
 	t.Helper()
-	streamsHeartbeat(t, c, "s1", -1, nil)
+	classictest.StreamsHeartbeat(t, c, "s1", -1, nil)
 	hb := kmsg.NewPtrHeartbeatRequest()
 	hb.Version, hb.Group, hb.MemberID, hb.Generation = 4, "app", id, gen
-	r, _ := call(t, tr, hb)
+	r, _ := classictest.Call(t, tr.Handle, hb)
 	if code := r.(*kmsg.HeartbeatResponse).ErrorCode; code != kerr.RebalanceInProgress.Code {
 		t.Fatalf("heartbeat: %d", code)
 	}
@@ -185,17 +189,17 @@ func TestHandBackToUpstream(t *testing.T) {
 
 	// An instance starting meanwhile learns a member id here, then its
 	// join is held too, to go upstream without that id.
-	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
+	r, _ := classictest.Call(t, tr.Handle, classictest.JoinRequest(t, 9, "", "stream"))
 	newcomerID := r.(*kmsg.JoinGroupResponse).MemberID
 	newcomer := newMemberConn(t)
-	tr.Handle(streamsJoinRequest(t, 9, newcomerID, "stream"), coordinator.ClientInfo{ClientID: "cc"}, newcomer.respond, newcomer.forward)
+	tr.Handle(classictest.JoinRequest(t, 9, newcomerID, "stream"), coordinator.ClientInfo{ClientID: "cc"}, newcomer.respond, newcomer.forward)
 	queued(c)
 	newcomer.noAnswer("the newcomer's join during the barrier")
 
 	// The member's join is held and completes the barrier: the coordinator
 	// says so, and the hand-back runs at once.
 	conn := newMemberConn(t)
-	tr.Handle(streamsJoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
+	tr.Handle(classictest.JoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
 	if j := newcomer.answer("the newcomer's held join"); j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "cc-upstream-uuid" {
 		t.Fatalf("newcomer's upstream answer %+v", j)
 	}
@@ -218,7 +222,7 @@ func oneOfTwoHeld(t *testing.T) (*coordinator.Coordinator, *coordinator.ManualCl
 	tr, c, clock, up, gens, barrierUp := handBackFixture(t, 2)
 	lastStreamsMemberLeaves(t, tr, c, "cc-id1", gens[0], barrierUp)
 	conn := newMemberConn(t)
-	tr.Handle(streamsJoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
+	tr.Handle(classictest.JoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
 	queued(c)
 	conn.noAnswer("the held join, with cc-id2 still to rejoin")
 	return c, clock, up, gens, conn
@@ -240,7 +244,7 @@ func TestHandBackEndedByFencing(t *testing.T) {
 func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	c, _, up, gens, conn := oneOfTwoHeld(t)
 	// A new streams member arrives before the barrier completes.
-	streamsHeartbeat(t, c, "s2", 0, []string{"foo"})
+	classictest.StreamsHeartbeat(t, c, "s2", 0, []string{"foo"})
 	if j := conn.answer("the held join"); j.ErrorCode != 0 || j.MemberID != "cc-id1" || j.Generation < gens[0] {
 		t.Fatalf("re-run join: %+v", j)
 	}
@@ -250,34 +254,5 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	defer conn.mu.Unlock()
 	if len(up.left) != 0 || len(conn.forwarded) != 0 || len(up.done) != 0 || !c.Owns("app") {
 		t.Fatalf("aborted hand-back touched the upstream: %v %v", up.left, conn.forwarded)
-	}
-}
-
-// An instance that learnt its member id here just before its group stopped
-// being served (handed back, or emptied) joins upstream without that id,
-// which the broker would answer UNKNOWN_MEMBER_ID; other ids go as they are.
-func TestJoinWithOurIDForwardedWithout(t *testing.T) {
-	tr, c := fixture(t)
-	r, _ := call(t, tr, streamsJoinRequest(t, 9, "", "stream"))
-	id := r.(*kmsg.JoinGroupResponse).MemberID
-	if r.(*kmsg.JoinGroupResponse).ErrorCode != kerr.MemberIDRequired.Code || id == "" {
-		t.Fatalf("first join: %+v", r)
-	}
-	streamsHeartbeat(t, c, "s1", -1, nil) // the group is empty: not served any more
-
-	forwarded := make(chan kmsg.Request, 1)
-	fwd := func(rewritten kmsg.Request, _ func(kmsg.Response)) { forwarded <- rewritten }
-	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
-	if got, ok := (<-forwarded).(*kmsg.JoinGroupRequest); !ok || got.MemberID != "" {
-		t.Fatalf("join with the id given here forwarded as %+v, want without a member id", got)
-	}
-	tr.Handle(streamsJoinRequest(t, 9, "broker-id", "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
-	if got := <-forwarded; got != nil {
-		t.Fatalf("join with another id forwarded rewritten: %+v", got)
-	}
-	// Once used, the id is forgotten.
-	tr.Handle(streamsJoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
-	if got := <-forwarded; got != nil {
-		t.Fatalf("second join with a forgotten id rewritten: %+v", got)
 	}
 }

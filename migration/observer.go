@@ -1,4 +1,4 @@
-package translate
+package migration
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
@@ -111,6 +112,62 @@ func (o *ClassicObserver) ObserveAlive(group, memberID string) {
 			m.lastHeartbeat = now
 		}
 	}
+}
+
+// Observe records what the upstream accepted of a forwarded classic
+// request: the session and rebalance timeouts and generation of a
+// JoinGroup, the generation of a SyncGroup, Heartbeat or OffsetCommit
+// answered without error.
+func (o *ClassicObserver) Observe(req kmsg.Request, resp kmsg.Response) {
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		if jr, ok := resp.(*kmsg.JoinGroupResponse); ok {
+			o.ObserveJoin(r, jr)
+		}
+	case *kmsg.SyncGroupRequest:
+		if sr, ok := resp.(*kmsg.SyncGroupResponse); ok && sr.ErrorCode == 0 {
+			o.ObserveGeneration(r.Group, r.MemberID, r.Generation)
+		}
+	case *kmsg.HeartbeatRequest:
+		hr, ok := resp.(*kmsg.HeartbeatResponse)
+		switch {
+		case !ok:
+		case hr.ErrorCode == 0:
+			o.ObserveGeneration(r.Group, r.MemberID, r.Generation)
+		case hr.ErrorCode == kerr.RebalanceInProgress.Code:
+			o.ObserveAlive(r.Group, r.MemberID)
+		}
+	case *kmsg.OffsetCommitRequest:
+		cr, ok := resp.(*kmsg.OffsetCommitResponse)
+		if !ok || r.Generation < 0 || r.MemberID == "" {
+			return
+		}
+		for _, t := range cr.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 {
+					return
+				}
+			}
+		}
+		o.ObserveGeneration(r.Group, r.MemberID, r.Generation)
+	}
+}
+
+// ObserveHeld: a member's request held by a takeover's gate shows that its
+// session is alive, as the upstream would have seen had it been forwarded.
+func (o *ClassicObserver) ObserveHeld(group string, req kmsg.Request) {
+	var member string
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		member = r.MemberID
+	case *kmsg.SyncGroupRequest:
+		member = r.MemberID
+	case *kmsg.HeartbeatRequest:
+		member = r.MemberID
+	case *kmsg.OffsetCommitRequest:
+		member = r.MemberID
+	}
+	o.ObserveAlive(group, member)
 }
 
 // Forget drops what is known of a group.

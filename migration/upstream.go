@@ -1,0 +1,166 @@
+package migration
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+)
+
+// UpstreamGroups are the upstream's classic group calls the migration makes
+// through the control-plane client (upstream.Groups).
+type UpstreamGroups interface {
+	// DescribeUpstreamGroup describes one group; its error code is the
+	// caller's to read.
+	DescribeUpstreamGroup(ctx context.Context, group string) (kmsg.DescribeGroupsResponseGroup, error)
+	// FenceMembers removes the members from the upstream group with one
+	// LeaveGroup (v3+).
+	FenceMembers(ctx context.Context, group string, members []kmsg.LeaveGroupRequestMember) error
+}
+
+// Anchors are the anchor members of the groups served here (package route
+// gives upstream/anchor's Manager, subscribed to the coordinator's
+// topology).
+type Anchors interface {
+	// Join starts the group's anchor on the topology the coordinator
+	// holds, and returns once it is in the upstream group.
+	Join(ctx context.Context, group string) error
+	// Leave makes the group's anchor leave the upstream group.
+	Leave(ctx context.Context, group string) error
+}
+
+// migrationUpstream is the upstream side of the online migration over the
+// control-plane client and the anchors: TakeoverUpstream (describe, fence,
+// anchor join) and HandBackUpstream (anchor leave, and the end of a
+// hand-back). Every method starts its I/O on a goroutine of its own: they
+// are called on coordinator goroutines. A hand-back's held JoinGroups do
+// not come through here: they go upstream on their members' own
+// connections (translate.Forward).
+type migrationUpstream struct {
+	groups  UpstreamGroups
+	anchors Anchors
+	timeout time.Duration
+	// clock is the coordinator's: the hand-back grace runs on it.
+	clock coordinator.Clock
+	log   zerolog.Logger
+
+	mu sync.Mutex
+	// handingBack: groups whose anchor left for a hand-back, until the
+	// hand-back reports it done (HandBackDone) and a grace passed.
+	handingBack map[string]*handingBack
+}
+
+// handingBack is a hand-back between the anchor's leave and the answers to
+// the forwarded JoinGroups: the group is neither here nor formed upstream,
+// so a streams join must wait (doc.go, "Hand-back").
+type handingBack struct {
+	done chan struct{}
+}
+
+// handBackGrace is how long a streams join still waits after the hand-back
+// is done (the forwarded JoinGroups were answered MEMBER_ID_REQUIRED), so
+// the classic members' rejoins with their new ids reach the upstream group
+// first.
+const handBackGrace = 2 * time.Second
+
+// waitHandBack blocks while the group is being handed back, at most until
+// cancel is closed.
+func (u *migrationUpstream) waitHandBack(group string, cancel <-chan struct{}) {
+	u.mu.Lock()
+	hb := u.handingBack[group]
+	u.mu.Unlock()
+	if hb == nil {
+		return
+	}
+	select {
+	case <-hb.done:
+	case <-cancel:
+	}
+}
+
+func (u *migrationUpstream) endHandBack(group string, hb *handingBack) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.handingBack[group] == hb {
+		delete(u.handingBack, group)
+		close(hb.done)
+	}
+}
+
+// DescribeGroup implements TakeoverUpstream.
+func (u *migrationUpstream) DescribeGroup(group string, done func(*kmsg.DescribeGroupsResponseGroup, error)) {
+	go func() { done(u.describe(group)) }()
+}
+
+// describe is the upstream group, or the error its code carries.
+func (u *migrationUpstream) describe(group string) (*kmsg.DescribeGroupsResponseGroup, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
+	defer cancel()
+	g, err := u.groups.DescribeUpstreamGroup(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	if err := kerr.ErrorForCode(g.ErrorCode); err != nil {
+		return nil, fmt.Errorf("describe upstream group %s: %w", group, err)
+	}
+	return &g, nil
+}
+
+// FenceMembers implements TakeoverUpstream.
+func (u *migrationUpstream) FenceMembers(group string, members []kmsg.LeaveGroupRequestMember, done func(error)) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
+		defer cancel()
+		done(u.groups.FenceMembers(ctx, group, members))
+	}()
+}
+
+// JoinAnchor implements TakeoverUpstream: the anchor subscribes to the
+// topology the coordinator now holds.
+func (u *migrationUpstream) JoinAnchor(group string, done func(error)) {
+	go func() { done(u.anchors.Join(context.Background(), group)) }()
+}
+
+// LeaveAnchor implements HandBackUpstream: once the anchor is gone, streams
+// joins of the group wait until HandBackDone.
+func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
+		defer cancel()
+		err := u.anchors.Leave(ctx, group)
+		if err != nil {
+			u.log.Warn().Str("group", group).Err(err).Msg("hand-back: the anchor could not leave the upstream group; the group stays a streams group")
+		} else {
+			u.log.Info().Str("group", group).Msg("hand-back starts: every classic member is rejoining, the anchor left the upstream group, their JoinGroups go upstream on their own connections")
+			hb := &handingBack{done: make(chan struct{})}
+			u.mu.Lock()
+			if u.handingBack == nil {
+				u.handingBack = map[string]*handingBack{}
+			}
+			if old := u.handingBack[group]; old != nil {
+				close(old.done)
+			}
+			u.handingBack[group] = hb
+			u.mu.Unlock()
+		}
+		done(err)
+	}()
+}
+
+// HandBackDone implements HandBackUpstream: streams joins of the group may
+// go on after handBackGrace, on the coordinator's clock.
+func (u *migrationUpstream) HandBackDone(group string) {
+	u.mu.Lock()
+	hb := u.handingBack[group]
+	u.mu.Unlock()
+	if hb != nil {
+		u.log.Info().Str("group", group).Msg("hand-back done: the classic group is the broker's again")
+		u.clock.AfterFunc(handBackGrace, func() { u.endHandBack(group, hb) })
+	}
+}
