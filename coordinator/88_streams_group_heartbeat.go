@@ -52,7 +52,7 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 		created = true
 		ch.created = true
 		if v := ch.c.takeClaim(req.Group); v != nil {
-			ch.emit(Record{Type: RecordOwnership, Value: v})
+			ch.emit(newOwnershipRecord(ch.g.ID, v))
 		}
 	}
 	g := ch.g
@@ -173,11 +173,11 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 		bump = append(bump, bumpMemberMetadata)
 	}
 	if !meta.equal(m.Meta) || classicChanged(m.Meta, meta) {
-		ch.emit(Record{Type: RecordMemberMetadata, MemberID: m.ID, Value: meta})
+		ch.emit(newMemberRecord(g.ID, m.ID, meta))
 		m = g.Members[m.ID]
 	}
 	if storeTopology {
-		ch.emit(Record{Type: RecordTopology, Value: &TopologyValue{Topology: reqTopo}})
+		ch.emit(newTopologyRecord(g.ID, reqTopo))
 		bump = append(bump, bumpTopology)
 	}
 	if hash != g.MetadataHash {
@@ -260,7 +260,7 @@ func (ch *change) heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 		return errorf(kerr.FencedMemberEpoch, "%v", err)
 	}
 	if next != before || m.Current == nil {
-		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID, Value: next})
+		ch.emit(newCurrentAssignmentRecord(g.ID, m.ID, next))
 		ch.logDebug(m.ID).Msgf("[GroupId %s][MemberId %s] Member's new assignment state: epoch=%d, previousEpoch=%d, state=%s, assignedTasks=%v and tasksPendingRevocation=%v.",
 			g.ID, m.ID, next.MemberEpoch, next.PreviousMemberEpoch, next.State, next.Assigned, next.PendingRevocation)
 	}

@@ -18,9 +18,9 @@ func (ch *change) fenceMember(m *Member, reason string) {
 // new target is computed by the next heartbeat.
 func (ch *change) removeMember(m *Member, why string) {
 	g := ch.g
-	ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID})
-	ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: m.ID})
-	ch.emit(Record{Type: RecordMemberMetadata, MemberID: m.ID})
+	ch.emit(newCurrentAssignmentTombstone(g.ID, m.ID))
+	ch.emit(newTargetAssignmentTombstone(g.ID, m.ID))
+	ch.emit(newMemberTombstone(g.ID, m.ID))
 	epoch := ch.bumpGroupEpoch(m.ID, GroupMetadataValue{
 		MetadataHash:           g.MetadataHash,
 		ValidatedTopologyEpoch: g.ValidatedTopologyEpoch,
@@ -29,7 +29,7 @@ func (ch *change) removeMember(m *Member, why string) {
 	if len(g.Members) == 0 {
 		// An empty group has nothing to assign: its assignment is current,
 		// and the next join must not wait for the assignment interval.
-		ch.emit(Record{Type: RecordTargetAssignmentMetadata, Value: &TargetAssignmentMetadataValue{AssignmentEpoch: epoch}})
+		ch.emit(newTargetAssignmentEpochRecord(g.ID, epoch, 0))
 		g.mem.shutdownRequester = ""
 		ch.cancel(initialDelayTimerKey)
 		ch.cancel(assignmentIntervalTimerKey)
@@ -73,7 +73,7 @@ func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 		cur.MemberEpoch = leaveGroupStaticMemberEpoch
 		cur.PendingRevocation = TaskSets{}
 		cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
-		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID, Value: &cur})
+		ch.emit(newCurrentAssignmentRecord(g.ID, m.ID, &cur))
 		ch.cancel(rebalanceTimerKey(m.ID))
 	}
 	// Kafka answers a leave with the member id and epoch only.
@@ -88,7 +88,7 @@ func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 func (ch *change) bumpGroupEpoch(memberID string, v GroupMetadataValue, why []string) int32 {
 	previous := ch.g.GroupEpoch
 	v.Epoch = previous + 1
-	ch.emit(Record{Type: RecordGroupMetadata, Value: &v})
+	ch.emit(newGroupEpochRecord(ch.g.ID, &v))
 	ch.logEpochBump(memberID, previous, &v, why)
 	return v.Epoch
 }

@@ -187,22 +187,7 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 func (c *Coordinator) dropGroup(s *shard) error {
 	g := s.group
 	ch := c.newChange(s)
-	for _, id := range sortedMemberIDs(g) {
-		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: id})
-	}
-	for id := range g.Target {
-		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: id})
-	}
-	ch.emit(Record{Type: RecordTargetAssignmentMetadata})
-	for _, id := range sortedMemberIDs(g) {
-		ch.emit(Record{Type: RecordMemberMetadata, MemberID: id})
-	}
-	// Replaying the group tombstone removes the group; the topology and
-	// ownership tombstones still go to the log for compaction.
-	ch.records = append(ch.records,
-		Record{Type: RecordGroupMetadata, GroupID: g.ID},
-		Record{Type: RecordTopology, GroupID: g.ID},
-		Record{Type: RecordOwnership, GroupID: g.ID})
+	ch.tombstoneGroup(true)
 	mem := g.mem
 	if err := ch.commit(); err != nil {
 		return err
@@ -210,15 +195,6 @@ func (c *Coordinator) dropGroup(s *shard) error {
 	mem.stopTimers()
 	s.group = nil
 	return nil
-}
-
-func sortedMemberIDs(g *Group) []string {
-	ids := make([]string, 0, len(g.Members))
-	for id := range g.Members {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
 }
 
 // handBackJoin holds the JoinGroup of a known classic member during a

@@ -159,7 +159,7 @@ func (ch *change) releaseStatic(m *Member) {
 	cur.MemberEpoch = leaveGroupStaticMemberEpoch
 	cur.PendingRevocation = TaskSets{}
 	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
-	ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID, Value: &cur})
+	ch.emit(newCurrentAssignmentRecord(ch.g.ID, m.ID, &cur))
 	ch.cancel(rebalanceTimerKey(m.ID))
 	ch.cancel(classicSyncTimerKey(m.ID))
 	ch.cancel(classicJoinTimerKey(m.ID))

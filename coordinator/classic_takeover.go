@@ -108,17 +108,17 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	if own == nil {
 		own = &OwnershipValue{Source: OwnershipTakeover, UpstreamState: "Stable", ClaimedAtMs: ch.now.UnixMilli()}
 	}
-	ch.emit(Record{Type: RecordOwnership, Value: own})
+	ch.emit(newOwnershipRecord(g.ID, own))
 	gen := state.Generation
-	ch.emit(Record{Type: RecordGroupMetadata, Value: &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}})
-	ch.emit(Record{Type: RecordTargetAssignmentMetadata, Value: &TargetAssignmentMetadataValue{AssignmentEpoch: gen, AssignmentTimestamp: ch.now.UnixMilli()}})
+	ch.emit(newGroupEpochRecord(g.ID, &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}))
+	ch.emit(newTargetAssignmentEpochRecord(g.ID, gen, ch.now.UnixMilli()))
 	for _, im := range imported {
-		ch.emit(Record{Type: RecordMemberMetadata, MemberID: im.id, Value: im.meta})
-		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: im.id, Value: &TargetAssignmentMemberValue{Tasks: im.tasks}})
-		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: im.id, Value: &CurrentMemberAssignmentValue{
+		ch.emit(newMemberRecord(g.ID, im.id, im.meta))
+		ch.emit(newTargetAssignmentRecord(g.ID, im.id, im.tasks))
+		ch.emit(newCurrentAssignmentRecord(g.ID, im.id, &CurrentMemberAssignmentValue{
 			MemberEpoch: gen, PreviousMemberEpoch: gen, State: MemberStable, Assigned: im.tasks,
 			ActiveEpochs: restrictEpochs(nil, im.tasks.Active, true, gen),
-		}})
+		}))
 	}
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.Version = first.Version

@@ -183,3 +183,11 @@ type CurrentMemberAssignmentValue struct {
 type TopologyValue struct {
 	Topology topology.Topology
 }
+
+// GroupConfigValue is RecordGroupConfig: the streams.* configs a group
+// overrides, as Kafka names and prints them ("streams.num.standby.replicas"
+// = "1"), so the log reads like kafka-configs output and survives changes of
+// streamshift's own types.
+type GroupConfigValue struct {
+	Configs []KeyValue
+}
