@@ -14,30 +14,6 @@ import (
 // runs it again through ClassicJoinGroup).
 var ErrHandBackHeld = errors.New("the group is being handed back to the classic protocol; the JoinGroup is held")
 
-// handBack is the in-memory state of a hand-back barrier (translate/doc.go,
-// "Hand-back"). It is not in the records: after a failover no hand-back
-// runs, and the proxy starts it again.
-type handBack struct {
-	held    map[string]bool // classic members whose JoinGroup is held
-	aborted bool            // a streams-protocol member joined
-	// onBarrier is BeginHandBack's: told once the barrier ends
-	// (barrierEnded), while the group's shard points at this hand-back.
-	onBarrier func(HandBackState)
-}
-
-// HandBackState is what BeginHandBack's onBarrier is told when the barrier
-// ends, and what HandBack reports.
-type HandBackState struct {
-	Running bool // a barrier is up (or was aborted and not yet cleared)
-	// Ready: every member of the group is a classic member whose
-	// JoinGroup is held; FinishHandBack may run.
-	Ready bool
-	// Aborted: a streams-protocol member joined; AbortHandBack, then run
-	// the held JoinGroups again.
-	Aborted bool
-	Held    []string
-}
-
 func hasStreamsMember(g *Group) bool {
 	for _, m := range g.Members {
 		if !m.IsClassic() {
@@ -185,14 +161,12 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 // records in DeleteGroup's order: current assignments, target members,
 // target metadata, members, group metadata, topology, ownership.
 func (c *Coordinator) dropGroup(s *shard) error {
-	g := s.group
 	ch := c.newChange(s)
 	ch.tombstoneGroup(true)
-	mem := g.mem
 	if err := ch.commit(); err != nil {
 		return err
 	}
-	mem.stopTimers()
+	s.stopTimers()
 	s.group = nil
 	return nil
 }

@@ -180,17 +180,6 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 	return min(cm.LastHeartbeat.Add(session).Sub(now), session)
 }
 
-// scheduleCarriedSession arms the session timer of a member carried over by
-// a takeover with what is left of its upstream session; it fences as
-// scheduleSession's does, and the member's next request re-arms it in full.
-func (ch *change) scheduleCarriedSession(memberID string, left time.Duration) {
-	ch.schedule(sessionTimerKey(memberID), left, func(f *change) {
-		if m := f.g.Members[memberID]; m != nil {
-			f.fenceMember(m, sessionExpiredReason)
-		}
-	})
-}
-
 // importClassicMembers reads each classic member's metadata and held tasks
 // (active tasks from its assigned partitions, standbys from its
 // AssignmentInfo), all checked against the configured topology. A task

@@ -81,11 +81,3 @@ func requiredTopics(t *topology.Topology) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
-// imagePartitions adapts a metadata image to topology.PartitionCounts.
-func imagePartitions(img MetadataImage) topology.PartitionCounts {
-	return func(topic string) (int32, bool) {
-		t, ok := img.Topic(topic)
-		return t.Partitions, ok
-	}
-}

@@ -190,6 +190,9 @@ func (c *Coordinator) Load(records []Record) error {
 				done <- fmt.Errorf("load %s: %w", id, err)
 				return
 			}
+			// A group loaded over one held already starts afresh: the
+			// old group's timers are left to fire as no-ops.
+			s.timers = nil
 			s.group = gs[id]
 			if s.group != nil {
 				c.logLoaded(s.group)
@@ -289,7 +292,7 @@ func (ch *change) rollback() {
 		g = gs[s.id]
 	}
 	if err != nil || g == nil {
-		mem.stopTimers()
+		s.stopTimers()
 		s.group = nil
 		return
 	}

@@ -23,12 +23,11 @@ func (c *Coordinator) DeleteGroup(groupID string, done func(error)) {
 		}
 		ch := c.newChange(s)
 		ch.tombstoneGroup(g.Ownership != nil)
-		mem := g.mem
 		if err := ch.commit(); err != nil {
 			done(kerr.CoordinatorNotAvailable)
 			return
 		}
-		mem.stopTimers()
+		s.stopTimers()
 		s.group = nil
 		done(nil)
 	}, func(e *coordError) { done(e) })

@@ -21,6 +21,8 @@ type shard struct {
 	// barrier is the hand-back whose end is still to be told
 	// (classic_handback.go); guarded by exec.
 	barrier *handBack
+	// timers are the group's pending timers (timers.go); guarded by exec.
+	timers map[timerKey]*groupTimer
 }
 
 // work is one operation queued on a group's executor. fail answers its
@@ -153,9 +155,7 @@ func (c *Coordinator) Close() {
 		}
 		answered += len(queued[i])
 		s.exec.Lock()
-		if s.group != nil {
-			s.group.mem.stopTimers()
-		}
+		s.stopTimers()
 		tell := s.barrierEnded(true)
 		s.exec.Unlock()
 		tell()
@@ -186,9 +186,9 @@ func (c *Coordinator) Unload(groupID string) {
 		w.answer(unloaded(groupID))
 	}
 	s.exec.Lock() // the running work finishes
+	s.stopTimers()
 	epoch := int32(-1)
 	if g := s.group; g != nil {
-		g.mem.stopTimers()
 		epoch = g.GroupEpoch
 	}
 	// drain reads s.group under mu.

@@ -24,7 +24,8 @@ import (
 // reader must untangle: the data model depends on no operation.
 //
 // go test -run TestFileDependencies -v ./coordinator/ prints the strongly
-// connected components of more than one file.
+// connected components of more than one file; with FILEDEPS_EDGES=1 every
+// edge, with one object it uses.
 
 func TestFileDependencies(t *testing.T) {
 	if testing.Short() {
@@ -39,6 +40,13 @@ func TestFileDependencies(t *testing.T) {
 		largest = max(largest, len(c))
 	}
 	t.Logf("%d files, largest strongly connected component: %d files", len(deps), largest)
+	if os.Getenv("FILEDEPS_EDGES") != "" {
+		for _, f := range slices.Sorted(mapKeys(deps)) {
+			for _, d := range slices.Sorted(mapKeys(deps[f])) {
+				t.Logf("%s -> %s (%s)", f, d, deps[f][d])
+			}
+		}
+	}
 }
 
 func mapKeys[M ~map[K]V, K comparable, V any](m M) func(func(K) bool) {

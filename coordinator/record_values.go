@@ -161,7 +161,7 @@ type durableEndpoint struct {
 }
 
 // durableClassicMemberMetadata is Kafka's ClassicMemberMetadata, plus the
-// Streams metadata versions of the member (classic_member.go).
+// Streams metadata versions of the member (records.go, ClassicMemberMetadata).
 type durableClassicMemberMetadata struct {
 	SessionTimeoutMs        int32 `json:"SessionTimeoutMs"`
 	ConsumerProtocolVersion int16 `json:"ConsumerProtocolVersion"`

@@ -191,3 +191,21 @@ func missingClientTags(required []string, tags []KeyValue) []string {
 	}
 	return missing
 }
+
+// classicMetadata stamps the classic metadata of the JoinGroup being served
+// on the member's new metadata. A StreamsGroupHeartbeat naming a classic
+// member is refused: a member never changes protocol under the same id.
+func (ch *change) classicMetadata(m *Member, meta *MemberMetadataValue) (*MemberMetadataValue, error) {
+	if ch.classic == nil {
+		if m != nil && m.IsClassic() {
+			return nil, errorf(kerr.UnknownMemberID, "Member %s of group %s uses the classic protocol.", m.ID, ch.g.ID)
+		}
+		return meta, nil
+	}
+	v := *meta // record values are shared with the log: copy
+	c := *ch.classic
+	v.Classic = &c
+	// A classic member runs the group's topology; it never sends one.
+	v.TopologyEpoch = ch.g.topologyEpoch()
+	return &v, nil
+}

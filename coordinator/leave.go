@@ -5,39 +5,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// fenceMember removes a member the coordinator fences (session or
-// rebalance timeout, ...); reason completes Kafka's "fenced from the group
-// because ..." log line.
-func (ch *change) fenceMember(m *Member, reason string) {
-	ch.logFenced(m, reason)
-	ch.removeMember(m, bumpMemberFenced)
-}
-
-// removeMember removes a member that left or is fenced: tombstones for its
-// assignment and metadata, and a group epoch bump (why is its reason). The
-// new target is computed by the next heartbeat.
-func (ch *change) removeMember(m *Member, why string) {
-	g := ch.g
-	ch.emit(newCurrentAssignmentTombstone(g.ID, m.ID))
-	ch.emit(newTargetAssignmentTombstone(g.ID, m.ID))
-	ch.emit(newMemberTombstone(g.ID, m.ID))
-	epoch := ch.bumpGroupEpoch(m.ID, GroupMetadataValue{
-		MetadataHash:           g.MetadataHash,
-		ValidatedTopologyEpoch: g.ValidatedTopologyEpoch,
-		LastAssignmentConfigs:  g.LastAssignmentConfigs,
-	}, []string{why})
-	if len(g.Members) == 0 {
-		// An empty group has nothing to assign: its assignment is current,
-		// and the next join must not wait for the assignment interval.
-		ch.emit(newTargetAssignmentEpochRecord(g.ID, epoch, 0))
-		g.mem.shutdownRequester = ""
-		ch.cancel(initialDelayTimerKey)
-		ch.cancel(assignmentIntervalTimerKey)
-	}
-	ch.cancel(sessionTimerKey(m.ID))
-	ch.cancel(rebalanceTimerKey(m.ID))
-}
-
 // leave handles member epochs -1 (leave) and -2 (static member leaving for
 // now, to come back with the same instance id).
 func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) error {
@@ -81,14 +48,4 @@ func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 	resp.MemberEpoch = req.MemberEpoch
 	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
 	return nil
-}
-
-// bumpGroupEpoch writes the group's next epoch with v's other fields and
-// logs it with why (the bump* reasons); it returns the new epoch.
-func (ch *change) bumpGroupEpoch(memberID string, v GroupMetadataValue, why []string) int32 {
-	previous := ch.g.GroupEpoch
-	v.Epoch = previous + 1
-	ch.emit(newGroupEpochRecord(ch.g.ID, &v))
-	ch.logEpochBump(memberID, previous, &v, why)
-	return v.Epoch
 }
