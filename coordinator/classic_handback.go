@@ -3,7 +3,6 @@ package coordinator
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -13,15 +12,6 @@ import (
 // (then forwards it upstream with an empty member id) or is aborted (then
 // runs it again through ClassicJoinGroup).
 var ErrHandBackHeld = errors.New("the group is being handed back to the classic protocol; the JoinGroup is held")
-
-func hasStreamsMember(g *Group) bool {
-	for _, m := range g.Members {
-		if !m.IsClassic() {
-			return true
-		}
-	}
-	return false
-}
 
 // BeginHandBack puts up the hand-back barrier of a group whose members are
 // all classic: from now on its classic Heartbeats get REBALANCE_IN_PROGRESS
@@ -55,50 +45,9 @@ func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(HandBackState
 	}, func(e *coordError) { done(e) })
 }
 
-// barrierEnded takes the signal of the shard's hand-back (BeginHandBack's
-// onBarrier) if the barrier has ended: it is Ready or Aborted, or it is not
-// the group's any more (taken down, the group deleted or unloaded); gone
-// (the coordinator closed, the group unloading) ends it whatever its state.
-// It runs after each work of the group, with the group's lock held; the
-// caller calls tell once it has let the lock go. tell does nothing when
-// there is nothing to tell.
-func (s *shard) barrierEnded(gone bool) (tell func()) {
-	hb := s.barrier
-	if hb == nil {
-		return func() {}
-	}
-	var st HandBackState
-	if g := s.group; !gone && g != nil && g.mem.handBack == hb {
-		if st = handBackState(g); !st.Ready && !st.Aborted {
-			return func() {}
-		}
-	}
-	s.barrier = nil
-	return func() { hb.onBarrier(st) }
-}
-
 // HandBack reports the state of a group's hand-back.
 func (c *Coordinator) HandBack(groupID string, done func(HandBackState)) {
 	c.run(groupID, func(s *shard) { done(handBackState(s.group)) }, func(*coordError) { done(HandBackState{}) })
-}
-
-func handBackState(g *Group) HandBackState {
-	if g == nil || g.mem.handBack == nil {
-		return HandBackState{}
-	}
-	hb := g.mem.handBack
-	if hasStreamsMember(g) {
-		hb.aborted = true
-	}
-	st := HandBackState{Running: true, Aborted: hb.aborted}
-	for id := range hb.held {
-		if g.Members[id] != nil {
-			st.Held = append(st.Held, id)
-		}
-	}
-	sort.Strings(st.Held)
-	st.Ready = !hb.aborted && len(st.Held) == len(g.Members) && len(g.Members) > 0
-	return st
 }
 
 // AbortHandBack takes the barrier down: held members get their session

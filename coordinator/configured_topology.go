@@ -81,3 +81,6 @@ func requiredTopics(t *topology.Topology) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// defaultConfigure is Kafka 4.4's topic configuration.
+var defaultConfigure configureFunc = topology.Configure

@@ -204,3 +204,25 @@ func (c *Coordinator) Unload(groupID string) {
 	c.logger.Info().Str("group", groupID).Int32("epoch", epoch).Int("answered", len(queued)).
 		Msgf("[GroupId %s] Unloaded group metadata for group epoch %d; %d queued requests answered NOT_COORDINATOR.", groupID, epoch, len(queued))
 }
+
+// barrierEnded takes the signal of the shard's hand-back (BeginHandBack's
+// onBarrier) if the barrier has ended: it is Ready or Aborted, or it is not
+// the group's any more (taken down, the group deleted or unloaded); gone
+// (the coordinator closed, the group unloading) ends it whatever its state.
+// It runs after each work of the group, with the group's lock held; the
+// caller calls tell once it has let the lock go. tell does nothing when
+// there is nothing to tell.
+func (s *shard) barrierEnded(gone bool) (tell func()) {
+	hb := s.barrier
+	if hb == nil {
+		return func() {}
+	}
+	var st HandBackState
+	if g := s.group; !gone && g != nil && g.mem.handBack == hb {
+		if st = handBackState(g); !st.Ready && !st.Aborted {
+			return func() {}
+		}
+	}
+	s.barrier = nil
+	return func() { hb.onBarrier(st) }
+}

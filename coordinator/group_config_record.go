@@ -1,8 +1,6 @@
 package coordinator
 
-import (
-	"fmt"
-)
+import "fmt"
 
 // groupConfigValue renders an override; nil when it sets nothing (the
 // record is then a tombstone).
@@ -84,15 +82,4 @@ func (c *Coordinator) loadGroupConfigs(records []Record) ([]Record, error) {
 		c.mu.Unlock()
 	}
 	return rest, nil
-}
-
-// storeGroupConfig appends a group's new overrides to the log, so they
-// survive a restart when the log is durable.
-func (c *Coordinator) storeGroupConfig(groupID string, o GroupConfigOverride) error {
-	r := newGroupConfigRecord(groupID, groupConfigValue(o))
-	if err := c.log.Append(groupID, []Record{r}); err != nil {
-		c.logAppendFailure(groupID, 1, err)
-		return fmt.Errorf("store configs of group %s: %w", groupID, err)
-	}
-	return nil
 }

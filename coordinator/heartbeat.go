@@ -328,3 +328,14 @@ func (ch *change) fillIntervals(resp *kmsg.StreamsGroupHeartbeatResponse) {
 	resp.TaskOffsetIntervalMillis = int32(ch.cfg.TaskOffsetInterval.Milliseconds())
 	resp.AcceptableRecoveryLag = ch.cfg.AcceptableRecoveryLag
 }
+
+// StreamsGroupHeartbeat serves one heartbeat.
+func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
+	if resp := validateHeartbeat(req); resp != nil {
+		respond(resp)
+		return
+	}
+	c.run(req.Group, func(s *shard) {
+		respond(c.heartbeat(s, req, client))
+	}, func(e *coordError) { respond(heartbeatError(req, e)) })
+}
