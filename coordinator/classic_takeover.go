@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -124,11 +123,7 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	resp.Version = first.Version
 	if err := ch.heartbeat(first, client, resp); err != nil {
 		ch.rollback()
-		var ce *coordError
-		if !errors.As(err, &ce) {
-			ce = errorf(kerr.UnknownServerError, "%v", err)
-		}
-		return heartbeatError(first, ce)
+		return heartbeatError(first, asCoordError(err))
 	}
 	for _, im := range imported {
 		ch.scheduleCarriedSession(im.id, im.sessionLeft)

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,4 +24,14 @@ func (e *coordError) Unwrap() error { return e.code }
 
 func errorf(code *kerr.Error, format string, args ...any) *coordError {
 	return &coordError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// asCoordError is the coordError in err's chain, or err as an
+// UNKNOWN_SERVER_ERROR.
+func asCoordError(err error) *coordError {
+	var ce *coordError
+	if !errors.As(err, &ce) {
+		ce = errorf(kerr.UnknownServerError, "%v", err)
+	}
+	return ce
 }
