@@ -16,9 +16,7 @@ func (ch *change) fenceMember(m *Member, reason string) {
 // new target is computed by the next heartbeat.
 func (ch *change) removeMember(m *Member, why string) {
 	g := ch.g
-	ch.emit(newCurrentAssignmentTombstone(g.ID, m.ID))
-	ch.emit(newTargetAssignmentTombstone(g.ID, m.ID))
-	ch.emit(newMemberTombstone(g.ID, m.ID))
+	ch.tombstoneMember(m.ID)
 	epoch := ch.bumpGroupEpoch(m.ID, GroupMetadataValue{
 		MetadataHash:           g.MetadataHash,
 		ValidatedTopologyEpoch: g.ValidatedTopologyEpoch,
@@ -57,4 +55,12 @@ func (ch *change) removeClassic(m *Member, why string) {
 	ch.removeMember(m, why)
 	ch.cancel(classicSyncTimerKey(m.ID))
 	ch.cancel(classicJoinTimerKey(m.ID))
+}
+
+// tombstoneMember deletes a member's records: current assignment, target,
+// metadata (Kafka's order).
+func (ch *change) tombstoneMember(memberID string) {
+	ch.emit(newCurrentAssignmentTombstone(ch.g.ID, memberID))
+	ch.emit(newTargetAssignmentTombstone(ch.g.ID, memberID))
+	ch.emit(newMemberTombstone(ch.g.ID, memberID))
 }

@@ -147,9 +147,7 @@ func (ch *change) replaceStaticMember(old *Member, memberID string) *Member {
 		ch.logInfo(memberID).Str("instance", old.instanceID()).Str("replaced_member", old.ID).Str("reason", "static member replaced").
 			Msgf("[GroupId %s][MemberId %s] Static member with instance id %s re-joins the streams group using the %s protocol. Created a new member %s to replace the existing member %s.",
 				g.ID, memberID, old.instanceID(), protocol, memberID, old.ID)
-		ch.emit(newCurrentAssignmentTombstone(g.ID, old.ID))
-		ch.emit(newTargetAssignmentTombstone(g.ID, old.ID))
-		ch.emit(newMemberTombstone(g.ID, old.ID))
+		ch.tombstoneMember(old.ID)
 		ch.cancel(sessionTimerKey(old.ID))
 		ch.cancel(rebalanceTimerKey(old.ID))
 		ch.emit(newMemberRecord(g.ID, memberID, meta))

@@ -33,19 +33,28 @@ func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 		ch.removeMember(m, bumpMemberLeft)
 	} else {
 		ch.logLeft(m, "temporarily left the streams group")
-		// Keep the member and its tasks until it returns or its session
-		// expires; what it was revoking is released now.
-		cur := *m.current()
-		cur.PreviousMemberEpoch = cur.MemberEpoch
-		cur.MemberEpoch = leaveGroupStaticMemberEpoch
-		cur.PendingRevocation = TaskSets{}
-		cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
-		ch.emit(newCurrentAssignmentRecord(g.ID, m.ID, &cur))
-		ch.cancel(rebalanceTimerKey(m.ID))
+		ch.releaseStatic(m)
 	}
 	// Kafka answers a leave with the member id and epoch only.
 	resp.MemberID = req.MemberID
 	resp.MemberEpoch = req.MemberEpoch
 	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
 	return nil
+}
+
+// releaseStatic marks a static member as gone for now (epoch -2): it keeps
+// its tasks until it returns under the same instance id (the heartbeat path
+// then replaces it, heartbeat_member.go) or its session expires; what it was
+// revoking is released now. A classic member's sync and join timers stop
+// too (a streams member has none).
+func (ch *change) releaseStatic(m *Member) {
+	cur := *m.current()
+	cur.PreviousMemberEpoch = cur.MemberEpoch
+	cur.MemberEpoch = leaveGroupStaticMemberEpoch
+	cur.PendingRevocation = TaskSets{}
+	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
+	ch.emit(newCurrentAssignmentRecord(ch.g.ID, m.ID, &cur))
+	ch.cancel(rebalanceTimerKey(m.ID))
+	ch.cancel(classicSyncTimerKey(m.ID))
+	ch.cancel(classicJoinTimerKey(m.ID))
 }
