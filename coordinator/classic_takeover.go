@@ -136,14 +136,6 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	return resp
 }
 
-// Now reads the coordinator's clock, the one ClassicMemberState.LastHeartbeat
-// is on.
-func (c *Coordinator) Now() time.Time { return c.clock.Now() }
-
-// AfterFunc runs f once d has passed on the coordinator's clock, so the
-// migration's timers run in virtual time with a ManualClock.
-func (c *Coordinator) AfterFunc(d time.Duration, f func()) Timer { return c.clock.AfterFunc(d, f) }
-
 type importedMember struct {
 	id          string
 	meta        *MemberMetadataValue

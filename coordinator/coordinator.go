@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -111,3 +112,11 @@ func (c *Coordinator) maxGroupSize() int {
 	defer c.mu.Unlock()
 	return c.cfg.MaxGroupSize
 }
+
+// Now reads the coordinator's clock, the one ClassicMemberState.LastHeartbeat
+// is on.
+func (c *Coordinator) Now() time.Time { return c.clock.Now() }
+
+// AfterFunc runs f once d has passed on the coordinator's clock, so the
+// migration's timers run in virtual time with a ManualClock.
+func (c *Coordinator) AfterFunc(d time.Duration, f func()) Timer { return c.clock.AfterFunc(d, f) }

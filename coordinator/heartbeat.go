@@ -10,6 +10,17 @@ import (
 	"github.com/streamshift/streamshift/coordinator/topology"
 )
 
+// StreamsGroupHeartbeat serves one heartbeat.
+func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
+	if resp := validateHeartbeat(req); resp != nil {
+		respond(resp)
+		return
+	}
+	c.run(req.Group, func(s *shard) {
+		respond(c.heartbeat(s, req, client))
+	}, func(e *coordError) { respond(heartbeatError(req, e)) })
+}
+
 // heartbeat runs one validated StreamsGroupHeartbeat on the group's queue.
 func (c *Coordinator) heartbeat(s *shard, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
 	ch := c.newChange(s)
@@ -420,15 +431,4 @@ func (ch *change) fillIntervals(resp *kmsg.StreamsGroupHeartbeatResponse) {
 	resp.HeartbeatIntervalMillis = int32(ch.cfg.HeartbeatInterval.Milliseconds())
 	resp.TaskOffsetIntervalMillis = int32(ch.cfg.TaskOffsetInterval.Milliseconds())
 	resp.AcceptableRecoveryLag = ch.cfg.AcceptableRecoveryLag
-}
-
-// StreamsGroupHeartbeat serves one heartbeat.
-func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
-	if resp := validateHeartbeat(req); resp != nil {
-		respond(resp)
-		return
-	}
-	c.run(req.Group, func(s *shard) {
-		respond(c.heartbeat(s, req, client))
-	}, func(e *coordError) { respond(heartbeatError(req, e)) })
 }
