@@ -31,3 +31,16 @@ func (c *Coordinator) Summary(groupID string) (sum GroupSummary, ok bool) {
 	}
 	return <-ch, true
 }
+
+// Owns reports whether the coordinator holds a streams group with this id.
+func (c *Coordinator) Owns(groupID string) bool {
+	c.mu.Lock()
+	_, ok := c.shards[groupID]
+	c.mu.Unlock()
+	if !ok {
+		return false
+	}
+	ch := make(chan bool, 1)
+	c.run(groupID, func(s *shard) { ch <- s.group != nil }, func(*coordError) { ch <- false })
+	return <-ch
+}

@@ -3,7 +3,6 @@ package coordinator
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -13,39 +12,6 @@ import (
 // (then forwards it upstream with an empty member id) or is aborted (then
 // runs it again through ClassicJoinGroup).
 var ErrHandBackHeld = errors.New("the group is being handed back to the classic protocol; the JoinGroup is held")
-
-// handBack is the in-memory state of a hand-back barrier (translate/doc.go,
-// "Hand-back"). It is not in the records: after a failover no hand-back
-// runs, and the proxy starts it again.
-type handBack struct {
-	held    map[string]bool // classic members whose JoinGroup is held
-	aborted bool            // a streams-protocol member joined
-	// onBarrier is BeginHandBack's: told once the barrier ends
-	// (barrierEnded), while the group's shard points at this hand-back.
-	onBarrier func(HandBackState)
-}
-
-// HandBackState is what BeginHandBack's onBarrier is told when the barrier
-// ends, and what HandBack reports.
-type HandBackState struct {
-	Running bool // a barrier is up (or was aborted and not yet cleared)
-	// Ready: every member of the group is a classic member whose
-	// JoinGroup is held; FinishHandBack may run.
-	Ready bool
-	// Aborted: a streams-protocol member joined; AbortHandBack, then run
-	// the held JoinGroups again.
-	Aborted bool
-	Held    []string
-}
-
-func hasStreamsMember(g *Group) bool {
-	for _, m := range g.Members {
-		if !m.IsClassic() {
-			return true
-		}
-	}
-	return false
-}
 
 // BeginHandBack puts up the hand-back barrier of a group whose members are
 // all classic: from now on its classic Heartbeats get REBALANCE_IN_PROGRESS
@@ -79,50 +45,9 @@ func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(HandBackState
 	}, func(e *coordError) { done(e) })
 }
 
-// barrierEnded takes the signal of the shard's hand-back (BeginHandBack's
-// onBarrier) if the barrier has ended: it is Ready or Aborted, or it is not
-// the group's any more (taken down, the group deleted or unloaded); gone
-// (the coordinator closed, the group unloading) ends it whatever its state.
-// It runs after each work of the group, with the group's lock held; the
-// caller calls tell once it has let the lock go. tell does nothing when
-// there is nothing to tell.
-func (s *shard) barrierEnded(gone bool) (tell func()) {
-	hb := s.barrier
-	if hb == nil {
-		return func() {}
-	}
-	var st HandBackState
-	if g := s.group; !gone && g != nil && g.mem.handBack == hb {
-		if st = handBackState(g); !st.Ready && !st.Aborted {
-			return func() {}
-		}
-	}
-	s.barrier = nil
-	return func() { hb.onBarrier(st) }
-}
-
 // HandBack reports the state of a group's hand-back.
 func (c *Coordinator) HandBack(groupID string, done func(HandBackState)) {
 	c.run(groupID, func(s *shard) { done(handBackState(s.group)) }, func(*coordError) { done(HandBackState{}) })
-}
-
-func handBackState(g *Group) HandBackState {
-	if g == nil || g.mem.handBack == nil {
-		return HandBackState{}
-	}
-	hb := g.mem.handBack
-	if hasStreamsMember(g) {
-		hb.aborted = true
-	}
-	st := HandBackState{Running: true, Aborted: hb.aborted}
-	for id := range hb.held {
-		if g.Members[id] != nil {
-			st.Held = append(st.Held, id)
-		}
-	}
-	sort.Strings(st.Held)
-	st.Ready = !hb.aborted && len(st.Held) == len(g.Members) && len(g.Members) > 0
-	return st
 }
 
 // AbortHandBack takes the barrier down: held members get their session
@@ -185,40 +110,14 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 // records in DeleteGroup's order: current assignments, target members,
 // target metadata, members, group metadata, topology, ownership.
 func (c *Coordinator) dropGroup(s *shard) error {
-	g := s.group
 	ch := c.newChange(s)
-	for _, id := range sortedMemberIDs(g) {
-		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: id})
-	}
-	for id := range g.Target {
-		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: id})
-	}
-	ch.emit(Record{Type: RecordTargetAssignmentMetadata})
-	for _, id := range sortedMemberIDs(g) {
-		ch.emit(Record{Type: RecordMemberMetadata, MemberID: id})
-	}
-	// Replaying the group tombstone removes the group; the topology and
-	// ownership tombstones still go to the log for compaction.
-	ch.records = append(ch.records,
-		Record{Type: RecordGroupMetadata, GroupID: g.ID},
-		Record{Type: RecordTopology, GroupID: g.ID},
-		Record{Type: RecordOwnership, GroupID: g.ID})
-	mem := g.mem
+	ch.tombstoneGroup(true)
 	if err := ch.commit(); err != nil {
 		return err
 	}
-	mem.stopTimers()
+	s.stopTimers()
 	s.group = nil
 	return nil
-}
-
-func sortedMemberIDs(g *Group) []string {
-	ids := make([]string, 0, len(g.Members))
-	for id := range g.Members {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
 }
 
 // handBackJoin holds the JoinGroup of a known classic member during a

@@ -150,21 +150,6 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 	return ClassicJoinResult{MemberID: m.ID, Generation: resp.MemberEpoch}
 }
 
-// releaseStatic marks a static member as gone for now (epoch -2), so the
-// heartbeat path replaces it with the joining member under the same
-// instance id and the same tasks.
-func (ch *change) releaseStatic(m *Member) {
-	cur := *m.current()
-	cur.PreviousMemberEpoch = cur.MemberEpoch
-	cur.MemberEpoch = leaveGroupStaticMemberEpoch
-	cur.PendingRevocation = TaskSets{}
-	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
-	ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: m.ID, Value: &cur})
-	ch.cancel(rebalanceTimerKey(m.ID))
-	ch.cancel(classicSyncTimerKey(m.ID))
-	ch.cancel(classicJoinTimerKey(m.ID))
-}
-
 // classicCode maps streams-heartbeat errors to what a classic member
 // understands: FENCED_MEMBER_EPOCH has no classic meaning, its classic
 // counterpart is ILLEGAL_GENERATION.

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -108,27 +107,23 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	if own == nil {
 		own = &OwnershipValue{Source: OwnershipTakeover, UpstreamState: "Stable", ClaimedAtMs: ch.now.UnixMilli()}
 	}
-	ch.emit(Record{Type: RecordOwnership, Value: own})
+	ch.emit(newOwnershipRecord(g.ID, own))
 	gen := state.Generation
-	ch.emit(Record{Type: RecordGroupMetadata, Value: &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}})
-	ch.emit(Record{Type: RecordTargetAssignmentMetadata, Value: &TargetAssignmentMetadataValue{AssignmentEpoch: gen, AssignmentTimestamp: ch.now.UnixMilli()}})
+	ch.emit(newGroupEpochRecord(g.ID, &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}))
+	ch.emit(newTargetAssignmentEpochRecord(g.ID, gen, ch.now.UnixMilli()))
 	for _, im := range imported {
-		ch.emit(Record{Type: RecordMemberMetadata, MemberID: im.id, Value: im.meta})
-		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: im.id, Value: &TargetAssignmentMemberValue{Tasks: im.tasks}})
-		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: im.id, Value: &CurrentMemberAssignmentValue{
+		ch.emit(newMemberRecord(g.ID, im.id, im.meta))
+		ch.emit(newTargetAssignmentRecord(g.ID, im.id, im.tasks))
+		ch.emit(newCurrentAssignmentRecord(g.ID, im.id, &CurrentMemberAssignmentValue{
 			MemberEpoch: gen, PreviousMemberEpoch: gen, State: MemberStable, Assigned: im.tasks,
 			ActiveEpochs: restrictEpochs(nil, im.tasks.Active, true, gen),
-		}})
+		}))
 	}
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.Version = first.Version
 	if err := ch.heartbeat(first, client, resp); err != nil {
 		ch.rollback()
-		var ce *coordError
-		if !errors.As(err, &ce) {
-			ce = errorf(kerr.UnknownServerError, "%v", err)
-		}
-		return heartbeatError(first, ce)
+		return heartbeatError(first, asCoordError(err))
 	}
 	for _, im := range imported {
 		ch.scheduleCarriedSession(im.id, im.sessionLeft)
@@ -140,14 +135,6 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 		Msgf("[GroupId %s] Converted the classic group at generation %d with %d live members to a streams group.", state.GroupID, gen, len(imported))
 	return resp
 }
-
-// Now reads the coordinator's clock, the one ClassicMemberState.LastHeartbeat
-// is on.
-func (c *Coordinator) Now() time.Time { return c.clock.Now() }
-
-// AfterFunc runs f once d has passed on the coordinator's clock, so the
-// migration's timers run in virtual time with a ManualClock.
-func (c *Coordinator) AfterFunc(d time.Duration, f func()) Timer { return c.clock.AfterFunc(d, f) }
 
 type importedMember struct {
 	id          string
@@ -178,17 +165,6 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 		return session
 	}
 	return min(cm.LastHeartbeat.Add(session).Sub(now), session)
-}
-
-// scheduleCarriedSession arms the session timer of a member carried over by
-// a takeover with what is left of its upstream session; it fences as
-// scheduleSession's does, and the member's next request re-arms it in full.
-func (ch *change) scheduleCarriedSession(memberID string, left time.Duration) {
-	ch.schedule(sessionTimerKey(memberID), left, func(f *change) {
-		if m := f.g.Members[memberID]; m != nil {
-			f.fenceMember(m, sessionExpiredReason)
-		}
-	})
 }
 
 // importClassicMembers reads each classic member's metadata and held tasks

@@ -82,10 +82,5 @@ func requiredTopics(t *topology.Topology) []string {
 	return slices.Compact(out)
 }
 
-// imagePartitions adapts a metadata image to topology.PartitionCounts.
-func imagePartitions(img MetadataImage) topology.PartitionCounts {
-	return func(topic string) (int32, bool) {
-		t, ok := img.Topic(topic)
-		return t.Partitions, ok
-	}
-}
+// defaultConfigure is Kafka 4.4's topic configuration.
+var defaultConfigure configureFunc = topology.Configure

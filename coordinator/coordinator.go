@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator/assignor"
 )
@@ -102,54 +101,6 @@ func New(opts Options) (*Coordinator, error) {
 	}, nil
 }
 
-// Handle serves a request if it is one the coordinator serves (keys 88 and
-// 89) and reports whether it took it; respond is called exactly once, from
-// another goroutine unless the request is invalid or the coordinator closed.
-func (c *Coordinator) Handle(req kmsg.Request, client ClientInfo, respond func(kmsg.Response)) bool {
-	switch r := req.(type) {
-	case *kmsg.StreamsGroupHeartbeatRequest:
-		c.StreamsGroupHeartbeat(r, client, func(resp *kmsg.StreamsGroupHeartbeatResponse) { respond(resp) })
-		return true
-	case *kmsg.StreamsGroupDescribeRequest:
-		c.StreamsGroupDescribe(r, func(resp *kmsg.StreamsGroupDescribeResponse) { respond(resp) })
-		return true
-	}
-	return false
-}
-
-// StreamsGroupHeartbeat serves one heartbeat.
-func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
-	if resp := validateHeartbeat(req); resp != nil {
-		respond(resp)
-		return
-	}
-	c.run(req.Group, func(s *shard) {
-		respond(c.heartbeat(s, req, client))
-	}, func(e *coordError) { respond(heartbeatError(req, e)) })
-}
-
-// SetGroupConfig sets (or, with nil, removes) a group's overrides. The new
-// configuration applies from the group's next heartbeat; a change of the
-// standby replicas bumps the group epoch then.
-func (c *Coordinator) SetGroupConfig(groupID string, o *GroupConfigOverride) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if o == nil {
-		delete(c.cfg.Groups, groupID)
-		return nil
-	}
-	if err := o.apply(c.cfg.Defaults).ValidateWithin(c.cfg.bounds()); err != nil {
-		return fmt.Errorf("streams group %q: %w", groupID, err)
-	}
-	groups := make(map[string]GroupConfigOverride, len(c.cfg.Groups)+1)
-	for k, v := range c.cfg.Groups {
-		groups[k] = v
-	}
-	groups[groupID] = *o
-	c.cfg.Groups = groups
-	return nil
-}
-
 func (c *Coordinator) groupConfig(id string) GroupConfig {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -162,138 +113,10 @@ func (c *Coordinator) maxGroupSize() int {
 	return c.cfg.MaxGroupSize
 }
 
-// Load replays records (e.g. read back from a durable log at start) and arms
-// the timers of every loaded member, as Kafka does when a coordinator loads.
-func (c *Coordinator) Load(records []Record) error {
-	start := time.Now()
-	loaded := len(records)
-	byGroup := map[string][]Record{}
-	var order []string
-	records, err := c.loadGroupConfigs(records)
-	if err != nil {
-		return err
-	}
-	for _, r := range records {
-		if _, ok := byGroup[r.GroupID]; !ok {
-			order = append(order, r.GroupID)
-		}
-		byGroup[r.GroupID] = append(byGroup[r.GroupID], r)
-	}
-	var errs []error
-	for _, id := range order {
-		recs := byGroup[id]
-		done := make(chan error, 1)
-		var notRun *coordError // closed (or unloaded) under the load
-		c.run(id, func(s *shard) {
-			gs, err := Replay(nil, recs)
-			if err != nil {
-				done <- fmt.Errorf("load %s: %w", id, err)
-				return
-			}
-			s.group = gs[id]
-			if s.group != nil {
-				c.logLoaded(s.group)
-				c.onLoaded(s)
-			}
-			done <- nil
-		}, func(e *coordError) { notRun = e; done <- nil })
-		if err := <-done; err != nil {
-			errs = append(errs, err)
-		}
-		if notRun != nil {
-			return fmt.Errorf("load %s: %w", id, notRun)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	c.logLoadFinished(loaded, len(order), time.Since(start))
-	return nil
-}
+// Now reads the coordinator's clock, the one ClassicMemberState.LastHeartbeat
+// is on.
+func (c *Coordinator) Now() time.Time { return c.clock.Now() }
 
-// Owns reports whether the coordinator holds a streams group with this id.
-func (c *Coordinator) Owns(groupID string) bool {
-	c.mu.Lock()
-	_, ok := c.shards[groupID]
-	c.mu.Unlock()
-	if !ok {
-		return false
-	}
-	ch := make(chan bool, 1)
-	c.run(groupID, func(s *shard) { ch <- s.group != nil }, func(*coordError) { ch <- false })
-	return <-ch
-}
-
-// change collects the records of one state change of one group. Records are
-// replayed into the group as they are emitted, so later steps see them; if
-// the change fails or its append fails, the group is rebuilt from the log.
-type change struct {
-	c       *Coordinator
-	s       *shard
-	g       *Group
-	cfg     GroupConfig
-	now     time.Time
-	records []Record
-	created bool // the group did not exist before this change
-	// classic is the classic metadata of the JoinGroup this change runs
-	// as a heartbeat (classic_join.go); nil for streams heartbeats.
-	classic *ClassicMemberMetadata
-}
-
-func (c *Coordinator) newChange(s *shard) *change {
-	return &change{c: c, s: s, g: s.group, cfg: c.groupConfig(s.id), now: c.clock.Now()}
-}
-
-func (ch *change) emit(r Record) {
-	r.GroupID = ch.g.ID
-	ch.records = append(ch.records, r)
-	if err := ch.g.replay(r); err != nil {
-		// Only this package builds records; a failure here is a bug.
-		panic(fmt.Sprintf("coordinator: replaying own record %v: %v", r, err))
-	}
-}
-
-// commit appends the change's records to the log. On failure the group goes
-// back to what the log holds.
-func (ch *change) commit() error {
-	if len(ch.records) == 0 {
-		return nil
-	}
-	if err := ch.c.log.Append(ch.s.id, ch.records); err != nil {
-		n := len(ch.records) // rollback forgets them
-		ch.c.logAppendFailure(ch.s.id, n, err)
-		ch.rollback()
-		return fmt.Errorf("append %d records of group %s: %w", n, ch.s.id, err)
-	}
-	ch.records = nil
-	return nil
-}
-
-// rollback discards the change: the group is rebuilt from its records in the
-// log; what lives in memory only is kept.
-func (ch *change) rollback() {
-	if len(ch.records) == 0 && !ch.created {
-		return
-	}
-	ch.records = nil
-	s := ch.s
-	var mem groupMemory
-	if s.group != nil {
-		mem = s.group.mem
-	}
-	recs, err := ch.c.log.Load(s.id)
-	var g *Group
-	if err == nil {
-		var gs Groups
-		gs, err = Replay(nil, recs)
-		g = gs[s.id]
-	}
-	if err != nil || g == nil {
-		mem.stopTimers()
-		s.group = nil
-		return
-	}
-	g.mem = mem
-	s.group = g
-	ch.g = g
-}
+// AfterFunc runs f once d has passed on the coordinator's clock, so the
+// migration's timers run in virtual time with a ManualClock.
+func (c *Coordinator) AfterFunc(d time.Duration, f func()) Timer { return c.clock.AfterFunc(d, f) }

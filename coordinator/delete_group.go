@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"sort"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -20,33 +22,48 @@ func (c *Coordinator) DeleteGroup(groupID string, done func(error)) {
 			return
 		}
 		ch := c.newChange(s)
-		// Kafka's order: current assignments, target members, target
-		// metadata, members, group metadata, topology.
-		for id := range g.Members {
-			ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: id})
-		}
-		for id := range g.Target {
-			ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: id})
-		}
-		ch.emit(Record{Type: RecordTargetAssignmentMetadata})
-		for id := range g.Members {
-			ch.emit(Record{Type: RecordMemberMetadata, MemberID: id})
-		}
-		// Replaying the group tombstone removes the group; the topology
-		// tombstone still goes to the log so compaction forgets it too.
-		ch.records = append(ch.records,
-			Record{Type: RecordGroupMetadata, GroupID: g.ID},
-			Record{Type: RecordTopology, GroupID: g.ID})
-		if g.Ownership != nil {
-			ch.records = append(ch.records, Record{Type: RecordOwnership, GroupID: g.ID})
-		}
-		mem := g.mem
+		ch.tombstoneGroup(g.Ownership != nil)
 		if err := ch.commit(); err != nil {
 			done(kerr.CoordinatorNotAvailable)
 			return
 		}
-		mem.stopTimers()
+		s.stopTimers()
 		s.group = nil
 		done(nil)
 	}, func(e *coordError) { done(e) })
+}
+
+// tombstoneGroup writes the records that delete the group, in Kafka's order
+// (StreamsGroup.createGroupTombstoneRecords): current assignments, target
+// members, target metadata, members, group metadata, topology; then the
+// ownership with ownership set.
+func (ch *change) tombstoneGroup(ownership bool) {
+	g := ch.g
+	ids := sortedMemberIDs(g)
+	for _, id := range ids {
+		ch.emit(newCurrentAssignmentTombstone(g.ID, id))
+	}
+	for id := range g.Target {
+		ch.emit(newTargetAssignmentTombstone(g.ID, id))
+	}
+	ch.emit(newTargetAssignmentEpochTombstone(g.ID))
+	for _, id := range ids {
+		ch.emit(newMemberTombstone(g.ID, id))
+	}
+	// Replaying the group tombstone removes the group; the topology and
+	// ownership tombstones still go to the log so compaction forgets them
+	// too.
+	ch.records = append(ch.records, newGroupEpochTombstone(g.ID), newTopologyTombstone(g.ID))
+	if ownership {
+		ch.records = append(ch.records, newOwnershipTombstone(g.ID))
+	}
+}
+
+func sortedMemberIDs(g *Group) []string {
+	ids := make([]string, 0, len(g.Members))
+	for id := range g.Members {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
 }

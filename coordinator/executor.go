@@ -21,6 +21,8 @@ type shard struct {
 	// barrier is the hand-back whose end is still to be told
 	// (classic_handback.go); guarded by exec.
 	barrier *handBack
+	// timers are the group's pending timers (timers.go); guarded by exec.
+	timers map[timerKey]*groupTimer
 }
 
 // work is one operation queued on a group's executor. fail answers its
@@ -153,9 +155,7 @@ func (c *Coordinator) Close() {
 		}
 		answered += len(queued[i])
 		s.exec.Lock()
-		if s.group != nil {
-			s.group.mem.stopTimers()
-		}
+		s.stopTimers()
 		tell := s.barrierEnded(true)
 		s.exec.Unlock()
 		tell()
@@ -186,9 +186,9 @@ func (c *Coordinator) Unload(groupID string) {
 		w.answer(unloaded(groupID))
 	}
 	s.exec.Lock() // the running work finishes
+	s.stopTimers()
 	epoch := int32(-1)
 	if g := s.group; g != nil {
-		g.mem.stopTimers()
 		epoch = g.GroupEpoch
 	}
 	// drain reads s.group under mu.
@@ -203,4 +203,26 @@ func (c *Coordinator) Unload(groupID string) {
 	tell()
 	c.logger.Info().Str("group", groupID).Int32("epoch", epoch).Int("answered", len(queued)).
 		Msgf("[GroupId %s] Unloaded group metadata for group epoch %d; %d queued requests answered NOT_COORDINATOR.", groupID, epoch, len(queued))
+}
+
+// barrierEnded takes the signal of the shard's hand-back (BeginHandBack's
+// onBarrier) if the barrier has ended: it is Ready or Aborted, or it is not
+// the group's any more (taken down, the group deleted or unloaded); gone
+// (the coordinator closed, the group unloading) ends it whatever its state.
+// It runs after each work of the group, with the group's lock held; the
+// caller calls tell once it has let the lock go. tell does nothing when
+// there is nothing to tell.
+func (s *shard) barrierEnded(gone bool) (tell func()) {
+	hb := s.barrier
+	if hb == nil {
+		return func() {}
+	}
+	var st HandBackState
+	if g := s.group; !gone && g != nil && g.mem.handBack == hb {
+		if st = handBackState(g); !st.Ready && !st.Aborted {
+			return func() {}
+		}
+	}
+	s.barrier = nil
+	return func() { hb.onBarrier(st) }
 }

@@ -6,29 +6,6 @@ import (
 	"github.com/streamshift/streamshift/coordinator/topology"
 )
 
-// MemberState is a member's reconciliation state (Kafka's MemberState).
-type MemberState int8
-
-const (
-	MemberStable          MemberState = 1 // STABLE
-	MemberUnrevokedTasks  MemberState = 2 // UNREVOKED_TASKS
-	MemberUnreleasedTasks MemberState = 3 // UNRELEASED_TASKS
-	MemberUnknown         MemberState = 127
-)
-
-func (s MemberState) String() string {
-	switch s {
-	case MemberStable:
-		return "STABLE"
-	case MemberUnrevokedTasks:
-		return "UNREVOKED_TASKS"
-	case MemberUnreleasedTasks:
-		return "UNRELEASED_TASKS"
-	}
-	return "UNKNOWN"
-}
-
-// GroupState is a streams group's state, derived from the rest (first match
 // wins: Empty, NotReady, Assigning, Reconciling, Stable).
 type GroupState int8
 
@@ -225,3 +202,6 @@ func countOwner(owners map[TaskID]map[string]int, t TaskID, process string, sign
 		}
 	}
 }
+
+// IsClassic reports whether the member speaks the classic protocol.
+func (m *Member) IsClassic() bool { return m.Meta != nil && m.Meta.Classic != nil }

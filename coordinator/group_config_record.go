@@ -1,16 +1,6 @@
 package coordinator
 
-import (
-	"fmt"
-)
-
-// GroupConfigValue is RecordGroupConfig: the streams.* configs a group
-// overrides, as Kafka names and prints them ("streams.num.standby.replicas"
-// = "1"), so the log reads like kafka-configs output and survives changes of
-// streamshift's own types.
-type GroupConfigValue struct {
-	Configs []KeyValue
-}
+import "fmt"
 
 // groupConfigValue renders an override; nil when it sets nothing (the
 // record is then a tombstone).
@@ -92,18 +82,4 @@ func (c *Coordinator) loadGroupConfigs(records []Record) ([]Record, error) {
 		c.mu.Unlock()
 	}
 	return rest, nil
-}
-
-// storeGroupConfig appends a group's new overrides to the log, so they
-// survive a restart when the log is durable.
-func (c *Coordinator) storeGroupConfig(groupID string, o GroupConfigOverride) error {
-	r := Record{Type: RecordGroupConfig, GroupID: groupID}
-	if v := groupConfigValue(o); v != nil {
-		r.Value = v
-	}
-	if err := c.log.Append(groupID, []Record{r}); err != nil {
-		c.logAppendFailure(groupID, 1, err)
-		return fmt.Errorf("store configs of group %s: %w", groupID, err)
-	}
-	return nil
 }

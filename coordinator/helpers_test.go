@@ -224,13 +224,17 @@ func (h *harness) advance(d time.Duration) {
 }
 
 func (h *harness) group(id string) *Group {
-	h.c.mu.Lock()
-	s := h.c.shards[id]
-	h.c.mu.Unlock()
+	s := h.shard(id)
 	if s == nil {
 		return nil
 	}
 	return s.group
+}
+
+func (h *harness) shard(id string) *shard {
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	return h.c.shards[id]
 }
 
 // checkReplay asserts that replaying the log gives the live state.

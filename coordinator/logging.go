@@ -63,14 +63,6 @@ func (ch *change) logLeft(m *Member, how string) {
 	ch.logInfo(m.ID).Msgf("[GroupId %s][MemberId %s] Member %s %s.", ch.s.id, m.ID, m.ID, how)
 }
 
-// logAppendFailure: a change the group log refused is lost (the group goes
-// back to what the log holds) and its client gets an error, so it is an
-// error here as in Kafka's runtime.
-func (c *Coordinator) logAppendFailure(groupID string, records int, err error) {
-	c.logger.Error().Err(err).Str("group", groupID).Int("records", records).
-		Msgf("[GroupId %s] Failed to write %d records to the group log: %v.", groupID, records, err)
-}
-
 // logLoaded is Kafka's per-group load line, with its members at debug.
 func (c *Coordinator) logLoaded(g *Group) {
 	c.logger.Info().Str("group", g.ID).Int("members", len(g.Members)).Int32("epoch", g.GroupEpoch).

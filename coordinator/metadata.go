@@ -5,6 +5,8 @@ import (
 	"hash/fnv"
 	"slices"
 	"sync"
+
+	"github.com/streamshift/streamshift/coordinator/topology"
 )
 
 // TopicMetadata is what the coordinator needs to know about one topic.
@@ -137,4 +139,12 @@ type CreatableTopic struct {
 // topic that failed; a topic that already exists is no error.
 type TopicCreator interface {
 	CreateTopics(topics []CreatableTopic, done func(failed map[string]error))
+}
+
+// imagePartitions adapts a metadata image to topology.PartitionCounts.
+func imagePartitions(img MetadataImage) topology.PartitionCounts {
+	return func(topic string) (int32, bool) {
+		t, ok := img.Topic(topic)
+		return t.Partitions, ok
+	}
 }

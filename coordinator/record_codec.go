@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,27 +75,4 @@ func UnmarshalRecord(key, value []byte) (Record, error) {
 	}
 	r.Value = v
 	return r, nil
-}
-
-// unmarshalJSON decodes one JSON value, ignoring fields v does not have.
-func unmarshalJSON(b []byte, v any) error {
-	return decodeJSON(json.NewDecoder(bytes.NewReader(b)), v)
-}
-
-// strictUnmarshalJSON decodes one JSON value and refuses a field v does not
-// have.
-func strictUnmarshalJSON(b []byte, v any) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	return decodeJSON(d, v)
-}
-
-func decodeJSON(d *json.Decoder, v any) error {
-	if err := d.Decode(v); err != nil {
-		return err
-	}
-	if d.More() {
-		return errors.New("trailing data")
-	}
-	return nil
 }

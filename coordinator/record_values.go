@@ -1,6 +1,9 @@
 package coordinator
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -161,7 +164,7 @@ type durableEndpoint struct {
 }
 
 // durableClassicMemberMetadata is Kafka's ClassicMemberMetadata, plus the
-// Streams metadata versions of the member (classic_member.go).
+// Streams metadata versions of the member (records.go, ClassicMemberMetadata).
 type durableClassicMemberMetadata struct {
 	SessionTimeoutMs        int32 `json:"SessionTimeoutMs"`
 	ConsumerProtocolVersion int16 `json:"ConsumerProtocolVersion"`
@@ -481,4 +484,27 @@ func convertAll[A, B any](in []A, f func(A) B) []B {
 		out[i] = f(a)
 	}
 	return out
+}
+
+// unmarshalJSON decodes one JSON value, ignoring fields v does not have.
+func unmarshalJSON(b []byte, v any) error {
+	return decodeJSON(json.NewDecoder(bytes.NewReader(b)), v)
+}
+
+// strictUnmarshalJSON decodes one JSON value and refuses a field v does not
+// have.
+func strictUnmarshalJSON(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	return decodeJSON(d, v)
+}
+
+func decodeJSON(d *json.Decoder, v any) error {
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("trailing data")
+	}
+	return nil
 }

@@ -123,8 +123,8 @@ type MemberMetadataValue struct {
 	UserEndpoint       *Endpoint
 	ClientTags         []KeyValue
 	// Classic is set for a member that speaks the classic protocol
-	// (JoinGroup/SyncGroup/Heartbeat) inside the streams group
-	// (classic_member.go); nil for a streams-protocol member.
+	// (JoinGroup/SyncGroup/Heartbeat) inside the streams group; nil for a
+	// streams-protocol member.
 	Classic *ClassicMemberMetadata
 }
 
@@ -155,6 +155,28 @@ func keyValuesEqual(a, b []KeyValue) bool {
 	return true
 }
 
+// MemberState is a member's reconciliation state (Kafka's MemberState).
+type MemberState int8
+
+const (
+	MemberStable          MemberState = 1 // STABLE
+	MemberUnrevokedTasks  MemberState = 2 // UNREVOKED_TASKS
+	MemberUnreleasedTasks MemberState = 3 // UNRELEASED_TASKS
+	MemberUnknown         MemberState = 127
+)
+
+func (s MemberState) String() string {
+	switch s {
+	case MemberStable:
+		return "STABLE"
+	case MemberUnrevokedTasks:
+		return "UNREVOKED_TASKS"
+	case MemberUnreleasedTasks:
+		return "UNRELEASED_TASKS"
+	}
+	return "UNKNOWN"
+}
+
 // TargetAssignmentMetadataValue is StreamsGroupTargetAssignmentMetadata (20).
 type TargetAssignmentMetadataValue struct {
 	AssignmentEpoch     int32
@@ -182,4 +204,46 @@ type CurrentMemberAssignmentValue struct {
 // TopologyValue is StreamsGroupTopology (23).
 type TopologyValue struct {
 	Topology topology.Topology
+}
+
+// GroupConfigValue is RecordGroupConfig: the streams.* configs a group
+// overrides, as Kafka names and prints them ("streams.num.standby.replicas"
+// = "1"), so the log reads like kafka-configs output and survives changes of
+// streamshift's own types.
+type GroupConfigValue struct {
+	Configs []KeyValue
+}
+
+// ClassicMemberMetadata is what a streams group keeps of a member that speaks
+// the classic protocol (a Kafka Streams client with group.protocol=classic):
+// Kafka's ClassicMemberMetadata of KIP-848, plus the versions of the Streams
+// metadata the member sends, because its SyncGroup assignment must be
+// written at the member's own version.
+type ClassicMemberMetadata struct {
+	SessionTimeoutMs int32
+	// ConsumerProtocolVersion is the version of the member's
+	// ConsumerProtocolSubscription; the assignment echoes it.
+	ConsumerProtocolVersion int16
+	// SubscriptionVersion and LatestSupportedVersion are the used and the
+	// latest supported version of the member's SubscriptionInfo.
+	SubscriptionVersion    int32
+	LatestSupportedVersion int32
+}
+
+func (c *ClassicMemberMetadata) equal(o *ClassicMemberMetadata) bool {
+	if c == nil || o == nil {
+		return c == o
+	}
+	return *c == *o
+}
+
+func classicChanged(old, v *MemberMetadataValue) bool {
+	var a, b *ClassicMemberMetadata
+	if old != nil {
+		a = old.Classic
+	}
+	if v != nil {
+		b = v.Classic
+	}
+	return !a.equal(b)
 }

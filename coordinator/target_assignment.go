@@ -55,12 +55,9 @@ func (ch *change) computeTargetAssignment() error {
 		if old, ok := g.Target[id]; ok && old.equal(t) {
 			continue
 		}
-		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: id, Value: &TargetAssignmentMemberValue{Tasks: t}})
+		ch.emit(newTargetAssignmentRecord(g.ID, id, t))
 	}
-	ch.emit(Record{Type: RecordTargetAssignmentMetadata, Value: &TargetAssignmentMetadataValue{
-		AssignmentEpoch:     g.GroupEpoch,
-		AssignmentTimestamp: ch.now.UnixMilli(),
-	}})
+	ch.emit(newTargetAssignmentEpochRecord(g.ID, g.GroupEpoch, ch.now.UnixMilli()))
 	return nil
 }
 

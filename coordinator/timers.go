@@ -3,29 +3,7 @@ package coordinator
 import (
 	"fmt"
 	"time"
-
-	"github.com/streamshift/streamshift/coordinator/topology"
 )
-
-// groupMemory is the part of a group's state that Kafka keeps in memory only:
-// it is not in the records and starts afresh after a failover.
-type groupMemory struct {
-	configured          *configuredTopology
-	configuredVersion   uint64             // metadata image version it was computed from
-	configuredHash      uint64             // metadata hash of the topology topics in that image
-	configuredFor       *topology.Topology // the topology it was computed for
-	endpointEpoch       int32
-	shutdownRequester   string
-	creatingTopics      map[string]bool
-	topicCreationErrors map[string]topicCreationError
-	timers              map[timerKey]*groupTimer
-	handBack            *handBack // classic_handback.go; nil when none runs
-}
-
-type topicCreationError struct {
-	msg   string
-	until time.Time
-}
 
 // groupTimer is a pending timer of a group. Its callback acts only if the
 // timer is still the group's timer of that key and its deadline has passed:
@@ -36,10 +14,12 @@ type groupTimer struct {
 	fire     func(ch *change)
 }
 
-func (m *groupMemory) stopTimers() {
-	for k, t := range m.timers {
+// stopTimers stops the group's timers: the group is gone (deleted,
+// unloaded, back to a log without it) or the coordinator closed.
+func (s *shard) stopTimers() {
+	for k, t := range s.timers {
 		t.t.Stop()
-		delete(m.timers, k)
+		delete(s.timers, k)
 	}
 }
 
@@ -96,12 +76,12 @@ var (
 // schedule arms (or re-arms) a timer of the group; fire runs on the group's
 // queue. Re-arming a pending timer resets it in place.
 func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change)) {
-	g := ch.g
-	if g.mem.timers == nil {
-		g.mem.timers = map[timerKey]*groupTimer{}
+	g, s := ch.g, ch.s
+	if s.timers == nil {
+		s.timers = map[timerKey]*groupTimer{}
 	}
 	deadline := ch.now.Add(d)
-	if gt := g.mem.timers[key]; gt != nil {
+	if gt := s.timers[key]; gt != nil {
 		gt.deadline = deadline
 		gt.fire = fire
 		gt.t.Reset(d)
@@ -112,14 +92,14 @@ func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change))
 	gt := &groupTimer{deadline: deadline, fire: fire}
 	gt.t = c.clock.AfterFunc(d, func() {
 		c.run(groupID, func(s *shard) {
-			if s.group == nil || s.group.mem.timers[key] != gt {
+			if s.group == nil || s.timers[key] != gt {
 				return
 			}
 			fch := c.newChange(s)
 			if fch.now.Before(gt.deadline) {
 				return // re-armed after it fired
 			}
-			delete(s.group.mem.timers, key)
+			delete(s.timers, key)
 			gt.fire(fch)
 			// On failure the group is back to its log and the timer's
 			// work is lost, as in a failover; Kafka's timer logs and
@@ -131,64 +111,30 @@ func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change))
 			}
 		}, nil) // a closed or unloaded group's timer has nobody to answer
 	})
-	g.mem.timers[key] = gt
+	s.timers[key] = gt
 }
 
 func (ch *change) cancel(key timerKey) {
-	if t := ch.g.mem.timers[key]; t != nil {
+	if t := ch.s.timers[key]; t != nil {
 		t.t.Stop()
-		delete(ch.g.mem.timers, key)
+		delete(ch.s.timers, key)
 	}
 }
 
 func (ch *change) hasTimer(key timerKey) bool {
-	_, ok := ch.g.mem.timers[key]
+	_, ok := ch.s.timers[key]
 	return ok
 }
 
-// scheduleSession (re)arms a member's session timer: when it expires the
-// member is fenced as if it had left.
-func (ch *change) scheduleSession(memberID string) {
-	ch.schedule(sessionTimerKey(memberID), ch.sessionTimeout(memberID), func(f *change) {
-		if m := f.g.Members[memberID]; m != nil {
-			f.fenceMember(m, sessionExpiredReason)
-		}
-	})
-}
+// Timers of classic members, next to the session and rebalance timers:
+// Kafka's sync timeout (a member that joined must SyncGroup within its
+// rebalance timeout) and join timeout (a member told to rejoin must JoinGroup
+// within its rebalance timeout).
+const (
+	classicSyncTimer timerKind = 32 + iota
+	classicJoinTimer
+)
 
-// sessionExpiredReason is Kafka's reason of a session timeout's fencing.
-const sessionExpiredReason = "the member session expired"
+func classicSyncTimerKey(memberID string) timerKey { return timerKey{classicSyncTimer, memberID} }
 
-// scheduleRebalance arms a member's rebalance timer for the epoch it is
-// revoking at: if it still has not revoked when the timer fires, it is fenced.
-func (ch *change) scheduleRebalance(memberID string, epoch int32, timeout time.Duration) {
-	ch.schedule(rebalanceTimerKey(memberID), timeout, func(f *change) {
-		switch m := f.g.Members[memberID]; {
-		case m == nil:
-			f.logDebug(memberID).Msgf("[GroupId %s] Could not fence %s because the member does not exist.", f.g.ID, memberID)
-		case m.current().State == MemberUnrevokedTasks && m.MemberEpoch() == epoch:
-			f.fenceMember(m, fmt.Sprintf("it failed to transition from epoch %d within %dms", epoch, timeout.Milliseconds()))
-		default:
-			f.logDebug(memberID).Msgf("[GroupId %s] Ignoring rebalance timeout for %s because the member is not in epoch %d anymore.", f.g.ID, memberID, epoch)
-		}
-	})
-}
-
-// onLoaded arms the timers of a group just replayed from the log: a session
-// timer for every member and a rebalance timer for every member revoking.
-func (c *Coordinator) onLoaded(s *shard) {
-	ch := c.newChange(s)
-	for id, m := range s.group.Members {
-		ch.scheduleSession(id)
-		if cur := m.current(); cur.State == MemberUnrevokedTasks {
-			ch.scheduleRebalance(id, cur.MemberEpoch, rebalanceTimeout(m))
-		}
-	}
-}
-
-func rebalanceTimeout(m *Member) time.Duration {
-	if m.Meta == nil {
-		return 0
-	}
-	return time.Duration(m.Meta.RebalanceTimeoutMs) * time.Millisecond
-}
+func classicJoinTimerKey(memberID string) timerKey { return timerKey{classicJoinTimer, memberID} }

@@ -107,6 +107,3 @@ func (ch *change) configurationDetail(c *configuredTopology) string {
 	}
 	return detail
 }
-
-// defaultConfigure is Kafka 4.4's topic configuration.
-var defaultConfigure configureFunc = topology.Configure

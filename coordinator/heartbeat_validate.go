@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -10,22 +9,6 @@ import (
 
 	"github.com/streamshift/streamshift/coordinator/topology"
 )
-
-// coordError is an error answered to the client with a Kafka error code.
-type coordError struct {
-	code *kerr.Error
-	msg  string
-}
-
-func (e *coordError) Error() string { return e.code.Message + ": " + e.msg }
-
-// Unwrap gives the Kafka error, so that callers taking a plain error (and
-// errors.As to *kerr.Error) read the code.
-func (e *coordError) Unwrap() error { return e.code }
-
-func errorf(code *kerr.Error, format string, args ...any) *coordError {
-	return &coordError{code: code, msg: fmt.Sprintf(format, args...)}
-}
 
 // heartbeatError builds the response of a failed heartbeat.
 func heartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err *coordError) *kmsg.StreamsGroupHeartbeatResponse {

@@ -147,20 +147,18 @@ func (ch *change) replaceStaticMember(old *Member, memberID string) *Member {
 		ch.logInfo(memberID).Str("instance", old.instanceID()).Str("replaced_member", old.ID).Str("reason", "static member replaced").
 			Msgf("[GroupId %s][MemberId %s] Static member with instance id %s re-joins the streams group using the %s protocol. Created a new member %s to replace the existing member %s.",
 				g.ID, memberID, old.instanceID(), protocol, memberID, old.ID)
-		ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: old.ID})
-		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: old.ID})
-		ch.emit(Record{Type: RecordMemberMetadata, MemberID: old.ID})
+		ch.tombstoneMember(old.ID)
 		ch.cancel(sessionTimerKey(old.ID))
 		ch.cancel(rebalanceTimerKey(old.ID))
-		ch.emit(Record{Type: RecordMemberMetadata, MemberID: memberID, Value: meta})
-		ch.emit(Record{Type: RecordTargetAssignmentMember, MemberID: memberID, Value: &TargetAssignmentMemberValue{Tasks: target}})
+		ch.emit(newMemberRecord(g.ID, memberID, meta))
+		ch.emit(newTargetAssignmentRecord(g.ID, memberID, target))
 	}
 	cur.MemberEpoch = 0
 	cur.PreviousMemberEpoch = 0
 	cur.State = MemberStable
 	cur.PendingRevocation = TaskSets{}
 	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, false, 0)
-	ch.emit(Record{Type: RecordCurrentMemberAssignment, MemberID: memberID, Value: &cur})
+	ch.emit(newCurrentAssignmentRecord(g.ID, memberID, &cur))
 	return g.Members[memberID]
 }
 
@@ -190,4 +188,22 @@ func missingClientTags(required []string, tags []KeyValue) []string {
 		}
 	}
 	return missing
+}
+
+// classicMetadata stamps the classic metadata of the JoinGroup being served
+// on the member's new metadata. A StreamsGroupHeartbeat naming a classic
+// member is refused: a member never changes protocol under the same id.
+func (ch *change) classicMetadata(m *Member, meta *MemberMetadataValue) (*MemberMetadataValue, error) {
+	if ch.classic == nil {
+		if m != nil && m.IsClassic() {
+			return nil, errorf(kerr.UnknownMemberID, "Member %s of group %s uses the classic protocol.", m.ID, ch.g.ID)
+		}
+		return meta, nil
+	}
+	v := *meta // record values are shared with the log: copy
+	c := *ch.classic
+	v.Classic = &c
+	// A classic member runs the group's topology; it never sends one.
+	v.TopologyEpoch = ch.g.topologyEpoch()
+	return &v, nil
 }
