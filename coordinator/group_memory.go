@@ -27,7 +27,7 @@ type topicCreationError struct {
 	until time.Time
 }
 
-// handBack is the in-memory state of a hand-back barrier (translate/doc.go,
+// handBack is the in-memory state of a hand-back barrier (migration/doc.go,
 // "Hand-back"). It is not in the records: after a failover no hand-back
 // runs, and the proxy starts it again.
 type handBack struct {
