@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// The import rules of DESIGN.md ("Import rules"), checked on what
+// The import rules (docs/architecture.md), checked on what
 // `go list -deps` says the module's packages import without their tests (a
 // test may import what it needs: kfake, the package it exercises). Edit the
 // rules in importRules, and nowhere else.
