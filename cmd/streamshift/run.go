@@ -22,19 +22,42 @@ import (
 
 // runCmd is `streamshift run`: the proxy in front of the upstream cluster.
 func runCmd(args []string) int {
+	cfg, log, code := loadConfig("run", args)
+	if cfg == nil {
+		return code
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, cfg, log, nil)
+}
+
+// loadConfig loads the configuration of command (run, demo) from args, the
+// STREAMSHIFT_* environment and the --config file, and its logger, with the
+// warnings logged. A nil cfg ends the command with code (0 after --help).
+func loadConfig(command string, args []string) (cfg *config.Config, log zerolog.Logger, code int) {
 	cfg, warnings, err := config.Load(args, os.Environ(), os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
-		return 0
+		return nil, log, 0
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "streamshift run: %v\n", err)
-		return 2
+		fmt.Fprintf(os.Stderr, "streamshift %s: %v\n", command, err)
+		return nil, log, 2
 	}
-	log := newLogger(cfg.Log)
+	log = newLogger(cfg.Log)
 	for _, w := range warnings {
 		log.Warn().Msg(w)
 	}
+	return cfg, log, 0
+}
 
+// serve is the one wiring of streamshift, for `run` and `demo`: the proxy
+// in front of cfg.Upstream, its admin listener, the streams-group
+// coordinator and the routes of the intercepted keys, until ctx ends (then
+// the proxy drains and the coordinator closes). ready, if set, runs in its
+// own goroutine once the proxy accepts connections, with ctx and the admin
+// listener's address (empty when it is off); serve returns after it does.
+// The result is the process's exit code.
+func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready func(ctx context.Context, admin string)) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	p, err := proxy.New(proxyOptions(cfg, log, reg))
@@ -43,15 +66,14 @@ func runCmd(args []string) int {
 		return 2
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-
+	admin := ""
 	if cfg.AdminListen != "" {
 		ln, err := net.Listen("tcp", cfg.AdminListen)
 		if err != nil {
 			log.Error().Err(err).Str("admin_listen", cfg.AdminListen).Msg("admin listener")
 			return 1
 		}
+		admin = ln.Addr().String()
 		srv := &http.Server{Handler: p.AdminHandler(reg), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -63,7 +85,7 @@ func runCmd(args []string) int {
 			defer cancel()
 			_ = srv.Shutdown(sctx)
 		}()
-		log.Info().Str("admin_listen", ln.Addr().String()).Msg("admin endpoints: /healthz /readyz /metrics")
+		log.Info().Str("admin_listen", admin).Msg("admin endpoints: /healthz /readyz /metrics")
 	}
 
 	streams, err := startStreams(ctx, cfg, p, log)
@@ -72,6 +94,23 @@ func runCmd(args []string) int {
 		return 1
 	}
 	defer streams.close()
+
+	if ready != nil {
+		rctx, cancel := context.WithCancel(ctx) // also ends when the proxy fails
+		done := make(chan struct{})
+		defer func() { cancel(); <-done }()
+		go func() {
+			defer close(done)
+			for !p.Ready() {
+				select {
+				case <-rctx.Done():
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			ready(rctx, admin)
+		}()
+	}
 
 	if err := p.Run(ctx); err != nil {
 		log.Error().Err(err).Msg("proxy failed")
