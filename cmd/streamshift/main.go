@@ -11,6 +11,7 @@ const usage = `usage: streamshift <command> [flags]
 
 commands:
   run       run the proxy (see: streamshift run --help)
+  demo      run it in front of an embedded in-memory Kafka cluster, nothing else needed (see: streamshift demo --help)
   inspect   decode captured Kafka Streams rebalance metadata (see: streamshift inspect --help)
 `
 
@@ -22,6 +23,8 @@ func main() {
 	switch os.Args[1] {
 	case "run":
 		os.Exit(runCmd(os.Args[2:]))
+	case "demo":
+		os.Exit(demoCmd(os.Args[2:]))
 	case "inspect":
 		os.Exit(inspectCmd(os.Args[2:]))
 	case "-h", "--help", "help":
