@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// consume reads n records of topic from its start through bootstrap.
+func consume(ctx context.Context, t *testing.T, bootstrap, topic string, n int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []*kgo.Record
+	for len(out) < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consume %s: %d of %d records: %v", topic, len(out), n, err)
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Logf("fetch %s/%d: %v", topic, p, err) })
+		out = append(out, fs.Records()...)
+	}
+	return out
+}
+
+// joinStreamsGroup joins group with a hand-written StreamsGroupHeartbeat
+// (one subtopology reading topic) through cl and heartbeats until the
+// member owns its tasks, which it returns.
+func joinStreamsGroup(ctx context.Context, t *testing.T, cl *kgo.Client, group, topic string) []kmsg.TaskIDs {
+	t.Helper()
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorKey, fc.CoordinatorKeys = group, []string{group}
+	fresp, err := fc.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := fresp.NodeID
+	if len(fresp.Coordinators) > 0 {
+		node = fresp.Coordinators[0].NodeID
+	}
+	broker := cl.Broker(int(node))
+
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Group, req.MemberID = group, "demo-member"
+	req.EndpointInformationEpoch, req.RebalanceTimeoutMillis = -1, 30000
+	req.ProcessID = kmsg.StringPtr("demo-process")
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	st.SubtopologyID, st.SourceTopics = "0", []string{topic}
+	topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
+	req.Topology = &topo
+	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	var owned []kmsg.TaskIDs
+	for {
+		resp, err := req.RequestWith(ctx, broker)
+		if err != nil {
+			t.Fatalf("StreamsGroupHeartbeat through the demo: %v", err)
+		}
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			t.Fatalf("StreamsGroupHeartbeat: %v %s", err, deref(resp.ErrorMessage))
+		}
+		if resp.ActiveTasks != nil {
+			owned = resp.ActiveTasks
+		}
+		if len(owned) > 0 && len(resp.Status) == 0 {
+			return owned
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("never assigned tasks: last response %+v", resp)
+		}
+		time.Sleep(100 * time.Millisecond)
+		next := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		next.Group, next.MemberID, next.MemberEpoch = group, req.MemberID, resp.MemberEpoch
+		next.ActiveTasks, next.StandbyTasks, next.WarmupTasks = owned, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+		req = next
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
