@@ -80,5 +80,5 @@
 // upstream.TopicCreator sends CreateTopics) and the durable Log.
 //
 // The sticky task assignor and the topology configuration are pure functions in
-// the subpackages assignor and topology.
+// the packages streams/assignor and streams/topology.
 package coordinator

@@ -3,7 +3,7 @@ package coordinator
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator/topology"
+	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // wins: Empty, NotReady, Assigning, Reconciling, Stable).

@@ -3,7 +3,7 @@ package coordinator
 import (
 	"time"
 
-	"github.com/streamshift/streamshift/coordinator/topology"
+	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // groupMemory is the part of a group's state that Kafka keeps in memory only:

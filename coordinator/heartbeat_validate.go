@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator/topology"
+	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // heartbeatError builds the response of a failed heartbeat.

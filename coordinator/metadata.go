@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/streamshift/streamshift/coordinator/topology"
+	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // TopicMetadata is what the coordinator needs to know about one topic.

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/streamshift/streamshift/coordinator/topology"
+	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // The golden files under testdata/records/ are the durable format: bytes a

@@ -1,6 +1,6 @@
 package coordinator
 
-import "github.com/streamshift/streamshift/coordinator/topology"
+import "github.com/streamshift/streamshift/coordinator/streams/topology"
 
 // The records of a streams group are built here and nowhere else, as Kafka
 // builds them in StreamsCoordinatorRecordHelpers: one constructor per record

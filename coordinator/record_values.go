@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/streamshift/streamshift/coordinator/topology"
+	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // The durable values of the group log's records: what a record's value is

@@ -3,7 +3,7 @@ package coordinator
 import (
 	"fmt"
 
-	"github.com/streamshift/streamshift/coordinator/topology"
+	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // RecordType is the key version of a streams-group record in Kafka's

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/streamshift/streamshift/coordinator/assignor"
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
 // computeTargetAssignment runs the assignor over all members at the group

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/streamshift/streamshift/coordinator/topology"
+	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // configureTopology returns the group's configured topology, recomputing it

@@ -5,7 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator/topology"
+	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // topologyFromRequest converts the request's topology, keeping its order.

@@ -3,7 +3,7 @@ package topology
 import (
 	"sort"
 
-	"github.com/streamshift/streamshift/coordinator/assignor"
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
 // InternalTopic is a repartition or changelog topic with its decided

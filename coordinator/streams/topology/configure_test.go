@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/streamshift/streamshift/coordinator/assignor"
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
 // testTopology is Kafka's InternalTopicManagerTest.makeTestTopology:

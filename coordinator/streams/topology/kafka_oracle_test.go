@@ -19,7 +19,7 @@ import (
 // both sides. It needs Java and the Maven build:
 //
 //	(cd bench/assignor-java && mvn -q package)
-//	go test -tags kafkajava -run MatchesKafka ./coordinator/topology/
+//	go test -tags kafkajava -run MatchesKafka ./coordinator/streams/topology/
 func TestConfigureMatchesKafka(t *testing.T) {
 	oracle := kafkajava.Find(t, "streamshift.bench.ConfigureOracle")
 

@@ -23,7 +23,7 @@ import (
 // are only reported. It needs Java and the Maven build:
 //
 //	(cd bench/assignor-java && mvn -q package)
-//	go test -tags kafkajava -run AgainstKafka -v ./coordinator/assignor/
+//	go test -tags kafkajava -run AgainstKafka -v ./coordinator/streams/assignor/
 func TestStickyAgainstKafka(t *testing.T) {
 	oracle := kafkajava.Find(t, "streamshift.bench.AssignorOracle")
 	type memberJSON struct {
