@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
@@ -24,7 +25,7 @@ func benchGroup(tb testing.TB, c *Coordinator, clock *ManualClock, md *StaticMet
 	}
 	client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
 	epochs := map[string]int32{}
-	owned := map[string]TaskSets{}
+	owned := map[string]streams.TaskSets{}
 	call := func(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 		var resp *kmsg.StreamsGroupHeartbeatResponse
 		c.StreamsGroupHeartbeat(req, client, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
@@ -50,7 +51,7 @@ func benchGroup(tb testing.TB, c *Coordinator, clock *ManualClock, md *StaticMet
 		}
 	}
 	g := c.shards["bench"].group
-	if g.State() != GroupStable {
+	if g.State() != streams.GroupStable {
 		tb.Fatalf("bench group not stable: %v", g.State())
 	}
 	return epochs
@@ -59,7 +60,7 @@ func benchGroup(tb testing.TB, c *Coordinator, clock *ManualClock, md *StaticMet
 func newBenchCoordinator(tb testing.TB) (*Coordinator, *ManualClock, *StaticMetadata) {
 	clock := NewManualClock(testStart)
 	md := NewStaticMetadata()
-	cfg := DefaultConfig()
+	cfg := streams.DefaultConfig()
 	c, err := New(Options{Config: cfg, Clock: clock, Metadata: md, Assignor: assignor.StickyTaskAssignor{}})
 	if err != nil {
 		tb.Fatal(err)
@@ -217,9 +218,9 @@ func BenchmarkGroupFormation(b *testing.B) {
 		for m, j := range joins {
 			c.StreamsGroupHeartbeat(j, client, func(r *kmsg.StreamsGroupHeartbeatResponse) { epochs[m] = r.MemberEpoch })
 		}
-		clock.Advance(DefaultInitialRebalanceDelay)
+		clock.Advance(streams.DefaultInitialRebalanceDelay)
 		for m := range joins {
-			req := hbReq("bench", joins[m].MemberID, epochs[m], &TaskSets{})
+			req := hbReq("bench", joins[m].MemberID, epochs[m], &streams.TaskSets{})
 			c.StreamsGroupHeartbeat(req, client, func(r *kmsg.StreamsGroupHeartbeatResponse) {
 				if r.ErrorCode != 0 || r.ActiveTasks == nil {
 					b.Fatalf("member %d: %+v", m, r)
@@ -227,7 +228,7 @@ func BenchmarkGroupFormation(b *testing.B) {
 			})
 		}
 		b.StopTimer()
-		if st := c.shards["bench"].group.State(); st != GroupStable {
+		if st := c.shards["bench"].group.State(); st != streams.GroupStable {
 			b.Fatalf("state %v", st)
 		}
 		b.StartTimer()

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"time"
 )
 
@@ -15,24 +16,24 @@ import (
 type change struct {
 	c       *Coordinator
 	s       *shard
-	g       *Group
-	cfg     GroupConfig
+	g       *streams.Group
+	cfg     streams.GroupConfig
 	now     time.Time
-	records []Record
+	records []streams.Record
 	created bool // the group did not exist before this change
 	// classic is the classic metadata of the JoinGroup this change runs
 	// as a heartbeat (classic_join.go); nil for streams heartbeats.
-	classic *ClassicMemberMetadata
+	classic *streams.ClassicMemberMetadata
 }
 
 func (c *Coordinator) newChange(s *shard) *change {
 	return &change{c: c, s: s, g: s.group, cfg: c.groupConfig(s.id), now: c.clock.Now()}
 }
 
-func (ch *change) emit(r Record) {
+func (ch *change) emit(r streams.Record) {
 	r.GroupID = ch.g.ID
 	ch.records = append(ch.records, r)
-	if err := ch.g.replay(r); err != nil {
+	if err := ch.g.Replay(r); err != nil {
 		// Only this package builds records; a failure here is a bug.
 		panic(fmt.Sprintf("coordinator: replaying own record %v: %v", r, err))
 	}
@@ -62,15 +63,15 @@ func (ch *change) rollback() {
 	}
 	ch.records = nil
 	s := ch.s
-	var mem groupMemory
+	var mem streams.GroupMemory
 	if s.group != nil {
-		mem = s.group.mem
+		mem = s.group.Mem
 	}
 	recs, err := ch.c.log.Load(s.id)
-	var g *Group
+	var g *streams.Group
 	if err == nil {
-		var gs Groups
-		gs, err = Replay(nil, recs)
+		var gs streams.Groups
+		gs, err = streams.Replay(nil, recs)
 		g = gs[s.id]
 	}
 	if err != nil || g == nil {
@@ -78,7 +79,7 @@ func (ch *change) rollback() {
 		s.group = nil
 		return
 	}
-	g.mem = mem
+	g.Mem = mem
 	s.group = g
 	ch.g = g
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -26,28 +27,28 @@ var ErrHandBackHeld = errors.New("the group is being handed back to the classic 
 // the group's lock and before the group's next work, so it may call the
 // coordinator; like the coordinator's other callbacks it must not block.
 // BeginHandBack on a barrier already up moves its onBarrier to this caller.
-func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(HandBackState), done func(error)) {
+func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(streams.HandBackState), done func(error)) {
 	c.run(groupID, func(s *shard) {
 		g := s.group
 		switch {
 		case g == nil || len(g.Members) == 0:
 			done(fmt.Errorf("group %s has no members to hand back: %w", groupID, kerr.GroupIDNotFound))
-		case hasStreamsMember(g):
+		case streams.HasStreamsMember(g):
 			done(fmt.Errorf("group %s still has streams-protocol members: %w", groupID, kerr.NonEmptyGroup))
 		default:
-			if g.mem.handBack == nil {
-				g.mem.handBack = &handBack{held: map[string]bool{}}
+			if g.Mem.HandBack == nil {
+				g.Mem.HandBack = &streams.HandBack{Held: map[string]bool{}}
 			}
-			g.mem.handBack.onBarrier = onBarrier
-			s.barrier = g.mem.handBack
+			g.Mem.HandBack.OnBarrier = onBarrier
+			s.barrier = g.Mem.HandBack
 			done(nil)
 		}
-	}, func(e *coordError) { done(e) })
+	}, func(e *streams.CoordError) { done(e) })
 }
 
 // HandBack reports the state of a group's hand-back.
-func (c *Coordinator) HandBack(groupID string, done func(HandBackState)) {
-	c.run(groupID, func(s *shard) { done(handBackState(s.group)) }, func(*coordError) { done(HandBackState{}) })
+func (c *Coordinator) HandBack(groupID string, done func(streams.HandBackState)) {
+	c.run(groupID, func(s *shard) { done(streams.HandBackStateOf(s.group)) }, func(*streams.CoordError) { done(streams.HandBackState{}) })
 }
 
 // AbortHandBack takes the barrier down: held members get their session
@@ -55,18 +56,18 @@ func (c *Coordinator) HandBack(groupID string, done func(HandBackState)) {
 // ClassicJoinGroup, where they are served by the streams group.
 func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 	c.run(groupID, func(s *shard) {
-		if g := s.group; g != nil && g.mem.handBack != nil {
+		if g := s.group; g != nil && g.Mem.HandBack != nil {
 			ch := c.newChange(s)
-			for id := range g.mem.handBack.held {
+			for id := range g.Mem.HandBack.Held {
 				if g.Members[id] != nil {
 					ch.cancel(classicJoinTimerKey(id))
 					ch.scheduleSession(id)
 				}
 			}
-			g.mem.handBack = nil
+			g.Mem.HandBack = nil
 		}
 		done()
-	}, func(*coordError) { done() })
+	}, func(*streams.CoordError) { done() })
 }
 
 // FinishHandBack deletes the streams group once the barrier is complete:
@@ -76,7 +77,7 @@ func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
 	c.run(groupID, func(s *shard) {
 		g := s.group
-		if st := handBackState(g); !st.Ready {
+		if st := streams.HandBackStateOf(g); !st.Ready {
 			done(fmt.Errorf("hand-back of %s is not ready (%+v): %w", groupID, st, kerr.RebalanceInProgress))
 			return
 		}
@@ -85,7 +86,7 @@ func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
 			return
 		}
 		done(nil)
-	}, func(e *coordError) { done(e) })
+	}, func(e *streams.CoordError) { done(e) })
 }
 
 // AbandonTakeOver deletes a group TakeOverClassicGroup built, members and
@@ -103,7 +104,7 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 			return
 		}
 		done(nil)
-	}, func(e *coordError) { done(e) })
+	}, func(e *streams.CoordError) { done(e) })
 }
 
 // dropGroup deletes a group whatever its members, with DeleteGroup's
@@ -124,16 +125,16 @@ func (c *Coordinator) dropGroup(s *shard) error {
 // barrier: its session timer stops (a joining Kafka consumer does not
 // heartbeat) and twice its rebalance timeout bounds the hold. It reports false
 // when no barrier is up (or it was aborted), and the join runs as usual.
-func (ch *change) handBackJoin(m *Member) bool {
-	hb := ch.g.mem.handBack
+func (ch *change) handBackJoin(m *streams.Member) bool {
+	hb := ch.g.Mem.HandBack
 	if hb == nil || m == nil {
 		return false
 	}
-	if hb.aborted || hasStreamsMember(ch.g) {
-		hb.aborted = true
+	if hb.Aborted || streams.HasStreamsMember(ch.g) {
+		hb.Aborted = true
 		return false
 	}
-	hb.held[m.ID] = true
+	hb.Held[m.ID] = true
 	ch.cancel(sessionTimerKey(m.ID))
 	ch.cancel(classicSyncTimerKey(m.ID))
 	// The hold outlasts the join timeouts of the members still pulled
@@ -150,8 +151,8 @@ func (ch *change) handBackJoin(m *Member) bool {
 
 // handBackPull: during a barrier every classic Heartbeat is told to rejoin.
 func (ch *change) handBackPull() bool {
-	hb := ch.g.mem.handBack
-	return hb != nil && !hb.aborted && !hasStreamsMember(ch.g)
+	hb := ch.g.Mem.HandBack
+	return hb != nil && !hb.Aborted && !streams.HasStreamsMember(ch.g)
 }
 
 // ClassicOnly reports whether the group is a streams group here whose
@@ -159,6 +160,6 @@ func (ch *change) handBackPull() bool {
 func (c *Coordinator) ClassicOnly(groupID string, done func(bool)) {
 	c.run(groupID, func(s *shard) {
 		g := s.group
-		done(g != nil && len(g.Members) > 0 && !hasStreamsMember(g))
-	}, func(*coordError) { done(false) })
+		done(g != nil && len(g.Members) > 0 && !streams.HasStreamsMember(g))
+	}, func(*streams.CoordError) { done(false) })
 }

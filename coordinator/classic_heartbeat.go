@@ -3,6 +3,7 @@ package coordinator
 import (
 	"fmt"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -21,7 +22,7 @@ type ClassicHeartbeatRequest struct {
 // told to rejoin must do so within its rebalance timeout. done gets nil,
 // ErrClassicNotServed or an error wrapping a *kerr.Error.
 func (c *Coordinator) ClassicHeartbeat(req ClassicHeartbeatRequest, done func(error)) {
-	c.run(req.GroupID, func(s *shard) { done(c.classicHeartbeat(s, req)) }, func(e *coordError) { done(e) })
+	c.run(req.GroupID, func(s *shard) { done(c.classicHeartbeat(s, req)) }, func(e *streams.CoordError) { done(e) })
 }
 
 func (c *Coordinator) classicHeartbeat(s *shard, req ClassicHeartbeatRequest) error {
@@ -40,23 +41,23 @@ func (c *Coordinator) classicHeartbeat(s *shard, req ClassicHeartbeatRequest) er
 	}
 	if !ch.hasTimer(classicJoinTimerKey(m.ID)) {
 		// Fenced only if it still has a reason to rejoin by then.
-		ch.scheduleClassicTimeout(classicJoinTimerKey(m.ID), m, classicJoinTimeoutReason, func(g *Group, m *Member) bool {
-			return classicMustRejoin(g, m) || g.mem.handBack != nil
+		ch.scheduleClassicTimeout(classicJoinTimerKey(m.ID), m, classicJoinTimeoutReason, func(g *streams.Group, m *streams.Member) bool {
+			return classicMustRejoin(g, m) || g.Mem.HandBack != nil
 		})
 	}
-	return fmt.Errorf("member %s of group %s must rejoin (member epoch %d, group epoch %d, %s): %w", m.ID, g.ID, m.MemberEpoch(), g.GroupEpoch, m.current().State, kerr.RebalanceInProgress)
+	return fmt.Errorf("member %s of group %s must rejoin (member epoch %d, group epoch %d, %s): %w", m.ID, g.ID, m.MemberEpoch(), g.GroupEpoch, m.CurrentAssignment().State, kerr.RebalanceInProgress)
 }
 
 // classicMustRejoin: would a JoinGroup of the member change its assignment?
-func classicMustRejoin(g *Group, m *Member) bool {
-	cur := m.current()
+func classicMustRejoin(g *streams.Group, m *streams.Member) bool {
+	cur := m.CurrentAssignment()
 	switch {
-	case cur.MemberEpoch < g.GroupEpoch, cur.State == MemberUnrevokedTasks:
+	case cur.MemberEpoch < g.GroupEpoch, cur.State == streams.MemberUnrevokedTasks:
 		return true
-	case cur.State == MemberUnreleasedTasks:
+	case cur.State == streams.MemberUnreleasedTasks:
 		owned := cur.Assigned
-		next, err := reconcile(cur, m.processID(), g.AssignmentEpoch, g.Target[m.ID], &owned, g)
-		return err == nil && !next.Assigned.equal(cur.Assigned)
+		next, err := streams.Reconcile(cur, m.ProcessID(), g.AssignmentEpoch, g.Target[m.ID], &owned, g)
+		return err == nil && !next.Assigned.Equal(cur.Assigned)
 	}
 	return false
 }
@@ -71,7 +72,7 @@ type ClassicLeaveMember struct {
 // error per member (nil, or wrapping UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID),
 // or ErrClassicNotServed for the whole request.
 func (c *Coordinator) ClassicLeaveGroup(groupID string, members []ClassicLeaveMember, done func([]error, error)) {
-	c.run(groupID, func(s *shard) { done(c.classicLeave(s, groupID, members)) }, func(e *coordError) { done(nil, e) })
+	c.run(groupID, func(s *shard) { done(c.classicLeave(s, groupID, members)) }, func(e *streams.CoordError) { done(nil, e) })
 }
 
 func (c *Coordinator) classicLeave(s *shard, groupID string, members []ClassicLeaveMember) ([]error, error) {
@@ -85,7 +86,7 @@ func (c *Coordinator) classicLeave(s *shard, groupID string, members []ClassicLe
 		id := lm.MemberID
 		if id == "" && lm.InstanceID != "" {
 			// LeaveGroup v3+ may name a static member by instance only.
-			id = g.staticMembers[lm.InstanceID]
+			id = g.StaticMembers[lm.InstanceID]
 		}
 		m, err := classicMember(g, groupID, id, lm.InstanceID)
 		if err != nil {
@@ -111,10 +112,10 @@ func (c *Coordinator) classicLeave(s *shard, groupID string, members []ClassicLe
 // group is empty or, for TxnOffsetCommit, always, as Kafka does. A streams
 // member is checked by ValidateOffsetCommit.
 func (c *Coordinator) ValidateClassicOffsetCommit(req OffsetCommitRequest, done func(OffsetCommitResult)) {
-	c.run(req.GroupID, func(s *shard) { done(validateClassicOffsetCommit(s.group, req)) }, func(e *coordError) { done(OffsetCommitResult{Err: e}) })
+	c.run(req.GroupID, func(s *shard) { done(validateClassicOffsetCommit(s.group, req)) }, func(e *streams.CoordError) { done(OffsetCommitResult{Err: e}) })
 }
 
-func validateClassicOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommitResult {
+func validateClassicOffsetCommit(g *streams.Group, req OffsetCommitRequest) OffsetCommitResult {
 	if g == nil {
 		return OffsetCommitResult{Err: kerr.GroupIDNotFound}
 	}

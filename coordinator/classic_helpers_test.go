@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // world runs classic and streams clients against one group of a harness and
@@ -54,10 +55,10 @@ type streamsClient struct {
 	id      string
 	process string
 	epoch   int32
-	owned   TaskSets
+	owned   streams.TaskSets
 	// revoking: active tasks a response took away; the client still runs
 	// them until it has revoked them, which it has by its next heartbeat.
-	revoking Tasks
+	revoking streams.Tasks
 }
 
 func newWorld(t *testing.T, h *harness, group string) *world {
@@ -67,8 +68,8 @@ func newWorld(t *testing.T, h *harness, group string) *world {
 // check asserts the invariant: every active task is held by one client.
 func (w *world) check() {
 	w.t.Helper()
-	holder := map[TaskID]string{}
-	add := func(who string, t TaskID) {
+	holder := map[streams.TaskID]string{}
+	add := func(who string, t streams.TaskID) {
 		if other, dup := holder[t]; dup {
 			w.t.Fatalf("task %s_%d active on %s and %s at once", t.Subtopology, t.Partition, other, who)
 		}
@@ -79,11 +80,11 @@ func (w *world) check() {
 			continue
 		}
 		for _, t := range c.active {
-			add(id, TaskID{strconv.Itoa(int(t.Subtopology)), t.Partition})
+			add(id, streams.TaskID{Subtopology: strconv.Itoa(int(t.Subtopology)), Partition: t.Partition})
 		}
 	}
 	for id, s := range w.streams {
-		forEachTask(tasksUnion(s.owned.Active, s.revoking), func(t TaskID) { add(id, t) })
+		streams.ForEachTask(streams.TasksUnion(s.owned.Active, s.revoking), func(t streams.TaskID) { add(id, t) })
 	}
 }
 
@@ -100,7 +101,7 @@ func (w *world) streamsJoin(id, process string, topo *kmsg.StreamsGroupHeartbeat
 func (s *streamsClient) apply(r *kmsg.StreamsGroupHeartbeatResponse) {
 	s.epoch = r.MemberEpoch
 	if got, ok := assigned(r); ok {
-		s.revoking = tasksMinus(s.owned.Active, got.Active)
+		s.revoking = streams.TasksMinus(s.owned.Active, got.Active)
 		s.owned = got
 	}
 }

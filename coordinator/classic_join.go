@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // ErrClassicNotServed is the answer to a classic request for a group the
@@ -58,7 +59,7 @@ type ClassicJoinResult struct {
 // at once with the member epoch as the generation; the assignment follows in
 // SyncGroup.
 func (c *Coordinator) ClassicJoinGroup(req ClassicJoinRequest, done func(ClassicJoinResult)) {
-	c.run(req.GroupID, func(s *shard) { done(c.classicJoin(s, req)) }, func(e *coordError) { done(ClassicJoinResult{Err: e}) })
+	c.run(req.GroupID, func(s *shard) { done(c.classicJoin(s, req)) }, func(e *streams.CoordError) { done(ClassicJoinResult{Err: e}) })
 }
 
 func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinResult {
@@ -73,7 +74,7 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 		return ClassicJoinResult{Err: fmt.Errorf("member %s reports named-topology tasks, which streams groups do not support: %w", req.MemberID, kerr.InconsistentGroupProtocol)}
 	}
 	ch := c.newChange(s)
-	ch.classic = &ClassicMemberMetadata{
+	ch.classic = &streams.ClassicMemberMetadata{
 		SessionTimeoutMs:        req.SessionTimeoutMs,
 		ConsumerProtocolVersion: req.Subscription.Version,
 		SubscriptionVersion:     req.Info.Version,
@@ -84,11 +85,11 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 	// member with a new member id replaces the instance's old member, as
 	// a classic group does (the old one is fenced by FENCED_INSTANCE_ID).
 	m := g.Members[req.MemberID]
-	if g.mem.handBack != nil && (m == nil || m.IsClassic()) {
+	if g.Mem.HandBack != nil && (m == nil || m.IsClassic()) {
 		if ch.handBackJoin(m) {
 			return ClassicJoinResult{Err: ErrHandBackHeld}
 		}
-		if m == nil && !g.mem.handBack.aborted && !hasStreamsMember(g) {
+		if m == nil && !g.Mem.HandBack.Aborted && !streams.HasStreamsMember(g) {
 			// A new member (or a static member's new incarnation) is
 			// held too, outside the barrier: it goes upstream with the
 			// members' JoinGroups, without the member id given here,
@@ -97,12 +98,12 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 		}
 	}
 	if req.InstanceID != "" {
-		if owner, ok := g.staticMembers[req.InstanceID]; ok && owner != req.MemberID {
+		if owner, ok := g.StaticMembers[req.InstanceID]; ok && owner != req.MemberID {
 			old := g.Members[owner]
-			if !old.IsClassic() && old.MemberEpoch() != leaveGroupStaticMemberEpoch {
+			if !old.IsClassic() && old.MemberEpoch() != streams.LeaveGroupStaticMemberEpoch {
 				return ClassicJoinResult{Err: fmt.Errorf("instance id %s is owned by streams member %s: %w", req.InstanceID, owner, kerr.UnreleasedInstanceID)}
 			}
-			if old.MemberEpoch() != leaveGroupStaticMemberEpoch {
+			if old.MemberEpoch() != streams.LeaveGroupStaticMemberEpoch {
 				ch.releaseStatic(old)
 			}
 			m = nil
@@ -127,17 +128,17 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.UnknownServerError)}
 	}
 	hb := classicHeartbeatRequest(req, epoch)
-	cur := emptyCurrent
+	cur := streams.EmptyCurrent
 	if m != nil {
-		cur = m.current()
+		cur = m.CurrentAssignment()
 	}
 	hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = classicOwnedTasks(req, configured, cur)
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	if err := ch.heartbeat(hb, req.Client, resp); err != nil {
 		ch.rollback()
-		var ce *coordError
+		var ce *streams.CoordError
 		if errors.As(err, &ce) {
-			return ClassicJoinResult{Err: fmt.Errorf("%s: %w", ce.msg, classicCode(ce.code))}
+			return ClassicJoinResult{Err: fmt.Errorf("%s: %w", ce.Msg, classicCode(ce.Code))}
 		}
 		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.UnknownServerError)}
 	}
@@ -196,8 +197,8 @@ func classicHeartbeatRequest(req ClassicJoinRequest, epoch int32) *kmsg.StreamsG
 // Standby and warm-up tasks are what the group last gave it: a classic member
 // drops a standby as soon as its assignment does, and its offset sums also
 // list state left on disk, which it does not hold as a standby.
-func classicOwnedTasks(req ClassicJoinRequest, topo *configuredTopology, cur *CurrentMemberAssignmentValue) (active, standby, warmup []kmsg.TaskIDs) {
-	owned := tasksBuilder{}
+func classicOwnedTasks(req ClassicJoinRequest, topo *streams.ConfiguredTopology, cur *streams.CurrentMemberAssignmentValue) (active, standby, warmup []kmsg.TaskIDs) {
+	owned := streams.TasksBuilder{}
 	if tt := classicTaskTopology(topo); tt != nil {
 		var tasks []classicstreams.TaskID
 		if req.Info.Future {
@@ -208,19 +209,19 @@ func classicOwnedTasks(req ClassicJoinRequest, topo *configuredTopology, cur *Cu
 		}
 		for _, t := range tasks {
 			sid := strconv.Itoa(int(t.Subtopology))
-			if s := topo.subtopology(sid); s != nil && t.Partition >= 0 && t.Partition < s.NumTasks {
-				owned.add(sid, t.Partition)
+			if s := topo.SubtopologyByID(sid); s != nil && t.Partition >= 0 && t.Partition < s.NumTasks {
+				owned.Add(sid, t.Partition)
 			}
 		}
 	}
-	return tasksToKmsg(owned.build()), tasksToKmsg(cur.Assigned.Standby), tasksToKmsg(cur.Assigned.Warmup)
+	return streams.TasksToKmsg(owned.Build()), streams.TasksToKmsg(cur.Assigned.Standby), streams.TasksToKmsg(cur.Assigned.Warmup)
 }
 
 // classicTaskTopology is the configured topology in classicstreams' terms
 // (each subtopology's source and repartition source topics); nil when the
 // topology is not ready.
-func classicTaskTopology(topo *configuredTopology) *classicstreams.TaskTopology {
-	if !topo.ready() {
+func classicTaskTopology(topo *streams.ConfiguredTopology) *classicstreams.TaskTopology {
+	if !topo.IsReady() {
 		return nil
 	}
 	inputs := map[string][]string{}

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"math/rand/v2"
 	"sort"
 	"testing"
@@ -51,7 +52,7 @@ func mixedRandom(t *testing.T, seed uint64) {
 		case r < 12 && len(w.streams) > 1:
 			// A streams member leaves for good.
 			id := w.streamIDs()[rng.IntN(len(w.streams))]
-			h.ok(hbReq("g", id, leaveGroupMemberEpoch, nil))
+			h.ok(hbReq("g", id, streams.LeaveGroupMemberEpoch, nil))
 			delete(w.streams, id)
 		case r < 14:
 			// A classic member crashes: it stops talking and its session
@@ -139,9 +140,9 @@ func mixedRandom(t *testing.T, seed uint64) {
 		}
 	}
 	for _, s := range w.streams {
-		held += tasksCount(s.owned.Active)
+		held += streams.TasksCount(s.owned.Active)
 	}
-	if g := h.group("g"); held != 8 || g.State() != GroupStable {
+	if g := h.group("g"); held != 8 || g.State() != streams.GroupStable {
 		t.Fatalf("after settling: %d of 8 tasks held, state %v", held, g.State())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // ClassicSyncRequest is a classic member's SyncGroup. Its assignments (a
@@ -28,8 +29,8 @@ type ClassicSyncRequest struct {
 type ClassicSyncResult struct {
 	Err        error
 	Assignment []byte
-	Active     Tasks
-	Standby    Tasks
+	Active     streams.Tasks
+	Standby    streams.Tasks
 	Info       *classicstreams.AssignmentInfo
 }
 
@@ -43,7 +44,7 @@ const (
 // ClassicSyncGroup serves a classic member's SyncGroup from its current
 // assignment (Kafka's classicGroupSyncToConsumerGroup).
 func (c *Coordinator) ClassicSyncGroup(req ClassicSyncRequest, done func(ClassicSyncResult)) {
-	c.run(req.GroupID, func(s *shard) { done(c.classicSync(s, req)) }, func(e *coordError) { done(ClassicSyncResult{Err: e}) })
+	c.run(req.GroupID, func(s *shard) { done(c.classicSync(s, req)) }, func(e *streams.CoordError) { done(ClassicSyncResult{Err: e}) })
 }
 
 func (c *Coordinator) classicSync(s *shard, req ClassicSyncRequest) ClassicSyncResult {
@@ -58,8 +59,8 @@ func (c *Coordinator) classicSync(s *shard, req ClassicSyncRequest) ClassicSyncR
 	if (req.ProtocolType != nil && *req.ProtocolType != ClassicProtocolType) || (req.ProtocolName != nil && *req.ProtocolName != ClassicProtocolName) {
 		return ClassicSyncResult{Err: fmt.Errorf("member %s syncs with protocol %v/%v, the group runs %s/%s: %w", m.ID, optString(req.ProtocolType), optString(req.ProtocolName), ClassicProtocolType, ClassicProtocolName, kerr.InconsistentGroupProtocol)}
 	}
-	cur := m.current()
-	if g.AssignmentEpoch > cur.MemberEpoch && cur.State != MemberUnrevokedTasks {
+	cur := m.CurrentAssignment()
+	if g.AssignmentEpoch > cur.MemberEpoch && cur.State != streams.MemberUnrevokedTasks {
 		// A newer target exists that the member's next JoinGroup
 		// reconciles towards: send it back at once.
 		return ClassicSyncResult{Err: fmt.Errorf("group %s moved to assignment epoch %d; member %s at %d must rejoin: %w", g.ID, g.AssignmentEpoch, m.ID, cur.MemberEpoch, kerr.RebalanceInProgress)}
@@ -76,7 +77,7 @@ func (c *Coordinator) classicSync(s *shard, req ClassicSyncRequest) ClassicSyncR
 
 // configuredOrNil returns the group's configured topology, computing it if
 // the metadata moved; nil if that fails.
-func (ch *change) configuredOrNil() *configuredTopology {
+func (ch *change) configuredOrNil() *streams.ConfiguredTopology {
 	if ch.g.Topology == nil {
 		return nil
 	}
@@ -89,12 +90,12 @@ func (ch *change) configuredOrNil() *configuredTopology {
 
 // classicMember finds the classic member a classic request names, with the
 // classic coordinator's errors.
-func classicMember(g *Group, groupID, memberID, instanceID string) (*Member, error) {
+func classicMember(g *streams.Group, groupID, memberID, instanceID string) (*streams.Member, error) {
 	if g == nil || len(g.Members) == 0 {
 		return nil, ErrClassicNotServed
 	}
 	if instanceID != "" {
-		owner, ok := g.staticMembers[instanceID]
+		owner, ok := g.StaticMembers[instanceID]
 		if !ok {
 			return nil, fmt.Errorf("instance id %s is unknown in group %s: %w", instanceID, groupID, kerr.UnknownMemberID)
 		}
@@ -118,9 +119,9 @@ func classicMember(g *Group, groupID, memberID, instanceID string) (*Member, err
 // the whole group, and errCode 4 while an application shutdown is requested.
 // Tasks pending revocation are left out: their absence is what makes a
 // classic member revoke them.
-func classicAssignment(g *Group, m *Member, topo *configuredTopology) (ClassicSyncResult, error) {
+func classicAssignment(g *streams.Group, m *streams.Member, topo *streams.ConfiguredTopology) (ClassicSyncResult, error) {
 	cm := m.Meta.Classic
-	cur := m.current()
+	cur := m.CurrentAssignment()
 	in := classicstreams.SyncAssignment{
 		ConsumerProtocolVersion: cm.ConsumerProtocolVersion,
 		SubscriptionVersion:     cm.SubscriptionVersion,
@@ -135,7 +136,7 @@ func classicAssignment(g *Group, m *Member, topo *configuredTopology) (ClassicSy
 		tt, _ = classicstreams.NewTaskTopology(nil)
 	} else {
 		res.Active = cur.Assigned.Active
-		res.Standby = tasksUnion(cur.Assigned.Standby, cur.Assigned.Warmup)
+		res.Standby = streams.TasksUnion(cur.Assigned.Standby, cur.Assigned.Warmup)
 		var err error
 		if in.Active, err = classicstreams.TasksFromStreams(res.Active); err != nil {
 			return res, err
@@ -145,7 +146,7 @@ func classicAssignment(g *Group, m *Member, topo *configuredTopology) (ClassicSy
 		}
 		in.PartitionsByHost, in.StandbyPartitionsByHost = classicHostMaps(g, topo)
 	}
-	if g.mem.shutdownRequester != "" && cm.SubscriptionVersion >= 4 {
+	if g.Mem.ShutdownRequester != "" && cm.SubscriptionVersion >= 4 {
 		in.ErrCode = classicstreams.AssignorErrorShutdownRequested
 		res.Active, res.Standby = nil, nil
 	}
@@ -159,9 +160,9 @@ func classicAssignment(g *Group, m *Member, topo *configuredTopology) (ClassicSy
 
 // configuredCounts gives the partition counts of the configured topology's
 // input topics.
-func configuredCounts(topo *configuredTopology) classicstreams.PartitionCounts {
+func configuredCounts(topo *streams.ConfiguredTopology) classicstreams.PartitionCounts {
 	counts := map[string]int32{}
-	if topo.ready() {
+	if topo.IsReady() {
 		for _, s := range topo.ConfiguredSubtopologies {
 			for t, n := range s.SourceTopicPartitions {
 				counts[t] = n
@@ -176,7 +177,7 @@ func configuredCounts(topo *configuredTopology) classicstreams.PartitionCounts {
 
 // classicHostMaps is the group's PartitionsByUserEndpoint as AssignmentInfo
 // host maps.
-func classicHostMaps(g *Group, topo *configuredTopology) (active, standby []classicstreams.HostPartitions) {
+func classicHostMaps(g *streams.Group, topo *streams.ConfiguredTopology) (active, standby []classicstreams.HostPartitions) {
 	var eps []classicstreams.EndpointPartitions
 	for _, e := range partitionsByUserEndpoint(g, topo, "") {
 		ep := classicstreams.EndpointPartitions{Endpoint: classicstreams.HostInfo{Host: e.UserEndpoint.Host, Port: int32(e.UserEndpoint.Port)}}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // ClassicGroupState is a live classic Kafka Streams group as read at the
@@ -68,12 +69,12 @@ func (c *Coordinator) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.
 		return
 	}
 	c.run(state.GroupID, func(s *shard) { respond(c.takeOver(s, state, first, client)) },
-		func(e *coordError) { respond(heartbeatError(first, e)) })
+		func(e *streams.CoordError) { respond(heartbeatError(first, e)) })
 }
 
 func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
 	fail := func(code *kerr.Error, format string, args ...any) *kmsg.StreamsGroupHeartbeatResponse {
-		return heartbeatError(first, errorf(code, format, args...))
+		return heartbeatError(first, streams.Errorf(code, format, args...))
 	}
 	if s.group != nil {
 		return fail(kerr.GroupIDNotFound, "Group %s is already a streams group here; it cannot be taken over.", state.GroupID)
@@ -87,7 +88,7 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 		return fail(kerr.InvalidRequest, "A takeover runs the first join (epoch 0, with a topology) of group %s.", state.GroupID)
 	}
 	ch := c.newChange(s)
-	g := newGroup(state.GroupID)
+	g := streams.NewGroup(state.GroupID)
 	ch.g, s.group, ch.created = g, g, true
 	topo := topologyFromRequest(first.Topology)
 	configured, _, err := ch.configureTopology(&topo)
@@ -105,25 +106,25 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	// claim made for this takeover is consumed here, not by a later join.
 	own := c.takeClaim(state.GroupID)
 	if own == nil {
-		own = &OwnershipValue{Source: OwnershipTakeover, UpstreamState: "Stable", ClaimedAtMs: ch.now.UnixMilli()}
+		own = &streams.OwnershipValue{Source: OwnershipTakeover, UpstreamState: "Stable", ClaimedAtMs: ch.now.UnixMilli()}
 	}
-	ch.emit(newOwnershipRecord(g.ID, own))
+	ch.emit(streams.NewOwnershipRecord(g.ID, own))
 	gen := state.Generation
-	ch.emit(newGroupEpochRecord(g.ID, &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}))
-	ch.emit(newTargetAssignmentEpochRecord(g.ID, gen, ch.now.UnixMilli()))
+	ch.emit(streams.NewGroupEpochRecord(g.ID, &streams.GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}))
+	ch.emit(streams.NewTargetAssignmentEpochRecord(g.ID, gen, ch.now.UnixMilli()))
 	for _, im := range imported {
-		ch.emit(newMemberRecord(g.ID, im.id, im.meta))
-		ch.emit(newTargetAssignmentRecord(g.ID, im.id, im.tasks))
-		ch.emit(newCurrentAssignmentRecord(g.ID, im.id, &CurrentMemberAssignmentValue{
-			MemberEpoch: gen, PreviousMemberEpoch: gen, State: MemberStable, Assigned: im.tasks,
-			ActiveEpochs: restrictEpochs(nil, im.tasks.Active, true, gen),
+		ch.emit(streams.NewMemberRecord(g.ID, im.id, im.meta))
+		ch.emit(streams.NewTargetAssignmentRecord(g.ID, im.id, im.tasks))
+		ch.emit(streams.NewCurrentAssignmentRecord(g.ID, im.id, &streams.CurrentMemberAssignmentValue{
+			MemberEpoch: gen, PreviousMemberEpoch: gen, State: streams.MemberStable, Assigned: im.tasks,
+			ActiveEpochs: streams.RestrictEpochs(nil, im.tasks.Active, true, gen),
 		}))
 	}
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.Version = first.Version
 	if err := ch.heartbeat(first, client, resp); err != nil {
 		ch.rollback()
-		return heartbeatError(first, asCoordError(err))
+		return heartbeatError(first, streams.AsCoordError(err))
 	}
 	for _, im := range imported {
 		ch.scheduleCarriedSession(im.id, im.sessionLeft)
@@ -138,8 +139,8 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 
 type importedMember struct {
 	id          string
-	meta        *MemberMetadataValue
-	tasks       TaskSets
+	meta        *streams.MemberMetadataValue
+	tasks       streams.TaskSets
 	sessionLeft time.Duration
 }
 
@@ -172,12 +173,12 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 // AssignmentInfo), all checked against the configured topology. A task
 // claimed by two members as active is an error: the classic group itself
 // would be broken.
-func importClassicMembers(state ClassicGroupState, topo *configuredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
+func importClassicMembers(state ClassicGroupState, topo *streams.ConfiguredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
 	tt := classicTaskTopology(topo)
 	if tt == nil {
 		return nil, fmt.Errorf("the topology is not ready, the classic tasks cannot be checked")
 	}
-	owner := map[TaskID]string{}
+	owner := map[streams.TaskID]string{}
 	out := make([]importedMember, 0, len(state.Members))
 	for _, cm := range state.Members {
 		if cm.Subscription == nil || cm.Info == nil {
@@ -185,7 +186,7 @@ func importClassicMembers(state ClassicGroupState, topo *configuredTopology, top
 		}
 		meta := classicMemberMetadata(cm)
 		meta.TopologyEpoch = topologyEpoch
-		var active, standby tasksBuilder = tasksBuilder{}, tasksBuilder{}
+		var active, standby streams.TasksBuilder = streams.TasksBuilder{}, streams.TasksBuilder{}
 		if cm.Assignment != nil {
 			ts, unknown := classicstreams.OwnedActiveTasks(cm.Assignment.AssignedPartitions, tt)
 			if len(unknown) > 0 {
@@ -200,7 +201,7 @@ func importClassicMembers(state ClassicGroupState, topo *configuredTopology, top
 					return nil, fmt.Errorf("task %s_%d is active on %s and %s", id.Subtopology, id.Partition, o, cm.MemberID)
 				}
 				owner[id] = cm.MemberID
-				active.add(id.Subtopology, id.Partition)
+				active.Add(id.Subtopology, id.Partition)
 			}
 		}
 		if cm.AssignmentInfo != nil {
@@ -209,32 +210,32 @@ func importClassicMembers(state ClassicGroupState, topo *configuredTopology, top
 				if err != nil {
 					return nil, fmt.Errorf("member %s: standby: %w", cm.MemberID, err)
 				}
-				standby.add(id.Subtopology, id.Partition)
+				standby.Add(id.Subtopology, id.Partition)
 			}
 		}
-		out = append(out, importedMember{id: cm.MemberID, meta: meta, tasks: TaskSets{Active: active.build(), Standby: standby.build()},
+		out = append(out, importedMember{id: cm.MemberID, meta: meta, tasks: streams.TaskSets{Active: active.Build(), Standby: standby.Build()},
 			sessionLeft: classicSessionLeft(cm, now)})
 	}
 	return out, nil
 }
 
-func checkedTask(t classicstreams.TaskID, topo *configuredTopology) (TaskID, error) {
+func checkedTask(t classicstreams.TaskID, topo *streams.ConfiguredTopology) (streams.TaskID, error) {
 	sid := strconv.Itoa(int(t.Subtopology))
-	s := topo.subtopology(sid)
+	s := topo.SubtopologyByID(sid)
 	if t.NamedTopology != "" || s == nil || t.Partition < 0 || t.Partition >= s.NumTasks {
-		return TaskID{}, fmt.Errorf("task %v is not a task of the streams topology", t)
+		return streams.TaskID{}, fmt.Errorf("task %v is not a task of the streams topology", t)
 	}
-	return TaskID{Subtopology: sid, Partition: t.Partition}, nil
+	return streams.TaskID{Subtopology: sid, Partition: t.Partition}, nil
 }
 
 // classicMemberMetadata is the member record of an imported classic member.
-func classicMemberMetadata(cm ClassicMemberState) *MemberMetadataValue {
+func classicMemberMetadata(cm ClassicMemberState) *streams.MemberMetadataValue {
 	hb := classicHeartbeatRequest(ClassicJoinRequest{
 		GroupID: "", MemberID: cm.MemberID, InstanceID: cm.InstanceID,
 		RebalanceTimeoutMs: cm.RebalanceTimeoutMs, Subscription: cm.Subscription, Info: cm.Info,
 	}, 0)
 	meta := updatedMemberMetadata(nil, hb, cm.Client)
-	meta.Classic = &ClassicMemberMetadata{
+	meta.Classic = &streams.ClassicMemberMetadata{
 		SessionTimeoutMs:        cm.SessionTimeoutMs,
 		ConsumerProtocolVersion: cm.Subscription.Version,
 		SubscriptionVersion:     cm.Info.Version,

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // classicState is the upstream classic group at generation gen: each client
@@ -65,7 +66,7 @@ func TestTakeOverClassicGroup(t *testing.T) {
 	if resp.ErrorCode != 0 || g.GroupEpoch != 23 || g.Members["c1"].MemberEpoch() != 22 {
 		t.Fatalf("takeover: %d epoch %d c1 %d", resp.ErrorCode, g.GroupEpoch, g.Members["c1"].MemberEpoch())
 	}
-	if tasksCount(w.streams["s1"].owned.Active) != 0 {
+	if streams.TasksCount(w.streams["s1"].owned.Active) != 0 {
 		t.Fatalf("s1 got tasks the classic members hold: %v", w.streams["s1"].owned.Active)
 	}
 	if g.Ownership == nil || g.Ownership.Source != OwnershipTakeover {
@@ -91,8 +92,8 @@ func TestTakeOverClassicGroup(t *testing.T) {
 		w.streamsHeartbeat("s1")
 		h.advance(time.Second)
 	}
-	n1, n2, ns := len(c1.active), len(c2.active), tasksCount(w.streams["s1"].owned.Active)
-	if n1 != 2 || n2 != 2 || ns != 2 || g.State() != GroupStable {
+	n1, n2, ns := len(c1.active), len(c2.active), streams.TasksCount(w.streams["s1"].owned.Active)
+	if n1 != 2 || n2 != 2 || ns != 2 || g.State() != streams.GroupStable {
 		t.Fatalf("after the takeover: c1 %d c2 %d s1 %d, state %v", n1, n2, ns, g.State())
 	}
 }
@@ -135,7 +136,7 @@ func TestAbandonTakeOver(t *testing.T) {
 	if err != nil || h.group("g") != nil {
 		t.Fatalf("abandon: %v", err)
 	}
-	gs, rerr := Replay(nil, h.log.All())
+	gs, rerr := streams.Replay(nil, h.log.All())
 	if rerr != nil || gs["g"] != nil {
 		t.Fatalf("replay after abandon: %v %v", rerr, gs["g"])
 	}
@@ -171,7 +172,7 @@ func TestTakeOverKeepsClassicSessionClocks(t *testing.T) {
 	}
 	// c3's tasks go to the streams member without waiting for anyone.
 	w.streamsHeartbeat("s1")
-	if got := w.streams["s1"].owned.Active; !tasksEqual(got, tasks("0", 4, 5)) {
+	if got := w.streams["s1"].owned.Active; !streams.TasksEqual(got, tasks("0", 4, 5)) {
 		t.Fatalf("s1 active %v, want c3's tasks 4 and 5", got)
 	}
 
@@ -194,7 +195,7 @@ func TestTakeOverKeepsClassicSessionClocks(t *testing.T) {
 	if c1.mustRejoin() {
 		c1.rebalance()
 	}
-	if n1, ns := len(c1.active), tasksCount(w.streams["s1"].owned.Active); n1+ns != 6 || h.group("g").Members["c1"] == nil {
+	if n1, ns := len(c1.active), streams.TasksCount(w.streams["s1"].owned.Active); n1+ns != 6 || h.group("g").Members["c1"] == nil {
 		t.Fatalf("after c2's session: c1 %v s1 %v", c1.active, w.streams["s1"].owned.Active)
 	}
 }

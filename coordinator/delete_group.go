@@ -3,6 +3,7 @@ package coordinator
 import (
 	"sort"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -17,7 +18,7 @@ func (c *Coordinator) DeleteGroup(groupID string, done func(error)) {
 			done(kerr.GroupIDNotFound)
 			return
 		}
-		if g.State() != GroupEmpty {
+		if g.State() != streams.GroupEmpty {
 			done(kerr.NonEmptyGroup)
 			return
 		}
@@ -30,7 +31,7 @@ func (c *Coordinator) DeleteGroup(groupID string, done func(error)) {
 		s.stopTimers()
 		s.group = nil
 		done(nil)
-	}, func(e *coordError) { done(e) })
+	}, func(e *streams.CoordError) { done(e) })
 }
 
 // tombstoneGroup writes the records that delete the group, in Kafka's order
@@ -41,25 +42,25 @@ func (ch *change) tombstoneGroup(ownership bool) {
 	g := ch.g
 	ids := sortedMemberIDs(g)
 	for _, id := range ids {
-		ch.emit(newCurrentAssignmentTombstone(g.ID, id))
+		ch.emit(streams.NewCurrentAssignmentTombstone(g.ID, id))
 	}
 	for id := range g.Target {
-		ch.emit(newTargetAssignmentTombstone(g.ID, id))
+		ch.emit(streams.NewTargetAssignmentTombstone(g.ID, id))
 	}
-	ch.emit(newTargetAssignmentEpochTombstone(g.ID))
+	ch.emit(streams.NewTargetAssignmentEpochTombstone(g.ID))
 	for _, id := range ids {
-		ch.emit(newMemberTombstone(g.ID, id))
+		ch.emit(streams.NewMemberTombstone(g.ID, id))
 	}
 	// Replaying the group tombstone removes the group; the topology and
 	// ownership tombstones still go to the log so compaction forgets them
 	// too.
-	ch.records = append(ch.records, newGroupEpochTombstone(g.ID), newTopologyTombstone(g.ID))
+	ch.records = append(ch.records, streams.NewGroupEpochTombstone(g.ID), streams.NewTopologyTombstone(g.ID))
 	if ownership {
-		ch.records = append(ch.records, newOwnershipTombstone(g.ID))
+		ch.records = append(ch.records, streams.NewOwnershipTombstone(g.ID))
 	}
 }
 
-func sortedMemberIDs(g *Group) []string {
+func sortedMemberIDs(g *streams.Group) []string {
 	ids := make([]string, 0, len(g.Members))
 	for id := range g.Members {
 		ids = append(ids, id)

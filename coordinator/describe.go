@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
@@ -54,18 +55,18 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 		c.run(id, func(s *shard) {
 			resp.Groups[slot] = c.describeGroup(s, req)
 			done()
-		}, func(e *coordError) {
+		}, func(e *streams.CoordError) {
 			resp.Groups[slot] = describeError(id, e)
 			done()
 		})
 	}
 }
 
-func describeError(id string, err *coordError) kmsg.StreamsGroupDescribeResponseGroup {
+func describeError(id string, err *streams.CoordError) kmsg.StreamsGroupDescribeResponseGroup {
 	g := kmsg.NewStreamsGroupDescribeResponseGroup()
 	g.Group = id
-	g.ErrorCode = err.code.Code
-	msg := err.msg
+	g.ErrorCode = err.Code.Code
+	msg := err.Msg
 	g.ErrorMessage = &msg
 	return g
 }
@@ -73,7 +74,7 @@ func describeError(id string, err *coordError) kmsg.StreamsGroupDescribeResponse
 func (c *Coordinator) describeGroup(s *shard, req *kmsg.StreamsGroupDescribeRequest) kmsg.StreamsGroupDescribeResponseGroup {
 	g := s.group
 	if g == nil {
-		return describeError(s.id, errorf(kerr.GroupIDNotFound, "Group %s not found.", s.id))
+		return describeError(s.id, streams.Errorf(kerr.GroupIDNotFound, "Group %s not found.", s.id))
 	}
 	out := kmsg.NewStreamsGroupDescribeResponseGroup()
 	out.Group = g.ID
@@ -106,20 +107,20 @@ func (c *Coordinator) describeGroup(s *shard, req *kmsg.StreamsGroupDescribeRequ
 
 // describeConfigured returns the configured topology for a describe,
 // computing it (in memory, without creating topics) if it is stale.
-func (c *Coordinator) describeConfigured(g *Group) *configuredTopology {
+func (c *Coordinator) describeConfigured(g *streams.Group) *streams.ConfiguredTopology {
 	img := c.metadata.Image()
-	mem := &g.mem
-	if mem.configured == nil || mem.configuredFor != g.Topology || mem.configuredVersion != img.Version() {
-		return &configuredTopology{c.configure(*g.Topology, imagePartitions(img))}
+	mem := &g.Mem
+	if mem.Configured == nil || mem.ConfiguredFor != g.Topology || mem.ConfiguredVersion != img.Version() {
+		return &streams.ConfiguredTopology{ConfiguredTopology: c.configure(*g.Topology, imagePartitions(img))}
 	}
-	return mem.configured
+	return mem.Configured
 }
 
 // describeTopology reports the configured subtopologies (with decided
 // partition counts) when the topology is ready, else the stored one.
-func describeTopology(t *topology.Topology, cfgd *configuredTopology) *kmsg.StreamsGroupDescribeResponseGroupTopology {
+func describeTopology(t *topology.Topology, cfgd *streams.ConfiguredTopology) *kmsg.StreamsGroupDescribeResponseGroupTopology {
 	out := &kmsg.StreamsGroupDescribeResponseGroupTopology{Epoch: t.Epoch, Subtopologies: []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{}}
-	if cfgd.ready() {
+	if cfgd.IsReady() {
 		for _, s := range cfgd.ConfiguredSubtopologies {
 			out.Subtopologies = append(out.Subtopologies, kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{
 				SubtopologyID:           s.ID,
@@ -167,10 +168,10 @@ func topicConfigs(in []topology.Config) []kmsg.TopicInfoConfig {
 	return out
 }
 
-func describeMember(g *Group, m *Member) kmsg.StreamsGroupDescribeResponseGroupMember {
+func describeMember(g *streams.Group, m *streams.Member) kmsg.StreamsGroupDescribeResponseGroupMember {
 	out := kmsg.NewStreamsGroupDescribeResponseGroupMember()
 	out.MemberID = m.ID
-	cur := m.current()
+	cur := m.CurrentAssignment()
 	out.MemberEpoch = cur.MemberEpoch
 	if meta := m.Meta; meta != nil {
 		if meta.InstanceID != "" {
@@ -203,10 +204,10 @@ func describeMember(g *Group, m *Member) kmsg.StreamsGroupDescribeResponseGroupM
 	return out
 }
 
-func streamsAssignment(t TaskSets) kmsg.StreamsAssignment {
+func streamsAssignment(t streams.TaskSets) kmsg.StreamsAssignment {
 	return kmsg.StreamsAssignment{
-		ActiveTasks:  tasksToKmsg(t.Active),
-		StandbyTasks: tasksToKmsg(t.Standby),
-		WarmupTasks:  tasksToKmsg(t.Warmup),
+		ActiveTasks:  streams.TasksToKmsg(t.Active),
+		StandbyTasks: streams.TasksToKmsg(t.Standby),
+		WarmupTasks:  streams.TasksToKmsg(t.Warmup),
 	}
 }

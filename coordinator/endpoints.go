@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -13,7 +14,7 @@ import (
 // and separately of its standby and warm-up tasks. Task p maps to partition p
 // of every such topic that has more than p partitions.
 // The requesting member comes last, the others in member id order.
-func partitionsByUserEndpoint(g *Group, c *configuredTopology, self string) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
+func partitionsByUserEndpoint(g *streams.Group, c *streams.ConfiguredTopology, self string) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
 	ids := make([]string, 0, len(g.Members))
 	for id, m := range g.Members {
 		if id != self && m.Meta != nil && m.Meta.UserEndpoint != nil {
@@ -27,13 +28,13 @@ func partitionsByUserEndpoint(g *Group, c *configuredTopology, self string) []km
 	out := make([]kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint, 0, len(ids))
 	for _, id := range ids {
 		m := g.Members[id]
-		cur := m.current()
+		cur := m.CurrentAssignment()
 		e := kmsg.NewStreamsGroupHeartbeatResponsePartitionsByUserEndpoint()
 		e.UserEndpoint = kmsg.Endpoint{Host: m.Meta.UserEndpoint.Host, Port: m.Meta.UserEndpoint.Port}
 		for _, tp := range taskPartitions(c, cur.Assigned.Active) {
 			e.ActivePartitions = append(e.ActivePartitions, kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpointActivePartition{Topic: tp.topic, Partitions: tp.partitions})
 		}
-		for _, tp := range taskPartitions(c, tasksUnion(cur.Assigned.Standby, cur.Assigned.Warmup)) {
+		for _, tp := range taskPartitions(c, streams.TasksUnion(cur.Assigned.Standby, cur.Assigned.Warmup)) {
 			e.StandbyPartitions = append(e.StandbyPartitions, kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpointStandbyPartition{Topic: tp.topic, Partitions: tp.partitions})
 		}
 		if e.ActivePartitions == nil {
@@ -52,13 +53,13 @@ type topicPartitionList struct {
 	partitions []int32
 }
 
-func taskPartitions(c *configuredTopology, tasks Tasks) []topicPartitionList {
-	if !c.ready() || len(tasks) == 0 {
+func taskPartitions(c *streams.ConfiguredTopology, tasks streams.Tasks) []topicPartitionList {
+	if !c.IsReady() || len(tasks) == 0 {
 		return nil
 	}
 	byTopic := map[string][]int32{}
 	for sid, ps := range tasks {
-		s := c.subtopology(sid)
+		s := c.SubtopologyByID(sid)
 		if s == nil {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // gateLog holds every Append until release is closed, so that a group's
@@ -23,7 +24,7 @@ func newGateLog() *gateLog {
 	return &gateLog{MemoryLog: NewMemoryLog(), entered: make(chan struct{}, 64), release: make(chan struct{})}
 }
 
-func (l *gateLog) Append(group string, recs []Record) error {
+func (l *gateLog) Append(group string, recs []streams.Record) error {
 	select {
 	case l.entered <- struct{}{}:
 	default: // nobody waits for later appends
@@ -76,10 +77,10 @@ func entryPoints() []entryPoint {
 		}},
 		{"DeleteGroup", func(c *Coordinator, g string, answer func(int16)) { c.DeleteGroup(g, errCode(answer)) }},
 		{"BeginHandBack", func(c *Coordinator, g string, answer func(int16)) {
-			c.BeginHandBack(g, func(HandBackState) {}, errCode(answer))
+			c.BeginHandBack(g, func(streams.HandBackState) {}, errCode(answer))
 		}},
 		{"HandBack", func(c *Coordinator, g string, answer func(int16)) {
-			c.HandBack(g, func(HandBackState) { answer(noCode) })
+			c.HandBack(g, func(streams.HandBackState) { answer(noCode) })
 		}},
 		{"AbortHandBack", func(c *Coordinator, g string, answer func(int16)) { c.AbortHandBack(g, func() { answer(noCode) }) }},
 		{"FinishHandBack", func(c *Coordinator, g string, answer func(int16)) { c.FinishHandBack(g, errCode(answer)) }},
@@ -169,7 +170,7 @@ func newGatedCoordinator(t *testing.T) (*Coordinator, *gateLog, *ManualClock) {
 	md.SetTopic("foo", 4)
 	clock := NewManualClock(testStart)
 	log := newGateLog()
-	cfg := DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	c, err := New(Options{Config: cfg, Clock: clock, Log: log, Metadata: md, Assignor: testAssignor{}})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -14,7 +15,7 @@ import (
 func FuzzHeartbeat(f *testing.F) {
 	seed := func(r *kmsg.StreamsGroupHeartbeatRequest) { f.Add(byte(r.Version), r.AppendTo(nil)) }
 	seed(joinReq("g", "m3", "p3", statefulTopology("foo")))
-	seed(hbReq("g", "m1", 2, &TaskSets{Active: tasks("0", 0, 1)}))
+	seed(hbReq("g", "m1", 2, &streams.TaskSets{Active: tasks("0", 0, 1)}))
 	seed(hbReq("g", "m2", 3, nil))
 	leave := hbReq("g", "m1", -2, nil)
 	leave.InstanceID = strp("i1")
@@ -35,6 +36,6 @@ func FuzzHeartbeat(f *testing.F) {
 		h.ok(j)
 		h.ok(joinReq("g", "m2", "p2", statefulTopology("foo")))
 		h.hb(req) // checks replay(log) == state
-		h.advance(DefaultSessionTimeout)
+		h.advance(streams.DefaultSessionTimeout)
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -14,7 +15,7 @@ import (
 // coordinator's, not a group: no streams group appears because of them.
 func TestGroupConfigsSurviveRestart(t *testing.T) {
 	log := NewMemoryLog()
-	cfg := DefaultConfig()
+	cfg := streams.DefaultConfig()
 	c, err := New(Options{Config: cfg, Metadata: &StaticMetadata{}, Log: log})
 	if err != nil {
 		t.Fatal(err)
@@ -75,12 +76,12 @@ func TestGroupConfigsSurviveRestart(t *testing.T) {
 
 type failingLog struct{ *MemoryLog }
 
-func (failingLog) Append(string, []Record) error { return errors.New("log unavailable") }
+func (failingLog) Append(string, []streams.Record) error { return errors.New("log unavailable") }
 
 // TestGroupConfigNotStored: when the log refuses the record, the change is
 // not applied and the client gets an error, not a silent in-memory change.
 func TestGroupConfigNotStored(t *testing.T) {
-	c, err := New(Options{Config: DefaultConfig(), Metadata: &StaticMetadata{}, Log: failingLog{NewMemoryLog()}})
+	c, err := New(Options{Config: streams.DefaultConfig(), Metadata: &StaticMetadata{}, Log: failingLog{NewMemoryLog()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,21 +104,21 @@ func TestGroupConfigRecordRejectsBadValues(t *testing.T) {
 		`{"Configs":[{"Key":"streams.num.standby.replicas","Value":"-1"}]}`,
 		`{"Configs":[{"Key":"streams.session.timeout.ms","Value":"x"}]}`,
 	} {
-		if _, err := UnmarshalRecord([]byte(`{"v":1,"type":1001,"group":"g"}`), []byte(value)); err == nil {
+		if _, err := streams.UnmarshalRecord([]byte(`{"v":1,"type":1001,"group":"g"}`), []byte(value)); err == nil {
 			t.Fatalf("%s accepted", value)
 		}
 	}
-	r, err := UnmarshalRecord([]byte(`{"v":1,"type":1001,"group":"g"}`),
+	r, err := streams.UnmarshalRecord([]byte(`{"v":1,"type":1001,"group":"g"}`),
 		[]byte(`{"Configs":[{"Key":"streams.some.future.config","Value":"1"},{"Key":"streams.num.standby.replicas","Value":"1"}]}`))
 	if err != nil {
 		t.Fatalf("a config name of a newer release fails the read: %v", err)
 	}
-	c, err := New(Options{Config: DefaultConfig(), Metadata: NewStaticMetadata()})
+	c, err := New(Options{Config: streams.DefaultConfig(), Metadata: NewStaticMetadata()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.loadGroupConfigs([]Record{r}); err != nil {
+	if _, err := c.loadGroupConfigs([]streams.Record{r}); err != nil {
 		t.Fatalf("a config name of a newer release fails the load: %v", err)
 	}
 	if got := c.groupConfig("g").NumStandbyReplicas; got != 1 {

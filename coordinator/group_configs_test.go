@@ -3,6 +3,7 @@ package coordinator
 import (
 	"testing"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -32,7 +33,7 @@ func TestAlterGroupConfigs(t *testing.T) {
 		{"atomic", []GroupConfigAlteration{setOp("streams.num.standby.replicas", "1"), setOp("streams.num.standby.replicas", "9")}, "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := New(Options{Config: DefaultConfig(), Metadata: &StaticMetadata{}})
+			c, err := New(Options{Config: streams.DefaultConfig(), Metadata: &StaticMetadata{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +56,7 @@ func TestAlterGroupConfigs(t *testing.T) {
 }
 
 func TestAlterGroupConfigsLifecycle(t *testing.T) {
-	c, err := New(Options{Config: DefaultConfig(), Metadata: &StaticMetadata{}})
+	c, err := New(Options{Config: streams.DefaultConfig(), Metadata: &StaticMetadata{}})
 	if err != nil {
 		t.Fatal(err)
 	}

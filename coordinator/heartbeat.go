@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
@@ -18,7 +19,7 @@ func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatReque
 	}
 	c.run(req.Group, func(s *shard) {
 		respond(c.heartbeat(s, req, client))
-	}, func(e *coordError) { respond(heartbeatError(req, e)) })
+	}, func(e *streams.CoordError) { respond(heartbeatError(req, e)) })
 }
 
 // heartbeat runs one validated StreamsGroupHeartbeat on the group's queue.
@@ -27,17 +28,17 @@ func (c *Coordinator) heartbeat(s *shard, req *kmsg.StreamsGroupHeartbeatRequest
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.Version = req.Version
 	var err error
-	if req.MemberEpoch == leaveGroupMemberEpoch || req.MemberEpoch == leaveGroupStaticMemberEpoch {
+	if req.MemberEpoch == streams.LeaveGroupMemberEpoch || req.MemberEpoch == streams.LeaveGroupStaticMemberEpoch {
 		err = ch.leave(req, resp)
 	} else {
 		err = ch.heartbeat(req, client, resp)
 	}
 	if err != nil {
 		ch.rollback()
-		return heartbeatError(req, asCoordError(err))
+		return heartbeatError(req, streams.AsCoordError(err))
 	}
 	if err := ch.commit(); err != nil {
-		return heartbeatError(req, errorf(kerr.CoordinatorNotAvailable, "%v", err))
+		return heartbeatError(req, streams.Errorf(kerr.CoordinatorNotAvailable, "%v", err))
 	}
 	return resp
 }
@@ -85,27 +86,27 @@ type streamsHeartbeat struct {
 	wasEmpty bool // the group had no members before it
 
 	instanceID string
-	m          *Member // nil for a new member until writeMember
-	replaced   *Member // the released static member this one replaces
+	m          *streams.Member // nil for a new member until writeMember
+	replaced   *streams.Member // the released static member this one replaces
 
-	oldMeta, meta *MemberMetadataValue
+	oldMeta, meta *streams.MemberMetadataValue
 
 	topo          *topology.Topology // the group's, or the request's for a new group
 	reqTopo       topology.Topology
 	storeTopology bool
-	configured    *configuredTopology
+	configured    *streams.ConfiguredTopology
 	hash          uint64 // the metadata hash of the topology's topics
 	// validatedEpoch is the topology epoch once it is configured, else -1.
 	validatedEpoch    int32
-	assignmentConfigs []KeyValue
+	assignmentConfigs []streams.KeyValue
 
 	// bump holds each reason for a new group epoch, for its log line.
 	bump     []string
 	statuses []kmsg.StreamsGroupHeartbeatResponseStatus
 
 	targetEpoch     int32
-	target          TaskSets
-	before, next    *CurrentMemberAssignmentValue
+	target          streams.TaskSets
+	before, next    *streams.CurrentMemberAssignmentValue
 	assignedChanged bool
 }
 
@@ -115,14 +116,14 @@ func (hb *streamsHeartbeat) getOrCreateGroup() error {
 	ch, req := hb.ch, hb.req
 	if ch.g == nil {
 		if !hb.joining {
-			return errorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
+			return streams.Errorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
 		}
-		ch.g = newGroup(req.Group)
+		ch.g = streams.NewGroup(req.Group)
 		ch.s.group = ch.g
 		hb.created = true
 		ch.created = true
 		if v := ch.c.takeClaim(req.Group); v != nil {
-			ch.emit(newOwnershipRecord(ch.g.ID, v))
+			ch.emit(streams.NewOwnershipRecord(ch.g.ID, v))
 		}
 	}
 	hb.wasEmpty = len(ch.g.Members) == 0
@@ -139,12 +140,12 @@ func (hb *streamsHeartbeat) getOrCreateMember() error {
 		hb.instanceID = *req.InstanceID
 	}
 	if hb.instanceID != "" {
-		ownerID, known := g.staticMembers[hb.instanceID]
+		ownerID, known := g.StaticMembers[hb.instanceID]
 		if hb.joining {
 			if known {
 				old := g.Members[ownerID]
-				if old.MemberEpoch() != leaveGroupStaticMemberEpoch {
-					return errorf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", req.MemberID, hb.instanceID, ownerID)
+				if old.MemberEpoch() != streams.LeaveGroupStaticMemberEpoch {
+					return streams.Errorf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", req.MemberID, hb.instanceID, ownerID)
 				}
 				hb.replaced = old
 			} else {
@@ -155,10 +156,10 @@ func (hb *streamsHeartbeat) getOrCreateMember() error {
 			}
 		} else {
 			if !known {
-				return errorf(kerr.UnknownMemberID, "Instance id %s is unknown.", hb.instanceID)
+				return streams.Errorf(kerr.UnknownMemberID, "Instance id %s is unknown.", hb.instanceID)
 			}
 			if ownerID != req.MemberID {
-				return errorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", req.MemberID, hb.instanceID, ownerID)
+				return streams.Errorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", req.MemberID, hb.instanceID, ownerID)
 			}
 			hb.m = g.Members[ownerID]
 		}
@@ -170,7 +171,7 @@ func (hb *streamsHeartbeat) getOrCreateMember() error {
 			}
 		}
 		if !hb.joining && hb.m == nil {
-			return errorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.ID)
+			return streams.Errorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.ID)
 		}
 	}
 	if !hb.joining {
@@ -205,13 +206,13 @@ func (hb *streamsHeartbeat) checkTopology() error {
 		case hb.topo == nil:
 			hb.topo, hb.storeTopology = &hb.reqTopo, true
 		case hb.reqTopo.Epoch >= hb.topo.Epoch && !topologyEqual(hb.reqTopo, *hb.topo):
-			return errorf(kerr.InvalidRequest, "Topology updates are not supported yet.")
+			return streams.Errorf(kerr.InvalidRequest, "Topology updates are not supported yet.")
 		}
 	}
 	if hb.topo == nil {
 		// Only possible if the records lost the topology; the member must
 		// rejoin to bring it.
-		return errorf(kerr.UnknownMemberID, "Streams group %s has no topology; rejoin.", g.ID)
+		return streams.Errorf(kerr.UnknownMemberID, "Streams group %s has no topology; rejoin.", g.ID)
 	}
 	configured, hash, err := ch.configureTopology(hb.topo)
 	if err != nil {
@@ -219,7 +220,7 @@ func (hb *streamsHeartbeat) checkTopology() error {
 	}
 	hb.configured, hb.hash = configured, hash
 	hb.validatedEpoch = -1
-	if configured.ready() {
+	if configured.IsReady() {
 		hb.validatedEpoch = hb.topo.Epoch
 		if err := validateOwnedTasks(req, configured); err != nil {
 			return err
@@ -240,21 +241,21 @@ func (hb *streamsHeartbeat) writeMember() {
 			hb.bump = append(hb.bump, bumpStaticMemberMetadata)
 		}
 	case hb.m == nil:
-		hb.m = &Member{ID: req.MemberID}
+		hb.m = &streams.Member{ID: req.MemberID}
 		hb.bump = append(hb.bump, bumpMemberJoined)
 	case hb.instanceID != "" && hb.oldMeta != nil:
 		if staticMetadataChanged(hb.oldMeta, hb.meta) {
 			hb.bump = append(hb.bump, bumpStaticMemberMetadata)
 		}
-	case !hb.meta.equal(hb.m.Meta):
+	case !hb.meta.Equal(hb.m.Meta):
 		hb.bump = append(hb.bump, bumpMemberMetadata)
 	}
-	if !hb.meta.equal(hb.m.Meta) || classicChanged(hb.m.Meta, hb.meta) {
-		ch.emit(newMemberRecord(g.ID, hb.m.ID, hb.meta))
+	if !hb.meta.Equal(hb.m.Meta) || streams.ClassicChanged(hb.m.Meta, hb.meta) {
+		ch.emit(streams.NewMemberRecord(g.ID, hb.m.ID, hb.meta))
 		hb.m = g.Members[hb.m.ID]
 	}
 	if hb.storeTopology {
-		ch.emit(newTopologyRecord(g.ID, hb.reqTopo))
+		ch.emit(streams.NewTopologyRecord(g.ID, hb.reqTopo))
 		hb.bump = append(hb.bump, bumpTopology)
 	}
 	if hb.hash != g.MetadataHash {
@@ -264,8 +265,8 @@ func (hb *streamsHeartbeat) writeMember() {
 		hb.bump = append(hb.bump, bumpTopologyValidated)
 	}
 	hb.assignmentConfigs = g.LastAssignmentConfigs
-	if !ch.cfg.sameAssignmentConfigs(hb.assignmentConfigs) {
-		hb.assignmentConfigs = ch.cfg.assignmentConfigs()
+	if !ch.cfg.SameAssignmentConfigs(hb.assignmentConfigs) {
+		hb.assignmentConfigs = ch.cfg.AssignmentConfigs()
 		hb.bump = append(hb.bump, bumpAssignmentConfigs)
 	}
 	if req.TaskOffsets != nil {
@@ -284,7 +285,7 @@ func (hb *streamsHeartbeat) maybeBumpGroupEpoch() {
 	if len(hb.bump) == 0 {
 		return
 	}
-	ch.bumpGroupEpoch(hb.m.ID, GroupMetadataValue{
+	ch.bumpGroupEpoch(hb.m.ID, streams.GroupMetadataValue{
 		MetadataHash:           hb.hash,
 		ValidatedTopologyEpoch: hb.validatedEpoch,
 		LastAssignmentConfigs:  hb.assignmentConfigs,
@@ -304,7 +305,7 @@ func (hb *streamsHeartbeat) updateTargetAssignment() error {
 	ch, g := hb.ch, hb.ch.g
 	if hb.meta.TopologyEpoch < hb.topo.Epoch {
 		hb.statuses = append(hb.statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
-			StatusCode:   StatusStaleTopology,
+			StatusCode:   streams.StatusStaleTopology,
 			StatusDetail: fmt.Sprintf("The member's topology epoch %d is behind the group's topology epoch %d.", hb.meta.TopologyEpoch, hb.topo.Epoch),
 		})
 	}
@@ -317,20 +318,20 @@ func (hb *streamsHeartbeat) updateTargetAssignment() error {
 	case ch.hasTimer(initialDelayTimerKey):
 		// The first members get an empty assignment until the delay ends.
 		hb.targetEpoch = max(1, g.AssignmentEpoch)
-		hb.target = TaskSets{}
+		hb.target = streams.TaskSets{}
 		hb.statuses = append(hb.statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
-			StatusCode:   StatusAssignmentDelayed,
+			StatusCode:   streams.StatusAssignmentDelayed,
 			StatusDetail: "Assignment delayed due to the configured initial rebalance delay.",
 		})
 	case ch.assignmentIntervalRunning():
 		ch.scheduleAssignmentInterval()
 		hb.statuses = append(hb.statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
-			StatusCode:   StatusAssignmentDelayed,
+			StatusCode:   streams.StatusAssignmentDelayed,
 			StatusDetail: "Assignment delayed due to the configured assignment interval.",
 		})
 	default:
 		if err := ch.computeTargetAssignment(); err != nil {
-			return errorf(kerr.UnknownServerError, "Failed to compute a new target assignment for epoch %d: %v", g.GroupEpoch, err)
+			return streams.Errorf(kerr.UnknownServerError, "Failed to compute a new target assignment for epoch %d: %v", g.GroupEpoch, err)
 		}
 		hb.targetEpoch = g.AssignmentEpoch
 		hb.target = g.Target[hb.m.ID]
@@ -343,29 +344,29 @@ func (hb *streamsHeartbeat) updateTargetAssignment() error {
 // it revokes.
 func (hb *streamsHeartbeat) maybeReconcile() error {
 	ch, req, g, m := hb.ch, hb.req, hb.ch.g, hb.m
-	var owned *TaskSets
+	var owned *streams.TaskSets
 	if req.ActiveTasks != nil && req.StandbyTasks != nil && req.WarmupTasks != nil {
-		owned = &TaskSets{tasksFromKmsg(req.ActiveTasks), tasksFromKmsg(req.StandbyTasks), tasksFromKmsg(req.WarmupTasks)}
+		owned = &streams.TaskSets{Active: streams.TasksFromKmsg(req.ActiveTasks), Standby: streams.TasksFromKmsg(req.StandbyTasks), Warmup: streams.TasksFromKmsg(req.WarmupTasks)}
 	}
-	before := m.current()
-	next, err := reconcile(before, m.processID(), hb.targetEpoch, hb.target, owned, g)
+	before := m.CurrentAssignment()
+	next, err := streams.Reconcile(before, m.ProcessID(), hb.targetEpoch, hb.target, owned, g)
 	if err != nil {
-		return errorf(kerr.FencedMemberEpoch, "%v", err)
+		return streams.Errorf(kerr.FencedMemberEpoch, "%v", err)
 	}
 	hb.before, hb.next = before, next
 	if next != before || m.Current == nil {
-		ch.emit(newCurrentAssignmentRecord(g.ID, m.ID, next))
+		ch.emit(streams.NewCurrentAssignmentRecord(g.ID, m.ID, next))
 		ch.logDebug(m.ID).Msgf("[GroupId %s][MemberId %s] Member's new assignment state: epoch=%d, previousEpoch=%d, state=%s, assignedTasks=%v and tasksPendingRevocation=%v.",
 			g.ID, m.ID, next.MemberEpoch, next.PreviousMemberEpoch, next.State, next.Assigned, next.PendingRevocation)
 	}
-	if next.State == MemberUnrevokedTasks {
-		if before.State != MemberUnrevokedTasks || before.MemberEpoch != next.MemberEpoch || !ch.hasTimer(rebalanceTimerKey(m.ID)) {
+	if next.State == streams.MemberUnrevokedTasks {
+		if before.State != streams.MemberUnrevokedTasks || before.MemberEpoch != next.MemberEpoch || !ch.hasTimer(rebalanceTimerKey(m.ID)) {
 			ch.scheduleRebalance(m.ID, next.MemberEpoch, rebalanceTimeout(m))
 		}
 	} else {
 		ch.cancel(rebalanceTimerKey(m.ID))
 	}
-	hb.assignedChanged = next != before && (!before.Assigned.equal(next.Assigned) || !sameEpochs(before, next))
+	hb.assignedChanged = next != before && (!before.Assigned.Equal(next.Assigned) || !sameEpochs(before, next))
 	return nil
 }
 
@@ -375,14 +376,14 @@ func (hb *streamsHeartbeat) maybeReconcile() error {
 func (hb *streamsHeartbeat) updateSession() {
 	ch, g, m := hb.ch, hb.ch.g, hb.m
 	ch.scheduleSession(m.ID)
-	if hb.req.ShutdownApplication && g.mem.shutdownRequester == "" {
-		g.mem.shutdownRequester = m.ID // the first requester is reported
+	if hb.req.ShutdownApplication && g.Mem.ShutdownRequester == "" {
+		g.Mem.ShutdownRequester = m.ID // the first requester is reported
 	}
 	endpointChanged := !endpointEqual(hb.oldMeta, hb.meta)
 	if !hb.created && (endpointChanged || (hb.assignedChanged && hb.meta.UserEndpoint != nil)) {
 		// A group created by this heartbeat stays at 0 (Kafka does not
 		// persist the bump made on the group it is creating).
-		g.mem.endpointEpoch++
+		g.Mem.EndpointEpoch++
 	}
 }
 
@@ -394,19 +395,19 @@ func (hb *streamsHeartbeat) buildResponse(resp *kmsg.StreamsGroupHeartbeatRespon
 	resp.MemberEpoch = hb.next.MemberEpoch
 	ch.fillIntervals(resp)
 	statuses := hb.statuses
-	if !hb.configured.ready() {
-		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: hb.configured.status(), StatusDetail: ch.configurationDetail(hb.configured)})
+	if !hb.configured.IsReady() {
+		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: hb.configured.Status(), StatusDetail: ch.configurationDetail(hb.configured)})
 	}
-	if r := g.mem.shutdownRequester; r != "" {
+	if r := g.Mem.ShutdownRequester; r != "" {
 		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
-			StatusCode:   StatusShutdownApplication,
+			StatusCode:   streams.StatusShutdownApplication,
 			StatusDetail: fmt.Sprintf("Streams group member %s encountered a fatal error and requested a shutdown for the entire application.", r),
 		})
 	}
 	if req.Version >= 1 {
 		if missing := missingClientTags(ch.cfg.RackAwareAssignmentTags, hb.meta.ClientTags); len(missing) > 0 {
 			statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
-				StatusCode:   StatusMissingClientTags,
+				StatusCode:   streams.StatusMissingClientTags,
 				StatusDetail: fmt.Sprintf("Client tags missing for rack-aware assignment: %s", strings.Join(missing, ", ")),
 			})
 		}
@@ -417,12 +418,12 @@ func (hb *streamsHeartbeat) buildResponse(resp *kmsg.StreamsGroupHeartbeatRespon
 	}
 	resp.Status = statuses
 	if hb.joining || hb.assignedChanged {
-		resp.ActiveTasks = tasksToKmsg(hb.next.Assigned.Active)
-		resp.StandbyTasks = tasksToKmsg(hb.next.Assigned.Standby)
-		resp.WarmupTasks = tasksToKmsg(hb.next.Assigned.Warmup)
+		resp.ActiveTasks = streams.TasksToKmsg(hb.next.Assigned.Active)
+		resp.StandbyTasks = streams.TasksToKmsg(hb.next.Assigned.Standby)
+		resp.WarmupTasks = streams.TasksToKmsg(hb.next.Assigned.Warmup)
 	}
-	resp.EndpointInformationEpoch = g.mem.endpointEpoch
-	if req.EndpointInformationEpoch != g.mem.endpointEpoch {
+	resp.EndpointInformationEpoch = g.Mem.EndpointEpoch
+	if req.EndpointInformationEpoch != g.Mem.EndpointEpoch {
 		resp.PartitionsByUserEndpoint = partitionsByUserEndpoint(g, hb.configured, hb.m.ID)
 	}
 }

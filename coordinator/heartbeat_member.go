@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -11,7 +12,7 @@ import (
 func (ch *change) checkGroupSize(memberID string) error {
 	max := ch.c.maxGroupSize()
 	if max > 0 && len(ch.g.Members) >= max && ch.g.Members[memberID] == nil {
-		return errorf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", max)
+		return streams.Errorf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", max)
 	}
 	return nil
 }
@@ -19,30 +20,30 @@ func (ch *change) checkGroupSize(memberID string) error {
 // checkMemberEpoch is Kafka's throwIfStreamsGroupMemberEpochIsInvalid. An
 // older epoch is accepted only when it is the previous epoch and the member
 // owns no more than it was given: the response that moved it on was lost.
-func checkMemberEpoch(m *Member, req *kmsg.StreamsGroupHeartbeatRequest) error {
-	cur := m.current()
+func checkMemberEpoch(m *streams.Member, req *kmsg.StreamsGroupHeartbeatRequest) error {
+	cur := m.CurrentAssignment()
 	switch {
 	case req.MemberEpoch > cur.MemberEpoch:
-		return errorf(kerr.FencedMemberEpoch, "The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
+		return streams.Errorf(kerr.FencedMemberEpoch, "The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
 	case req.MemberEpoch < cur.MemberEpoch:
 		if req.MemberEpoch == cur.PreviousMemberEpoch && req.ActiveTasks != nil && req.StandbyTasks != nil && req.WarmupTasks != nil &&
-			tasksSubset(tasksFromKmsg(req.ActiveTasks), cur.Assigned.Active) &&
-			tasksSubset(tasksFromKmsg(req.StandbyTasks), cur.Assigned.Standby) &&
-			tasksSubset(tasksFromKmsg(req.WarmupTasks), cur.Assigned.Warmup) {
+			streams.TasksSubset(streams.TasksFromKmsg(req.ActiveTasks), cur.Assigned.Active) &&
+			streams.TasksSubset(streams.TasksFromKmsg(req.StandbyTasks), cur.Assigned.Standby) &&
+			streams.TasksSubset(streams.TasksFromKmsg(req.WarmupTasks), cur.Assigned.Warmup) {
 			return nil
 		}
-		return errorf(kerr.FencedMemberEpoch, "The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
+		return streams.Errorf(kerr.FencedMemberEpoch, "The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
 	}
 	return nil
 }
 
 // updatedMemberMetadata applies a request to a member's metadata: null
 // fields keep the old value; a join always replaces the endpoint.
-func updatedMemberMetadata(old *MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *MemberMetadataValue {
+func updatedMemberMetadata(old *streams.MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *streams.MemberMetadataValue {
 	if metadataUnchanged(old, req, client) {
 		return old
 	}
-	v := &MemberMetadataValue{}
+	v := &streams.MemberMetadataValue{}
 	if old != nil {
 		*v = *old
 	}
@@ -64,9 +65,9 @@ func updatedMemberMetadata(old *MemberMetadataValue, req *kmsg.StreamsGroupHeart
 		v.ProcessID = *req.ProcessID
 	}
 	if req.ClientTags != nil {
-		tags := make([]KeyValue, 0, len(req.ClientTags))
+		tags := make([]streams.KeyValue, 0, len(req.ClientTags))
 		for _, t := range req.ClientTags {
-			tags = append(tags, KeyValue{t.Key, t.Value})
+			tags = append(tags, streams.KeyValue{Key: t.Key, Value: t.Value})
 		}
 		sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
 		v.ClientTags = tags
@@ -75,14 +76,14 @@ func updatedMemberMetadata(old *MemberMetadataValue, req *kmsg.StreamsGroupHeart
 		v.UserEndpoint = nil
 	}
 	if e := req.UserEndpoint; e != nil {
-		v.UserEndpoint = &Endpoint{Host: e.Host, Port: e.Port}
+		v.UserEndpoint = &streams.Endpoint{Host: e.Host, Port: e.Port}
 	}
 	return v
 }
 
 // metadataUnchanged is the steady-state shortcut of updatedMemberMetadata: a
 // heartbeat that only repeats what is known changes nothing.
-func metadataUnchanged(old *MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) bool {
+func metadataUnchanged(old *streams.MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) bool {
 	if old == nil || req.MemberEpoch == 0 || req.Topology != nil || req.ClientTags != nil || req.UserEndpoint != nil {
 		return false
 	}
@@ -95,16 +96,16 @@ func metadataUnchanged(old *MemberMetadataValue, req *kmsg.StreamsGroupHeartbeat
 
 // staticMetadataChanged: for static members only these fields bump the
 // group epoch (PR #22245), so a restart with the same identity keeps tasks.
-func staticMetadataChanged(old, v *MemberMetadataValue) bool {
+func staticMetadataChanged(old, v *streams.MemberMetadataValue) bool {
 	if old == nil {
 		return true
 	}
 	return old.TopologyEpoch != v.TopologyEpoch || old.RackID != v.RackID ||
-		old.ProcessID != v.ProcessID || !keyValuesEqual(old.ClientTags, v.ClientTags)
+		old.ProcessID != v.ProcessID || !streams.KeyValuesEqual(old.ClientTags, v.ClientTags)
 }
 
-func endpointEqual(old, v *MemberMetadataValue) bool {
-	var a, b *Endpoint
+func endpointEqual(old, v *streams.MemberMetadataValue) bool {
+	var a, b *streams.Endpoint
 	if old != nil {
 		a = old.UserEndpoint
 	}
@@ -119,9 +120,9 @@ func endpointEqual(old, v *MemberMetadataValue) bool {
 
 // sameEpochs compares the epochs of the assigned active tasks (pending ones
 // are not sent to the member).
-func sameEpochs(a, b *CurrentMemberAssignmentValue) bool {
+func sameEpochs(a, b *streams.CurrentMemberAssignmentValue) bool {
 	same := true
-	forEachTask(b.Assigned.Active, func(t TaskID) {
+	streams.ForEachTask(b.Assigned.Active, func(t streams.TaskID) {
 		if a.ActiveEpochs[t] != b.ActiveEpochs[t] {
 			same = false
 		}
@@ -134,45 +135,45 @@ func sameEpochs(a, b *CurrentMemberAssignmentValue) bool {
 // records are deleted and a copy under the new id is written (its metadata
 // as it was, its target, its current assignment at epoch 0). The caller then
 // writes the updated metadata if the request changed it.
-func (ch *change) replaceStaticMember(old *Member, memberID string) *Member {
+func (ch *change) replaceStaticMember(old *streams.Member, memberID string) *streams.Member {
 	g := ch.g
 	target := g.Target[old.ID]
-	cur := *old.current()
+	cur := *old.CurrentAssignment()
 	meta := old.Meta
 	if old.ID != memberID {
 		protocol := "streams"
 		if ch.classic != nil {
 			protocol = "classic"
 		}
-		ch.logInfo(memberID).Str("instance", old.instanceID()).Str("replaced_member", old.ID).Str("reason", "static member replaced").
+		ch.logInfo(memberID).Str("instance", old.InstanceID()).Str("replaced_member", old.ID).Str("reason", "static member replaced").
 			Msgf("[GroupId %s][MemberId %s] Static member with instance id %s re-joins the streams group using the %s protocol. Created a new member %s to replace the existing member %s.",
-				g.ID, memberID, old.instanceID(), protocol, memberID, old.ID)
+				g.ID, memberID, old.InstanceID(), protocol, memberID, old.ID)
 		ch.tombstoneMember(old.ID)
 		ch.cancel(sessionTimerKey(old.ID))
 		ch.cancel(rebalanceTimerKey(old.ID))
-		ch.emit(newMemberRecord(g.ID, memberID, meta))
-		ch.emit(newTargetAssignmentRecord(g.ID, memberID, target))
+		ch.emit(streams.NewMemberRecord(g.ID, memberID, meta))
+		ch.emit(streams.NewTargetAssignmentRecord(g.ID, memberID, target))
 	}
 	cur.MemberEpoch = 0
 	cur.PreviousMemberEpoch = 0
-	cur.State = MemberStable
-	cur.PendingRevocation = TaskSets{}
-	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, false, 0)
-	ch.emit(newCurrentAssignmentRecord(g.ID, memberID, &cur))
+	cur.State = streams.MemberStable
+	cur.PendingRevocation = streams.TaskSets{}
+	cur.ActiveEpochs = streams.RestrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, false, 0)
+	ch.emit(streams.NewCurrentAssignmentRecord(g.ID, memberID, &cur))
 	return g.Members[memberID]
 }
 
 // validateOwnedTasks rejects owned tasks outside the configured topology.
-func validateOwnedTasks(req *kmsg.StreamsGroupHeartbeatRequest, c *configuredTopology) error {
+func validateOwnedTasks(req *kmsg.StreamsGroupHeartbeatRequest, c *streams.ConfiguredTopology) error {
 	for _, l := range [3][]kmsg.TaskIDs{req.ActiveTasks, req.StandbyTasks, req.WarmupTasks} {
 		for _, t := range l {
-			s := c.subtopology(t.SubtopologyID)
+			s := c.SubtopologyByID(t.SubtopologyID)
 			if s == nil {
-				return errorf(kerr.InvalidRequest, "Subtopology %s does not exist in the topology.", t.SubtopologyID)
+				return streams.Errorf(kerr.InvalidRequest, "Subtopology %s does not exist in the topology.", t.SubtopologyID)
 			}
 			for _, p := range t.Partitions {
 				if p < 0 || p >= s.NumTasks {
-					return errorf(kerr.InvalidRequest, "Task %d for subtopology %s is invalid. Number of tasks for this subtopology: %d", p, t.SubtopologyID, s.NumTasks)
+					return streams.Errorf(kerr.InvalidRequest, "Task %d for subtopology %s is invalid. Number of tasks for this subtopology: %d", p, t.SubtopologyID, s.NumTasks)
 				}
 			}
 		}
@@ -180,10 +181,10 @@ func validateOwnedTasks(req *kmsg.StreamsGroupHeartbeatRequest, c *configuredTop
 	return nil
 }
 
-func missingClientTags(required []string, tags []KeyValue) []string {
+func missingClientTags(required []string, tags []streams.KeyValue) []string {
 	var missing []string
 	for _, r := range required {
-		if !slices.ContainsFunc(tags, func(kv KeyValue) bool { return kv.Key == r }) {
+		if !slices.ContainsFunc(tags, func(kv streams.KeyValue) bool { return kv.Key == r }) {
 			missing = append(missing, r)
 		}
 	}
@@ -193,10 +194,10 @@ func missingClientTags(required []string, tags []KeyValue) []string {
 // classicMetadata stamps the classic metadata of the JoinGroup being served
 // on the member's new metadata. A StreamsGroupHeartbeat naming a classic
 // member is refused: a member never changes protocol under the same id.
-func (ch *change) classicMetadata(m *Member, meta *MemberMetadataValue) (*MemberMetadataValue, error) {
+func (ch *change) classicMetadata(m *streams.Member, meta *streams.MemberMetadataValue) (*streams.MemberMetadataValue, error) {
 	if ch.classic == nil {
 		if m != nil && m.IsClassic() {
-			return nil, errorf(kerr.UnknownMemberID, "Member %s of group %s uses the classic protocol.", m.ID, ch.g.ID)
+			return nil, streams.Errorf(kerr.UnknownMemberID, "Member %s of group %s uses the classic protocol.", m.ID, ch.g.ID)
 		}
 		return meta, nil
 	}
@@ -204,6 +205,6 @@ func (ch *change) classicMetadata(m *Member, meta *MemberMetadataValue) (*Member
 	c := *ch.classic
 	v.Classic = &c
 	// A classic member runs the group's topology; it never sends one.
-	v.TopologyEpoch = ch.g.topologyEpoch()
+	v.TopologyEpoch = ch.g.TopologyEpoch()
 	return &v, nil
 }

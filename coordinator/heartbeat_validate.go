@@ -7,15 +7,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // heartbeatError builds the response of a failed heartbeat.
-func heartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err *coordError) *kmsg.StreamsGroupHeartbeatResponse {
+func heartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err *streams.CoordError) *kmsg.StreamsGroupHeartbeatResponse {
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.Version = req.Version
-	resp.ErrorCode = err.code.Code
-	msg := err.msg
+	resp.ErrorCode = err.Code.Code
+	msg := err.Msg
 	resp.ErrorMessage = &msg
 	return resp
 }
@@ -29,22 +30,22 @@ func validateHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGrou
 	return nil
 }
 
-func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *coordError {
+func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *streams.CoordError {
 	// The broker gate and the service check the topology itself first:
 	// internal or invalid topic names, regexes, changelog partitions.
 	if req.Topology != nil {
 		if err := topology.Validate(topologyFromRequest(req.Topology)); err != nil {
 			var te *topology.Error
 			if errors.As(err, &te) {
-				if ce := topologyFailure(te); ce != nil {
+				if ce := streams.TopologyFailure(te); ce != nil {
 					return ce
 				}
 			}
-			return errorf(kerr.StreamsInvalidTopology, "%v", err)
+			return streams.Errorf(kerr.StreamsInvalidTopology, "%v", err)
 		}
 	}
-	invalid := func(format string, args ...any) *coordError {
-		return errorf(kerr.InvalidRequest, format, args...)
+	invalid := func(format string, args ...any) *streams.CoordError {
+		return streams.Errorf(kerr.InvalidRequest, format, args...)
 	}
 	if strings.TrimSpace(req.MemberID) == "" {
 		return invalid("MemberId can't be empty.")
@@ -75,11 +76,11 @@ func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *coordError {
 		if req.Topology == nil {
 			return invalid("Topology must be non-null when (re-)joining.")
 		}
-	case req.MemberEpoch == leaveGroupStaticMemberEpoch:
+	case req.MemberEpoch == streams.LeaveGroupStaticMemberEpoch:
 		if req.InstanceID == nil {
 			return invalid("InstanceId can't be null.")
 		}
-	case req.MemberEpoch < leaveGroupStaticMemberEpoch:
+	case req.MemberEpoch < streams.LeaveGroupStaticMemberEpoch:
 		return invalid("MemberEpoch is %d, but must be greater than or equal to -2.", req.MemberEpoch)
 	}
 	if req.MemberEpoch != 0 {

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -10,25 +11,25 @@ import (
 func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) error {
 	g := ch.g
 	if g == nil {
-		return errorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
+		return streams.Errorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
 	}
-	var m *Member
+	var m *streams.Member
 	if req.InstanceID == nil {
 		m = g.Members[req.MemberID]
 		if m == nil {
-			return errorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.ID)
+			return streams.Errorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.ID)
 		}
 	} else {
-		ownerID, ok := g.staticMembers[*req.InstanceID]
+		ownerID, ok := g.StaticMembers[*req.InstanceID]
 		if !ok {
-			return errorf(kerr.UnknownMemberID, "Instance id %s is unknown.", *req.InstanceID)
+			return streams.Errorf(kerr.UnknownMemberID, "Instance id %s is unknown.", *req.InstanceID)
 		}
 		if ownerID != req.MemberID {
-			return errorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, ownerID)
+			return streams.Errorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, ownerID)
 		}
 		m = g.Members[ownerID]
 	}
-	if req.MemberEpoch == leaveGroupMemberEpoch {
+	if req.MemberEpoch == streams.LeaveGroupMemberEpoch {
 		ch.logLeft(m, "left the streams group")
 		ch.removeMember(m, bumpMemberLeft)
 	} else {
@@ -47,13 +48,13 @@ func (ch *change) leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 // then replaces it, heartbeat_member.go) or its session expires; what it was
 // revoking is released now. A classic member's sync and join timers stop
 // too (a streams member has none).
-func (ch *change) releaseStatic(m *Member) {
-	cur := *m.current()
+func (ch *change) releaseStatic(m *streams.Member) {
+	cur := *m.CurrentAssignment()
 	cur.PreviousMemberEpoch = cur.MemberEpoch
-	cur.MemberEpoch = leaveGroupStaticMemberEpoch
-	cur.PendingRevocation = TaskSets{}
-	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
-	ch.emit(newCurrentAssignmentRecord(ch.g.ID, m.ID, &cur))
+	cur.MemberEpoch = streams.LeaveGroupStaticMemberEpoch
+	cur.PendingRevocation = streams.TaskSets{}
+	cur.ActiveEpochs = streams.RestrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
+	ch.emit(streams.NewCurrentAssignmentRecord(ch.g.ID, m.ID, &cur))
 	ch.cancel(rebalanceTimerKey(m.ID))
 	ch.cancel(classicSyncTimerKey(m.ID))
 	ch.cancel(classicJoinTimerKey(m.ID))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // The coordinator logs what Kafka's GroupMetadataManager and
@@ -38,7 +39,7 @@ func (ch *change) logDebug(memberID string) *zerolog.Event {
 
 // logEpochBump is Kafka's "Bumped streams group epoch" line, with the
 // previous epoch and why.
-func (ch *change) logEpochBump(memberID string, previous int32, v *GroupMetadataValue, why []string) {
+func (ch *change) logEpochBump(memberID string, previous int32, v *streams.GroupMetadataValue, why []string) {
 	reason := strings.Join(why, ", ")
 	ch.logInfo(memberID).Int32("previous_epoch", previous).Int32("epoch", v.Epoch).Str("reason", reason).
 		Msgf("[GroupId %s][MemberId %s] Bumped streams group epoch from %d to %d with metadata hash %d and validated topology epoch %d because: %s.",
@@ -46,7 +47,7 @@ func (ch *change) logEpochBump(memberID string, previous int32, v *GroupMetadata
 }
 
 // logFenced is Kafka's fencing line; reason completes "because ...".
-func (ch *change) logFenced(m *Member, reason string) {
+func (ch *change) logFenced(m *streams.Member, reason string) {
 	ch.logInfo(m.ID).Str("reason", reason).
 		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.s.id, m.ID, reason)
 }
@@ -54,8 +55,8 @@ func (ch *change) logFenced(m *Member, reason string) {
 // logLeft is Kafka's line for a member that left on its own (how: "left the
 // streams group", "temporarily left the streams group", "has left group
 // through explicit `LeaveGroup` request").
-func (ch *change) logLeft(m *Member, how string) {
-	if id := m.instanceID(); id != "" {
+func (ch *change) logLeft(m *streams.Member, how string) {
+	if id := m.InstanceID(); id != "" {
 		ch.logInfo(m.ID).Str("instance", id).
 			Msgf("[GroupId %s][MemberId %s] Static member %s with instance id %s %s.", ch.s.id, m.ID, m.ID, id, how)
 		return
@@ -64,7 +65,7 @@ func (ch *change) logLeft(m *Member, how string) {
 }
 
 // logLoaded is Kafka's per-group load line, with its members at debug.
-func (c *Coordinator) logLoaded(g *Group) {
+func (c *Coordinator) logLoaded(g *streams.Group) {
 	c.logger.Info().Str("group", g.ID).Int("members", len(g.Members)).Int32("epoch", g.GroupEpoch).
 		Msgf("Loaded streams group %s with %d members.", g.ID, len(g.Members))
 	for id := range g.Members {

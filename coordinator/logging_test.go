@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // logCapture collects the coordinator's log lines (zerolog writes one JSON
@@ -156,7 +157,7 @@ func TestLogRebalanceTimeoutFencing(t *testing.T) {
 	h.ok(joinReq("g", "m2", "p2", sourceTopology("foo")))
 	// m1 is told to revoke half of its tasks, and never does.
 	r = h.ok(hbReq("g", "m1", r.MemberEpoch, &got))
-	if st := h.group("g").Members["m1"].current().State; st != MemberUnrevokedTasks {
+	if st := h.group("g").Members["m1"].CurrentAssignment().State; st != streams.MemberUnrevokedTasks {
 		t.Fatalf("m1 is %v", st)
 	}
 	h.advance(10 * time.Second)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
@@ -131,7 +132,7 @@ type CreatableTopic struct {
 	Name              string
 	Partitions        int32
 	ReplicationFactor int16 // -1: the cluster default
-	Configs           []KeyValue
+	Configs           []streams.KeyValue
 }
 
 // TopicCreator creates internal topics. CreateTopics must not block: it starts

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"fmt"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -35,10 +36,10 @@ type OffsetCommitResult struct {
 // group's queue and calls done once. A group the coordinator does not hold
 // gives GROUP_ID_NOT_FOUND: the caller forwards such commits.
 func (c *Coordinator) ValidateOffsetCommit(req OffsetCommitRequest, done func(OffsetCommitResult)) {
-	c.run(req.GroupID, func(s *shard) { done(validateOffsetCommit(s.group, req)) }, func(e *coordError) { done(OffsetCommitResult{Err: e}) })
+	c.run(req.GroupID, func(s *shard) { done(validateOffsetCommit(s.group, req)) }, func(e *streams.CoordError) { done(OffsetCommitResult{Err: e}) })
 }
 
-func validateOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommitResult {
+func validateOffsetCommit(g *streams.Group, req OffsetCommitRequest) OffsetCommitResult {
 	ok := OffsetCommitResult{Partitions: make([]error, len(req.Partitions))}
 	if g == nil {
 		return OffsetCommitResult{Err: kerr.GroupIDNotFound}
@@ -59,7 +60,7 @@ func validateOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommitResult 
 	if !req.Transactional && req.Version < 9 {
 		return OffsetCommitResult{Err: fmt.Errorf("OffsetCommit version 9 or above must be used by members using the streams group protocol: %w", kerr.UnsupportedVersion)}
 	}
-	cur := m.current()
+	cur := m.CurrentAssignment()
 	switch {
 	case req.MemberEpoch == cur.MemberEpoch:
 		return ok
@@ -78,9 +79,9 @@ func validateOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommitResult 
 			ok.Partitions[i] = fmt.Errorf("topic %s is not in the topology: %w", p.Topic, kerr.StaleMemberEpoch)
 			continue
 		}
-		t := TaskID{sub, p.Partition}
+		t := streams.TaskID{Subtopology: sub, Partition: p.Partition}
 		epoch, held := cur.ActiveEpochs[t]
-		if !held || !(tasksContains(cur.Assigned.Active, sub, p.Partition) || tasksContains(cur.PendingRevocation.Active, sub, p.Partition)) {
+		if !held || !(streams.TasksContains(cur.Assigned.Active, sub, p.Partition) || streams.TasksContains(cur.PendingRevocation.Active, sub, p.Partition)) {
 			ok.Partitions[i] = fmt.Errorf("task %s-%d is not assigned or pending revocation for member: %w", sub, p.Partition, kerr.StaleMemberEpoch)
 			continue
 		}
@@ -93,7 +94,7 @@ func validateOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommitResult 
 
 // sourceSubtopologies maps each source and repartition-source topic to its
 // subtopology (Kafka's StreamsTopology.sourceTopicMap).
-func sourceSubtopologies(g *Group) map[string]string {
+func sourceSubtopologies(g *streams.Group) map[string]string {
 	out := map[string]string{}
 	for _, s := range g.Topology.Subtopologies {
 		for _, t := range s.SourceTopics {
@@ -126,5 +127,5 @@ func (c *Coordinator) ValidateOffsetFetch(groupID, memberID string, memberEpoch 
 		default:
 			done(nil)
 		}
-	}, func(e *coordError) { done(e) })
+	}, func(e *streams.CoordError) { done(e) })
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -99,7 +100,7 @@ func (o *Ownership) Claim(ctx context.Context, group string) error {
 		cl = &claim{done: make(chan struct{})}
 		o.inflight[group] = cl
 		o.mu.Unlock()
-		var v *OwnershipValue
+		var v *streams.OwnershipValue
 		v, cl.err = o.decide(ctx, group)
 		if cl.err == nil {
 			v.ClaimedAtMs = o.c.clock.Now().UnixMilli()
@@ -120,7 +121,7 @@ func (o *Ownership) Claim(ctx context.Context, group string) error {
 	}
 }
 
-func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, error) {
+func (o *Ownership) decide(ctx context.Context, group string) (*streams.OwnershipValue, error) {
 	g, err := o.upstream.DescribeUpstreamGroup(ctx, group)
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", err, kerr.CoordinatorNotAvailable)
@@ -129,7 +130,7 @@ func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, 
 	case err == nil:
 	case errors.Is(err, kerr.GroupIDNotFound):
 		// A 4.x upstream's answer for a group it does not know as classic.
-		return &OwnershipValue{Source: OwnershipNew, UpstreamState: "Dead"}, nil
+		return &streams.OwnershipValue{Source: OwnershipNew, UpstreamState: "Dead"}, nil
 	case errors.Is(err, kerr.GroupAuthorizationFailed):
 		return nil, fmt.Errorf("the proxy may not describe upstream group %s: %w", group, err)
 	default:
@@ -138,7 +139,7 @@ func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, 
 		return nil, fmt.Errorf("describe upstream group %s: %v: %w", group, err, kerr.CoordinatorNotAvailable)
 	}
 	if src := claimSource(g); src != "" {
-		return &OwnershipValue{Source: src, UpstreamState: g.State}, nil
+		return &streams.OwnershipValue{Source: src, UpstreamState: g.State}, nil
 	}
 	o.mu.Lock()
 	t := o.takeover
@@ -147,7 +148,7 @@ func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, 
 		if err := t.Takeover(ctx, g); err != nil {
 			return nil, err
 		}
-		return &OwnershipValue{Source: OwnershipTakeover, UpstreamState: g.State}, nil
+		return &streams.OwnershipValue{Source: OwnershipTakeover, UpstreamState: g.State}, nil
 	}
 	return nil, fmt.Errorf("Group %s is a live classic group (state %s, protocol type %q) upstream; online migration of classic groups is not enabled: %w",
 		group, g.State, g.ProtocolType, kerr.GroupIDNotFound)
@@ -169,11 +170,11 @@ func claimSource(g kmsg.DescribeGroupsResponseGroup) string {
 }
 
 // addClaim keeps a claim until the join creating the group records it.
-func (c *Coordinator) addClaim(group string, v *OwnershipValue) {
+func (c *Coordinator) addClaim(group string, v *streams.OwnershipValue) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.claims == nil {
-		c.claims = map[string]*OwnershipValue{}
+		c.claims = map[string]*streams.OwnershipValue{}
 	}
 	c.claims[group] = v
 }
@@ -187,7 +188,7 @@ func (c *Coordinator) claimed(group string) bool {
 // takeClaim hands the group's pending claim to the join creating it. If
 // that change is rolled back, the claim is gone with it and the member's
 // next join asks the upstream again (which then shows the proxy's anchor).
-func (c *Coordinator) takeClaim(group string) *OwnershipValue {
+func (c *Coordinator) takeClaim(group string) *streams.OwnershipValue {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v := c.claims[group]
@@ -211,6 +212,6 @@ func (c *Coordinator) SourceTopics(groupID string) []string {
 			out = append(out, t)
 		}
 		ch <- out
-	}, func(*coordError) { ch <- nil })
+	}, func(*streams.CoordError) { ch <- nil })
 	return <-ch
 }

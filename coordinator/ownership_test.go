@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -84,14 +85,14 @@ func TestOwnershipClaim(t *testing.T) {
 			// The join creating the group records the ownership first.
 			h.ok(joinReq("app", "m1", "p1", sourceTopology("foo")))
 			recs := h.log.All()
-			if len(recs) == 0 || recs[0].Type != RecordOwnership {
+			if len(recs) == 0 || recs[0].Type != streams.RecordOwnership {
 				t.Fatalf("records %v, want the ownership first", recordTypes(recs))
 			}
-			v := recs[0].Value.(*OwnershipValue)
+			v := recs[0].Value.(*streams.OwnershipValue)
 			if v.Source != tc.source || v.ClaimedAtMs != testStart.UnixMilli() {
 				t.Fatalf("ownership %+v, want source %s at %d", v, tc.source, testStart.UnixMilli())
 			}
-			gs, err := Replay(nil, recs)
+			gs, err := streams.Replay(nil, recs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,11 +100,11 @@ func TestOwnershipClaim(t *testing.T) {
 				t.Fatalf("replayed ownership %+v, live %+v", gs["app"].Ownership, h.group("app").Ownership)
 			}
 			// The durable log's codec keeps it.
-			key, value, err := MarshalRecord(recs[0])
+			key, value, err := streams.MarshalRecord(recs[0])
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := UnmarshalRecord(key, value)
+			back, err := streams.UnmarshalRecord(key, value)
 			if err != nil || !reflect.DeepEqual(back, recs[0]) {
 				t.Fatalf("codec round trip: %v %+v, want %+v", err, back, recs[0])
 			}
@@ -138,7 +139,7 @@ func TestOwnershipDeleted(t *testing.T) {
 		t.Fatal(derr)
 	}
 	last := h.log.last()
-	if got := last[len(last)-1]; got.Type != RecordOwnership || !got.Tombstone() {
+	if got := last[len(last)-1]; got.Type != streams.RecordOwnership || !got.Tombstone() {
 		t.Fatalf("delete records %v, want an ownership tombstone last", recordTypes(last))
 	}
 	if o.Owns("app") {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"sort"
 )
 
@@ -18,7 +19,7 @@ import (
 // a fixture of its own predecessor.
 
 type previousRecord struct {
-	Type     RecordType
+	Type     streams.RecordType
 	GroupID  string
 	MemberID string
 	Value    any
@@ -141,10 +142,10 @@ type previousGroupConfigValue struct {
 const previousRecordCodecVersion = 1
 
 type previousRecordKeyJSON struct {
-	V      int        `json:"v"`
-	Type   RecordType `json:"type"`
-	Group  string     `json:"group"`
-	Member string     `json:"member,omitempty"`
+	V      int                `json:"v"`
+	Type   streams.RecordType `json:"type"`
+	Group  string             `json:"group"`
+	Member string             `json:"member,omitempty"`
 }
 
 type previousTaskEpochJSON struct {
@@ -203,35 +204,35 @@ func previousUnmarshalRecord(key, value []byte) (previousRecord, error) {
 		return previousRecord{}, fmt.Errorf("record key: unsupported version %d", k.V)
 	}
 	r := previousRecord{Type: k.Type, GroupID: k.Group, MemberID: k.Member}
-	memberKeyed := k.Type == RecordMemberMetadata || k.Type == RecordTargetAssignmentMember || k.Type == RecordCurrentMemberAssignment
+	memberKeyed := k.Type == streams.RecordMemberMetadata || k.Type == streams.RecordTargetAssignmentMember || k.Type == streams.RecordCurrentMemberAssignment
 	if memberKeyed != (k.Member != "") {
 		return previousRecord{}, fmt.Errorf("record key: %s with member %q", k.Type, k.Member)
 	}
 	if value == nil {
 		switch k.Type {
-		case RecordGroupMetadata, RecordMemberMetadata, RecordTargetAssignmentMetadata, RecordTargetAssignmentMember, RecordCurrentMemberAssignment, RecordTopology, RecordOwnership, RecordGroupConfig:
+		case streams.RecordGroupMetadata, streams.RecordMemberMetadata, streams.RecordTargetAssignmentMetadata, streams.RecordTargetAssignmentMember, streams.RecordCurrentMemberAssignment, streams.RecordTopology, streams.RecordOwnership, streams.RecordGroupConfig:
 			return r, nil
 		}
 		return previousRecord{}, fmt.Errorf("record key: unknown type %d", k.Type)
 	}
 	var err error
 	switch k.Type {
-	case RecordGroupMetadata:
+	case streams.RecordGroupMetadata:
 		v := &previousGroupMetadataValue{}
 		err, r.Value = previousStrictUnmarshal(value, v), v
-	case RecordMemberMetadata:
+	case streams.RecordMemberMetadata:
 		v := &previousMemberMetadataValue{}
 		err, r.Value = previousStrictUnmarshal(value, v), v
-	case RecordTargetAssignmentMetadata:
+	case streams.RecordTargetAssignmentMetadata:
 		v := &previousTargetAssignmentMetadataValue{}
 		err, r.Value = previousStrictUnmarshal(value, v), v
-	case RecordTargetAssignmentMember:
+	case streams.RecordTargetAssignmentMember:
 		v := &previousTargetAssignmentMemberValue{}
 		if err = previousStrictUnmarshal(value, v); err == nil {
 			v.Tasks, err = previousCheckedTaskSets(v.Tasks)
 		}
 		r.Value = v
-	case RecordCurrentMemberAssignment:
+	case streams.RecordCurrentMemberAssignment:
 		var c previousCurrentJSON
 		if err = previousStrictUnmarshal(value, &c); err == nil {
 			v := &previousCurrentMemberAssignmentValue{MemberEpoch: c.MemberEpoch, PreviousMemberEpoch: c.PreviousMemberEpoch, State: c.State}
@@ -246,13 +247,13 @@ func previousUnmarshalRecord(key, value []byte) (previousRecord, error) {
 			}
 			r.Value = v
 		}
-	case RecordTopology:
+	case streams.RecordTopology:
 		v := &previousTopologyValue{}
 		err, r.Value = previousStrictUnmarshal(value, v), v
-	case RecordOwnership:
+	case streams.RecordOwnership:
 		v := &previousOwnershipValue{}
 		err, r.Value = previousStrictUnmarshal(value, v), v
-	case RecordGroupConfig:
+	case streams.RecordGroupConfig:
 		v := &previousGroupConfigValue{}
 		if err = previousStrictUnmarshal(value, v); err == nil {
 			err = previousCheckGroupConfigs(v)
@@ -291,20 +292,20 @@ func previousCheckedTaskSets(t previousTaskSets) (previousTaskSets, error) {
 			}
 		}
 	}
-	n := func(t previousTasks) previousTasks { return previousTasks(normalizeTasks(Tasks(t))) }
+	n := func(t previousTasks) previousTasks { return previousTasks(streams.NormalizeTasks(streams.Tasks(t))) }
 	return previousTaskSets{n(t.Active), n(t.Standby), n(t.Warmup)}, nil
 }
 
 // previousCheckGroupConfigs is the previous GroupConfigValue.override: it
 // refused a config it did not know, checked with today's definitions.
 func previousCheckGroupConfigs(v *previousGroupConfigValue) error {
-	var c GroupConfigValue
+	var c streams.GroupConfigValue
 	for _, kv := range v.Configs {
-		if _, ok := groupConfigDefOf(kv.Key); !ok {
+		if _, ok := streams.GroupConfigDefOf(kv.Key); !ok {
 			return fmt.Errorf("unknown group config %q", kv.Key)
 		}
-		c.Configs = append(c.Configs, KeyValue(kv))
+		c.Configs = append(c.Configs, streams.KeyValue(kv))
 	}
-	_, _, err := c.override()
+	_, _, err := c.Override()
 	return err
 }

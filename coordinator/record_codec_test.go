@@ -5,20 +5,21 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // checkCodecRoundTrip encodes every record of the log and decodes it back:
 // the records, and the state they replay to, must be the same.
-func checkCodecRoundTrip(t *testing.T, recs []Record) {
+func checkCodecRoundTrip(t *testing.T, recs []streams.Record) {
 	t.Helper()
-	decoded := make([]Record, 0, len(recs))
+	decoded := make([]streams.Record, 0, len(recs))
 	for _, r := range recs {
-		k, v, err := MarshalRecord(r)
+		k, v, err := streams.MarshalRecord(r)
 		if err != nil {
 			t.Fatalf("marshal %v: %v", r, err)
 		}
-		d, err := UnmarshalRecord(k, v)
+		d, err := streams.UnmarshalRecord(k, v)
 		if err != nil {
 			t.Fatalf("unmarshal %s / %s: %v", k, v, err)
 		}
@@ -27,8 +28,8 @@ func checkCodecRoundTrip(t *testing.T, recs []Record) {
 		}
 		decoded = append(decoded, d)
 	}
-	a, _ := Replay(nil, recs)
-	b, _ := Replay(nil, decoded)
+	a, _ := streams.Replay(nil, recs)
+	b, _ := streams.Replay(nil, decoded)
 	for id := range a {
 		if d := diffGroups(a[id], b[id]); d != "" {
 			t.Fatalf("group %s: %s", id, d)
@@ -37,15 +38,15 @@ func checkCodecRoundTrip(t *testing.T, recs []Record) {
 }
 
 func TestRecordCodecTombstones(t *testing.T) {
-	for _, r := range []Record{
-		{Type: RecordGroupMetadata, GroupID: "g"},
-		{Type: RecordCurrentMemberAssignment, GroupID: "g", MemberID: "m"},
+	for _, r := range []streams.Record{
+		{Type: streams.RecordGroupMetadata, GroupID: "g"},
+		{Type: streams.RecordCurrentMemberAssignment, GroupID: "g", MemberID: "m"},
 	} {
-		k, v, err := MarshalRecord(r)
+		k, v, err := streams.MarshalRecord(r)
 		if err != nil || v != nil {
 			t.Fatalf("%v: %s %v", r, v, err)
 		}
-		d, err := UnmarshalRecord(k, nil)
+		d, err := streams.UnmarshalRecord(k, nil)
 		if err != nil || !reflect.DeepEqual(d, r) {
 			t.Fatalf("%v: %+v %v", r, d, err)
 		}
@@ -63,7 +64,7 @@ func TestRecordCodecTombstones(t *testing.T) {
 		if bad[1] != "" {
 			v = []byte(bad[1])
 		}
-		if _, err := UnmarshalRecord([]byte(bad[0]), v); err == nil {
+		if _, err := streams.UnmarshalRecord([]byte(bad[0]), v); err == nil {
 			t.Errorf("accepted %s / %s", bad[0], bad[1])
 		}
 	}
@@ -75,26 +76,26 @@ func FuzzUnmarshalRecord(f *testing.F) {
 	h.md.SetTopic("app-store-changelog", 4)
 	h.c.StreamsGroupHeartbeat(joinReq("g", "m1", "p1", statefulTopology("foo")), ClientInfo{}, func(*kmsg.StreamsGroupHeartbeatResponse) {})
 	for _, r := range h.log.All() {
-		k, v, _ := MarshalRecord(r)
+		k, v, _ := streams.MarshalRecord(r)
 		f.Add(k, v)
 	}
 	// Every golden record, and what a newer streamshift may write.
 	for _, g := range goldenRecords() {
-		k, v, _ := MarshalRecord(g.record)
+		k, v, _ := streams.MarshalRecord(g.record)
 		f.Add(k, v)
 		f.Add(k, append([]byte(`{"v":2,"futureField":[1],`), v[1:]...))
 	}
 	f.Add([]byte(`{"v":1,"type":1999,"group":"g","member":"m"}`), []byte(`{}`))
 	f.Fuzz(func(t *testing.T, k, v []byte) {
-		r, err := UnmarshalRecord(k, v)
+		r, err := streams.UnmarshalRecord(k, v)
 		if err != nil {
 			return
 		}
 		// Whatever decodes must replay without error and encode again.
-		if _, err := Replay(nil, []Record{r}); err != nil {
+		if _, err := streams.Replay(nil, []streams.Record{r}); err != nil {
 			t.Fatalf("replay of a decoded record: %v", err)
 		}
-		if _, _, err := MarshalRecord(r); err != nil {
+		if _, _, err := streams.MarshalRecord(r); err != nil {
 			t.Fatalf("re-encode: %v", err)
 		}
 	})

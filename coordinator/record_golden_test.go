@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
@@ -32,7 +33,7 @@ const goldenDir = "testdata/records"
 type goldenRecord struct {
 	version int16 // value version
 	zero    bool  // the zero value (value.vN.zero.json)
-	record  Record
+	record  streams.Record
 }
 
 func (g goldenRecord) dir() string { return filepath.Join(goldenDir, g.record.Type.String()) }
@@ -48,33 +49,33 @@ func (g goldenRecord) valueFile() string {
 // goldenRecords are the records of every type and version, full and zero.
 // Group "g" and member "m" throughout, so a type has one key file.
 func goldenRecords() []goldenRecord {
-	full := []Record{
-		{Type: RecordGroupMetadata, GroupID: "g", Value: &GroupMetadataValue{
+	full := []streams.Record{
+		{Type: streams.RecordGroupMetadata, GroupID: "g", Value: &streams.GroupMetadataValue{
 			Epoch: 5, MetadataHash: 0xfedcba9876543210, ValidatedTopologyEpoch: 2,
-			LastAssignmentConfigs: []KeyValue{{"num.standby.replicas", "1"}},
+			LastAssignmentConfigs: []streams.KeyValue{{Key: "num.standby.replicas", Value: "1"}},
 		}},
-		{Type: RecordMemberMetadata, GroupID: "g", MemberID: "m", Value: &MemberMetadataValue{
+		{Type: streams.RecordMemberMetadata, GroupID: "g", MemberID: "m", Value: &streams.MemberMetadataValue{
 			InstanceID: "i1", RackID: "r1", ClientID: "c1", ClientHost: "/10.0.0.1",
 			RebalanceTimeoutMs: 30000, TopologyEpoch: 2, ProcessID: "p1",
-			UserEndpoint: &Endpoint{Host: "localhost", Port: 8080},
-			ClientTags:   []KeyValue{{"zone", "a"}},
-			Classic: &ClassicMemberMetadata{
+			UserEndpoint: &streams.Endpoint{Host: "localhost", Port: 8080},
+			ClientTags:   []streams.KeyValue{{Key: "zone", Value: "a"}},
+			Classic: &streams.ClassicMemberMetadata{
 				SessionTimeoutMs: 45000, ConsumerProtocolVersion: 3, SubscriptionVersion: 11, LatestSupportedVersion: 12,
 			},
 		}},
-		{Type: RecordTargetAssignmentMetadata, GroupID: "g", Value: &TargetAssignmentMetadataValue{
+		{Type: streams.RecordTargetAssignmentMetadata, GroupID: "g", Value: &streams.TargetAssignmentMetadataValue{
 			AssignmentEpoch: 3, AssignmentTimestamp: 1700000000000,
 		}},
-		{Type: RecordTargetAssignmentMember, GroupID: "g", MemberID: "m", Value: &TargetAssignmentMemberValue{
-			Tasks: TaskSets{Active: Tasks{"0": {0, 1}, "1": {2}}, Standby: Tasks{"0": {2}}, Warmup: Tasks{"1": {0}}},
+		{Type: streams.RecordTargetAssignmentMember, GroupID: "g", MemberID: "m", Value: &streams.TargetAssignmentMemberValue{
+			Tasks: streams.TaskSets{Active: streams.Tasks{"0": {0, 1}, "1": {2}}, Standby: streams.Tasks{"0": {2}}, Warmup: streams.Tasks{"1": {0}}},
 		}},
-		{Type: RecordCurrentMemberAssignment, GroupID: "g", MemberID: "m", Value: &CurrentMemberAssignmentValue{
-			MemberEpoch: 4, PreviousMemberEpoch: 3, State: MemberUnrevokedTasks,
-			Assigned:          TaskSets{Active: Tasks{"0": {0, 1}, "1": {2}}, Standby: Tasks{"0": {2}}, Warmup: Tasks{"1": {0}}},
-			ActiveEpochs:      map[TaskID]int32{{"0", 0}: 3, {"0", 1}: 4, {"1", 2}: 4, {"1", 3}: 2},
-			PendingRevocation: TaskSets{Active: Tasks{"1": {3}}},
+		{Type: streams.RecordCurrentMemberAssignment, GroupID: "g", MemberID: "m", Value: &streams.CurrentMemberAssignmentValue{
+			MemberEpoch: 4, PreviousMemberEpoch: 3, State: streams.MemberUnrevokedTasks,
+			Assigned:          streams.TaskSets{Active: streams.Tasks{"0": {0, 1}, "1": {2}}, Standby: streams.Tasks{"0": {2}}, Warmup: streams.Tasks{"1": {0}}},
+			ActiveEpochs:      map[streams.TaskID]int32{{Subtopology: "0", Partition: 0}: 3, {Subtopology: "0", Partition: 1}: 4, {Subtopology: "1", Partition: 2}: 4, {Subtopology: "1", Partition: 3}: 2},
+			PendingRevocation: streams.TaskSets{Active: streams.Tasks{"1": {3}}},
 		}},
-		{Type: RecordTopology, GroupID: "g", Value: &TopologyValue{Topology: topology.Topology{
+		{Type: streams.RecordTopology, GroupID: "g", Value: &streams.TopologyValue{Topology: topology.Topology{
 			Epoch: 2,
 			Subtopologies: []topology.Subtopology{{
 				ID:                    "0",
@@ -89,22 +90,22 @@ func goldenRecords() []goldenRecord {
 				CopartitionGroups:    []topology.CopartitionGroup{{SourceTopics: []int16{0}, RepartitionSourceTopics: []int16{0}}},
 			}},
 		}}},
-		{Type: RecordOwnership, GroupID: "g", Value: &OwnershipValue{
+		{Type: streams.RecordOwnership, GroupID: "g", Value: &streams.OwnershipValue{
 			Source: OwnershipTakeover, UpstreamState: "Empty", ClaimedAtMs: 1700000000000,
 		}},
-		{Type: RecordGroupConfig, GroupID: "g", Value: &GroupConfigValue{
-			Configs: []KeyValue{{"streams.num.standby.replicas", "1"}},
+		{Type: streams.RecordGroupConfig, GroupID: "g", Value: &streams.GroupConfigValue{
+			Configs: []streams.KeyValue{{Key: "streams.num.standby.replicas", Value: "1"}},
 		}},
 	}
 	zero := []any{
-		&GroupMetadataValue{}, &MemberMetadataValue{}, &TargetAssignmentMetadataValue{}, &TargetAssignmentMemberValue{},
-		&CurrentMemberAssignmentValue{},
+		&streams.GroupMetadataValue{}, &streams.MemberMetadataValue{}, &streams.TargetAssignmentMetadataValue{}, &streams.TargetAssignmentMemberValue{},
+		&streams.CurrentMemberAssignmentValue{},
 		// A topology's lists hold structs: one of each at its zero value.
-		&TopologyValue{Topology: topology.Topology{Subtopologies: []topology.Subtopology{{
+		&streams.TopologyValue{Topology: topology.Topology{Subtopologies: []topology.Subtopology{{
 			RepartitionSourceTopics: []topology.TopicInfo{{Configs: []topology.Config{{}}}},
 			CopartitionGroups:       []topology.CopartitionGroup{{}},
 		}}}},
-		&OwnershipValue{}, &GroupConfigValue{},
+		&streams.OwnershipValue{}, &streams.GroupConfigValue{},
 	}
 	var out []goldenRecord
 	for i, r := range full {
@@ -150,7 +151,7 @@ func writeGoldenFile(t *testing.T, path string, b []byte) {
 func TestGoldenRecords(t *testing.T) {
 	for _, g := range goldenRecords() {
 		t.Run(filepath.Base(g.dir())+"/"+filepath.Base(g.valueFile()), func(t *testing.T) {
-			key, value, err := MarshalRecord(g.record)
+			key, value, err := streams.MarshalRecord(g.record)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +163,7 @@ func TestGoldenRecords(t *testing.T) {
 			goldenKey, goldenValue := readGolden(t, keyFile), readGolden(t, g.valueFile())
 
 			// Read: the golden bytes decode to the record.
-			got, err := UnmarshalRecord(goldenKey, goldenValue)
+			got, err := streams.UnmarshalRecord(goldenKey, goldenValue)
 			if err != nil {
 				t.Fatalf("read %s: %v", g.valueFile(), err)
 			}
@@ -170,8 +171,8 @@ func TestGoldenRecords(t *testing.T) {
 				t.Errorf("read %s:\n got %+v\nwant %+v", g.valueFile(), deepValue(got.Value), deepValue(g.record.Value))
 			}
 			// The key alone is the type's tombstone.
-			tomb, err := UnmarshalRecord(goldenKey, nil)
-			if want := (Record{Type: g.record.Type, GroupID: g.record.GroupID, MemberID: g.record.MemberID}); err != nil || !reflect.DeepEqual(tomb, want) {
+			tomb, err := streams.UnmarshalRecord(goldenKey, nil)
+			if want := (streams.Record{Type: g.record.Type, GroupID: g.record.GroupID, MemberID: g.record.MemberID}); err != nil || !reflect.DeepEqual(tomb, want) {
 				t.Fatalf("tombstone %s: %+v, %v", keyFile, tomb, err)
 			}
 
@@ -190,7 +191,7 @@ func TestGoldenRecords(t *testing.T) {
 // has its golden files, and every golden file is read by TestGoldenRecords.
 func TestGoldenRecordsCoverEveryVersion(t *testing.T) {
 	tested := map[string]bool{}
-	versions := map[RecordType]map[int16]bool{}
+	versions := map[streams.RecordType]map[int16]bool{}
 	for _, g := range goldenRecords() {
 		tested[filepath.Join(g.dir(), "key.json")] = true
 		tested[g.valueFile()] = true
@@ -199,8 +200,8 @@ func TestGoldenRecordsCoverEveryVersion(t *testing.T) {
 		}
 		versions[g.record.Type][g.version] = true
 	}
-	for typ, f := range recordValueFormats {
-		for v := int16(1); v <= f.version; v++ {
+	for typ, f := range streams.RecordValueFormats {
+		for v := int16(1); v <= f.Version; v++ {
 			if !versions[typ][v] {
 				t.Errorf("%s: no golden record of value version %d", typ, v)
 			}
@@ -219,8 +220,8 @@ func TestGoldenRecordsCoverEveryVersion(t *testing.T) {
 
 // todaysRecords are records today's writer produces: the golden ones, and
 // the log of a group that two members join and one leaves (tombstones).
-func todaysRecords(t *testing.T) []Record {
-	var recs []Record
+func todaysRecords(t *testing.T) []streams.Record {
+	var recs []streams.Record
 	for _, g := range goldenRecords() {
 		recs = append(recs, g.record)
 	}
@@ -242,7 +243,7 @@ func todaysRecords(t *testing.T) []Record {
 // can be rolled back over a log this release wrote.
 func TestPreviousReaderReadsTodaysRecords(t *testing.T) {
 	for _, r := range todaysRecords(t) {
-		key, value, err := MarshalRecord(r)
+		key, value, err := streams.MarshalRecord(r)
 		if err != nil {
 			t.Fatalf("marshal %v: %v", r, err)
 		}
@@ -269,7 +270,7 @@ func TestRecordReaderSkipsTheUnknown(t *testing.T) {
 		key := readGolden(t, filepath.Join(g.dir(), "key.json"))
 		value := readGolden(t, g.valueFile())
 		newer := append([]byte(`{"v":99,"futureField":{"nested":[1,2]},"FutureTasks":null,`), value[1:]...)
-		got, err := UnmarshalRecord(key, newer)
+		got, err := streams.UnmarshalRecord(key, newer)
 		if err != nil {
 			t.Fatalf("%s: %v", newer, err)
 		}
@@ -278,11 +279,11 @@ func TestRecordReaderSkipsTheUnknown(t *testing.T) {
 		}
 	}
 	for _, value := range [][]byte{[]byte(`{"Epoch":1,"Tasks":{"x":[1]}}`), nil} {
-		r, err := UnmarshalRecord([]byte(`{"v":1,"type":1999,"group":"g","member":"m","partition":3}`), value)
-		if !errors.Is(err, ErrUnknownRecordType) {
+		r, err := streams.UnmarshalRecord([]byte(`{"v":1,"type":1999,"group":"g","member":"m","partition":3}`), value)
+		if !errors.Is(err, streams.ErrUnknownRecordType) {
 			t.Fatalf("unknown type with value %s: %v", value, err)
 		}
-		if want := (Record{Type: 1999, GroupID: "g", MemberID: "m"}); !reflect.DeepEqual(r, want) {
+		if want := (streams.Record{Type: 1999, GroupID: "g", MemberID: "m"}); !reflect.DeepEqual(r, want) {
 			t.Fatalf("unknown type: key %+v, want %+v", r, want)
 		}
 	}

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"time"
 )
 
@@ -39,7 +40,7 @@ func (ch *change) scheduleRebalance(memberID string, epoch int32, timeout time.D
 		switch m := f.g.Members[memberID]; {
 		case m == nil:
 			f.logDebug(memberID).Msgf("[GroupId %s] Could not fence %s because the member does not exist.", f.g.ID, memberID)
-		case m.current().State == MemberUnrevokedTasks && m.MemberEpoch() == epoch:
+		case m.CurrentAssignment().State == streams.MemberUnrevokedTasks && m.MemberEpoch() == epoch:
 			f.fenceMember(m, fmt.Sprintf("it failed to transition from epoch %d within %dms", epoch, timeout.Milliseconds()))
 		default:
 			f.logDebug(memberID).Msgf("[GroupId %s] Ignoring rebalance timeout for %s because the member is not in epoch %d anymore.", f.g.ID, memberID, epoch)
@@ -53,13 +54,13 @@ func (c *Coordinator) onLoaded(s *shard) {
 	ch := c.newChange(s)
 	for id, m := range s.group.Members {
 		ch.scheduleSession(id)
-		if cur := m.current(); cur.State == MemberUnrevokedTasks {
+		if cur := m.CurrentAssignment(); cur.State == streams.MemberUnrevokedTasks {
 			ch.scheduleRebalance(id, cur.MemberEpoch, rebalanceTimeout(m))
 		}
 	}
 }
 
-func rebalanceTimeout(m *Member) time.Duration {
+func rebalanceTimeout(m *streams.Member) time.Duration {
 	if m.Meta == nil {
 		return 0
 	}
@@ -86,7 +87,7 @@ const (
 // scheduleClassicTimeout fences the member when the timer fires at the same
 // member epoch and still holds (nil: always); a member that moved on in the
 // meantime is left alone. reason is the fencing's, for the log.
-func (ch *change) scheduleClassicTimeout(key timerKey, m *Member, reason string, still func(*Group, *Member) bool) {
+func (ch *change) scheduleClassicTimeout(key timerKey, m *streams.Member, reason string, still func(*streams.Group, *streams.Member) bool) {
 	id, epoch := m.ID, m.MemberEpoch()
 	ch.schedule(key, rebalanceTimeout(m), func(f *change) {
 		cur := f.g.Members[id]

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
@@ -15,14 +16,14 @@ import (
 // is not ready gives every member an empty target.
 func (ch *change) computeTargetAssignment() error {
 	g := ch.g
-	configured := g.mem.configured
+	configured := g.Mem.Configured
 	ids := make([]string, 0, len(g.Members))
 	for id := range g.Members {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	targets := make(map[string]TaskSets, len(ids))
-	if configured.ready() {
+	targets := make(map[string]streams.TaskSets, len(ids))
+	if configured.IsReady() {
 		spec := assignor.GroupSpec{
 			Members: make(map[string]assignor.MemberSpec, len(ids)),
 			Configs: map[string]string{
@@ -47,23 +48,23 @@ func (ch *change) computeTargetAssignment() error {
 			Msgf("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor in %dms.", g.ID, g.GroupEpoch, ch.c.assignor.Name(), took.Milliseconds())
 		for _, id := range ids {
 			a := ga.Members[id]
-			targets[id] = TaskSets{normalizeTasks(a.ActiveTasks), normalizeTasks(a.StandbyTasks), normalizeTasks(a.WarmupTasks)}
+			targets[id] = streams.TaskSets{Active: streams.NormalizeTasks(a.ActiveTasks), Standby: streams.NormalizeTasks(a.StandbyTasks), Warmup: streams.NormalizeTasks(a.WarmupTasks)}
 		}
 	}
 	for _, id := range ids {
 		t := targets[id]
-		if old, ok := g.Target[id]; ok && old.equal(t) {
+		if old, ok := g.Target[id]; ok && old.Equal(t) {
 			continue
 		}
-		ch.emit(newTargetAssignmentRecord(g.ID, id, t))
+		ch.emit(streams.NewTargetAssignmentRecord(g.ID, id, t))
 	}
-	ch.emit(newTargetAssignmentEpochRecord(g.ID, g.GroupEpoch, ch.now.UnixMilli()))
+	ch.emit(streams.NewTargetAssignmentEpochRecord(g.ID, g.GroupEpoch, ch.now.UnixMilli()))
 	return nil
 }
 
 // memberSpec is what the assignor sees of a member. Kafka 4.4 passes the
 // current assignment as the previous one (≤4.3 passed the previous target).
-func memberSpec(m *Member) assignor.MemberSpec {
+func memberSpec(m *streams.Member) assignor.MemberSpec {
 	spec := assignor.MemberSpec{}
 	if m.Meta != nil {
 		spec.InstanceID = m.Meta.InstanceID
@@ -76,7 +77,7 @@ func memberSpec(m *Member) assignor.MemberSpec {
 			}
 		}
 	}
-	cur := m.current()
+	cur := m.CurrentAssignment()
 	spec.ActiveTasks = cur.Assigned.Active
 	spec.StandbyTasks = cur.Assigned.Standby
 	spec.WarmupTasks = cur.Assigned.Warmup

@@ -5,33 +5,34 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // configureTopology returns the group's configured topology, recomputing it
 // when the topology or the metadata image changed, and starts the creation
 // of missing internal topics. It also returns the metadata hash.
-func (ch *change) configureTopology(topo *topology.Topology) (*configuredTopology, uint64, error) {
+func (ch *change) configureTopology(topo *topology.Topology) (*streams.ConfiguredTopology, uint64, error) {
 	g := ch.g
 	img := ch.c.metadata.Image()
-	mem := &g.mem
-	if mem.configured == nil || mem.configuredFor != topo || mem.configuredVersion != img.Version() {
-		mem.configured = &configuredTopology{ch.c.configure(*topo, imagePartitions(img))}
-		mem.configuredFor = topo
-		mem.configuredVersion = img.Version()
-		mem.configuredHash = metadataHash(img, requiredTopics(topo))
-		if !mem.configured.ready() {
-			ch.c.metadata.RequestRefresh(requiredTopics(topo))
+	mem := &g.Mem
+	if mem.Configured == nil || mem.ConfiguredFor != topo || mem.ConfiguredVersion != img.Version() {
+		mem.Configured = &streams.ConfiguredTopology{ConfiguredTopology: ch.c.configure(*topo, imagePartitions(img))}
+		mem.ConfiguredFor = topo
+		mem.ConfiguredVersion = img.Version()
+		mem.ConfiguredHash = metadataHash(img, streams.RequiredTopics(topo))
+		if !mem.Configured.IsReady() {
+			ch.c.metadata.RequestRefresh(streams.RequiredTopics(topo))
 		}
 	}
-	cfgd := mem.configured
-	if err := cfgd.failure(); err != nil {
+	cfgd := mem.Configured
+	if err := cfgd.Failure(); err != nil {
 		return nil, 0, err
 	}
 	if len(cfgd.TopicsToCreate) > 0 {
 		ch.createInternalTopics(cfgd.TopicsToCreate)
 	}
-	return cfgd, mem.configuredHash, nil
+	return cfgd, mem.ConfiguredHash, nil
 }
 
 // createInternalTopics asks the topic creator for the missing internal
@@ -42,16 +43,16 @@ func (ch *change) createInternalTopics(topics []topology.TopicToCreate) {
 	if c.creator == nil {
 		return
 	}
-	if g.mem.creatingTopics == nil {
-		g.mem.creatingTopics = map[string]bool{}
+	if g.Mem.CreatingTopics == nil {
+		g.Mem.CreatingTopics = map[string]bool{}
 	}
 	var todo []CreatableTopic
 	for _, t := range topics {
-		if !g.mem.creatingTopics[t.Name] {
-			g.mem.creatingTopics[t.Name] = true
+		if !g.Mem.CreatingTopics[t.Name] {
+			g.Mem.CreatingTopics[t.Name] = true
 			ct := CreatableTopic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor}
 			for _, c := range t.Configs {
-				ct.Configs = append(ct.Configs, KeyValue{c.Key, c.Value})
+				ct.Configs = append(ct.Configs, streams.KeyValue{Key: c.Key, Value: c.Value})
 			}
 			todo = append(todo, ct)
 		}
@@ -70,16 +71,16 @@ func (ch *change) createInternalTopics(topics []topology.TopicToCreate) {
 			if s.group == nil {
 				return
 			}
-			mem := &s.group.mem
+			mem := &s.group.Mem
 			now := c.clock.Now()
 			hb := c.groupConfig(groupID).HeartbeatInterval
 			for _, n := range names {
-				delete(mem.creatingTopics, n)
+				delete(mem.CreatingTopics, n)
 				if err := failed[n]; err != nil {
-					if mem.topicCreationErrors == nil {
-						mem.topicCreationErrors = map[string]topicCreationError{}
+					if mem.TopicCreationErrors == nil {
+						mem.TopicCreationErrors = map[string]streams.TopicCreationError{}
 					}
-					mem.topicCreationErrors[n] = topicCreationError{msg: err.Error(), until: now.Add(2 * hb)}
+					mem.TopicCreationErrors[n] = streams.TopicCreationError{Msg: err.Error(), Until: now.Add(2 * hb)}
 				}
 			}
 		}, nil) // a result for a closed or unloaded group is moot
@@ -88,18 +89,18 @@ func (ch *change) createInternalTopics(topics []topology.TopicToCreate) {
 
 // configurationDetail is the status detail of a topology that is not ready,
 // with the topic creation errors of the last two heartbeat intervals.
-func (ch *change) configurationDetail(c *configuredTopology) string {
+func (ch *change) configurationDetail(c *streams.ConfiguredTopology) string {
 	detail := c.Err.Message
-	if c.status() != StatusMissingInternalTopics {
+	if c.Status() != streams.StatusMissingInternalTopics {
 		return detail
 	}
 	var failed []string
-	for name, e := range ch.g.mem.topicCreationErrors {
-		if ch.now.After(e.until) {
-			delete(ch.g.mem.topicCreationErrors, name)
+	for name, e := range ch.g.Mem.TopicCreationErrors {
+		if ch.now.After(e.Until) {
+			delete(ch.g.Mem.TopicCreationErrors, name)
 			continue
 		}
-		failed = append(failed, fmt.Sprintf("%s (%s)", name, e.msg))
+		failed = append(failed, fmt.Sprintf("%s (%s)", name, e.Msg))
 	}
 	if len(failed) > 0 {
 		sort.Strings(failed)

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // GroupLog is the coordinator's durable Log: a compacted single-partition
@@ -51,7 +52,7 @@ type GroupLogOptions struct {
 // OpenGroupLog creates the topic if needed (compacted, one partition), reads
 // back every committed record, and returns the log with those records, which
 // the caller hands to Coordinator.Load.
-func OpenGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, []coordinator.Record, error) {
+func OpenGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, []streams.Record, error) {
 	if o.Topic == "" {
 		o.Topic = "__streamshift_groups"
 	}
@@ -104,7 +105,7 @@ func OpenGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, []coordina
 		return nil, nil, err
 	}
 	for _, r := range recs {
-		if err := l.mirror.Append(r.GroupID, []coordinator.Record{r}); err != nil {
+		if err := l.mirror.Append(r.GroupID, []streams.Record{r}); err != nil {
 			prod.Close()
 			return nil, nil, err
 		}
@@ -143,7 +144,7 @@ func (l *GroupLog) writeSentinel(ctx context.Context, txid string) (int64, error
 }
 
 // readGroupLog consumes the topic from the start up to the sentinel.
-func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]coordinator.Record, error) {
+func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]streams.Record, error) {
 	cons, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(o.Seeds...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.Topic: {0: kgo.NewOffset().AtStart()}}),
@@ -153,7 +154,7 @@ func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]coo
 		return nil, fmt.Errorf("group log consumer: %w", err)
 	}
 	defer cons.Close()
-	var recs []coordinator.Record
+	var recs []streams.Record
 	for {
 		fs := cons.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -177,8 +178,8 @@ func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]coo
 			if json.Unmarshal(kr.Key, &sk) == nil && sk.Open != "" {
 				return // an older writer's sentinel
 			}
-			r, err := coordinator.UnmarshalRecord(kr.Key, kr.Value)
-			if errors.Is(err, coordinator.ErrUnknownRecordType) {
+			r, err := streams.UnmarshalRecord(kr.Key, kr.Value)
+			if errors.Is(err, streams.ErrUnknownRecordType) {
 				// A newer streamshift wrote it: this release loads the rest
 				// (a rollback), and compaction keeps the record for the
 				// release that knows it.
@@ -203,7 +204,7 @@ func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]coo
 }
 
 // Append writes the records in one transaction.
-func (l *GroupLog) Append(groupID string, recs []coordinator.Record) error {
+func (l *GroupLog) Append(groupID string, recs []streams.Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
@@ -214,13 +215,13 @@ func (l *GroupLog) Append(groupID string, recs []coordinator.Record) error {
 	return l.mirror.Append(groupID, recs)
 }
 
-func (l *GroupLog) transact(ctx context.Context, recs []coordinator.Record) error {
+func (l *GroupLog) transact(ctx context.Context, recs []streams.Record) error {
 	if err := l.prod.BeginTransaction(); err != nil {
 		return err
 	}
 	krs := make([]*kgo.Record, 0, len(recs))
 	for _, r := range recs {
-		k, v, err := coordinator.MarshalRecord(r)
+		k, v, err := streams.MarshalRecord(r)
 		if err != nil {
 			_ = l.prod.EndTransaction(ctx, kgo.TryAbort)
 			return err
@@ -242,7 +243,7 @@ func (l *GroupLog) transact(ctx context.Context, recs []coordinator.Record) erro
 }
 
 // Load returns a group's committed records from the mirror.
-func (l *GroupLog) Load(groupID string) ([]coordinator.Record, error) { return l.mirror.Load(groupID) }
+func (l *GroupLog) Load(groupID string) ([]streams.Record, error) { return l.mirror.Load(groupID) }
 
 // Close closes the producer.
 func (l *GroupLog) Close() { l.prod.Close() }

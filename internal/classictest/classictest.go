@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamshift/streamshift/classicstreams"
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // StreamsGroup is a real coordinator (asynchronous, on a virtual clock)
@@ -22,7 +23,7 @@ func StreamsGroup(t testing.TB) (*coordinator.Coordinator, *coordinator.ManualCl
 	clock := coordinator.NewManualClock(time.Unix(0, 0))
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 4)
-	cfg := coordinator.DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	cfg.Defaults.AssignmentInterval = 0
 	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: clock, Metadata: md})

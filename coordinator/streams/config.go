@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"errors"
@@ -111,7 +111,7 @@ func (c GroupConfig) ValidateWithin(b Bounds) error {
 
 // assignmentConfigs are the configs whose change bumps the group epoch
 // (Kafka's LastAssignmentConfigs). acceptable.recovery.lag is not one.
-func (c GroupConfig) assignmentConfigs() []KeyValue {
+func (c GroupConfig) AssignmentConfigs() []KeyValue {
 	kv := []KeyValue{{"num.standby.replicas", strconv.Itoa(c.NumStandbyReplicas)}}
 	if len(c.RackAwareAssignmentTags) > 0 {
 		kv = append(kv, KeyValue{"rack.aware.assignment.tags", strings.Join(c.RackAwareAssignmentTags, ",")})
@@ -121,7 +121,7 @@ func (c GroupConfig) assignmentConfigs() []KeyValue {
 
 // sameAssignmentConfigs compares with stored LastAssignmentConfigs without
 // building them (the steady-state heartbeat path).
-func (c GroupConfig) sameAssignmentConfigs(kv []KeyValue) bool {
+func (c GroupConfig) SameAssignmentConfigs(kv []KeyValue) bool {
 	want := 1
 	if len(c.RackAwareAssignmentTags) > 0 {
 		want = 2
@@ -145,7 +145,7 @@ type GroupConfigOverride struct {
 	RackAwareAssignmentTags []string // nil: default
 }
 
-func (o GroupConfigOverride) apply(c GroupConfig) GroupConfig {
+func (o GroupConfigOverride) Apply(c GroupConfig) GroupConfig {
 	if o.SessionTimeout != nil {
 		c.SessionTimeout = *o.SessionTimeout
 	}
@@ -188,7 +188,7 @@ type Config struct {
 	Bounds Bounds
 }
 
-func (c Config) bounds() Bounds {
+func (c Config) ConfigBounds() Bounds {
 	if c.Bounds == (Bounds{}) {
 		return DefaultBounds()
 	}
@@ -203,7 +203,7 @@ func DefaultConfig() Config {
 // Validate checks the defaults and every override.
 func (c Config) Validate() error {
 	var errs []error
-	b := c.bounds()
+	b := c.ConfigBounds()
 	if b.MinSessionTimeout <= 0 || b.MinSessionTimeout > b.MaxSessionTimeout || b.MinHeartbeatInterval <= 0 || b.MinHeartbeatInterval > b.MaxHeartbeatInterval {
 		errs = append(errs, fmt.Errorf("streams group bounds %+v are inconsistent", b))
 	}
@@ -214,7 +214,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("group.streams.max.size %d is negative", c.MaxGroupSize))
 	}
 	for id, o := range c.Groups {
-		if err := o.apply(c.Defaults).ValidateWithin(b); err != nil {
+		if err := o.Apply(c.Defaults).ValidateWithin(b); err != nil {
 			errs = append(errs, fmt.Errorf("streams group %q: %w", id, err))
 		}
 	}
@@ -222,9 +222,9 @@ func (c Config) Validate() error {
 }
 
 // group returns the effective configuration of one group.
-func (c Config) group(id string) GroupConfig {
+func (c Config) Group(id string) GroupConfig {
 	if o, ok := c.Groups[id]; ok {
-		return o.apply(c.Defaults)
+		return o.Apply(c.Defaults)
 	}
 	return c.Defaults
 }

@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"testing"
@@ -42,10 +42,10 @@ func TestConfigValidate(t *testing.T) {
 	// Overrides apply on top of the defaults.
 	ten := 10 * time.Second
 	c.Groups = map[string]GroupConfigOverride{"g": {SessionTimeout: &ten}}
-	if got := c.group("g").SessionTimeout; got != ten {
+	if got := c.Group("g").SessionTimeout; got != ten {
 		t.Fatalf("override: %v", got)
 	}
-	if got := c.group("other").HeartbeatInterval; got != DefaultHeartbeatInterval {
+	if got := c.Group("other").HeartbeatInterval; got != DefaultHeartbeatInterval {
 		t.Fatalf("default: %v", got)
 	}
 }

@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"fmt"
@@ -13,19 +13,19 @@ import (
 // Per-group configs as DescribeConfigs and IncrementalAlterConfigs name them
 // for GROUP resources (Kafka's GroupConfig, streams part). Only the streams.*
 // configs are served: a group the proxy owns is a streams group.
-const groupConfigPrefix = "streams."
+const GroupConfigPrefix = "streams."
 
 // groupConfigDef is one per-group config: its key (without "streams."), its
 // type and the lower bound of Kafka's ConfigDef validator.
 type groupConfigDef struct {
-	key     string
-	typ     kmsg.ConfigType
+	Key     string
+	Type    kmsg.ConfigType
 	atLeast int64
-	doc     string
+	Doc     string
 }
 
 // groupConfigDefs in Kafka's order of definition.
-var groupConfigDefs = []groupConfigDef{
+var GroupConfigDefs = []groupConfigDef{
 	{KeySessionTimeout, kmsg.ConfigTypeInt, 1, "The timeout to detect client failures when using the streams group protocol."},
 	{KeyHeartbeatInterval, kmsg.ConfigTypeInt, 1, "The heartbeat interval given to the members."},
 	{KeyNumStandbyReplicas, kmsg.ConfigTypeInt, 0, "The number of standby replicas for each task."},
@@ -37,13 +37,13 @@ var groupConfigDefs = []groupConfigDef{
 	{KeyAcceptableRecoveryLag, kmsg.ConfigTypeLong, 0, "The maximum lag of a caught-up client."},
 }
 
-func groupConfigDefOf(name string) (groupConfigDef, bool) {
-	key, ok := strings.CutPrefix(name, groupConfigPrefix)
+func GroupConfigDefOf(name string) (groupConfigDef, bool) {
+	key, ok := strings.CutPrefix(name, GroupConfigPrefix)
 	if !ok {
 		return groupConfigDef{}, false
 	}
-	for _, d := range groupConfigDefs {
-		if d.key == key {
+	for _, d := range GroupConfigDefs {
+		if d.Key == key {
 			return d, true
 		}
 	}
@@ -51,7 +51,7 @@ func groupConfigDefOf(name string) (groupConfigDef, bool) {
 }
 
 // value renders one setting as Kafka prints it.
-func (c GroupConfig) value(key string) string {
+func (c GroupConfig) Value(key string) string {
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 	switch key {
 	case KeySessionTimeout:
@@ -76,7 +76,7 @@ func (c GroupConfig) value(key string) string {
 	return ""
 }
 
-func (o GroupConfigOverride) has(key string) bool {
+func (o GroupConfigOverride) Has(key string) bool {
 	switch key {
 	case KeySessionTimeout:
 		return o.SessionTimeout != nil
@@ -100,7 +100,7 @@ func (o GroupConfigOverride) has(key string) bool {
 	return false
 }
 
-func (o *GroupConfigOverride) unset(key string) {
+func (o *GroupConfigOverride) Unset(key string) {
 	switch key {
 	case KeySessionTimeout:
 		o.SessionTimeout = nil
@@ -123,9 +123,9 @@ func (o *GroupConfigOverride) unset(key string) {
 	}
 }
 
-func (o GroupConfigOverride) empty() bool {
-	for _, d := range groupConfigDefs {
-		if o.has(d.key) {
+func (o GroupConfigOverride) Empty() bool {
+	for _, d := range GroupConfigDefs {
+		if o.Has(d.Key) {
 			return false
 		}
 	}
@@ -141,38 +141,38 @@ type ConfigError struct {
 
 func (e *ConfigError) Error() string { return e.Err.Message + ": " + e.Message }
 
-func invalidConfig(format string, args ...any) *ConfigError {
+func InvalidConfig(format string, args ...any) *ConfigError {
 	return &ConfigError{Err: kerr.InvalidConfig, Message: fmt.Sprintf(format, args...)}
 }
 
 // check is Kafka's ConfigDef parsing and validator of one value.
-func (d groupConfigDef) check(v string) *ConfigError {
-	name := groupConfigPrefix + d.key
+func (d groupConfigDef) Check(v string) *ConfigError {
+	name := GroupConfigPrefix + d.Key
 	t := strings.TrimSpace(v)
 	var n int64
-	switch d.typ {
+	switch d.Type {
 	case kmsg.ConfigTypeInt:
 		i, err := strconv.ParseInt(t, 10, 32)
 		if err != nil {
-			return invalidConfig("Invalid value %s for configuration %s: Not a number of type INT", v, name)
+			return InvalidConfig("Invalid value %s for configuration %s: Not a number of type INT", v, name)
 		}
 		n = i
 	case kmsg.ConfigTypeLong:
 		i, err := strconv.ParseInt(t, 10, 64)
 		if err != nil {
-			return invalidConfig("Invalid value %s for configuration %s: Not a number of type LONG", v, name)
+			return InvalidConfig("Invalid value %s for configuration %s: Not a number of type LONG", v, name)
 		}
 		n = i
 	default:
 		return nil
 	}
 	if n < d.atLeast {
-		return invalidConfig("Invalid value %s for configuration %s: Value must be at least %d", t, name, d.atLeast)
+		return InvalidConfig("Invalid value %s for configuration %s: Value must be at least %d", t, name, d.atLeast)
 	}
 	return nil
 }
 
-func (o GroupConfigOverride) clone() GroupConfigOverride {
+func (o GroupConfigOverride) Clone() GroupConfigOverride {
 	if o.RackAwareAssignmentTags != nil {
 		o.RackAwareAssignmentTags = append([]string{}, o.RackAwareAssignmentTags...)
 	}

@@ -1,6 +1,8 @@
-package coordinator
+package streams
 
 import (
+	"strings"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
@@ -32,10 +34,19 @@ func (s GroupState) String() string {
 	return "Stable"
 }
 
+// StateFilterName is the lower-case name ListGroups state filters use
+// ("not_ready" for NotReady).
+func (s GroupState) StateFilterName() string {
+	if s == GroupNotReady {
+		return "not_ready"
+	}
+	return strings.ToLower(s.String())
+}
+
 // Special member epochs of StreamsGroupHeartbeat.
 const (
-	leaveGroupMemberEpoch       int32 = -1
-	leaveGroupStaticMemberEpoch int32 = -2
+	LeaveGroupMemberEpoch       int32 = -1
+	LeaveGroupStaticMemberEpoch int32 = -2
 )
 
 // Member is one streams-group member: its metadata and its current assignment
@@ -50,25 +61,25 @@ type Member struct {
 	TaskEndOffsets []kmsg.TaskOffset
 }
 
-var emptyCurrent = &CurrentMemberAssignmentValue{State: MemberStable}
+var EmptyCurrent = &CurrentMemberAssignmentValue{State: MemberStable}
 
-func (m *Member) current() *CurrentMemberAssignmentValue {
+func (m *Member) CurrentAssignment() *CurrentMemberAssignmentValue {
 	if m.Current == nil {
-		return emptyCurrent
+		return EmptyCurrent
 	}
 	return m.Current
 }
 
-func (m *Member) MemberEpoch() int32 { return m.current().MemberEpoch }
+func (m *Member) MemberEpoch() int32 { return m.CurrentAssignment().MemberEpoch }
 
-func (m *Member) processID() string {
+func (m *Member) ProcessID() string {
 	if m.Meta == nil {
 		return ""
 	}
 	return m.Meta.ProcessID
 }
 
-func (m *Member) instanceID() string {
+func (m *Member) InstanceID() string {
 	if m.Meta == nil {
 		return ""
 	}
@@ -105,17 +116,17 @@ type Group struct {
 	// Derived: instance id -> member id; task -> owning processes. The
 	// ownership maps count assigned and pending-revocation tasks of every
 	// member (Kafka's currentActiveTaskToProcessId and friends).
-	staticMembers map[string]string
-	activeOwners  map[TaskID]string
-	standbyOwners map[TaskID]map[string]int
-	warmupOwners  map[TaskID]map[string]int
+	StaticMembers map[string]string
+	ActiveOwners  map[TaskID]string
+	StandbyOwners map[TaskID]map[string]int
+	WarmupOwners  map[TaskID]map[string]int
 
-	mem groupMemory
+	Mem GroupMemory
 }
 
 // newGroup returns an empty group as Kafka creates it: group epoch and
 // assignment epoch 1, so the first bump gives 2.
-func newGroup(id string) *Group {
+func NewGroup(id string) *Group {
 	return &Group{
 		ID:                     id,
 		GroupEpoch:             1,
@@ -123,10 +134,10 @@ func newGroup(id string) *Group {
 		ValidatedTopologyEpoch: -1,
 		Members:                map[string]*Member{},
 		Target:                 map[string]TaskSets{},
-		staticMembers:          map[string]string{},
-		activeOwners:           map[TaskID]string{},
-		standbyOwners:          map[TaskID]map[string]int{},
-		warmupOwners:           map[TaskID]map[string]int{},
+		StaticMembers:          map[string]string{},
+		ActiveOwners:           map[TaskID]string{},
+		StandbyOwners:          map[TaskID]map[string]int{},
+		WarmupOwners:           map[TaskID]map[string]int{},
 	}
 }
 
@@ -141,7 +152,7 @@ func (g *Group) State() GroupState {
 		return GroupAssigning
 	}
 	for _, m := range g.Members {
-		c := m.current()
+		c := m.CurrentAssignment()
 		if c.State != MemberStable || c.MemberEpoch != g.AssignmentEpoch {
 			return GroupReconciling
 		}
@@ -149,16 +160,16 @@ func (g *Group) State() GroupState {
 	return GroupStable
 }
 
-func (g *Group) topologyEpoch() int32 {
+func (g *Group) TopologyEpoch() int32 {
 	if g.Topology == nil {
 		return -1
 	}
 	return g.Topology.Epoch
 }
 
-// activeProcess is the process owning an active task, "" if none.
-func (g *Group) activeProcess(t TaskID) (string, bool) {
-	p, ok := g.activeOwners[t]
+// ActiveProcess is the process owning an active task, "" if none.
+func (g *Group) ActiveProcess(t TaskID) (string, bool) {
+	p, ok := g.ActiveOwners[t]
 	return p, ok
 }
 
@@ -173,15 +184,15 @@ func (g *Group) addOwnership(process string, c *CurrentMemberAssignmentValue, si
 		return
 	}
 	for _, sets := range [2]TaskSets{c.Assigned, c.PendingRevocation} {
-		forEachTask(sets.Active, func(t TaskID) {
+		ForEachTask(sets.Active, func(t TaskID) {
 			if sign > 0 {
-				g.activeOwners[t] = process
-			} else if g.activeOwners[t] == process {
-				delete(g.activeOwners, t)
+				g.ActiveOwners[t] = process
+			} else if g.ActiveOwners[t] == process {
+				delete(g.ActiveOwners, t)
 			}
 		})
-		forEachTask(sets.Standby, func(t TaskID) { countOwner(g.standbyOwners, t, process, sign) })
-		forEachTask(sets.Warmup, func(t TaskID) { countOwner(g.warmupOwners, t, process, sign) })
+		ForEachTask(sets.Standby, func(t TaskID) { countOwner(g.StandbyOwners, t, process, sign) })
+		ForEachTask(sets.Warmup, func(t TaskID) { countOwner(g.WarmupOwners, t, process, sign) })
 	}
 }
 

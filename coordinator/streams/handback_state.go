@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import "sort"
 
@@ -7,28 +7,28 @@ import "sort"
 
 // handBackState is the barrier's state; a streams-protocol member in the
 // group aborts it for good.
-func handBackState(g *Group) HandBackState {
-	if g == nil || g.mem.handBack == nil {
+func HandBackStateOf(g *Group) HandBackState {
+	if g == nil || g.Mem.HandBack == nil {
 		return HandBackState{}
 	}
-	hb := g.mem.handBack
-	if hasStreamsMember(g) {
-		hb.aborted = true
+	hb := g.Mem.HandBack
+	if HasStreamsMember(g) {
+		hb.Aborted = true
 	}
-	st := HandBackState{Running: true, Aborted: hb.aborted}
-	for id := range hb.held {
+	st := HandBackState{Running: true, Aborted: hb.Aborted}
+	for id := range hb.Held {
 		if g.Members[id] != nil {
 			st.Held = append(st.Held, id)
 		}
 	}
 	sort.Strings(st.Held)
-	st.Ready = !hb.aborted && len(st.Held) == len(g.Members) && len(g.Members) > 0
+	st.Ready = !hb.Aborted && len(st.Held) == len(g.Members) && len(g.Members) > 0
 	return st
 }
 
 // hasStreamsMember reports whether a member of the group speaks the streams
 // protocol: a hand-back needs every member classic.
-func hasStreamsMember(g *Group) bool {
+func HasStreamsMember(g *Group) bool {
 	for _, m := range g.Members {
 		if !m.IsClassic() {
 			return true

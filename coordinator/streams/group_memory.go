@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"time"
@@ -10,32 +10,32 @@ import (
 // it is not in the records and starts afresh after a failover. The group's
 // timers are its executor's (shard.timers, timers.go), as Kafka's timers are
 // the runtime's.
-type groupMemory struct {
-	configured          *configuredTopology
-	configuredVersion   uint64             // metadata image version it was computed from
-	configuredHash      uint64             // metadata hash of the topology topics in that image
-	configuredFor       *topology.Topology // the topology it was computed for
-	endpointEpoch       int32
-	shutdownRequester   string
-	creatingTopics      map[string]bool
-	topicCreationErrors map[string]topicCreationError
-	handBack            *handBack // classic_handback.go; nil when none runs
+type GroupMemory struct {
+	Configured          *ConfiguredTopology
+	ConfiguredVersion   uint64             // metadata image version it was computed from
+	ConfiguredHash      uint64             // metadata hash of the topology topics in that image
+	ConfiguredFor       *topology.Topology // the topology it was computed for
+	EndpointEpoch       int32
+	ShutdownRequester   string
+	CreatingTopics      map[string]bool
+	TopicCreationErrors map[string]TopicCreationError
+	HandBack            *HandBack // classic_handback.go; nil when none runs
 }
 
-type topicCreationError struct {
-	msg   string
-	until time.Time
+type TopicCreationError struct {
+	Msg   string
+	Until time.Time
 }
 
 // handBack is the in-memory state of a hand-back barrier (migration/doc.go,
 // "Hand-back"). It is not in the records: after a failover no hand-back
 // runs, and the proxy starts it again.
-type handBack struct {
-	held    map[string]bool // classic members whose JoinGroup is held
-	aborted bool            // a streams-protocol member joined
+type HandBack struct {
+	Held    map[string]bool // classic members whose JoinGroup is held
+	Aborted bool            // a streams-protocol member joined
 	// onBarrier is BeginHandBack's: told once the barrier ends
 	// (barrierEnded), while the group's shard points at this hand-back.
-	onBarrier func(HandBackState)
+	OnBarrier func(HandBackState)
 }
 
 // HandBackState is what BeginHandBack's onBarrier is told when the barrier

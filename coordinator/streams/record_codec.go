@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"encoding/json"
@@ -25,12 +25,12 @@ func MarshalRecord(r Record) (key, value []byte, err error) {
 	if err != nil || r.Tombstone() {
 		return key, nil, err
 	}
-	format, known := recordValueFormats[r.Type]
+	format, known := RecordValueFormats[r.Type]
 	d, ok := durableValueOf(r.Value)
 	if !known || !ok {
 		return nil, nil, fmt.Errorf("marshal %s record: value %T", r.Type, r.Value)
 	}
-	d.setVersion(format.version)
+	d.setVersion(format.Version)
 	value, err = json.Marshal(d)
 	if err != nil {
 		return nil, nil, fmt.Errorf("marshal %s record: %w", r.Type, err)
@@ -52,7 +52,7 @@ func UnmarshalRecord(key, value []byte) (Record, error) {
 		return Record{}, fmt.Errorf("record key: unsupported version %d", k.V)
 	}
 	r := Record{Type: RecordType(k.Type), GroupID: k.Group, MemberID: k.Member}
-	format, known := recordValueFormats[r.Type]
+	format, known := RecordValueFormats[r.Type]
 	if !known {
 		return r, fmt.Errorf("record key: %w %d", ErrUnknownRecordType, k.Type)
 	}

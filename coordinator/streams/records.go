@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"fmt"
@@ -66,13 +66,13 @@ type Record struct {
 func (r Record) Tombstone() bool { return r.Value == nil }
 
 // key identifies what a record overwrites, for log compaction.
-type recordKey struct {
+type RecordKey struct {
 	Type     RecordType
 	GroupID  string
 	MemberID string
 }
 
-func (r Record) key() recordKey { return recordKey{r.Type, r.GroupID, r.MemberID} }
+func (r Record) Key() RecordKey { return RecordKey{r.Type, r.GroupID, r.MemberID} }
 
 func (r Record) String() string {
 	if r.MemberID != "" {
@@ -128,7 +128,7 @@ type MemberMetadataValue struct {
 	Classic *ClassicMemberMetadata
 }
 
-func (v *MemberMetadataValue) equal(o *MemberMetadataValue) bool {
+func (v *MemberMetadataValue) Equal(o *MemberMetadataValue) bool {
 	if v == nil || o == nil {
 		return v == o
 	}
@@ -140,10 +140,10 @@ func (v *MemberMetadataValue) equal(o *MemberMetadataValue) bool {
 	if (v.UserEndpoint == nil) != (o.UserEndpoint == nil) || (v.UserEndpoint != nil && *v.UserEndpoint != *o.UserEndpoint) {
 		return false
 	}
-	return keyValuesEqual(v.ClientTags, o.ClientTags)
+	return KeyValuesEqual(v.ClientTags, o.ClientTags)
 }
 
-func keyValuesEqual(a, b []KeyValue) bool {
+func KeyValuesEqual(a, b []KeyValue) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -237,7 +237,7 @@ func (c *ClassicMemberMetadata) equal(o *ClassicMemberMetadata) bool {
 	return *c == *o
 }
 
-func classicChanged(old, v *MemberMetadataValue) bool {
+func ClassicChanged(old, v *MemberMetadataValue) bool {
 	var a, b *ClassicMemberMetadata
 	if old != nil {
 		a = old.Classic

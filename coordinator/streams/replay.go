@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import "fmt"
 
@@ -30,7 +30,7 @@ func (gs Groups) replay(r Record) error {
 		if r.Tombstone() {
 			return nil // deleting what does not exist
 		}
-		g = newGroup(r.GroupID)
+		g = NewGroup(r.GroupID)
 		gs[r.GroupID] = g
 	}
 	if r.Type == RecordGroupMetadata && r.Tombstone() {
@@ -39,10 +39,10 @@ func (gs Groups) replay(r Record) error {
 		delete(gs, r.GroupID)
 		return nil
 	}
-	return g.replay(r)
+	return g.Replay(r)
 }
 
-func (g *Group) replay(r Record) error {
+func (g *Group) Replay(r Record) error {
 	switch r.Type {
 	case RecordOwnership:
 		if r.Tombstone() {
@@ -105,9 +105,9 @@ func (g *Group) replay(r Record) error {
 			if m == nil {
 				return nil
 			}
-			g.addOwnership(m.processID(), m.Current, -1)
-			if id := m.instanceID(); id != "" && g.staticMembers[id] == m.ID {
-				delete(g.staticMembers, id)
+			g.addOwnership(m.ProcessID(), m.Current, -1)
+			if id := m.InstanceID(); id != "" && g.StaticMembers[id] == m.ID {
+				delete(g.StaticMembers, id)
 			}
 			delete(g.Members, r.MemberID)
 			return nil
@@ -120,15 +120,15 @@ func (g *Group) replay(r Record) error {
 			m = &Member{ID: r.MemberID}
 			g.Members[r.MemberID] = m
 		}
-		if old := m.processID(); old != v.ProcessID && m.Current != nil {
+		if old := m.ProcessID(); old != v.ProcessID && m.Current != nil {
 			g.addOwnership(old, m.Current, -1)
 			g.addOwnership(v.ProcessID, m.Current, +1)
 		}
-		if id := m.instanceID(); id != "" && id != v.InstanceID && g.staticMembers[id] == m.ID {
-			delete(g.staticMembers, id)
+		if id := m.InstanceID(); id != "" && id != v.InstanceID && g.StaticMembers[id] == m.ID {
+			delete(g.StaticMembers, id)
 		}
 		if v.InstanceID != "" {
-			g.staticMembers[v.InstanceID] = m.ID
+			g.StaticMembers[v.InstanceID] = m.ID
 		}
 		m.Meta = v
 
@@ -136,7 +136,7 @@ func (g *Group) replay(r Record) error {
 		m := g.Members[r.MemberID]
 		if r.Tombstone() {
 			if m != nil {
-				g.addOwnership(m.processID(), m.Current, -1)
+				g.addOwnership(m.ProcessID(), m.Current, -1)
 				m.Current = nil
 			}
 			return nil
@@ -149,9 +149,9 @@ func (g *Group) replay(r Record) error {
 			m = &Member{ID: r.MemberID}
 			g.Members[r.MemberID] = m
 		}
-		g.addOwnership(m.processID(), m.Current, -1)
+		g.addOwnership(m.ProcessID(), m.Current, -1)
 		m.Current = v
-		g.addOwnership(m.processID(), v, +1)
+		g.addOwnership(m.ProcessID(), v, +1)
 
 	default:
 		return fmt.Errorf("replay: unknown record type %d", r.Type)

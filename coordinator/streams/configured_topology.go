@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"errors"
@@ -22,19 +22,19 @@ const (
 
 // configureFunc configures a topology against partition counts
 // (topology.Configure; tests may substitute it).
-type configureFunc func(t topology.Topology, partitions topology.PartitionCounts) topology.ConfiguredTopology
+type ConfigureFunc func(t topology.Topology, partitions topology.PartitionCounts) topology.ConfiguredTopology
 
 // configuredTopology is the outcome of configuring the group's topology. It
 // is kept in memory only and recomputed after a failover or a metadata change.
-type configuredTopology struct {
+type ConfiguredTopology struct {
 	topology.ConfiguredTopology
 }
 
-func (c *configuredTopology) ready() bool { return c != nil && c.Ready() }
+func (c *ConfiguredTopology) IsReady() bool { return c != nil && c.Ready() }
 
 // status is the heartbeat status of a topology that is not ready (-1 when
 // ready or when the configuration failed the heartbeat instead).
-func (c *configuredTopology) status() int8 {
+func (c *ConfiguredTopology) Status() int8 {
 	if c.Err == nil || !c.Err.IsStatus() {
 		return -1
 	}
@@ -42,11 +42,11 @@ func (c *configuredTopology) status() int8 {
 }
 
 // failure is the error a configuration fails the heartbeat with, or nil.
-func (c *configuredTopology) failure() *coordError { return topologyFailure(c.Err) }
+func (c *ConfiguredTopology) Failure() *CoordError { return TopologyFailure(c.Err) }
 
 // topologyFailure converts a topology error that fails the heartbeat (not a
 // status) to the error answered, or returns nil.
-func topologyFailure(e *topology.Error) *coordError {
+func TopologyFailure(e *topology.Error) *CoordError {
 	if e == nil || e.IsStatus() {
 		return nil
 	}
@@ -54,10 +54,10 @@ func topologyFailure(e *topology.Error) *coordError {
 	if !errors.As(kerr.ErrorForCode(e.ErrorCode), &ke) {
 		ke = kerr.UnknownServerError
 	}
-	return &coordError{code: ke, msg: e.Message}
+	return &CoordError{Code: ke, Msg: e.Message}
 }
 
-func (c *configuredTopology) subtopology(id string) *topology.ConfiguredSubtopology {
+func (c *ConfiguredTopology) SubtopologyByID(id string) *topology.ConfiguredSubtopology {
 	s, ok := c.Subtopology(id)
 	if !ok {
 		return nil
@@ -67,7 +67,7 @@ func (c *configuredTopology) subtopology(id string) *topology.ConfiguredSubtopol
 
 // requiredTopics are the topics whose metadata the configuration reads: the
 // metadata hash covers them.
-func requiredTopics(t *topology.Topology) []string {
+func RequiredTopics(t *topology.Topology) []string {
 	var out []string
 	for _, s := range t.Subtopologies {
 		out = append(out, s.SourceTopics...)
@@ -83,4 +83,4 @@ func requiredTopics(t *topology.Topology) []string {
 }
 
 // defaultConfigure is Kafka 4.4's topic configuration.
-var defaultConfigure configureFunc = topology.Configure
+var DefaultConfigure ConfigureFunc = topology.Configure

@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"slices"
@@ -27,20 +27,20 @@ type TaskSets struct {
 	Warmup  Tasks
 }
 
-func (t TaskSets) isEmpty() bool {
+func (t TaskSets) IsEmpty() bool {
 	return len(t.Active) == 0 && len(t.Standby) == 0 && len(t.Warmup) == 0
 }
 
-func (t TaskSets) equal(o TaskSets) bool {
-	return tasksEqual(t.Active, o.Active) && tasksEqual(t.Standby, o.Standby) && tasksEqual(t.Warmup, o.Warmup)
+func (t TaskSets) Equal(o TaskSets) bool {
+	return TasksEqual(t.Active, o.Active) && TasksEqual(t.Standby, o.Standby) && TasksEqual(t.Warmup, o.Warmup)
 }
 
 // containsAny reports whether any task of o is in t, role by role.
 func (t TaskSets) containsAny(o TaskSets) bool {
-	return tasksContainsAny(t.Active, o.Active) || tasksContainsAny(t.Standby, o.Standby) || tasksContainsAny(t.Warmup, o.Warmup)
+	return TasksContainsAny(t.Active, o.Active) || TasksContainsAny(t.Standby, o.Standby) || TasksContainsAny(t.Warmup, o.Warmup)
 }
 
-func tasksEqual(a, b Tasks) bool {
+func TasksEqual(a, b Tasks) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -53,13 +53,13 @@ func tasksEqual(a, b Tasks) bool {
 	return true
 }
 
-func tasksContains(t Tasks, subtopology string, partition int32) bool {
+func TasksContains(t Tasks, subtopology string, partition int32) bool {
 	ps := t[subtopology]
 	_, found := slices.BinarySearch(ps, partition)
 	return found
 }
 
-func tasksContainsAny(a, b Tasks) bool {
+func TasksContainsAny(a, b Tasks) bool {
 	for s, pb := range b {
 		pa := a[s]
 		if len(pa) == 0 {
@@ -75,7 +75,7 @@ func tasksContainsAny(a, b Tasks) bool {
 }
 
 // tasksSubset reports whether every task of a is in b.
-func tasksSubset(a, b Tasks) bool {
+func TasksSubset(a, b Tasks) bool {
 	for s, pa := range a {
 		pb := b[s]
 		for _, p := range pa {
@@ -87,7 +87,7 @@ func tasksSubset(a, b Tasks) bool {
 	return true
 }
 
-func tasksCount(t Tasks) int {
+func TasksCount(t Tasks) int {
 	n := 0
 	for _, ps := range t {
 		n += len(ps)
@@ -96,13 +96,13 @@ func tasksCount(t Tasks) int {
 }
 
 // tasksBuilder accumulates tasks and normalizes them once.
-type tasksBuilder map[string][]int32
+type TasksBuilder map[string][]int32
 
-func (b tasksBuilder) add(subtopology string, partition int32) {
+func (b TasksBuilder) Add(subtopology string, partition int32) {
 	b[subtopology] = append(b[subtopology], partition)
 }
 
-func (b tasksBuilder) build() Tasks {
+func (b TasksBuilder) Build() Tasks {
 	if len(b) == 0 {
 		return nil
 	}
@@ -122,32 +122,32 @@ func (b tasksBuilder) build() Tasks {
 }
 
 // normalizeTasks copies an assignor's output into the canonical form.
-func normalizeTasks(t Tasks) Tasks {
-	b := make(tasksBuilder, len(t))
+func NormalizeTasks(t Tasks) Tasks {
+	b := make(TasksBuilder, len(t))
 	for s, ps := range t {
 		for _, p := range ps {
-			b.add(s, p)
+			b.Add(s, p)
 		}
 	}
-	return b.build()
+	return b.Build()
 }
 
-func tasksFromKmsg(in []kmsg.TaskIDs) Tasks {
+func TasksFromKmsg(in []kmsg.TaskIDs) Tasks {
 	if len(in) == 0 {
 		return nil
 	}
-	b := make(tasksBuilder, len(in))
+	b := make(TasksBuilder, len(in))
 	for _, t := range in {
 		for _, p := range t.Partitions {
-			b.add(t.SubtopologyID, p)
+			b.Add(t.SubtopologyID, p)
 		}
 	}
-	return b.build()
+	return b.Build()
 }
 
 // tasksToKmsg renders tasks sorted by subtopology id. The result is never nil:
 // a response with task lists must carry all three, even when empty.
-func tasksToKmsg(t Tasks) []kmsg.TaskIDs {
+func TasksToKmsg(t Tasks) []kmsg.TaskIDs {
 	out := make([]kmsg.TaskIDs, 0, len(t))
 	for _, s := range sortedSubtopologies(t) {
 		out = append(out, kmsg.TaskIDs{SubtopologyID: s, Partitions: slices.Clone(t[s])})
@@ -165,42 +165,42 @@ func sortedSubtopologies(t Tasks) []string {
 }
 
 // tasksMinus returns a − b.
-func tasksMinus(a, b Tasks) Tasks {
-	bld := tasksBuilder{}
+func TasksMinus(a, b Tasks) Tasks {
+	bld := TasksBuilder{}
 	for s, pa := range a {
 		pb := b[s]
 		for _, p := range pa {
 			if _, found := slices.BinarySearch(pb, p); !found {
-				bld.add(s, p)
+				bld.Add(s, p)
 			}
 		}
 	}
-	return bld.build()
+	return bld.Build()
 }
 
 // tasksUnion returns a ∪ b.
-func tasksUnion(a, b Tasks) Tasks {
+func TasksUnion(a, b Tasks) Tasks {
 	if len(a) == 0 {
 		return b
 	}
 	if len(b) == 0 {
 		return a
 	}
-	bld := tasksBuilder{}
+	bld := TasksBuilder{}
 	for s, ps := range a {
 		for _, p := range ps {
-			bld.add(s, p)
+			bld.Add(s, p)
 		}
 	}
 	for s, ps := range b {
 		for _, p := range ps {
-			bld.add(s, p)
+			bld.Add(s, p)
 		}
 	}
-	return bld.build()
+	return bld.Build()
 }
 
-func forEachTask(t Tasks, f func(TaskID)) {
+func ForEachTask(t Tasks, f func(TaskID)) {
 	for s, ps := range t {
 		for _, p := range ps {
 			f(TaskID{s, p})

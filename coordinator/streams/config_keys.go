@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"errors"
@@ -52,7 +52,7 @@ func ParseConfig(kv map[string]string) (Config, error) {
 			id, setting, err := splitGroupKey(rest)
 			if err == nil {
 				o := cfg.Groups[id]
-				err = o.set(setting, v)
+				err = o.Set(setting, v)
 				if cfg.Groups == nil {
 					cfg.Groups = map[string]GroupConfigOverride{}
 				}
@@ -120,13 +120,13 @@ func (c *Config) set(key, v string) error {
 		d.AcceptableRecoveryLag = n
 		return err
 	case KeyRackAwareAssignmentTags:
-		d.RackAwareAssignmentTags = parseList(v)
+		d.RackAwareAssignmentTags = ParseList(v)
 		return nil
 	}
 	return errors.New("unknown streams group setting")
 }
 
-func (o *GroupConfigOverride) set(key, v string) error {
+func (o *GroupConfigOverride) Set(key, v string) error {
 	var err error
 	switch key {
 	case KeySessionTimeout:
@@ -154,7 +154,7 @@ func (o *GroupConfigOverride) set(key, v string) error {
 		o.AcceptableRecoveryLag = new(int64)
 		*o.AcceptableRecoveryLag, err = strconv.ParseInt(v, 10, 64)
 	case KeyRackAwareAssignmentTags:
-		o.RackAwareAssignmentTags = parseList(v)
+		o.RackAwareAssignmentTags = ParseList(v)
 		if o.RackAwareAssignmentTags == nil {
 			o.RackAwareAssignmentTags = []string{}
 		}
@@ -185,7 +185,7 @@ func parseInt(v string, dst *int) error {
 }
 
 // parseList reads a comma-separated list ("" is empty).
-func parseList(v string) []string {
+func ParseList(v string) []string {
 	var out []string
 	for _, p := range strings.Split(v, ",") {
 		if p = strings.TrimSpace(p); p != "" {

@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"testing"
@@ -26,10 +26,10 @@ func TestParseConfig(t *testing.T) {
 		cfg.Bounds.MinSessionTimeout != 10*time.Second || cfg.Bounds.MaxSessionTimeout != MaxSessionTimeout {
 		t.Fatalf("parsed %+v", cfg)
 	}
-	if g := cfg.group("my.app"); g.SessionTimeout != 10*time.Second || g.NumStandbyReplicas != 2 || g.HeartbeatInterval != DefaultHeartbeatInterval {
+	if g := cfg.Group("my.app"); g.SessionTimeout != 10*time.Second || g.NumStandbyReplicas != 2 || g.HeartbeatInterval != DefaultHeartbeatInterval {
 		t.Fatalf("group my.app: %+v", g)
 	}
-	if g := cfg.group("other"); g.AcceptableRecoveryLag != 5 {
+	if g := cfg.Group("other"); g.AcceptableRecoveryLag != 5 {
 		t.Fatalf("group other: %+v", g)
 	}
 	for _, bad := range []map[string]string{

@@ -1,23 +1,23 @@
-package coordinator
+package streams
 
 import (
 	"errors"
 	"maps"
 )
 
-// taskOwnership answers who currently holds a task, counting assigned and
+// TaskOwnership answers who currently holds a task, counting assigned and
 // pending-revocation tasks of every member (Kafka's currentActiveTaskProcessId
 // and currentStandby/WarmupTaskProcessIds).
-type taskOwnership interface {
-	activeProcess(t TaskID) (string, bool)
-	standbyCount(t TaskID, process string) int
-	warmupCount(t TaskID, process string) int
+type TaskOwnership interface {
+	ActiveProcess(t TaskID) (string, bool)
+	StandbyCount(t TaskID, process string) int
+	WarmupCount(t TaskID, process string) int
 }
 
-func (g *Group) standbyCount(t TaskID, process string) int { return g.standbyOwners[t][process] }
-func (g *Group) warmupCount(t TaskID, process string) int  { return g.warmupOwners[t][process] }
+func (g *Group) StandbyCount(t TaskID, process string) int { return g.StandbyOwners[t][process] }
+func (g *Group) WarmupCount(t TaskID, process string) int  { return g.WarmupOwners[t][process] }
 
-var errUnknownMemberState = errors.New("the streams group member is in an unknown state; it must abandon all its tasks and rejoin")
+var ErrUnknownMemberState = errors.New("the streams group member is in an unknown state; it must abandon all its tasks and rejoin")
 
 // reconcile is Kafka's CurrentAssignmentBuilder: it moves a member's current
 // assignment one step towards its target. It returns cur itself when nothing
@@ -32,7 +32,7 @@ var errUnknownMemberState = errors.New("the streams group member is in an unknow
 // task in place: active to standby is granted at once (the active stays
 // pending revocation), standby and warm-up swap without acknowledgement, and
 // standby or warm-up become active once nobody else holds the active task.
-func reconcile(cur *CurrentMemberAssignmentValue, process string, targetEpoch int32, target TaskSets, owned *TaskSets, own taskOwnership) (*CurrentMemberAssignmentValue, error) {
+func Reconcile(cur *CurrentMemberAssignmentValue, process string, targetEpoch int32, target TaskSets, owned *TaskSets, own TaskOwnership) (*CurrentMemberAssignmentValue, error) {
 	switch cur.State {
 	case MemberStable:
 		if cur.MemberEpoch == targetEpoch {
@@ -47,23 +47,23 @@ func reconcile(cur *CurrentMemberAssignmentValue, process string, targetEpoch in
 	case MemberUnreleasedTasks:
 		return nextAssignment(cur, process, cur.MemberEpoch, targetEpoch, target, owned, own), nil
 	default:
-		if owned == nil || !owned.isEmpty() {
-			return nil, errUnknownMemberState
+		if owned == nil || !owned.IsEmpty() {
+			return nil, ErrUnknownMemberState
 		}
 		return nextAssignment(cur, process, targetEpoch, targetEpoch, target, owned, own), nil
 	}
 }
 
-func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpoch, targetEpoch int32, target TaskSets, owned *TaskSets, own taskOwnership) *CurrentMemberAssignmentValue {
+func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpoch, targetEpoch int32, target TaskSets, owned *TaskSets, own TaskOwnership) *CurrentMemberAssignmentValue {
 	a := cur.Assigned
 	var (
-		kept     [3]tasksBuilder
-		revoke   [3]tasksBuilder
-		toAssign [3]tasksBuilder
-		inPlace  [3]tasksBuilder
+		kept     [3]TasksBuilder
+		revoke   [3]TasksBuilder
+		toAssign [3]TasksBuilder
+		inPlace  [3]TasksBuilder
 	)
 	for i := range 3 {
-		kept[i], revoke[i], toAssign[i], inPlace[i] = tasksBuilder{}, tasksBuilder{}, tasksBuilder{}, tasksBuilder{}
+		kept[i], revoke[i], toAssign[i], inPlace[i] = TasksBuilder{}, TasksBuilder{}, TasksBuilder{}, TasksBuilder{}
 	}
 	roles := [3]Tasks{a.Active, a.Standby, a.Warmup}
 	targets := [3]Tasks{target.Active, target.Standby, target.Warmup}
@@ -71,9 +71,9 @@ func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpo
 	// role changes take some of them out again.
 	revokeSet := [3]map[TaskID]bool{{}, {}, {}}
 	for r := range 3 {
-		forEachTask(roles[r], func(t TaskID) {
-			if tasksContains(targets[r], t.Subtopology, t.Partition) {
-				kept[r].add(t.Subtopology, t.Partition)
+		ForEachTask(roles[r], func(t TaskID) {
+			if TasksContains(targets[r], t.Subtopology, t.Partition) {
+				kept[r].Add(t.Subtopology, t.Partition)
 			} else {
 				revokeSet[r][t] = true
 			}
@@ -81,15 +81,15 @@ func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpo
 	}
 	unreleased := false
 	const active, standby, warmup = 0, 1, 2
-	selfHolds := func(r int, t TaskID) bool { return tasksContains(roles[r], t.Subtopology, t.Partition) }
+	selfHolds := func(r int, t TaskID) bool { return TasksContains(roles[r], t.Subtopology, t.Partition) }
 	// othersOnProcess: does another member of this process hold t in role r?
 	othersOnProcess := func(r int, t TaskID) bool {
 		n := 0
 		switch r {
 		case standby:
-			n = own.standbyCount(t, process)
+			n = own.StandbyCount(t, process)
 		case warmup:
-			n = own.warmupCount(t, process)
+			n = own.WarmupCount(t, process)
 		}
 		if selfHolds(r, t) {
 			n--
@@ -98,11 +98,11 @@ func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpo
 	}
 
 	// Active tasks to assign.
-	forEachTask(targets[active], func(t TaskID) {
+	ForEachTask(targets[active], func(t TaskID) {
 		if selfHolds(active, t) {
 			return
 		}
-		_, activeHeld := own.activeProcess(t)
+		_, activeHeld := own.ActiveProcess(t)
 		blocked := activeHeld || othersOnProcess(standby, t) || othersOnProcess(warmup, t)
 		from := -1
 		if selfHolds(standby, t) {
@@ -116,23 +116,23 @@ func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpo
 			if from >= 0 {
 				// Keep the standby (or warm-up) until it can turn active.
 				delete(revokeSet[from], t)
-				kept[from].add(t.Subtopology, t.Partition)
+				kept[from].Add(t.Subtopology, t.Partition)
 			}
 		case from >= 0:
 			delete(revokeSet[from], t)
-			inPlace[active].add(t.Subtopology, t.Partition)
+			inPlace[active].Add(t.Subtopology, t.Partition)
 		default:
-			toAssign[active].add(t.Subtopology, t.Partition)
+			toAssign[active].Add(t.Subtopology, t.Partition)
 		}
 	})
 	// Standby and warm-up tasks to assign.
 	for _, r := range [2]int{standby, warmup} {
 		other := standby + warmup - r
-		forEachTask(targets[r], func(t TaskID) {
+		ForEachTask(targets[r], func(t TaskID) {
 			if selfHolds(r, t) {
 				return
 			}
-			ap, activeHeld := own.activeProcess(t)
+			ap, activeHeld := own.ActiveProcess(t)
 			selfActive := selfHolds(active, t)
 			blocked := (activeHeld && ap == process && !selfActive) || othersOnProcess(r, t) || othersOnProcess(other, t)
 			switch {
@@ -140,34 +140,34 @@ func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpo
 				unreleased = true
 			case selfActive:
 				// The active stays pending revocation; the new role is granted.
-				inPlace[r].add(t.Subtopology, t.Partition)
+				inPlace[r].Add(t.Subtopology, t.Partition)
 			case selfHolds(other, t):
 				delete(revokeSet[other], t)
-				inPlace[r].add(t.Subtopology, t.Partition)
+				inPlace[r].Add(t.Subtopology, t.Partition)
 			default:
-				toAssign[r].add(t.Subtopology, t.Partition)
+				toAssign[r].Add(t.Subtopology, t.Partition)
 			}
 		})
 	}
 
 	for r := range 3 {
 		for t := range revokeSet[r] {
-			revoke[r].add(t.Subtopology, t.Partition)
+			revoke[r].Add(t.Subtopology, t.Partition)
 		}
 	}
-	pending := TaskSets{revoke[0].build(), revoke[1].build(), revoke[2].build()}
-	keptSets := TaskSets{kept[0].build(), kept[1].build(), kept[2].build()}
-	inPlaceSets := TaskSets{inPlace[0].build(), inPlace[1].build(), inPlace[2].build()}
-	assignSets := TaskSets{toAssign[0].build(), toAssign[1].build(), toAssign[2].build()}
+	pending := TaskSets{revoke[0].Build(), revoke[1].Build(), revoke[2].Build()}
+	keptSets := TaskSets{kept[0].Build(), kept[1].Build(), kept[2].Build()}
+	inPlaceSets := TaskSets{inPlace[0].Build(), inPlace[1].Build(), inPlace[2].Build()}
+	assignSets := TaskSets{toAssign[0].Build(), toAssign[1].Build(), toAssign[2].Build()}
 
 	next := &CurrentMemberAssignmentValue{PreviousMemberEpoch: cur.MemberEpoch}
 	switch {
-	case !pending.isEmpty() && (owned == nil || owned.containsAny(pending)):
+	case !pending.IsEmpty() && (owned == nil || owned.containsAny(pending)):
 		next.State = MemberUnrevokedTasks
 		next.MemberEpoch = memberEpoch
 		next.Assigned = unionSets(keptSets, inPlaceSets)
 		next.PendingRevocation = pending
-	case !assignSets.isEmpty() || !inPlaceSets.isEmpty():
+	case !assignSets.IsEmpty() || !inPlaceSets.IsEmpty():
 		next.State = MemberStable
 		if unreleased {
 			next.State = MemberUnreleasedTasks
@@ -191,7 +191,7 @@ func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpo
 }
 
 func unionSets(a, b TaskSets) TaskSets {
-	return TaskSets{tasksUnion(a.Active, b.Active), tasksUnion(a.Standby, b.Standby), tasksUnion(a.Warmup, b.Warmup)}
+	return TaskSets{TasksUnion(a.Active, b.Active), TasksUnion(a.Standby, b.Standby), TasksUnion(a.Warmup, b.Warmup)}
 }
 
 // activeEpochs gives the assignment epoch of every active task, assigned or
@@ -201,9 +201,9 @@ func activeEpochs(cur *CurrentMemberAssignmentValue, active, pending Tasks, targ
 	if len(active) == 0 && len(pending) == 0 {
 		return nil
 	}
-	out := make(map[TaskID]int32, tasksCount(active)+tasksCount(pending))
+	out := make(map[TaskID]int32, TasksCount(active)+TasksCount(pending))
 	for _, ts := range [2]Tasks{active, pending} {
-		forEachTask(ts, func(t TaskID) {
+		ForEachTask(ts, func(t TaskID) {
 			if e, ok := cur.ActiveEpochs[t]; ok {
 				out[t] = e
 			} else {
@@ -216,12 +216,12 @@ func activeEpochs(cur *CurrentMemberAssignmentValue, active, pending Tasks, targ
 
 // restrictEpochs keeps the epochs of the given active tasks only, set to
 // epoch when setTo is true.
-func restrictEpochs(epochs map[TaskID]int32, active Tasks, setTo bool, epoch int32) map[TaskID]int32 {
+func RestrictEpochs(epochs map[TaskID]int32, active Tasks, setTo bool, epoch int32) map[TaskID]int32 {
 	if len(active) == 0 {
 		return nil
 	}
-	out := make(map[TaskID]int32, tasksCount(active))
-	forEachTask(active, func(t TaskID) {
+	out := make(map[TaskID]int32, TasksCount(active))
+	ForEachTask(active, func(t TaskID) {
 		e, ok := epochs[t]
 		if setTo || !ok {
 			e = epoch
@@ -233,6 +233,6 @@ func restrictEpochs(epochs map[TaskID]int32, active Tasks, setTo bool, epoch int
 
 func sameCurrent(a, b *CurrentMemberAssignmentValue) bool {
 	return a.MemberEpoch == b.MemberEpoch && a.PreviousMemberEpoch == b.PreviousMemberEpoch &&
-		a.State == b.State && a.Assigned.equal(b.Assigned) && a.PendingRevocation.equal(b.PendingRevocation) &&
+		a.State == b.State && a.Assigned.Equal(b.Assigned) && a.PendingRevocation.Equal(b.PendingRevocation) &&
 		maps.Equal(a.ActiveEpochs, b.ActiveEpochs)
 }

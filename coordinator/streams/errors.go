@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"errors"
@@ -11,27 +11,27 @@ import (
 // with errorf. It unwraps to its *kerr.Error, so errors.As finds the code.
 
 // coordError is an error answered to the client with a Kafka error code.
-type coordError struct {
-	code *kerr.Error
-	msg  string
+type CoordError struct {
+	Code *kerr.Error
+	Msg  string
 }
 
-func (e *coordError) Error() string { return e.code.Message + ": " + e.msg }
+func (e *CoordError) Error() string { return e.Code.Message + ": " + e.Msg }
 
 // Unwrap gives the Kafka error, so that callers taking a plain error (and
 // errors.As to *kerr.Error) read the code.
-func (e *coordError) Unwrap() error { return e.code }
+func (e *CoordError) Unwrap() error { return e.Code }
 
-func errorf(code *kerr.Error, format string, args ...any) *coordError {
-	return &coordError{code: code, msg: fmt.Sprintf(format, args...)}
+func Errorf(code *kerr.Error, format string, args ...any) *CoordError {
+	return &CoordError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
 // asCoordError is the coordError in err's chain, or err as an
 // UNKNOWN_SERVER_ERROR.
-func asCoordError(err error) *coordError {
-	var ce *coordError
+func AsCoordError(err error) *CoordError {
+	var ce *CoordError
 	if !errors.As(err, &ce) {
-		ce = errorf(kerr.UnknownServerError, "%v", err)
+		ce = Errorf(kerr.UnknownServerError, "%v", err)
 	}
 	return ce
 }

@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"bytes"
@@ -41,13 +41,13 @@ import (
 // recordValueFormat is one record type's value format: the version this
 // release writes, and its reader.
 type recordValueFormat struct {
-	version int16
+	Version int16
 	decode  func(value []byte) (any, error)
 }
 
 // recordValueFormats are the record types this release knows; a type that
 // is not here is skipped on load.
-var recordValueFormats = map[RecordType]recordValueFormat{
+var RecordValueFormats = map[RecordType]recordValueFormat{
 	RecordGroupMetadata:            {1, decodeValue((*streamsGroupMetadataValue).inMemory)},
 	RecordMemberMetadata:           {1, decodeValue((*streamsGroupMemberMetadataValue).inMemory)},
 	RecordTargetAssignmentMetadata: {1, decodeValue((*streamsGroupTargetAssignmentMetadataValue).inMemory)},
@@ -247,7 +247,7 @@ func (d durableTaskSets) inMemory() (TaskSets, error) {
 	if err := d.check(); err != nil {
 		return TaskSets{}, err
 	}
-	return TaskSets{normalizeTasks(Tasks(d.Active)), normalizeTasks(Tasks(d.Standby)), normalizeTasks(Tasks(d.Warmup))}, nil
+	return TaskSets{NormalizeTasks(Tasks(d.Active)), NormalizeTasks(Tasks(d.Standby)), NormalizeTasks(Tasks(d.Warmup))}, nil
 }
 
 func (d durableTaskSets) check() error {
@@ -450,7 +450,7 @@ func newStreamshiftGroupConfigValue(v *GroupConfigValue) *streamshiftGroupConfig
 // not know is kept for the load, which logs and ignores it.
 func (d *streamshiftGroupConfigValue) inMemory() (*GroupConfigValue, error) {
 	v := &GroupConfigValue{Configs: keyValues(d.Configs)}
-	if _, _, err := v.override(); err != nil {
+	if _, _, err := v.Override(); err != nil {
 		return nil, err
 	}
 	return v, nil
