@@ -2,72 +2,172 @@ package coordinator
 
 import (
 	"fmt"
+
+	"github.com/rs/zerolog"
+
 	"github.com/streamshift/streamshift/coordinator/streams"
-	"time"
 )
 
-// The unit of work on a group: a change emits records, replaying each into
-// the group, and commits them to the log or rolls the group back to it
-// (Kafka's CoordinatorResult and snapshot revert).
+// The unit of work on a group: an operation runs as a change (op_change.go)
+// that emits records, replaying each into the group; the runtime carries out
+// the I/O the change asks for, then commits its records to the log or rolls
+// the group back to it (Kafka's CoordinatorResult and snapshot revert).
 
-// change collects the records of one state change of one group. Records are
-// replayed into the group as they are emitted, so later steps see them; if
-// the change fails or its append fails, the group is rebuilt from the log.
-type change struct {
-	c       *Coordinator
-	s       *shard
-	g       *streams.Group
-	cfg     streams.GroupConfig
-	now     time.Time
-	records []streams.Record
-	created bool // the group did not exist before this change
-	// classic is the classic metadata of the JoinGroup this change runs
-	// as a heartbeat (classic_join.go); nil for streams heartbeats.
-	classic *streams.ClassicMemberMetadata
-}
-
+// newChange starts a change of the group on its executor, with the inputs an
+// operation reads.
 func (c *Coordinator) newChange(s *shard) *change {
-	return &change{c: c, s: s, g: s.group, cfg: c.groupConfig(s.id), now: c.clock.Now()}
-}
-
-func (ch *change) emit(r streams.Record) {
-	r.GroupID = ch.g.ID
-	ch.records = append(ch.records, r)
-	if err := ch.g.Replay(r); err != nil {
-		// Only this package builds records; a failure here is a bug.
-		panic(fmt.Sprintf("coordinator: replaying own record %v: %v", r, err))
+	c.mu.Lock()
+	cfg, maxSize, claim := c.cfg.Group(s.id), c.cfg.MaxGroupSize, c.claims[s.id]
+	c.mu.Unlock()
+	return &change{
+		groupID:         s.id,
+		g:               s.group,
+		cfg:             cfg,
+		now:             c.clock.Now(),
+		image:           c.metadata.Image(),
+		assignor:        c.assignor,
+		configure:       c.configure,
+		maxGroupSize:    maxSize,
+		canCreateTopics: c.creator != nil,
+		claim:           claim,
+		pending:         s.hasTimer,
+		debugWanted:     c.logger.GetLevel() <= zerolog.DebugLevel,
 	}
 }
 
-// commit appends the change's records to the log. On failure the group goes
-// back to what the log holds.
-func (ch *change) commit() error {
+// carryOut does what the change asked for, in order: its log lines, the
+// claim it took, its timers, its metadata refreshes and topic creations. The
+// group the change holds becomes the shard's. It runs once an operation
+// returns, before its records are committed or rolled back, and again for
+// what a later step of the same change asks.
+func (c *Coordinator) carryOut(s *shard, ch *change) {
+	s.group = ch.g
+	for _, e := range ch.logs {
+		c.writeLog(e)
+	}
+	ch.logs = nil
+	if ch.claimTaken != nil {
+		c.dropClaim(s.id, ch.claimTaken)
+		ch.claimTaken = nil
+	}
+	for _, op := range ch.timers {
+		if op.fire == nil {
+			s.cancelTimer(op.key)
+		} else {
+			c.armTimer(s, ch.now, op)
+		}
+	}
+	ch.timers, ch.armed = nil, nil
+	for _, topics := range ch.refresh {
+		c.metadata.RequestRefresh(topics)
+	}
+	ch.refresh = nil
+	for _, todo := range ch.topics {
+		c.createTopics(s.id, todo)
+	}
+	ch.topics = nil
+}
+
+// dropClaim drops the group's pending claim once the join creating the
+// group took it (takeClaim), unless a newer claim replaced it. If that
+// change is rolled back, the claim is gone with it and the member's next
+// join asks the upstream again (which then shows the proxy's anchor).
+func (c *Coordinator) dropClaim(group string, taken *streams.OwnershipValue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.claims[group] == taken {
+		delete(c.claims, group)
+	}
+}
+
+// createTopics asks the topic creator for the topics, and gives the result
+// to the group once it is in (topicsCreated).
+func (c *Coordinator) createTopics(groupID string, todo []CreatableTopic) {
+	names := make([]string, len(todo))
+	for i, t := range todo {
+		names[i] = t.Name
+	}
+	c.creator.CreateTopics(todo, func(failed map[string]error) {
+		c.metadata.RequestRefresh(names)
+		c.run(groupID, func(s *shard) {
+			if s.group == nil {
+				return
+			}
+			topicsCreated(s.group, names, failed, c.clock.Now(), c.groupConfig(groupID).HeartbeatInterval)
+		}, nil) // a result for a closed or unloaded group is moot
+	})
+}
+
+// writeLog writes a change's log entry to the coordinator's logger.
+func (c *Coordinator) writeLog(e *logEntry) {
+	var ev *zerolog.Event
+	switch e.level {
+	case levelDebug:
+		ev = c.logger.Debug()
+	case levelInfo:
+		ev = c.logger.Info()
+	case levelWarn:
+		ev = c.logger.Warn()
+	default:
+		ev = c.logger.Error()
+	}
+	if ev == nil {
+		return
+	}
+	for _, f := range e.fields {
+		switch v := f.value.(type) {
+		case string:
+			ev = ev.Str(f.key, v)
+		case []string:
+			ev = ev.Strs(f.key, v)
+		case int:
+			ev = ev.Int(f.key, v)
+		case int32:
+			ev = ev.Int32(f.key, v)
+		case int64:
+			ev = ev.Int64(f.key, v)
+		case uint64:
+			ev = ev.Uint64(f.key, v)
+		case error:
+			ev = ev.AnErr(f.key, v)
+		default:
+			ev = ev.Interface(f.key, v)
+		}
+	}
+	ev.Msgf(e.format, e.args...)
+}
+
+// commit carries out the change's I/O and appends its records to the log.
+// On failure the group goes back to what the log holds.
+func (c *Coordinator) commit(s *shard, ch *change) error {
+	c.carryOut(s, ch)
 	if len(ch.records) == 0 {
 		return nil
 	}
-	if err := ch.c.log.Append(ch.s.id, ch.records); err != nil {
+	if err := c.log.Append(s.id, ch.records); err != nil {
 		n := len(ch.records) // rollback forgets them
-		ch.c.logAppendFailure(ch.s.id, n, err)
-		ch.rollback()
-		return fmt.Errorf("append %d records of group %s: %w", n, ch.s.id, err)
+		c.logAppendFailure(s.id, n, err)
+		c.rollback(s, ch)
+		return fmt.Errorf("append %d records of group %s: %w", n, s.id, err)
 	}
 	ch.records = nil
 	return nil
 }
 
-// rollback discards the change: the group is rebuilt from its records in the
-// log; what lives in memory only is kept.
-func (ch *change) rollback() {
+// rollback carries out the change's I/O and discards its records: the
+// group is rebuilt from its records in the log; what lives in memory only
+// is kept.
+func (c *Coordinator) rollback(s *shard, ch *change) {
+	c.carryOut(s, ch)
 	if len(ch.records) == 0 && !ch.created {
 		return
 	}
 	ch.records = nil
-	s := ch.s
 	var mem streams.GroupMemory
 	if s.group != nil {
 		mem = s.group.Mem
 	}
-	recs, err := ch.c.log.Load(s.id)
+	recs, err := c.log.Load(s.id)
 	var g *streams.Group
 	if err == nil {
 		var gs streams.Groups
@@ -77,6 +177,7 @@ func (ch *change) rollback() {
 	if err != nil || g == nil {
 		s.stopTimers()
 		s.group = nil
+		ch.g = nil
 		return
 	}
 	g.Mem = mem

@@ -58,6 +58,7 @@ func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 	c.run(groupID, func(s *shard) {
 		if g := s.group; g != nil && g.Mem.HandBack != nil {
 			ch := c.newChange(s)
+			defer c.carryOut(s, ch)
 			for id := range g.Mem.HandBack.Held {
 				if g.Members[id] != nil {
 					ch.cancel(classicJoinTimerKey(id))
@@ -113,7 +114,7 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 func (c *Coordinator) dropGroup(s *shard) error {
 	ch := c.newChange(s)
 	ch.tombstoneGroup(true)
-	if err := ch.commit(); err != nil {
+	if err := c.commit(s, ch); err != nil {
 		return err
 	}
 	s.stopTimers()

@@ -35,6 +35,7 @@ func (c *Coordinator) classicHeartbeat(s *shard, req ClassicHeartbeatRequest) er
 		return fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.Generation, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)
 	}
 	ch := c.newChange(s)
+	defer c.carryOut(s, ch)
 	ch.scheduleSession(m.ID)
 	if !classicMustRejoin(g, m) && !ch.handBackPull() {
 		return nil
@@ -96,7 +97,7 @@ func (c *Coordinator) classicLeave(s *shard, groupID string, members []ClassicLe
 		ch.logLeft(m, "has left group through explicit `LeaveGroup` request")
 		ch.removeClassic(m, bumpMemberLeft)
 	}
-	if err := ch.commit(); err != nil {
+	if err := c.commit(s, ch); err != nil {
 		return nil, fmt.Errorf("leave %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable)
 	}
 	return errs, nil

@@ -74,6 +74,7 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 		return ClassicJoinResult{Err: fmt.Errorf("member %s reports named-topology tasks, which streams groups do not support: %w", req.MemberID, kerr.InconsistentGroupProtocol)}
 	}
 	ch := c.newChange(s)
+	defer c.carryOut(s, ch)
 	ch.classic = &streams.ClassicMemberMetadata{
 		SessionTimeoutMs:        req.SessionTimeoutMs,
 		ConsumerProtocolVersion: req.Subscription.Version,
@@ -124,7 +125,7 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 	// current first: a member's ownership must never be missed.
 	configured, _, err := ch.configureTopology(g.Topology)
 	if err != nil {
-		ch.rollback()
+		c.rollback(s, ch)
 		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.UnknownServerError)}
 	}
 	hb := classicHeartbeatRequest(req, epoch)
@@ -135,7 +136,7 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 	hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = classicOwnedTasks(req, configured, cur)
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	if err := ch.heartbeat(hb, req.Client, resp); err != nil {
-		ch.rollback()
+		c.rollback(s, ch)
 		var ce *streams.CoordError
 		if errors.As(err, &ce) {
 			return ClassicJoinResult{Err: fmt.Errorf("%s: %w", ce.Msg, classicCode(ce.Code))}
@@ -145,7 +146,7 @@ func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinR
 	m = g.Members[resp.MemberID]
 	ch.cancel(classicJoinTimerKey(m.ID))
 	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, classicSyncTimeoutReason, nil)
-	if err := ch.commit(); err != nil {
+	if err := c.commit(s, ch); err != nil {
 		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.CoordinatorNotAvailable)}
 	}
 	return ClassicJoinResult{MemberID: m.ID, Generation: resp.MemberEpoch}

@@ -66,6 +66,7 @@ func (c *Coordinator) classicSync(s *shard, req ClassicSyncRequest) ClassicSyncR
 		return ClassicSyncResult{Err: fmt.Errorf("group %s moved to assignment epoch %d; member %s at %d must rejoin: %w", g.ID, g.AssignmentEpoch, m.ID, cur.MemberEpoch, kerr.RebalanceInProgress)}
 	}
 	ch := c.newChange(s)
+	defer c.carryOut(s, ch)
 	ch.cancel(classicSyncTimerKey(m.ID))
 	res, err := classicAssignment(g, m, ch.configuredOrNil())
 	if err != nil {

@@ -93,18 +93,18 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	topo := topologyFromRequest(first.Topology)
 	configured, _, err := ch.configureTopology(&topo)
 	if err != nil {
-		ch.rollback()
+		c.rollback(s, ch)
 		return fail(kerr.UnknownServerError, "Takeover of %s: %v", state.GroupID, err)
 	}
 	imported, err := importClassicMembers(liveClassicMembers(state, ch.now), configured, topo.Epoch, ch.now)
 	if err != nil {
-		ch.rollback()
+		c.rollback(s, ch)
 		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
 	}
 
 	// The group is the proxy's from this change on (ownership.go). A
 	// claim made for this takeover is consumed here, not by a later join.
-	own := c.takeClaim(state.GroupID)
+	own := ch.takeClaim()
 	if own == nil {
 		own = &streams.OwnershipValue{Source: OwnershipTakeover, UpstreamState: "Stable", ClaimedAtMs: ch.now.UnixMilli()}
 	}
@@ -123,13 +123,13 @@ func (c *Coordinator) takeOver(s *shard, state ClassicGroupState, first *kmsg.St
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.Version = first.Version
 	if err := ch.heartbeat(first, client, resp); err != nil {
-		ch.rollback()
+		c.rollback(s, ch)
 		return heartbeatError(first, streams.AsCoordError(err))
 	}
 	for _, im := range imported {
 		ch.scheduleCarriedSession(im.id, im.sessionLeft)
 	}
-	if err := ch.commit(); err != nil {
+	if err := c.commit(s, ch); err != nil {
 		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
 	}
 	c.logger.Info().Str("group", state.GroupID).Int32("generation", gen).Int("classic_members", len(imported)).

@@ -24,7 +24,7 @@ func (c *Coordinator) DeleteGroup(groupID string, done func(error)) {
 		}
 		ch := c.newChange(s)
 		ch.tombstoneGroup(g.Ownership != nil)
-		if err := ch.commit(); err != nil {
+		if err := c.commit(s, ch); err != nil {
 			done(kerr.CoordinatorNotAvailable)
 			return
 		}

@@ -34,10 +34,10 @@ func (c *Coordinator) heartbeat(s *shard, req *kmsg.StreamsGroupHeartbeatRequest
 		err = ch.heartbeat(req, client, resp)
 	}
 	if err != nil {
-		ch.rollback()
+		c.rollback(s, ch)
 		return heartbeatError(req, streams.AsCoordError(err))
 	}
-	if err := ch.commit(); err != nil {
+	if err := c.commit(s, ch); err != nil {
 		return heartbeatError(req, streams.Errorf(kerr.CoordinatorNotAvailable, "%v", err))
 	}
 	return resp
@@ -119,10 +119,9 @@ func (hb *streamsHeartbeat) getOrCreateGroup() error {
 			return streams.Errorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
 		}
 		ch.g = streams.NewGroup(req.Group)
-		ch.s.group = ch.g
 		hb.created = true
 		ch.created = true
-		if v := ch.c.takeClaim(req.Group); v != nil {
+		if v := ch.takeClaim(); v != nil {
 			ch.emit(streams.NewOwnershipRecord(ch.g.ID, v))
 		}
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 func (ch *change) checkGroupSize(memberID string) error {
-	max := ch.c.maxGroupSize()
+	max := ch.maxGroupSize
 	if max > 0 && len(ch.g.Members) >= max && ch.g.Members[memberID] == nil {
 		return streams.Errorf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", max)
 	}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
@@ -29,12 +28,23 @@ const (
 	bumpAssignmentConfigs    = "assignment configs changed"
 )
 
-func (ch *change) logInfo(memberID string) *zerolog.Event {
-	return ch.c.logger.Info().Str("group", ch.s.id).Str("member", memberID)
+// logAt starts an entry of the group at level; nil for a debug line when
+// debug lines are not wanted.
+func (ch *change) logAt(level logLevel) *logEntry {
+	if level == levelDebug && !ch.debugWanted {
+		return nil
+	}
+	e := &logEntry{level: level}
+	ch.logs = append(ch.logs, e)
+	return e.Str("group", ch.groupID)
 }
 
-func (ch *change) logDebug(memberID string) *zerolog.Event {
-	return ch.c.logger.Debug().Str("group", ch.s.id).Str("member", memberID)
+func (ch *change) logInfo(memberID string) *logEntry {
+	return ch.logAt(levelInfo).Str("member", memberID)
+}
+
+func (ch *change) logDebug(memberID string) *logEntry {
+	return ch.logAt(levelDebug).Str("member", memberID)
 }
 
 // logEpochBump is Kafka's "Bumped streams group epoch" line, with the
@@ -43,13 +53,13 @@ func (ch *change) logEpochBump(memberID string, previous int32, v *streams.Group
 	reason := strings.Join(why, ", ")
 	ch.logInfo(memberID).Int32("previous_epoch", previous).Int32("epoch", v.Epoch).Str("reason", reason).
 		Msgf("[GroupId %s][MemberId %s] Bumped streams group epoch from %d to %d with metadata hash %d and validated topology epoch %d because: %s.",
-			ch.s.id, memberID, previous, v.Epoch, v.MetadataHash, v.ValidatedTopologyEpoch, reason)
+			ch.groupID, memberID, previous, v.Epoch, v.MetadataHash, v.ValidatedTopologyEpoch, reason)
 }
 
 // logFenced is Kafka's fencing line; reason completes "because ...".
 func (ch *change) logFenced(m *streams.Member, reason string) {
 	ch.logInfo(m.ID).Str("reason", reason).
-		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.s.id, m.ID, reason)
+		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.groupID, m.ID, reason)
 }
 
 // logLeft is Kafka's line for a member that left on its own (how: "left the
@@ -58,10 +68,10 @@ func (ch *change) logFenced(m *streams.Member, reason string) {
 func (ch *change) logLeft(m *streams.Member, how string) {
 	if id := m.InstanceID(); id != "" {
 		ch.logInfo(m.ID).Str("instance", id).
-			Msgf("[GroupId %s][MemberId %s] Static member %s with instance id %s %s.", ch.s.id, m.ID, m.ID, id, how)
+			Msgf("[GroupId %s][MemberId %s] Static member %s with instance id %s %s.", ch.groupID, m.ID, m.ID, id, how)
 		return
 	}
-	ch.logInfo(m.ID).Msgf("[GroupId %s][MemberId %s] Member %s %s.", ch.s.id, m.ID, m.ID, how)
+	ch.logInfo(m.ID).Msgf("[GroupId %s][MemberId %s] Member %s %s.", ch.groupID, m.ID, m.ID, how)
 }
 
 // logLoaded is Kafka's per-group load line, with its members at debug.

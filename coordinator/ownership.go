@@ -185,17 +185,6 @@ func (c *Coordinator) claimed(group string) bool {
 	return c.claims[group] != nil
 }
 
-// takeClaim hands the group's pending claim to the join creating it. If
-// that change is rolled back, the claim is gone with it and the member's
-// next join asks the upstream again (which then shows the proxy's anchor).
-func (c *Coordinator) takeClaim(group string) *streams.OwnershipValue {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v := c.claims[group]
-	delete(c.claims, group)
-	return v
-}
-
 // SourceTopics lists the source and repartition topics of the group's
 // topology (what its anchor member subscribes to), nil if the coordinator
 // holds no topology for it. It waits for the group's queue: call it off the

@@ -52,6 +52,7 @@ func (ch *change) scheduleRebalance(memberID string, epoch int32, timeout time.D
 // timer for every member and a rebalance timer for every member revoking.
 func (c *Coordinator) onLoaded(s *shard) {
 	ch := c.newChange(s)
+	defer c.carryOut(s, ch)
 	for id, m := range s.group.Members {
 		ch.scheduleSession(id)
 		if cur := m.CurrentAssignment(); cur.State == streams.MemberUnrevokedTasks {

@@ -36,16 +36,16 @@ func (ch *change) computeTargetAssignment() error {
 			spec.Members[id] = memberSpec(g.Members[id])
 		}
 		start := time.Now()
-		ga, err := ch.c.assignor.Assign(spec, configured.ConfiguredTopology)
+		ga, err := ch.assignor.Assign(spec, configured.ConfiguredTopology)
 		if err != nil {
-			err = fmt.Errorf("assignor %s: %w", ch.c.assignor.Name(), err)
-			ch.c.logger.Error().Err(err).Str("group", g.ID).Int32("epoch", g.GroupEpoch).
+			err = fmt.Errorf("assignor %s: %w", ch.assignor.Name(), err)
+			ch.logAt(levelError).Err(err).Int32("epoch", g.GroupEpoch).
 				Msgf("[GroupId %s] Failed to compute a new target assignment for epoch %d: %v.", g.ID, g.GroupEpoch, err)
 			return err
 		}
 		took := time.Since(start)
-		ch.c.logger.Info().Str("group", g.ID).Int32("epoch", g.GroupEpoch).Dur("took", took).
-			Msgf("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor in %dms.", g.ID, g.GroupEpoch, ch.c.assignor.Name(), took.Milliseconds())
+		ch.logAt(levelInfo).Int32("epoch", g.GroupEpoch).Dur("took", took).
+			Msgf("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor in %dms.", g.ID, g.GroupEpoch, ch.assignor.Name(), took.Milliseconds())
 		for _, id := range ids {
 			a := ga.Members[id]
 			targets[id] = streams.TaskSets{Active: streams.NormalizeTasks(a.ActiveTasks), Standby: streams.NormalizeTasks(a.StandbyTasks), Warmup: streams.NormalizeTasks(a.WarmupTasks)}

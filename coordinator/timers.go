@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -23,72 +22,22 @@ func (s *shard) stopTimers() {
 	}
 }
 
-// timerKey names a timer of a group, as Kafka's session-timeout-<g>-<m>,
-// rebalance-timeout-<g>-<m> and initial-rebalance-timeout-<g>.
-type timerKey struct {
-	kind   timerKind
-	member string
-}
-
-type timerKind uint8
-
-const (
-	sessionTimer timerKind = iota
-	rebalanceTimer
-	initialDelayTimer
-	assignmentIntervalTimer
-)
-
-// name is the timer's name in Kafka's form ("session-timeout-<g>-<m>"), for
-// the log.
-func (k timerKey) name(groupID string) string {
-	var kind string
-	switch k.kind {
-	case sessionTimer:
-		kind = "session-timeout"
-	case rebalanceTimer:
-		kind = "rebalance-timeout"
-	case initialDelayTimer:
-		kind = "initial-rebalance-timeout"
-	case assignmentIntervalTimer:
-		kind = "assignment-interval"
-	case classicSyncTimer:
-		kind = "sync"
-	case classicJoinTimer:
-		kind = "join"
-	default:
-		kind = fmt.Sprintf("timer-%d", k.kind)
-	}
-	if k.member == "" {
-		return kind + "-" + groupID
-	}
-	return kind + "-" + groupID + "-" + k.member
-}
-
-func sessionTimerKey(memberID string) timerKey   { return timerKey{sessionTimer, memberID} }
-func rebalanceTimerKey(memberID string) timerKey { return timerKey{rebalanceTimer, memberID} }
-
-var (
-	initialDelayTimerKey       = timerKey{kind: initialDelayTimer}
-	assignmentIntervalTimerKey = timerKey{kind: assignmentIntervalTimer}
-)
-
-// schedule arms (or re-arms) a timer of the group; fire runs on the group's
-// queue. Re-arming a pending timer resets it in place.
-func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change)) {
-	g, s := ch.g, ch.s
+// armTimer arms (or re-arms) a timer of the group as a change asked
+// (timerOp); its fire runs as a change of its own on the group's queue.
+// Re-arming a pending timer resets it in place.
+func (c *Coordinator) armTimer(s *shard, now time.Time, op timerOp) {
+	key, d, fire := op.key, op.after, op.fire
 	if s.timers == nil {
 		s.timers = map[timerKey]*groupTimer{}
 	}
-	deadline := ch.now.Add(d)
+	deadline := now.Add(d)
 	if gt := s.timers[key]; gt != nil {
 		gt.deadline = deadline
 		gt.fire = fire
 		gt.t.Reset(d)
 		return
 	}
-	c := ch.c
-	groupID := g.ID
+	groupID := s.id
 	gt := &groupTimer{deadline: deadline, fire: fire}
 	gt.t = c.clock.AfterFunc(d, func() {
 		c.run(groupID, func(s *shard) {
@@ -104,7 +53,7 @@ func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change))
 			// On failure the group is back to its log and the timer's
 			// work is lost, as in a failover; Kafka's timer logs and
 			// ignores a failed write the same way.
-			if err := fch.commit(); err != nil {
+			if err := c.commit(s, fch); err != nil {
 				name := key.name(groupID)
 				c.logger.Error().Err(err).Str("group", groupID).Str("member", key.member).Str("timer", name).
 					Msgf("[GroupId %s] The write event for the timer %s failed due to %v. Ignoring it.", groupID, name, err)
@@ -114,27 +63,14 @@ func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change))
 	s.timers[key] = gt
 }
 
-func (ch *change) cancel(key timerKey) {
-	if t := ch.s.timers[key]; t != nil {
+func (s *shard) cancelTimer(key timerKey) {
+	if t := s.timers[key]; t != nil {
 		t.t.Stop()
-		delete(ch.s.timers, key)
+		delete(s.timers, key)
 	}
 }
 
-func (ch *change) hasTimer(key timerKey) bool {
-	_, ok := ch.s.timers[key]
+func (s *shard) hasTimer(key timerKey) bool {
+	_, ok := s.timers[key]
 	return ok
 }
-
-// Timers of classic members, next to the session and rebalance timers:
-// Kafka's sync timeout (a member that joined must SyncGroup within its
-// rebalance timeout) and join timeout (a member told to rejoin must JoinGroup
-// within its rebalance timeout).
-const (
-	classicSyncTimer timerKind = 32 + iota
-	classicJoinTimer
-)
-
-func classicSyncTimerKey(memberID string) timerKey { return timerKey{classicSyncTimer, memberID} }
-
-func classicJoinTimerKey(memberID string) timerKey { return timerKey{classicJoinTimer, memberID} }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
@@ -14,15 +15,15 @@ import (
 // of missing internal topics. It also returns the metadata hash.
 func (ch *change) configureTopology(topo *topology.Topology) (*streams.ConfiguredTopology, uint64, error) {
 	g := ch.g
-	img := ch.c.metadata.Image()
+	img := ch.image
 	mem := &g.Mem
 	if mem.Configured == nil || mem.ConfiguredFor != topo || mem.ConfiguredVersion != img.Version() {
-		mem.Configured = &streams.ConfiguredTopology{ConfiguredTopology: ch.c.configure(*topo, imagePartitions(img))}
+		mem.Configured = &streams.ConfiguredTopology{ConfiguredTopology: ch.configure(*topo, imagePartitions(img))}
 		mem.ConfiguredFor = topo
 		mem.ConfiguredVersion = img.Version()
 		mem.ConfiguredHash = metadataHash(img, streams.RequiredTopics(topo))
 		if !mem.Configured.IsReady() {
-			ch.c.metadata.RequestRefresh(streams.RequiredTopics(topo))
+			ch.requestRefresh(streams.RequiredTopics(topo))
 		}
 	}
 	cfgd := mem.Configured
@@ -35,12 +36,12 @@ func (ch *change) configureTopology(topo *topology.Topology) (*streams.Configure
 	return cfgd, mem.ConfiguredHash, nil
 }
 
-// createInternalTopics asks the topic creator for the missing internal
+// createInternalTopics asks the runtime to create the missing internal
 // topics, skipping those already being created (as Kafka does on every
-// heartbeat that finds them missing).
+// heartbeat that finds them missing); topicsCreated takes the result.
 func (ch *change) createInternalTopics(topics []topology.TopicToCreate) {
-	c, g := ch.c, ch.g
-	if c.creator == nil {
+	g := ch.g
+	if !ch.canCreateTopics {
 		return
 	}
 	if g.Mem.CreatingTopics == nil {
@@ -57,34 +58,25 @@ func (ch *change) createInternalTopics(topics []topology.TopicToCreate) {
 			todo = append(todo, ct)
 		}
 	}
-	if len(todo) == 0 {
-		return
+	if len(todo) > 0 {
+		ch.topics = append(ch.topics, todo)
 	}
-	groupID := g.ID
-	names := make([]string, len(todo))
-	for i, t := range todo {
-		names[i] = t.Name
+}
+
+// topicsCreated is the result of creating the topics names: they are no
+// longer being created, and the errors of those that failed are reported
+// for two heartbeat intervals.
+func topicsCreated(g *streams.Group, names []string, failed map[string]error, now time.Time, heartbeatInterval time.Duration) {
+	mem := &g.Mem
+	for _, n := range names {
+		delete(mem.CreatingTopics, n)
+		if err := failed[n]; err != nil {
+			if mem.TopicCreationErrors == nil {
+				mem.TopicCreationErrors = map[string]streams.TopicCreationError{}
+			}
+			mem.TopicCreationErrors[n] = streams.TopicCreationError{Msg: err.Error(), Until: now.Add(2 * heartbeatInterval)}
+		}
 	}
-	c.creator.CreateTopics(todo, func(failed map[string]error) {
-		c.metadata.RequestRefresh(names)
-		c.run(groupID, func(s *shard) {
-			if s.group == nil {
-				return
-			}
-			mem := &s.group.Mem
-			now := c.clock.Now()
-			hb := c.groupConfig(groupID).HeartbeatInterval
-			for _, n := range names {
-				delete(mem.CreatingTopics, n)
-				if err := failed[n]; err != nil {
-					if mem.TopicCreationErrors == nil {
-						mem.TopicCreationErrors = map[string]streams.TopicCreationError{}
-					}
-					mem.TopicCreationErrors[n] = streams.TopicCreationError{Msg: err.Error(), Until: now.Add(2 * hb)}
-				}
-			}
-		}, nil) // a result for a closed or unloaded group is moot
-	})
 }
 
 // configurationDetail is the status detail of a topology that is not ready,

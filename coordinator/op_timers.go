@@ -1,0 +1,69 @@
+package coordinator
+
+import "fmt"
+
+// The keys of a group's timers. An operation arms and cancels them through
+// its change (op_change.go); the runtime runs them (timers.go).
+
+// timerKey names a timer of a group, as Kafka's session-timeout-<g>-<m>,
+// rebalance-timeout-<g>-<m> and initial-rebalance-timeout-<g>.
+type timerKey struct {
+	kind   timerKind
+	member string
+}
+
+type timerKind uint8
+
+const (
+	sessionTimer timerKind = iota
+	rebalanceTimer
+	initialDelayTimer
+	assignmentIntervalTimer
+)
+
+// name is the timer's name in Kafka's form ("session-timeout-<g>-<m>"), for
+// the log.
+func (k timerKey) name(groupID string) string {
+	var kind string
+	switch k.kind {
+	case sessionTimer:
+		kind = "session-timeout"
+	case rebalanceTimer:
+		kind = "rebalance-timeout"
+	case initialDelayTimer:
+		kind = "initial-rebalance-timeout"
+	case assignmentIntervalTimer:
+		kind = "assignment-interval"
+	case classicSyncTimer:
+		kind = "sync"
+	case classicJoinTimer:
+		kind = "join"
+	default:
+		kind = fmt.Sprintf("timer-%d", k.kind)
+	}
+	if k.member == "" {
+		return kind + "-" + groupID
+	}
+	return kind + "-" + groupID + "-" + k.member
+}
+
+func sessionTimerKey(memberID string) timerKey   { return timerKey{sessionTimer, memberID} }
+func rebalanceTimerKey(memberID string) timerKey { return timerKey{rebalanceTimer, memberID} }
+
+var (
+	initialDelayTimerKey       = timerKey{kind: initialDelayTimer}
+	assignmentIntervalTimerKey = timerKey{kind: assignmentIntervalTimer}
+)
+
+// Timers of classic members, next to the session and rebalance timers:
+// Kafka's sync timeout (a member that joined must SyncGroup within its
+// rebalance timeout) and join timeout (a member told to rejoin must JoinGroup
+// within its rebalance timeout).
+const (
+	classicSyncTimer timerKind = 32 + iota
+	classicJoinTimer
+)
+
+func classicSyncTimerKey(memberID string) timerKey { return timerKey{classicSyncTimer, memberID} }
+
+func classicJoinTimerKey(memberID string) timerKey { return timerKey{classicJoinTimer, memberID} }
