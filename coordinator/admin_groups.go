@@ -1,6 +1,8 @@
 package coordinator
 
-import "github.com/streamshift/streamshift/coordinator/streams"
+import (
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
 
 // GroupSummary is what the admin RPCs need of an owned group: whether it is
 // Empty and the topics its members consume (source and repartition-source
@@ -22,7 +24,7 @@ func (c *Coordinator) Summary(groupID string) (sum GroupSummary, ok bool) {
 			return
 		}
 		topics := map[string]bool{}
-		for t := range sourceSubtopologies(g) {
+		for t := range streams.SourceSubtopologies(g) {
 			topics[t] = true
 		}
 		ch <- GroupSummary{State: g.State(), SourceTopics: topics}

@@ -23,7 +23,7 @@ func benchGroup(tb testing.TB, c *Coordinator, clock *ManualClock, md *StaticMet
 		topo.Subtopologies = append(topo.Subtopologies, st)
 		md.SetTopic(st.SourceTopics[0], int32(tasksPer))
 	}
-	client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+	client := streams.ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
 	epochs := map[string]int32{}
 	owned := map[string]streams.TaskSets{}
 	call := func(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
@@ -81,7 +81,7 @@ func BenchmarkSteadyHeartbeat(b *testing.B) {
 		r.EndpointInformationEpoch = 0
 		reqs = append(reqs, r)
 	}
-	client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+	client := streams.ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
 	var last *kmsg.StreamsGroupHeartbeatResponse
 	respond := func(r *kmsg.StreamsGroupHeartbeatResponse) { last = r }
 	b.ReportAllocs()
@@ -109,7 +109,7 @@ func BenchmarkSteadyHeartbeatAsync(b *testing.B) {
 		r.EndpointInformationEpoch = 0
 		reqs = append(reqs, r)
 	}
-	client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+	client := streams.ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
 	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1024)
 	respond := func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r }
 	b.ReportAllocs()
@@ -212,7 +212,7 @@ func BenchmarkGroupFormation(b *testing.B) {
 		for m := range joins {
 			joins[m] = joinReq("bench", fmt.Sprintf("member-%04d", m), fmt.Sprintf("process-%03d", m%200), &topo)
 		}
-		client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+		client := streams.ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
 		epochs := make([]int32, 1000)
 		b.StartTimer()
 		for m, j := range joins {

@@ -15,23 +15,23 @@ import (
 
 // newChange starts a change of the group on its executor, with the inputs an
 // operation reads.
-func (c *Coordinator) newChange(s *shard) *change {
+func (c *Coordinator) newChange(s *shard) *streams.Change {
 	c.mu.Lock()
 	cfg, maxSize, claim := c.cfg.Group(s.id), c.cfg.MaxGroupSize, c.claims[s.id]
 	c.mu.Unlock()
-	return &change{
-		groupID:         s.id,
-		g:               s.group,
-		cfg:             cfg,
-		now:             c.clock.Now(),
-		image:           c.metadata.Image(),
-		assignor:        c.assignor,
-		configure:       c.configure,
-		maxGroupSize:    maxSize,
-		canCreateTopics: c.creator != nil,
-		claim:           claim,
-		pending:         s.hasTimer,
-		debugWanted:     c.logger.GetLevel() <= zerolog.DebugLevel,
+	return &streams.Change{
+		GroupID:         s.id,
+		G:               s.group,
+		Cfg:             cfg,
+		Now:             c.clock.Now(),
+		Image:           c.metadata.Image(),
+		Assignor:        c.assignor,
+		Configure:       c.configure,
+		MaxGroupSize:    maxSize,
+		CanCreateTopics: c.creator != nil,
+		Claim:           claim,
+		Pending:         s.hasTimer,
+		DebugWanted:     c.logger.GetLevel() <= zerolog.DebugLevel,
 	}
 }
 
@@ -40,32 +40,32 @@ func (c *Coordinator) newChange(s *shard) *change {
 // group the change holds becomes the shard's. It runs once an operation
 // returns, before its records are committed or rolled back, and again for
 // what a later step of the same change asks.
-func (c *Coordinator) carryOut(s *shard, ch *change) {
-	s.group = ch.g
-	for _, e := range ch.logs {
+func (c *Coordinator) carryOut(s *shard, ch *streams.Change) {
+	s.group = ch.G
+	for _, e := range ch.Logs {
 		c.writeLog(e)
 	}
-	ch.logs = nil
-	if ch.claimTaken != nil {
-		c.dropClaim(s.id, ch.claimTaken)
-		ch.claimTaken = nil
+	ch.Logs = nil
+	if ch.ClaimTaken != nil {
+		c.dropClaim(s.id, ch.ClaimTaken)
+		ch.ClaimTaken = nil
 	}
-	for _, op := range ch.timers {
-		if op.fire == nil {
-			s.cancelTimer(op.key)
+	for _, op := range ch.Timers {
+		if op.Fire == nil {
+			s.cancelTimer(op.Key)
 		} else {
-			c.armTimer(s, ch.now, op)
+			c.armTimer(s, ch.Now, op)
 		}
 	}
-	ch.timers, ch.armed = nil, nil
-	for _, topics := range ch.refresh {
+	ch.Timers, ch.Armed = nil, nil
+	for _, topics := range ch.Refresh {
 		c.metadata.RequestRefresh(topics)
 	}
-	ch.refresh = nil
-	for _, todo := range ch.topics {
+	ch.Refresh = nil
+	for _, todo := range ch.Topics {
 		c.createTopics(s.id, todo)
 	}
-	ch.topics = nil
+	ch.Topics = nil
 }
 
 // dropClaim drops the group's pending claim once the join creating the
@@ -82,7 +82,7 @@ func (c *Coordinator) dropClaim(group string, taken *streams.OwnershipValue) {
 
 // createTopics asks the topic creator for the topics, and gives the result
 // to the group once it is in (topicsCreated).
-func (c *Coordinator) createTopics(groupID string, todo []CreatableTopic) {
+func (c *Coordinator) createTopics(groupID string, todo []streams.CreatableTopic) {
 	names := make([]string, len(todo))
 	for i, t := range todo {
 		names[i] = t.Name
@@ -93,20 +93,20 @@ func (c *Coordinator) createTopics(groupID string, todo []CreatableTopic) {
 			if s.group == nil {
 				return
 			}
-			topicsCreated(s.group, names, failed, c.clock.Now(), c.groupConfig(groupID).HeartbeatInterval)
+			streams.TopicsCreated(s.group, names, failed, c.clock.Now(), c.groupConfig(groupID).HeartbeatInterval)
 		}, nil) // a result for a closed or unloaded group is moot
 	})
 }
 
 // writeLog writes a change's log entry to the coordinator's logger.
-func (c *Coordinator) writeLog(e *logEntry) {
+func (c *Coordinator) writeLog(e *streams.LogEntry) {
 	var ev *zerolog.Event
-	switch e.level {
-	case levelDebug:
+	switch e.Level {
+	case streams.LevelDebug:
 		ev = c.logger.Debug()
-	case levelInfo:
+	case streams.LevelInfo:
 		ev = c.logger.Info()
-	case levelWarn:
+	case streams.LevelWarn:
 		ev = c.logger.Warn()
 	default:
 		ev = c.logger.Error()
@@ -114,55 +114,55 @@ func (c *Coordinator) writeLog(e *logEntry) {
 	if ev == nil {
 		return
 	}
-	for _, f := range e.fields {
-		switch v := f.value.(type) {
+	for _, f := range e.Fields {
+		switch v := f.Value.(type) {
 		case string:
-			ev = ev.Str(f.key, v)
+			ev = ev.Str(f.Key, v)
 		case []string:
-			ev = ev.Strs(f.key, v)
+			ev = ev.Strs(f.Key, v)
 		case int:
-			ev = ev.Int(f.key, v)
+			ev = ev.Int(f.Key, v)
 		case int32:
-			ev = ev.Int32(f.key, v)
+			ev = ev.Int32(f.Key, v)
 		case int64:
-			ev = ev.Int64(f.key, v)
+			ev = ev.Int64(f.Key, v)
 		case uint64:
-			ev = ev.Uint64(f.key, v)
+			ev = ev.Uint64(f.Key, v)
 		case error:
-			ev = ev.AnErr(f.key, v)
+			ev = ev.AnErr(f.Key, v)
 		default:
-			ev = ev.Interface(f.key, v)
+			ev = ev.Interface(f.Key, v)
 		}
 	}
-	ev.Msgf(e.format, e.args...)
+	ev.Msgf(e.Format, e.Args...)
 }
 
 // commit carries out the change's I/O and appends its records to the log.
 // On failure the group goes back to what the log holds.
-func (c *Coordinator) commit(s *shard, ch *change) error {
+func (c *Coordinator) commit(s *shard, ch *streams.Change) error {
 	c.carryOut(s, ch)
-	if len(ch.records) == 0 {
+	if len(ch.Records) == 0 {
 		return nil
 	}
-	if err := c.log.Append(s.id, ch.records); err != nil {
-		n := len(ch.records) // rollback forgets them
+	if err := c.log.Append(s.id, ch.Records); err != nil {
+		n := len(ch.Records) // rollback forgets them
 		c.logAppendFailure(s.id, n, err)
 		c.rollback(s, ch)
 		return fmt.Errorf("append %d records of group %s: %w", n, s.id, err)
 	}
-	ch.records = nil
+	ch.Records = nil
 	return nil
 }
 
 // rollback carries out the change's I/O and discards its records: the
 // group is rebuilt from its records in the log; what lives in memory only
 // is kept.
-func (c *Coordinator) rollback(s *shard, ch *change) {
+func (c *Coordinator) rollback(s *shard, ch *streams.Change) {
 	c.carryOut(s, ch)
-	if len(ch.records) == 0 && !ch.created {
+	if len(ch.Records) == 0 && !ch.Created {
 		return
 	}
-	ch.records = nil
+	ch.Records = nil
 	var mem streams.GroupMemory
 	if s.group != nil {
 		mem = s.group.Mem
@@ -177,12 +177,12 @@ func (c *Coordinator) rollback(s *shard, ch *change) {
 	if err != nil || g == nil {
 		s.stopTimers()
 		s.group = nil
-		ch.g = nil
+		ch.G = nil
 		return
 	}
 	g.Mem = mem
 	s.group = g
-	ch.g = g
+	ch.G = g
 }
 
 // logAppendFailure: a change the group log refused is lost (the group goes

@@ -1,18 +1,11 @@
 package coordinator
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
-
-// ErrHandBackHeld answers a classic JoinGroup during a hand-back barrier:
-// the caller holds the request (no response) until the hand-back finishes
-// (then forwards it upstream with an empty member id) or is aborted (then
-// runs it again through ClassicJoinGroup).
-var ErrHandBackHeld = errors.New("the group is being handed back to the classic protocol; the JoinGroup is held")
 
 // BeginHandBack puts up the hand-back barrier of a group whose members are
 // all classic: from now on its classic Heartbeats get REBALANCE_IN_PROGRESS
@@ -61,8 +54,8 @@ func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 			defer c.carryOut(s, ch)
 			for id := range g.Mem.HandBack.Held {
 				if g.Members[id] != nil {
-					ch.cancel(classicJoinTimerKey(id))
-					ch.scheduleSession(id)
+					ch.Cancel(streams.ClassicJoinTimerKey(id))
+					ch.ScheduleSession(id)
 				}
 			}
 			g.Mem.HandBack = nil
@@ -113,47 +106,13 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 // target metadata, members, group metadata, topology, ownership.
 func (c *Coordinator) dropGroup(s *shard) error {
 	ch := c.newChange(s)
-	ch.tombstoneGroup(true)
+	ch.TombstoneGroup(true)
 	if err := c.commit(s, ch); err != nil {
 		return err
 	}
 	s.stopTimers()
 	s.group = nil
 	return nil
-}
-
-// handBackJoin holds the JoinGroup of a known classic member during a
-// barrier: its session timer stops (a joining Kafka consumer does not
-// heartbeat) and twice its rebalance timeout bounds the hold. It reports false
-// when no barrier is up (or it was aborted), and the join runs as usual.
-func (ch *change) handBackJoin(m *streams.Member) bool {
-	hb := ch.g.Mem.HandBack
-	if hb == nil || m == nil {
-		return false
-	}
-	if hb.Aborted || streams.HasStreamsMember(ch.g) {
-		hb.Aborted = true
-		return false
-	}
-	hb.Held[m.ID] = true
-	ch.cancel(sessionTimerKey(m.ID))
-	ch.cancel(classicSyncTimerKey(m.ID))
-	// The hold outlasts the join timeouts of the members still pulled
-	// (each at most one rebalance timeout after its pull), so the barrier
-	// completes by fencing laggards, not the members waiting in it.
-	id, epoch := m.ID, m.MemberEpoch()
-	ch.schedule(classicJoinTimerKey(id), 2*rebalanceTimeout(m), func(f *change) {
-		if cur := f.g.Members[id]; cur != nil && cur.MemberEpoch() == epoch {
-			f.fenceClassic(cur, "its JoinGroup was held for the hand-back longer than twice its rebalance timeout")
-		}
-	})
-	return true
-}
-
-// handBackPull: during a barrier every classic Heartbeat is told to rejoin.
-func (ch *change) handBackPull() bool {
-	hb := ch.g.Mem.HandBack
-	return hb != nil && !hb.Aborted && !streams.HasStreamsMember(ch.g)
 }
 
 // ClassicOnly reports whether the group is a streams group here whose

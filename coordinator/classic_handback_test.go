@@ -66,7 +66,7 @@ func TestHandBackBarrier(t *testing.T) {
 			t.Fatalf("%s not pulled into the barrier", c.id)
 		}
 	}
-	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("c1 join: %v", j.Err)
 	}
 	if st := handBackOf(w); st.Ready || len(st.Held) != 1 {
@@ -87,7 +87,7 @@ func TestHandBackBarrier(t *testing.T) {
 		t.Fatal("c2 not pulled")
 	}
 	b.want(t, 0, nil)
-	if j := c2.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c2.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("c2 join: %v", j.Err)
 	}
 	// c2's held JoinGroup completes the barrier and tells it.
@@ -95,7 +95,7 @@ func TestHandBackBarrier(t *testing.T) {
 	// A newcomer's join is held as well (it goes upstream with the
 	// others), without being a member the barrier waits for.
 	c3 := w.newClassic("c3", "pc3")
-	if j := c3.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c3.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("newcomer: %v", j.Err)
 	}
 	delete(w.classic, "c3")
@@ -126,7 +126,7 @@ func TestHandBackBarrier(t *testing.T) {
 func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	w, c1, c2, b := handBackGroup(t)
 	c1.mustRejoin()
-	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("c1 join: %v", j.Err)
 	}
 	w.streamsJoin("s2", "ps2", sourceTopology("foo"))
@@ -164,7 +164,7 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 	w, c1, c2, b := handBackGroup(t)
 	logs := captureLogs(w.h)
 	c1.mustRejoin()
-	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatal(j.Err)
 	}
 	c2.gone = true
@@ -183,7 +183,7 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 	}
 	b.want(t, 1, ready) // told once
 	c1.gone = true
-	logs.want(t, "info", "Member c2 fenced from the group because "+sessionExpiredReason+".")
+	logs.want(t, "info", "Member c2 fenced from the group because "+streams.SessionExpiredReason+".")
 	logs.want(t, "info", "Member c1 fenced from the group because its JoinGroup was held for the hand-back longer than twice its rebalance timeout.")
 }
 
@@ -191,11 +191,11 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 func TestHandBackCompletedByLeave(t *testing.T) {
 	w, c1, _, b := handBackGroup(t)
 	c1.mustRejoin()
-	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatal(j.Err)
 	}
 	b.want(t, 0, nil)
-	w.h.c.ClassicLeaveGroup("g", []ClassicLeaveMember{{MemberID: "c2"}}, func([]error, error) {})
+	w.h.c.ClassicLeaveGroup("g", []streams.ClassicLeaveMember{{MemberID: "c2"}}, func([]error, error) {})
 	delete(w.classic, "c2")
 	b.want(t, 1, func(st streams.HandBackState) bool { return ready(st) && len(st.Held) == 1 })
 }
@@ -215,7 +215,7 @@ func TestHandBackBarrierGone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w, c1, _, b := handBackGroup(t)
 			c1.mustRejoin()
-			if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+			if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 				t.Fatal(j.Err)
 			}
 			tc.takeDown(w.h.c)

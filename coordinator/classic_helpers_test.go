@@ -157,16 +157,16 @@ func (c *classicClient) subscription() (*classicstreams.ConsumerSubscription, *c
 }
 
 // join sends a JoinGroup; an error is returned, not applied.
-func (c *classicClient) join() ClassicJoinResult {
+func (c *classicClient) join() streams.ClassicJoinResult {
 	c.w.t.Helper()
 	sub, info := c.subscription()
-	var res ClassicJoinResult
-	c.w.h.c.ClassicJoinGroup(ClassicJoinRequest{
+	var res streams.ClassicJoinResult
+	c.w.h.c.ClassicJoinGroup(streams.ClassicJoinRequest{
 		GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance,
-		Client:           ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
+		Client:           streams.ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
 		SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000,
 		Subscription: sub, Info: info, NewMember: !c.joined,
-	}, func(r ClassicJoinResult) { res = r })
+	}, func(r streams.ClassicJoinResult) { res = r })
 	c.w.h.checkReplay()
 	if res.Err == nil {
 		c.generation = res.Generation
@@ -178,12 +178,12 @@ func (c *classicClient) join() ClassicJoinResult {
 // sync sends a SyncGroup and applies the assignment as a cooperative Kafka
 // Streams client does; it reports whether the client revoked something (and
 // so rejoins at once).
-func (c *classicClient) sync() (ClassicSyncResult, bool) {
+func (c *classicClient) sync() (streams.ClassicSyncResult, bool) {
 	c.w.t.Helper()
-	var res ClassicSyncResult
-	pt, pn := ClassicProtocolType, ClassicProtocolName
-	c.w.h.c.ClassicSyncGroup(ClassicSyncRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation, ProtocolType: &pt, ProtocolName: &pn},
-		func(r ClassicSyncResult) { res = r })
+	var res streams.ClassicSyncResult
+	pt, pn := streams.ClassicProtocolType, streams.ClassicProtocolName
+	c.w.h.c.ClassicSyncGroup(streams.ClassicSyncRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation, ProtocolType: &pt, ProtocolName: &pn},
+		func(r streams.ClassicSyncResult) { res = r })
 	c.w.h.checkReplay()
 	if res.Err != nil {
 		return res, false
@@ -228,7 +228,7 @@ func (c *classicClient) sync() (ClassicSyncResult, bool) {
 
 func (c *classicClient) heartbeat() error {
 	var err error
-	c.w.h.c.ClassicHeartbeat(ClassicHeartbeatRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation}, func(e error) { err = e })
+	c.w.h.c.ClassicHeartbeat(streams.ClassicHeartbeatRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation}, func(e error) { err = e })
 	c.w.h.checkReplay()
 	return err
 }
@@ -272,7 +272,7 @@ func (c *classicClient) mustRejoin() bool {
 	c.w.t.Helper()
 	// Between rebalances a Streams thread commits at its generation; the
 	// migration must never make that fail.
-	if r := validateClassicOffsetCommit(c.w.h.group(c.w.group), OffsetCommitRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, MemberEpoch: c.generation}); r.Err != nil {
+	if r := streams.ValidateClassicOffsetCommit(c.w.h.group(c.w.group), streams.OffsetCommitRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, MemberEpoch: c.generation}); r.Err != nil {
 		c.w.t.Fatalf("%s: OffsetCommit at generation %d: %v", c.id, c.generation, r.Err)
 	}
 	err := c.heartbeat()

@@ -67,7 +67,7 @@ func mixedRandom(t *testing.T, seed uint64) {
 			// A classic member leaves with LeaveGroup.
 			for _, id := range w.classicIDs() {
 				if !w.classic[id].gone {
-					h.c.ClassicLeaveGroup("g", []ClassicLeaveMember{{MemberID: id}}, func([]error, error) {})
+					h.c.ClassicLeaveGroup("g", []streams.ClassicLeaveMember{{MemberID: id}}, func([]error, error) {})
 					delete(w.classic, id)
 					break
 				}

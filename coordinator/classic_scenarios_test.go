@@ -97,7 +97,7 @@ func TestClassicMemberRevokesCooperatively(t *testing.T) {
 		t.Fatalf("revoke round sync: %v revoked %v", s.Err, revoked)
 	}
 	// Commits at the old generation are accepted during the round.
-	if r := validateClassicOffsetCommit(g, OffsetCommitRequest{GroupID: "g", MemberID: "c1", MemberEpoch: c1.generation, Partitions: []CommitPartition{{"foo", 3}}}); r.Err != nil {
+	if r := streams.ValidateClassicOffsetCommit(g, streams.OffsetCommitRequest{GroupID: "g", MemberID: "c1", MemberEpoch: c1.generation, Partitions: []streams.CommitPartition{{Topic: "foo", Partition: 3}}}); r.Err != nil {
 		t.Fatalf("commit during revocation: %v", r.Err)
 	}
 	if !c1.mustRejoin() {
@@ -169,7 +169,7 @@ func TestClassicMemberNeverRejoins(t *testing.T) {
 	if g.Members["c1"] != nil {
 		t.Fatal("a member that never rejoins is kept past its rebalance timeout")
 	}
-	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because "+classicJoinTimeoutReason+"."), map[string]string{"member": "c1"})
+	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because "+streams.ClassicJoinTimeoutReason+"."), map[string]string{"member": "c1"})
 	c1.gone = true
 	w.settleStreams("s1")
 	w.settleStreams("s2")
@@ -189,28 +189,28 @@ func TestClassicBadRequests(t *testing.T) {
 		{"stale generation heartbeat", heartbeatAs(w, "c1", "", gen-1), kerr.IllegalGeneration},
 		{"unknown member heartbeat", heartbeatAs(w, "nobody", "", gen), kerr.UnknownMemberID},
 		{"streams member heartbeat", heartbeatAs(w, "s1", "", gen), kerr.InconsistentGroupProtocol},
-		{"stale generation commit", validateClassicOffsetCommit(g, OffsetCommitRequest{GroupID: "g", MemberID: "c1", MemberEpoch: gen + 1}).Err, kerr.IllegalGeneration},
-		{"unknown member commit", validateClassicOffsetCommit(g, OffsetCommitRequest{GroupID: "g", MemberID: "x", MemberEpoch: gen}).Err, kerr.UnknownMemberID},
+		{"stale generation commit", streams.ValidateClassicOffsetCommit(g, streams.OffsetCommitRequest{GroupID: "g", MemberID: "c1", MemberEpoch: gen + 1}).Err, kerr.IllegalGeneration},
+		{"unknown member commit", streams.ValidateClassicOffsetCommit(g, streams.OffsetCommitRequest{GroupID: "g", MemberID: "x", MemberEpoch: gen}).Err, kerr.UnknownMemberID},
 	} {
 		if !errors.Is(tc.err, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, tc.err, tc.want)
 		}
 	}
 	bad := "range"
-	var res ClassicSyncResult
-	w.h.c.ClassicSyncGroup(ClassicSyncRequest{GroupID: "g", MemberID: "c1", Generation: gen, ProtocolName: &bad}, func(r ClassicSyncResult) { res = r })
+	var res streams.ClassicSyncResult
+	w.h.c.ClassicSyncGroup(streams.ClassicSyncRequest{GroupID: "g", MemberID: "c1", Generation: gen, ProtocolName: &bad}, func(r streams.ClassicSyncResult) { res = r })
 	if !errors.Is(res.Err, kerr.InconsistentGroupProtocol) {
 		t.Errorf("sync with protocol range: %v", res.Err)
 	}
-	w.h.c.ClassicSyncGroup(ClassicSyncRequest{GroupID: "g", MemberID: "c1", Generation: gen - 1}, func(r ClassicSyncResult) { res = r })
+	w.h.c.ClassicSyncGroup(streams.ClassicSyncRequest{GroupID: "g", MemberID: "c1", Generation: gen - 1}, func(r streams.ClassicSyncResult) { res = r })
 	if !errors.Is(res.Err, kerr.IllegalGeneration) {
 		t.Errorf("sync with a stale generation: %v", res.Err)
 	}
 	// A group not served here is the caller's to forward.
-	var j ClassicJoinResult
+	var j streams.ClassicJoinResult
 	sub, info := c1.subscription()
-	w.h.c.ClassicJoinGroup(ClassicJoinRequest{GroupID: "other", MemberID: "x", Subscription: sub, Info: info}, func(r ClassicJoinResult) { j = r })
-	if !errors.Is(j.Err, ErrClassicNotServed) {
+	w.h.c.ClassicJoinGroup(streams.ClassicJoinRequest{GroupID: "other", MemberID: "x", Subscription: sub, Info: info}, func(r streams.ClassicJoinResult) { j = r })
+	if !errors.Is(j.Err, streams.ErrClassicNotServed) {
 		t.Errorf("join of an unknown group: %v", j.Err)
 	}
 	// The good member was never disturbed.
@@ -221,7 +221,7 @@ func TestClassicBadRequests(t *testing.T) {
 
 func heartbeatAs(w *world, member, instance string, gen int32) error {
 	var err error
-	w.h.c.ClassicHeartbeat(ClassicHeartbeatRequest{GroupID: w.group, MemberID: member, InstanceID: instance, Generation: gen}, func(e error) { err = e })
+	w.h.c.ClassicHeartbeat(streams.ClassicHeartbeatRequest{GroupID: w.group, MemberID: member, InstanceID: instance, Generation: gen}, func(e error) { err = e })
 	return err
 }
 
@@ -368,7 +368,7 @@ func TestClassicLeaveGroup(t *testing.T) {
 	logs := captureLogs(w.h)
 	var errs []error
 	var err error
-	w.h.c.ClassicLeaveGroup("g", []ClassicLeaveMember{{MemberID: "c1"}, {MemberID: "ghost"}}, func(e []error, all error) { errs, err = e, all })
+	w.h.c.ClassicLeaveGroup("g", []streams.ClassicLeaveMember{{MemberID: "c1"}, {MemberID: "ghost"}}, func(e []error, all error) { errs, err = e, all })
 	if err != nil || errs[0] != nil || !errors.Is(errs[1], kerr.UnknownMemberID) {
 		t.Fatalf("leave: %v %v", err, errs)
 	}
@@ -377,7 +377,7 @@ func TestClassicLeaveGroup(t *testing.T) {
 		t.Fatal("c1 still a member")
 	}
 	logs.want(t, "info", "[GroupId g][MemberId c1] Member c1 has left group through explicit `LeaveGroup` request.")
-	wantFields(t, logs.want(t, "info", "Bumped streams group epoch"), map[string]string{"member": "c1", "reason": bumpMemberLeft})
+	wantFields(t, logs.want(t, "info", "Bumped streams group epoch"), map[string]string{"member": "c1", "reason": streams.BumpMemberLeft})
 	w.settleStreams("s1")
 	if streams.TasksCount(w.streams["s1"].owned.Active) != 6 {
 		t.Fatal("tasks not back with s1")

@@ -33,7 +33,7 @@ type compareEnv struct {
 	broker *kgo.Broker // the group coordinator node
 	v0     *kgo.Broker // the same node, through a client capped at 4.3's versions
 	c      *Coordinator
-	client ClientInfo
+	client streams.ClientInfo
 	// countsOnly compares how many tasks, not which: Kafka's sticky
 	// assignor breaks ties by hash-map order, streamshift's by id.
 	countsOnly bool
@@ -122,7 +122,7 @@ func startCompare(t *testing.T, ctx context.Context, standbys int, delays ...tim
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return &compareEnv{ctx: ctx, broker: cl.Broker(int(node)), v0: old.Broker(int(node)), c: c, client: ClientInfo{ClientID: "cmp", ClientHost: "/127.0.0.1"}}
+	return &compareEnv{ctx: ctx, broker: cl.Broker(int(node)), v0: old.Broker(int(node)), c: c, client: streams.ClientInfo{ClientID: "cmp", ClientHost: "/127.0.0.1"}}
 }
 
 // step sends req to both and compares the answers; it returns Kafka's.

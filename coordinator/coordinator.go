@@ -12,12 +12,6 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
-// ClientInfo is what the proxy knows of the connection a request came on.
-type ClientInfo struct {
-	ClientID   string // the request header's client id
-	ClientHost string // the client's address, as Kafka reports it ("/10.0.0.1")
-}
-
 // Options configure a Coordinator.
 type Options struct {
 	Config streams.Config

@@ -24,11 +24,11 @@ func TestGroupMaxSize(t *testing.T) {
 
 func TestHandleOtherKeys(t *testing.T) {
 	h := newHarness(t, nil)
-	if h.c.Handle(kmsg.NewPtrJoinGroupRequest(), ClientInfo{}, func(kmsg.Response) { t.Fatal("responded") }) {
+	if h.c.Handle(kmsg.NewPtrJoinGroupRequest(), streams.ClientInfo{}, func(kmsg.Response) { t.Fatal("responded") }) {
 		t.Fatal("took a JoinGroup")
 	}
 	var got kmsg.Response
-	if !h.c.Handle(kmsg.NewPtrStreamsGroupDescribeRequest(), ClientInfo{}, func(r kmsg.Response) { got = r }) || got == nil {
+	if !h.c.Handle(kmsg.NewPtrStreamsGroupDescribeRequest(), streams.ClientInfo{}, func(r kmsg.Response) { got = r }) || got == nil {
 		t.Fatal("describe not served")
 	}
 }
@@ -71,7 +71,7 @@ func TestConcurrentGroups(t *testing.T) {
 	defer c.Close()
 	call := func(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 		ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-		c.StreamsGroupHeartbeat(req, ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+		c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
 		select {
 		case r := <-ch:
 			return r

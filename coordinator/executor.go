@@ -23,7 +23,7 @@ type shard struct {
 	// (classic_handback.go); guarded by exec.
 	barrier *streams.HandBack
 	// timers are the group's pending timers (timers.go); guarded by exec.
-	timers map[timerKey]*groupTimer
+	timers map[streams.TimerKey]*groupTimer
 }
 
 // work is one operation queued on a group's executor. fail answers its

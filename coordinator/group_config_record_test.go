@@ -20,7 +20,7 @@ func TestGroupConfigsSurviveRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alter := func(group string, alts ...GroupConfigAlteration) {
+	alter := func(group string, alts ...streams.GroupConfigAlteration) {
 		t.Helper()
 		if err := c.AlterGroupConfigs(group, alts, false); err != nil {
 			t.Fatal(err)
@@ -29,8 +29,8 @@ func TestGroupConfigsSurviveRestart(t *testing.T) {
 	alter("app", setOp("streams.num.standby.replicas", "1"), setOp("streams.rack.aware.assignment.tags", "zone,rack"))
 	alter("app", setOp("streams.session.timeout.ms", "50000"), setOp("streams.heartbeat.interval.ms", "6000"))
 	alter("gone", setOp("streams.num.standby.replicas", "2"))
-	alter("gone", GroupConfigAlteration{Name: "streams.num.standby.replicas", Op: kmsg.IncrementalAlterConfigOpDelete})
-	if err := c.AlterGroupConfigs("app", []GroupConfigAlteration{setOp("streams.num.standby.replicas", "2")}, true); err != nil {
+	alter("gone", streams.GroupConfigAlteration{Name: "streams.num.standby.replicas", Op: kmsg.IncrementalAlterConfigOpDelete})
+	if err := c.AlterGroupConfigs("app", []streams.GroupConfigAlteration{setOp("streams.num.standby.replicas", "2")}, true); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
@@ -86,7 +86,7 @@ func TestGroupConfigNotStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cerr := c.AlterGroupConfigs("app", []GroupConfigAlteration{setOp("streams.num.standby.replicas", "1")}, false)
+	cerr := c.AlterGroupConfigs("app", []streams.GroupConfigAlteration{setOp("streams.num.standby.replicas", "1")}, false)
 	if cerr == nil || cerr.Err != kerr.UnknownServerError {
 		t.Fatalf("alter with a failing log: %v", cerr)
 	}

@@ -9,21 +9,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// GroupConfigEntry is one config of a group as DescribeConfigs reports it.
-type GroupConfigEntry struct {
-	Name  string // "streams.num.standby.replicas"
-	Value string
-	// Overridden: the group sets it (ConfigSource GROUP_CONFIG); else the
-	// value is the broker-level default (DEFAULT_CONFIG).
-	Overridden bool
-	Type       kmsg.ConfigType
-	Doc        string
-}
-
 // DescribeGroupConfigs returns the streams.* configs of a group with their
 // effective values, in Kafka's order; names limits the result (names Kafka
 // does not know are left out, as Kafka does); empty means all.
-func (c *Coordinator) DescribeGroupConfigs(groupID string, names []string) []GroupConfigEntry {
+func (c *Coordinator) DescribeGroupConfigs(groupID string, names []string) []streams.GroupConfigEntry {
 	c.mu.Lock()
 	eff := c.cfg.Group(groupID)
 	o, hasO := c.cfg.Groups[groupID]
@@ -32,13 +21,13 @@ func (c *Coordinator) DescribeGroupConfigs(groupID string, names []string) []Gro
 	for _, n := range names {
 		want[n] = true
 	}
-	var out []GroupConfigEntry
+	var out []streams.GroupConfigEntry
 	for _, d := range streams.GroupConfigDefs {
 		name := streams.GroupConfigPrefix + d.Key
 		if len(want) > 0 && !want[name] {
 			continue
 		}
-		out = append(out, GroupConfigEntry{Name: name, Value: eff.Value(d.Key), Overridden: hasO && o.Has(d.Key), Type: d.Type, Doc: d.Doc})
+		out = append(out, streams.GroupConfigEntry{Name: name, Value: eff.Value(d.Key), Overridden: hasO && o.Has(d.Key), Type: d.Type, Doc: d.Doc})
 	}
 	return out
 }
@@ -52,17 +41,6 @@ func (c *Coordinator) HasGroupConfigs(groupID string) bool {
 	return ok
 }
 
-// IsStreamsGroupConfig reports whether name is a per-group config of
-// streams groups ("streams.*").
-func IsStreamsGroupConfig(name string) bool {
-	return strings.HasPrefix(name, streams.GroupConfigPrefix)
-}
-
-// DefaultGroupConfigName is the broker-level config a per-group config
-// defaults to ("streams.x" → "group.streams.x"), as Kafka lists it among
-// the synonyms.
-func DefaultGroupConfigName(name string) string { return "group." + name }
-
 // DefaultGroupConfigValue is the value a per-group config has without an
 // override.
 func (c *Coordinator) DefaultGroupConfigValue(name string) string {
@@ -75,13 +53,6 @@ func (c *Coordinator) DefaultGroupConfigValue(name string) string {
 	return c.cfg.Defaults.Value(d.Key)
 }
 
-// GroupConfigAlteration is one operation of IncrementalAlterConfigs.
-type GroupConfigAlteration struct {
-	Name  string
-	Op    kmsg.IncrementalAlterConfigOp
-	Value *string
-}
-
 // AlterGroupConfigs applies IncrementalAlterConfigs operations to a group's
 // streams.* configs, validated as Kafka validates group configs (type and
 // lower bound per config, then the broker-level bounds) with Kafka's
@@ -91,7 +62,7 @@ type GroupConfigAlteration struct {
 // The overrides are stored in the group log (RecordGroupConfig) before they
 // apply, so with a durable log they survive a restart; like Kafka's group
 // configs they outlive the group.
-func (c *Coordinator) AlterGroupConfigs(groupID string, alts []GroupConfigAlteration, validateOnly bool) *streams.ConfigError {
+func (c *Coordinator) AlterGroupConfigs(groupID string, alts []streams.GroupConfigAlteration, validateOnly bool) *streams.ConfigError {
 	c.configMu.Lock()
 	defer c.configMu.Unlock()
 	c.mu.Lock()
@@ -120,7 +91,7 @@ func (c *Coordinator) AlterGroupConfigs(groupID string, alts []GroupConfigAltera
 
 // alteredGroupConfig is the group's override after alts, validated. Called
 // with c.mu held.
-func (c *Coordinator) alteredGroupConfig(groupID string, alts []GroupConfigAlteration) (streams.GroupConfigOverride, *streams.ConfigError) {
+func (c *Coordinator) alteredGroupConfig(groupID string, alts []streams.GroupConfigAlteration) (streams.GroupConfigOverride, *streams.ConfigError) {
 	o := c.cfg.Groups[groupID].Clone()
 	for _, a := range alts {
 		d, ok := streams.GroupConfigDefOf(a.Name)
@@ -156,63 +127,15 @@ func (c *Coordinator) alteredGroupConfig(groupID string, alts []GroupConfigAlter
 			if a.Value != nil {
 				vals = streams.ParseList(*a.Value)
 			}
-			o.RackAwareAssignmentTags = alterList(cur, vals, a.Op == kmsg.IncrementalAlterConfigOpAppend)
+			o.RackAwareAssignmentTags = streams.AlterList(cur, vals, a.Op == kmsg.IncrementalAlterConfigOpAppend)
 		default:
 			return o, streams.InvalidConfig("Unknown alter config operation %d for %s", a.Op, a.Name)
 		}
 	}
-	if err := validateGroupConfig(o.Apply(c.cfg.Defaults), c.cfg.ConfigBounds()); err != nil {
+	if err := streams.ValidateGroupConfig(o.Apply(c.cfg.Defaults), c.cfg.ConfigBounds()); err != nil {
 		return o, err
 	}
 	return o, nil
-}
-
-// validateGroupConfig is Kafka's GroupConfig.validateValues for the streams
-// configs, with its messages, then the remaining limits streamshift checks.
-func validateGroupConfig(g streams.GroupConfig, b streams.Bounds) *streams.ConfigError {
-	switch {
-	case g.HeartbeatInterval < b.MinHeartbeatInterval:
-		return streams.InvalidConfig("streams.heartbeat.interval.ms must be greater than or equal to group.streams.min.heartbeat.interval.ms")
-	case g.HeartbeatInterval > b.MaxHeartbeatInterval:
-		return streams.InvalidConfig("streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms")
-	case g.SessionTimeout < b.MinSessionTimeout:
-		return streams.InvalidConfig("streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms")
-	case g.SessionTimeout > b.MaxSessionTimeout:
-		return streams.InvalidConfig("streams.session.timeout.ms must be less than or equal to group.streams.max.session.timeout.ms")
-	case g.NumStandbyReplicas > streams.MaxNumStandbyReplicas:
-		return streams.InvalidConfig("streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas")
-	case g.SessionTimeout <= g.HeartbeatInterval:
-		return streams.InvalidConfig("streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms")
-	}
-	if err := g.ValidateWithin(b); err != nil {
-		return streams.InvalidConfig("%v", err)
-	}
-	return nil
-}
-
-// alterList appends the missing values or removes the given ones (Kafka's
-// APPEND and SUBTRACT on list configs).
-func alterList(cur, vals []string, appendOp bool) []string {
-	out := append([]string{}, cur...)
-	for _, v := range vals {
-		i := indexOf(out, v)
-		switch {
-		case appendOp && i < 0:
-			out = append(out, v)
-		case !appendOp && i >= 0:
-			out = append(out[:i], out[i+1:]...)
-		}
-	}
-	return out
-}
-
-func indexOf(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
 }
 
 // SetGroupConfig sets (or, with nil, removes) a group's overrides. The new

@@ -149,11 +149,11 @@ func (l *recordingLog) last() []streams.Record {
 // fakeCreator records CreateTopics calls; the test completes them.
 type fakeCreator struct {
 	mu    sync.Mutex
-	calls [][]CreatableTopic
+	calls [][]streams.CreatableTopic
 	dones []func(map[string]error)
 }
 
-func (f *fakeCreator) CreateTopics(topics []CreatableTopic, done func(map[string]error)) {
+func (f *fakeCreator) CreateTopics(topics []streams.CreatableTopic, done func(map[string]error)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, topics)
@@ -194,7 +194,7 @@ func newHarness(t *testing.T, mut func(*streams.Config)) *harness {
 func (h *harness) hb(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 	h.t.Helper()
 	var resp *kmsg.StreamsGroupHeartbeatResponse
-	h.c.StreamsGroupHeartbeat(req, ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	h.c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
 	if resp == nil {
 		h.t.Fatal("no response")
 	}

@@ -103,3 +103,31 @@ func (c *Coordinator) loadGroupConfigs(records []streams.Record) ([]streams.Reco
 	}
 	return rest, nil
 }
+
+// onLoaded arms the timers of a group just replayed from the log: a session
+// timer for every member and a rebalance timer for every member revoking.
+func (c *Coordinator) onLoaded(s *shard) {
+	ch := c.newChange(s)
+	defer c.carryOut(s, ch)
+	for id, m := range s.group.Members {
+		ch.ScheduleSession(id)
+		if cur := m.CurrentAssignment(); cur.State == streams.MemberUnrevokedTasks {
+			ch.ScheduleRebalance(id, cur.MemberEpoch, streams.RebalanceTimeout(m))
+		}
+	}
+}
+
+// logLoaded is Kafka's per-group load line, with its members at debug.
+func (c *Coordinator) logLoaded(g *streams.Group) {
+	c.logger.Info().Str("group", g.ID).Int("members", len(g.Members)).Int32("epoch", g.GroupEpoch).
+		Msgf("Loaded streams group %s with %d members.", g.ID, len(g.Members))
+	for id := range g.Members {
+		c.logger.Debug().Str("group", g.ID).Str("member", id).Msgf("Loaded member %s in streams group %s.", id, g.ID)
+	}
+}
+
+// logLoadFinished is Kafka's "Finished loading of metadata" line.
+func (c *Coordinator) logLoadFinished(records, groups int, took time.Duration) {
+	c.logger.Info().Int("records", records).Int("groups", groups).Dur("took", took).
+		Msgf("Finished loading of the group log in %dms. Loaded %d records of %d groups.", took.Milliseconds(), records, groups)
+}

@@ -108,7 +108,7 @@ func TestLogEpochBumpsAndFencings(t *testing.T) {
 	// A new group starts at epoch 1; its first member bumps it.
 	bump := logs.want(t, "info", "[GroupId g][MemberId m1] Bumped streams group epoch from 1 to 2")
 	wantFields(t, bump, map[string]string{"group": "g", "member": "m1"})
-	if !strings.Contains(bump.str("reason"), bumpMemberJoined) || !strings.Contains(bump.str("reason"), bumpTopology) {
+	if !strings.Contains(bump.str("reason"), streams.BumpMemberJoined) || !strings.Contains(bump.str("reason"), streams.BumpTopology) {
 		t.Errorf("first join's reasons: %q", bump.str("reason"))
 	}
 	if bump["previous_epoch"] != 1.0 || bump["epoch"] != 2.0 {
@@ -127,16 +127,16 @@ func TestLogEpochBumpsAndFencings(t *testing.T) {
 	}
 
 	r2 := h.ok(joinReq("g", "m2", "p2", sourceTopology("foo")))
-	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 2 to 3"), map[string]string{"member": "m2", "reason": bumpMemberJoined})
+	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 2 to 3"), map[string]string{"member": "m2", "reason": streams.BumpMemberJoined})
 
 	h.ok(hbReq("g", "m2", -1, nil))
 	wantFields(t, logs.want(t, "info", "[GroupId g][MemberId m2] Member m2 left the streams group."), map[string]string{"group": "g", "member": "m2"})
-	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 3 to 4"), map[string]string{"member": "m2", "reason": bumpMemberLeft})
+	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 3 to 4"), map[string]string{"member": "m2", "reason": streams.BumpMemberLeft})
 
 	h.advance(h.c.cfg.Defaults.SessionTimeout)
 	fenced := logs.want(t, "info", "[GroupId g] Member m1 fenced from the group because the member session expired.")
-	wantFields(t, fenced, map[string]string{"group": "g", "member": "m1", "reason": sessionExpiredReason})
-	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 4 to 5"), map[string]string{"member": "m1", "reason": bumpMemberFenced})
+	wantFields(t, fenced, map[string]string{"group": "g", "member": "m1", "reason": streams.SessionExpiredReason})
+	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 4 to 5"), map[string]string{"member": "m1", "reason": streams.BumpMemberFenced})
 	_ = r2
 	if n := logs.count(t, "error"); n != 0 {
 		t.Fatalf("%d error lines", n)
@@ -242,5 +242,5 @@ func TestLogClassicSyncTimeout(t *testing.T) {
 	if h.group("g").Members["c1"] != nil {
 		t.Fatal("a member that never syncs is kept past its rebalance timeout")
 	}
-	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because "+classicSyncTimeoutReason+"."), map[string]string{"member": "c1"})
+	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because "+streams.ClassicSyncTimeoutReason+"."), map[string]string{"member": "c1"})
 }

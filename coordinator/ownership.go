@@ -30,20 +30,6 @@ type Takeover interface {
 // upstream classic group of an owned group (package upstream/anchor).
 const AnchorProtocol = "streamshift"
 
-// Ownership sources (OwnershipValue.Source).
-const (
-	// OwnershipNew: the upstream did not know the group.
-	OwnershipNew = "new"
-	// OwnershipOfflineMigration: an Empty classic group upstream; its
-	// committed offsets carry over.
-	OwnershipOfflineMigration = "offline-migration"
-	// OwnershipAnchored: the upstream group holds only streamshift anchors
-	// (a proxy restarted without its state).
-	OwnershipAnchored = "anchored"
-	// OwnershipTakeover: a live classic group moved in (Takeover).
-	OwnershipTakeover = "takeover"
-)
-
 // Ownership decides which groups the proxy serves. A group is the proxy's
 // once the coordinator holds it: its records, starting with the
 // RecordOwnership its first join wrote. A streams-protocol join of a group
@@ -130,7 +116,7 @@ func (o *Ownership) decide(ctx context.Context, group string) (*streams.Ownershi
 	case err == nil:
 	case errors.Is(err, kerr.GroupIDNotFound):
 		// A 4.x upstream's answer for a group it does not know as classic.
-		return &streams.OwnershipValue{Source: OwnershipNew, UpstreamState: "Dead"}, nil
+		return &streams.OwnershipValue{Source: streams.OwnershipNew, UpstreamState: "Dead"}, nil
 	case errors.Is(err, kerr.GroupAuthorizationFailed):
 		return nil, fmt.Errorf("the proxy may not describe upstream group %s: %w", group, err)
 	default:
@@ -148,7 +134,7 @@ func (o *Ownership) decide(ctx context.Context, group string) (*streams.Ownershi
 		if err := t.Takeover(ctx, g); err != nil {
 			return nil, err
 		}
-		return &streams.OwnershipValue{Source: OwnershipTakeover, UpstreamState: g.State}, nil
+		return &streams.OwnershipValue{Source: streams.OwnershipTakeover, UpstreamState: g.State}, nil
 	}
 	return nil, fmt.Errorf("Group %s is a live classic group (state %s, protocol type %q) upstream; online migration of classic groups is not enabled: %w",
 		group, g.State, g.ProtocolType, kerr.GroupIDNotFound)
@@ -160,11 +146,11 @@ func (o *Ownership) decide(ctx context.Context, group string) (*streams.Ownershi
 func claimSource(g kmsg.DescribeGroupsResponseGroup) string {
 	switch {
 	case g.State == "Dead" || g.State == "":
-		return OwnershipNew
+		return streams.OwnershipNew
 	case g.State == "Empty":
-		return OwnershipOfflineMigration
+		return streams.OwnershipOfflineMigration
 	case g.Protocol == AnchorProtocol:
-		return OwnershipAnchored
+		return streams.OwnershipAnchored
 	}
 	return ""
 }
@@ -197,7 +183,7 @@ func (c *Coordinator) SourceTopics(groupID string) []string {
 			return
 		}
 		out := []string{}
-		for t := range sourceSubtopologies(s.group) {
+		for t := range streams.SourceSubtopologies(s.group) {
 			out = append(out, t)
 		}
 		ch <- out

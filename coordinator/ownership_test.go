@@ -44,13 +44,13 @@ func TestOwnershipClaim(t *testing.T) {
 		source   string // "" when refused
 		err      *kerr.Error
 	}{
-		{name: "unknown", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{State: "Dead"}}, source: OwnershipNew},
-		{name: "unknown on 4.x", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{ErrorCode: kerr.GroupIDNotFound.Code}}, source: OwnershipNew},
-		{name: "empty classic", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{State: "Empty", ProtocolType: "consumer"}}, source: OwnershipOfflineMigration},
+		{name: "unknown", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{State: "Dead"}}, source: streams.OwnershipNew},
+		{name: "unknown on 4.x", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{ErrorCode: kerr.GroupIDNotFound.Code}}, source: streams.OwnershipNew},
+		{name: "empty classic", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{State: "Empty", ProtocolType: "consumer"}}, source: streams.OwnershipOfflineMigration},
 		{name: "anchored", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{State: "Stable", ProtocolType: "consumer", Protocol: AnchorProtocol,
-			Members: []kmsg.DescribeGroupsResponseGroupMember{{MemberID: "anchor"}}}}, source: OwnershipAnchored},
+			Members: []kmsg.DescribeGroupsResponseGroupMember{{MemberID: "anchor"}}}}, source: streams.OwnershipAnchored},
 		{name: "live classic", upstream: fakeUpstream{group: live}, err: kerr.GroupIDNotFound},
-		{name: "live classic, takeover", upstream: fakeUpstream{group: live}, source: OwnershipTakeover,
+		{name: "live classic, takeover", upstream: fakeUpstream{group: live}, source: streams.OwnershipTakeover,
 			takeover: takeoverFunc(func(context.Context, kmsg.DescribeGroupsResponseGroup) error { return nil })},
 		{name: "live classic, takeover refused", upstream: fakeUpstream{group: live}, err: kerr.RebalanceInProgress,
 			takeover: takeoverFunc(func(context.Context, kmsg.DescribeGroupsResponseGroup) error { return kerr.RebalanceInProgress })},

@@ -74,7 +74,7 @@ func FuzzUnmarshalRecord(f *testing.F) {
 	h := newHarness(&testing.T{}, nil)
 	h.md.SetTopic("foo", 4)
 	h.md.SetTopic("app-store-changelog", 4)
-	h.c.StreamsGroupHeartbeat(joinReq("g", "m1", "p1", statefulTopology("foo")), ClientInfo{}, func(*kmsg.StreamsGroupHeartbeatResponse) {})
+	h.c.StreamsGroupHeartbeat(joinReq("g", "m1", "p1", statefulTopology("foo")), streams.ClientInfo{}, func(*kmsg.StreamsGroupHeartbeatResponse) {})
 	for _, r := range h.log.All() {
 		k, v, _ := streams.MarshalRecord(r)
 		f.Add(k, v)

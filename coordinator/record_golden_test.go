@@ -91,7 +91,7 @@ func goldenRecords() []goldenRecord {
 			}},
 		}}},
 		{Type: streams.RecordOwnership, GroupID: "g", Value: &streams.OwnershipValue{
-			Source: OwnershipTakeover, UpstreamState: "Empty", ClaimedAtMs: 1700000000000,
+			Source: streams.OwnershipTakeover, UpstreamState: "Empty", ClaimedAtMs: 1700000000000,
 		}},
 		{Type: streams.RecordGroupConfig, GroupID: "g", Value: &streams.GroupConfigValue{
 			Configs: []streams.KeyValue{{Key: "streams.num.standby.replicas", Value: "1"}},

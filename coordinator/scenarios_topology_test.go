@@ -52,7 +52,7 @@ func TestScenario11MissingInternalTopics(t *testing.T) {
 	if len(h.creator.calls) != 1 {
 		t.Fatalf("%d CreateTopics calls", len(h.creator.calls))
 	}
-	want := CreatableTopic{Name: "app-store-changelog", Partitions: 3, ReplicationFactor: -1, Configs: []streams.KeyValue{{Key: "cleanup.policy", Value: "compact"}}}
+	want := streams.CreatableTopic{Name: "app-store-changelog", Partitions: 3, ReplicationFactor: -1, Configs: []streams.KeyValue{{Key: "cleanup.policy", Value: "compact"}}}
 	if got := h.creator.calls[0]; len(got) != 1 || got[0].Name != want.Name || got[0].Partitions != 3 || got[0].ReplicationFactor != -1 || !slices.Equal(got[0].Configs, want.Configs) {
 		t.Fatalf("created %+v", got)
 	}

@@ -99,12 +99,12 @@ func TestScenario07UnknownGroupAndMember(t *testing.T) {
 // of "foo" into the log and loads it.
 func loadMemberAt100(h *harness) {
 	h.md.SetTopic("foo", 3)
-	topo := topologyFromRequest(sourceTopology("foo"))
+	topo := streams.TopologyFromRequest(sourceTopology("foo"))
 	all := tasks("0", 0, 1, 2)
 	recs := []streams.Record{
 		{Type: streams.RecordMemberMetadata, GroupID: "g", MemberID: "m1", Value: &streams.MemberMetadataValue{ClientID: "client-m1", ClientHost: "/127.0.0.1", RebalanceTimeoutMs: 300000, ProcessID: "p1"}},
 		{Type: streams.RecordTopology, GroupID: "g", Value: &streams.TopologyValue{Topology: topo}},
-		{Type: streams.RecordGroupMetadata, GroupID: "g", Value: &streams.GroupMetadataValue{Epoch: 100, MetadataHash: metadataHash(h.md.Image(), []string{"foo"}), ValidatedTopologyEpoch: 0, LastAssignmentConfigs: streams.DefaultGroupConfig().AssignmentConfigs()}},
+		{Type: streams.RecordGroupMetadata, GroupID: "g", Value: &streams.GroupMetadataValue{Epoch: 100, MetadataHash: streams.MetadataHash(h.md.Image(), []string{"foo"}), ValidatedTopologyEpoch: 0, LastAssignmentConfigs: streams.DefaultGroupConfig().AssignmentConfigs()}},
 		{Type: streams.RecordTargetAssignmentMember, GroupID: "g", MemberID: "m1", Value: &streams.TargetAssignmentMemberValue{Tasks: streams.TaskSets{Active: all}}},
 		{Type: streams.RecordTargetAssignmentMetadata, GroupID: "g", Value: &streams.TargetAssignmentMetadataValue{AssignmentEpoch: 100, AssignmentTimestamp: testStart.UnixMilli()}},
 		{Type: streams.RecordCurrentMemberAssignment, GroupID: "g", MemberID: "m1", Value: &streams.CurrentMemberAssignmentValue{

@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"time"
 )
 
@@ -10,7 +11,7 @@ import (
 type groupTimer struct {
 	t        Timer
 	deadline time.Time
-	fire     func(ch *change)
+	fire     func(ch *streams.Change)
 }
 
 // stopTimers stops the group's timers: the group is gone (deleted,
@@ -25,10 +26,10 @@ func (s *shard) stopTimers() {
 // armTimer arms (or re-arms) a timer of the group as a change asked
 // (timerOp); its fire runs as a change of its own on the group's queue.
 // Re-arming a pending timer resets it in place.
-func (c *Coordinator) armTimer(s *shard, now time.Time, op timerOp) {
-	key, d, fire := op.key, op.after, op.fire
+func (c *Coordinator) armTimer(s *shard, now time.Time, op streams.TimerOp) {
+	key, d, fire := op.Key, op.After, op.Fire
 	if s.timers == nil {
-		s.timers = map[timerKey]*groupTimer{}
+		s.timers = map[streams.TimerKey]*groupTimer{}
 	}
 	deadline := now.Add(d)
 	if gt := s.timers[key]; gt != nil {
@@ -45,7 +46,7 @@ func (c *Coordinator) armTimer(s *shard, now time.Time, op timerOp) {
 				return
 			}
 			fch := c.newChange(s)
-			if fch.now.Before(gt.deadline) {
+			if fch.Now.Before(gt.deadline) {
 				return // re-armed after it fired
 			}
 			delete(s.timers, key)
@@ -54,8 +55,8 @@ func (c *Coordinator) armTimer(s *shard, now time.Time, op timerOp) {
 			// work is lost, as in a failover; Kafka's timer logs and
 			// ignores a failed write the same way.
 			if err := c.commit(s, fch); err != nil {
-				name := key.name(groupID)
-				c.logger.Error().Err(err).Str("group", groupID).Str("member", key.member).Str("timer", name).
+				name := key.Name(groupID)
+				c.logger.Error().Err(err).Str("group", groupID).Str("member", key.Member).Str("timer", name).
 					Msgf("[GroupId %s] The write event for the timer %s failed due to %v. Ignoring it.", groupID, name, err)
 			}
 		}, nil) // a closed or unloaded group's timer has nobody to answer
@@ -63,14 +64,14 @@ func (c *Coordinator) armTimer(s *shard, now time.Time, op timerOp) {
 	s.timers[key] = gt
 }
 
-func (s *shard) cancelTimer(key timerKey) {
+func (s *shard) cancelTimer(key streams.TimerKey) {
 	if t := s.timers[key]; t != nil {
 		t.t.Stop()
 		delete(s.timers, key)
 	}
 }
 
-func (s *shard) hasTimer(key timerKey) bool {
+func (s *shard) hasTimer(key streams.TimerKey) bool {
 	_, ok := s.timers[key]
 	return ok
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -48,7 +49,7 @@ func (rs *Routes) altersGroupResource(res kmsg.IncrementalAlterConfigsRequestRes
 		return true
 	}
 	for _, c := range res.Configs {
-		if !coordinator.IsStreamsGroupConfig(c.Name) {
+		if !streams.IsStreamsGroupConfig(c.Name) {
 			return false
 		}
 	}

@@ -94,7 +94,7 @@ func TestGroupLogSkipsUnknownRecordTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := []streams.Record{
-		{Type: streams.RecordOwnership, GroupID: "g", Value: &streams.OwnershipValue{Source: coordinator.OwnershipNew, ClaimedAtMs: 1}},
+		{Type: streams.RecordOwnership, GroupID: "g", Value: &streams.OwnershipValue{Source: streams.OwnershipNew, ClaimedAtMs: 1}},
 		{Type: streams.RecordGroupMetadata, GroupID: "g", Value: &streams.GroupMetadataValue{Epoch: 1}},
 	}
 	if err := log.Append("g", known[:1]); err != nil {

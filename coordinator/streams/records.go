@@ -92,6 +92,20 @@ type OwnershipValue struct {
 	ClaimedAtMs int64
 }
 
+// Ownership sources (OwnershipValue.Source).
+const (
+	// OwnershipNew: the upstream did not know the group.
+	OwnershipNew = "new"
+	// OwnershipOfflineMigration: an Empty classic group upstream; its
+	// committed offsets carry over.
+	OwnershipOfflineMigration = "offline-migration"
+	// OwnershipAnchored: the upstream group holds only streamshift anchors
+	// (a proxy restarted without its state).
+	OwnershipAnchored = "anchored"
+	// OwnershipTakeover: a live classic group moved in (Takeover).
+	OwnershipTakeover = "takeover"
+)
+
 // KeyValue is a string pair (client tags, assignment configs).
 type KeyValue struct {
 	Key, Value string

@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"errors"
@@ -7,12 +7,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // heartbeatError builds the response of a failed heartbeat.
-func heartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err *streams.CoordError) *kmsg.StreamsGroupHeartbeatResponse {
+func HeartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err *CoordError) *kmsg.StreamsGroupHeartbeatResponse {
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.Version = req.Version
 	resp.ErrorCode = err.Code.Code
@@ -23,29 +22,29 @@ func heartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err *streams.CoordEr
 
 // validateHeartbeat is the request validation of Kafka's broker gate and
 // GroupCoordinatorService; it returns the error response, or nil.
-func validateHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
+func ValidateHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 	if err := checkHeartbeat(req); err != nil {
-		return heartbeatError(req, err)
+		return HeartbeatError(req, err)
 	}
 	return nil
 }
 
-func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *streams.CoordError {
+func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *CoordError {
 	// The broker gate and the service check the topology itself first:
 	// internal or invalid topic names, regexes, changelog partitions.
 	if req.Topology != nil {
-		if err := topology.Validate(topologyFromRequest(req.Topology)); err != nil {
+		if err := topology.Validate(TopologyFromRequest(req.Topology)); err != nil {
 			var te *topology.Error
 			if errors.As(err, &te) {
-				if ce := streams.TopologyFailure(te); ce != nil {
+				if ce := TopologyFailure(te); ce != nil {
 					return ce
 				}
 			}
-			return streams.Errorf(kerr.StreamsInvalidTopology, "%v", err)
+			return Errorf(kerr.StreamsInvalidTopology, "%v", err)
 		}
 	}
-	invalid := func(format string, args ...any) *streams.CoordError {
-		return streams.Errorf(kerr.InvalidRequest, format, args...)
+	invalid := func(format string, args ...any) *CoordError {
+		return Errorf(kerr.InvalidRequest, format, args...)
 	}
 	if strings.TrimSpace(req.MemberID) == "" {
 		return invalid("MemberId can't be empty.")
@@ -76,11 +75,11 @@ func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *streams.CoordError 
 		if req.Topology == nil {
 			return invalid("Topology must be non-null when (re-)joining.")
 		}
-	case req.MemberEpoch == streams.LeaveGroupStaticMemberEpoch:
+	case req.MemberEpoch == LeaveGroupStaticMemberEpoch:
 		if req.InstanceID == nil {
 			return invalid("InstanceId can't be null.")
 		}
-	case req.MemberEpoch < streams.LeaveGroupStaticMemberEpoch:
+	case req.MemberEpoch < LeaveGroupStaticMemberEpoch:
 		return invalid("MemberEpoch is %d, but must be greater than or equal to -2.", req.MemberEpoch)
 	}
 	if req.MemberEpoch != 0 {

@@ -1,10 +1,9 @@
-package coordinator
+package streams
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
@@ -15,52 +14,52 @@ import (
 // back to the log when the operation failed): timers to arm or cancel,
 // internal topics to create, topics whose metadata to refresh, log lines.
 // An operation reads the world only through the change's inputs.
-type change struct {
-	groupID string
-	g       *streams.Group // nil until a join creates the group
-	cfg     streams.GroupConfig
-	now     time.Time
-	records []streams.Record
-	created bool // the group did not exist before this change
+type Change struct {
+	GroupID string
+	G       *Group // nil until a join creates the group
+	Cfg     GroupConfig
+	Now     time.Time
+	Records []Record
+	Created bool // the group did not exist before this change
 	// classic is the classic metadata of the JoinGroup this change runs
 	// as a heartbeat (classic_join.go); nil for streams heartbeats.
-	classic *streams.ClassicMemberMetadata
+	Classic *ClassicMemberMetadata
 
 	// Inputs the runtime gives.
-	image           MetadataImage
-	assignor        assignor.TaskAssignor
-	configure       streams.ConfigureFunc
-	maxGroupSize    int
-	canCreateTopics bool
+	Image           MetadataImage
+	Assignor        assignor.TaskAssignor
+	Configure       ConfigureFunc
+	MaxGroupSize    int
+	CanCreateTopics bool
 	// claim is the ownership claim waiting for the join that creates the
 	// group; a change that creates the group takes it (takeClaim).
-	claim *streams.OwnershipValue
+	Claim *OwnershipValue
 	// pending tells whether the group has a timer of a key armed when the
 	// change began.
-	pending     func(timerKey) bool
-	debugWanted bool // debug lines are wanted
+	Pending     func(TimerKey) bool
+	DebugWanted bool // debug lines are wanted
 
 	// Effects, in the order the operation asked for them.
-	timers     []timerOp
-	armed      map[timerKey]bool // timers armed (true) or cancelled (false) by this change
-	topics     [][]CreatableTopic
-	refresh    [][]string
-	logs       []*logEntry
-	claimTaken *streams.OwnershipValue
+	Timers     []TimerOp
+	Armed      map[TimerKey]bool // timers armed (true) or cancelled (false) by this change
+	Topics     [][]CreatableTopic
+	Refresh    [][]string
+	Logs       []*LogEntry
+	ClaimTaken *OwnershipValue
 }
 
 // timerOp arms (fire set) or cancels (fire nil) a timer of the group, as
 // Kafka's CoordinatorTimer.schedule and cancel.
-type timerOp struct {
-	key   timerKey
-	after time.Duration
-	fire  func(*change) // runs as a change of its own when the timer fires
+type TimerOp struct {
+	Key   TimerKey
+	After time.Duration
+	Fire  func(*Change) // runs as a change of its own when the timer fires
 }
 
-func (ch *change) emit(r streams.Record) {
-	r.GroupID = ch.g.ID
-	ch.records = append(ch.records, r)
-	if err := ch.g.Replay(r); err != nil {
+func (ch *Change) Emit(r Record) {
+	r.GroupID = ch.G.ID
+	ch.Records = append(ch.Records, r)
+	if err := ch.G.Replay(r); err != nil {
 		// Only this package builds records; a failure here is a bug.
 		panic(fmt.Sprintf("coordinator: replaying own record %v: %v", r, err))
 	}
@@ -68,46 +67,46 @@ func (ch *change) emit(r streams.Record) {
 
 // schedule arms (or re-arms) a timer of the group; fire runs as a change of
 // the group once d has passed. Re-arming a pending timer resets it.
-func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change)) {
-	ch.timers = append(ch.timers, timerOp{key: key, after: d, fire: fire})
+func (ch *Change) schedule(key TimerKey, d time.Duration, fire func(ch *Change)) {
+	ch.Timers = append(ch.Timers, TimerOp{Key: key, After: d, Fire: fire})
 	ch.markTimer(key, true)
 }
 
 // cancel stops a timer of the group, if armed.
-func (ch *change) cancel(key timerKey) {
-	if !ch.hasTimer(key) {
+func (ch *Change) Cancel(key TimerKey) {
+	if !ch.HasTimer(key) {
 		return
 	}
-	ch.timers = append(ch.timers, timerOp{key: key})
+	ch.Timers = append(ch.Timers, TimerOp{Key: key})
 	ch.markTimer(key, false)
 }
 
-func (ch *change) markTimer(key timerKey, armed bool) {
-	if ch.armed == nil {
-		ch.armed = map[timerKey]bool{}
+func (ch *Change) markTimer(key TimerKey, armed bool) {
+	if ch.Armed == nil {
+		ch.Armed = map[TimerKey]bool{}
 	}
-	ch.armed[key] = armed
+	ch.Armed[key] = armed
 }
 
 // hasTimer reports whether a timer of the key is armed, as this change
 // left it.
-func (ch *change) hasTimer(key timerKey) bool {
-	if armed, ok := ch.armed[key]; ok {
+func (ch *Change) HasTimer(key TimerKey) bool {
+	if armed, ok := ch.Armed[key]; ok {
 		return armed
 	}
-	return ch.pending != nil && ch.pending(key)
+	return ch.Pending != nil && ch.Pending(key)
 }
 
 // takeClaim takes the ownership claim waiting for the group, if any.
-func (ch *change) takeClaim() *streams.OwnershipValue {
-	v := ch.claim
+func (ch *Change) TakeClaim() *OwnershipValue {
+	v := ch.Claim
 	if v != nil {
-		ch.claim, ch.claimTaken = nil, v
+		ch.Claim, ch.ClaimTaken = nil, v
 	}
 	return v
 }
 
 // requestRefresh asks the runtime to refresh the metadata of topics.
-func (ch *change) requestRefresh(topics []string) {
-	ch.refresh = append(ch.refresh, topics)
+func (ch *Change) requestRefresh(topics []string) {
+	ch.Refresh = append(ch.Refresh, topics)
 }

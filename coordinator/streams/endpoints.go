@@ -1,10 +1,9 @@
-package coordinator
+package streams
 
 import (
 	"slices"
 	"sort"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -14,7 +13,7 @@ import (
 // and separately of its standby and warm-up tasks. Task p maps to partition p
 // of every such topic that has more than p partitions.
 // The requesting member comes last, the others in member id order.
-func partitionsByUserEndpoint(g *streams.Group, c *streams.ConfiguredTopology, self string) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
+func partitionsByUserEndpoint(g *Group, c *ConfiguredTopology, self string) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
 	ids := make([]string, 0, len(g.Members))
 	for id, m := range g.Members {
 		if id != self && m.Meta != nil && m.Meta.UserEndpoint != nil {
@@ -34,7 +33,7 @@ func partitionsByUserEndpoint(g *streams.Group, c *streams.ConfiguredTopology, s
 		for _, tp := range taskPartitions(c, cur.Assigned.Active) {
 			e.ActivePartitions = append(e.ActivePartitions, kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpointActivePartition{Topic: tp.topic, Partitions: tp.partitions})
 		}
-		for _, tp := range taskPartitions(c, streams.TasksUnion(cur.Assigned.Standby, cur.Assigned.Warmup)) {
+		for _, tp := range taskPartitions(c, TasksUnion(cur.Assigned.Standby, cur.Assigned.Warmup)) {
 			e.StandbyPartitions = append(e.StandbyPartitions, kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpointStandbyPartition{Topic: tp.topic, Partitions: tp.partitions})
 		}
 		if e.ActivePartitions == nil {
@@ -53,7 +52,7 @@ type topicPartitionList struct {
 	partitions []int32
 }
 
-func taskPartitions(c *streams.ConfiguredTopology, tasks streams.Tasks) []topicPartitionList {
+func taskPartitions(c *ConfiguredTopology, tasks Tasks) []topicPartitionList {
 	if !c.IsReady() || len(tasks) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import "fmt"
 
@@ -7,9 +7,9 @@ import "fmt"
 
 // timerKey names a timer of a group, as Kafka's session-timeout-<g>-<m>,
 // rebalance-timeout-<g>-<m> and initial-rebalance-timeout-<g>.
-type timerKey struct {
+type TimerKey struct {
 	kind   timerKind
-	member string
+	Member string
 }
 
 type timerKind uint8
@@ -23,7 +23,7 @@ const (
 
 // name is the timer's name in Kafka's form ("session-timeout-<g>-<m>"), for
 // the log.
-func (k timerKey) name(groupID string) string {
+func (k TimerKey) Name(groupID string) string {
 	var kind string
 	switch k.kind {
 	case sessionTimer:
@@ -41,18 +41,18 @@ func (k timerKey) name(groupID string) string {
 	default:
 		kind = fmt.Sprintf("timer-%d", k.kind)
 	}
-	if k.member == "" {
+	if k.Member == "" {
 		return kind + "-" + groupID
 	}
-	return kind + "-" + groupID + "-" + k.member
+	return kind + "-" + groupID + "-" + k.Member
 }
 
-func sessionTimerKey(memberID string) timerKey   { return timerKey{sessionTimer, memberID} }
-func rebalanceTimerKey(memberID string) timerKey { return timerKey{rebalanceTimer, memberID} }
+func sessionTimerKey(memberID string) TimerKey   { return TimerKey{sessionTimer, memberID} }
+func RebalanceTimerKey(memberID string) TimerKey { return TimerKey{rebalanceTimer, memberID} }
 
 var (
-	initialDelayTimerKey       = timerKey{kind: initialDelayTimer}
-	assignmentIntervalTimerKey = timerKey{kind: assignmentIntervalTimer}
+	initialDelayTimerKey       = TimerKey{kind: initialDelayTimer}
+	assignmentIntervalTimerKey = TimerKey{kind: assignmentIntervalTimer}
 )
 
 // Timers of classic members, next to the session and rebalance timers:
@@ -64,6 +64,6 @@ const (
 	classicJoinTimer
 )
 
-func classicSyncTimerKey(memberID string) timerKey { return timerKey{classicSyncTimer, memberID} }
+func ClassicSyncTimerKey(memberID string) TimerKey { return TimerKey{classicSyncTimer, memberID} }
 
-func classicJoinTimerKey(memberID string) timerKey { return timerKey{classicJoinTimer, memberID} }
+func ClassicJoinTimerKey(memberID string) TimerKey { return TimerKey{classicJoinTimer, memberID} }

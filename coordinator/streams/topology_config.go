@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"fmt"
@@ -6,24 +6,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
 // configureTopology returns the group's configured topology, recomputing it
 // when the topology or the metadata image changed, and starts the creation
 // of missing internal topics. It also returns the metadata hash.
-func (ch *change) configureTopology(topo *topology.Topology) (*streams.ConfiguredTopology, uint64, error) {
-	g := ch.g
-	img := ch.image
+func (ch *Change) ConfigureTopology(topo *topology.Topology) (*ConfiguredTopology, uint64, error) {
+	g := ch.G
+	img := ch.Image
 	mem := &g.Mem
 	if mem.Configured == nil || mem.ConfiguredFor != topo || mem.ConfiguredVersion != img.Version() {
-		mem.Configured = &streams.ConfiguredTopology{ConfiguredTopology: ch.configure(*topo, imagePartitions(img))}
+		mem.Configured = &ConfiguredTopology{ConfiguredTopology: ch.Configure(*topo, ImagePartitions(img))}
 		mem.ConfiguredFor = topo
 		mem.ConfiguredVersion = img.Version()
-		mem.ConfiguredHash = metadataHash(img, streams.RequiredTopics(topo))
+		mem.ConfiguredHash = MetadataHash(img, RequiredTopics(topo))
 		if !mem.Configured.IsReady() {
-			ch.requestRefresh(streams.RequiredTopics(topo))
+			ch.requestRefresh(RequiredTopics(topo))
 		}
 	}
 	cfgd := mem.Configured
@@ -39,9 +38,9 @@ func (ch *change) configureTopology(topo *topology.Topology) (*streams.Configure
 // createInternalTopics asks the runtime to create the missing internal
 // topics, skipping those already being created (as Kafka does on every
 // heartbeat that finds them missing); topicsCreated takes the result.
-func (ch *change) createInternalTopics(topics []topology.TopicToCreate) {
-	g := ch.g
-	if !ch.canCreateTopics {
+func (ch *Change) createInternalTopics(topics []topology.TopicToCreate) {
+	g := ch.G
+	if !ch.CanCreateTopics {
 		return
 	}
 	if g.Mem.CreatingTopics == nil {
@@ -53,43 +52,43 @@ func (ch *change) createInternalTopics(topics []topology.TopicToCreate) {
 			g.Mem.CreatingTopics[t.Name] = true
 			ct := CreatableTopic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor}
 			for _, c := range t.Configs {
-				ct.Configs = append(ct.Configs, streams.KeyValue{Key: c.Key, Value: c.Value})
+				ct.Configs = append(ct.Configs, KeyValue{Key: c.Key, Value: c.Value})
 			}
 			todo = append(todo, ct)
 		}
 	}
 	if len(todo) > 0 {
-		ch.topics = append(ch.topics, todo)
+		ch.Topics = append(ch.Topics, todo)
 	}
 }
 
 // topicsCreated is the result of creating the topics names: they are no
 // longer being created, and the errors of those that failed are reported
 // for two heartbeat intervals.
-func topicsCreated(g *streams.Group, names []string, failed map[string]error, now time.Time, heartbeatInterval time.Duration) {
+func TopicsCreated(g *Group, names []string, failed map[string]error, now time.Time, heartbeatInterval time.Duration) {
 	mem := &g.Mem
 	for _, n := range names {
 		delete(mem.CreatingTopics, n)
 		if err := failed[n]; err != nil {
 			if mem.TopicCreationErrors == nil {
-				mem.TopicCreationErrors = map[string]streams.TopicCreationError{}
+				mem.TopicCreationErrors = map[string]TopicCreationError{}
 			}
-			mem.TopicCreationErrors[n] = streams.TopicCreationError{Msg: err.Error(), Until: now.Add(2 * heartbeatInterval)}
+			mem.TopicCreationErrors[n] = TopicCreationError{Msg: err.Error(), Until: now.Add(2 * heartbeatInterval)}
 		}
 	}
 }
 
 // configurationDetail is the status detail of a topology that is not ready,
 // with the topic creation errors of the last two heartbeat intervals.
-func (ch *change) configurationDetail(c *streams.ConfiguredTopology) string {
+func (ch *Change) configurationDetail(c *ConfiguredTopology) string {
 	detail := c.Err.Message
-	if c.Status() != streams.StatusMissingInternalTopics {
+	if c.Status() != StatusMissingInternalTopics {
 		return detail
 	}
 	var failed []string
-	for name, e := range ch.g.Mem.TopicCreationErrors {
-		if ch.now.After(e.Until) {
-			delete(ch.g.Mem.TopicCreationErrors, name)
+	for name, e := range ch.G.Mem.TopicCreationErrors {
+		if ch.Now.After(e.Until) {
+			delete(ch.G.Mem.TopicCreationErrors, name)
 			continue
 		}
 		failed = append(failed, fmt.Sprintf("%s (%s)", name, e.Msg))

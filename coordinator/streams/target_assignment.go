@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
@@ -14,41 +13,41 @@ import (
 // epoch (Kafka's TargetAssignmentBuilder): it writes the target of every
 // member whose target changed, then the assignment metadata. A topology that
 // is not ready gives every member an empty target.
-func (ch *change) computeTargetAssignment() error {
-	g := ch.g
+func (ch *Change) computeTargetAssignment() error {
+	g := ch.G
 	configured := g.Mem.Configured
 	ids := make([]string, 0, len(g.Members))
 	for id := range g.Members {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	targets := make(map[string]streams.TaskSets, len(ids))
+	targets := make(map[string]TaskSets, len(ids))
 	if configured.IsReady() {
 		spec := assignor.GroupSpec{
 			Members: make(map[string]assignor.MemberSpec, len(ids)),
 			Configs: map[string]string{
-				"num.standby.replicas":    strconv.Itoa(ch.cfg.NumStandbyReplicas),
-				"num.warmup.replicas":     strconv.Itoa(ch.cfg.NumWarmupReplicas),
-				"acceptable.recovery.lag": strconv.FormatInt(ch.cfg.AcceptableRecoveryLag, 10),
+				"num.standby.replicas":    strconv.Itoa(ch.Cfg.NumStandbyReplicas),
+				"num.warmup.replicas":     strconv.Itoa(ch.Cfg.NumWarmupReplicas),
+				"acceptable.recovery.lag": strconv.FormatInt(ch.Cfg.AcceptableRecoveryLag, 10),
 			},
 		}
 		for _, id := range ids {
 			spec.Members[id] = memberSpec(g.Members[id])
 		}
 		start := time.Now()
-		ga, err := ch.assignor.Assign(spec, configured.ConfiguredTopology)
+		ga, err := ch.Assignor.Assign(spec, configured.ConfiguredTopology)
 		if err != nil {
-			err = fmt.Errorf("assignor %s: %w", ch.assignor.Name(), err)
+			err = fmt.Errorf("assignor %s: %w", ch.Assignor.Name(), err)
 			ch.logAt(levelError).Err(err).Int32("epoch", g.GroupEpoch).
 				Msgf("[GroupId %s] Failed to compute a new target assignment for epoch %d: %v.", g.ID, g.GroupEpoch, err)
 			return err
 		}
 		took := time.Since(start)
-		ch.logAt(levelInfo).Int32("epoch", g.GroupEpoch).Dur("took", took).
-			Msgf("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor in %dms.", g.ID, g.GroupEpoch, ch.assignor.Name(), took.Milliseconds())
+		ch.logAt(LevelInfo).Int32("epoch", g.GroupEpoch).Dur("took", took).
+			Msgf("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor in %dms.", g.ID, g.GroupEpoch, ch.Assignor.Name(), took.Milliseconds())
 		for _, id := range ids {
 			a := ga.Members[id]
-			targets[id] = streams.TaskSets{Active: streams.NormalizeTasks(a.ActiveTasks), Standby: streams.NormalizeTasks(a.StandbyTasks), Warmup: streams.NormalizeTasks(a.WarmupTasks)}
+			targets[id] = TaskSets{Active: NormalizeTasks(a.ActiveTasks), Standby: NormalizeTasks(a.StandbyTasks), Warmup: NormalizeTasks(a.WarmupTasks)}
 		}
 	}
 	for _, id := range ids {
@@ -56,15 +55,15 @@ func (ch *change) computeTargetAssignment() error {
 		if old, ok := g.Target[id]; ok && old.Equal(t) {
 			continue
 		}
-		ch.emit(streams.NewTargetAssignmentRecord(g.ID, id, t))
+		ch.Emit(NewTargetAssignmentRecord(g.ID, id, t))
 	}
-	ch.emit(streams.NewTargetAssignmentEpochRecord(g.ID, g.GroupEpoch, ch.now.UnixMilli()))
+	ch.Emit(NewTargetAssignmentEpochRecord(g.ID, g.GroupEpoch, ch.Now.UnixMilli()))
 	return nil
 }
 
 // memberSpec is what the assignor sees of a member. Kafka 4.4 passes the
 // current assignment as the previous one (≤4.3 passed the previous target).
-func memberSpec(m *streams.Member) assignor.MemberSpec {
+func memberSpec(m *Member) assignor.MemberSpec {
 	spec := assignor.MemberSpec{}
 	if m.Meta != nil {
 		spec.InstanceID = m.Meta.InstanceID

@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"slices"
@@ -9,7 +9,7 @@ import (
 )
 
 // topologyFromRequest converts the request's topology, keeping its order.
-func topologyFromRequest(t *kmsg.StreamsGroupHeartbeatRequestTopology) topology.Topology {
+func TopologyFromRequest(t *kmsg.StreamsGroupHeartbeatRequestTopology) topology.Topology {
 	out := topology.Topology{Epoch: t.Epoch, Subtopologies: make([]topology.Subtopology, 0, len(t.Subtopologies))}
 	info := func(in []kmsg.TopicInfo) []topology.TopicInfo {
 		if len(in) == 0 {

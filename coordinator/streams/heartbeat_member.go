@@ -1,18 +1,23 @@
-package coordinator
+package streams
 
 import (
 	"slices"
 	"sort"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func (ch *change) checkGroupSize(memberID string) error {
-	max := ch.maxGroupSize
-	if max > 0 && len(ch.g.Members) >= max && ch.g.Members[memberID] == nil {
-		return streams.Errorf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", max)
+// ClientInfo is what the proxy knows of the connection a request came on.
+type ClientInfo struct {
+	ClientID   string // the request header's client id
+	ClientHost string // the client's address, as Kafka reports it ("/10.0.0.1")
+}
+
+func (ch *Change) checkGroupSize(memberID string) error {
+	max := ch.MaxGroupSize
+	if max > 0 && len(ch.G.Members) >= max && ch.G.Members[memberID] == nil {
+		return Errorf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", max)
 	}
 	return nil
 }
@@ -20,30 +25,30 @@ func (ch *change) checkGroupSize(memberID string) error {
 // checkMemberEpoch is Kafka's throwIfStreamsGroupMemberEpochIsInvalid. An
 // older epoch is accepted only when it is the previous epoch and the member
 // owns no more than it was given: the response that moved it on was lost.
-func checkMemberEpoch(m *streams.Member, req *kmsg.StreamsGroupHeartbeatRequest) error {
+func checkMemberEpoch(m *Member, req *kmsg.StreamsGroupHeartbeatRequest) error {
 	cur := m.CurrentAssignment()
 	switch {
 	case req.MemberEpoch > cur.MemberEpoch:
-		return streams.Errorf(kerr.FencedMemberEpoch, "The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
+		return Errorf(kerr.FencedMemberEpoch, "The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
 	case req.MemberEpoch < cur.MemberEpoch:
 		if req.MemberEpoch == cur.PreviousMemberEpoch && req.ActiveTasks != nil && req.StandbyTasks != nil && req.WarmupTasks != nil &&
-			streams.TasksSubset(streams.TasksFromKmsg(req.ActiveTasks), cur.Assigned.Active) &&
-			streams.TasksSubset(streams.TasksFromKmsg(req.StandbyTasks), cur.Assigned.Standby) &&
-			streams.TasksSubset(streams.TasksFromKmsg(req.WarmupTasks), cur.Assigned.Warmup) {
+			TasksSubset(TasksFromKmsg(req.ActiveTasks), cur.Assigned.Active) &&
+			TasksSubset(TasksFromKmsg(req.StandbyTasks), cur.Assigned.Standby) &&
+			TasksSubset(TasksFromKmsg(req.WarmupTasks), cur.Assigned.Warmup) {
 			return nil
 		}
-		return streams.Errorf(kerr.FencedMemberEpoch, "The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
+		return Errorf(kerr.FencedMemberEpoch, "The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
 	}
 	return nil
 }
 
 // updatedMemberMetadata applies a request to a member's metadata: null
 // fields keep the old value; a join always replaces the endpoint.
-func updatedMemberMetadata(old *streams.MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *streams.MemberMetadataValue {
+func updatedMemberMetadata(old *MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *MemberMetadataValue {
 	if metadataUnchanged(old, req, client) {
 		return old
 	}
-	v := &streams.MemberMetadataValue{}
+	v := &MemberMetadataValue{}
 	if old != nil {
 		*v = *old
 	}
@@ -65,9 +70,9 @@ func updatedMemberMetadata(old *streams.MemberMetadataValue, req *kmsg.StreamsGr
 		v.ProcessID = *req.ProcessID
 	}
 	if req.ClientTags != nil {
-		tags := make([]streams.KeyValue, 0, len(req.ClientTags))
+		tags := make([]KeyValue, 0, len(req.ClientTags))
 		for _, t := range req.ClientTags {
-			tags = append(tags, streams.KeyValue{Key: t.Key, Value: t.Value})
+			tags = append(tags, KeyValue{Key: t.Key, Value: t.Value})
 		}
 		sort.Slice(tags, func(i, j int) bool { return tags[i].Key < tags[j].Key })
 		v.ClientTags = tags
@@ -76,14 +81,14 @@ func updatedMemberMetadata(old *streams.MemberMetadataValue, req *kmsg.StreamsGr
 		v.UserEndpoint = nil
 	}
 	if e := req.UserEndpoint; e != nil {
-		v.UserEndpoint = &streams.Endpoint{Host: e.Host, Port: e.Port}
+		v.UserEndpoint = &Endpoint{Host: e.Host, Port: e.Port}
 	}
 	return v
 }
 
 // metadataUnchanged is the steady-state shortcut of updatedMemberMetadata: a
 // heartbeat that only repeats what is known changes nothing.
-func metadataUnchanged(old *streams.MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) bool {
+func metadataUnchanged(old *MemberMetadataValue, req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) bool {
 	if old == nil || req.MemberEpoch == 0 || req.Topology != nil || req.ClientTags != nil || req.UserEndpoint != nil {
 		return false
 	}
@@ -96,16 +101,16 @@ func metadataUnchanged(old *streams.MemberMetadataValue, req *kmsg.StreamsGroupH
 
 // staticMetadataChanged: for static members only these fields bump the
 // group epoch (PR #22245), so a restart with the same identity keeps tasks.
-func staticMetadataChanged(old, v *streams.MemberMetadataValue) bool {
+func staticMetadataChanged(old, v *MemberMetadataValue) bool {
 	if old == nil {
 		return true
 	}
 	return old.TopologyEpoch != v.TopologyEpoch || old.RackID != v.RackID ||
-		old.ProcessID != v.ProcessID || !streams.KeyValuesEqual(old.ClientTags, v.ClientTags)
+		old.ProcessID != v.ProcessID || !KeyValuesEqual(old.ClientTags, v.ClientTags)
 }
 
-func endpointEqual(old, v *streams.MemberMetadataValue) bool {
-	var a, b *streams.Endpoint
+func endpointEqual(old, v *MemberMetadataValue) bool {
+	var a, b *Endpoint
 	if old != nil {
 		a = old.UserEndpoint
 	}
@@ -120,9 +125,9 @@ func endpointEqual(old, v *streams.MemberMetadataValue) bool {
 
 // sameEpochs compares the epochs of the assigned active tasks (pending ones
 // are not sent to the member).
-func sameEpochs(a, b *streams.CurrentMemberAssignmentValue) bool {
+func sameEpochs(a, b *CurrentMemberAssignmentValue) bool {
 	same := true
-	streams.ForEachTask(b.Assigned.Active, func(t streams.TaskID) {
+	ForEachTask(b.Assigned.Active, func(t TaskID) {
 		if a.ActiveEpochs[t] != b.ActiveEpochs[t] {
 			same = false
 		}
@@ -135,45 +140,45 @@ func sameEpochs(a, b *streams.CurrentMemberAssignmentValue) bool {
 // records are deleted and a copy under the new id is written (its metadata
 // as it was, its target, its current assignment at epoch 0). The caller then
 // writes the updated metadata if the request changed it.
-func (ch *change) replaceStaticMember(old *streams.Member, memberID string) *streams.Member {
-	g := ch.g
+func (ch *Change) replaceStaticMember(old *Member, memberID string) *Member {
+	g := ch.G
 	target := g.Target[old.ID]
 	cur := *old.CurrentAssignment()
 	meta := old.Meta
 	if old.ID != memberID {
 		protocol := "streams"
-		if ch.classic != nil {
+		if ch.Classic != nil {
 			protocol = "classic"
 		}
 		ch.logInfo(memberID).Str("instance", old.InstanceID()).Str("replaced_member", old.ID).Str("reason", "static member replaced").
 			Msgf("[GroupId %s][MemberId %s] Static member with instance id %s re-joins the streams group using the %s protocol. Created a new member %s to replace the existing member %s.",
 				g.ID, memberID, old.InstanceID(), protocol, memberID, old.ID)
 		ch.tombstoneMember(old.ID)
-		ch.cancel(sessionTimerKey(old.ID))
-		ch.cancel(rebalanceTimerKey(old.ID))
-		ch.emit(streams.NewMemberRecord(g.ID, memberID, meta))
-		ch.emit(streams.NewTargetAssignmentRecord(g.ID, memberID, target))
+		ch.Cancel(sessionTimerKey(old.ID))
+		ch.Cancel(RebalanceTimerKey(old.ID))
+		ch.Emit(NewMemberRecord(g.ID, memberID, meta))
+		ch.Emit(NewTargetAssignmentRecord(g.ID, memberID, target))
 	}
 	cur.MemberEpoch = 0
 	cur.PreviousMemberEpoch = 0
-	cur.State = streams.MemberStable
-	cur.PendingRevocation = streams.TaskSets{}
-	cur.ActiveEpochs = streams.RestrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, false, 0)
-	ch.emit(streams.NewCurrentAssignmentRecord(g.ID, memberID, &cur))
+	cur.State = MemberStable
+	cur.PendingRevocation = TaskSets{}
+	cur.ActiveEpochs = RestrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, false, 0)
+	ch.Emit(NewCurrentAssignmentRecord(g.ID, memberID, &cur))
 	return g.Members[memberID]
 }
 
 // validateOwnedTasks rejects owned tasks outside the configured topology.
-func validateOwnedTasks(req *kmsg.StreamsGroupHeartbeatRequest, c *streams.ConfiguredTopology) error {
+func validateOwnedTasks(req *kmsg.StreamsGroupHeartbeatRequest, c *ConfiguredTopology) error {
 	for _, l := range [3][]kmsg.TaskIDs{req.ActiveTasks, req.StandbyTasks, req.WarmupTasks} {
 		for _, t := range l {
 			s := c.SubtopologyByID(t.SubtopologyID)
 			if s == nil {
-				return streams.Errorf(kerr.InvalidRequest, "Subtopology %s does not exist in the topology.", t.SubtopologyID)
+				return Errorf(kerr.InvalidRequest, "Subtopology %s does not exist in the topology.", t.SubtopologyID)
 			}
 			for _, p := range t.Partitions {
 				if p < 0 || p >= s.NumTasks {
-					return streams.Errorf(kerr.InvalidRequest, "Task %d for subtopology %s is invalid. Number of tasks for this subtopology: %d", p, t.SubtopologyID, s.NumTasks)
+					return Errorf(kerr.InvalidRequest, "Task %d for subtopology %s is invalid. Number of tasks for this subtopology: %d", p, t.SubtopologyID, s.NumTasks)
 				}
 			}
 		}
@@ -181,10 +186,10 @@ func validateOwnedTasks(req *kmsg.StreamsGroupHeartbeatRequest, c *streams.Confi
 	return nil
 }
 
-func missingClientTags(required []string, tags []streams.KeyValue) []string {
+func missingClientTags(required []string, tags []KeyValue) []string {
 	var missing []string
 	for _, r := range required {
-		if !slices.ContainsFunc(tags, func(kv streams.KeyValue) bool { return kv.Key == r }) {
+		if !slices.ContainsFunc(tags, func(kv KeyValue) bool { return kv.Key == r }) {
 			missing = append(missing, r)
 		}
 	}
@@ -194,17 +199,17 @@ func missingClientTags(required []string, tags []streams.KeyValue) []string {
 // classicMetadata stamps the classic metadata of the JoinGroup being served
 // on the member's new metadata. A StreamsGroupHeartbeat naming a classic
 // member is refused: a member never changes protocol under the same id.
-func (ch *change) classicMetadata(m *streams.Member, meta *streams.MemberMetadataValue) (*streams.MemberMetadataValue, error) {
-	if ch.classic == nil {
+func (ch *Change) classicMetadata(m *Member, meta *MemberMetadataValue) (*MemberMetadataValue, error) {
+	if ch.Classic == nil {
 		if m != nil && m.IsClassic() {
-			return nil, streams.Errorf(kerr.UnknownMemberID, "Member %s of group %s uses the classic protocol.", m.ID, ch.g.ID)
+			return nil, Errorf(kerr.UnknownMemberID, "Member %s of group %s uses the classic protocol.", m.ID, ch.G.ID)
 		}
 		return meta, nil
 	}
 	v := *meta // record values are shared with the log: copy
-	c := *ch.classic
+	c := *ch.Classic
 	v.Classic = &c
 	// A classic member runs the group's topology; it never sends one.
-	v.TopologyEpoch = ch.g.TopologyEpoch()
+	v.TopologyEpoch = ch.G.TopologyEpoch()
 	return &v, nil
 }

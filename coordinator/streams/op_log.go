@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import "time"
 
@@ -13,45 +13,45 @@ import "time"
 type logLevel int8
 
 const (
-	levelDebug logLevel = iota
-	levelInfo
-	levelWarn
+	LevelDebug logLevel = iota
+	LevelInfo
+	LevelWarn
 	levelError
 )
 
 // logField is one field of an entry: a string, int, int32, int64, uint64,
 // time.Duration, []string or error (key "error").
 type logField struct {
-	key   string
-	value any
+	Key   string
+	Value any
 }
 
 // logEntry is one line to log. A nil entry (a debug line nobody wants)
 // takes every call and logs nothing.
-type logEntry struct {
-	level  logLevel
-	fields []logField
-	format string
-	args   []any
+type LogEntry struct {
+	Level  logLevel
+	Fields []logField
+	Format string
+	Args   []any
 }
 
-func (e *logEntry) add(k string, v any) *logEntry {
+func (e *LogEntry) add(k string, v any) *LogEntry {
 	if e != nil {
-		e.fields = append(e.fields, logField{k, v})
+		e.Fields = append(e.Fields, logField{k, v})
 	}
 	return e
 }
 
-func (e *logEntry) Str(k, v string) *logEntry               { return e.add(k, v) }
-func (e *logEntry) Strs(k string, v []string) *logEntry     { return e.add(k, v) }
-func (e *logEntry) Int(k string, v int) *logEntry           { return e.add(k, v) }
-func (e *logEntry) Int32(k string, v int32) *logEntry       { return e.add(k, v) }
-func (e *logEntry) Dur(k string, v time.Duration) *logEntry { return e.add(k, v) }
-func (e *logEntry) Err(err error) *logEntry                 { return e.add("error", err) }
+func (e *LogEntry) Str(k, v string) *LogEntry               { return e.add(k, v) }
+func (e *LogEntry) Strs(k string, v []string) *LogEntry     { return e.add(k, v) }
+func (e *LogEntry) Int(k string, v int) *LogEntry           { return e.add(k, v) }
+func (e *LogEntry) Int32(k string, v int32) *LogEntry       { return e.add(k, v) }
+func (e *LogEntry) Dur(k string, v time.Duration) *LogEntry { return e.add(k, v) }
+func (e *LogEntry) Err(err error) *LogEntry                 { return e.add("error", err) }
 
 // Msgf sets the message, formatted when the entry is written.
-func (e *logEntry) Msgf(format string, args ...any) {
+func (e *LogEntry) Msgf(format string, args ...any) {
 	if e != nil {
-		e.format, e.args = format, args
+		e.Format, e.Args = format, args
 	}
 }

@@ -1,0 +1,84 @@
+package streams
+
+import (
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// GroupConfigEntry is one config of a group as DescribeConfigs reports it.
+type GroupConfigEntry struct {
+	Name  string // "streams.num.standby.replicas"
+	Value string
+	// Overridden: the group sets it (ConfigSource GROUP_CONFIG); else the
+	// value is the broker-level default (DEFAULT_CONFIG).
+	Overridden bool
+	Type       kmsg.ConfigType
+	Doc        string
+}
+
+// IsStreamsGroupConfig reports whether name is a per-group config of
+// streams groups ("streams.*").
+func IsStreamsGroupConfig(name string) bool {
+	return strings.HasPrefix(name, GroupConfigPrefix)
+}
+
+// DefaultGroupConfigName is the broker-level config a per-group config
+// defaults to ("streams.x" → "group.streams.x"), as Kafka lists it among
+// the synonyms.
+func DefaultGroupConfigName(name string) string { return "group." + name }
+
+// GroupConfigAlteration is one operation of IncrementalAlterConfigs.
+type GroupConfigAlteration struct {
+	Name  string
+	Op    kmsg.IncrementalAlterConfigOp
+	Value *string
+}
+
+// validateGroupConfig is Kafka's GroupConfig.validateValues for the streams
+// configs, with its messages, then the remaining limits streamshift checks.
+func ValidateGroupConfig(g GroupConfig, b Bounds) *ConfigError {
+	switch {
+	case g.HeartbeatInterval < b.MinHeartbeatInterval:
+		return InvalidConfig("streams.heartbeat.interval.ms must be greater than or equal to group.streams.min.heartbeat.interval.ms")
+	case g.HeartbeatInterval > b.MaxHeartbeatInterval:
+		return InvalidConfig("streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms")
+	case g.SessionTimeout < b.MinSessionTimeout:
+		return InvalidConfig("streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms")
+	case g.SessionTimeout > b.MaxSessionTimeout:
+		return InvalidConfig("streams.session.timeout.ms must be less than or equal to group.streams.max.session.timeout.ms")
+	case g.NumStandbyReplicas > MaxNumStandbyReplicas:
+		return InvalidConfig("streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas")
+	case g.SessionTimeout <= g.HeartbeatInterval:
+		return InvalidConfig("streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms")
+	}
+	if err := g.ValidateWithin(b); err != nil {
+		return InvalidConfig("%v", err)
+	}
+	return nil
+}
+
+// alterList appends the missing values or removes the given ones (Kafka's
+// APPEND and SUBTRACT on list configs).
+func AlterList(cur, vals []string, appendOp bool) []string {
+	out := append([]string{}, cur...)
+	for _, v := range vals {
+		i := indexOf(out, v)
+		switch {
+		case appendOp && i < 0:
+			out = append(out, v)
+		case !appendOp && i >= 0:
+			out = append(out[:i], out[i+1:]...)
+		}
+	}
+	return out
+}
+
+func indexOf(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,85 @@
+package streams
+
+import (
+	"fmt"
+	"time"
+)
+
+// The session and rebalance timers of members (Kafka's session-timeout and
+// rebalance-timeout), and the classic members' sync and join timeouts: a
+// member whose timer fires is fenced (fence.go). The timers themselves are
+// timers.go's.
+
+// sessionTimeout is the member's own session timeout for a classic member
+// (from its JoinGroup), the group's otherwise.
+func (ch *Change) sessionTimeout(memberID string) time.Duration {
+	if m := ch.G.Members[memberID]; m != nil && m.IsClassic() {
+		return time.Duration(m.Meta.Classic.SessionTimeoutMs) * time.Millisecond
+	}
+	return ch.Cfg.SessionTimeout
+}
+
+// scheduleSession (re)arms a member's session timer: when it expires the
+// member is fenced as if it had left.
+func (ch *Change) ScheduleSession(memberID string) {
+	ch.schedule(sessionTimerKey(memberID), ch.sessionTimeout(memberID), func(f *Change) {
+		if m := f.G.Members[memberID]; m != nil {
+			f.fenceMember(m, SessionExpiredReason)
+		}
+	})
+}
+
+// sessionExpiredReason is Kafka's reason of a session timeout's fencing.
+const SessionExpiredReason = "the member session expired"
+
+// scheduleRebalance arms a member's rebalance timer for the epoch it is
+// revoking at: if it still has not revoked when the timer fires, it is fenced.
+func (ch *Change) ScheduleRebalance(memberID string, epoch int32, timeout time.Duration) {
+	ch.schedule(RebalanceTimerKey(memberID), timeout, func(f *Change) {
+		switch m := f.G.Members[memberID]; {
+		case m == nil:
+			f.logDebug(memberID).Msgf("[GroupId %s] Could not fence %s because the member does not exist.", f.G.ID, memberID)
+		case m.CurrentAssignment().State == MemberUnrevokedTasks && m.MemberEpoch() == epoch:
+			f.fenceMember(m, fmt.Sprintf("it failed to transition from epoch %d within %dms", epoch, timeout.Milliseconds()))
+		default:
+			f.logDebug(memberID).Msgf("[GroupId %s] Ignoring rebalance timeout for %s because the member is not in epoch %d anymore.", f.G.ID, memberID, epoch)
+		}
+	})
+}
+
+func RebalanceTimeout(m *Member) time.Duration {
+	if m.Meta == nil {
+		return 0
+	}
+	return time.Duration(m.Meta.RebalanceTimeoutMs) * time.Millisecond
+}
+
+// scheduleCarriedSession arms the session timer of a member carried over by
+// a takeover with what is left of its upstream session; it fences as
+// scheduleSession's does, and the member's next request re-arms it in full.
+func (ch *Change) ScheduleCarriedSession(memberID string, left time.Duration) {
+	ch.schedule(sessionTimerKey(memberID), left, func(f *Change) {
+		if m := f.G.Members[memberID]; m != nil {
+			f.fenceMember(m, SessionExpiredReason)
+		}
+	})
+}
+
+// Why a classic member's timers fence it, in Kafka's words.
+const (
+	ClassicSyncTimeoutReason = "the member failed to sync within timeout"
+	ClassicJoinTimeoutReason = "the classic member failed to join within the rebalance timeout"
+)
+
+// scheduleClassicTimeout fences the member when the timer fires at the same
+// member epoch and still holds (nil: always); a member that moved on in the
+// meantime is left alone. reason is the fencing's, for the log.
+func (ch *Change) ScheduleClassicTimeout(key TimerKey, m *Member, reason string, still func(*Group, *Member) bool) {
+	id, epoch := m.ID, m.MemberEpoch()
+	ch.schedule(key, RebalanceTimeout(m), func(f *Change) {
+		cur := f.G.Members[id]
+		if cur != nil && cur.MemberEpoch() == epoch && (still == nil || still(f.G, cur)) {
+			f.fenceClassic(cur, reason)
+		}
+	})
+}
