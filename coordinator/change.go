@@ -8,7 +8,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
-// The unit of work on a group: an operation runs as a change (op_change.go)
+// The unit of work on a group: an operation runs as a change (streams/change.go)
 // that emits records, replaying each into the group; the runtime carries out
 // the I/O the change asks for, then commits its records to the log or rolls
 // the group back to it (Kafka's CoordinatorResult and snapshot revert).

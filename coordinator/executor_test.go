@@ -242,7 +242,7 @@ func TestUnloadAnswersQueuedWork(t *testing.T) {
 		t.Error("Unload touched the log")
 	}
 	queued.check(t, "queued at Unload, once the executor is idle", kerr.NotCoordinator)
-	// Other groups are served as before.
+	// other groups are served as before.
 	other := make(chan int16, 1)
 	c.StreamsGroupHeartbeat(joinReq("h", "m1", "p1", sourceTopology("foo")), streams.ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { other <- r.ErrorCode })
 	select {

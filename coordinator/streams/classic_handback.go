@@ -10,7 +10,7 @@ import (
 // runs it again through ClassicJoinGroup).
 var ErrHandBackHeld = errors.New("the group is being handed back to the classic protocol; the JoinGroup is held")
 
-// handBackJoin holds the JoinGroup of a known classic member during a
+// HandBackJoin holds the JoinGroup of a known classic member during a
 // barrier: its session timer stops (a joining Kafka consumer does not
 // heartbeat) and twice its rebalance timeout bounds the hold. It reports false
 // when no barrier is up (or it was aborted), and the join runs as usual.
@@ -38,7 +38,7 @@ func (ch *Change) HandBackJoin(m *Member) bool {
 	return true
 }
 
-// handBackPull: during a barrier every classic Heartbeat is told to rejoin.
+// HandBackPull: during a barrier every classic Heartbeat is told to rejoin.
 func (ch *Change) HandBackPull() bool {
 	hb := ch.G.Mem.HandBack
 	return hb != nil && !hb.Aborted && !HasStreamsMember(ch.G)

@@ -14,7 +14,7 @@ type ClassicHeartbeatRequest struct {
 	Generation int32
 }
 
-// classicMustRejoin: would a JoinGroup of the member change its assignment?
+// ClassicMustRejoin: would a JoinGroup of the member change its assignment?
 func ClassicMustRejoin(g *Group, m *Member) bool {
 	cur := m.CurrentAssignment()
 	switch {

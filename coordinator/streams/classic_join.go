@@ -50,7 +50,7 @@ type ClassicJoinResult struct {
 	Generation int32
 }
 
-// classicCode maps streams-heartbeat errors to what a classic member
+// ClassicCode maps streams-heartbeat errors to what a classic member
 // understands: FENCED_MEMBER_EPOCH has no classic meaning, its classic
 // counterpart is ILLEGAL_GENERATION.
 func ClassicCode(code *kerr.Error) *kerr.Error {
@@ -90,7 +90,7 @@ func ClassicJoinHeartbeat(req ClassicJoinRequest, epoch int32) *kmsg.StreamsGrou
 	return hb
 }
 
-// classicOwnedTasks is what a classic member owns, as the streams heartbeat's
+// ClassicOwnedTasks is what a classic member owns, as the streams heartbeat's
 // owned task lists: the active tasks of its owned partitions (and running
 // actives of its offset sums), restricted to tasks of the group's topology.
 // Standby and warm-up tasks are what the group last gave it: a classic member

@@ -40,7 +40,7 @@ const (
 	ClassicProtocolName = "stream"
 )
 
-// configuredOrNil returns the group's configured topology, computing it if
+// ConfiguredOrNil returns the group's configured topology, computing it if
 // the metadata moved; nil if that fails.
 func (ch *Change) ConfiguredOrNil() *ConfiguredTopology {
 	if ch.G.Topology == nil {
@@ -53,7 +53,7 @@ func (ch *Change) ConfiguredOrNil() *ConfiguredTopology {
 	return c
 }
 
-// classicMember finds the classic member a classic request names, with the
+// ClassicMember finds the classic member a classic request names, with the
 // classic coordinator's errors.
 func ClassicMember(g *Group, groupID, memberID, instanceID string) (*Member, error) {
 	if g == nil || len(g.Members) == 0 {
@@ -78,7 +78,7 @@ func ClassicMember(g *Group, groupID, memberID, instanceID string) (*Member, err
 	return m, nil
 }
 
-// classicAssignment writes the member's current assignment for SyncGroup:
+// ClassicAssignment writes the member's current assignment for SyncGroup:
 // its assigned partitions, and an AssignmentInfo at its own version with the
 // aligned active task list, standbys (warm-ups included), the IQ host maps of
 // the whole group, and errCode 4 while an application shutdown is requested.

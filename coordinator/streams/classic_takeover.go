@@ -47,7 +47,7 @@ type importedMember struct {
 	SessionLeft time.Duration
 }
 
-// liveClassicMembers drops the members whose session ran out before now: the
+// LiveClassicMembers drops the members whose session ran out before now: the
 // upstream would have fenced them already (they are fenced there with the
 // others all the same).
 func LiveClassicMembers(state ClassicGroupState, now time.Time) ClassicGroupState {
@@ -71,7 +71,7 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 	return min(cm.LastHeartbeat.Add(session).Sub(now), session)
 }
 
-// importClassicMembers reads each classic member's metadata and held tasks
+// ImportClassicMembers reads each classic member's metadata and held tasks
 // (active tasks from its assigned partitions, standbys from its
 // AssignmentInfo), all checked against the configured topology. A task
 // claimed by two members as active is an error: the classic group itself

@@ -109,7 +109,7 @@ func (c GroupConfig) ValidateWithin(b Bounds) error {
 	return errors.Join(errs...)
 }
 
-// assignmentConfigs are the configs whose change bumps the group epoch
+// AssignmentConfigs are the configs whose change bumps the group epoch
 // (Kafka's LastAssignmentConfigs). acceptable.recovery.lag is not one.
 func (c GroupConfig) AssignmentConfigs() []KeyValue {
 	kv := []KeyValue{{"num.standby.replicas", strconv.Itoa(c.NumStandbyReplicas)}}
@@ -119,7 +119,7 @@ func (c GroupConfig) AssignmentConfigs() []KeyValue {
 	return kv
 }
 
-// sameAssignmentConfigs compares with stored LastAssignmentConfigs without
+// SameAssignmentConfigs compares with stored LastAssignmentConfigs without
 // building them (the steady-state heartbeat path).
 func (c GroupConfig) SameAssignmentConfigs(kv []KeyValue) bool {
 	want := 1
@@ -221,7 +221,7 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// group returns the effective configuration of one group.
+// Group returns the effective configuration of one group.
 func (c Config) Group(id string) GroupConfig {
 	if o, ok := c.Groups[id]; ok {
 		return o.Apply(c.Defaults)

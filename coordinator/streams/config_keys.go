@@ -184,7 +184,7 @@ func parseInt(v string, dst *int) error {
 	return err
 }
 
-// parseList reads a comma-separated list ("" is empty).
+// ParseList reads a comma-separated list ("" is empty).
 func ParseList(v string) []string {
 	var out []string
 	for _, p := range strings.Split(v, ",") {

@@ -20,11 +20,11 @@ const (
 	StatusMissingClientTags            int8 = 6
 )
 
-// configureFunc configures a topology against partition counts
+// ConfigureFunc configures a topology against partition counts
 // (topology.Configure; tests may substitute it).
 type ConfigureFunc func(t topology.Topology, partitions topology.PartitionCounts) topology.ConfiguredTopology
 
-// configuredTopology is the outcome of configuring the group's topology. It
+// ConfiguredTopology is the outcome of configuring the group's topology. It
 // is kept in memory only and recomputed after a failover or a metadata change.
 type ConfiguredTopology struct {
 	topology.ConfiguredTopology
@@ -32,7 +32,7 @@ type ConfiguredTopology struct {
 
 func (c *ConfiguredTopology) IsReady() bool { return c != nil && c.Ready() }
 
-// status is the heartbeat status of a topology that is not ready (-1 when
+// Status is the heartbeat status of a topology that is not ready (-1 when
 // ready or when the configuration failed the heartbeat instead).
 func (c *ConfiguredTopology) Status() int8 {
 	if c.Err == nil || !c.Err.IsStatus() {
@@ -41,10 +41,10 @@ func (c *ConfiguredTopology) Status() int8 {
 	return c.Err.Status
 }
 
-// failure is the error a configuration fails the heartbeat with, or nil.
+// Failure is the error a configuration fails the heartbeat with, or nil.
 func (c *ConfiguredTopology) Failure() *CoordError { return TopologyFailure(c.Err) }
 
-// topologyFailure converts a topology error that fails the heartbeat (not a
+// TopologyFailure converts a topology error that fails the heartbeat (not a
 // status) to the error answered, or returns nil.
 func TopologyFailure(e *topology.Error) *CoordError {
 	if e == nil || e.IsStatus() {
@@ -65,7 +65,7 @@ func (c *ConfiguredTopology) SubtopologyByID(id string) *topology.ConfiguredSubt
 	return &s
 }
 
-// requiredTopics are the topics whose metadata the configuration reads: the
+// RequiredTopics are the topics whose metadata the configuration reads: the
 // metadata hash covers them.
 func RequiredTopics(t *topology.Topology) []string {
 	var out []string
@@ -82,5 +82,5 @@ func RequiredTopics(t *topology.Topology) []string {
 	return slices.Compact(out)
 }
 
-// defaultConfigure is Kafka 4.4's topic configuration.
+// DefaultConfigure is Kafka 4.4's topic configuration.
 var DefaultConfigure ConfigureFunc = topology.Configure

@@ -19,7 +19,7 @@ func (g *Group) WarmupCount(t TaskID, process string) int  { return g.WarmupOwne
 
 var ErrUnknownMemberState = errors.New("the streams group member is in an unknown state; it must abandon all its tasks and rejoin")
 
-// reconcile is Kafka's CurrentAssignmentBuilder: it moves a member's current
+// Reconcile is Kafka's CurrentAssignmentBuilder: it moves a member's current
 // assignment one step towards its target. It returns cur itself when nothing
 // changes. owned is nil when the request did not carry the owned task lists.
 //
@@ -214,7 +214,7 @@ func activeEpochs(cur *CurrentMemberAssignmentValue, active, pending Tasks, targ
 	return out
 }
 
-// restrictEpochs keeps the epochs of the given active tasks only, set to
+// RestrictEpochs keeps the epochs of the given active tasks only, set to
 // epoch when setTo is true.
 func RestrictEpochs(epochs map[TaskID]int32, active Tasks, setTo bool, epoch int32) map[TaskID]int32 {
 	if len(active) == 0 {

@@ -4,7 +4,7 @@ import (
 	"sort"
 )
 
-// tombstoneGroup writes the records that delete the group, in Kafka's order
+// TombstoneGroup writes the records that delete the group, in Kafka's order
 // (StreamsGroup.createGroupTombstoneRecords): current assignments, target
 // members, target metadata, members, group metadata, topology; then the
 // ownership with ownership set.

@@ -21,7 +21,7 @@ func DescribeError(id string, err *CoordError) kmsg.StreamsGroupDescribeResponse
 	return g
 }
 
-// describeTopology reports the configured subtopologies (with decided
+// DescribeTopology reports the configured subtopologies (with decided
 // partition counts) when the topology is ready, else the stored one.
 func DescribeTopology(t *topology.Topology, cfgd *ConfiguredTopology) *kmsg.StreamsGroupDescribeResponseGroupTopology {
 	out := &kmsg.StreamsGroupDescribeResponseGroupTopology{Epoch: t.Epoch, Subtopologies: []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{}}

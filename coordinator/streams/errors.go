@@ -10,7 +10,7 @@ import (
 // Errors answered to a client carry a Kafka error code: coordError, built
 // with errorf. It unwraps to its *kerr.Error, so errors.As finds the code.
 
-// coordError is an error answered to the client with a Kafka error code.
+// CoordError is an error answered to the client with a Kafka error code.
 type CoordError struct {
 	Code *kerr.Error
 	Msg  string
@@ -26,7 +26,7 @@ func Errorf(code *kerr.Error, format string, args ...any) *CoordError {
 	return &CoordError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-// asCoordError is the coordError in err's chain, or err as an
+// AsCoordError is the coordError in err's chain, or err as an
 // UNKNOWN_SERVER_ERROR.
 func AsCoordError(err error) *CoordError {
 	var ce *CoordError

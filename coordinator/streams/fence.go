@@ -50,7 +50,7 @@ func (ch *Change) fenceClassic(m *Member, reason string) {
 	ch.RemoveClassic(m, BumpMemberFenced)
 }
 
-// removeClassic removes a classic member and its classic timers.
+// RemoveClassic removes a classic member and its classic timers.
 func (ch *Change) RemoveClassic(m *Member, why string) {
 	ch.removeMember(m, why)
 	ch.Cancel(ClassicSyncTimerKey(m.ID))

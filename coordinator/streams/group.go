@@ -124,7 +124,7 @@ type Group struct {
 	Mem GroupMemory
 }
 
-// newGroup returns an empty group as Kafka creates it: group epoch and
+// NewGroup returns an empty group as Kafka creates it: group epoch and
 // assignment epoch 1, so the first bump gives 2.
 func NewGroup(id string) *Group {
 	return &Group{

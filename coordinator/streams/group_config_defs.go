@@ -24,7 +24,7 @@ type groupConfigDef struct {
 	Doc     string
 }
 
-// groupConfigDefs in Kafka's order of definition.
+// GroupConfigDefs in Kafka's order of definition.
 var GroupConfigDefs = []groupConfigDef{
 	{KeySessionTimeout, kmsg.ConfigTypeInt, 1, "The timeout to detect client failures when using the streams group protocol."},
 	{KeyHeartbeatInterval, kmsg.ConfigTypeInt, 1, "The heartbeat interval given to the members."},
@@ -50,7 +50,7 @@ func GroupConfigDefOf(name string) (groupConfigDef, bool) {
 	return groupConfigDef{}, false
 }
 
-// value renders one setting as Kafka prints it.
+// Value renders one setting as Kafka prints it.
 func (c GroupConfig) Value(key string) string {
 	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
 	switch key {
@@ -145,7 +145,7 @@ func InvalidConfig(format string, args ...any) *ConfigError {
 	return &ConfigError{Err: kerr.InvalidConfig, Message: fmt.Sprintf(format, args...)}
 }
 
-// check is Kafka's ConfigDef parsing and validator of one value.
+// Check is Kafka's ConfigDef parsing and validator of one value.
 func (d groupConfigDef) Check(v string) *ConfigError {
 	name := GroupConfigPrefix + d.Key
 	t := strings.TrimSpace(v)

@@ -18,7 +18,7 @@ func NewGroupConfigValue(o GroupConfigOverride) *GroupConfigValue {
 	return v
 }
 
-// override parses the value back. A bad value is an error (the record
+// Override parses the value back. A bad value is an error (the record
 // comes back from the network); a config name this release does not know is
 // left out and returned in unknown: a newer streamshift wrote it, and
 // failing the load over it would make rolling streamshift back impossible.

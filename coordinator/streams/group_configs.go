@@ -35,7 +35,7 @@ type GroupConfigAlteration struct {
 	Value *string
 }
 
-// validateGroupConfig is Kafka's GroupConfig.validateValues for the streams
+// ValidateGroupConfig is Kafka's GroupConfig.validateValues for the streams
 // configs, with its messages, then the remaining limits streamshift checks.
 func ValidateGroupConfig(g GroupConfig, b Bounds) *ConfigError {
 	switch {
@@ -58,7 +58,7 @@ func ValidateGroupConfig(g GroupConfig, b Bounds) *ConfigError {
 	return nil
 }
 
-// alterList appends the missing values or removes the given ones (Kafka's
+// AlterList appends the missing values or removes the given ones (Kafka's
 // APPEND and SUBTRACT on list configs).
 func AlterList(cur, vals []string, appendOp bool) []string {
 	out := append([]string{}, cur...)

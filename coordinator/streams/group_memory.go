@@ -6,7 +6,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
-// groupMemory is the part of a group's state that Kafka keeps in memory only:
+// GroupMemory is the part of a group's state that Kafka keeps in memory only:
 // it is not in the records and starts afresh after a failover. The group's
 // timers are its executor's (shard.timers, timers.go), as Kafka's timers are
 // the runtime's.
@@ -27,13 +27,13 @@ type TopicCreationError struct {
 	Until time.Time
 }
 
-// handBack is the in-memory state of a hand-back barrier (migration/doc.go,
+// HandBack is the in-memory state of a hand-back barrier (migration/doc.go,
 // "Hand-back"). It is not in the records: after a failover no hand-back
 // runs, and the proxy starts it again.
 type HandBack struct {
 	Held    map[string]bool // classic members whose JoinGroup is held
 	Aborted bool            // a streams-protocol member joined
-	// onBarrier is BeginHandBack's: told once the barrier ends
+	// OnBarrier is BeginHandBack's: told once the barrier ends
 	// (barrierEnded), while the group's shard points at this hand-back.
 	OnBarrier func(HandBackState)
 }

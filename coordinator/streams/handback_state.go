@@ -26,7 +26,7 @@ func HandBackStateOf(g *Group) HandBackState {
 	return st
 }
 
-// hasStreamsMember reports whether a member of the group speaks the streams
+// HasStreamsMember reports whether a member of the group speaks the streams
 // protocol: a hand-back needs every member classic.
 func HasStreamsMember(g *Group) bool {
 	for _, m := range g.Members {

@@ -10,7 +10,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
-// heartbeat is the main path (member epoch ≥ 0), Kafka 4.4's
+// Heartbeat is the main path (member epoch ≥ 0), Kafka 4.4's
 // GroupMetadataManager.streamsGroupHeartbeat in its named steps. The steps
 // up to the topology only check and compute: a failure there writes nothing.
 func (ch *Change) Heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo, resp *kmsg.StreamsGroupHeartbeatResponse) error {

@@ -10,7 +10,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
-// heartbeatError builds the response of a failed heartbeat.
+// HeartbeatError builds the response of a failed heartbeat.
 func HeartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err *CoordError) *kmsg.StreamsGroupHeartbeatResponse {
 	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.Version = req.Version
@@ -20,7 +20,7 @@ func HeartbeatError(req *kmsg.StreamsGroupHeartbeatRequest, err *CoordError) *km
 	return resp
 }
 
-// validateHeartbeat is the request validation of Kafka's broker gate and
+// ValidateHeartbeat is the request validation of Kafka's broker gate and
 // GroupCoordinatorService; it returns the error response, or nil.
 func ValidateHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 	if err := checkHeartbeat(req); err != nil {

@@ -5,7 +5,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// leave handles member epochs -1 (leave) and -2 (static member leaving for
+// Leave handles member epochs -1 (leave) and -2 (static member leaving for
 // now, to come back with the same instance id).
 func (ch *Change) Leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) error {
 	g := ch.G
@@ -42,7 +42,7 @@ func (ch *Change) Leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 	return nil
 }
 
-// releaseStatic marks a static member as gone for now (epoch -2): it keeps
+// ReleaseStatic marks a static member as gone for now (epoch -2): it keeps
 // its tasks until it returns under the same instance id (the heartbeat path
 // then replaces it, heartbeat_member.go) or its session expires; what it was
 // revoking is released now. A classic member's sync and join timers stop

@@ -59,7 +59,7 @@ func (ch *Change) logFenced(m *Member, reason string) {
 		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.GroupID, m.ID, reason)
 }
 
-// logLeft is Kafka's line for a member that left on its own (how: "left the
+// LogLeft is Kafka's line for a member that left on its own (how: "left the
 // streams group", "temporarily left the streams group", "has left group
 // through explicit `LeaveGroup` request").
 func (ch *Change) LogLeft(m *Member, how string) {

@@ -84,7 +84,7 @@ func ValidateOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommitResult 
 	return ok
 }
 
-// sourceSubtopologies maps each source and repartition-source topic to its
+// SourceSubtopologies maps each source and repartition-source topic to its
 // subtopology (Kafka's StreamsTopology.sourceTopicMap).
 func SourceSubtopologies(g *Group) map[string]string {
 	out := map[string]string{}

@@ -6,7 +6,7 @@ import "github.com/streamshift/streamshift/coordinator/streams/topology"
 // builds them in StreamsCoordinatorRecordHelpers: one constructor per record
 // type, and one per tombstone.
 
-// newOwnershipRecord is RecordOwnership (streamshift's own).
+// NewOwnershipRecord is RecordOwnership (streamshift's own).
 func NewOwnershipRecord(groupID string, v *OwnershipValue) Record {
 	return Record{Type: RecordOwnership, GroupID: groupID, Value: v}
 }
@@ -15,19 +15,19 @@ func NewOwnershipTombstone(groupID string) Record {
 	return Record{Type: RecordOwnership, GroupID: groupID}
 }
 
-// newGroupEpochRecord is StreamsGroupMetadata (Kafka's
+// NewGroupEpochRecord is StreamsGroupMetadata (Kafka's
 // newStreamsGroupEpochRecord).
 func NewGroupEpochRecord(groupID string, v *GroupMetadataValue) Record {
 	return Record{Type: RecordGroupMetadata, GroupID: groupID, Value: v}
 }
 
-// newGroupEpochTombstone ends a group's deletion: replaying it removes the
+// NewGroupEpochTombstone ends a group's deletion: replaying it removes the
 // group.
 func NewGroupEpochTombstone(groupID string) Record {
 	return Record{Type: RecordGroupMetadata, GroupID: groupID}
 }
 
-// newMemberRecord is StreamsGroupMemberMetadata.
+// NewMemberRecord is StreamsGroupMemberMetadata.
 func NewMemberRecord(groupID, memberID string, v *MemberMetadataValue) Record {
 	return Record{Type: RecordMemberMetadata, GroupID: groupID, MemberID: memberID, Value: v}
 }
@@ -36,7 +36,7 @@ func NewMemberTombstone(groupID, memberID string) Record {
 	return Record{Type: RecordMemberMetadata, GroupID: groupID, MemberID: memberID}
 }
 
-// newTargetAssignmentRecord is StreamsGroupTargetAssignmentMember.
+// NewTargetAssignmentRecord is StreamsGroupTargetAssignmentMember.
 func NewTargetAssignmentRecord(groupID, memberID string, tasks TaskSets) Record {
 	return Record{Type: RecordTargetAssignmentMember, GroupID: groupID, MemberID: memberID, Value: &TargetAssignmentMemberValue{Tasks: tasks}}
 }
@@ -45,7 +45,7 @@ func NewTargetAssignmentTombstone(groupID, memberID string) Record {
 	return Record{Type: RecordTargetAssignmentMember, GroupID: groupID, MemberID: memberID}
 }
 
-// newTargetAssignmentEpochRecord is StreamsGroupTargetAssignmentMetadata;
+// NewTargetAssignmentEpochRecord is StreamsGroupTargetAssignmentMetadata;
 // timestampMs is when the assignment was computed (unix ms; 0 lets the next
 // one run at once).
 func NewTargetAssignmentEpochRecord(groupID string, epoch int32, timestampMs int64) Record {
@@ -56,7 +56,7 @@ func NewTargetAssignmentEpochTombstone(groupID string) Record {
 	return Record{Type: RecordTargetAssignmentMetadata, GroupID: groupID}
 }
 
-// newCurrentAssignmentRecord is StreamsGroupCurrentMemberAssignment.
+// NewCurrentAssignmentRecord is StreamsGroupCurrentMemberAssignment.
 func NewCurrentAssignmentRecord(groupID, memberID string, v *CurrentMemberAssignmentValue) Record {
 	return Record{Type: RecordCurrentMemberAssignment, GroupID: groupID, MemberID: memberID, Value: v}
 }
@@ -65,7 +65,7 @@ func NewCurrentAssignmentTombstone(groupID, memberID string) Record {
 	return Record{Type: RecordCurrentMemberAssignment, GroupID: groupID, MemberID: memberID}
 }
 
-// newTopologyRecord is StreamsGroupTopology.
+// NewTopologyRecord is StreamsGroupTopology.
 func NewTopologyRecord(groupID string, t topology.Topology) Record {
 	return Record{Type: RecordTopology, GroupID: groupID, Value: &TopologyValue{Topology: t}}
 }
@@ -74,7 +74,7 @@ func NewTopologyTombstone(groupID string) Record {
 	return Record{Type: RecordTopology, GroupID: groupID}
 }
 
-// newGroupConfigRecord is RecordGroupConfig (streamshift's own); a nil v is
+// NewGroupConfigRecord is RecordGroupConfig (streamshift's own); a nil v is
 // its tombstone (the group has no overrides left).
 func NewGroupConfigRecord(groupID string, v *GroupConfigValue) Record {
 	r := Record{Type: RecordGroupConfig, GroupID: groupID}

@@ -45,7 +45,7 @@ type recordValueFormat struct {
 	decode  func(value []byte) (any, error)
 }
 
-// recordValueFormats are the record types this release knows; a type that
+// RecordValueFormats are the record types this release knows; a type that
 // is not here is skipped on load.
 var RecordValueFormats = map[RecordType]recordValueFormat{
 	RecordGroupMetadata:            {1, decodeValue((*streamsGroupMetadataValue).inMemory)},

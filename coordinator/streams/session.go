@@ -19,7 +19,7 @@ func (ch *Change) sessionTimeout(memberID string) time.Duration {
 	return ch.Cfg.SessionTimeout
 }
 
-// scheduleSession (re)arms a member's session timer: when it expires the
+// ScheduleSession (re)arms a member's session timer: when it expires the
 // member is fenced as if it had left.
 func (ch *Change) ScheduleSession(memberID string) {
 	ch.schedule(sessionTimerKey(memberID), ch.sessionTimeout(memberID), func(f *Change) {
@@ -29,10 +29,10 @@ func (ch *Change) ScheduleSession(memberID string) {
 	})
 }
 
-// sessionExpiredReason is Kafka's reason of a session timeout's fencing.
+// SessionExpiredReason is Kafka's reason of a session timeout's fencing.
 const SessionExpiredReason = "the member session expired"
 
-// scheduleRebalance arms a member's rebalance timer for the epoch it is
+// ScheduleRebalance arms a member's rebalance timer for the epoch it is
 // revoking at: if it still has not revoked when the timer fires, it is fenced.
 func (ch *Change) ScheduleRebalance(memberID string, epoch int32, timeout time.Duration) {
 	ch.schedule(RebalanceTimerKey(memberID), timeout, func(f *Change) {
@@ -54,7 +54,7 @@ func RebalanceTimeout(m *Member) time.Duration {
 	return time.Duration(m.Meta.RebalanceTimeoutMs) * time.Millisecond
 }
 
-// scheduleCarriedSession arms the session timer of a member carried over by
+// ScheduleCarriedSession arms the session timer of a member carried over by
 // a takeover with what is left of its upstream session; it fences as
 // scheduleSession's does, and the member's next request re-arms it in full.
 func (ch *Change) ScheduleCarriedSession(memberID string, left time.Duration) {
@@ -71,7 +71,7 @@ const (
 	ClassicJoinTimeoutReason = "the classic member failed to join within the rebalance timeout"
 )
 
-// scheduleClassicTimeout fences the member when the timer fires at the same
+// ScheduleClassicTimeout fences the member when the timer fires at the same
 // member epoch and still holds (nil: always); a member that moved on in the
 // meantime is left alone. reason is the fencing's, for the log.
 func (ch *Change) ScheduleClassicTimeout(key TimerKey, m *Member, reason string, still func(*Group, *Member) bool) {

@@ -74,7 +74,7 @@ func TasksContainsAny(a, b Tasks) bool {
 	return false
 }
 
-// tasksSubset reports whether every task of a is in b.
+// TasksSubset reports whether every task of a is in b.
 func TasksSubset(a, b Tasks) bool {
 	for s, pa := range a {
 		pb := b[s]
@@ -95,7 +95,7 @@ func TasksCount(t Tasks) int {
 	return n
 }
 
-// tasksBuilder accumulates tasks and normalizes them once.
+// TasksBuilder accumulates tasks and normalizes them once.
 type TasksBuilder map[string][]int32
 
 func (b TasksBuilder) Add(subtopology string, partition int32) {
@@ -121,7 +121,7 @@ func (b TasksBuilder) Build() Tasks {
 	return out
 }
 
-// normalizeTasks copies an assignor's output into the canonical form.
+// NormalizeTasks copies an assignor's output into the canonical form.
 func NormalizeTasks(t Tasks) Tasks {
 	b := make(TasksBuilder, len(t))
 	for s, ps := range t {
@@ -145,7 +145,7 @@ func TasksFromKmsg(in []kmsg.TaskIDs) Tasks {
 	return b.Build()
 }
 
-// tasksToKmsg renders tasks sorted by subtopology id. The result is never nil:
+// TasksToKmsg renders tasks sorted by subtopology id. The result is never nil:
 // a response with task lists must carry all three, even when empty.
 func TasksToKmsg(t Tasks) []kmsg.TaskIDs {
 	out := make([]kmsg.TaskIDs, 0, len(t))
@@ -164,7 +164,7 @@ func sortedSubtopologies(t Tasks) []string {
 	return ids
 }
 
-// tasksMinus returns a − b.
+// TasksMinus returns a − b.
 func TasksMinus(a, b Tasks) Tasks {
 	bld := TasksBuilder{}
 	for s, pa := range a {
@@ -178,7 +178,7 @@ func TasksMinus(a, b Tasks) Tasks {
 	return bld.Build()
 }
 
-// tasksUnion returns a ∪ b.
+// TasksUnion returns a ∪ b.
 func TasksUnion(a, b Tasks) Tasks {
 	if len(a) == 0 {
 		return b

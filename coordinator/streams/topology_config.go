@@ -9,7 +9,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
-// configureTopology returns the group's configured topology, recomputing it
+// ConfigureTopology returns the group's configured topology, recomputing it
 // when the topology or the metadata image changed, and starts the creation
 // of missing internal topics. It also returns the metadata hash.
 func (ch *Change) ConfigureTopology(topo *topology.Topology) (*ConfiguredTopology, uint64, error) {
@@ -62,7 +62,7 @@ func (ch *Change) createInternalTopics(topics []topology.TopicToCreate) {
 	}
 }
 
-// topicsCreated is the result of creating the topics names: they are no
+// TopicsCreated is the result of creating the topics names: they are no
 // longer being created, and the errors of those that failed are reported
 // for two heartbeat intervals.
 func TopicsCreated(g *Group, names []string, failed map[string]error, now time.Time, heartbeatInterval time.Duration) {

@@ -8,7 +8,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
-// topologyFromRequest converts the request's topology, keeping its order.
+// TopologyFromRequest converts the request's topology, keeping its order.
 func TopologyFromRequest(t *kmsg.StreamsGroupHeartbeatRequestTopology) topology.Topology {
 	out := topology.Topology{Epoch: t.Epoch, Subtopologies: make([]topology.Subtopology, 0, len(t.Subtopologies))}
 	info := func(in []kmsg.TopicInfo) []topology.TopicInfo {

@@ -26,7 +26,7 @@ type logField struct {
 	Value any
 }
 
-// logEntry is one line to log. A nil entry (a debug line nobody wants)
+// LogEntry is one line to log. A nil entry (a debug line nobody wants)
 // takes every call and logs nothing.
 type LogEntry struct {
 	Level  logLevel

@@ -3,9 +3,9 @@ package streams
 import "fmt"
 
 // The keys of a group's timers. An operation arms and cancels them through
-// its change (op_change.go); the runtime runs them (timers.go).
+// its change (change.go); the runtime in package coordinator runs them.
 
-// timerKey names a timer of a group, as Kafka's session-timeout-<g>-<m>,
+// TimerKey names a timer of a group, as Kafka's session-timeout-<g>-<m>,
 // rebalance-timeout-<g>-<m> and initial-rebalance-timeout-<g>.
 type TimerKey struct {
 	kind   timerKind
@@ -21,7 +21,7 @@ const (
 	assignmentIntervalTimer
 )
 
-// name is the timer's name in Kafka's form ("session-timeout-<g>-<m>"), for
+// Name is the timer's name in Kafka's form ("session-timeout-<g>-<m>"), for
 // the log.
 func (k TimerKey) Name(groupID string) string {
 	var kind string

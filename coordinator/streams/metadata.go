@@ -26,7 +26,7 @@ type MetadataImage interface {
 	Version() uint64
 }
 
-// metadataHash hashes what the group's topology depends on: name, id and
+// MetadataHash hashes what the group's topology depends on: name, id and
 // partition count of each existing topic, in name order. Kafka 4.4 uses xxh3
 // and also hashes replica racks; any stable hash serves, since only changes
 // matter and the value never leaves the proxy.
@@ -58,7 +58,7 @@ type CreatableTopic struct {
 	Configs           []KeyValue
 }
 
-// imagePartitions adapts a metadata image to topology.PartitionCounts.
+// ImagePartitions adapts a metadata image to topology.PartitionCounts.
 func ImagePartitions(img MetadataImage) topology.PartitionCounts {
 	return func(topic string) (int32, bool) {
 		t, ok := img.Topic(topic)

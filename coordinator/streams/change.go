@@ -7,7 +7,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
-// change is one operation on one group, Kafka's CoordinatorResult: the
+// Change is one operation on one group, Kafka's CoordinatorResult: the
 // records it emits, replayed into the group as they are emitted so later
 // steps see them, and the I/O it needs, which the runtime carries out once
 // the operation returns (before it appends the records, or rolls the group
@@ -21,7 +21,7 @@ type Change struct {
 	Now     time.Time
 	Records []Record
 	Created bool // the group did not exist before this change
-	// classic is the classic metadata of the JoinGroup this change runs
+	// Classic is the classic metadata of the JoinGroup this change runs
 	// as a heartbeat (classic_join.go); nil for streams heartbeats.
 	Classic *ClassicMemberMetadata
 
@@ -31,10 +31,10 @@ type Change struct {
 	Configure       ConfigureFunc
 	MaxGroupSize    int
 	CanCreateTopics bool
-	// claim is the ownership claim waiting for the join that creates the
+	// Claim is the ownership claim waiting for the join that creates the
 	// group; a change that creates the group takes it (takeClaim).
 	Claim *OwnershipValue
-	// pending tells whether the group has a timer of a key armed when the
+	// Pending tells whether the group has a timer of a key armed when the
 	// change began.
 	Pending     func(TimerKey) bool
 	DebugWanted bool // debug lines are wanted
@@ -48,7 +48,7 @@ type Change struct {
 	ClaimTaken *OwnershipValue
 }
 
-// timerOp arms (fire set) or cancels (fire nil) a timer of the group, as
+// TimerOp arms (fire set) or cancels (fire nil) a timer of the group, as
 // Kafka's CoordinatorTimer.schedule and cancel.
 type TimerOp struct {
 	Key   TimerKey
@@ -72,7 +72,7 @@ func (ch *Change) schedule(key TimerKey, d time.Duration, fire func(ch *Change))
 	ch.markTimer(key, true)
 }
 
-// cancel stops a timer of the group, if armed.
+// Cancel stops a timer of the group, if armed.
 func (ch *Change) Cancel(key TimerKey) {
 	if !ch.HasTimer(key) {
 		return
@@ -88,7 +88,7 @@ func (ch *Change) markTimer(key TimerKey, armed bool) {
 	ch.Armed[key] = armed
 }
 
-// hasTimer reports whether a timer of the key is armed, as this change
+// HasTimer reports whether a timer of the key is armed, as this change
 // left it.
 func (ch *Change) HasTimer(key TimerKey) bool {
 	if armed, ok := ch.Armed[key]; ok {
@@ -97,7 +97,7 @@ func (ch *Change) HasTimer(key TimerKey) bool {
 	return ch.Pending != nil && ch.Pending(key)
 }
 
-// takeClaim takes the ownership claim waiting for the group, if any.
+// TakeClaim takes the ownership claim waiting for the group, if any.
 func (ch *Change) TakeClaim() *OwnershipValue {
 	v := ch.Claim
 	if v != nil {
