@@ -137,6 +137,21 @@ func (c *Coordinator) writeLog(e *streams.LogEntry) {
 	ev.Msgf(e.Format, e.Args...)
 }
 
+// finish ends an operation's change as the operation asked (its Outcome):
+// its I/O carried out, its records appended or rolled back. It reports a
+// failed append, which the caller answers.
+func (c *Coordinator) finish(s *shard, ch *streams.Change) error {
+	switch ch.Outcome {
+	case streams.OutcomeCommit:
+		return c.commit(s, ch)
+	case streams.OutcomeRollBack:
+		c.rollback(s, ch)
+	default:
+		c.carryOut(s, ch)
+	}
+	return nil
+}
+
 // commit carries out the change's I/O and appends its records to the log.
 // On failure the group goes back to what the log holds.
 func (c *Coordinator) commit(s *shard, ch *streams.Change) error {

@@ -18,27 +18,10 @@ func (c *Coordinator) ClassicHeartbeat(req streams.ClassicHeartbeatRequest, done
 }
 
 func (c *Coordinator) classicHeartbeat(s *shard, req streams.ClassicHeartbeatRequest) error {
-	g := s.group
-	m, err := streams.ClassicMember(g, req.GroupID, req.MemberID, req.InstanceID)
-	if err != nil {
-		return err
-	}
-	if req.Generation != m.MemberEpoch() {
-		return fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.Generation, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)
-	}
 	ch := c.newChange(s)
-	defer c.carryOut(s, ch)
-	ch.ScheduleSession(m.ID)
-	if !streams.ClassicMustRejoin(g, m) && !ch.HandBackPull() {
-		return nil
-	}
-	if !ch.HasTimer(streams.ClassicJoinTimerKey(m.ID)) {
-		// Fenced only if it still has a reason to rejoin by then.
-		ch.ScheduleClassicTimeout(streams.ClassicJoinTimerKey(m.ID), m, streams.ClassicJoinTimeoutReason, func(g *streams.Group, m *streams.Member) bool {
-			return streams.ClassicMustRejoin(g, m) || g.Mem.HandBack != nil
-		})
-	}
-	return fmt.Errorf("member %s of group %s must rejoin (member epoch %d, group epoch %d, %s): %w", m.ID, g.ID, m.MemberEpoch(), g.GroupEpoch, m.CurrentAssignment().State, kerr.RebalanceInProgress)
+	err := ch.ClassicHeartbeat(req)
+	c.finish(s, ch) // it writes nothing
+	return err
 }
 
 // ClassicLeaveGroup fences the classic members that leave; done gets one
@@ -49,30 +32,12 @@ func (c *Coordinator) ClassicLeaveGroup(groupID string, members []streams.Classi
 }
 
 func (c *Coordinator) classicLeave(s *shard, groupID string, members []streams.ClassicLeaveMember) ([]error, error) {
-	g := s.group
-	if g == nil || len(g.Members) == 0 {
-		return nil, streams.ErrClassicNotServed
-	}
 	ch := c.newChange(s)
-	errs := make([]error, len(members))
-	for i, lm := range members {
-		id := lm.MemberID
-		if id == "" && lm.InstanceID != "" {
-			// LeaveGroup v3+ may name a static member by instance only.
-			id = g.StaticMembers[lm.InstanceID]
-		}
-		m, err := streams.ClassicMember(g, groupID, id, lm.InstanceID)
-		if err != nil {
-			errs[i] = err
-			continue
-		}
-		ch.LogLeft(m, "has left group through explicit `LeaveGroup` request")
-		ch.RemoveClassic(m, streams.BumpMemberLeft)
-	}
-	if err := c.commit(s, ch); err != nil {
+	errs, err := ch.ClassicLeaveGroup(groupID, members)
+	if err := c.finish(s, ch); err != nil {
 		return nil, fmt.Errorf("leave %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable)
 	}
-	return errs, nil
+	return errs, err
 }
 
 // ValidateClassicOffsetCommit checks an OffsetCommit or TxnOffsetCommit of a

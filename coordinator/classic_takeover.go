@@ -36,66 +36,19 @@ func (c *Coordinator) TakeOverClassicGroup(state streams.ClassicGroupState, firs
 }
 
 func (c *Coordinator) takeOver(s *shard, state streams.ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
-	fail := func(code *kerr.Error, format string, args ...any) *kmsg.StreamsGroupHeartbeatResponse {
-		return streams.HeartbeatError(first, streams.Errorf(code, format, args...))
-	}
-	if s.group != nil {
-		return fail(kerr.GroupIDNotFound, "Group %s is already a streams group here; it cannot be taken over.", state.GroupID)
-	}
-	if len(state.Members) == 0 {
+	if s.group == nil && len(state.Members) == 0 {
 		// An empty classic group has nothing to take over: only its
 		// offsets, which stay upstream. The join creates the group.
 		return c.heartbeat(s, first, client)
 	}
-	if first.MemberEpoch != 0 || first.Topology == nil || first.Group != state.GroupID {
-		return fail(kerr.InvalidRequest, "A takeover runs the first join (epoch 0, with a topology) of group %s.", state.GroupID)
-	}
 	ch := c.newChange(s)
-	g := streams.NewGroup(state.GroupID)
-	ch.G, s.group, ch.Created = g, g, true
-	topo := streams.TopologyFromRequest(first.Topology)
-	configured, _, err := ch.ConfigureTopology(&topo)
-	if err != nil {
-		c.rollback(s, ch)
-		return fail(kerr.UnknownServerError, "Takeover of %s: %v", state.GroupID, err)
+	resp, imported := ch.TakeOverClassicGroup(state, first, client)
+	if err := c.finish(s, ch); err != nil {
+		return streams.HeartbeatError(first, streams.Errorf(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err))
 	}
-	imported, err := streams.ImportClassicMembers(streams.LiveClassicMembers(state, ch.Now), configured, topo.Epoch, ch.Now)
-	if err != nil {
-		c.rollback(s, ch)
-		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
+	if ch.Outcome == streams.OutcomeCommit {
+		c.logger.Info().Str("group", state.GroupID).Int32("generation", state.Generation).Int("classic_members", imported).
+			Msgf("[GroupId %s] Converted the classic group at generation %d with %d live members to a streams group.", state.GroupID, state.Generation, imported)
 	}
-
-	// The group is the proxy's from this change on (ownership.go). A
-	// claim made for this takeover is consumed here, not by a later join.
-	own := ch.TakeClaim()
-	if own == nil {
-		own = &streams.OwnershipValue{Source: streams.OwnershipTakeover, UpstreamState: "Stable", ClaimedAtMs: ch.Now.UnixMilli()}
-	}
-	ch.Emit(streams.NewOwnershipRecord(g.ID, own))
-	gen := state.Generation
-	ch.Emit(streams.NewGroupEpochRecord(g.ID, &streams.GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}))
-	ch.Emit(streams.NewTargetAssignmentEpochRecord(g.ID, gen, ch.Now.UnixMilli()))
-	for _, im := range imported {
-		ch.Emit(streams.NewMemberRecord(g.ID, im.Id, im.Meta))
-		ch.Emit(streams.NewTargetAssignmentRecord(g.ID, im.Id, im.Tasks))
-		ch.Emit(streams.NewCurrentAssignmentRecord(g.ID, im.Id, &streams.CurrentMemberAssignmentValue{
-			MemberEpoch: gen, PreviousMemberEpoch: gen, State: streams.MemberStable, Assigned: im.Tasks,
-			ActiveEpochs: streams.RestrictEpochs(nil, im.Tasks.Active, true, gen),
-		}))
-	}
-	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
-	resp.Version = first.Version
-	if err := ch.Heartbeat(first, client, resp); err != nil {
-		c.rollback(s, ch)
-		return streams.HeartbeatError(first, streams.AsCoordError(err))
-	}
-	for _, im := range imported {
-		ch.ScheduleCarriedSession(im.Id, im.SessionLeft)
-	}
-	if err := c.commit(s, ch); err != nil {
-		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err)
-	}
-	c.logger.Info().Str("group", state.GroupID).Int32("generation", gen).Int("classic_members", len(imported)).
-		Msgf("[GroupId %s] Converted the classic group at generation %d with %d live members to a streams group.", state.GroupID, gen, len(imported))
 	return resp
 }

@@ -21,19 +21,8 @@ func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatReque
 // heartbeat runs one validated StreamsGroupHeartbeat on the group's queue.
 func (c *Coordinator) heartbeat(s *shard, req *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
 	ch := c.newChange(s)
-	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
-	resp.Version = req.Version
-	var err error
-	if req.MemberEpoch == streams.LeaveGroupMemberEpoch || req.MemberEpoch == streams.LeaveGroupStaticMemberEpoch {
-		err = ch.Leave(req, resp)
-	} else {
-		err = ch.Heartbeat(req, client, resp)
-	}
-	if err != nil {
-		c.rollback(s, ch)
-		return streams.HeartbeatError(req, streams.AsCoordError(err))
-	}
-	if err := c.commit(s, ch); err != nil {
+	resp := ch.StreamsGroupHeartbeat(req, client)
+	if err := c.finish(s, ch); err != nil {
 		return streams.HeartbeatError(req, streams.Errorf(kerr.CoordinatorNotAvailable, "%v", err))
 	}
 	return resp

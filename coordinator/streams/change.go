@@ -46,6 +46,8 @@ type Change struct {
 	Refresh    [][]string
 	Logs       []*LogEntry
 	ClaimTaken *OwnershipValue
+	// Outcome is set by the operation (Commit, RollBack).
+	Outcome Outcome
 }
 
 // TimerOp arms (fire set) or cancels (fire nil) a timer of the group, as
@@ -56,7 +58,7 @@ type TimerOp struct {
 	Fire  func(*Change) // runs as a change of its own when the timer fires
 }
 
-func (ch *Change) Emit(r Record) {
+func (ch *Change) emit(r Record) {
 	r.GroupID = ch.G.ID
 	ch.Records = append(ch.Records, r)
 	if err := ch.G.Replay(r); err != nil {
@@ -74,7 +76,7 @@ func (ch *Change) schedule(key TimerKey, d time.Duration, fire func(ch *Change))
 
 // Cancel stops a timer of the group, if armed.
 func (ch *Change) Cancel(key TimerKey) {
-	if !ch.HasTimer(key) {
+	if !ch.hasTimer(key) {
 		return
 	}
 	ch.Timers = append(ch.Timers, TimerOp{Key: key})
@@ -88,17 +90,17 @@ func (ch *Change) markTimer(key TimerKey, armed bool) {
 	ch.Armed[key] = armed
 }
 
-// HasTimer reports whether a timer of the key is armed, as this change
+// hasTimer reports whether a timer of the key is armed, as this change
 // left it.
-func (ch *Change) HasTimer(key TimerKey) bool {
+func (ch *Change) hasTimer(key TimerKey) bool {
 	if armed, ok := ch.Armed[key]; ok {
 		return armed
 	}
 	return ch.Pending != nil && ch.Pending(key)
 }
 
-// TakeClaim takes the ownership claim waiting for the group, if any.
-func (ch *Change) TakeClaim() *OwnershipValue {
+// takeClaim takes the ownership claim waiting for the group, if any.
+func (ch *Change) takeClaim() *OwnershipValue {
 	v := ch.Claim
 	if v != nil {
 		ch.Claim, ch.ClaimTaken = nil, v
@@ -110,3 +112,25 @@ func (ch *Change) TakeClaim() *OwnershipValue {
 func (ch *Change) requestRefresh(topics []string) {
 	ch.Refresh = append(ch.Refresh, topics)
 }
+
+// Outcome is what the runtime does with a change's records once its
+// operation returns.
+type Outcome int8
+
+const (
+	// OutcomeNone: nothing to append (an operation that only reads, or
+	// only arms timers).
+	OutcomeNone Outcome = iota
+	// OutcomeCommit: append the records; the answer leaves once they are
+	// in the log.
+	OutcomeCommit
+	// OutcomeRollBack: discard the records; the group goes back to what
+	// the log holds.
+	OutcomeRollBack
+)
+
+// Commit asks the runtime to append the change's records.
+func (ch *Change) Commit() { ch.Outcome = OutcomeCommit }
+
+// RollBack asks the runtime to discard the change's records.
+func (ch *Change) RollBack() { ch.Outcome = OutcomeRollBack }

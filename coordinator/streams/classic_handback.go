@@ -10,11 +10,11 @@ import (
 // runs it again through ClassicJoinGroup).
 var ErrHandBackHeld = errors.New("the group is being handed back to the classic protocol; the JoinGroup is held")
 
-// HandBackJoin holds the JoinGroup of a known classic member during a
+// handBackJoin holds the JoinGroup of a known classic member during a
 // barrier: its session timer stops (a joining Kafka consumer does not
 // heartbeat) and twice its rebalance timeout bounds the hold. It reports false
 // when no barrier is up (or it was aborted), and the join runs as usual.
-func (ch *Change) HandBackJoin(m *Member) bool {
+func (ch *Change) handBackJoin(m *Member) bool {
 	hb := ch.G.Mem.HandBack
 	if hb == nil || m == nil {
 		return false
@@ -25,7 +25,7 @@ func (ch *Change) HandBackJoin(m *Member) bool {
 	}
 	hb.Held[m.ID] = true
 	ch.Cancel(sessionTimerKey(m.ID))
-	ch.Cancel(ClassicSyncTimerKey(m.ID))
+	ch.Cancel(classicSyncTimerKey(m.ID))
 	// The hold outlasts the join timeouts of the members still pulled
 	// (each at most one rebalance timeout after its pull), so the barrier
 	// completes by fencing laggards, not the members waiting in it.
@@ -38,8 +38,8 @@ func (ch *Change) HandBackJoin(m *Member) bool {
 	return true
 }
 
-// HandBackPull: during a barrier every classic Heartbeat is told to rejoin.
-func (ch *Change) HandBackPull() bool {
+// handBackPull: during a barrier every classic Heartbeat is told to rejoin.
+func (ch *Change) handBackPull() bool {
 	hb := ch.G.Mem.HandBack
 	return hb != nil && !hb.Aborted && !HasStreamsMember(ch.G)
 }

@@ -14,15 +14,15 @@ type ClassicHeartbeatRequest struct {
 	Generation int32
 }
 
-// ClassicMustRejoin: would a JoinGroup of the member change its assignment?
-func ClassicMustRejoin(g *Group, m *Member) bool {
+// classicMustRejoin: would a JoinGroup of the member change its assignment?
+func classicMustRejoin(g *Group, m *Member) bool {
 	cur := m.CurrentAssignment()
 	switch {
 	case cur.MemberEpoch < g.GroupEpoch, cur.State == MemberUnrevokedTasks:
 		return true
 	case cur.State == MemberUnreleasedTasks:
 		owned := cur.Assigned
-		next, err := Reconcile(cur, m.ProcessID(), g.AssignmentEpoch, g.Target[m.ID], &owned, g)
+		next, err := reconcile(cur, m.ProcessID(), g.AssignmentEpoch, g.Target[m.ID], &owned, g)
 		return err == nil && !next.Assigned.Equal(cur.Assigned)
 	}
 	return false
@@ -46,7 +46,7 @@ func ValidateClassicOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommit
 			return ValidateOffsetCommit(g, req)
 		}
 	}
-	m, err := ClassicMember(g, g.ID, req.MemberID, req.InstanceID)
+	m, err := classicMember(g, g.ID, req.MemberID, req.InstanceID)
 	if err != nil {
 		return OffsetCommitResult{Err: err}
 	}
@@ -54,4 +54,54 @@ func ValidateClassicOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommit
 		return OffsetCommitResult{Err: fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.MemberEpoch, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)}
 	}
 	return OffsetCommitResult{Partitions: make([]error, len(req.Partitions))}
+}
+
+// ClassicHeartbeat is the operation of a classic member's Heartbeat
+// (Coordinator.ClassicHeartbeat).
+func (ch *Change) ClassicHeartbeat(req ClassicHeartbeatRequest) error {
+	g := ch.G
+	m, err := classicMember(g, req.GroupID, req.MemberID, req.InstanceID)
+	if err != nil {
+		return err
+	}
+	if req.Generation != m.MemberEpoch() {
+		return fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.Generation, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)
+	}
+	ch.ScheduleSession(m.ID)
+	if !classicMustRejoin(g, m) && !ch.handBackPull() {
+		return nil
+	}
+	if !ch.hasTimer(ClassicJoinTimerKey(m.ID)) {
+		// Fenced only if it still has a reason to rejoin by then.
+		ch.scheduleClassicTimeout(ClassicJoinTimerKey(m.ID), m, ClassicJoinTimeoutReason, func(g *Group, m *Member) bool {
+			return classicMustRejoin(g, m) || g.Mem.HandBack != nil
+		})
+	}
+	return fmt.Errorf("member %s of group %s must rejoin (member epoch %d, group epoch %d, %s): %w", m.ID, g.ID, m.MemberEpoch(), g.GroupEpoch, m.CurrentAssignment().State, kerr.RebalanceInProgress)
+}
+
+// ClassicLeaveGroup is the operation of a classic LeaveGroup
+// (Coordinator.ClassicLeaveGroup).
+func (ch *Change) ClassicLeaveGroup(groupID string, members []ClassicLeaveMember) ([]error, error) {
+	g := ch.G
+	if g == nil || len(g.Members) == 0 {
+		return nil, ErrClassicNotServed
+	}
+	errs := make([]error, len(members))
+	for i, lm := range members {
+		id := lm.MemberID
+		if id == "" && lm.InstanceID != "" {
+			// LeaveGroup v3+ may name a static member by instance only.
+			id = g.StaticMembers[lm.InstanceID]
+		}
+		m, err := classicMember(g, groupID, id, lm.InstanceID)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		ch.logLeft(m, "has left group through explicit `LeaveGroup` request")
+		ch.removeClassic(m, BumpMemberLeft)
+	}
+	ch.Commit()
+	return errs, nil
 }

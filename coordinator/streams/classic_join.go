@@ -2,6 +2,7 @@ package streams
 
 import (
 	"errors"
+	"fmt"
 
 	"strconv"
 
@@ -50,10 +51,10 @@ type ClassicJoinResult struct {
 	Generation int32
 }
 
-// ClassicCode maps streams-heartbeat errors to what a classic member
+// classicCode maps streams-heartbeat errors to what a classic member
 // understands: FENCED_MEMBER_EPOCH has no classic meaning, its classic
 // counterpart is ILLEGAL_GENERATION.
-func ClassicCode(code *kerr.Error) *kerr.Error {
+func classicCode(code *kerr.Error) *kerr.Error {
 	if code == kerr.FencedMemberEpoch {
 		return kerr.IllegalGeneration
 	}
@@ -90,13 +91,13 @@ func ClassicJoinHeartbeat(req ClassicJoinRequest, epoch int32) *kmsg.StreamsGrou
 	return hb
 }
 
-// ClassicOwnedTasks is what a classic member owns, as the streams heartbeat's
+// classicOwnedTasks is what a classic member owns, as the streams heartbeat's
 // owned task lists: the active tasks of its owned partitions (and running
 // actives of its offset sums), restricted to tasks of the group's topology.
 // Standby and warm-up tasks are what the group last gave it: a classic member
 // drops a standby as soon as its assignment does, and its offset sums also
 // list state left on disk, which it does not hold as a standby.
-func ClassicOwnedTasks(req ClassicJoinRequest, topo *ConfiguredTopology, cur *CurrentMemberAssignmentValue) (active, standby, warmup []kmsg.TaskIDs) {
+func classicOwnedTasks(req ClassicJoinRequest, topo *ConfiguredTopology, cur *CurrentMemberAssignmentValue) (active, standby, warmup []kmsg.TaskIDs) {
 	owned := TasksBuilder{}
 	if tt := classicTaskTopology(topo); tt != nil {
 		var tasks []classicstreams.TaskID
@@ -132,4 +133,93 @@ func classicTaskTopology(topo *ConfiguredTopology) *classicstreams.TaskTopology 
 		return nil
 	}
 	return tt
+}
+
+// ClassicJoinGroup is the operation of a classic member's JoinGroup
+// (Coordinator.ClassicJoinGroup): a streams heartbeat of the member,
+// answered with the member epoch as the generation.
+func (ch *Change) ClassicJoinGroup(req ClassicJoinRequest) ClassicJoinResult {
+	g := ch.G
+	if g == nil || g.Topology == nil || len(g.Members) == 0 {
+		return ClassicJoinResult{Err: ErrClassicNotServed}
+	}
+	if req.Reject != nil {
+		return ClassicJoinResult{Err: req.Reject, MemberID: req.MemberID, Generation: -1}
+	}
+	if req.Info.Version >= 1 && len(req.Info.NamedTopologyTasks()) > 0 {
+		return ClassicJoinResult{Err: fmt.Errorf("member %s reports named-topology tasks, which streams groups do not support: %w", req.MemberID, kerr.InconsistentGroupProtocol)}
+	}
+	ch.Classic = &ClassicMemberMetadata{
+		SessionTimeoutMs:        req.SessionTimeoutMs,
+		ConsumerProtocolVersion: req.Subscription.Version,
+		SubscriptionVersion:     req.Info.Version,
+		LatestSupportedVersion:  req.Info.LatestSupportedVersion,
+	}
+
+	// Who the member is: a known member rejoins at its epoch; a static
+	// member with a new member id replaces the instance's old member, as
+	// a classic group does (the old one is fenced by FENCED_INSTANCE_ID).
+	m := g.Members[req.MemberID]
+	if g.Mem.HandBack != nil && (m == nil || m.IsClassic()) {
+		if ch.handBackJoin(m) {
+			return ClassicJoinResult{Err: ErrHandBackHeld}
+		}
+		if m == nil && !g.Mem.HandBack.Aborted && !HasStreamsMember(g) {
+			// A new member (or a static member's new incarnation) is
+			// held too, outside the barrier: it goes upstream with the
+			// members' JoinGroups, without the member id given here,
+			// which the broker would answer UNKNOWN_MEMBER_ID.
+			return ClassicJoinResult{Err: ErrHandBackHeld}
+		}
+	}
+	if req.InstanceID != "" {
+		if owner, ok := g.StaticMembers[req.InstanceID]; ok && owner != req.MemberID {
+			old := g.Members[owner]
+			if !old.IsClassic() && old.MemberEpoch() != leaveGroupStaticMemberEpoch {
+				return ClassicJoinResult{Err: fmt.Errorf("instance id %s is owned by streams member %s: %w", req.InstanceID, owner, kerr.UnreleasedInstanceID)}
+			}
+			if old.MemberEpoch() != leaveGroupStaticMemberEpoch {
+				ch.releaseStatic(old)
+			}
+			m = nil
+		}
+	}
+	if m == nil && req.InstanceID == "" && !req.NewMember {
+		return ClassicJoinResult{Err: fmt.Errorf("member %s is not a member of group %s: %w", req.MemberID, g.ID, kerr.UnknownMemberID)}
+	}
+	if m != nil && !m.IsClassic() {
+		return ClassicJoinResult{Err: fmt.Errorf("member %s of group %s uses the streams protocol: %w", m.ID, g.ID, kerr.InconsistentGroupProtocol)}
+	}
+	epoch := int32(0)
+	if m != nil && m.MemberEpoch() > 0 {
+		epoch = m.MemberEpoch()
+	}
+
+	// The owned partitions are read against the configured topology, made
+	// current first: a member's ownership must never be missed.
+	configured, _, err := ch.configureTopology(g.Topology)
+	if err != nil {
+		ch.RollBack()
+		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.UnknownServerError)}
+	}
+	hb := ClassicJoinHeartbeat(req, epoch)
+	cur := emptyCurrent
+	if m != nil {
+		cur = m.CurrentAssignment()
+	}
+	hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = classicOwnedTasks(req, configured, cur)
+	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	if err := ch.Heartbeat(hb, req.Client, resp); err != nil {
+		ch.RollBack()
+		var ce *CoordError
+		if errors.As(err, &ce) {
+			return ClassicJoinResult{Err: fmt.Errorf("%s: %w", ce.Msg, classicCode(ce.Code))}
+		}
+		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.UnknownServerError)}
+	}
+	m = g.Members[resp.MemberID]
+	ch.Cancel(ClassicJoinTimerKey(m.ID))
+	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, ClassicSyncTimeoutReason, nil)
+	ch.Commit()
+	return ClassicJoinResult{MemberID: m.ID, Generation: resp.MemberEpoch}
 }

@@ -40,22 +40,22 @@ const (
 	ClassicProtocolName = "stream"
 )
 
-// ConfiguredOrNil returns the group's configured topology, computing it if
+// configuredOrNil returns the group's configured topology, computing it if
 // the metadata moved; nil if that fails.
-func (ch *Change) ConfiguredOrNil() *ConfiguredTopology {
+func (ch *Change) configuredOrNil() *ConfiguredTopology {
 	if ch.G.Topology == nil {
 		return nil
 	}
-	c, _, err := ch.ConfigureTopology(ch.G.Topology)
+	c, _, err := ch.configureTopology(ch.G.Topology)
 	if err != nil {
 		return nil
 	}
 	return c
 }
 
-// ClassicMember finds the classic member a classic request names, with the
+// classicMember finds the classic member a classic request names, with the
 // classic coordinator's errors.
-func ClassicMember(g *Group, groupID, memberID, instanceID string) (*Member, error) {
+func classicMember(g *Group, groupID, memberID, instanceID string) (*Member, error) {
 	if g == nil || len(g.Members) == 0 {
 		return nil, ErrClassicNotServed
 	}
@@ -78,13 +78,13 @@ func ClassicMember(g *Group, groupID, memberID, instanceID string) (*Member, err
 	return m, nil
 }
 
-// ClassicAssignment writes the member's current assignment for SyncGroup:
+// classicAssignment writes the member's current assignment for SyncGroup:
 // its assigned partitions, and an AssignmentInfo at its own version with the
 // aligned active task list, standbys (warm-ups included), the IQ host maps of
 // the whole group, and errCode 4 while an application shutdown is requested.
 // Tasks pending revocation are left out: their absence is what makes a
 // classic member revoke them.
-func ClassicAssignment(g *Group, m *Member, topo *ConfiguredTopology) (ClassicSyncResult, error) {
+func classicAssignment(g *Group, m *Member, topo *ConfiguredTopology) (ClassicSyncResult, error) {
 	cm := m.Meta.Classic
 	cur := m.CurrentAssignment()
 	in := classicstreams.SyncAssignment{
@@ -111,7 +111,7 @@ func ClassicAssignment(g *Group, m *Member, topo *ConfiguredTopology) (ClassicSy
 		}
 		in.PartitionsByHost, in.StandbyPartitionsByHost = classicHostMaps(g, topo)
 	}
-	if g.Mem.ShutdownRequester != "" && cm.SubscriptionVersion >= 4 {
+	if g.Mem.shutdownRequester != "" && cm.SubscriptionVersion >= 4 {
 		in.ErrCode = classicstreams.AssignorErrorShutdownRequested
 		res.Active, res.Standby = nil, nil
 	}
@@ -165,9 +165,38 @@ func classicHostMaps(g *Group, topo *ConfiguredTopology) (active, standby []clas
 	return classicstreams.HostMaps(eps, nil)
 }
 
-func OptString(s *string) string {
+func optString(s *string) string {
 	if s == nil {
 		return "null"
 	}
 	return *s
+}
+
+// ClassicSyncGroup is the operation of a classic member's SyncGroup
+// (Coordinator.ClassicSyncGroup): its current assignment, as AssignmentInfo.
+func (ch *Change) ClassicSyncGroup(req ClassicSyncRequest) ClassicSyncResult {
+	g := ch.G
+	m, err := classicMember(g, req.GroupID, req.MemberID, req.InstanceID)
+	if err != nil {
+		return ClassicSyncResult{Err: err}
+	}
+	if req.Generation != m.MemberEpoch() {
+		return ClassicSyncResult{Err: fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.Generation, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)}
+	}
+	if (req.ProtocolType != nil && *req.ProtocolType != ClassicProtocolType) || (req.ProtocolName != nil && *req.ProtocolName != ClassicProtocolName) {
+		return ClassicSyncResult{Err: fmt.Errorf("member %s syncs with protocol %v/%v, the group runs %s/%s: %w", m.ID, optString(req.ProtocolType), optString(req.ProtocolName), ClassicProtocolType, ClassicProtocolName, kerr.InconsistentGroupProtocol)}
+	}
+	cur := m.CurrentAssignment()
+	if g.AssignmentEpoch > cur.MemberEpoch && cur.State != MemberUnrevokedTasks {
+		// A newer target exists that the member's next JoinGroup
+		// reconciles towards: send it back at once.
+		return ClassicSyncResult{Err: fmt.Errorf("group %s moved to assignment epoch %d; member %s at %d must rejoin: %w", g.ID, g.AssignmentEpoch, m.ID, cur.MemberEpoch, kerr.RebalanceInProgress)}
+	}
+	ch.Cancel(classicSyncTimerKey(m.ID))
+	res, err := classicAssignment(g, m, ch.configuredOrNil())
+	if err != nil {
+		return ClassicSyncResult{Err: fmt.Errorf("sync %s member %s: %v: %w", g.ID, m.ID, err, kerr.UnknownServerError)}
+	}
+	ch.ScheduleSession(m.ID)
+	return res
 }

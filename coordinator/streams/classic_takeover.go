@@ -2,6 +2,8 @@ package streams
 
 import (
 	"fmt"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"strconv"
 	"time"
 
@@ -41,16 +43,16 @@ type ClassicMemberState struct {
 }
 
 type importedMember struct {
-	Id          string
+	ID          string
 	Meta        *MemberMetadataValue
 	Tasks       TaskSets
-	SessionLeft time.Duration
+	sessionLeft time.Duration
 }
 
-// LiveClassicMembers drops the members whose session ran out before now: the
+// liveClassicMembers drops the members whose session ran out before now: the
 // upstream would have fenced them already (they are fenced there with the
 // others all the same).
-func LiveClassicMembers(state ClassicGroupState, now time.Time) ClassicGroupState {
+func liveClassicMembers(state ClassicGroupState, now time.Time) ClassicGroupState {
 	live := state
 	live.Members = make([]ClassicMemberState, 0, len(state.Members))
 	for _, cm := range state.Members {
@@ -71,12 +73,12 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 	return min(cm.LastHeartbeat.Add(session).Sub(now), session)
 }
 
-// ImportClassicMembers reads each classic member's metadata and held tasks
+// importClassicMembers reads each classic member's metadata and held tasks
 // (active tasks from its assigned partitions, standbys from its
 // AssignmentInfo), all checked against the configured topology. A task
 // claimed by two members as active is an error: the classic group itself
 // would be broken.
-func ImportClassicMembers(state ClassicGroupState, topo *ConfiguredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
+func importClassicMembers(state ClassicGroupState, topo *ConfiguredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
 	tt := classicTaskTopology(topo)
 	if tt == nil {
 		return nil, fmt.Errorf("the topology is not ready, the classic tasks cannot be checked")
@@ -116,8 +118,8 @@ func ImportClassicMembers(state ClassicGroupState, topo *ConfiguredTopology, top
 				standby.Add(id.Subtopology, id.Partition)
 			}
 		}
-		out = append(out, importedMember{Id: cm.MemberID, Meta: meta, Tasks: TaskSets{Active: active.Build(), Standby: standby.Build()},
-			SessionLeft: classicSessionLeft(cm, now)})
+		out = append(out, importedMember{ID: cm.MemberID, Meta: meta, Tasks: TaskSets{Active: active.Build(), Standby: standby.Build()},
+			sessionLeft: classicSessionLeft(cm, now)})
 	}
 	return out, nil
 }
@@ -145,4 +147,64 @@ func classicMemberMetadata(cm ClassicMemberState) *MemberMetadataValue {
 		LatestSupportedVersion:  cm.Info.LatestSupportedVersion,
 	}
 	return meta
+}
+
+// TakeOverClassicGroup is the operation of a takeover of a live classic
+// group with members (Coordinator.TakeOverClassicGroup): the group built
+// from them and the first streams member's join, in one change, or nothing
+// if anything fails. It returns the join's answer and how many classic
+// members were carried over.
+func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) (resp *kmsg.StreamsGroupHeartbeatResponse, imported int) {
+	fail := func(code *kerr.Error, format string, args ...any) *kmsg.StreamsGroupHeartbeatResponse {
+		return HeartbeatError(first, Errorf(code, format, args...))
+	}
+	if ch.G != nil {
+		return fail(kerr.GroupIDNotFound, "Group %s is already a streams group here; it cannot be taken over.", state.GroupID), 0
+	}
+	if first.MemberEpoch != 0 || first.Topology == nil || first.Group != state.GroupID {
+		return fail(kerr.InvalidRequest, "A takeover runs the first join (epoch 0, with a topology) of group %s.", state.GroupID), 0
+	}
+	g := newGroup(state.GroupID)
+	ch.G, ch.Created = g, true
+	topo := TopologyFromRequest(first.Topology)
+	configured, _, err := ch.configureTopology(&topo)
+	if err != nil {
+		ch.RollBack()
+		return fail(kerr.UnknownServerError, "Takeover of %s: %v", state.GroupID, err), 0
+	}
+	members, err := importClassicMembers(liveClassicMembers(state, ch.Now), configured, topo.Epoch, ch.Now)
+	if err != nil {
+		ch.RollBack()
+		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err), 0
+	}
+
+	// The group is the proxy's from this change on (ownership.go). A
+	// claim made for this takeover is consumed here, not by a later join.
+	own := ch.takeClaim()
+	if own == nil {
+		own = &OwnershipValue{Source: OwnershipTakeover, UpstreamState: "Stable", ClaimedAtMs: ch.Now.UnixMilli()}
+	}
+	ch.emit(newOwnershipRecord(g.ID, own))
+	gen := state.Generation
+	ch.emit(newGroupEpochRecord(g.ID, &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}))
+	ch.emit(newTargetAssignmentEpochRecord(g.ID, gen, ch.Now.UnixMilli()))
+	for _, im := range members {
+		ch.emit(newMemberRecord(g.ID, im.ID, im.Meta))
+		ch.emit(newTargetAssignmentRecord(g.ID, im.ID, im.Tasks))
+		ch.emit(newCurrentAssignmentRecord(g.ID, im.ID, &CurrentMemberAssignmentValue{
+			MemberEpoch: gen, PreviousMemberEpoch: gen, State: MemberStable, Assigned: im.Tasks,
+			ActiveEpochs: restrictEpochs(nil, im.Tasks.Active, true, gen),
+		}))
+	}
+	resp = kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.Version = first.Version
+	if err := ch.Heartbeat(first, client, resp); err != nil {
+		ch.RollBack()
+		return HeartbeatError(first, asCoordError(err)), 0
+	}
+	for _, im := range members {
+		ch.scheduleCarriedSession(im.ID, im.sessionLeft)
+	}
+	ch.Commit()
+	return resp, len(members)
 }

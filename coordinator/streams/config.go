@@ -119,9 +119,9 @@ func (c GroupConfig) AssignmentConfigs() []KeyValue {
 	return kv
 }
 
-// SameAssignmentConfigs compares with stored LastAssignmentConfigs without
+// sameAssignmentConfigs compares with stored LastAssignmentConfigs without
 // building them (the steady-state heartbeat path).
-func (c GroupConfig) SameAssignmentConfigs(kv []KeyValue) bool {
+func (c GroupConfig) sameAssignmentConfigs(kv []KeyValue) bool {
 	want := 1
 	if len(c.RackAwareAssignmentTags) > 0 {
 		want = 2

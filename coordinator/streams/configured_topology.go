@@ -41,12 +41,12 @@ func (c *ConfiguredTopology) Status() int8 {
 	return c.Err.Status
 }
 
-// Failure is the error a configuration fails the heartbeat with, or nil.
-func (c *ConfiguredTopology) Failure() *CoordError { return TopologyFailure(c.Err) }
+// failure is the error a configuration fails the heartbeat with, or nil.
+func (c *ConfiguredTopology) failure() *CoordError { return topologyFailure(c.Err) }
 
-// TopologyFailure converts a topology error that fails the heartbeat (not a
+// topologyFailure converts a topology error that fails the heartbeat (not a
 // status) to the error answered, or returns nil.
-func TopologyFailure(e *topology.Error) *CoordError {
+func topologyFailure(e *topology.Error) *CoordError {
 	if e == nil || e.IsStatus() {
 		return nil
 	}
@@ -65,9 +65,9 @@ func (c *ConfiguredTopology) SubtopologyByID(id string) *topology.ConfiguredSubt
 	return &s
 }
 
-// RequiredTopics are the topics whose metadata the configuration reads: the
+// requiredTopics are the topics whose metadata the configuration reads: the
 // metadata hash covers them.
-func RequiredTopics(t *topology.Topology) []string {
+func requiredTopics(t *topology.Topology) []string {
 	var out []string
 	for _, s := range t.Subtopologies {
 		out = append(out, s.SourceTopics...)

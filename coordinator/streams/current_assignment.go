@@ -5,21 +5,21 @@ import (
 	"maps"
 )
 
-// TaskOwnership answers who currently holds a task, counting assigned and
+// taskOwnership answers who currently holds a task, counting assigned and
 // pending-revocation tasks of every member (Kafka's currentActiveTaskProcessId
 // and currentStandby/WarmupTaskProcessIds).
-type TaskOwnership interface {
-	ActiveProcess(t TaskID) (string, bool)
-	StandbyCount(t TaskID, process string) int
-	WarmupCount(t TaskID, process string) int
+type taskOwnership interface {
+	activeProcess(t TaskID) (string, bool)
+	standbyCount(t TaskID, process string) int
+	warmupCount(t TaskID, process string) int
 }
 
-func (g *Group) StandbyCount(t TaskID, process string) int { return g.StandbyOwners[t][process] }
-func (g *Group) WarmupCount(t TaskID, process string) int  { return g.WarmupOwners[t][process] }
+func (g *Group) standbyCount(t TaskID, process string) int { return g.StandbyOwners[t][process] }
+func (g *Group) warmupCount(t TaskID, process string) int  { return g.WarmupOwners[t][process] }
 
-var ErrUnknownMemberState = errors.New("the streams group member is in an unknown state; it must abandon all its tasks and rejoin")
+var errUnknownMemberState = errors.New("the streams group member is in an unknown state; it must abandon all its tasks and rejoin")
 
-// Reconcile is Kafka's CurrentAssignmentBuilder: it moves a member's current
+// reconcile is Kafka's CurrentAssignmentBuilder: it moves a member's current
 // assignment one step towards its target. It returns cur itself when nothing
 // changes. owned is nil when the request did not carry the owned task lists.
 //
@@ -32,7 +32,7 @@ var ErrUnknownMemberState = errors.New("the streams group member is in an unknow
 // task in place: active to standby is granted at once (the active stays
 // pending revocation), standby and warm-up swap without acknowledgement, and
 // standby or warm-up become active once nobody else holds the active task.
-func Reconcile(cur *CurrentMemberAssignmentValue, process string, targetEpoch int32, target TaskSets, owned *TaskSets, own TaskOwnership) (*CurrentMemberAssignmentValue, error) {
+func reconcile(cur *CurrentMemberAssignmentValue, process string, targetEpoch int32, target TaskSets, owned *TaskSets, own taskOwnership) (*CurrentMemberAssignmentValue, error) {
 	switch cur.State {
 	case MemberStable:
 		if cur.MemberEpoch == targetEpoch {
@@ -48,13 +48,13 @@ func Reconcile(cur *CurrentMemberAssignmentValue, process string, targetEpoch in
 		return nextAssignment(cur, process, cur.MemberEpoch, targetEpoch, target, owned, own), nil
 	default:
 		if owned == nil || !owned.IsEmpty() {
-			return nil, ErrUnknownMemberState
+			return nil, errUnknownMemberState
 		}
 		return nextAssignment(cur, process, targetEpoch, targetEpoch, target, owned, own), nil
 	}
 }
 
-func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpoch, targetEpoch int32, target TaskSets, owned *TaskSets, own TaskOwnership) *CurrentMemberAssignmentValue {
+func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpoch, targetEpoch int32, target TaskSets, owned *TaskSets, own taskOwnership) *CurrentMemberAssignmentValue {
 	a := cur.Assigned
 	var (
 		kept     [3]TasksBuilder
@@ -87,9 +87,9 @@ func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpo
 		n := 0
 		switch r {
 		case standby:
-			n = own.StandbyCount(t, process)
+			n = own.standbyCount(t, process)
 		case warmup:
-			n = own.WarmupCount(t, process)
+			n = own.warmupCount(t, process)
 		}
 		if selfHolds(r, t) {
 			n--
@@ -102,7 +102,7 @@ func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpo
 		if selfHolds(active, t) {
 			return
 		}
-		_, activeHeld := own.ActiveProcess(t)
+		_, activeHeld := own.activeProcess(t)
 		blocked := activeHeld || othersOnProcess(standby, t) || othersOnProcess(warmup, t)
 		from := -1
 		if selfHolds(standby, t) {
@@ -132,7 +132,7 @@ func nextAssignment(cur *CurrentMemberAssignmentValue, process string, memberEpo
 			if selfHolds(r, t) {
 				return
 			}
-			ap, activeHeld := own.ActiveProcess(t)
+			ap, activeHeld := own.activeProcess(t)
 			selfActive := selfHolds(active, t)
 			blocked := (activeHeld && ap == process && !selfActive) || othersOnProcess(r, t) || othersOnProcess(other, t)
 			switch {
@@ -214,9 +214,9 @@ func activeEpochs(cur *CurrentMemberAssignmentValue, active, pending Tasks, targ
 	return out
 }
 
-// RestrictEpochs keeps the epochs of the given active tasks only, set to
+// restrictEpochs keeps the epochs of the given active tasks only, set to
 // epoch when setTo is true.
-func RestrictEpochs(epochs map[TaskID]int32, active Tasks, setTo bool, epoch int32) map[TaskID]int32 {
+func restrictEpochs(epochs map[TaskID]int32, active Tasks, setTo bool, epoch int32) map[TaskID]int32 {
 	if len(active) == 0 {
 		return nil
 	}

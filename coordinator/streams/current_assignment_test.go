@@ -83,7 +83,7 @@ func TestReconcile(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Reconcile(tc.cur, "p1", 5, tc.target, tc.owned, tc.own)
+			got, err := reconcile(tc.cur, "p1", 5, tc.target, tc.owned, tc.own)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,10 +99,10 @@ func TestReconcile(t *testing.T) {
 
 func TestReconcileUnknownState(t *testing.T) {
 	cur := &CurrentMemberAssignmentValue{MemberEpoch: 3, State: MemberUnknown, Assigned: TaskSets{Active: tasks("0", 0)}}
-	if _, err := Reconcile(cur, "p1", 5, TaskSets{}, &TaskSets{Active: tasks("0", 0)}, fakeOwnership{}); !errors.Is(err, ErrUnknownMemberState) {
+	if _, err := reconcile(cur, "p1", 5, TaskSets{}, &TaskSets{Active: tasks("0", 0)}, fakeOwnership{}); !errors.Is(err, errUnknownMemberState) {
 		t.Fatalf("err %v", err)
 	}
-	next, err := Reconcile(cur, "p1", 5, TaskSets{}, &TaskSets{}, fakeOwnership{})
+	next, err := reconcile(cur, "p1", 5, TaskSets{}, &TaskSets{}, fakeOwnership{})
 	if err != nil || next.MemberEpoch != 5 {
 		t.Fatalf("next %+v err %v", next, err)
 	}
@@ -114,18 +114,18 @@ func TestScenario38ActiveTaskMove(t *testing.T) {
 	own := fakeOwnership{active: map[TaskID]string{{"0", 0}: "pA"}, standby: map[TaskID]map[string]int{}}
 	cur := &CurrentMemberAssignmentValue{MemberEpoch: 4, PreviousMemberEpoch: 3, State: MemberStable}
 	target := TaskSets{Active: tasks("0", 0)}
-	next, _ := Reconcile(cur, "pB", 5, target, &TaskSets{}, own)
+	next, _ := reconcile(cur, "pB", 5, target, &TaskSets{}, own)
 	if next.State != MemberUnreleasedTasks || !next.Assigned.IsEmpty() || next.MemberEpoch != 5 {
 		t.Fatalf("while A owns it: %+v", next)
 	}
 	delete(own.active, TaskID{"0", 0})
 	own.standby[TaskID{"0", 0}] = map[string]int{"pB": 1} // another member of pB
-	next2, _ := Reconcile(next, "pB", 5, target, &TaskSets{}, own)
+	next2, _ := reconcile(next, "pB", 5, target, &TaskSets{}, own)
 	if next2.State != MemberUnreleasedTasks || !next2.Assigned.IsEmpty() {
 		t.Fatalf("while a standby on pB: %+v", next2)
 	}
 	delete(own.standby, TaskID{"0", 0})
-	next3, _ := Reconcile(next2, "pB", 5, target, &TaskSets{}, own)
+	next3, _ := reconcile(next2, "pB", 5, target, &TaskSets{}, own)
 	if next3.State != MemberStable || !TasksEqual(next3.Assigned.Active, tasks("0", 0)) || next3.ActiveEpochs[TaskID{"0", 0}] != 5 {
 		t.Fatalf("free: %+v", next3)
 	}
@@ -137,9 +137,9 @@ type fakeOwnership struct {
 	warmup  map[TaskID]map[string]int
 }
 
-func (f fakeOwnership) ActiveProcess(t TaskID) (string, bool) {
+func (f fakeOwnership) activeProcess(t TaskID) (string, bool) {
 	p, ok := f.active[t]
 	return p, ok
 }
-func (f fakeOwnership) StandbyCount(t TaskID, p string) int { return f.standby[t][p] }
-func (f fakeOwnership) WarmupCount(t TaskID, p string) int  { return f.warmup[t][p] }
+func (f fakeOwnership) standbyCount(t TaskID, p string) int { return f.standby[t][p] }
+func (f fakeOwnership) warmupCount(t TaskID, p string) int  { return f.warmup[t][p] }

@@ -12,21 +12,21 @@ func (ch *Change) TombstoneGroup(ownership bool) {
 	g := ch.G
 	ids := SortedMemberIDs(g)
 	for _, id := range ids {
-		ch.Emit(NewCurrentAssignmentTombstone(g.ID, id))
+		ch.emit(newCurrentAssignmentTombstone(g.ID, id))
 	}
 	for id := range g.Target {
-		ch.Emit(NewTargetAssignmentTombstone(g.ID, id))
+		ch.emit(newTargetAssignmentTombstone(g.ID, id))
 	}
-	ch.Emit(NewTargetAssignmentEpochTombstone(g.ID))
+	ch.emit(newTargetAssignmentEpochTombstone(g.ID))
 	for _, id := range ids {
-		ch.Emit(NewMemberTombstone(g.ID, id))
+		ch.emit(newMemberTombstone(g.ID, id))
 	}
 	// Replaying the group tombstone removes the group; the topology and
 	// ownership tombstones still go to the log so compaction forgets them
 	// too.
-	ch.Records = append(ch.Records, NewGroupEpochTombstone(g.ID), NewTopologyTombstone(g.ID))
+	ch.Records = append(ch.Records, newGroupEpochTombstone(g.ID), newTopologyTombstone(g.ID))
 	if ownership {
-		ch.Records = append(ch.Records, NewOwnershipTombstone(g.ID))
+		ch.Records = append(ch.Records, newOwnershipTombstone(g.ID))
 	}
 }
 

@@ -26,9 +26,9 @@ func Errorf(code *kerr.Error, format string, args ...any) *CoordError {
 	return &CoordError{Code: code, Msg: fmt.Sprintf(format, args...)}
 }
 
-// AsCoordError is the coordError in err's chain, or err as an
+// asCoordError is the coordError in err's chain, or err as an
 // UNKNOWN_SERVER_ERROR.
-func AsCoordError(err error) *CoordError {
+func asCoordError(err error) *CoordError {
 	var ce *CoordError
 	if !errors.As(err, &ce) {
 		ce = Errorf(kerr.UnknownServerError, "%v", err)

@@ -25,8 +25,8 @@ func (ch *Change) removeMember(m *Member, why string) {
 	if len(g.Members) == 0 {
 		// An empty group has nothing to assign: its assignment is current,
 		// and the next join must not wait for the assignment interval.
-		ch.Emit(NewTargetAssignmentEpochRecord(g.ID, epoch, 0))
-		g.Mem.ShutdownRequester = ""
+		ch.emit(newTargetAssignmentEpochRecord(g.ID, epoch, 0))
+		g.Mem.shutdownRequester = ""
 		ch.Cancel(initialDelayTimerKey)
 		ch.Cancel(assignmentIntervalTimerKey)
 	}
@@ -39,7 +39,7 @@ func (ch *Change) removeMember(m *Member, why string) {
 func (ch *Change) bumpGroupEpoch(memberID string, v GroupMetadataValue, why []string) int32 {
 	previous := ch.G.GroupEpoch
 	v.Epoch = previous + 1
-	ch.Emit(NewGroupEpochRecord(ch.G.ID, &v))
+	ch.emit(newGroupEpochRecord(ch.G.ID, &v))
 	ch.logEpochBump(memberID, previous, &v, why)
 	return v.Epoch
 }
@@ -47,20 +47,20 @@ func (ch *Change) bumpGroupEpoch(memberID string, v GroupMetadataValue, why []st
 // fenceClassic fences a classic member (reason as fenceMember's).
 func (ch *Change) fenceClassic(m *Member, reason string) {
 	ch.logFenced(m, reason)
-	ch.RemoveClassic(m, BumpMemberFenced)
+	ch.removeClassic(m, BumpMemberFenced)
 }
 
-// RemoveClassic removes a classic member and its classic timers.
-func (ch *Change) RemoveClassic(m *Member, why string) {
+// removeClassic removes a classic member and its classic timers.
+func (ch *Change) removeClassic(m *Member, why string) {
 	ch.removeMember(m, why)
-	ch.Cancel(ClassicSyncTimerKey(m.ID))
+	ch.Cancel(classicSyncTimerKey(m.ID))
 	ch.Cancel(ClassicJoinTimerKey(m.ID))
 }
 
 // tombstoneMember deletes a member's records: current assignment, target,
 // metadata (Kafka's order).
 func (ch *Change) tombstoneMember(memberID string) {
-	ch.Emit(NewCurrentAssignmentTombstone(ch.G.ID, memberID))
-	ch.Emit(NewTargetAssignmentTombstone(ch.G.ID, memberID))
-	ch.Emit(NewMemberTombstone(ch.G.ID, memberID))
+	ch.emit(newCurrentAssignmentTombstone(ch.G.ID, memberID))
+	ch.emit(newTargetAssignmentTombstone(ch.G.ID, memberID))
+	ch.emit(newMemberTombstone(ch.G.ID, memberID))
 }

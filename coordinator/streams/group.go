@@ -46,7 +46,7 @@ func (s GroupState) StateFilterName() string {
 // Special member epochs of StreamsGroupHeartbeat.
 const (
 	LeaveGroupMemberEpoch       int32 = -1
-	LeaveGroupStaticMemberEpoch int32 = -2
+	leaveGroupStaticMemberEpoch int32 = -2
 )
 
 // Member is one streams-group member: its metadata and its current assignment
@@ -54,20 +54,20 @@ const (
 type Member struct {
 	ID      string
 	Meta    *MemberMetadataValue          // nil until its metadata record
-	Current *CurrentMemberAssignmentValue // nil: epoch 0, STABLE, no tasks
+	current *CurrentMemberAssignmentValue // nil: epoch 0, STABLE, no tasks
 
 	// In memory only ([4.4]): the last reported changelog offsets.
 	TaskOffsets    []kmsg.TaskOffset
 	TaskEndOffsets []kmsg.TaskOffset
 }
 
-var EmptyCurrent = &CurrentMemberAssignmentValue{State: MemberStable}
+var emptyCurrent = &CurrentMemberAssignmentValue{State: MemberStable}
 
 func (m *Member) CurrentAssignment() *CurrentMemberAssignmentValue {
-	if m.Current == nil {
-		return EmptyCurrent
+	if m.current == nil {
+		return emptyCurrent
 	}
-	return m.Current
+	return m.current
 }
 
 func (m *Member) MemberEpoch() int32 { return m.CurrentAssignment().MemberEpoch }
@@ -124,9 +124,9 @@ type Group struct {
 	Mem GroupMemory
 }
 
-// NewGroup returns an empty group as Kafka creates it: group epoch and
+// newGroup returns an empty group as Kafka creates it: group epoch and
 // assignment epoch 1, so the first bump gives 2.
-func NewGroup(id string) *Group {
+func newGroup(id string) *Group {
 	return &Group{
 		ID:                     id,
 		GroupEpoch:             1,
@@ -167,8 +167,8 @@ func (g *Group) TopologyEpoch() int32 {
 	return g.Topology.Epoch
 }
 
-// ActiveProcess is the process owning an active task, "" if none.
-func (g *Group) ActiveProcess(t TaskID) (string, bool) {
+// activeProcess is the process owning an active task, "" if none.
+func (g *Group) activeProcess(t TaskID) (string, bool) {
 	p, ok := g.ActiveOwners[t]
 	return p, ok
 }

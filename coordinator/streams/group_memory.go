@@ -13,18 +13,18 @@ import (
 type GroupMemory struct {
 	Configured          *ConfiguredTopology
 	ConfiguredVersion   uint64             // metadata image version it was computed from
-	ConfiguredHash      uint64             // metadata hash of the topology topics in that image
+	configuredHash      uint64             // metadata hash of the topology topics in that image
 	ConfiguredFor       *topology.Topology // the topology it was computed for
 	EndpointEpoch       int32
-	ShutdownRequester   string
-	CreatingTopics      map[string]bool
-	TopicCreationErrors map[string]TopicCreationError
+	shutdownRequester   string
+	creatingTopics      map[string]bool
+	topicCreationErrors map[string]topicCreationError
 	HandBack            *HandBack // classic_handback.go; nil when none runs
 }
 
-type TopicCreationError struct {
+type topicCreationError struct {
 	Msg   string
-	Until time.Time
+	until time.Time
 }
 
 // HandBack is the in-memory state of a hand-back barrier (migration/doc.go,

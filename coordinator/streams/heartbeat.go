@@ -10,6 +10,27 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
+// StreamsGroupHeartbeat is the operation of one validated
+// StreamsGroupHeartbeat: a leave (member epoch -1 or -2) or the main path.
+// A failure is answered and rolls the change back; otherwise the change
+// commits, and the answer leaves once its records are in the log.
+func (ch *Change) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
+	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.Version = req.Version
+	var err error
+	if req.MemberEpoch == LeaveGroupMemberEpoch || req.MemberEpoch == leaveGroupStaticMemberEpoch {
+		err = ch.Leave(req, resp)
+	} else {
+		err = ch.Heartbeat(req, client, resp)
+	}
+	if err != nil {
+		ch.RollBack()
+		return HeartbeatError(req, asCoordError(err))
+	}
+	ch.Commit()
+	return resp
+}
+
 // Heartbeat is the main path (member epoch ≥ 0), Kafka 4.4's
 // GroupMetadataManager.streamsGroupHeartbeat in its named steps. The steps
 // up to the topology only check and compute: a failure there writes nothing.
@@ -85,11 +106,11 @@ func (hb *streamsHeartbeat) getOrCreateGroup() error {
 		if !hb.joining {
 			return Errorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
 		}
-		ch.G = NewGroup(req.Group)
+		ch.G = newGroup(req.Group)
 		hb.created = true
 		ch.Created = true
-		if v := ch.TakeClaim(); v != nil {
-			ch.Emit(NewOwnershipRecord(ch.G.ID, v))
+		if v := ch.takeClaim(); v != nil {
+			ch.emit(newOwnershipRecord(ch.G.ID, v))
 		}
 	}
 	hb.wasEmpty = len(ch.G.Members) == 0
@@ -110,7 +131,7 @@ func (hb *streamsHeartbeat) getOrCreateMember() error {
 		if hb.joining {
 			if known {
 				old := g.Members[ownerID]
-				if old.MemberEpoch() != LeaveGroupStaticMemberEpoch {
+				if old.MemberEpoch() != leaveGroupStaticMemberEpoch {
 					return Errorf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", req.MemberID, hb.instanceID, ownerID)
 				}
 				hb.replaced = old
@@ -180,7 +201,7 @@ func (hb *streamsHeartbeat) checkTopology() error {
 		// rejoin to bring it.
 		return Errorf(kerr.UnknownMemberID, "Streams group %s has no topology; rejoin.", g.ID)
 	}
-	configured, hash, err := ch.ConfigureTopology(hb.topo)
+	configured, hash, err := ch.configureTopology(hb.topo)
 	if err != nil {
 		return err
 	}
@@ -216,12 +237,12 @@ func (hb *streamsHeartbeat) writeMember() {
 	case !hb.meta.Equal(hb.m.Meta):
 		hb.bump = append(hb.bump, bumpMemberMetadata)
 	}
-	if !hb.meta.Equal(hb.m.Meta) || ClassicChanged(hb.m.Meta, hb.meta) {
-		ch.Emit(NewMemberRecord(g.ID, hb.m.ID, hb.meta))
+	if !hb.meta.Equal(hb.m.Meta) || classicChanged(hb.m.Meta, hb.meta) {
+		ch.emit(newMemberRecord(g.ID, hb.m.ID, hb.meta))
 		hb.m = g.Members[hb.m.ID]
 	}
 	if hb.storeTopology {
-		ch.Emit(NewTopologyRecord(g.ID, hb.reqTopo))
+		ch.emit(newTopologyRecord(g.ID, hb.reqTopo))
 		hb.bump = append(hb.bump, BumpTopology)
 	}
 	if hb.hash != g.MetadataHash {
@@ -231,7 +252,7 @@ func (hb *streamsHeartbeat) writeMember() {
 		hb.bump = append(hb.bump, bumpTopologyValidated)
 	}
 	hb.assignmentConfigs = g.LastAssignmentConfigs
-	if !ch.Cfg.SameAssignmentConfigs(hb.assignmentConfigs) {
+	if !ch.Cfg.sameAssignmentConfigs(hb.assignmentConfigs) {
 		hb.assignmentConfigs = ch.Cfg.AssignmentConfigs()
 		hb.bump = append(hb.bump, bumpAssignmentConfigs)
 	}
@@ -256,7 +277,7 @@ func (hb *streamsHeartbeat) maybeBumpGroupEpoch() {
 		ValidatedTopologyEpoch: hb.validatedEpoch,
 		LastAssignmentConfigs:  hb.assignmentConfigs,
 	}, hb.bump)
-	if hb.wasEmpty && ch.Cfg.InitialRebalanceDelay > 0 && !ch.HasTimer(initialDelayTimerKey) {
+	if hb.wasEmpty && ch.Cfg.InitialRebalanceDelay > 0 && !ch.hasTimer(initialDelayTimerKey) {
 		ch.schedule(initialDelayTimerKey, ch.Cfg.InitialRebalanceDelay, func(f *Change) {
 			f.maybeComputeTargetAssignment()
 		})
@@ -281,7 +302,7 @@ func (hb *streamsHeartbeat) updateTargetAssignment() error {
 		return nil
 	}
 	switch {
-	case ch.HasTimer(initialDelayTimerKey):
+	case ch.hasTimer(initialDelayTimerKey):
 		// The first members get an empty assignment until the delay ends.
 		hb.targetEpoch = max(1, g.AssignmentEpoch)
 		hb.target = TaskSets{}
@@ -315,18 +336,18 @@ func (hb *streamsHeartbeat) maybeReconcile() error {
 		owned = &TaskSets{Active: TasksFromKmsg(req.ActiveTasks), Standby: TasksFromKmsg(req.StandbyTasks), Warmup: TasksFromKmsg(req.WarmupTasks)}
 	}
 	before := m.CurrentAssignment()
-	next, err := Reconcile(before, m.ProcessID(), hb.targetEpoch, hb.target, owned, g)
+	next, err := reconcile(before, m.ProcessID(), hb.targetEpoch, hb.target, owned, g)
 	if err != nil {
 		return Errorf(kerr.FencedMemberEpoch, "%v", err)
 	}
 	hb.before, hb.next = before, next
-	if next != before || m.Current == nil {
-		ch.Emit(NewCurrentAssignmentRecord(g.ID, m.ID, next))
+	if next != before || m.current == nil {
+		ch.emit(newCurrentAssignmentRecord(g.ID, m.ID, next))
 		ch.logDebug(m.ID).Msgf("[GroupId %s][MemberId %s] Member's new assignment state: epoch=%d, previousEpoch=%d, state=%s, assignedTasks=%v and tasksPendingRevocation=%v.",
 			g.ID, m.ID, next.MemberEpoch, next.PreviousMemberEpoch, next.State, next.Assigned, next.PendingRevocation)
 	}
 	if next.State == MemberUnrevokedTasks {
-		if before.State != MemberUnrevokedTasks || before.MemberEpoch != next.MemberEpoch || !ch.HasTimer(RebalanceTimerKey(m.ID)) {
+		if before.State != MemberUnrevokedTasks || before.MemberEpoch != next.MemberEpoch || !ch.hasTimer(RebalanceTimerKey(m.ID)) {
 			ch.ScheduleRebalance(m.ID, next.MemberEpoch, RebalanceTimeout(m))
 		}
 	} else {
@@ -342,8 +363,8 @@ func (hb *streamsHeartbeat) maybeReconcile() error {
 func (hb *streamsHeartbeat) updateSession() {
 	ch, g, m := hb.ch, hb.ch.G, hb.m
 	ch.ScheduleSession(m.ID)
-	if hb.req.ShutdownApplication && g.Mem.ShutdownRequester == "" {
-		g.Mem.ShutdownRequester = m.ID // the first requester is reported
+	if hb.req.ShutdownApplication && g.Mem.shutdownRequester == "" {
+		g.Mem.shutdownRequester = m.ID // the first requester is reported
 	}
 	endpointChanged := !endpointEqual(hb.oldMeta, hb.meta)
 	if !hb.created && (endpointChanged || (hb.assignedChanged && hb.meta.UserEndpoint != nil)) {
@@ -364,7 +385,7 @@ func (hb *streamsHeartbeat) buildResponse(resp *kmsg.StreamsGroupHeartbeatRespon
 	if !hb.configured.IsReady() {
 		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: hb.configured.Status(), StatusDetail: ch.configurationDetail(hb.configured)})
 	}
-	if r := g.Mem.ShutdownRequester; r != "" {
+	if r := g.Mem.shutdownRequester; r != "" {
 		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
 			StatusCode:   StatusShutdownApplication,
 			StatusDetail: fmt.Sprintf("Streams group member %s encountered a fatal error and requested a shutdown for the entire application.", r),

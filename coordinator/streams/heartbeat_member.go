@@ -32,9 +32,9 @@ func checkMemberEpoch(m *Member, req *kmsg.StreamsGroupHeartbeatRequest) error {
 		return Errorf(kerr.FencedMemberEpoch, "The streams group member has a greater member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
 	case req.MemberEpoch < cur.MemberEpoch:
 		if req.MemberEpoch == cur.PreviousMemberEpoch && req.ActiveTasks != nil && req.StandbyTasks != nil && req.WarmupTasks != nil &&
-			TasksSubset(TasksFromKmsg(req.ActiveTasks), cur.Assigned.Active) &&
-			TasksSubset(TasksFromKmsg(req.StandbyTasks), cur.Assigned.Standby) &&
-			TasksSubset(TasksFromKmsg(req.WarmupTasks), cur.Assigned.Warmup) {
+			tasksSubset(TasksFromKmsg(req.ActiveTasks), cur.Assigned.Active) &&
+			tasksSubset(TasksFromKmsg(req.StandbyTasks), cur.Assigned.Standby) &&
+			tasksSubset(TasksFromKmsg(req.WarmupTasks), cur.Assigned.Warmup) {
 			return nil
 		}
 		return Errorf(kerr.FencedMemberEpoch, "The streams group member has a smaller member epoch (%d) than the one known by the group coordinator (%d). The member must abandon all its partitions and rejoin.", req.MemberEpoch, cur.MemberEpoch)
@@ -106,7 +106,7 @@ func staticMetadataChanged(old, v *MemberMetadataValue) bool {
 		return true
 	}
 	return old.TopologyEpoch != v.TopologyEpoch || old.RackID != v.RackID ||
-		old.ProcessID != v.ProcessID || !KeyValuesEqual(old.ClientTags, v.ClientTags)
+		old.ProcessID != v.ProcessID || !keyValuesEqual(old.ClientTags, v.ClientTags)
 }
 
 func endpointEqual(old, v *MemberMetadataValue) bool {
@@ -156,15 +156,15 @@ func (ch *Change) replaceStaticMember(old *Member, memberID string) *Member {
 		ch.tombstoneMember(old.ID)
 		ch.Cancel(sessionTimerKey(old.ID))
 		ch.Cancel(RebalanceTimerKey(old.ID))
-		ch.Emit(NewMemberRecord(g.ID, memberID, meta))
-		ch.Emit(NewTargetAssignmentRecord(g.ID, memberID, target))
+		ch.emit(newMemberRecord(g.ID, memberID, meta))
+		ch.emit(newTargetAssignmentRecord(g.ID, memberID, target))
 	}
 	cur.MemberEpoch = 0
 	cur.PreviousMemberEpoch = 0
 	cur.State = MemberStable
 	cur.PendingRevocation = TaskSets{}
-	cur.ActiveEpochs = RestrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, false, 0)
-	ch.Emit(NewCurrentAssignmentRecord(g.ID, memberID, &cur))
+	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, false, 0)
+	ch.emit(newCurrentAssignmentRecord(g.ID, memberID, &cur))
 	return g.Members[memberID]
 }
 

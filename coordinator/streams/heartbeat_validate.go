@@ -36,7 +36,7 @@ func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *CoordError {
 		if err := topology.Validate(TopologyFromRequest(req.Topology)); err != nil {
 			var te *topology.Error
 			if errors.As(err, &te) {
-				if ce := TopologyFailure(te); ce != nil {
+				if ce := topologyFailure(te); ce != nil {
 					return ce
 				}
 			}
@@ -75,11 +75,11 @@ func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *CoordError {
 		if req.Topology == nil {
 			return invalid("Topology must be non-null when (re-)joining.")
 		}
-	case req.MemberEpoch == LeaveGroupStaticMemberEpoch:
+	case req.MemberEpoch == leaveGroupStaticMemberEpoch:
 		if req.InstanceID == nil {
 			return invalid("InstanceId can't be null.")
 		}
-	case req.MemberEpoch < LeaveGroupStaticMemberEpoch:
+	case req.MemberEpoch < leaveGroupStaticMemberEpoch:
 		return invalid("MemberEpoch is %d, but must be greater than or equal to -2.", req.MemberEpoch)
 	}
 	if req.MemberEpoch != 0 {

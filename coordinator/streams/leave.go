@@ -29,11 +29,11 @@ func (ch *Change) Leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 		m = g.Members[ownerID]
 	}
 	if req.MemberEpoch == LeaveGroupMemberEpoch {
-		ch.LogLeft(m, "left the streams group")
+		ch.logLeft(m, "left the streams group")
 		ch.removeMember(m, BumpMemberLeft)
 	} else {
-		ch.LogLeft(m, "temporarily left the streams group")
-		ch.ReleaseStatic(m)
+		ch.logLeft(m, "temporarily left the streams group")
+		ch.releaseStatic(m)
 	}
 	// Kafka answers a leave with the member id and epoch only.
 	resp.MemberID = req.MemberID
@@ -42,19 +42,19 @@ func (ch *Change) Leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 	return nil
 }
 
-// ReleaseStatic marks a static member as gone for now (epoch -2): it keeps
+// releaseStatic marks a static member as gone for now (epoch -2): it keeps
 // its tasks until it returns under the same instance id (the heartbeat path
 // then replaces it, heartbeat_member.go) or its session expires; what it was
 // revoking is released now. A classic member's sync and join timers stop
 // too (a streams member has none).
-func (ch *Change) ReleaseStatic(m *Member) {
+func (ch *Change) releaseStatic(m *Member) {
 	cur := *m.CurrentAssignment()
 	cur.PreviousMemberEpoch = cur.MemberEpoch
-	cur.MemberEpoch = LeaveGroupStaticMemberEpoch
+	cur.MemberEpoch = leaveGroupStaticMemberEpoch
 	cur.PendingRevocation = TaskSets{}
-	cur.ActiveEpochs = RestrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
-	ch.Emit(NewCurrentAssignmentRecord(ch.G.ID, m.ID, &cur))
+	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
+	ch.emit(newCurrentAssignmentRecord(ch.G.ID, m.ID, &cur))
 	ch.Cancel(RebalanceTimerKey(m.ID))
-	ch.Cancel(ClassicSyncTimerKey(m.ID))
+	ch.Cancel(classicSyncTimerKey(m.ID))
 	ch.Cancel(ClassicJoinTimerKey(m.ID))
 }

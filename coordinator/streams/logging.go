@@ -59,10 +59,10 @@ func (ch *Change) logFenced(m *Member, reason string) {
 		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.GroupID, m.ID, reason)
 }
 
-// LogLeft is Kafka's line for a member that left on its own (how: "left the
+// logLeft is Kafka's line for a member that left on its own (how: "left the
 // streams group", "temporarily left the streams group", "has left group
 // through explicit `LeaveGroup` request").
-func (ch *Change) LogLeft(m *Member, how string) {
+func (ch *Change) logLeft(m *Member, how string) {
 	if id := m.InstanceID(); id != "" {
 		ch.logInfo(m.ID).Str("instance", id).
 			Msgf("[GroupId %s][MemberId %s] Static member %s with instance id %s %s.", ch.GroupID, m.ID, m.ID, id, how)

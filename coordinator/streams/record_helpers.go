@@ -6,71 +6,71 @@ import "github.com/streamshift/streamshift/coordinator/streams/topology"
 // builds them in StreamsCoordinatorRecordHelpers: one constructor per record
 // type, and one per tombstone.
 
-// NewOwnershipRecord is RecordOwnership (streamshift's own).
-func NewOwnershipRecord(groupID string, v *OwnershipValue) Record {
+// newOwnershipRecord is RecordOwnership (streamshift's own).
+func newOwnershipRecord(groupID string, v *OwnershipValue) Record {
 	return Record{Type: RecordOwnership, GroupID: groupID, Value: v}
 }
 
-func NewOwnershipTombstone(groupID string) Record {
+func newOwnershipTombstone(groupID string) Record {
 	return Record{Type: RecordOwnership, GroupID: groupID}
 }
 
-// NewGroupEpochRecord is StreamsGroupMetadata (Kafka's
+// newGroupEpochRecord is StreamsGroupMetadata (Kafka's
 // newStreamsGroupEpochRecord).
-func NewGroupEpochRecord(groupID string, v *GroupMetadataValue) Record {
+func newGroupEpochRecord(groupID string, v *GroupMetadataValue) Record {
 	return Record{Type: RecordGroupMetadata, GroupID: groupID, Value: v}
 }
 
-// NewGroupEpochTombstone ends a group's deletion: replaying it removes the
+// newGroupEpochTombstone ends a group's deletion: replaying it removes the
 // group.
-func NewGroupEpochTombstone(groupID string) Record {
+func newGroupEpochTombstone(groupID string) Record {
 	return Record{Type: RecordGroupMetadata, GroupID: groupID}
 }
 
-// NewMemberRecord is StreamsGroupMemberMetadata.
-func NewMemberRecord(groupID, memberID string, v *MemberMetadataValue) Record {
+// newMemberRecord is StreamsGroupMemberMetadata.
+func newMemberRecord(groupID, memberID string, v *MemberMetadataValue) Record {
 	return Record{Type: RecordMemberMetadata, GroupID: groupID, MemberID: memberID, Value: v}
 }
 
-func NewMemberTombstone(groupID, memberID string) Record {
+func newMemberTombstone(groupID, memberID string) Record {
 	return Record{Type: RecordMemberMetadata, GroupID: groupID, MemberID: memberID}
 }
 
-// NewTargetAssignmentRecord is StreamsGroupTargetAssignmentMember.
-func NewTargetAssignmentRecord(groupID, memberID string, tasks TaskSets) Record {
+// newTargetAssignmentRecord is StreamsGroupTargetAssignmentMember.
+func newTargetAssignmentRecord(groupID, memberID string, tasks TaskSets) Record {
 	return Record{Type: RecordTargetAssignmentMember, GroupID: groupID, MemberID: memberID, Value: &TargetAssignmentMemberValue{Tasks: tasks}}
 }
 
-func NewTargetAssignmentTombstone(groupID, memberID string) Record {
+func newTargetAssignmentTombstone(groupID, memberID string) Record {
 	return Record{Type: RecordTargetAssignmentMember, GroupID: groupID, MemberID: memberID}
 }
 
-// NewTargetAssignmentEpochRecord is StreamsGroupTargetAssignmentMetadata;
+// newTargetAssignmentEpochRecord is StreamsGroupTargetAssignmentMetadata;
 // timestampMs is when the assignment was computed (unix ms; 0 lets the next
 // one run at once).
-func NewTargetAssignmentEpochRecord(groupID string, epoch int32, timestampMs int64) Record {
+func newTargetAssignmentEpochRecord(groupID string, epoch int32, timestampMs int64) Record {
 	return Record{Type: RecordTargetAssignmentMetadata, GroupID: groupID, Value: &TargetAssignmentMetadataValue{AssignmentEpoch: epoch, AssignmentTimestamp: timestampMs}}
 }
 
-func NewTargetAssignmentEpochTombstone(groupID string) Record {
+func newTargetAssignmentEpochTombstone(groupID string) Record {
 	return Record{Type: RecordTargetAssignmentMetadata, GroupID: groupID}
 }
 
-// NewCurrentAssignmentRecord is StreamsGroupCurrentMemberAssignment.
-func NewCurrentAssignmentRecord(groupID, memberID string, v *CurrentMemberAssignmentValue) Record {
+// newCurrentAssignmentRecord is StreamsGroupCurrentMemberAssignment.
+func newCurrentAssignmentRecord(groupID, memberID string, v *CurrentMemberAssignmentValue) Record {
 	return Record{Type: RecordCurrentMemberAssignment, GroupID: groupID, MemberID: memberID, Value: v}
 }
 
-func NewCurrentAssignmentTombstone(groupID, memberID string) Record {
+func newCurrentAssignmentTombstone(groupID, memberID string) Record {
 	return Record{Type: RecordCurrentMemberAssignment, GroupID: groupID, MemberID: memberID}
 }
 
-// NewTopologyRecord is StreamsGroupTopology.
-func NewTopologyRecord(groupID string, t topology.Topology) Record {
+// newTopologyRecord is StreamsGroupTopology.
+func newTopologyRecord(groupID string, t topology.Topology) Record {
 	return Record{Type: RecordTopology, GroupID: groupID, Value: &TopologyValue{Topology: t}}
 }
 
-func NewTopologyTombstone(groupID string) Record {
+func newTopologyTombstone(groupID string) Record {
 	return Record{Type: RecordTopology, GroupID: groupID}
 }
 

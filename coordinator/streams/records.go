@@ -154,10 +154,10 @@ func (v *MemberMetadataValue) Equal(o *MemberMetadataValue) bool {
 	if (v.UserEndpoint == nil) != (o.UserEndpoint == nil) || (v.UserEndpoint != nil && *v.UserEndpoint != *o.UserEndpoint) {
 		return false
 	}
-	return KeyValuesEqual(v.ClientTags, o.ClientTags)
+	return keyValuesEqual(v.ClientTags, o.ClientTags)
 }
 
-func KeyValuesEqual(a, b []KeyValue) bool {
+func keyValuesEqual(a, b []KeyValue) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -251,7 +251,7 @@ func (c *ClassicMemberMetadata) equal(o *ClassicMemberMetadata) bool {
 	return *c == *o
 }
 
-func ClassicChanged(old, v *MemberMetadataValue) bool {
+func classicChanged(old, v *MemberMetadataValue) bool {
 	var a, b *ClassicMemberMetadata
 	if old != nil {
 		a = old.Classic

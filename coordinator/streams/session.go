@@ -54,10 +54,10 @@ func RebalanceTimeout(m *Member) time.Duration {
 	return time.Duration(m.Meta.RebalanceTimeoutMs) * time.Millisecond
 }
 
-// ScheduleCarriedSession arms the session timer of a member carried over by
+// scheduleCarriedSession arms the session timer of a member carried over by
 // a takeover with what is left of its upstream session; it fences as
 // scheduleSession's does, and the member's next request re-arms it in full.
-func (ch *Change) ScheduleCarriedSession(memberID string, left time.Duration) {
+func (ch *Change) scheduleCarriedSession(memberID string, left time.Duration) {
 	ch.schedule(sessionTimerKey(memberID), left, func(f *Change) {
 		if m := f.G.Members[memberID]; m != nil {
 			f.fenceMember(m, SessionExpiredReason)
@@ -71,10 +71,10 @@ const (
 	ClassicJoinTimeoutReason = "the classic member failed to join within the rebalance timeout"
 )
 
-// ScheduleClassicTimeout fences the member when the timer fires at the same
+// scheduleClassicTimeout fences the member when the timer fires at the same
 // member epoch and still holds (nil: always); a member that moved on in the
 // meantime is left alone. reason is the fencing's, for the log.
-func (ch *Change) ScheduleClassicTimeout(key TimerKey, m *Member, reason string, still func(*Group, *Member) bool) {
+func (ch *Change) scheduleClassicTimeout(key TimerKey, m *Member, reason string, still func(*Group, *Member) bool) {
 	id, epoch := m.ID, m.MemberEpoch()
 	ch.schedule(key, RebalanceTimeout(m), func(f *Change) {
 		cur := f.G.Members[id]

@@ -55,9 +55,9 @@ func (ch *Change) computeTargetAssignment() error {
 		if old, ok := g.Target[id]; ok && old.Equal(t) {
 			continue
 		}
-		ch.Emit(NewTargetAssignmentRecord(g.ID, id, t))
+		ch.emit(newTargetAssignmentRecord(g.ID, id, t))
 	}
-	ch.Emit(NewTargetAssignmentEpochRecord(g.ID, g.GroupEpoch, ch.Now.UnixMilli()))
+	ch.emit(newTargetAssignmentEpochRecord(g.ID, g.GroupEpoch, ch.Now.UnixMilli()))
 	return nil
 }
 

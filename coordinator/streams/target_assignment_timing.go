@@ -15,7 +15,7 @@ func (ch *Change) assignmentIntervalRunning() bool {
 // scheduleAssignmentInterval computes the delayed target assignment when the
 // interval ends, so members waiting get it on their next heartbeat.
 func (ch *Change) scheduleAssignmentInterval() {
-	if ch.HasTimer(assignmentIntervalTimerKey) {
+	if ch.hasTimer(assignmentIntervalTimerKey) {
 		return
 	}
 	d := time.UnixMilli(ch.G.AssignmentTimestamp).Add(ch.Cfg.AssignmentInterval).Sub(ch.Now)
@@ -31,14 +31,14 @@ func (ch *Change) maybeComputeTargetAssignment() {
 	if len(g.Members) == 0 || g.AssignmentEpoch >= g.GroupEpoch || g.Topology == nil {
 		return
 	}
-	if ch.HasTimer(initialDelayTimerKey) {
+	if ch.hasTimer(initialDelayTimerKey) {
 		return
 	}
 	if ch.assignmentIntervalRunning() {
 		ch.scheduleAssignmentInterval()
 		return
 	}
-	if _, _, err := ch.ConfigureTopology(g.Topology); err != nil {
+	if _, _, err := ch.configureTopology(g.Topology); err != nil {
 		return
 	}
 	_ = ch.computeTargetAssignment() // on failure the next heartbeat retries and reports it

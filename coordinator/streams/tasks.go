@@ -74,8 +74,8 @@ func TasksContainsAny(a, b Tasks) bool {
 	return false
 }
 
-// TasksSubset reports whether every task of a is in b.
-func TasksSubset(a, b Tasks) bool {
+// tasksSubset reports whether every task of a is in b.
+func tasksSubset(a, b Tasks) bool {
 	for s, pa := range a {
 		pb := b[s]
 		for _, p := range pa {

@@ -64,6 +64,6 @@ const (
 	classicJoinTimer
 )
 
-func ClassicSyncTimerKey(memberID string) TimerKey { return TimerKey{classicSyncTimer, memberID} }
+func classicSyncTimerKey(memberID string) TimerKey { return TimerKey{classicSyncTimer, memberID} }
 
 func ClassicJoinTimerKey(memberID string) TimerKey { return TimerKey{classicJoinTimer, memberID} }

@@ -9,10 +9,10 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
-// ConfigureTopology returns the group's configured topology, recomputing it
+// configureTopology returns the group's configured topology, recomputing it
 // when the topology or the metadata image changed, and starts the creation
 // of missing internal topics. It also returns the metadata hash.
-func (ch *Change) ConfigureTopology(topo *topology.Topology) (*ConfiguredTopology, uint64, error) {
+func (ch *Change) configureTopology(topo *topology.Topology) (*ConfiguredTopology, uint64, error) {
 	g := ch.G
 	img := ch.Image
 	mem := &g.Mem
@@ -20,19 +20,19 @@ func (ch *Change) ConfigureTopology(topo *topology.Topology) (*ConfiguredTopolog
 		mem.Configured = &ConfiguredTopology{ConfiguredTopology: ch.Configure(*topo, ImagePartitions(img))}
 		mem.ConfiguredFor = topo
 		mem.ConfiguredVersion = img.Version()
-		mem.ConfiguredHash = MetadataHash(img, RequiredTopics(topo))
+		mem.configuredHash = MetadataHash(img, requiredTopics(topo))
 		if !mem.Configured.IsReady() {
-			ch.requestRefresh(RequiredTopics(topo))
+			ch.requestRefresh(requiredTopics(topo))
 		}
 	}
 	cfgd := mem.Configured
-	if err := cfgd.Failure(); err != nil {
+	if err := cfgd.failure(); err != nil {
 		return nil, 0, err
 	}
 	if len(cfgd.TopicsToCreate) > 0 {
 		ch.createInternalTopics(cfgd.TopicsToCreate)
 	}
-	return cfgd, mem.ConfiguredHash, nil
+	return cfgd, mem.configuredHash, nil
 }
 
 // createInternalTopics asks the runtime to create the missing internal
@@ -43,13 +43,13 @@ func (ch *Change) createInternalTopics(topics []topology.TopicToCreate) {
 	if !ch.CanCreateTopics {
 		return
 	}
-	if g.Mem.CreatingTopics == nil {
-		g.Mem.CreatingTopics = map[string]bool{}
+	if g.Mem.creatingTopics == nil {
+		g.Mem.creatingTopics = map[string]bool{}
 	}
 	var todo []CreatableTopic
 	for _, t := range topics {
-		if !g.Mem.CreatingTopics[t.Name] {
-			g.Mem.CreatingTopics[t.Name] = true
+		if !g.Mem.creatingTopics[t.Name] {
+			g.Mem.creatingTopics[t.Name] = true
 			ct := CreatableTopic{Name: t.Name, Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor}
 			for _, c := range t.Configs {
 				ct.Configs = append(ct.Configs, KeyValue{Key: c.Key, Value: c.Value})
@@ -68,12 +68,12 @@ func (ch *Change) createInternalTopics(topics []topology.TopicToCreate) {
 func TopicsCreated(g *Group, names []string, failed map[string]error, now time.Time, heartbeatInterval time.Duration) {
 	mem := &g.Mem
 	for _, n := range names {
-		delete(mem.CreatingTopics, n)
+		delete(mem.creatingTopics, n)
 		if err := failed[n]; err != nil {
-			if mem.TopicCreationErrors == nil {
-				mem.TopicCreationErrors = map[string]TopicCreationError{}
+			if mem.topicCreationErrors == nil {
+				mem.topicCreationErrors = map[string]topicCreationError{}
 			}
-			mem.TopicCreationErrors[n] = TopicCreationError{Msg: err.Error(), Until: now.Add(2 * heartbeatInterval)}
+			mem.topicCreationErrors[n] = topicCreationError{Msg: err.Error(), until: now.Add(2 * heartbeatInterval)}
 		}
 	}
 }
@@ -86,9 +86,9 @@ func (ch *Change) configurationDetail(c *ConfiguredTopology) string {
 		return detail
 	}
 	var failed []string
-	for name, e := range ch.G.Mem.TopicCreationErrors {
-		if ch.Now.After(e.Until) {
-			delete(ch.G.Mem.TopicCreationErrors, name)
+	for name, e := range ch.G.Mem.topicCreationErrors {
+		if ch.Now.After(e.until) {
+			delete(ch.G.Mem.topicCreationErrors, name)
 			continue
 		}
 		failed = append(failed, fmt.Sprintf("%s (%s)", name, e.Msg))
