@@ -3,8 +3,9 @@ package coordinator
 import (
 	"fmt"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // BeginHandBack puts up the hand-back barrier of a group whose members are

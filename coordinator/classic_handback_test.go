@@ -2,9 +2,10 @@ package coordinator
 
 import (
 	"errors"
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"testing"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // told records what BeginHandBack's onBarrier was told, in order (the

@@ -3,8 +3,9 @@ package coordinator
 import (
 	"fmt"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // ClassicHeartbeat keeps a classic member's session and tells it to rejoin

@@ -2,11 +2,12 @@ package coordinator
 
 import (
 	"fmt"
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"math/rand/v2"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // TestClassicMixedRandom drives a group of classic and streams clients with

@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 func TestGroupMaxSize(t *testing.T) {

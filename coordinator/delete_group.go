@@ -1,8 +1,9 @@
 package coordinator
 
 import (
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // DeleteGroup deletes a streams group for DeleteGroups: only an Empty group

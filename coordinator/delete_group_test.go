@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // §11.30: only an empty group can be deleted; deletion writes the tombstones

@@ -3,8 +3,9 @@ package coordinator
 import (
 	"sync"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // shard is one group's executor: its serial queue and the state only its

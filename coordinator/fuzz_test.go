@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // FuzzHeartbeat feeds arbitrary StreamsGroupHeartbeat bytes, decoded as the

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // TestGroupConfigsSurviveRestart: configs set with IncrementalAlterConfigs

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // DescribeGroupConfigs returns the streams.* configs of a group with their

@@ -3,9 +3,10 @@ package coordinator
 import (
 	"testing"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 func setOp(name, v string) streams.GroupConfigAlteration {

@@ -1,8 +1,9 @@
 package coordinator
 
 import (
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // Handle serves a request if it is one the coordinator serves (keys 88 and

@@ -1,10 +1,11 @@
 package coordinator
 
 import (
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // ListedGroup is a streams group as ListGroups reports it: protocol type and

@@ -3,8 +3,9 @@ package coordinator
 import (
 	"errors"
 	"fmt"
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // Load replays records (e.g. read back from a durable log at start) and arms

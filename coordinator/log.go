@@ -1,8 +1,9 @@
 package coordinator
 
 import (
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"sync"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // Log is the group log: the coordinator appends the records of one group's

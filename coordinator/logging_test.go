@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 

@@ -1,9 +1,10 @@
 package coordinator
 
 import (
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"hash/fnv"
 	"sync"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // MetadataSource supplies topic metadata. Neither method may block: Image

@@ -3,8 +3,9 @@ package coordinator
 import (
 	"fmt"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // ValidateOffsetCommit checks a commit against the group's state on the

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // §11.28 and §11.29: offset commit and fetch validation.

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // UpstreamGroups describes a group of the upstream cluster; upstream.Groups

@@ -6,9 +6,10 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // fakeUpstream answers DescribeGroups with a fixed group (or error).

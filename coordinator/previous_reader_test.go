@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"sort"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // The previous release's record codec, frozen as a test fixture: what the

@@ -5,8 +5,9 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // checkCodecRoundTrip encodes every record of the log and decodes it back:

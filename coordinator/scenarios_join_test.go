@@ -1,10 +1,11 @@
 package coordinator
 
 import (
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // §11.1: a new group with no initial delay assigns at once.

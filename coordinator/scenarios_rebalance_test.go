@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // twoMemberGroup: m1 (p1) holds 0-2 and m2 (p2) holds 3-5 of "foo", both

@@ -4,9 +4,10 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // §11.36: a static member leaves with -2 and comes back under a new member

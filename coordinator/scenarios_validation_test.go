@@ -3,9 +3,10 @@ package coordinator
 import (
 	"testing"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 func wantError(t *testing.T, resp *kmsg.StreamsGroupHeartbeatResponse, want *kerr.Error) {

@@ -1,8 +1,9 @@
 package coordinator
 
 import (
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // groupTimer is a pending timer of a group. Its callback acts only if the

@@ -3,7 +3,6 @@ package streams
 import (
 	"errors"
 	"fmt"
-
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
