@@ -21,8 +21,8 @@ func (c *Coordinator) newChange(s *shard) *streams.Change {
 	c.mu.Unlock()
 	return &streams.Change{
 		GroupID:         s.id,
-		G:               s.group,
-		Cfg:             cfg,
+		Group:           s.group,
+		Config:          cfg,
 		Now:             c.clock.Now(),
 		Image:           c.metadata.Image(),
 		Assignor:        c.assignor,
@@ -41,7 +41,7 @@ func (c *Coordinator) newChange(s *shard) *streams.Change {
 // returns, before its records are committed or rolled back, and again for
 // what a later step of the same change asks.
 func (c *Coordinator) carryOut(s *shard, ch *streams.Change) {
-	s.group = ch.G
+	s.group = ch.Group
 	for _, e := range ch.Logs {
 		c.writeLog(e)
 	}
@@ -192,12 +192,12 @@ func (c *Coordinator) rollback(s *shard, ch *streams.Change) {
 	if err != nil || g == nil {
 		s.stopTimers()
 		s.group = nil
-		ch.G = nil
+		ch.Group = nil
 		return
 	}
 	g.Mem = mem
 	s.group = g
-	ch.G = g
+	ch.Group = g
 }
 
 // logAppendFailure: a change the group log refused is lost (the group goes

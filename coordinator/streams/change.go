@@ -16,8 +16,8 @@ import (
 // An operation reads the world only through the change's inputs.
 type Change struct {
 	GroupID string
-	G       *Group // nil until a join creates the group
-	Cfg     GroupConfig
+	Group   *Group // nil until a join creates the group
+	Config  GroupConfig
 	Now     time.Time
 	Records []Record
 	Created bool // the group did not exist before this change
@@ -59,9 +59,9 @@ type TimerOp struct {
 }
 
 func (ch *Change) emit(r Record) {
-	r.GroupID = ch.G.ID
+	r.GroupID = ch.Group.ID
 	ch.Records = append(ch.Records, r)
-	if err := ch.G.Replay(r); err != nil {
+	if err := ch.Group.Replay(r); err != nil {
 		// Only this package builds records; a failure here is a bug.
 		panic(fmt.Sprintf("coordinator: replaying own record %v: %v", r, err))
 	}

@@ -15,11 +15,11 @@ var ErrHandBackHeld = errors.New("the group is being handed back to the classic 
 // heartbeat) and twice its rebalance timeout bounds the hold. It reports false
 // when no barrier is up (or it was aborted), and the join runs as usual.
 func (ch *Change) handBackJoin(m *Member) bool {
-	hb := ch.G.Mem.HandBack
+	hb := ch.Group.Mem.HandBack
 	if hb == nil || m == nil {
 		return false
 	}
-	if hb.Aborted || HasStreamsMember(ch.G) {
+	if hb.Aborted || HasStreamsMember(ch.Group) {
 		hb.Aborted = true
 		return false
 	}
@@ -31,7 +31,7 @@ func (ch *Change) handBackJoin(m *Member) bool {
 	// completes by fencing laggards, not the members waiting in it.
 	id, epoch := m.ID, m.MemberEpoch()
 	ch.schedule(ClassicJoinTimerKey(id), 2*RebalanceTimeout(m), func(f *Change) {
-		if cur := f.G.Members[id]; cur != nil && cur.MemberEpoch() == epoch {
+		if cur := f.Group.Members[id]; cur != nil && cur.MemberEpoch() == epoch {
 			f.fenceClassic(cur, "its JoinGroup was held for the hand-back longer than twice its rebalance timeout")
 		}
 	})
@@ -40,6 +40,6 @@ func (ch *Change) handBackJoin(m *Member) bool {
 
 // handBackPull: during a barrier every classic Heartbeat is told to rejoin.
 func (ch *Change) handBackPull() bool {
-	hb := ch.G.Mem.HandBack
-	return hb != nil && !hb.Aborted && !HasStreamsMember(ch.G)
+	hb := ch.Group.Mem.HandBack
+	return hb != nil && !hb.Aborted && !HasStreamsMember(ch.Group)
 }

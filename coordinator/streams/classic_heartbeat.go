@@ -59,7 +59,7 @@ func ValidateClassicOffsetCommit(g *Group, req OffsetCommitRequest) OffsetCommit
 // ClassicHeartbeat is the operation of a classic member's Heartbeat
 // (Coordinator.ClassicHeartbeat).
 func (ch *Change) ClassicHeartbeat(req ClassicHeartbeatRequest) error {
-	g := ch.G
+	g := ch.Group
 	m, err := classicMember(g, req.GroupID, req.MemberID, req.InstanceID)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func (ch *Change) ClassicHeartbeat(req ClassicHeartbeatRequest) error {
 // ClassicLeaveGroup is the operation of a classic LeaveGroup
 // (Coordinator.ClassicLeaveGroup).
 func (ch *Change) ClassicLeaveGroup(groupID string, members []ClassicLeaveMember) ([]error, error) {
-	g := ch.G
+	g := ch.Group
 	if g == nil || len(g.Members) == 0 {
 		return nil, ErrClassicNotServed
 	}

@@ -138,7 +138,7 @@ func classicTaskTopology(topo *ConfiguredTopology) *classicstreams.TaskTopology 
 // (Coordinator.ClassicJoinGroup): a streams heartbeat of the member,
 // answered with the member epoch as the generation.
 func (ch *Change) ClassicJoinGroup(req ClassicJoinRequest) ClassicJoinResult {
-	g := ch.G
+	g := ch.Group
 	if g == nil || g.Topology == nil || len(g.Members) == 0 {
 		return ClassicJoinResult{Err: ErrClassicNotServed}
 	}

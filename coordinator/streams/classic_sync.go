@@ -43,10 +43,10 @@ const (
 // configuredOrNil returns the group's configured topology, computing it if
 // the metadata moved; nil if that fails.
 func (ch *Change) configuredOrNil() *ConfiguredTopology {
-	if ch.G.Topology == nil {
+	if ch.Group.Topology == nil {
 		return nil
 	}
-	c, _, err := ch.configureTopology(ch.G.Topology)
+	c, _, err := ch.configureTopology(ch.Group.Topology)
 	if err != nil {
 		return nil
 	}
@@ -175,7 +175,7 @@ func optString(s *string) string {
 // ClassicSyncGroup is the operation of a classic member's SyncGroup
 // (Coordinator.ClassicSyncGroup): its current assignment, as AssignmentInfo.
 func (ch *Change) ClassicSyncGroup(req ClassicSyncRequest) ClassicSyncResult {
-	g := ch.G
+	g := ch.Group
 	m, err := classicMember(g, req.GroupID, req.MemberID, req.InstanceID)
 	if err != nil {
 		return ClassicSyncResult{Err: err}

@@ -159,14 +159,14 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 	fail := func(code *kerr.Error, format string, args ...any) *kmsg.StreamsGroupHeartbeatResponse {
 		return HeartbeatError(first, Errorf(code, format, args...))
 	}
-	if ch.G != nil {
+	if ch.Group != nil {
 		return fail(kerr.GroupIDNotFound, "Group %s is already a streams group here; it cannot be taken over.", state.GroupID), 0
 	}
 	if first.MemberEpoch != 0 || first.Topology == nil || first.Group != state.GroupID {
 		return fail(kerr.InvalidRequest, "A takeover runs the first join (epoch 0, with a topology) of group %s.", state.GroupID), 0
 	}
 	g := newGroup(state.GroupID)
-	ch.G, ch.Created = g, true
+	ch.Group, ch.Created = g, true
 	topo := TopologyFromRequest(first.Topology)
 	configured, _, err := ch.configureTopology(&topo)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 // members, target metadata, members, group metadata, topology; then the
 // ownership with ownership set.
 func (ch *Change) TombstoneGroup(ownership bool) {
-	g := ch.G
+	g := ch.Group
 	ids := SortedMemberIDs(g)
 	for _, id := range ids {
 		ch.emit(newCurrentAssignmentTombstone(g.ID, id))

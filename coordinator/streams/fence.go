@@ -15,7 +15,7 @@ func (ch *Change) fenceMember(m *Member, reason string) {
 // assignment and metadata, and a group epoch bump (why is its reason). The
 // new target is computed by the next heartbeat.
 func (ch *Change) removeMember(m *Member, why string) {
-	g := ch.G
+	g := ch.Group
 	ch.tombstoneMember(m.ID)
 	epoch := ch.bumpGroupEpoch(m.ID, GroupMetadataValue{
 		MetadataHash:           g.MetadataHash,
@@ -37,9 +37,9 @@ func (ch *Change) removeMember(m *Member, why string) {
 // bumpGroupEpoch writes the group's next epoch with v's other fields and
 // logs it with why (the bump* reasons); it returns the new epoch.
 func (ch *Change) bumpGroupEpoch(memberID string, v GroupMetadataValue, why []string) int32 {
-	previous := ch.G.GroupEpoch
+	previous := ch.Group.GroupEpoch
 	v.Epoch = previous + 1
-	ch.emit(newGroupEpochRecord(ch.G.ID, &v))
+	ch.emit(newGroupEpochRecord(ch.Group.ID, &v))
 	ch.logEpochBump(memberID, previous, &v, why)
 	return v.Epoch
 }
@@ -60,7 +60,7 @@ func (ch *Change) removeClassic(m *Member, why string) {
 // tombstoneMember deletes a member's records: current assignment, target,
 // metadata (Kafka's order).
 func (ch *Change) tombstoneMember(memberID string) {
-	ch.emit(newCurrentAssignmentTombstone(ch.G.ID, memberID))
-	ch.emit(newTargetAssignmentTombstone(ch.G.ID, memberID))
-	ch.emit(newMemberTombstone(ch.G.ID, memberID))
+	ch.emit(newCurrentAssignmentTombstone(ch.Group.ID, memberID))
+	ch.emit(newTargetAssignmentTombstone(ch.Group.ID, memberID))
+	ch.emit(newMemberTombstone(ch.Group.ID, memberID))
 }

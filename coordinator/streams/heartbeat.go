@@ -102,18 +102,18 @@ type streamsHeartbeat struct {
 // ownership claim waiting for it), any other heartbeat needs it.
 func (hb *streamsHeartbeat) getOrCreateGroup() error {
 	ch, req := hb.ch, hb.req
-	if ch.G == nil {
+	if ch.Group == nil {
 		if !hb.joining {
 			return Errorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
 		}
-		ch.G = newGroup(req.Group)
+		ch.Group = newGroup(req.Group)
 		hb.created = true
 		ch.Created = true
 		if v := ch.takeClaim(); v != nil {
-			ch.emit(newOwnershipRecord(ch.G.ID, v))
+			ch.emit(newOwnershipRecord(ch.Group.ID, v))
 		}
 	}
-	hb.wasEmpty = len(ch.G.Members) == 0
+	hb.wasEmpty = len(ch.Group.Members) == 0
 	return nil
 }
 
@@ -122,7 +122,7 @@ func (hb *streamsHeartbeat) getOrCreateGroup() error {
 // the member, or the released static member a join replaces; a new member
 // is created in writeMember.
 func (hb *streamsHeartbeat) getOrCreateMember() error {
-	ch, req, g := hb.ch, hb.req, hb.ch.G
+	ch, req, g := hb.ch, hb.req, hb.ch.Group
 	if req.InstanceID != nil {
 		hb.instanceID = *req.InstanceID
 	}
@@ -185,7 +185,7 @@ func (hb *streamsHeartbeat) updateMemberMetadata() error {
 // written, and its topic configuration, computed in memory (starting the
 // creation of missing internal topics).
 func (hb *streamsHeartbeat) checkTopology() error {
-	ch, req, g := hb.ch, hb.req, hb.ch.G
+	ch, req, g := hb.ch, hb.req, hb.ch.Group
 	hb.topo = g.Topology
 	if req.Topology != nil {
 		hb.reqTopo = TopologyFromRequest(req.Topology)
@@ -220,7 +220,7 @@ func (hb *streamsHeartbeat) checkTopology() error {
 // every reason for a new group epoch (Kafka's
 // hasStreamsMemberMetadataChanged and the topology and metadata checks).
 func (hb *streamsHeartbeat) writeMember() {
-	ch, req, g := hb.ch, hb.req, hb.ch.G
+	ch, req, g := hb.ch, hb.req, hb.ch.Group
 	switch {
 	case hb.replaced != nil:
 		hb.m = ch.replaceStaticMember(hb.replaced, req.MemberID)
@@ -252,8 +252,8 @@ func (hb *streamsHeartbeat) writeMember() {
 		hb.bump = append(hb.bump, bumpTopologyValidated)
 	}
 	hb.assignmentConfigs = g.LastAssignmentConfigs
-	if !ch.Cfg.sameAssignmentConfigs(hb.assignmentConfigs) {
-		hb.assignmentConfigs = ch.Cfg.AssignmentConfigs()
+	if !ch.Config.sameAssignmentConfigs(hb.assignmentConfigs) {
+		hb.assignmentConfigs = ch.Config.AssignmentConfigs()
 		hb.bump = append(hb.bump, bumpAssignmentConfigs)
 	}
 	if req.TaskOffsets != nil {
@@ -277,8 +277,8 @@ func (hb *streamsHeartbeat) maybeBumpGroupEpoch() {
 		ValidatedTopologyEpoch: hb.validatedEpoch,
 		LastAssignmentConfigs:  hb.assignmentConfigs,
 	}, hb.bump)
-	if hb.wasEmpty && ch.Cfg.InitialRebalanceDelay > 0 && !ch.hasTimer(initialDelayTimerKey) {
-		ch.schedule(initialDelayTimerKey, ch.Cfg.InitialRebalanceDelay, func(f *Change) {
+	if hb.wasEmpty && ch.Config.InitialRebalanceDelay > 0 && !ch.hasTimer(initialDelayTimerKey) {
+		ch.schedule(initialDelayTimerKey, ch.Config.InitialRebalanceDelay, func(f *Change) {
 			f.maybeComputeTargetAssignment()
 		})
 	}
@@ -289,7 +289,7 @@ func (hb *streamsHeartbeat) maybeBumpGroupEpoch() {
 // assignment epoch, unless the initial delay or the assignment interval
 // holds it back.
 func (hb *streamsHeartbeat) updateTargetAssignment() error {
-	ch, g := hb.ch, hb.ch.G
+	ch, g := hb.ch, hb.ch.Group
 	if hb.meta.TopologyEpoch < hb.topo.Epoch {
 		hb.statuses = append(hb.statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
 			StatusCode:   StatusStaleTopology,
@@ -330,7 +330,7 @@ func (hb *streamsHeartbeat) updateTargetAssignment() error {
 // current assignment (current_assignment.go) and its rebalance timer while
 // it revokes.
 func (hb *streamsHeartbeat) maybeReconcile() error {
-	ch, req, g, m := hb.ch, hb.req, hb.ch.G, hb.m
+	ch, req, g, m := hb.ch, hb.req, hb.ch.Group, hb.m
 	var owned *TaskSets
 	if req.ActiveTasks != nil && req.StandbyTasks != nil && req.WarmupTasks != nil {
 		owned = &TaskSets{Active: TasksFromKmsg(req.ActiveTasks), Standby: TasksFromKmsg(req.StandbyTasks), Warmup: TasksFromKmsg(req.WarmupTasks)}
@@ -361,7 +361,7 @@ func (hb *streamsHeartbeat) maybeReconcile() error {
 // first shutdown request, and the endpoint epoch peers learn a new
 // endpoint map through.
 func (hb *streamsHeartbeat) updateSession() {
-	ch, g, m := hb.ch, hb.ch.G, hb.m
+	ch, g, m := hb.ch, hb.ch.Group, hb.m
 	ch.ScheduleSession(m.ID)
 	if hb.req.ShutdownApplication && g.Mem.shutdownRequester == "" {
 		g.Mem.shutdownRequester = m.ID // the first requester is reported
@@ -377,7 +377,7 @@ func (hb *streamsHeartbeat) updateSession() {
 // buildResponse is the rest of step 11: epochs, intervals, statuses, the
 // tasks when they changed, and the endpoint map when the member's is old.
 func (hb *streamsHeartbeat) buildResponse(resp *kmsg.StreamsGroupHeartbeatResponse) {
-	ch, req, g := hb.ch, hb.req, hb.ch.G
+	ch, req, g := hb.ch, hb.req, hb.ch.Group
 	resp.MemberID = hb.m.ID
 	resp.MemberEpoch = hb.next.MemberEpoch
 	ch.fillIntervals(resp)
@@ -392,7 +392,7 @@ func (hb *streamsHeartbeat) buildResponse(resp *kmsg.StreamsGroupHeartbeatRespon
 		})
 	}
 	if req.Version >= 1 {
-		if missing := missingClientTags(ch.Cfg.RackAwareAssignmentTags, hb.meta.ClientTags); len(missing) > 0 {
+		if missing := missingClientTags(ch.Config.RackAwareAssignmentTags, hb.meta.ClientTags); len(missing) > 0 {
 			statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
 				StatusCode:   StatusMissingClientTags,
 				StatusDetail: fmt.Sprintf("Client tags missing for rack-aware assignment: %s", strings.Join(missing, ", ")),
@@ -416,7 +416,7 @@ func (hb *streamsHeartbeat) buildResponse(resp *kmsg.StreamsGroupHeartbeatRespon
 }
 
 func (ch *Change) fillIntervals(resp *kmsg.StreamsGroupHeartbeatResponse) {
-	resp.HeartbeatIntervalMillis = int32(ch.Cfg.HeartbeatInterval.Milliseconds())
-	resp.TaskOffsetIntervalMillis = int32(ch.Cfg.TaskOffsetInterval.Milliseconds())
-	resp.AcceptableRecoveryLag = ch.Cfg.AcceptableRecoveryLag
+	resp.HeartbeatIntervalMillis = int32(ch.Config.HeartbeatInterval.Milliseconds())
+	resp.TaskOffsetIntervalMillis = int32(ch.Config.TaskOffsetInterval.Milliseconds())
+	resp.AcceptableRecoveryLag = ch.Config.AcceptableRecoveryLag
 }

@@ -16,7 +16,7 @@ type ClientInfo struct {
 
 func (ch *Change) checkGroupSize(memberID string) error {
 	max := ch.MaxGroupSize
-	if max > 0 && len(ch.G.Members) >= max && ch.G.Members[memberID] == nil {
+	if max > 0 && len(ch.Group.Members) >= max && ch.Group.Members[memberID] == nil {
 		return Errorf(kerr.GroupMaxSizeReached, "The streams group has reached its maximum capacity of %d members.", max)
 	}
 	return nil
@@ -141,7 +141,7 @@ func sameEpochs(a, b *CurrentMemberAssignmentValue) bool {
 // as it was, its target, its current assignment at epoch 0). The caller then
 // writes the updated metadata if the request changed it.
 func (ch *Change) replaceStaticMember(old *Member, memberID string) *Member {
-	g := ch.G
+	g := ch.Group
 	target := g.Target[old.ID]
 	cur := *old.CurrentAssignment()
 	meta := old.Meta
@@ -202,7 +202,7 @@ func missingClientTags(required []string, tags []KeyValue) []string {
 func (ch *Change) classicMetadata(m *Member, meta *MemberMetadataValue) (*MemberMetadataValue, error) {
 	if ch.Classic == nil {
 		if m != nil && m.IsClassic() {
-			return nil, Errorf(kerr.UnknownMemberID, "Member %s of group %s uses the classic protocol.", m.ID, ch.G.ID)
+			return nil, Errorf(kerr.UnknownMemberID, "Member %s of group %s uses the classic protocol.", m.ID, ch.Group.ID)
 		}
 		return meta, nil
 	}
@@ -210,6 +210,6 @@ func (ch *Change) classicMetadata(m *Member, meta *MemberMetadataValue) (*Member
 	c := *ch.Classic
 	v.Classic = &c
 	// A classic member runs the group's topology; it never sends one.
-	v.TopologyEpoch = ch.G.TopologyEpoch()
+	v.TopologyEpoch = ch.Group.TopologyEpoch()
 	return &v, nil
 }

@@ -8,7 +8,7 @@ import (
 // Leave handles member epochs -1 (leave) and -2 (static member leaving for
 // now, to come back with the same instance id).
 func (ch *Change) Leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) error {
-	g := ch.G
+	g := ch.Group
 	if g == nil {
 		return Errorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
 	}
@@ -53,7 +53,7 @@ func (ch *Change) releaseStatic(m *Member) {
 	cur.MemberEpoch = leaveGroupStaticMemberEpoch
 	cur.PendingRevocation = TaskSets{}
 	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
-	ch.emit(newCurrentAssignmentRecord(ch.G.ID, m.ID, &cur))
+	ch.emit(newCurrentAssignmentRecord(ch.Group.ID, m.ID, &cur))
 	ch.Cancel(RebalanceTimerKey(m.ID))
 	ch.Cancel(classicSyncTimerKey(m.ID))
 	ch.Cancel(ClassicJoinTimerKey(m.ID))

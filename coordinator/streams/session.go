@@ -13,17 +13,17 @@ import (
 // sessionTimeout is the member's own session timeout for a classic member
 // (from its JoinGroup), the group's otherwise.
 func (ch *Change) sessionTimeout(memberID string) time.Duration {
-	if m := ch.G.Members[memberID]; m != nil && m.IsClassic() {
+	if m := ch.Group.Members[memberID]; m != nil && m.IsClassic() {
 		return time.Duration(m.Meta.Classic.SessionTimeoutMs) * time.Millisecond
 	}
-	return ch.Cfg.SessionTimeout
+	return ch.Config.SessionTimeout
 }
 
 // ScheduleSession (re)arms a member's session timer: when it expires the
 // member is fenced as if it had left.
 func (ch *Change) ScheduleSession(memberID string) {
 	ch.schedule(sessionTimerKey(memberID), ch.sessionTimeout(memberID), func(f *Change) {
-		if m := f.G.Members[memberID]; m != nil {
+		if m := f.Group.Members[memberID]; m != nil {
 			f.fenceMember(m, SessionExpiredReason)
 		}
 	})
@@ -36,13 +36,13 @@ const SessionExpiredReason = "the member session expired"
 // revoking at: if it still has not revoked when the timer fires, it is fenced.
 func (ch *Change) ScheduleRebalance(memberID string, epoch int32, timeout time.Duration) {
 	ch.schedule(RebalanceTimerKey(memberID), timeout, func(f *Change) {
-		switch m := f.G.Members[memberID]; {
+		switch m := f.Group.Members[memberID]; {
 		case m == nil:
-			f.logDebug(memberID).Msgf("[GroupId %s] Could not fence %s because the member does not exist.", f.G.ID, memberID)
+			f.logDebug(memberID).Msgf("[GroupId %s] Could not fence %s because the member does not exist.", f.Group.ID, memberID)
 		case m.CurrentAssignment().State == MemberUnrevokedTasks && m.MemberEpoch() == epoch:
 			f.fenceMember(m, fmt.Sprintf("it failed to transition from epoch %d within %dms", epoch, timeout.Milliseconds()))
 		default:
-			f.logDebug(memberID).Msgf("[GroupId %s] Ignoring rebalance timeout for %s because the member is not in epoch %d anymore.", f.G.ID, memberID, epoch)
+			f.logDebug(memberID).Msgf("[GroupId %s] Ignoring rebalance timeout for %s because the member is not in epoch %d anymore.", f.Group.ID, memberID, epoch)
 		}
 	})
 }
@@ -59,7 +59,7 @@ func RebalanceTimeout(m *Member) time.Duration {
 // scheduleSession's does, and the member's next request re-arms it in full.
 func (ch *Change) scheduleCarriedSession(memberID string, left time.Duration) {
 	ch.schedule(sessionTimerKey(memberID), left, func(f *Change) {
-		if m := f.G.Members[memberID]; m != nil {
+		if m := f.Group.Members[memberID]; m != nil {
 			f.fenceMember(m, SessionExpiredReason)
 		}
 	})
@@ -77,8 +77,8 @@ const (
 func (ch *Change) scheduleClassicTimeout(key TimerKey, m *Member, reason string, still func(*Group, *Member) bool) {
 	id, epoch := m.ID, m.MemberEpoch()
 	ch.schedule(key, RebalanceTimeout(m), func(f *Change) {
-		cur := f.G.Members[id]
-		if cur != nil && cur.MemberEpoch() == epoch && (still == nil || still(f.G, cur)) {
+		cur := f.Group.Members[id]
+		if cur != nil && cur.MemberEpoch() == epoch && (still == nil || still(f.Group, cur)) {
 			f.fenceClassic(cur, reason)
 		}
 	})

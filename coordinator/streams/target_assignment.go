@@ -14,7 +14,7 @@ import (
 // member whose target changed, then the assignment metadata. A topology that
 // is not ready gives every member an empty target.
 func (ch *Change) computeTargetAssignment() error {
-	g := ch.G
+	g := ch.Group
 	configured := g.Mem.Configured
 	ids := make([]string, 0, len(g.Members))
 	for id := range g.Members {
@@ -26,9 +26,9 @@ func (ch *Change) computeTargetAssignment() error {
 		spec := assignor.GroupSpec{
 			Members: make(map[string]assignor.MemberSpec, len(ids)),
 			Configs: map[string]string{
-				"num.standby.replicas":    strconv.Itoa(ch.Cfg.NumStandbyReplicas),
-				"num.warmup.replicas":     strconv.Itoa(ch.Cfg.NumWarmupReplicas),
-				"acceptable.recovery.lag": strconv.FormatInt(ch.Cfg.AcceptableRecoveryLag, 10),
+				"num.standby.replicas":    strconv.Itoa(ch.Config.NumStandbyReplicas),
+				"num.warmup.replicas":     strconv.Itoa(ch.Config.NumWarmupReplicas),
+				"acceptable.recovery.lag": strconv.FormatInt(ch.Config.AcceptableRecoveryLag, 10),
 			},
 		}
 		for _, id := range ids {

@@ -5,11 +5,11 @@ import "time"
 // assignmentIntervalRunning reports whether the last target assignment is
 // younger than streams.assignment.interval.ms.
 func (ch *Change) assignmentIntervalRunning() bool {
-	iv := ch.Cfg.AssignmentInterval
-	if iv <= 0 || ch.G.AssignmentTimestamp == 0 {
+	iv := ch.Config.AssignmentInterval
+	if iv <= 0 || ch.Group.AssignmentTimestamp == 0 {
 		return false
 	}
-	return ch.Now.Before(time.UnixMilli(ch.G.AssignmentTimestamp).Add(iv))
+	return ch.Now.Before(time.UnixMilli(ch.Group.AssignmentTimestamp).Add(iv))
 }
 
 // scheduleAssignmentInterval computes the delayed target assignment when the
@@ -18,7 +18,7 @@ func (ch *Change) scheduleAssignmentInterval() {
 	if ch.hasTimer(assignmentIntervalTimerKey) {
 		return
 	}
-	d := time.UnixMilli(ch.G.AssignmentTimestamp).Add(ch.Cfg.AssignmentInterval).Sub(ch.Now)
+	d := time.UnixMilli(ch.Group.AssignmentTimestamp).Add(ch.Config.AssignmentInterval).Sub(ch.Now)
 	ch.schedule(assignmentIntervalTimerKey, d, func(f *Change) {
 		f.maybeComputeTargetAssignment()
 	})
@@ -27,7 +27,7 @@ func (ch *Change) scheduleAssignmentInterval() {
 // maybeComputeTargetAssignment is the timers' work: compute the target if
 // the group has members and its assignment is behind.
 func (ch *Change) maybeComputeTargetAssignment() {
-	g := ch.G
+	g := ch.Group
 	if len(g.Members) == 0 || g.AssignmentEpoch >= g.GroupEpoch || g.Topology == nil {
 		return
 	}

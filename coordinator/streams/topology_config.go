@@ -13,7 +13,7 @@ import (
 // when the topology or the metadata image changed, and starts the creation
 // of missing internal topics. It also returns the metadata hash.
 func (ch *Change) configureTopology(topo *topology.Topology) (*ConfiguredTopology, uint64, error) {
-	g := ch.G
+	g := ch.Group
 	img := ch.Image
 	mem := &g.Mem
 	if mem.Configured == nil || mem.ConfiguredFor != topo || mem.ConfiguredVersion != img.Version() {
@@ -39,7 +39,7 @@ func (ch *Change) configureTopology(topo *topology.Topology) (*ConfiguredTopolog
 // topics, skipping those already being created (as Kafka does on every
 // heartbeat that finds them missing); topicsCreated takes the result.
 func (ch *Change) createInternalTopics(topics []topology.TopicToCreate) {
-	g := ch.G
+	g := ch.Group
 	if !ch.CanCreateTopics {
 		return
 	}
@@ -86,9 +86,9 @@ func (ch *Change) configurationDetail(c *ConfiguredTopology) string {
 		return detail
 	}
 	var failed []string
-	for name, e := range ch.G.Mem.topicCreationErrors {
+	for name, e := range ch.Group.Mem.topicCreationErrors {
 		if ch.Now.After(e.until) {
-			delete(ch.G.Mem.topicCreationErrors, name)
+			delete(ch.Group.Mem.topicCreationErrors, name)
 			continue
 		}
 		failed = append(failed, fmt.Sprintf("%s (%s)", name, e.Msg))
