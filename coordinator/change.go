@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -128,8 +129,14 @@ func (c *Coordinator) writeLog(e *streams.LogEntry) {
 			ev = ev.Int64(f.Key, v)
 		case uint64:
 			ev = ev.Uint64(f.Key, v)
+		case time.Duration:
+			ev = ev.Dur(f.Key, v)
 		case error:
-			ev = ev.AnErr(f.Key, v)
+			if f.Key == "error" {
+				ev = ev.Err(v) // zerolog's error field, as Err names it
+			} else {
+				ev = ev.AnErr(f.Key, v)
+			}
 		default:
 			ev = ev.Interface(f.Key, v)
 		}

@@ -245,3 +245,26 @@ func TestLogClassicSyncTimeout(t *testing.T) {
 	}
 	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because "+streams.ClassicSyncTimeoutReason+"."), map[string]string{"member": "c1"})
 }
+
+// TestWriteLogAsZerolog: a log entry an operation returns is written as the
+// zerolog event with the same calls would be, field type by field type.
+func TestWriteLogAsZerolog(t *testing.T) {
+	var got, want bytes.Buffer
+	c := &Coordinator{logger: zerolog.New(&got)}
+	e := &streams.LogEntry{Level: streams.LevelInfo}
+	e.Str("group", "g").Strs("configs", []string{"a", "b"}).Int("n", 2).Int32("epoch", 3).
+		Dur("took", 1500*time.Millisecond).Err(errors.New("boom")).Msgf("[GroupId %s] %d", "g", 4)
+	c.writeLog(e)
+	wl := zerolog.New(&want)
+	wl.Info().Str("group", "g").Strs("configs", []string{"a", "b"}).Int("n", 2).Int32("epoch", 3).
+		Dur("took", 1500*time.Millisecond).Err(errors.New("boom")).Msgf("[GroupId %s] %d", "g", 4)
+	if got.String() != want.String() {
+		t.Fatalf("written\n%s\nwant\n%s", got.String(), want.String())
+	}
+	c.logger = zerolog.New(&got).Level(zerolog.InfoLevel)
+	got.Reset()
+	c.writeLog(&streams.LogEntry{Level: streams.LevelDebug, Format: "hidden"})
+	if got.Len() != 0 {
+		t.Fatalf("a debug entry under an info logger wrote %q", got.String())
+	}
+}
