@@ -179,7 +179,7 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err), 0
 	}
 
-	// The group is the proxy's from this change on (ownership.go). A
+	// The group is the proxy's from this change on (coordinator/ownership.go). A
 	// claim made for this takeover is consumed here, not by a later join.
 	own := ch.takeClaim()
 	if own == nil {

@@ -8,8 +8,7 @@ import (
 
 // GroupMemory is the part of a group's state that Kafka keeps in memory only:
 // it is not in the records and starts afresh after a failover. The group's
-// timers are its executor's (shard.timers, timers.go), as Kafka's timers are
-// the runtime's.
+// timers are the runtime's (coordinator/timers.go), as Kafka's are.
 type GroupMemory struct {
 	Configured          *ConfiguredTopology
 	ConfiguredVersion   uint64             // metadata image version it was computed from

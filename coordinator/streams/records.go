@@ -20,7 +20,7 @@ const (
 	RecordTopology                 RecordType = 23 // StreamsGroupTopology
 
 	// RecordOwnership is streamshift's own (no Kafka counterpart): the proxy
-	// serves this group (ownership.go).
+	// serves this group (coordinator/ownership.go).
 	RecordOwnership RecordType = 1000
 	// RecordGroupConfig is streamshift's own too: the group's dynamic
 	// configs (kafka-configs --entity-type groups), which Kafka keeps in its

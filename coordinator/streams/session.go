@@ -7,8 +7,8 @@ import (
 
 // The session and rebalance timers of members (Kafka's session-timeout and
 // rebalance-timeout), and the classic members' sync and join timeouts: a
-// member whose timer fires is fenced (fence.go). The timers themselves are
-// timers.go's.
+// member whose timer fires is fenced (fence.go). An operation arms them on
+// its change (change.go); the runtime runs them.
 
 // sessionTimeout is the member's own session timeout for a classic member
 // (from its JoinGroup), the group's otherwise.
