@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"sort"
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -56,46 +55,8 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 }
 
 func (c *Coordinator) describeGroup(s *shard, req *kmsg.StreamsGroupDescribeRequest) kmsg.StreamsGroupDescribeResponseGroup {
-	g := s.group
-	if g == nil {
-		return streams.DescribeError(s.id, streams.Errorf(kerr.GroupIDNotFound, "Group %s not found.", s.id))
-	}
-	out := kmsg.NewStreamsGroupDescribeResponseGroup()
-	out.Group = g.ID
-	out.State = g.State().String()
-	out.Epoch = g.GroupEpoch
-	out.AssignmentEpoch = g.AssignmentEpoch
-	if req.Version >= 1 {
-		name := c.assignor.Name()
-		out.AssignorName = &name
-		out.TopologyDescriptionStatus = streams.TopologyDescriptionNotRequested
-		if req.IncludeTopologyDescription {
-			// Topology descriptions (API 93) are not stored by streamshift.
-			out.TopologyDescriptionStatus = streams.TopologyDescriptionNotStored
-		}
-	}
-	if g.Topology != nil {
-		out.Topology = streams.DescribeTopology(g.Topology, c.describeConfigured(g))
-	}
-	ids := make([]string, 0, len(g.Members))
-	for id := range g.Members {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	out.Members = make([]kmsg.StreamsGroupDescribeResponseGroupMember, 0, len(ids))
-	for _, id := range ids {
-		out.Members = append(out.Members, streams.DescribeMember(g, g.Members[id]))
-	}
+	ch := c.newChange(s)
+	out := ch.DescribeGroup(req)
+	c.finish(s, ch) // it only reads
 	return out
-}
-
-// describeConfigured returns the configured topology for a describe,
-// computing it (in memory, without creating topics) if it is stale.
-func (c *Coordinator) describeConfigured(g *streams.Group) *streams.ConfiguredTopology {
-	img := c.metadata.Image()
-	mem := &g.Mem
-	if mem.Configured == nil || mem.ConfiguredFor != g.Topology || mem.ConfiguredVersion != img.Version() {
-		return &streams.ConfiguredTopology{ConfiguredTopology: c.configure(*g.Topology, streams.ImagePartitions(img))}
-	}
-	return mem.Configured
 }

@@ -96,7 +96,7 @@ func ClassicJoinHeartbeat(req ClassicJoinRequest, epoch int32) *kmsg.StreamsGrou
 // Standby and warm-up tasks are what the group last gave it: a classic member
 // drops a standby as soon as its assignment does, and its offset sums also
 // list state left on disk, which it does not hold as a standby.
-func classicOwnedTasks(req ClassicJoinRequest, topo *ConfiguredTopology, cur *CurrentMemberAssignmentValue) (active, standby, warmup []kmsg.TaskIDs) {
+func classicOwnedTasks(req ClassicJoinRequest, topo *configuredTopology, cur *CurrentMemberAssignmentValue) (active, standby, warmup []kmsg.TaskIDs) {
 	owned := TasksBuilder{}
 	if tt := classicTaskTopology(topo); tt != nil {
 		var tasks []classicstreams.TaskID
@@ -119,7 +119,7 @@ func classicOwnedTasks(req ClassicJoinRequest, topo *ConfiguredTopology, cur *Cu
 // classicTaskTopology is the configured topology in classicstreams' terms
 // (each subtopology's source and repartition source topics); nil when the
 // topology is not ready.
-func classicTaskTopology(topo *ConfiguredTopology) *classicstreams.TaskTopology {
+func classicTaskTopology(topo *configuredTopology) *classicstreams.TaskTopology {
 	if !topo.IsReady() {
 		return nil
 	}

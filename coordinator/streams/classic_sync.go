@@ -42,7 +42,7 @@ const (
 
 // configuredOrNil returns the group's configured topology, computing it if
 // the metadata moved; nil if that fails.
-func (ch *Change) configuredOrNil() *ConfiguredTopology {
+func (ch *Change) configuredOrNil() *configuredTopology {
 	if ch.Group.Topology == nil {
 		return nil
 	}
@@ -84,7 +84,7 @@ func classicMember(g *Group, groupID, memberID, instanceID string) (*Member, err
 // the whole group, and errCode 4 while an application shutdown is requested.
 // Tasks pending revocation are left out: their absence is what makes a
 // classic member revoke them.
-func classicAssignment(g *Group, m *Member, topo *ConfiguredTopology) (ClassicSyncResult, error) {
+func classicAssignment(g *Group, m *Member, topo *configuredTopology) (ClassicSyncResult, error) {
 	cm := m.Meta.Classic
 	cur := m.CurrentAssignment()
 	in := classicstreams.SyncAssignment{
@@ -125,7 +125,7 @@ func classicAssignment(g *Group, m *Member, topo *ConfiguredTopology) (ClassicSy
 
 // configuredCounts gives the partition counts of the configured topology's
 // input topics.
-func configuredCounts(topo *ConfiguredTopology) classicstreams.PartitionCounts {
+func configuredCounts(topo *configuredTopology) classicstreams.PartitionCounts {
 	counts := map[string]int32{}
 	if topo.IsReady() {
 		for _, s := range topo.ConfiguredSubtopologies {
@@ -142,7 +142,7 @@ func configuredCounts(topo *ConfiguredTopology) classicstreams.PartitionCounts {
 
 // classicHostMaps is the group's PartitionsByUserEndpoint as AssignmentInfo
 // host maps.
-func classicHostMaps(g *Group, topo *ConfiguredTopology) (active, standby []classicstreams.HostPartitions) {
+func classicHostMaps(g *Group, topo *configuredTopology) (active, standby []classicstreams.HostPartitions) {
 	var eps []classicstreams.EndpointPartitions
 	for _, e := range partitionsByUserEndpoint(g, topo, "") {
 		ep := classicstreams.EndpointPartitions{Endpoint: classicstreams.HostInfo{Host: e.UserEndpoint.Host, Port: int32(e.UserEndpoint.Port)}}

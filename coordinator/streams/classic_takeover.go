@@ -79,7 +79,7 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 // AssignmentInfo), all checked against the configured topology. A task
 // claimed by two members as active is an error: the classic group itself
 // would be broken.
-func importClassicMembers(state ClassicGroupState, topo *ConfiguredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
+func importClassicMembers(state ClassicGroupState, topo *configuredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
 	tt := classicTaskTopology(topo)
 	if tt == nil {
 		return nil, fmt.Errorf("the topology is not ready, the classic tasks cannot be checked")
@@ -125,7 +125,7 @@ func importClassicMembers(state ClassicGroupState, topo *ConfiguredTopology, top
 	return out, nil
 }
 
-func checkedTask(t classicstreams.TaskID, topo *ConfiguredTopology) (TaskID, error) {
+func checkedTask(t classicstreams.TaskID, topo *configuredTopology) (TaskID, error) {
 	sid := strconv.Itoa(int(t.Subtopology))
 	s := topo.SubtopologyByID(sid)
 	if t.NamedTopology != "" || s == nil || t.Partition < 0 || t.Partition >= s.NumTasks {

@@ -24,17 +24,17 @@ const (
 // (topology.Configure; tests may substitute it).
 type ConfigureFunc func(t topology.Topology, partitions topology.PartitionCounts) topology.ConfiguredTopology
 
-// ConfiguredTopology is the outcome of configuring the group's topology. It
+// configuredTopology is the outcome of configuring the group's topology. It
 // is kept in memory only and recomputed after a failover or a metadata change.
-type ConfiguredTopology struct {
+type configuredTopology struct {
 	topology.ConfiguredTopology
 }
 
-func (c *ConfiguredTopology) IsReady() bool { return c != nil && c.Ready() }
+func (c *configuredTopology) IsReady() bool { return c != nil && c.Ready() }
 
 // Status is the heartbeat status of a topology that is not ready (-1 when
 // ready or when the configuration failed the heartbeat instead).
-func (c *ConfiguredTopology) Status() int8 {
+func (c *configuredTopology) Status() int8 {
 	if c.Err == nil || !c.Err.IsStatus() {
 		return -1
 	}
@@ -42,7 +42,7 @@ func (c *ConfiguredTopology) Status() int8 {
 }
 
 // failure is the error a configuration fails the heartbeat with, or nil.
-func (c *ConfiguredTopology) failure() *CoordError { return topologyFailure(c.Err) }
+func (c *configuredTopology) failure() *CoordError { return topologyFailure(c.Err) }
 
 // topologyFailure converts a topology error that fails the heartbeat (not a
 // status) to the error answered, or returns nil.
@@ -57,7 +57,7 @@ func topologyFailure(e *topology.Error) *CoordError {
 	return &CoordError{Code: ke, Msg: e.Message}
 }
 
-func (c *ConfiguredTopology) SubtopologyByID(id string) *topology.ConfiguredSubtopology {
+func (c *configuredTopology) SubtopologyByID(id string) *topology.ConfiguredSubtopology {
 	s, ok := c.Subtopology(id)
 	if !ok {
 		return nil

@@ -1,6 +1,9 @@
 package streams
 
 import (
+	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
@@ -8,8 +11,8 @@ import (
 
 // Topology description statuses of StreamsGroupDescribe v1.
 const (
-	TopologyDescriptionNotRequested int8 = 0
-	TopologyDescriptionNotStored    int8 = 1
+	topologyDescriptionNotRequested int8 = 0
+	topologyDescriptionNotStored    int8 = 1
 )
 
 func DescribeError(id string, err *CoordError) kmsg.StreamsGroupDescribeResponseGroup {
@@ -21,9 +24,9 @@ func DescribeError(id string, err *CoordError) kmsg.StreamsGroupDescribeResponse
 	return g
 }
 
-// DescribeTopology reports the configured subtopologies (with decided
+// describeTopology reports the configured subtopologies (with decided
 // partition counts) when the topology is ready, else the stored one.
-func DescribeTopology(t *topology.Topology, cfgd *ConfiguredTopology) *kmsg.StreamsGroupDescribeResponseGroupTopology {
+func describeTopology(t *topology.Topology, cfgd *configuredTopology) *kmsg.StreamsGroupDescribeResponseGroupTopology {
 	out := &kmsg.StreamsGroupDescribeResponseGroupTopology{Epoch: t.Epoch, Subtopologies: []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{}}
 	if cfgd.IsReady() {
 		for _, s := range cfgd.ConfiguredSubtopologies {
@@ -73,7 +76,7 @@ func topicConfigs(in []topology.Config) []kmsg.TopicInfoConfig {
 	return out
 }
 
-func DescribeMember(g *Group, m *Member) kmsg.StreamsGroupDescribeResponseGroupMember {
+func describeMember(g *Group, m *Member) kmsg.StreamsGroupDescribeResponseGroupMember {
 	out := kmsg.NewStreamsGroupDescribeResponseGroupMember()
 	out.MemberID = m.ID
 	cur := m.CurrentAssignment()
@@ -115,4 +118,51 @@ func streamsAssignment(t TaskSets) kmsg.StreamsAssignment {
 		StandbyTasks: TasksToKmsg(t.Standby),
 		WarmupTasks:  TasksToKmsg(t.Warmup),
 	}
+}
+
+// DescribeGroup is the operation of StreamsGroupDescribe for one group
+// (Coordinator.StreamsGroupDescribe): it only reads.
+func (ch *Change) DescribeGroup(req *kmsg.StreamsGroupDescribeRequest) kmsg.StreamsGroupDescribeResponseGroup {
+	g := ch.Group
+	if g == nil {
+		return DescribeError(ch.GroupID, Errorf(kerr.GroupIDNotFound, "Group %s not found.", ch.GroupID))
+	}
+	out := kmsg.NewStreamsGroupDescribeResponseGroup()
+	out.Group = g.ID
+	out.State = g.State().String()
+	out.Epoch = g.GroupEpoch
+	out.AssignmentEpoch = g.AssignmentEpoch
+	if req.Version >= 1 {
+		name := ch.Assignor.Name()
+		out.AssignorName = &name
+		out.TopologyDescriptionStatus = topologyDescriptionNotRequested
+		if req.IncludeTopologyDescription {
+			// Topology descriptions (API 93) are not stored by streamshift.
+			out.TopologyDescriptionStatus = topologyDescriptionNotStored
+		}
+	}
+	if g.Topology != nil {
+		out.Topology = describeTopology(g.Topology, ch.describeConfigured())
+	}
+	ids := make([]string, 0, len(g.Members))
+	for id := range g.Members {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out.Members = make([]kmsg.StreamsGroupDescribeResponseGroupMember, 0, len(ids))
+	for _, id := range ids {
+		out.Members = append(out.Members, describeMember(g, g.Members[id]))
+	}
+	return out
+}
+
+// describeConfigured returns the configured topology for a describe,
+// computing it (in memory, without creating topics) if it is stale.
+func (ch *Change) describeConfigured() *configuredTopology {
+	g, img := ch.Group, ch.Image
+	mem := &g.Mem
+	if mem.configured == nil || mem.configuredFor != g.Topology || mem.configuredVersion != img.Version() {
+		return &configuredTopology{ConfiguredTopology: ch.Configure(*g.Topology, imagePartitions(img))}
+	}
+	return mem.configured
 }

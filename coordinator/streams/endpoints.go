@@ -13,7 +13,7 @@ import (
 // and separately of its standby and warm-up tasks. Task p maps to partition p
 // of every such topic that has more than p partitions.
 // The requesting member comes last, the others in member id order.
-func partitionsByUserEndpoint(g *Group, c *ConfiguredTopology, self string) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
+func partitionsByUserEndpoint(g *Group, c *configuredTopology, self string) []kmsg.StreamsGroupHeartbeatResponsePartitionsByUserEndpoint {
 	ids := make([]string, 0, len(g.Members))
 	for id, m := range g.Members {
 		if id != self && m.Meta != nil && m.Meta.UserEndpoint != nil {
@@ -52,7 +52,7 @@ type topicPartitionList struct {
 	partitions []int32
 }
 
-func taskPartitions(c *ConfiguredTopology, tasks Tasks) []topicPartitionList {
+func taskPartitions(c *configuredTopology, tasks Tasks) []topicPartitionList {
 	if !c.IsReady() || len(tasks) == 0 {
 		return nil
 	}

@@ -10,10 +10,10 @@ import (
 // it is not in the records and starts afresh after a failover. The group's
 // timers are the runtime's (coordinator/timers.go), as Kafka's are.
 type GroupMemory struct {
-	Configured          *ConfiguredTopology
-	ConfiguredVersion   uint64             // metadata image version it was computed from
+	configured          *configuredTopology
+	configuredVersion   uint64             // metadata image version it was computed from
 	configuredHash      uint64             // metadata hash of the topology topics in that image
-	ConfiguredFor       *topology.Topology // the topology it was computed for
+	configuredFor       *topology.Topology // the topology it was computed for
 	EndpointEpoch       int32
 	shutdownRequester   string
 	creatingTopics      map[string]bool

@@ -82,7 +82,7 @@ type streamsHeartbeat struct {
 	topo          *topology.Topology // the group's, or the request's for a new group
 	reqTopo       topology.Topology
 	storeTopology bool
-	configured    *ConfiguredTopology
+	configured    *configuredTopology
 	hash          uint64 // the metadata hash of the topology's topics
 	// validatedEpoch is the topology epoch once it is configured, else -1.
 	validatedEpoch    int32

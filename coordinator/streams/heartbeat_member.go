@@ -169,7 +169,7 @@ func (ch *Change) replaceStaticMember(old *Member, memberID string) *Member {
 }
 
 // validateOwnedTasks rejects owned tasks outside the configured topology.
-func validateOwnedTasks(req *kmsg.StreamsGroupHeartbeatRequest, c *ConfiguredTopology) error {
+func validateOwnedTasks(req *kmsg.StreamsGroupHeartbeatRequest, c *configuredTopology) error {
 	for _, l := range [3][]kmsg.TaskIDs{req.ActiveTasks, req.StandbyTasks, req.WarmupTasks} {
 		for _, t := range l {
 			s := c.SubtopologyByID(t.SubtopologyID)

@@ -58,8 +58,8 @@ type CreatableTopic struct {
 	Configs           []KeyValue
 }
 
-// ImagePartitions adapts a metadata image to topology.PartitionCounts.
-func ImagePartitions(img MetadataImage) topology.PartitionCounts {
+// imagePartitions adapts a metadata image to topology.PartitionCounts.
+func imagePartitions(img MetadataImage) topology.PartitionCounts {
 	return func(topic string) (int32, bool) {
 		t, ok := img.Topic(topic)
 		return t.Partitions, ok

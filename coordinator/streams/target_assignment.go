@@ -15,7 +15,7 @@ import (
 // is not ready gives every member an empty target.
 func (ch *Change) computeTargetAssignment() error {
 	g := ch.Group
-	configured := g.Mem.Configured
+	configured := g.Mem.configured
 	ids := make([]string, 0, len(g.Members))
 	for id := range g.Members {
 		ids = append(ids, id)
@@ -38,7 +38,7 @@ func (ch *Change) computeTargetAssignment() error {
 		ga, err := ch.Assignor.Assign(spec, configured.ConfiguredTopology)
 		if err != nil {
 			err = fmt.Errorf("assignor %s: %w", ch.Assignor.Name(), err)
-			ch.logAt(LevelError).Err(err).Int32("epoch", g.GroupEpoch).
+			ch.logAt(levelError).Err(err).Int32("epoch", g.GroupEpoch).
 				Msgf("[GroupId %s] Failed to compute a new target assignment for epoch %d: %v.", g.ID, g.GroupEpoch, err)
 			return err
 		}

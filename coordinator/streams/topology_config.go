@@ -12,20 +12,20 @@ import (
 // configureTopology returns the group's configured topology, recomputing it
 // when the topology or the metadata image changed, and starts the creation
 // of missing internal topics. It also returns the metadata hash.
-func (ch *Change) configureTopology(topo *topology.Topology) (*ConfiguredTopology, uint64, error) {
+func (ch *Change) configureTopology(topo *topology.Topology) (*configuredTopology, uint64, error) {
 	g := ch.Group
 	img := ch.Image
 	mem := &g.Mem
-	if mem.Configured == nil || mem.ConfiguredFor != topo || mem.ConfiguredVersion != img.Version() {
-		mem.Configured = &ConfiguredTopology{ConfiguredTopology: ch.Configure(*topo, ImagePartitions(img))}
-		mem.ConfiguredFor = topo
-		mem.ConfiguredVersion = img.Version()
+	if mem.configured == nil || mem.configuredFor != topo || mem.configuredVersion != img.Version() {
+		mem.configured = &configuredTopology{ConfiguredTopology: ch.Configure(*topo, imagePartitions(img))}
+		mem.configuredFor = topo
+		mem.configuredVersion = img.Version()
 		mem.configuredHash = MetadataHash(img, requiredTopics(topo))
-		if !mem.Configured.IsReady() {
+		if !mem.configured.IsReady() {
 			ch.requestRefresh(requiredTopics(topo))
 		}
 	}
-	cfgd := mem.Configured
+	cfgd := mem.configured
 	if err := cfgd.failure(); err != nil {
 		return nil, 0, err
 	}
@@ -80,7 +80,7 @@ func TopicsCreated(g *Group, names []string, failed map[string]error, now time.T
 
 // configurationDetail is the status detail of a topology that is not ready,
 // with the topic creation errors of the last two heartbeat intervals.
-func (ch *Change) configurationDetail(c *ConfiguredTopology) string {
+func (ch *Change) configurationDetail(c *configuredTopology) string {
 	detail := c.Err.Message
 	if c.Status() != StatusMissingInternalTopics {
 		return detail
