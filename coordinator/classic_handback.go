@@ -23,20 +23,13 @@ import (
 // BeginHandBack on a barrier already up moves its onBarrier to this caller.
 func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(streams.HandBackState), done func(error)) {
 	c.run(groupID, func(s *shard) {
-		g := s.group
-		switch {
-		case g == nil || len(g.Members) == 0:
-			done(fmt.Errorf("group %s has no members to hand back: %w", groupID, kerr.GroupIDNotFound))
-		case streams.HasStreamsMember(g):
-			done(fmt.Errorf("group %s still has streams-protocol members: %w", groupID, kerr.NonEmptyGroup))
-		default:
-			if g.Mem.HandBack == nil {
-				g.Mem.HandBack = &streams.HandBack{Held: map[string]bool{}}
-			}
-			g.Mem.HandBack.OnBarrier = onBarrier
-			s.barrier = g.Mem.HandBack
-			done(nil)
+		ch := c.newChange(s)
+		hb, err := ch.BeginHandBack(onBarrier)
+		c.finish(s, ch) // it writes nothing
+		if err == nil {
+			s.barrier = hb
 		}
+		done(err)
 	}, func(e *streams.CoordError) { done(e) })
 }
 
@@ -50,17 +43,9 @@ func (c *Coordinator) HandBack(groupID string, done func(streams.HandBackState))
 // ClassicJoinGroup, where they are served by the streams group.
 func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 	c.run(groupID, func(s *shard) {
-		if g := s.group; g != nil && g.Mem.HandBack != nil {
-			ch := c.newChange(s)
-			defer c.carryOut(s, ch)
-			for id := range g.Mem.HandBack.Held {
-				if g.Members[id] != nil {
-					ch.Cancel(streams.ClassicJoinTimerKey(id))
-					ch.ScheduleSession(id)
-				}
-			}
-			g.Mem.HandBack = nil
-		}
+		ch := c.newChange(s)
+		ch.AbortHandBack()
+		c.finish(s, ch) // it writes nothing
 		done()
 	}, func(*streams.CoordError) { done() })
 }

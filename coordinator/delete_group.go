@@ -12,18 +12,13 @@ import (
 // committed offsets stay on the upstream; deleting them is the caller's part.
 func (c *Coordinator) DeleteGroup(groupID string, done func(error)) {
 	c.run(groupID, func(s *shard) {
-		g := s.group
-		if g == nil {
-			done(kerr.GroupIDNotFound)
-			return
-		}
-		if g.State() != streams.GroupEmpty {
-			done(kerr.NonEmptyGroup)
-			return
-		}
 		ch := c.newChange(s)
-		ch.TombstoneGroup(g.Ownership != nil)
-		if err := c.commit(s, ch); err != nil {
+		if err := ch.DeleteGroup(); err != nil {
+			c.finish(s, ch) // it wrote nothing
+			done(err)
+			return
+		}
+		if err := c.finish(s, ch); err != nil {
 			done(kerr.CoordinatorNotAvailable)
 			return
 		}

@@ -109,13 +109,8 @@ func (c *Coordinator) loadGroupConfigs(records []streams.Record) ([]streams.Reco
 // timer for every member and a rebalance timer for every member revoking.
 func (c *Coordinator) onLoaded(s *shard) {
 	ch := c.newChange(s)
-	defer c.carryOut(s, ch)
-	for id, m := range s.group.Members {
-		ch.ScheduleSession(id)
-		if cur := m.CurrentAssignment(); cur.State == streams.MemberUnrevokedTasks {
-			ch.ScheduleRebalance(id, cur.MemberEpoch, streams.RebalanceTimeout(m))
-		}
-	}
+	ch.OnLoaded()
+	c.finish(s, ch) // it writes nothing
 }
 
 // logLoaded is Kafka's per-group load line, with its members at debug.

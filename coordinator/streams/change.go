@@ -74,8 +74,8 @@ func (ch *Change) schedule(key TimerKey, d time.Duration, fire func(ch *Change))
 	ch.markTimer(key, true)
 }
 
-// Cancel stops a timer of the group, if armed.
-func (ch *Change) Cancel(key TimerKey) {
+// cancel stops a timer of the group, if armed.
+func (ch *Change) cancel(key TimerKey) {
 	if !ch.hasTimer(key) {
 		return
 	}

@@ -67,13 +67,13 @@ func (ch *Change) ClassicHeartbeat(req ClassicHeartbeatRequest) error {
 	if req.Generation != m.MemberEpoch() {
 		return fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.Generation, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)
 	}
-	ch.ScheduleSession(m.ID)
+	ch.scheduleSession(m.ID)
 	if !classicMustRejoin(g, m) && !ch.handBackPull() {
 		return nil
 	}
-	if !ch.hasTimer(ClassicJoinTimerKey(m.ID)) {
+	if !ch.hasTimer(classicJoinTimerKey(m.ID)) {
 		// Fenced only if it still has a reason to rejoin by then.
-		ch.scheduleClassicTimeout(ClassicJoinTimerKey(m.ID), m, ClassicJoinTimeoutReason, func(g *Group, m *Member) bool {
+		ch.scheduleClassicTimeout(classicJoinTimerKey(m.ID), m, ClassicJoinTimeoutReason, func(g *Group, m *Member) bool {
 			return classicMustRejoin(g, m) || g.Mem.HandBack != nil
 		})
 	}

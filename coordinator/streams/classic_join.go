@@ -217,7 +217,7 @@ func (ch *Change) ClassicJoinGroup(req ClassicJoinRequest) ClassicJoinResult {
 		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.UnknownServerError)}
 	}
 	m = g.Members[resp.MemberID]
-	ch.Cancel(ClassicJoinTimerKey(m.ID))
+	ch.cancel(classicJoinTimerKey(m.ID))
 	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, ClassicSyncTimeoutReason, nil)
 	ch.Commit()
 	return ClassicJoinResult{MemberID: m.ID, Generation: resp.MemberEpoch}

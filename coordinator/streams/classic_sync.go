@@ -192,11 +192,11 @@ func (ch *Change) ClassicSyncGroup(req ClassicSyncRequest) ClassicSyncResult {
 		// reconciles towards: send it back at once.
 		return ClassicSyncResult{Err: fmt.Errorf("group %s moved to assignment epoch %d; member %s at %d must rejoin: %w", g.ID, g.AssignmentEpoch, m.ID, cur.MemberEpoch, kerr.RebalanceInProgress)}
 	}
-	ch.Cancel(classicSyncTimerKey(m.ID))
+	ch.cancel(classicSyncTimerKey(m.ID))
 	res, err := classicAssignment(g, m, ch.configuredOrNil())
 	if err != nil {
 		return ClassicSyncResult{Err: fmt.Errorf("sync %s member %s: %v: %w", g.ID, m.ID, err, kerr.UnknownServerError)}
 	}
-	ch.ScheduleSession(m.ID)
+	ch.scheduleSession(m.ID)
 	return res
 }

@@ -2,6 +2,8 @@ package streams
 
 import (
 	"sort"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // TombstoneGroup writes the records that delete the group, in Kafka's order
@@ -37,4 +39,19 @@ func SortedMemberIDs(g *Group) []string {
 	}
 	sort.Strings(ids)
 	return ids
+}
+
+// DeleteGroup is the operation of Coordinator.DeleteGroup: the tombstones of
+// an Empty group, or GROUP_ID_NOT_FOUND / NON_EMPTY_GROUP.
+func (ch *Change) DeleteGroup() error {
+	g := ch.Group
+	if g == nil {
+		return kerr.GroupIDNotFound
+	}
+	if g.State() != GroupEmpty {
+		return kerr.NonEmptyGroup
+	}
+	ch.TombstoneGroup(g.Ownership != nil)
+	ch.Commit()
+	return nil
 }

@@ -27,11 +27,11 @@ func (ch *Change) removeMember(m *Member, why string) {
 		// and the next join must not wait for the assignment interval.
 		ch.emit(newTargetAssignmentEpochRecord(g.ID, epoch, 0))
 		g.Mem.shutdownRequester = ""
-		ch.Cancel(initialDelayTimerKey)
-		ch.Cancel(assignmentIntervalTimerKey)
+		ch.cancel(initialDelayTimerKey)
+		ch.cancel(assignmentIntervalTimerKey)
 	}
-	ch.Cancel(sessionTimerKey(m.ID))
-	ch.Cancel(RebalanceTimerKey(m.ID))
+	ch.cancel(sessionTimerKey(m.ID))
+	ch.cancel(RebalanceTimerKey(m.ID))
 }
 
 // bumpGroupEpoch writes the group's next epoch with v's other fields and
@@ -53,8 +53,8 @@ func (ch *Change) fenceClassic(m *Member, reason string) {
 // removeClassic removes a classic member and its classic timers.
 func (ch *Change) removeClassic(m *Member, why string) {
 	ch.removeMember(m, why)
-	ch.Cancel(classicSyncTimerKey(m.ID))
-	ch.Cancel(ClassicJoinTimerKey(m.ID))
+	ch.cancel(classicSyncTimerKey(m.ID))
+	ch.cancel(classicJoinTimerKey(m.ID))
 }
 
 // tombstoneMember deletes a member's records: current assignment, target,

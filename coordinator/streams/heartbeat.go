@@ -348,10 +348,10 @@ func (hb *streamsHeartbeat) maybeReconcile() error {
 	}
 	if next.State == MemberUnrevokedTasks {
 		if before.State != MemberUnrevokedTasks || before.MemberEpoch != next.MemberEpoch || !ch.hasTimer(RebalanceTimerKey(m.ID)) {
-			ch.ScheduleRebalance(m.ID, next.MemberEpoch, RebalanceTimeout(m))
+			ch.scheduleRebalance(m.ID, next.MemberEpoch, RebalanceTimeout(m))
 		}
 	} else {
-		ch.Cancel(RebalanceTimerKey(m.ID))
+		ch.cancel(RebalanceTimerKey(m.ID))
 	}
 	hb.assignedChanged = next != before && (!before.Assigned.Equal(next.Assigned) || !sameEpochs(before, next))
 	return nil
@@ -362,7 +362,7 @@ func (hb *streamsHeartbeat) maybeReconcile() error {
 // endpoint map through.
 func (hb *streamsHeartbeat) updateSession() {
 	ch, g, m := hb.ch, hb.ch.Group, hb.m
-	ch.ScheduleSession(m.ID)
+	ch.scheduleSession(m.ID)
 	if hb.req.ShutdownApplication && g.Mem.shutdownRequester == "" {
 		g.Mem.shutdownRequester = m.ID // the first requester is reported
 	}

@@ -154,8 +154,8 @@ func (ch *Change) replaceStaticMember(old *Member, memberID string) *Member {
 			Msgf("[GroupId %s][MemberId %s] Static member with instance id %s re-joins the streams group using the %s protocol. Created a new member %s to replace the existing member %s.",
 				g.ID, memberID, old.InstanceID(), protocol, memberID, old.ID)
 		ch.tombstoneMember(old.ID)
-		ch.Cancel(sessionTimerKey(old.ID))
-		ch.Cancel(RebalanceTimerKey(old.ID))
+		ch.cancel(sessionTimerKey(old.ID))
+		ch.cancel(RebalanceTimerKey(old.ID))
 		ch.emit(newMemberRecord(g.ID, memberID, meta))
 		ch.emit(newTargetAssignmentRecord(g.ID, memberID, target))
 	}

@@ -54,7 +54,7 @@ func (ch *Change) releaseStatic(m *Member) {
 	cur.PendingRevocation = TaskSets{}
 	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
 	ch.emit(newCurrentAssignmentRecord(ch.Group.ID, m.ID, &cur))
-	ch.Cancel(RebalanceTimerKey(m.ID))
-	ch.Cancel(classicSyncTimerKey(m.ID))
-	ch.Cancel(ClassicJoinTimerKey(m.ID))
+	ch.cancel(RebalanceTimerKey(m.ID))
+	ch.cancel(classicSyncTimerKey(m.ID))
+	ch.cancel(classicJoinTimerKey(m.ID))
 }

@@ -19,9 +19,9 @@ func (ch *Change) sessionTimeout(memberID string) time.Duration {
 	return ch.Config.SessionTimeout
 }
 
-// ScheduleSession (re)arms a member's session timer: when it expires the
+// scheduleSession (re)arms a member's session timer: when it expires the
 // member is fenced as if it had left.
-func (ch *Change) ScheduleSession(memberID string) {
+func (ch *Change) scheduleSession(memberID string) {
 	ch.schedule(sessionTimerKey(memberID), ch.sessionTimeout(memberID), func(f *Change) {
 		if m := f.Group.Members[memberID]; m != nil {
 			f.fenceMember(m, SessionExpiredReason)
@@ -32,9 +32,9 @@ func (ch *Change) ScheduleSession(memberID string) {
 // SessionExpiredReason is Kafka's reason of a session timeout's fencing.
 const SessionExpiredReason = "the member session expired"
 
-// ScheduleRebalance arms a member's rebalance timer for the epoch it is
+// scheduleRebalance arms a member's rebalance timer for the epoch it is
 // revoking at: if it still has not revoked when the timer fires, it is fenced.
-func (ch *Change) ScheduleRebalance(memberID string, epoch int32, timeout time.Duration) {
+func (ch *Change) scheduleRebalance(memberID string, epoch int32, timeout time.Duration) {
 	ch.schedule(RebalanceTimerKey(memberID), timeout, func(f *Change) {
 		switch m := f.Group.Members[memberID]; {
 		case m == nil:
@@ -82,4 +82,16 @@ func (ch *Change) scheduleClassicTimeout(key TimerKey, m *Member, reason string,
 			f.fenceClassic(cur, reason)
 		}
 	})
+}
+
+// OnLoaded is the operation run on a group just replayed from the log
+// (Kafka's CoordinatorShard.onLoaded): a session timer for every member
+// and a rebalance timer for every member revoking. It writes nothing.
+func (ch *Change) OnLoaded() {
+	for id, m := range ch.Group.Members {
+		ch.scheduleSession(id)
+		if cur := m.CurrentAssignment(); cur.State == MemberUnrevokedTasks {
+			ch.scheduleRebalance(id, cur.MemberEpoch, RebalanceTimeout(m))
+		}
+	}
 }

@@ -66,4 +66,4 @@ const (
 
 func classicSyncTimerKey(memberID string) TimerKey { return TimerKey{classicSyncTimer, memberID} }
 
-func ClassicJoinTimerKey(memberID string) TimerKey { return TimerKey{classicJoinTimer, memberID} }
+func classicJoinTimerKey(memberID string) TimerKey { return TimerKey{classicJoinTimer, memberID} }
