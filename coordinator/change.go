@@ -32,6 +32,7 @@ func (c *Coordinator) newChange(s *shard) *streams.Change {
 		CanCreateTopics: c.creator != nil,
 		Claim:           claim,
 		Pending:         s.hasTimer,
+		Wall:            time.Now,
 		DebugWanted:     c.logger.GetLevel() <= zerolog.DebugLevel,
 	}
 }

@@ -36,7 +36,10 @@ type Change struct {
 	Claim *OwnershipValue
 	// Pending tells whether the group has a timer of a key armed when the
 	// change began.
-	Pending     func(TimerKey) bool
+	Pending func(TimerKey) bool
+	// Wall reads the wall clock, to time the assignor for its log line
+	// (Now is the coordinator's Clock, virtual in tests).
+	Wall        func() time.Time
 	DebugWanted bool // debug lines are wanted
 
 	// Effects, in the order the operation asked for them.

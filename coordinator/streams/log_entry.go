@@ -16,7 +16,7 @@ const (
 	LevelDebug logLevel = iota
 	LevelInfo
 	LevelWarn
-	levelError
+	LevelError
 )
 
 // logField is one field of an entry: a string, int, int32, int64, uint64,

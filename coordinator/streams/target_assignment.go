@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
@@ -34,15 +33,15 @@ func (ch *Change) computeTargetAssignment() error {
 		for _, id := range ids {
 			spec.Members[id] = memberSpec(g.Members[id])
 		}
-		start := time.Now()
+		start := ch.Wall()
 		ga, err := ch.Assignor.Assign(spec, configured.ConfiguredTopology)
 		if err != nil {
 			err = fmt.Errorf("assignor %s: %w", ch.Assignor.Name(), err)
-			ch.logAt(levelError).Err(err).Int32("epoch", g.GroupEpoch).
+			ch.logAt(LevelError).Err(err).Int32("epoch", g.GroupEpoch).
 				Msgf("[GroupId %s] Failed to compute a new target assignment for epoch %d: %v.", g.ID, g.GroupEpoch, err)
 			return err
 		}
-		took := time.Since(start)
+		took := ch.Wall().Sub(start)
 		ch.logAt(LevelInfo).Int32("epoch", g.GroupEpoch).Dur("took", took).
 			Msgf("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor in %dms.", g.ID, g.GroupEpoch, ch.Assignor.Name(), took.Milliseconds())
 		for _, id := range ids {
