@@ -9,19 +9,19 @@ import "time"
 // the lines read the same in both packages; its message is formatted only
 // when written.
 
-// logLevel is an entry's level, Kafka's (and zerolog's) names.
-type logLevel int8
+// LogLevel is an entry's level, Kafka's (and zerolog's) names.
+type LogLevel int8
 
 const (
-	LevelDebug logLevel = iota
+	LevelDebug LogLevel = iota
 	LevelInfo
 	LevelWarn
 	LevelError
 )
 
-// logField is one field of an entry: a string, int, int32, int64, uint64,
+// LogField is one field of an entry: a string, int, int32, int64, uint64,
 // time.Duration, []string or error (key "error").
-type logField struct {
+type LogField struct {
 	Key   string
 	Value any
 }
@@ -29,15 +29,15 @@ type logField struct {
 // LogEntry is one line to log. A nil entry (a debug line nobody wants)
 // takes every call and logs nothing.
 type LogEntry struct {
-	Level  logLevel
-	Fields []logField
+	Level  LogLevel
+	Fields []LogField
 	Format string
 	Args   []any
 }
 
 func (e *LogEntry) add(k string, v any) *LogEntry {
 	if e != nil {
-		e.Fields = append(e.Fields, logField{k, v})
+		e.Fields = append(e.Fields, LogField{k, v})
 	}
 	return e
 }

@@ -27,7 +27,7 @@ const (
 
 // logAt starts an entry of the group at level; nil for a debug line when
 // debug lines are not wanted.
-func (ch *Change) logAt(level logLevel) *LogEntry {
+func (ch *Change) logAt(level LogLevel) *LogEntry {
 	if level == LevelDebug && !ch.DebugWanted {
 		return nil
 	}
