@@ -31,7 +31,7 @@ func (c *Coordinator) newChange(s *shard) *streams.Change {
 		MaxGroupSize:    maxSize,
 		CanCreateTopics: c.creator != nil,
 		Claim:           claim,
-		Pending:         s.hasTimer,
+		Pending:         s,
 		Wall:            time.Now,
 		DebugWanted:     c.logger.GetLevel() <= zerolog.DebugLevel,
 	}
@@ -59,7 +59,7 @@ func (c *Coordinator) carryOut(s *shard, ch *streams.Change) {
 			c.armTimer(s, ch.Now, op)
 		}
 	}
-	ch.Timers, ch.Armed = nil, nil
+	ch.Timers = nil
 	for _, topics := range ch.Refresh {
 		c.metadata.RequestRefresh(topics)
 	}

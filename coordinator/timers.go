@@ -72,7 +72,8 @@ func (s *shard) cancelTimer(key streams.TimerKey) {
 	}
 }
 
-func (s *shard) hasTimer(key streams.TimerKey) bool {
+// HasTimer makes a shard the streams.ArmedTimers of its group.
+func (s *shard) HasTimer(key streams.TimerKey) bool {
 	_, ok := s.timers[key]
 	return ok
 }

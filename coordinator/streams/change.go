@@ -34,9 +34,8 @@ type Change struct {
 	// Claim is the ownership claim waiting for the join that creates the
 	// group; a change that creates the group takes it (takeClaim).
 	Claim *OwnershipValue
-	// Pending tells whether the group has a timer of a key armed when the
-	// change began.
-	Pending func(TimerKey) bool
+	// Pending are the timers the group had armed when the change began.
+	Pending ArmedTimers
 	// Wall reads the wall clock, to time the assignor for its log line
 	// (Now is the coordinator's Clock, virtual in tests).
 	Wall        func() time.Time
@@ -44,13 +43,14 @@ type Change struct {
 
 	// Effects, in the order the operation asked for them.
 	Timers     []TimerOp
-	Armed      map[TimerKey]bool // timers armed (true) or cancelled (false) by this change
 	Topics     [][]CreatableTopic
 	Refresh    [][]string
 	Logs       []*LogEntry
 	ClaimTaken *OwnershipValue
 	// Outcome is set by the operation (Commit, RollBack).
 	Outcome Outcome
+
+	timerBuf [2]TimerOp
 }
 
 // TimerOp arms (fire set) or cancels (fire nil) a timer of the group, as
@@ -73,8 +73,7 @@ func (ch *Change) emit(r Record) {
 // schedule arms (or re-arms) a timer of the group; fire runs as a change of
 // the group once d has passed. Re-arming a pending timer resets it.
 func (ch *Change) schedule(key TimerKey, d time.Duration, fire func(ch *Change)) {
-	ch.Timers = append(ch.Timers, TimerOp{Key: key, After: d, Fire: fire})
-	ch.markTimer(key, true)
+	ch.addTimerOp(TimerOp{Key: key, After: d, Fire: fire})
 }
 
 // cancel stops a timer of the group, if armed.
@@ -82,24 +81,30 @@ func (ch *Change) cancel(key TimerKey) {
 	if !ch.hasTimer(key) {
 		return
 	}
-	ch.Timers = append(ch.Timers, TimerOp{Key: key})
-	ch.markTimer(key, false)
+	ch.addTimerOp(TimerOp{Key: key})
 }
 
-func (ch *Change) markTimer(key TimerKey, armed bool) {
-	if ch.Armed == nil {
-		ch.Armed = map[TimerKey]bool{}
+func (ch *Change) addTimerOp(op TimerOp) {
+	if ch.Timers == nil {
+		ch.Timers = ch.timerBuf[:0] // most changes arm a timer or two
 	}
-	ch.Armed[key] = armed
+	ch.Timers = append(ch.Timers, op)
 }
 
 // hasTimer reports whether a timer of the key is armed, as this change
 // left it.
 func (ch *Change) hasTimer(key TimerKey) bool {
-	if armed, ok := ch.Armed[key]; ok {
-		return armed
+	for i := len(ch.Timers) - 1; i >= 0; i-- {
+		if ch.Timers[i].Key == key {
+			return ch.Timers[i].Fire != nil
+		}
 	}
-	return ch.Pending != nil && ch.Pending(key)
+	return ch.Pending != nil && ch.Pending.HasTimer(key)
+}
+
+// ArmedTimers are the timers a group has armed, as the runtime knows them.
+type ArmedTimers interface {
+	HasTimer(key TimerKey) bool
 }
 
 // takeClaim takes the ownership claim waiting for the group, if any.
