@@ -35,6 +35,9 @@
 //     group_memory.go (what Kafka keeps in memory only), replay.go,
 //     configured_topology.go, handback_state.go, errors.go (CoordError);
 //   - durable format: record_values.go (versioned values), record_codec.go;
+//     golden bytes per type and version in testdata/records
+//     (record_golden_test.go; previous_reader_test.go is the previous
+//     release's reader);
 //   - configuration: config.go, config_keys.go, group_config_defs.go,
 //     group_config_record.go, group_configs.go;
 //   - the change: change.go (inputs, effects, outcome), timer_keys.go,

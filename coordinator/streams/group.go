@@ -54,7 +54,7 @@ const (
 type Member struct {
 	ID      string
 	Meta    *MemberMetadataValue          // nil until its metadata record
-	current *CurrentMemberAssignmentValue // nil: epoch 0, STABLE, no tasks
+	Current *CurrentMemberAssignmentValue // nil: epoch 0, STABLE, no tasks
 
 	// In memory only ([4.4]): the last reported changelog offsets.
 	TaskOffsets    []kmsg.TaskOffset
@@ -64,10 +64,10 @@ type Member struct {
 var emptyCurrent = &CurrentMemberAssignmentValue{State: MemberStable}
 
 func (m *Member) CurrentAssignment() *CurrentMemberAssignmentValue {
-	if m.current == nil {
+	if m.Current == nil {
 		return emptyCurrent
 	}
-	return m.current
+	return m.Current
 }
 
 func (m *Member) MemberEpoch() int32 { return m.CurrentAssignment().MemberEpoch }

@@ -341,7 +341,7 @@ func (hb *streamsHeartbeat) maybeReconcile() error {
 		return Errorf(kerr.FencedMemberEpoch, "%v", err)
 	}
 	hb.before, hb.next = before, next
-	if next != before || m.current == nil {
+	if next != before || m.Current == nil {
 		ch.emit(newCurrentAssignmentRecord(g.ID, m.ID, next))
 		ch.logDebug(m.ID).Msgf("[GroupId %s][MemberId %s] Member's new assignment state: epoch=%d, previousEpoch=%d, state=%s, assignedTasks=%v and tasksPendingRevocation=%v.",
 			g.ID, m.ID, next.MemberEpoch, next.PreviousMemberEpoch, next.State, next.Assigned, next.PendingRevocation)

@@ -105,7 +105,7 @@ func (g *Group) Replay(r Record) error {
 			if m == nil {
 				return nil
 			}
-			g.addOwnership(m.ProcessID(), m.current, -1)
+			g.addOwnership(m.ProcessID(), m.Current, -1)
 			if id := m.InstanceID(); id != "" && g.StaticMembers[id] == m.ID {
 				delete(g.StaticMembers, id)
 			}
@@ -120,9 +120,9 @@ func (g *Group) Replay(r Record) error {
 			m = &Member{ID: r.MemberID}
 			g.Members[r.MemberID] = m
 		}
-		if old := m.ProcessID(); old != v.ProcessID && m.current != nil {
-			g.addOwnership(old, m.current, -1)
-			g.addOwnership(v.ProcessID, m.current, +1)
+		if old := m.ProcessID(); old != v.ProcessID && m.Current != nil {
+			g.addOwnership(old, m.Current, -1)
+			g.addOwnership(v.ProcessID, m.Current, +1)
 		}
 		if id := m.InstanceID(); id != "" && id != v.InstanceID && g.StaticMembers[id] == m.ID {
 			delete(g.StaticMembers, id)
@@ -136,8 +136,8 @@ func (g *Group) Replay(r Record) error {
 		m := g.Members[r.MemberID]
 		if r.Tombstone() {
 			if m != nil {
-				g.addOwnership(m.ProcessID(), m.current, -1)
-				m.current = nil
+				g.addOwnership(m.ProcessID(), m.Current, -1)
+				m.Current = nil
 			}
 			return nil
 		}
@@ -149,8 +149,8 @@ func (g *Group) Replay(r Record) error {
 			m = &Member{ID: r.MemberID}
 			g.Members[r.MemberID] = m
 		}
-		g.addOwnership(m.ProcessID(), m.current, -1)
-		m.current = v
+		g.addOwnership(m.ProcessID(), m.Current, -1)
+		m.Current = v
 		g.addOwnership(m.ProcessID(), v, +1)
 
 	default:

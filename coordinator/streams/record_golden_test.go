@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/coordinator/streams/topology"
 )
 
@@ -33,7 +32,7 @@ const goldenDir = "testdata/records"
 type goldenRecord struct {
 	version int16 // value version
 	zero    bool  // the zero value (value.vN.zero.json)
-	record  streams.Record
+	record  Record
 }
 
 func (g goldenRecord) dir() string { return filepath.Join(goldenDir, g.record.Type.String()) }
@@ -49,33 +48,33 @@ func (g goldenRecord) valueFile() string {
 // goldenRecords are the records of every type and version, full and zero.
 // Group "g" and member "m" throughout, so a type has one key file.
 func goldenRecords() []goldenRecord {
-	full := []streams.Record{
-		{Type: streams.RecordGroupMetadata, GroupID: "g", Value: &streams.GroupMetadataValue{
+	full := []Record{
+		{Type: RecordGroupMetadata, GroupID: "g", Value: &GroupMetadataValue{
 			Epoch: 5, MetadataHash: 0xfedcba9876543210, ValidatedTopologyEpoch: 2,
-			LastAssignmentConfigs: []streams.KeyValue{{Key: "num.standby.replicas", Value: "1"}},
+			LastAssignmentConfigs: []KeyValue{{Key: "num.standby.replicas", Value: "1"}},
 		}},
-		{Type: streams.RecordMemberMetadata, GroupID: "g", MemberID: "m", Value: &streams.MemberMetadataValue{
+		{Type: RecordMemberMetadata, GroupID: "g", MemberID: "m", Value: &MemberMetadataValue{
 			InstanceID: "i1", RackID: "r1", ClientID: "c1", ClientHost: "/10.0.0.1",
 			RebalanceTimeoutMs: 30000, TopologyEpoch: 2, ProcessID: "p1",
-			UserEndpoint: &streams.Endpoint{Host: "localhost", Port: 8080},
-			ClientTags:   []streams.KeyValue{{Key: "zone", Value: "a"}},
-			Classic: &streams.ClassicMemberMetadata{
+			UserEndpoint: &Endpoint{Host: "localhost", Port: 8080},
+			ClientTags:   []KeyValue{{Key: "zone", Value: "a"}},
+			Classic: &ClassicMemberMetadata{
 				SessionTimeoutMs: 45000, ConsumerProtocolVersion: 3, SubscriptionVersion: 11, LatestSupportedVersion: 12,
 			},
 		}},
-		{Type: streams.RecordTargetAssignmentMetadata, GroupID: "g", Value: &streams.TargetAssignmentMetadataValue{
+		{Type: RecordTargetAssignmentMetadata, GroupID: "g", Value: &TargetAssignmentMetadataValue{
 			AssignmentEpoch: 3, AssignmentTimestamp: 1700000000000,
 		}},
-		{Type: streams.RecordTargetAssignmentMember, GroupID: "g", MemberID: "m", Value: &streams.TargetAssignmentMemberValue{
-			Tasks: streams.TaskSets{Active: streams.Tasks{"0": {0, 1}, "1": {2}}, Standby: streams.Tasks{"0": {2}}, Warmup: streams.Tasks{"1": {0}}},
+		{Type: RecordTargetAssignmentMember, GroupID: "g", MemberID: "m", Value: &TargetAssignmentMemberValue{
+			Tasks: TaskSets{Active: Tasks{"0": {0, 1}, "1": {2}}, Standby: Tasks{"0": {2}}, Warmup: Tasks{"1": {0}}},
 		}},
-		{Type: streams.RecordCurrentMemberAssignment, GroupID: "g", MemberID: "m", Value: &streams.CurrentMemberAssignmentValue{
-			MemberEpoch: 4, PreviousMemberEpoch: 3, State: streams.MemberUnrevokedTasks,
-			Assigned:          streams.TaskSets{Active: streams.Tasks{"0": {0, 1}, "1": {2}}, Standby: streams.Tasks{"0": {2}}, Warmup: streams.Tasks{"1": {0}}},
-			ActiveEpochs:      map[streams.TaskID]int32{{Subtopology: "0", Partition: 0}: 3, {Subtopology: "0", Partition: 1}: 4, {Subtopology: "1", Partition: 2}: 4, {Subtopology: "1", Partition: 3}: 2},
-			PendingRevocation: streams.TaskSets{Active: streams.Tasks{"1": {3}}},
+		{Type: RecordCurrentMemberAssignment, GroupID: "g", MemberID: "m", Value: &CurrentMemberAssignmentValue{
+			MemberEpoch: 4, PreviousMemberEpoch: 3, State: MemberUnrevokedTasks,
+			Assigned:          TaskSets{Active: Tasks{"0": {0, 1}, "1": {2}}, Standby: Tasks{"0": {2}}, Warmup: Tasks{"1": {0}}},
+			ActiveEpochs:      map[TaskID]int32{{Subtopology: "0", Partition: 0}: 3, {Subtopology: "0", Partition: 1}: 4, {Subtopology: "1", Partition: 2}: 4, {Subtopology: "1", Partition: 3}: 2},
+			PendingRevocation: TaskSets{Active: Tasks{"1": {3}}},
 		}},
-		{Type: streams.RecordTopology, GroupID: "g", Value: &streams.TopologyValue{Topology: topology.Topology{
+		{Type: RecordTopology, GroupID: "g", Value: &TopologyValue{Topology: topology.Topology{
 			Epoch: 2,
 			Subtopologies: []topology.Subtopology{{
 				ID:                    "0",
@@ -90,22 +89,22 @@ func goldenRecords() []goldenRecord {
 				CopartitionGroups:    []topology.CopartitionGroup{{SourceTopics: []int16{0}, RepartitionSourceTopics: []int16{0}}},
 			}},
 		}}},
-		{Type: streams.RecordOwnership, GroupID: "g", Value: &streams.OwnershipValue{
-			Source: streams.OwnershipTakeover, UpstreamState: "Empty", ClaimedAtMs: 1700000000000,
+		{Type: RecordOwnership, GroupID: "g", Value: &OwnershipValue{
+			Source: OwnershipTakeover, UpstreamState: "Empty", ClaimedAtMs: 1700000000000,
 		}},
-		{Type: streams.RecordGroupConfig, GroupID: "g", Value: &streams.GroupConfigValue{
-			Configs: []streams.KeyValue{{Key: "streams.num.standby.replicas", Value: "1"}},
+		{Type: RecordGroupConfig, GroupID: "g", Value: &GroupConfigValue{
+			Configs: []KeyValue{{Key: "streams.num.standby.replicas", Value: "1"}},
 		}},
 	}
 	zero := []any{
-		&streams.GroupMetadataValue{}, &streams.MemberMetadataValue{}, &streams.TargetAssignmentMetadataValue{}, &streams.TargetAssignmentMemberValue{},
-		&streams.CurrentMemberAssignmentValue{},
+		&GroupMetadataValue{}, &MemberMetadataValue{}, &TargetAssignmentMetadataValue{}, &TargetAssignmentMemberValue{},
+		&CurrentMemberAssignmentValue{},
 		// A topology's lists hold structs: one of each at its zero value.
-		&streams.TopologyValue{Topology: topology.Topology{Subtopologies: []topology.Subtopology{{
+		&TopologyValue{Topology: topology.Topology{Subtopologies: []topology.Subtopology{{
 			RepartitionSourceTopics: []topology.TopicInfo{{Configs: []topology.Config{{}}}},
 			CopartitionGroups:       []topology.CopartitionGroup{{}},
 		}}}},
-		&streams.OwnershipValue{}, &streams.GroupConfigValue{},
+		&OwnershipValue{}, &GroupConfigValue{},
 	}
 	var out []goldenRecord
 	for i, r := range full {
@@ -151,7 +150,7 @@ func writeGoldenFile(t *testing.T, path string, b []byte) {
 func TestGoldenRecords(t *testing.T) {
 	for _, g := range goldenRecords() {
 		t.Run(filepath.Base(g.dir())+"/"+filepath.Base(g.valueFile()), func(t *testing.T) {
-			key, value, err := streams.MarshalRecord(g.record)
+			key, value, err := MarshalRecord(g.record)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +162,7 @@ func TestGoldenRecords(t *testing.T) {
 			goldenKey, goldenValue := readGolden(t, keyFile), readGolden(t, g.valueFile())
 
 			// Read: the golden bytes decode to the record.
-			got, err := streams.UnmarshalRecord(goldenKey, goldenValue)
+			got, err := UnmarshalRecord(goldenKey, goldenValue)
 			if err != nil {
 				t.Fatalf("read %s: %v", g.valueFile(), err)
 			}
@@ -171,8 +170,8 @@ func TestGoldenRecords(t *testing.T) {
 				t.Errorf("read %s:\n got %+v\nwant %+v", g.valueFile(), deepValue(got.Value), deepValue(g.record.Value))
 			}
 			// The key alone is the type's tombstone.
-			tomb, err := streams.UnmarshalRecord(goldenKey, nil)
-			if want := (streams.Record{Type: g.record.Type, GroupID: g.record.GroupID, MemberID: g.record.MemberID}); err != nil || !reflect.DeepEqual(tomb, want) {
+			tomb, err := UnmarshalRecord(goldenKey, nil)
+			if want := (Record{Type: g.record.Type, GroupID: g.record.GroupID, MemberID: g.record.MemberID}); err != nil || !reflect.DeepEqual(tomb, want) {
 				t.Fatalf("tombstone %s: %+v, %v", keyFile, tomb, err)
 			}
 
@@ -191,7 +190,7 @@ func TestGoldenRecords(t *testing.T) {
 // has its golden files, and every golden file is read by TestGoldenRecords.
 func TestGoldenRecordsCoverEveryVersion(t *testing.T) {
 	tested := map[string]bool{}
-	versions := map[streams.RecordType]map[int16]bool{}
+	versions := map[RecordType]map[int16]bool{}
 	for _, g := range goldenRecords() {
 		tested[filepath.Join(g.dir(), "key.json")] = true
 		tested[g.valueFile()] = true
@@ -200,7 +199,7 @@ func TestGoldenRecordsCoverEveryVersion(t *testing.T) {
 		}
 		versions[g.record.Type][g.version] = true
 	}
-	for typ, f := range streams.RecordValueFormats {
+	for typ, f := range RecordValueFormats {
 		for v := int16(1); v <= f.Version; v++ {
 			if !versions[typ][v] {
 				t.Errorf("%s: no golden record of value version %d", typ, v)
@@ -220,21 +219,12 @@ func TestGoldenRecordsCoverEveryVersion(t *testing.T) {
 
 // todaysRecords are records today's writer produces: the golden ones, and
 // the log of a group that two members join and one leaves (tombstones).
-func todaysRecords(t *testing.T) []streams.Record {
-	var recs []streams.Record
+func todaysRecords(t *testing.T) []Record {
+	var recs []Record
 	for _, g := range goldenRecords() {
 		recs = append(recs, g.record)
 	}
-	h := newHarness(t, nil)
-	h.md.SetTopic("foo", 4)
-	h.md.SetTopic("app-store-changelog", 4)
-	h.ok(joinReq("g", "m1", "p1", statefulTopology("foo")))
-	h.ok(joinReq("g", "m2", "p2", statefulTopology("foo")))
-	h.ok(hbReq("g", "m2", -1, nil))
-	for _, b := range h.log.batches {
-		recs = append(recs, b...)
-	}
-	return recs
+	return append(recs, runHeartbeats(t, joinRequest("m1", "p1"), joinRequest("m2", "p2"), leaveRequest("m2"))...)
 }
 
 // TestPreviousReaderReadsTodaysRecords: the previous release's reader
@@ -243,7 +233,7 @@ func todaysRecords(t *testing.T) []streams.Record {
 // can be rolled back over a log this release wrote.
 func TestPreviousReaderReadsTodaysRecords(t *testing.T) {
 	for _, r := range todaysRecords(t) {
-		key, value, err := streams.MarshalRecord(r)
+		key, value, err := MarshalRecord(r)
 		if err != nil {
 			t.Fatalf("marshal %v: %v", r, err)
 		}
@@ -270,7 +260,7 @@ func TestRecordReaderSkipsTheUnknown(t *testing.T) {
 		key := readGolden(t, filepath.Join(g.dir(), "key.json"))
 		value := readGolden(t, g.valueFile())
 		newer := append([]byte(`{"v":99,"futureField":{"nested":[1,2]},"FutureTasks":null,`), value[1:]...)
-		got, err := streams.UnmarshalRecord(key, newer)
+		got, err := UnmarshalRecord(key, newer)
 		if err != nil {
 			t.Fatalf("%s: %v", newer, err)
 		}
@@ -279,11 +269,11 @@ func TestRecordReaderSkipsTheUnknown(t *testing.T) {
 		}
 	}
 	for _, value := range [][]byte{[]byte(`{"Epoch":1,"Tasks":{"x":[1]}}`), nil} {
-		r, err := streams.UnmarshalRecord([]byte(`{"v":1,"type":1999,"group":"g","member":"m","partition":3}`), value)
-		if !errors.Is(err, streams.ErrUnknownRecordType) {
+		r, err := UnmarshalRecord([]byte(`{"v":1,"type":1999,"group":"g","member":"m","partition":3}`), value)
+		if !errors.Is(err, ErrUnknownRecordType) {
 			t.Fatalf("unknown type with value %s: %v", value, err)
 		}
-		if want := (streams.Record{Type: 1999, GroupID: "g", MemberID: "m"}); !reflect.DeepEqual(r, want) {
+		if want := (Record{Type: 1999, GroupID: "g", MemberID: "m"}); !reflect.DeepEqual(r, want) {
 			t.Fatalf("unknown type: key %+v, want %+v", r, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package coordinator
+package streams
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-
-	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // The previous release's record codec, frozen as a test fixture: what the
@@ -20,7 +18,7 @@ import (
 // a fixture of its own predecessor.
 
 type previousRecord struct {
-	Type     streams.RecordType
+	Type     RecordType
 	GroupID  string
 	MemberID string
 	Value    any
@@ -143,10 +141,10 @@ type previousGroupConfigValue struct {
 const previousRecordCodecVersion = 1
 
 type previousRecordKeyJSON struct {
-	V      int                `json:"v"`
-	Type   streams.RecordType `json:"type"`
-	Group  string             `json:"group"`
-	Member string             `json:"member,omitempty"`
+	V      int        `json:"v"`
+	Type   RecordType `json:"type"`
+	Group  string     `json:"group"`
+	Member string     `json:"member,omitempty"`
 }
 
 type previousTaskEpochJSON struct {
@@ -205,35 +203,35 @@ func previousUnmarshalRecord(key, value []byte) (previousRecord, error) {
 		return previousRecord{}, fmt.Errorf("record key: unsupported version %d", k.V)
 	}
 	r := previousRecord{Type: k.Type, GroupID: k.Group, MemberID: k.Member}
-	memberKeyed := k.Type == streams.RecordMemberMetadata || k.Type == streams.RecordTargetAssignmentMember || k.Type == streams.RecordCurrentMemberAssignment
+	memberKeyed := k.Type == RecordMemberMetadata || k.Type == RecordTargetAssignmentMember || k.Type == RecordCurrentMemberAssignment
 	if memberKeyed != (k.Member != "") {
 		return previousRecord{}, fmt.Errorf("record key: %s with member %q", k.Type, k.Member)
 	}
 	if value == nil {
 		switch k.Type {
-		case streams.RecordGroupMetadata, streams.RecordMemberMetadata, streams.RecordTargetAssignmentMetadata, streams.RecordTargetAssignmentMember, streams.RecordCurrentMemberAssignment, streams.RecordTopology, streams.RecordOwnership, streams.RecordGroupConfig:
+		case RecordGroupMetadata, RecordMemberMetadata, RecordTargetAssignmentMetadata, RecordTargetAssignmentMember, RecordCurrentMemberAssignment, RecordTopology, RecordOwnership, RecordGroupConfig:
 			return r, nil
 		}
 		return previousRecord{}, fmt.Errorf("record key: unknown type %d", k.Type)
 	}
 	var err error
 	switch k.Type {
-	case streams.RecordGroupMetadata:
+	case RecordGroupMetadata:
 		v := &previousGroupMetadataValue{}
 		err, r.Value = previousStrictUnmarshal(value, v), v
-	case streams.RecordMemberMetadata:
+	case RecordMemberMetadata:
 		v := &previousMemberMetadataValue{}
 		err, r.Value = previousStrictUnmarshal(value, v), v
-	case streams.RecordTargetAssignmentMetadata:
+	case RecordTargetAssignmentMetadata:
 		v := &previousTargetAssignmentMetadataValue{}
 		err, r.Value = previousStrictUnmarshal(value, v), v
-	case streams.RecordTargetAssignmentMember:
+	case RecordTargetAssignmentMember:
 		v := &previousTargetAssignmentMemberValue{}
 		if err = previousStrictUnmarshal(value, v); err == nil {
 			v.Tasks, err = previousCheckedTaskSets(v.Tasks)
 		}
 		r.Value = v
-	case streams.RecordCurrentMemberAssignment:
+	case RecordCurrentMemberAssignment:
 		var c previousCurrentJSON
 		if err = previousStrictUnmarshal(value, &c); err == nil {
 			v := &previousCurrentMemberAssignmentValue{MemberEpoch: c.MemberEpoch, PreviousMemberEpoch: c.PreviousMemberEpoch, State: c.State}
@@ -248,13 +246,13 @@ func previousUnmarshalRecord(key, value []byte) (previousRecord, error) {
 			}
 			r.Value = v
 		}
-	case streams.RecordTopology:
+	case RecordTopology:
 		v := &previousTopologyValue{}
 		err, r.Value = previousStrictUnmarshal(value, v), v
-	case streams.RecordOwnership:
+	case RecordOwnership:
 		v := &previousOwnershipValue{}
 		err, r.Value = previousStrictUnmarshal(value, v), v
-	case streams.RecordGroupConfig:
+	case RecordGroupConfig:
 		v := &previousGroupConfigValue{}
 		if err = previousStrictUnmarshal(value, v); err == nil {
 			err = previousCheckGroupConfigs(v)
@@ -293,19 +291,19 @@ func previousCheckedTaskSets(t previousTaskSets) (previousTaskSets, error) {
 			}
 		}
 	}
-	n := func(t previousTasks) previousTasks { return previousTasks(streams.NormalizeTasks(streams.Tasks(t))) }
+	n := func(t previousTasks) previousTasks { return previousTasks(NormalizeTasks(Tasks(t))) }
 	return previousTaskSets{n(t.Active), n(t.Standby), n(t.Warmup)}, nil
 }
 
 // previousCheckGroupConfigs is the previous GroupConfigValue.override: it
 // refused a config it did not know, checked with today's definitions.
 func previousCheckGroupConfigs(v *previousGroupConfigValue) error {
-	var c streams.GroupConfigValue
+	var c GroupConfigValue
 	for _, kv := range v.Configs {
-		if _, ok := streams.GroupConfigDefOf(kv.Key); !ok {
+		if _, ok := GroupConfigDefOf(kv.Key); !ok {
 			return fmt.Errorf("unknown group config %q", kv.Key)
 		}
-		c.Configs = append(c.Configs, streams.KeyValue(kv))
+		c.Configs = append(c.Configs, KeyValue(kv))
 	}
 	_, _, err := c.Override()
 	return err
