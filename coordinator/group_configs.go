@@ -2,10 +2,8 @@ package coordinator
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
@@ -67,7 +65,7 @@ func (c *Coordinator) AlterGroupConfigs(groupID string, alts []streams.GroupConf
 	c.configMu.Lock()
 	defer c.configMu.Unlock()
 	c.mu.Lock()
-	o, err := c.alteredGroupConfig(groupID, alts)
+	o, err := c.cfg.AlteredGroupConfig(groupID, alts)
 	c.mu.Unlock()
 	if err != nil || validateOnly {
 		return err
@@ -88,55 +86,6 @@ func (c *Coordinator) AlterGroupConfigs(groupID string, alts []streams.GroupConf
 	}
 	c.cfg.Groups = groups
 	return nil
-}
-
-// alteredGroupConfig is the group's override after alts, validated. Called
-// with c.mu held.
-func (c *Coordinator) alteredGroupConfig(groupID string, alts []streams.GroupConfigAlteration) (streams.GroupConfigOverride, *streams.ConfigError) {
-	o := c.cfg.Groups[groupID].Clone()
-	for _, a := range alts {
-		d, ok := streams.GroupConfigDefOf(a.Name)
-		if !ok {
-			return o, streams.InvalidConfig("Unknown group config name: %s", a.Name)
-		}
-		switch a.Op {
-		case kmsg.IncrementalAlterConfigOpSet:
-			if a.Value == nil {
-				return o, streams.InvalidConfig("Null value not supported for : %s", a.Name)
-			}
-			if err := d.Check(*a.Value); err != nil {
-				return o, err
-			}
-			if err := o.Set(d.Key, strings.TrimSpace(*a.Value)); err != nil {
-				return o, streams.InvalidConfig("Invalid value %s for configuration %s: %v", *a.Value, a.Name, err)
-			}
-		case kmsg.IncrementalAlterConfigOpDelete:
-			o.Unset(d.Key)
-		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if d.Type != kmsg.ConfigTypeList {
-				verb := "append"
-				if a.Op == kmsg.IncrementalAlterConfigOpSubtract {
-					verb = "subtract"
-				}
-				return o, streams.InvalidConfig("Config value %s is not allowed for config key: %s", verb, a.Name)
-			}
-			cur := c.cfg.Group(groupID).RackAwareAssignmentTags
-			if o.RackAwareAssignmentTags != nil {
-				cur = o.RackAwareAssignmentTags
-			}
-			var vals []string
-			if a.Value != nil {
-				vals = streams.ParseList(*a.Value)
-			}
-			o.RackAwareAssignmentTags = streams.AlterList(cur, vals, a.Op == kmsg.IncrementalAlterConfigOpAppend)
-		default:
-			return o, streams.InvalidConfig("Unknown alter config operation %d for %s", a.Op, a.Name)
-		}
-	}
-	if err := streams.ValidateGroupConfig(o.Apply(c.cfg.Defaults), c.cfg.ConfigBounds()); err != nil {
-		return o, err
-	}
-	return o, nil
 }
 
 // SetGroupConfig sets (or, with nil, removes) a group's overrides. The new

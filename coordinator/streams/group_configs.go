@@ -82,3 +82,52 @@ func indexOf(s []string, v string) int {
 	}
 	return -1
 }
+
+// AlteredGroupConfig is the group's override after alts, validated as Kafka
+// 4.4 validates group configs (IncrementalAlterConfigs of a GROUP resource).
+func (c Config) AlteredGroupConfig(groupID string, alts []GroupConfigAlteration) (GroupConfigOverride, *ConfigError) {
+	o := c.Groups[groupID].Clone()
+	for _, a := range alts {
+		d, ok := GroupConfigDefOf(a.Name)
+		if !ok {
+			return o, InvalidConfig("Unknown group config name: %s", a.Name)
+		}
+		switch a.Op {
+		case kmsg.IncrementalAlterConfigOpSet:
+			if a.Value == nil {
+				return o, InvalidConfig("Null value not supported for : %s", a.Name)
+			}
+			if err := d.Check(*a.Value); err != nil {
+				return o, err
+			}
+			if err := o.Set(d.Key, strings.TrimSpace(*a.Value)); err != nil {
+				return o, InvalidConfig("Invalid value %s for configuration %s: %v", *a.Value, a.Name, err)
+			}
+		case kmsg.IncrementalAlterConfigOpDelete:
+			o.Unset(d.Key)
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+			if d.Type != kmsg.ConfigTypeList {
+				verb := "append"
+				if a.Op == kmsg.IncrementalAlterConfigOpSubtract {
+					verb = "subtract"
+				}
+				return o, InvalidConfig("Config value %s is not allowed for config key: %s", verb, a.Name)
+			}
+			cur := c.Group(groupID).RackAwareAssignmentTags
+			if o.RackAwareAssignmentTags != nil {
+				cur = o.RackAwareAssignmentTags
+			}
+			var vals []string
+			if a.Value != nil {
+				vals = ParseList(*a.Value)
+			}
+			o.RackAwareAssignmentTags = AlterList(cur, vals, a.Op == kmsg.IncrementalAlterConfigOpAppend)
+		default:
+			return o, InvalidConfig("Unknown alter config operation %d for %s", a.Op, a.Name)
+		}
+	}
+	if err := ValidateGroupConfig(o.Apply(c.Defaults), c.ConfigBounds()); err != nil {
+		return o, err
+	}
+	return o, nil
+}
