@@ -2,10 +2,10 @@ package coordinator
 
 import "github.com/streamshift/streamshift/coordinator/streams"
 
-// The requests, results and errors of the coordinator's entry points are
-// the state machine's (package streams): these names keep them where the
-// callers of the entry points (route, migration, translate, upstream) find
-// them.
+// The requests, results, errors and records of the coordinator's entry
+// points are the state machine's (package streams): these names keep them
+// where the callers of the entry points (route, migration, translate,
+// upstream, config, cmd) find them.
 
 type (
 	// ClientInfo is streams.ClientInfo: the connection a request came on.
@@ -26,6 +26,17 @@ type (
 
 	GroupConfigAlteration = streams.GroupConfigAlteration
 
+	Config         = streams.Config
+	HandBackState  = streams.HandBackState
+	GroupState     = streams.GroupState
+	OwnershipValue = streams.OwnershipValue
+	KeyValue       = streams.KeyValue
+
+	// Record and its values are what a Log stores.
+	Record             = streams.Record
+	RecordType         = streams.RecordType
+	GroupMetadataValue = streams.GroupMetadataValue
+
 	// TopicMetadata, MetadataImage and CreatableTopic are what a
 	// MetadataSource and a TopicCreator deal in.
 	TopicMetadata  = streams.TopicMetadata
@@ -33,8 +44,14 @@ type (
 	CreatableTopic = streams.CreatableTopic
 )
 
-// The classic protocol of a streams group's classic members.
 const (
+	GroupEmpty                  = streams.GroupEmpty
+	RecordGroupMetadata         = streams.RecordGroupMetadata
+	RecordOwnership             = streams.RecordOwnership
+	StatusMissingInternalTopics = streams.StatusMissingInternalTopics
+	OwnershipNew                = streams.OwnershipNew
+
+	// The classic protocol of a streams group's classic members.
 	ClassicProtocolType = streams.ClassicProtocolType
 	ClassicProtocolName = streams.ClassicProtocolName
 )
@@ -44,4 +61,29 @@ var (
 	ErrClassicNotServed = streams.ErrClassicNotServed
 	// ErrHandBackHeld is streams.ErrHandBackHeld.
 	ErrHandBackHeld = streams.ErrHandBackHeld
+	// ErrUnknownRecordType is streams.ErrUnknownRecordType.
+	ErrUnknownRecordType = streams.ErrUnknownRecordType
 )
+
+// DefaultConfig is streams.DefaultConfig: Kafka's defaults.
+func DefaultConfig() Config { return streams.DefaultConfig() }
+
+// ParseConfig is streams.ParseConfig.
+func ParseConfig(values map[string]string) (Config, error) { return streams.ParseConfig(values) }
+
+// DefaultGroupConfigName is streams.DefaultGroupConfigName.
+func DefaultGroupConfigName(name string) string { return streams.DefaultGroupConfigName(name) }
+
+// IsStreamsGroupConfig is streams.IsStreamsGroupConfig.
+func IsStreamsGroupConfig(name string) bool { return streams.IsStreamsGroupConfig(name) }
+
+// MarshalRecord is streams.MarshalRecord: a record in the durable format.
+func MarshalRecord(r Record) (key, value []byte, err error) { return streams.MarshalRecord(r) }
+
+// UnmarshalRecord is streams.UnmarshalRecord.
+func UnmarshalRecord(key, value []byte) (Record, error) { return streams.UnmarshalRecord(key, value) }
+
+// Replay is streams.Replay: the groups records give.
+func Replay(gs streams.Groups, records []Record) (streams.Groups, error) {
+	return streams.Replay(gs, records)
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/internal/classictest"
 	"github.com/streamshift/streamshift/translate"
 )
@@ -76,7 +75,7 @@ type barrierWatch struct {
 	up chan struct{}
 }
 
-func (b barrierWatch) BeginHandBack(group string, onBarrier func(streams.HandBackState), done func(error)) {
+func (b barrierWatch) BeginHandBack(group string, onBarrier func(coordinator.HandBackState), done func(error)) {
 	b.Coordinator.BeginHandBack(group, onBarrier, func(err error) {
 		done(err)
 		if err == nil {
@@ -130,7 +129,7 @@ func lastStreamsMemberLeaves(t *testing.T, tr *translate.Translator, c *coordina
 // before it, and so told whatever barrier's end that work caused.
 func queued(c *coordinator.Coordinator) {
 	done := make(chan struct{})
-	c.HandBack("app", func(streams.HandBackState) { close(done) })
+	c.HandBack("app", func(coordinator.HandBackState) { close(done) })
 	<-done
 }
 

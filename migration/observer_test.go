@@ -9,7 +9,6 @@ import (
 
 	"github.com/streamshift/streamshift/classicstreams"
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // describedMember is a classic Streams member of a Stable group holding the
@@ -77,7 +76,7 @@ func TestClassicGroupStateOf(t *testing.T) {
 	// at generation 7 and the streams member waits for them.
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 6)
-	c, err := coordinator.New(coordinator.Options{Config: streams.DefaultConfig(), Clock: clock, Metadata: md})
+	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: clock, Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +142,7 @@ func TestTakeoverCarriesSessionClocks(t *testing.T) {
 
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 6)
-	c, err := coordinator.New(coordinator.Options{Config: streams.DefaultConfig(), Clock: clock, Metadata: md})
+	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: clock, Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}

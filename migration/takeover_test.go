@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 type fakeGate struct {
@@ -57,7 +56,7 @@ func takeoverFixture(t *testing.T, fenceErr error, policy MigrationPolicy) (*Tak
 	t.Helper()
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 6)
-	c, err := coordinator.New(coordinator.Options{Config: streams.DefaultConfig(), Clock: coordinator.NewManualClock(time.Unix(0, 0)), Metadata: md})
+	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: coordinator.NewManualClock(time.Unix(0, 0)), Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -49,7 +48,7 @@ func (rs *Routes) altersGroupResource(res kmsg.IncrementalAlterConfigsRequestRes
 		return true
 	}
 	for _, c := range res.Configs {
-		if !streams.IsStreamsGroupConfig(c.Name) {
+		if !coordinator.IsStreamsGroupConfig(c.Name) {
 			return false
 		}
 	}

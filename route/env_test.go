@@ -17,7 +17,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream"
@@ -155,7 +154,7 @@ func (e *env) start() {
 		t.Fatal(err)
 	}
 	go md.Run(e.ctx)
-	cfg := streams.DefaultConfig()
+	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: upstream.NewTopicCreator(e.ctl, md, 10*time.Second)})
 	if err != nil {
@@ -295,7 +294,7 @@ func TestThroughProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.ErrorCode != 0 || len(resp.Status) != 1 || resp.Status[0].StatusCode != streams.StatusMissingInternalTopics {
+	if resp.ErrorCode != 0 || len(resp.Status) != 1 || resp.Status[0].StatusCode != coordinator.StatusMissingInternalTopics {
 		t.Fatalf("join: %+v", resp)
 	}
 	// The coordinator creates the changelog upstream; once the metadata

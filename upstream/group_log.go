@@ -14,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // GroupLog is the coordinator's durable Log: a compacted single-partition
@@ -52,7 +51,7 @@ type GroupLogOptions struct {
 // OpenGroupLog creates the topic if needed (compacted, one partition), reads
 // back every committed record, and returns the log with those records, which
 // the caller hands to Coordinator.Load.
-func OpenGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, []streams.Record, error) {
+func OpenGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, []coordinator.Record, error) {
 	if o.Topic == "" {
 		o.Topic = "__streamshift_groups"
 	}
@@ -105,7 +104,7 @@ func OpenGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, []streams.
 		return nil, nil, err
 	}
 	for _, r := range recs {
-		if err := l.mirror.Append(r.GroupID, []streams.Record{r}); err != nil {
+		if err := l.mirror.Append(r.GroupID, []coordinator.Record{r}); err != nil {
 			prod.Close()
 			return nil, nil, err
 		}
@@ -144,7 +143,7 @@ func (l *GroupLog) writeSentinel(ctx context.Context, txid string) (int64, error
 }
 
 // readGroupLog consumes the topic from the start up to the sentinel.
-func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]streams.Record, error) {
+func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]coordinator.Record, error) {
 	cons, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(o.Seeds...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.Topic: {0: kgo.NewOffset().AtStart()}}),
@@ -154,7 +153,7 @@ func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]str
 		return nil, fmt.Errorf("group log consumer: %w", err)
 	}
 	defer cons.Close()
-	var recs []streams.Record
+	var recs []coordinator.Record
 	for {
 		fs := cons.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -178,8 +177,8 @@ func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]str
 			if json.Unmarshal(kr.Key, &sk) == nil && sk.Open != "" {
 				return // an older writer's sentinel
 			}
-			r, err := streams.UnmarshalRecord(kr.Key, kr.Value)
-			if errors.Is(err, streams.ErrUnknownRecordType) {
+			r, err := coordinator.UnmarshalRecord(kr.Key, kr.Value)
+			if errors.Is(err, coordinator.ErrUnknownRecordType) {
 				// A newer streamshift wrote it: this release loads the rest
 				// (a rollback), and compaction keeps the record for the
 				// release that knows it.
@@ -204,7 +203,7 @@ func readGroupLog(ctx context.Context, o GroupLogOptions, sentinel int64) ([]str
 }
 
 // Append writes the records in one transaction.
-func (l *GroupLog) Append(groupID string, recs []streams.Record) error {
+func (l *GroupLog) Append(groupID string, recs []coordinator.Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
@@ -215,13 +214,13 @@ func (l *GroupLog) Append(groupID string, recs []streams.Record) error {
 	return l.mirror.Append(groupID, recs)
 }
 
-func (l *GroupLog) transact(ctx context.Context, recs []streams.Record) error {
+func (l *GroupLog) transact(ctx context.Context, recs []coordinator.Record) error {
 	if err := l.prod.BeginTransaction(); err != nil {
 		return err
 	}
 	krs := make([]*kgo.Record, 0, len(recs))
 	for _, r := range recs {
-		k, v, err := streams.MarshalRecord(r)
+		k, v, err := coordinator.MarshalRecord(r)
 		if err != nil {
 			_ = l.prod.EndTransaction(ctx, kgo.TryAbort)
 			return err
@@ -243,7 +242,7 @@ func (l *GroupLog) transact(ctx context.Context, recs []streams.Record) error {
 }
 
 // Load returns a group's committed records from the mirror.
-func (l *GroupLog) Load(groupID string) ([]streams.Record, error) { return l.mirror.Load(groupID) }
+func (l *GroupLog) Load(groupID string) ([]coordinator.Record, error) { return l.mirror.Load(groupID) }
 
 // Close closes the producer.
 func (l *GroupLog) Close() { l.prod.Close() }

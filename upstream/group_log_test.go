@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // newKfakeGroupLog returns the options of a group log on a new kfake
@@ -53,7 +52,7 @@ func TestGroupLogRestart(t *testing.T) {
 	// The state as clients see it, and the group's live records (what a
 	// coordinator replays).
 	before := describe(c1, "g", "g2")
-	recsBefore := map[string][]streams.Record{}
+	recsBefore := map[string][]coordinator.Record{}
 	for _, id := range []string{"g", "g2"} {
 		recsBefore[id], _ = log1.Load(id)
 	}
@@ -93,9 +92,9 @@ func TestGroupLogSkipsUnknownRecordTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := []streams.Record{
-		{Type: streams.RecordOwnership, GroupID: "g", Value: &streams.OwnershipValue{Source: streams.OwnershipNew, ClaimedAtMs: 1}},
-		{Type: streams.RecordGroupMetadata, GroupID: "g", Value: &streams.GroupMetadataValue{Epoch: 1}},
+	known := []coordinator.Record{
+		{Type: coordinator.RecordOwnership, GroupID: "g", Value: &coordinator.OwnershipValue{Source: coordinator.OwnershipNew, ClaimedAtMs: 1}},
+		{Type: coordinator.RecordGroupMetadata, GroupID: "g", Value: &coordinator.GroupMetadataValue{Epoch: 1}},
 	}
 	if err := log.Append("g", known[:1]); err != nil {
 		t.Fatal(err)

@@ -7,15 +7,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // newCoordinator returns a coordinator in virtual time appending to log, with
 // topic "foo" of 4 partitions and no initial rebalance delay or assignment
 // interval; it loads recs.
-func newCoordinator(t *testing.T, log coordinator.Log, recs []streams.Record) *coordinator.Coordinator {
+func newCoordinator(t *testing.T, log coordinator.Log, recs []coordinator.Record) *coordinator.Coordinator {
 	t.Helper()
-	cfg := streams.DefaultConfig()
+	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 4)

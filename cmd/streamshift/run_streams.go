@@ -15,7 +15,6 @@ import (
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/route"
 	"github.com/streamshift/streamshift/upstream"
@@ -82,7 +81,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 		Metadata:     meta,
 		TopicCreator: upstream.NewTopicCreator(ctl, meta, 0),
 	}
-	var records []streams.Record
+	var records []coordinator.Record
 	if cfg.Coordinator.DurableLog {
 		octx, ocancel := context.WithTimeout(ctx, time.Minute)
 		rt.topic, records, err = upstream.OpenGroupLog(octx, upstream.GroupLogOptions{

@@ -11,7 +11,6 @@ import (
 
 	"github.com/streamshift/streamshift/classicstreams"
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // StreamsGroup is a real coordinator (asynchronous, on a virtual clock)
@@ -23,7 +22,7 @@ func StreamsGroup(t testing.TB) (*coordinator.Coordinator, *coordinator.ManualCl
 	clock := coordinator.NewManualClock(time.Unix(0, 0))
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 4)
-	cfg := streams.DefaultConfig()
+	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	cfg.Defaults.AssignmentInterval = 0
 	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: clock, Metadata: md})
