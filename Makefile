@@ -29,7 +29,7 @@ test-unit: vet
 # kafkajava, classpath from bench/assignor-java).
 test-e2e: e2e-build
 	$(GO) vet -tags e2e,kafkajava ./...
-	$(GO) test -tags kafkajava -count=1 -run Kafka ./coordinator/topology/ ./coordinator/assignor/
+	$(GO) test -tags kafkajava -count=1 -run Kafka ./coordinator/streams/topology/ ./coordinator/streams/assignor/
 	$(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -v ./coordinator/ ./e2e/...
 
 e2e-build:

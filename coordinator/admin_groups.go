@@ -1,10 +1,14 @@
 package coordinator
 
+import (
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
+
 // GroupSummary is what the admin RPCs need of an owned group: whether it is
 // Empty and the topics its members consume (source and repartition-source
 // topics, Kafka's StreamsGroup.isSubscribedToTopic).
 type GroupSummary struct {
-	State        GroupState
+	State        streams.GroupState
 	SourceTopics map[string]bool
 }
 
@@ -20,12 +24,12 @@ func (c *Coordinator) Summary(groupID string) (sum GroupSummary, ok bool) {
 			return
 		}
 		topics := map[string]bool{}
-		for t := range sourceSubtopologies(g) {
+		for t := range streams.SourceSubtopologies(g) {
 			topics[t] = true
 		}
 		ch <- GroupSummary{State: g.State(), SourceTopics: topics}
 		found <- true
-	}, func(*coordError) { found <- false })
+	}, func(*streams.CoordError) { found <- false })
 	if !<-found {
 		return GroupSummary{}, false
 	}
@@ -41,6 +45,6 @@ func (c *Coordinator) Owns(groupID string) bool {
 		return false
 	}
 	ch := make(chan bool, 1)
-	c.run(groupID, func(s *shard) { ch <- s.group != nil }, func(*coordError) { ch <- false })
+	c.run(groupID, func(s *shard) { ch <- s.group != nil }, func(*streams.CoordError) { ch <- false })
 	return <-ch
 }

@@ -7,7 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator/assignor"
+	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
 // benchGroup builds a stable group of members members on processes
@@ -22,9 +23,9 @@ func benchGroup(tb testing.TB, c *Coordinator, clock *ManualClock, md *StaticMet
 		topo.Subtopologies = append(topo.Subtopologies, st)
 		md.SetTopic(st.SourceTopics[0], int32(tasksPer))
 	}
-	client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+	client := streams.ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
 	epochs := map[string]int32{}
-	owned := map[string]TaskSets{}
+	owned := map[string]streams.TaskSets{}
 	call := func(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 		var resp *kmsg.StreamsGroupHeartbeatResponse
 		c.StreamsGroupHeartbeat(req, client, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
@@ -50,7 +51,7 @@ func benchGroup(tb testing.TB, c *Coordinator, clock *ManualClock, md *StaticMet
 		}
 	}
 	g := c.shards["bench"].group
-	if g.State() != GroupStable {
+	if g.State() != streams.GroupStable {
 		tb.Fatalf("bench group not stable: %v", g.State())
 	}
 	return epochs
@@ -59,7 +60,7 @@ func benchGroup(tb testing.TB, c *Coordinator, clock *ManualClock, md *StaticMet
 func newBenchCoordinator(tb testing.TB) (*Coordinator, *ManualClock, *StaticMetadata) {
 	clock := NewManualClock(testStart)
 	md := NewStaticMetadata()
-	cfg := DefaultConfig()
+	cfg := streams.DefaultConfig()
 	c, err := New(Options{Config: cfg, Clock: clock, Metadata: md, Assignor: assignor.StickyTaskAssignor{}})
 	if err != nil {
 		tb.Fatal(err)
@@ -80,7 +81,7 @@ func BenchmarkSteadyHeartbeat(b *testing.B) {
 		r.EndpointInformationEpoch = 0
 		reqs = append(reqs, r)
 	}
-	client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+	client := streams.ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
 	var last *kmsg.StreamsGroupHeartbeatResponse
 	respond := func(r *kmsg.StreamsGroupHeartbeatResponse) { last = r }
 	b.ReportAllocs()
@@ -108,7 +109,7 @@ func BenchmarkSteadyHeartbeatAsync(b *testing.B) {
 		r.EndpointInformationEpoch = 0
 		reqs = append(reqs, r)
 	}
-	client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+	client := streams.ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
 	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1024)
 	respond := func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r }
 	b.ReportAllocs()
@@ -211,15 +212,15 @@ func BenchmarkGroupFormation(b *testing.B) {
 		for m := range joins {
 			joins[m] = joinReq("bench", fmt.Sprintf("member-%04d", m), fmt.Sprintf("process-%03d", m%200), &topo)
 		}
-		client := ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+		client := streams.ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
 		epochs := make([]int32, 1000)
 		b.StartTimer()
 		for m, j := range joins {
 			c.StreamsGroupHeartbeat(j, client, func(r *kmsg.StreamsGroupHeartbeatResponse) { epochs[m] = r.MemberEpoch })
 		}
-		clock.Advance(DefaultInitialRebalanceDelay)
+		clock.Advance(streams.DefaultInitialRebalanceDelay)
 		for m := range joins {
-			req := hbReq("bench", joins[m].MemberID, epochs[m], &TaskSets{})
+			req := hbReq("bench", joins[m].MemberID, epochs[m], &streams.TaskSets{})
 			c.StreamsGroupHeartbeat(req, client, func(r *kmsg.StreamsGroupHeartbeatResponse) {
 				if r.ErrorCode != 0 || r.ActiveTasks == nil {
 					b.Fatalf("member %d: %+v", m, r)
@@ -227,7 +228,7 @@ func BenchmarkGroupFormation(b *testing.B) {
 			})
 		}
 		b.StopTimer()
-		if st := c.shards["bench"].group.State(); st != GroupStable {
+		if st := c.shards["bench"].group.State(); st != streams.GroupStable {
 			b.Fatalf("state %v", st)
 		}
 		b.StartTimer()

@@ -3,84 +3,209 @@ package coordinator
 import (
 	"fmt"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
-// The unit of work on a group: a change emits records, replaying each into
-// the group, and commits them to the log or rolls the group back to it
-// (Kafka's CoordinatorResult and snapshot revert).
+// The unit of work on a group: an operation runs as a change (streams/change.go)
+// that emits records, replaying each into the group; the runtime carries out
+// the I/O the change asks for, then commits its records to the log or rolls
+// the group back to it (Kafka's CoordinatorResult and snapshot revert).
 
-// change collects the records of one state change of one group. Records are
-// replayed into the group as they are emitted, so later steps see them; if
-// the change fails or its append fails, the group is rebuilt from the log.
-type change struct {
-	c       *Coordinator
-	s       *shard
-	g       *Group
-	cfg     GroupConfig
-	now     time.Time
-	records []Record
-	created bool // the group did not exist before this change
-	// classic is the classic metadata of the JoinGroup this change runs
-	// as a heartbeat (classic_join.go); nil for streams heartbeats.
-	classic *ClassicMemberMetadata
-}
-
-func (c *Coordinator) newChange(s *shard) *change {
-	return &change{c: c, s: s, g: s.group, cfg: c.groupConfig(s.id), now: c.clock.Now()}
-}
-
-func (ch *change) emit(r Record) {
-	r.GroupID = ch.g.ID
-	ch.records = append(ch.records, r)
-	if err := ch.g.replay(r); err != nil {
-		// Only this package builds records; a failure here is a bug.
-		panic(fmt.Sprintf("coordinator: replaying own record %v: %v", r, err))
+// newChange starts a change of the group on its executor, with the inputs an
+// operation reads.
+func (c *Coordinator) newChange(s *shard) *streams.Change {
+	c.mu.Lock()
+	cfg, maxSize, claim := c.cfg.Group(s.id), c.cfg.MaxGroupSize, c.claims[s.id]
+	c.mu.Unlock()
+	return &streams.Change{
+		GroupID:         s.id,
+		Group:           s.group,
+		Config:          cfg,
+		Now:             c.clock.Now(),
+		Image:           c.metadata.Image(),
+		Assignor:        c.assignor,
+		Configure:       c.configure,
+		MaxGroupSize:    maxSize,
+		CanCreateTopics: c.creator != nil,
+		Claim:           claim,
+		Pending:         s,
+		Wall:            time.Now,
+		DebugWanted:     c.logger.GetLevel() <= zerolog.DebugLevel,
 	}
 }
 
-// commit appends the change's records to the log. On failure the group goes
-// back to what the log holds.
-func (ch *change) commit() error {
-	if len(ch.records) == 0 {
-		return nil
+// carryOut does what the change asked for, in order: its log lines, the
+// claim it took, its timers, its metadata refreshes and topic creations. The
+// group the change holds becomes the shard's. It runs once an operation
+// returns, before its records are committed or rolled back, and again for
+// what a later step of the same change asks.
+func (c *Coordinator) carryOut(s *shard, ch *streams.Change) {
+	s.group = ch.Group
+	for _, e := range ch.Logs {
+		c.writeLog(e)
 	}
-	if err := ch.c.log.Append(ch.s.id, ch.records); err != nil {
-		n := len(ch.records) // rollback forgets them
-		ch.c.logAppendFailure(ch.s.id, n, err)
-		ch.rollback()
-		return fmt.Errorf("append %d records of group %s: %w", n, ch.s.id, err)
+	ch.Logs = nil
+	if ch.ClaimTaken != nil {
+		c.dropClaim(s.id, ch.ClaimTaken)
+		ch.ClaimTaken = nil
 	}
-	ch.records = nil
+	for _, op := range ch.Timers {
+		if op.Fire == nil {
+			s.cancelTimer(op.Key)
+		} else {
+			c.armTimer(s, ch.Now, op)
+		}
+	}
+	ch.Timers = nil
+	for _, topics := range ch.Refresh {
+		c.metadata.RequestRefresh(topics)
+	}
+	ch.Refresh = nil
+	for _, todo := range ch.Topics {
+		c.createTopics(s.id, todo)
+	}
+	ch.Topics = nil
+}
+
+// dropClaim drops the group's pending claim once the join creating the
+// group took it (takeClaim), unless a newer claim replaced it. If that
+// change is rolled back, the claim is gone with it and the member's next
+// join asks the upstream again (which then shows the proxy's anchor).
+func (c *Coordinator) dropClaim(group string, taken *streams.OwnershipValue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.claims[group] == taken {
+		delete(c.claims, group)
+	}
+}
+
+// createTopics asks the topic creator for the topics, and gives the result
+// to the group once it is in (topicsCreated).
+func (c *Coordinator) createTopics(groupID string, todo []streams.CreatableTopic) {
+	names := make([]string, len(todo))
+	for i, t := range todo {
+		names[i] = t.Name
+	}
+	c.creator.CreateTopics(todo, func(failed map[string]error) {
+		c.metadata.RequestRefresh(names)
+		c.run(groupID, func(s *shard) {
+			if s.group == nil {
+				return
+			}
+			streams.TopicsCreated(s.group, names, failed, c.clock.Now(), c.groupConfig(groupID).HeartbeatInterval)
+		}, nil) // a result for a closed or unloaded group is moot
+	})
+}
+
+// writeLog writes a change's log entry to the coordinator's logger.
+func (c *Coordinator) writeLog(e *streams.LogEntry) {
+	var ev *zerolog.Event
+	switch e.Level {
+	case streams.LevelDebug:
+		ev = c.logger.Debug()
+	case streams.LevelInfo:
+		ev = c.logger.Info()
+	case streams.LevelWarn:
+		ev = c.logger.Warn()
+	default:
+		ev = c.logger.Error()
+	}
+	if ev == nil {
+		return
+	}
+	for _, f := range e.Fields {
+		switch v := f.Value.(type) {
+		case string:
+			ev = ev.Str(f.Key, v)
+		case []string:
+			ev = ev.Strs(f.Key, v)
+		case int:
+			ev = ev.Int(f.Key, v)
+		case int32:
+			ev = ev.Int32(f.Key, v)
+		case int64:
+			ev = ev.Int64(f.Key, v)
+		case uint64:
+			ev = ev.Uint64(f.Key, v)
+		case time.Duration:
+			ev = ev.Dur(f.Key, v)
+		case error:
+			if f.Key == "error" {
+				ev = ev.Err(v) // zerolog's error field, as Err names it
+			} else {
+				ev = ev.AnErr(f.Key, v)
+			}
+		default:
+			ev = ev.Interface(f.Key, v)
+		}
+	}
+	ev.Msgf(e.Format, e.Args...)
+}
+
+// finish ends an operation's change as the operation asked (its Outcome):
+// its I/O carried out, its records appended or rolled back. It reports a
+// failed append, which the caller answers.
+func (c *Coordinator) finish(s *shard, ch *streams.Change) error {
+	switch ch.Outcome {
+	case streams.OutcomeCommit:
+		return c.commit(s, ch)
+	case streams.OutcomeRollBack:
+		c.rollback(s, ch)
+	default:
+		c.carryOut(s, ch)
+	}
 	return nil
 }
 
-// rollback discards the change: the group is rebuilt from its records in the
-// log; what lives in memory only is kept.
-func (ch *change) rollback() {
-	if len(ch.records) == 0 && !ch.created {
+// commit carries out the change's I/O and appends its records to the log.
+// On failure the group goes back to what the log holds.
+func (c *Coordinator) commit(s *shard, ch *streams.Change) error {
+	c.carryOut(s, ch)
+	if len(ch.Records) == 0 {
+		return nil
+	}
+	if err := c.log.Append(s.id, ch.Records); err != nil {
+		n := len(ch.Records) // rollback forgets them
+		c.logAppendFailure(s.id, n, err)
+		c.rollback(s, ch)
+		return fmt.Errorf("append %d records of group %s: %w", n, s.id, err)
+	}
+	ch.Records = nil
+	return nil
+}
+
+// rollback carries out the change's I/O and discards its records: the
+// group is rebuilt from its records in the log; what lives in memory only
+// is kept.
+func (c *Coordinator) rollback(s *shard, ch *streams.Change) {
+	c.carryOut(s, ch)
+	if len(ch.Records) == 0 && !ch.Created {
 		return
 	}
-	ch.records = nil
-	s := ch.s
-	var mem groupMemory
+	ch.Records = nil
+	var mem streams.GroupMemory
 	if s.group != nil {
-		mem = s.group.mem
+		mem = s.group.Mem
 	}
-	recs, err := ch.c.log.Load(s.id)
-	var g *Group
+	recs, err := c.log.Load(s.id)
+	var g *streams.Group
 	if err == nil {
-		var gs Groups
-		gs, err = Replay(nil, recs)
+		var gs streams.Groups
+		gs, err = streams.Replay(nil, recs)
 		g = gs[s.id]
 	}
 	if err != nil || g == nil {
 		s.stopTimers()
 		s.group = nil
+		ch.Group = nil
 		return
 	}
-	g.mem = mem
+	g.Mem = mem
 	s.group = g
-	ch.g = g
+	ch.Group = g
 }
 
 // logAppendFailure: a change the group log refused is lost (the group goes

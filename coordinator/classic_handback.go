@@ -1,17 +1,12 @@
 package coordinator
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-)
 
-// ErrHandBackHeld answers a classic JoinGroup during a hand-back barrier:
-// the caller holds the request (no response) until the hand-back finishes
-// (then forwards it upstream with an empty member id) or is aborted (then
-// runs it again through ClassicJoinGroup).
-var ErrHandBackHeld = errors.New("the group is being handed back to the classic protocol; the JoinGroup is held")
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
 
 // BeginHandBack puts up the hand-back barrier of a group whose members are
 // all classic: from now on its classic Heartbeats get REBALANCE_IN_PROGRESS
@@ -26,28 +21,21 @@ var ErrHandBackHeld = errors.New("the group is being handed back to the classic 
 // the group's lock and before the group's next work, so it may call the
 // coordinator; like the coordinator's other callbacks it must not block.
 // BeginHandBack on a barrier already up moves its onBarrier to this caller.
-func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(HandBackState), done func(error)) {
+func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(streams.HandBackState), done func(error)) {
 	c.run(groupID, func(s *shard) {
-		g := s.group
-		switch {
-		case g == nil || len(g.Members) == 0:
-			done(fmt.Errorf("group %s has no members to hand back: %w", groupID, kerr.GroupIDNotFound))
-		case hasStreamsMember(g):
-			done(fmt.Errorf("group %s still has streams-protocol members: %w", groupID, kerr.NonEmptyGroup))
-		default:
-			if g.mem.handBack == nil {
-				g.mem.handBack = &handBack{held: map[string]bool{}}
-			}
-			g.mem.handBack.onBarrier = onBarrier
-			s.barrier = g.mem.handBack
-			done(nil)
+		ch := c.newChange(s)
+		hb, err := ch.BeginHandBack(onBarrier)
+		c.finish(s, ch) // it writes nothing
+		if err == nil {
+			s.barrier = hb
 		}
-	}, func(e *coordError) { done(e) })
+		done(err)
+	}, func(e *streams.CoordError) { done(e) })
 }
 
 // HandBack reports the state of a group's hand-back.
-func (c *Coordinator) HandBack(groupID string, done func(HandBackState)) {
-	c.run(groupID, func(s *shard) { done(handBackState(s.group)) }, func(*coordError) { done(HandBackState{}) })
+func (c *Coordinator) HandBack(groupID string, done func(streams.HandBackState)) {
+	c.run(groupID, func(s *shard) { done(streams.HandBackStateOf(s.group)) }, func(*streams.CoordError) { done(streams.HandBackState{}) })
 }
 
 // AbortHandBack takes the barrier down: held members get their session
@@ -55,18 +43,11 @@ func (c *Coordinator) HandBack(groupID string, done func(HandBackState)) {
 // ClassicJoinGroup, where they are served by the streams group.
 func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 	c.run(groupID, func(s *shard) {
-		if g := s.group; g != nil && g.mem.handBack != nil {
-			ch := c.newChange(s)
-			for id := range g.mem.handBack.held {
-				if g.Members[id] != nil {
-					ch.cancel(classicJoinTimerKey(id))
-					ch.scheduleSession(id)
-				}
-			}
-			g.mem.handBack = nil
-		}
+		ch := c.newChange(s)
+		ch.AbortHandBack()
+		c.finish(s, ch) // it writes nothing
 		done()
-	}, func(*coordError) { done() })
+	}, func(*streams.CoordError) { done() })
 }
 
 // FinishHandBack deletes the streams group once the barrier is complete:
@@ -76,7 +57,7 @@ func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
 	c.run(groupID, func(s *shard) {
 		g := s.group
-		if st := handBackState(g); !st.Ready {
+		if st := streams.HandBackStateOf(g); !st.Ready {
 			done(fmt.Errorf("hand-back of %s is not ready (%+v): %w", groupID, st, kerr.RebalanceInProgress))
 			return
 		}
@@ -85,7 +66,7 @@ func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
 			return
 		}
 		done(nil)
-	}, func(e *coordError) { done(e) })
+	}, func(e *streams.CoordError) { done(e) })
 }
 
 // AbandonTakeOver deletes a group TakeOverClassicGroup built, members and
@@ -103,7 +84,7 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 			return
 		}
 		done(nil)
-	}, func(e *coordError) { done(e) })
+	}, func(e *streams.CoordError) { done(e) })
 }
 
 // dropGroup deletes a group whatever its members, with DeleteGroup's
@@ -111,8 +92,8 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 // target metadata, members, group metadata, topology, ownership.
 func (c *Coordinator) dropGroup(s *shard) error {
 	ch := c.newChange(s)
-	ch.tombstoneGroup(true)
-	if err := ch.commit(); err != nil {
+	ch.TombstoneGroup(true)
+	if err := c.commit(s, ch); err != nil {
 		return err
 	}
 	s.stopTimers()
@@ -120,45 +101,11 @@ func (c *Coordinator) dropGroup(s *shard) error {
 	return nil
 }
 
-// handBackJoin holds the JoinGroup of a known classic member during a
-// barrier: its session timer stops (a joining Kafka consumer does not
-// heartbeat) and twice its rebalance timeout bounds the hold. It reports false
-// when no barrier is up (or it was aborted), and the join runs as usual.
-func (ch *change) handBackJoin(m *Member) bool {
-	hb := ch.g.mem.handBack
-	if hb == nil || m == nil {
-		return false
-	}
-	if hb.aborted || hasStreamsMember(ch.g) {
-		hb.aborted = true
-		return false
-	}
-	hb.held[m.ID] = true
-	ch.cancel(sessionTimerKey(m.ID))
-	ch.cancel(classicSyncTimerKey(m.ID))
-	// The hold outlasts the join timeouts of the members still pulled
-	// (each at most one rebalance timeout after its pull), so the barrier
-	// completes by fencing laggards, not the members waiting in it.
-	id, epoch := m.ID, m.MemberEpoch()
-	ch.schedule(classicJoinTimerKey(id), 2*rebalanceTimeout(m), func(f *change) {
-		if cur := f.g.Members[id]; cur != nil && cur.MemberEpoch() == epoch {
-			f.fenceClassic(cur, "its JoinGroup was held for the hand-back longer than twice its rebalance timeout")
-		}
-	})
-	return true
-}
-
-// handBackPull: during a barrier every classic Heartbeat is told to rejoin.
-func (ch *change) handBackPull() bool {
-	hb := ch.g.mem.handBack
-	return hb != nil && !hb.aborted && !hasStreamsMember(ch.g)
-}
-
 // ClassicOnly reports whether the group is a streams group here whose
 // members are all classic: the condition of a hand-back.
 func (c *Coordinator) ClassicOnly(groupID string, done func(bool)) {
 	c.run(groupID, func(s *shard) {
 		g := s.group
-		done(g != nil && len(g.Members) > 0 && !hasStreamsMember(g))
-	}, func(*coordError) { done(false) })
+		done(g != nil && len(g.Members) > 0 && !streams.HasStreamsMember(g))
+	}, func(*streams.CoordError) { done(false) })
 }

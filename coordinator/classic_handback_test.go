@@ -4,27 +4,29 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // told records what BeginHandBack's onBarrier was told, in order (the
 // harness runs inline: it is told on the goroutine of the change that ended
 // the barrier, before that call returns).
-type told struct{ states []HandBackState }
+type told struct{ states []streams.HandBackState }
 
-func (b *told) onBarrier(st HandBackState) { b.states = append(b.states, st) }
+func (b *told) onBarrier(st streams.HandBackState) { b.states = append(b.states, st) }
 
 // want fails the test unless the barrier's end was told n times, the last
 // time as last.
-func (b *told) want(t *testing.T, n int, last func(HandBackState) bool) {
+func (b *told) want(t *testing.T, n int, last func(streams.HandBackState) bool) {
 	t.Helper()
 	if len(b.states) != n || n > 0 && !last(b.states[n-1]) {
 		t.Fatalf("barrier's end told %+v, want %d times", b.states, n)
 	}
 }
 
-func ready(st HandBackState) bool   { return st.Running && st.Ready && !st.Aborted }
-func aborted(st HandBackState) bool { return st.Running && st.Aborted && !st.Ready }
-func gone(st HandBackState) bool    { return !st.Running && !st.Ready && !st.Aborted }
+func ready(st streams.HandBackState) bool   { return st.Running && st.Ready && !st.Aborted }
+func aborted(st streams.HandBackState) bool { return st.Running && st.Aborted && !st.Ready }
+func gone(st streams.HandBackState) bool    { return !st.Running && !st.Ready && !st.Aborted }
 
 // handBackGroup: s1 and classic c1, c2 share the tasks; then s1 leaves
 // and the barrier goes up; its end is told to the returned told.
@@ -40,7 +42,7 @@ func handBackGroup(t *testing.T) (*world, *classicClient, *classicClient, *told)
 			}
 		}
 	}
-	w.h.ok(hbReq("g", "s1", leaveGroupMemberEpoch, nil))
+	w.h.ok(hbReq("g", "s1", streams.LeaveGroupMemberEpoch, nil))
 	delete(w.streams, "s1")
 	var err error
 	b := &told{}
@@ -52,9 +54,9 @@ func handBackGroup(t *testing.T) (*world, *classicClient, *classicClient, *told)
 	return w, c1, c2, b
 }
 
-func handBackOf(w *world) HandBackState {
-	var st HandBackState
-	w.h.c.HandBack("g", func(s HandBackState) { st = s })
+func handBackOf(w *world) streams.HandBackState {
+	var st streams.HandBackState
+	w.h.c.HandBack("g", func(s streams.HandBackState) { st = s })
 	return st
 }
 
@@ -65,7 +67,7 @@ func TestHandBackBarrier(t *testing.T) {
 			t.Fatalf("%s not pulled into the barrier", c.id)
 		}
 	}
-	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("c1 join: %v", j.Err)
 	}
 	if st := handBackOf(w); st.Ready || len(st.Held) != 1 {
@@ -86,15 +88,15 @@ func TestHandBackBarrier(t *testing.T) {
 		t.Fatal("c2 not pulled")
 	}
 	b.want(t, 0, nil)
-	if j := c2.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c2.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("c2 join: %v", j.Err)
 	}
 	// c2's held JoinGroup completes the barrier and tells it.
-	b.want(t, 1, func(st HandBackState) bool { return ready(st) && len(st.Held) == 2 })
+	b.want(t, 1, func(st streams.HandBackState) bool { return ready(st) && len(st.Held) == 2 })
 	// A newcomer's join is held as well (it goes upstream with the
 	// others), without being a member the barrier waits for.
 	c3 := w.newClassic("c3", "pc3")
-	if j := c3.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c3.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("newcomer: %v", j.Err)
 	}
 	delete(w.classic, "c3")
@@ -115,7 +117,7 @@ func TestHandBackBarrier(t *testing.T) {
 		t.Fatalf("classic clients hold %v and %v", c1.active, c2.active)
 	}
 	last := w.h.log.last()
-	if len(last) == 0 || last[len(last)-1].Type != RecordOwnership || !last[len(last)-1].Tombstone() {
+	if len(last) == 0 || last[len(last)-1].Type != streams.RecordOwnership || !last[len(last)-1].Tombstone() {
 		t.Fatalf("last batch %v", recordTypes(last))
 	}
 }
@@ -125,7 +127,7 @@ func TestHandBackBarrier(t *testing.T) {
 func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	w, c1, c2, b := handBackGroup(t)
 	c1.mustRejoin()
-	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("c1 join: %v", j.Err)
 	}
 	w.streamsJoin("s2", "ps2", sourceTopology("foo"))
@@ -151,7 +153,7 @@ func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 		w.h.advance(time.Second)
 	}
 	g := w.h.group("g")
-	if g.State() != GroupStable || len(c1.active)+len(c2.active)+tasksCount(w.streams["s2"].owned.Active) != 6 {
+	if g.State() != streams.GroupStable || len(c1.active)+len(c2.active)+streams.TasksCount(w.streams["s2"].owned.Active) != 6 {
 		t.Fatalf("state %v", g.State())
 	}
 }
@@ -163,14 +165,14 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 	w, c1, c2, b := handBackGroup(t)
 	logs := captureLogs(w.h)
 	c1.mustRejoin()
-	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatal(j.Err)
 	}
 	c2.gone = true
 	w.h.advance(61 * time.Second)
 	// c2, silent, is fenced by its session timeout; c1, still held,
 	// completes the barrier alone, and the fencing says so.
-	b.want(t, 1, func(st HandBackState) bool { return ready(st) && len(st.Held) == 1 && st.Held[0] == "c1" })
+	b.want(t, 1, func(st streams.HandBackState) bool { return ready(st) && len(st.Held) == 1 && st.Held[0] == "c1" })
 	st := handBackOf(w)
 	if w.h.group("g").Members["c2"] != nil || w.h.group("g").Members["c1"] == nil || !st.Ready {
 		t.Fatalf("state %+v", st)
@@ -182,7 +184,7 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 	}
 	b.want(t, 1, ready) // told once
 	c1.gone = true
-	logs.want(t, "info", "Member c2 fenced from the group because "+sessionExpiredReason+".")
+	logs.want(t, "info", "Member c2 fenced from the group because "+streams.SessionExpiredReason+".")
 	logs.want(t, "info", "Member c1 fenced from the group because its JoinGroup was held for the hand-back longer than twice its rebalance timeout.")
 }
 
@@ -190,13 +192,13 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 func TestHandBackCompletedByLeave(t *testing.T) {
 	w, c1, _, b := handBackGroup(t)
 	c1.mustRejoin()
-	if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatal(j.Err)
 	}
 	b.want(t, 0, nil)
-	w.h.c.ClassicLeaveGroup("g", []ClassicLeaveMember{{MemberID: "c2"}}, func([]error, error) {})
+	w.h.c.ClassicLeaveGroup("g", []streams.ClassicLeaveMember{{MemberID: "c2"}}, func([]error, error) {})
 	delete(w.classic, "c2")
-	b.want(t, 1, func(st HandBackState) bool { return ready(st) && len(st.Held) == 1 })
+	b.want(t, 1, func(st streams.HandBackState) bool { return ready(st) && len(st.Held) == 1 })
 }
 
 // A barrier that goes away without ending (taken down by AbortHandBack, its
@@ -214,7 +216,7 @@ func TestHandBackBarrierGone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w, c1, _, b := handBackGroup(t)
 			c1.mustRejoin()
-			if j := c1.join(); !errors.Is(j.Err, ErrHandBackHeld) {
+			if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 				t.Fatal(j.Err)
 			}
 			tc.takeDown(w.h.c)

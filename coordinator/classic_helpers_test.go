@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // world runs classic and streams clients against one group of a harness and
@@ -54,10 +55,10 @@ type streamsClient struct {
 	id      string
 	process string
 	epoch   int32
-	owned   TaskSets
+	owned   streams.TaskSets
 	// revoking: active tasks a response took away; the client still runs
 	// them until it has revoked them, which it has by its next heartbeat.
-	revoking Tasks
+	revoking streams.Tasks
 }
 
 func newWorld(t *testing.T, h *harness, group string) *world {
@@ -67,8 +68,8 @@ func newWorld(t *testing.T, h *harness, group string) *world {
 // check asserts the invariant: every active task is held by one client.
 func (w *world) check() {
 	w.t.Helper()
-	holder := map[TaskID]string{}
-	add := func(who string, t TaskID) {
+	holder := map[streams.TaskID]string{}
+	add := func(who string, t streams.TaskID) {
 		if other, dup := holder[t]; dup {
 			w.t.Fatalf("task %s_%d active on %s and %s at once", t.Subtopology, t.Partition, other, who)
 		}
@@ -79,11 +80,11 @@ func (w *world) check() {
 			continue
 		}
 		for _, t := range c.active {
-			add(id, TaskID{strconv.Itoa(int(t.Subtopology)), t.Partition})
+			add(id, streams.TaskID{Subtopology: strconv.Itoa(int(t.Subtopology)), Partition: t.Partition})
 		}
 	}
 	for id, s := range w.streams {
-		forEachTask(tasksUnion(s.owned.Active, s.revoking), func(t TaskID) { add(id, t) })
+		streams.ForEachTask(streams.TasksUnion(s.owned.Active, s.revoking), func(t streams.TaskID) { add(id, t) })
 	}
 }
 
@@ -100,7 +101,7 @@ func (w *world) streamsJoin(id, process string, topo *kmsg.StreamsGroupHeartbeat
 func (s *streamsClient) apply(r *kmsg.StreamsGroupHeartbeatResponse) {
 	s.epoch = r.MemberEpoch
 	if got, ok := assigned(r); ok {
-		s.revoking = tasksMinus(s.owned.Active, got.Active)
+		s.revoking = streams.TasksMinus(s.owned.Active, got.Active)
 		s.owned = got
 	}
 }
@@ -156,16 +157,16 @@ func (c *classicClient) subscription() (*classicstreams.ConsumerSubscription, *c
 }
 
 // join sends a JoinGroup; an error is returned, not applied.
-func (c *classicClient) join() ClassicJoinResult {
+func (c *classicClient) join() streams.ClassicJoinResult {
 	c.w.t.Helper()
 	sub, info := c.subscription()
-	var res ClassicJoinResult
-	c.w.h.c.ClassicJoinGroup(ClassicJoinRequest{
+	var res streams.ClassicJoinResult
+	c.w.h.c.ClassicJoinGroup(streams.ClassicJoinRequest{
 		GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance,
-		Client:           ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
+		Client:           streams.ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
 		SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000,
 		Subscription: sub, Info: info, NewMember: !c.joined,
-	}, func(r ClassicJoinResult) { res = r })
+	}, func(r streams.ClassicJoinResult) { res = r })
 	c.w.h.checkReplay()
 	if res.Err == nil {
 		c.generation = res.Generation
@@ -177,12 +178,12 @@ func (c *classicClient) join() ClassicJoinResult {
 // sync sends a SyncGroup and applies the assignment as a cooperative Kafka
 // Streams client does; it reports whether the client revoked something (and
 // so rejoins at once).
-func (c *classicClient) sync() (ClassicSyncResult, bool) {
+func (c *classicClient) sync() (streams.ClassicSyncResult, bool) {
 	c.w.t.Helper()
-	var res ClassicSyncResult
-	pt, pn := ClassicProtocolType, ClassicProtocolName
-	c.w.h.c.ClassicSyncGroup(ClassicSyncRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation, ProtocolType: &pt, ProtocolName: &pn},
-		func(r ClassicSyncResult) { res = r })
+	var res streams.ClassicSyncResult
+	pt, pn := streams.ClassicProtocolType, streams.ClassicProtocolName
+	c.w.h.c.ClassicSyncGroup(streams.ClassicSyncRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation, ProtocolType: &pt, ProtocolName: &pn},
+		func(r streams.ClassicSyncResult) { res = r })
 	c.w.h.checkReplay()
 	if res.Err != nil {
 		return res, false
@@ -227,7 +228,7 @@ func (c *classicClient) sync() (ClassicSyncResult, bool) {
 
 func (c *classicClient) heartbeat() error {
 	var err error
-	c.w.h.c.ClassicHeartbeat(ClassicHeartbeatRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation}, func(e error) { err = e })
+	c.w.h.c.ClassicHeartbeat(streams.ClassicHeartbeatRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation}, func(e error) { err = e })
 	c.w.h.checkReplay()
 	return err
 }
@@ -271,7 +272,7 @@ func (c *classicClient) mustRejoin() bool {
 	c.w.t.Helper()
 	// Between rebalances a Streams thread commits at its generation; the
 	// migration must never make that fail.
-	if r := validateClassicOffsetCommit(c.w.h.group(c.w.group), OffsetCommitRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, MemberEpoch: c.generation}); r.Err != nil {
+	if r := streams.ValidateClassicOffsetCommit(c.w.h.group(c.w.group), streams.OffsetCommitRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, MemberEpoch: c.generation}); r.Err != nil {
 		c.w.t.Fatalf("%s: OffsetCommit at generation %d: %v", c.id, c.generation, r.Err)
 	}
 	err := c.heartbeat()

@@ -1,55 +1,12 @@
 package coordinator
 
 import (
-	"errors"
 	"fmt"
 
-	"strconv"
-
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
-
-// ErrClassicNotServed is the answer to a classic request for a group the
-// coordinator does not serve as a streams group (unknown, or without a
-// topology yet): the caller forwards the request upstream.
-var ErrClassicNotServed = errors.New("the group is not a streams group served here")
-
-// ClassicJoinRequest is a classic Kafka Streams member's JoinGroup, decoded:
-// the consumer protocol subscription of its "stream" protocol and the
-// SubscriptionInfo inside it. MemberID is never empty here: member ids are
-// given out before (translate answers MEMBER_ID_REQUIRED).
-type ClassicJoinRequest struct {
-	GroupID            string
-	MemberID           string
-	InstanceID         string // "" for a dynamic member
-	Client             ClientInfo
-	SessionTimeoutMs   int32
-	RebalanceTimeoutMs int32
-	Subscription       *classicstreams.ConsumerSubscription
-	Info               *classicstreams.SubscriptionInfo
-	// NewMember: the caller gave MemberID out itself (MEMBER_ID_REQUIRED,
-	// or a v0-v3 join without an id). A dynamic member id the group does
-	// not know is otherwise a fenced member's: UNKNOWN_MEMBER_ID.
-	NewMember bool
-	// Reject, if set, is the answer for a served group instead of a join
-	// (a request the caller found invalid, or MEMBER_ID_REQUIRED with
-	// MemberID): only the coordinator knows whether the group is served,
-	// and a group that is not gets the request forwarded untouched.
-	// Subscription and Info may be nil then.
-	Reject error
-}
-
-// ClassicJoinResult is the JoinGroup answer: the member id and its member
-// epoch as the generation, or an error (ErrClassicNotServed, or a
-// *kerr.Error wrapped with a message).
-type ClassicJoinResult struct {
-	Err        error
-	MemberID   string
-	Generation int32
-}
 
 // ClassicJoinGroup serves a classic member's JoinGroup inside a streams group,
 // as Kafka's classicGroupJoinToConsumerGroup does for consumer groups: the
@@ -57,179 +14,15 @@ type ClassicJoinResult struct {
 // partitions and offset sums, metadata from the SubscriptionInfo), answered
 // at once with the member epoch as the generation; the assignment follows in
 // SyncGroup.
-func (c *Coordinator) ClassicJoinGroup(req ClassicJoinRequest, done func(ClassicJoinResult)) {
-	c.run(req.GroupID, func(s *shard) { done(c.classicJoin(s, req)) }, func(e *coordError) { done(ClassicJoinResult{Err: e}) })
+func (c *Coordinator) ClassicJoinGroup(req streams.ClassicJoinRequest, done func(streams.ClassicJoinResult)) {
+	c.run(req.GroupID, func(s *shard) { done(c.classicJoin(s, req)) }, func(e *streams.CoordError) { done(streams.ClassicJoinResult{Err: e}) })
 }
 
-func (c *Coordinator) classicJoin(s *shard, req ClassicJoinRequest) ClassicJoinResult {
-	g := s.group
-	if g == nil || g.Topology == nil || len(g.Members) == 0 {
-		return ClassicJoinResult{Err: ErrClassicNotServed}
-	}
-	if req.Reject != nil {
-		return ClassicJoinResult{Err: req.Reject, MemberID: req.MemberID, Generation: -1}
-	}
-	if req.Info.Version >= 1 && len(req.Info.NamedTopologyTasks()) > 0 {
-		return ClassicJoinResult{Err: fmt.Errorf("member %s reports named-topology tasks, which streams groups do not support: %w", req.MemberID, kerr.InconsistentGroupProtocol)}
-	}
+func (c *Coordinator) classicJoin(s *shard, req streams.ClassicJoinRequest) streams.ClassicJoinResult {
 	ch := c.newChange(s)
-	ch.classic = &ClassicMemberMetadata{
-		SessionTimeoutMs:        req.SessionTimeoutMs,
-		ConsumerProtocolVersion: req.Subscription.Version,
-		SubscriptionVersion:     req.Info.Version,
-		LatestSupportedVersion:  req.Info.LatestSupportedVersion,
+	res := ch.ClassicJoinGroup(req)
+	if err := c.finish(s, ch); err != nil {
+		return streams.ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", req.GroupID, err, kerr.CoordinatorNotAvailable)}
 	}
-
-	// Who the member is: a known member rejoins at its epoch; a static
-	// member with a new member id replaces the instance's old member, as
-	// a classic group does (the old one is fenced by FENCED_INSTANCE_ID).
-	m := g.Members[req.MemberID]
-	if g.mem.handBack != nil && (m == nil || m.IsClassic()) {
-		if ch.handBackJoin(m) {
-			return ClassicJoinResult{Err: ErrHandBackHeld}
-		}
-		if m == nil && !g.mem.handBack.aborted && !hasStreamsMember(g) {
-			// A new member (or a static member's new incarnation) is
-			// held too, outside the barrier: it goes upstream with the
-			// members' JoinGroups, without the member id given here,
-			// which the broker would answer UNKNOWN_MEMBER_ID.
-			return ClassicJoinResult{Err: ErrHandBackHeld}
-		}
-	}
-	if req.InstanceID != "" {
-		if owner, ok := g.staticMembers[req.InstanceID]; ok && owner != req.MemberID {
-			old := g.Members[owner]
-			if !old.IsClassic() && old.MemberEpoch() != leaveGroupStaticMemberEpoch {
-				return ClassicJoinResult{Err: fmt.Errorf("instance id %s is owned by streams member %s: %w", req.InstanceID, owner, kerr.UnreleasedInstanceID)}
-			}
-			if old.MemberEpoch() != leaveGroupStaticMemberEpoch {
-				ch.releaseStatic(old)
-			}
-			m = nil
-		}
-	}
-	if m == nil && req.InstanceID == "" && !req.NewMember {
-		return ClassicJoinResult{Err: fmt.Errorf("member %s is not a member of group %s: %w", req.MemberID, g.ID, kerr.UnknownMemberID)}
-	}
-	if m != nil && !m.IsClassic() {
-		return ClassicJoinResult{Err: fmt.Errorf("member %s of group %s uses the streams protocol: %w", m.ID, g.ID, kerr.InconsistentGroupProtocol)}
-	}
-	epoch := int32(0)
-	if m != nil && m.MemberEpoch() > 0 {
-		epoch = m.MemberEpoch()
-	}
-
-	// The owned partitions are read against the configured topology, made
-	// current first: a member's ownership must never be missed.
-	configured, _, err := ch.configureTopology(g.Topology)
-	if err != nil {
-		ch.rollback()
-		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.UnknownServerError)}
-	}
-	hb := classicHeartbeatRequest(req, epoch)
-	cur := emptyCurrent
-	if m != nil {
-		cur = m.current()
-	}
-	hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = classicOwnedTasks(req, configured, cur)
-	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
-	if err := ch.heartbeat(hb, req.Client, resp); err != nil {
-		ch.rollback()
-		var ce *coordError
-		if errors.As(err, &ce) {
-			return ClassicJoinResult{Err: fmt.Errorf("%s: %w", ce.msg, classicCode(ce.code))}
-		}
-		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.UnknownServerError)}
-	}
-	m = g.Members[resp.MemberID]
-	ch.cancel(classicJoinTimerKey(m.ID))
-	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, classicSyncTimeoutReason, nil)
-	if err := ch.commit(); err != nil {
-		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.CoordinatorNotAvailable)}
-	}
-	return ClassicJoinResult{MemberID: m.ID, Generation: resp.MemberEpoch}
-}
-
-// classicCode maps streams-heartbeat errors to what a classic member
-// understands: FENCED_MEMBER_EPOCH has no classic meaning, its classic
-// counterpart is ILLEGAL_GENERATION.
-func classicCode(code *kerr.Error) *kerr.Error {
-	if code == kerr.FencedMemberEpoch {
-		return kerr.IllegalGeneration
-	}
-	return code
-}
-
-// classicHeartbeatRequest is the streams heartbeat a classic JoinGroup
-// amounts to. The member brings no topology: it runs the group's.
-func classicHeartbeatRequest(req ClassicJoinRequest, epoch int32) *kmsg.StreamsGroupHeartbeatRequest {
-	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	hb.Version = 1
-	hb.Group = req.GroupID
-	hb.MemberID = req.MemberID
-	hb.MemberEpoch = epoch
-	hb.RebalanceTimeoutMillis = req.RebalanceTimeoutMs
-	if req.InstanceID != "" {
-		hb.InstanceID = &req.InstanceID
-	}
-	rack := ""
-	if req.Subscription.RackID != nil {
-		rack = *req.Subscription.RackID
-	}
-	hb.RackID = &rack
-	process := req.Info.ProcessID.String()
-	hb.ProcessID = &process
-	hb.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
-	for _, t := range req.Info.ClientTags {
-		hb.ClientTags = append(hb.ClientTags, kmsg.StreamsGroupHeartbeatRequestClientTag{Key: t.Key, Value: t.Value})
-	}
-	if e, err := classicstreams.ParseEndpoint(req.Info.UserEndPoint); err == nil && req.Info.UserEndPoint != "" {
-		hb.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: e.Host, Port: uint16(e.Port)}
-	}
-	hb.ShutdownApplication = req.Info.ShutdownRequested()
-	return hb
-}
-
-// classicOwnedTasks is what a classic member owns, as the streams heartbeat's
-// owned task lists: the active tasks of its owned partitions (and running
-// actives of its offset sums), restricted to tasks of the group's topology.
-// Standby and warm-up tasks are what the group last gave it: a classic member
-// drops a standby as soon as its assignment does, and its offset sums also
-// list state left on disk, which it does not hold as a standby.
-func classicOwnedTasks(req ClassicJoinRequest, topo *configuredTopology, cur *CurrentMemberAssignmentValue) (active, standby, warmup []kmsg.TaskIDs) {
-	owned := tasksBuilder{}
-	if tt := classicTaskTopology(topo); tt != nil {
-		var tasks []classicstreams.TaskID
-		if req.Info.Future {
-			// Only the header of a future SubscriptionInfo is known.
-			tasks, _ = classicstreams.OwnedActiveTasks(req.Subscription.OwnedPartitions, tt)
-		} else if o, err := classicstreams.ClassifyOwnedTasks(req.Info, req.Subscription.OwnedPartitions, tt); err == nil {
-			tasks = o.Active
-		}
-		for _, t := range tasks {
-			sid := strconv.Itoa(int(t.Subtopology))
-			if s := topo.subtopology(sid); s != nil && t.Partition >= 0 && t.Partition < s.NumTasks {
-				owned.add(sid, t.Partition)
-			}
-		}
-	}
-	return tasksToKmsg(owned.build()), tasksToKmsg(cur.Assigned.Standby), tasksToKmsg(cur.Assigned.Warmup)
-}
-
-// classicTaskTopology is the configured topology in classicstreams' terms
-// (each subtopology's source and repartition source topics); nil when the
-// topology is not ready.
-func classicTaskTopology(topo *configuredTopology) *classicstreams.TaskTopology {
-	if !topo.ready() {
-		return nil
-	}
-	inputs := map[string][]string{}
-	for _, s := range topo.ConfiguredSubtopologies {
-		inputs[s.ID] = s.SourceTopics
-	}
-	tt, err := classicstreams.NewTaskTopologyFromStreams(inputs)
-	if err != nil {
-		return nil
-	}
-	return tt
+	return res
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // TestClassicMixedRandom drives a group of classic and streams clients with
@@ -51,7 +53,7 @@ func mixedRandom(t *testing.T, seed uint64) {
 		case r < 12 && len(w.streams) > 1:
 			// A streams member leaves for good.
 			id := w.streamIDs()[rng.IntN(len(w.streams))]
-			h.ok(hbReq("g", id, leaveGroupMemberEpoch, nil))
+			h.ok(hbReq("g", id, streams.LeaveGroupMemberEpoch, nil))
 			delete(w.streams, id)
 		case r < 14:
 			// A classic member crashes: it stops talking and its session
@@ -66,7 +68,7 @@ func mixedRandom(t *testing.T, seed uint64) {
 			// A classic member leaves with LeaveGroup.
 			for _, id := range w.classicIDs() {
 				if !w.classic[id].gone {
-					h.c.ClassicLeaveGroup("g", []ClassicLeaveMember{{MemberID: id}}, func([]error, error) {})
+					h.c.ClassicLeaveGroup("g", []streams.ClassicLeaveMember{{MemberID: id}}, func([]error, error) {})
 					delete(w.classic, id)
 					break
 				}
@@ -139,9 +141,9 @@ func mixedRandom(t *testing.T, seed uint64) {
 		}
 	}
 	for _, s := range w.streams {
-		held += tasksCount(s.owned.Active)
+		held += streams.TasksCount(s.owned.Active)
 	}
-	if g := h.group("g"); held != 8 || g.State() != GroupStable {
+	if g := h.group("g"); held != 8 || g.State() != streams.GroupStable {
 		t.Fatalf("after settling: %d of 8 tasks held, state %v", held, g.State())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // mixedGroup: streams member s1 (process ps) and classic member c1 (process
@@ -18,7 +19,7 @@ func mixedGroup(t *testing.T) (*world, *classicClient) {
 	h.md.SetTopic("foo", 6)
 	w := newWorld(t, h, "g")
 	w.streamsJoin("s1", "ps", sourceTopology("foo"))
-	if got := tasksCount(w.streams["s1"].owned.Active); got != 6 {
+	if got := streams.TasksCount(w.streams["s1"].owned.Active); got != 6 {
 		t.Fatalf("s1 holds %d tasks", got)
 	}
 	c1 := w.newClassic("c1", "pc")
@@ -27,8 +28,8 @@ func mixedGroup(t *testing.T) (*world, *classicClient) {
 	// c1 joins fresh: the group epoch moves, c1 waits for tasks s1 holds.
 	j := c1.join()
 	g := h.group("g")
-	if j.Err != nil || j.Generation != g.GroupEpoch || g.Members["c1"].current().State != MemberUnreleasedTasks {
-		t.Fatalf("c1 join: %+v group epoch %d state %v", j, g.GroupEpoch, g.Members["c1"].current().State)
+	if j.Err != nil || j.Generation != g.GroupEpoch || g.Members["c1"].CurrentAssignment().State != streams.MemberUnreleasedTasks {
+		t.Fatalf("c1 join: %+v group epoch %d state %v", j, g.GroupEpoch, g.Members["c1"].CurrentAssignment().State)
 	}
 	if s, _ := c1.sync(); s.Err != nil || len(c1.owned) != 0 {
 		t.Fatalf("c1 first sync: %v owned %v", s.Err, c1.owned)
@@ -45,7 +46,7 @@ func mixedGroup(t *testing.T) (*world, *classicClient) {
 	if !slices.Equal(c1.owned, fooPartitions(3, 4, 5)) || !slices.Equal(c1.active, cTasks(3, 4, 5)) {
 		t.Fatalf("c1 owns %v tasks %v", c1.owned, c1.active)
 	}
-	if c1.mustRejoin() || g.State() != GroupStable {
+	if c1.mustRejoin() || g.State() != streams.GroupStable {
 		t.Fatalf("group not stable: %v", g.State())
 	}
 	return w, c1
@@ -82,11 +83,11 @@ func TestClassicMemberRevokesCooperatively(t *testing.T) {
 		t.Fatal("c1 not told to rejoin after the group epoch moved")
 	}
 	j := c1.join()
-	if j.Err != nil || j.Generation != before || g.Members["c1"].current().State != MemberUnrevokedTasks {
-		t.Fatalf("revoke round join: %+v state %v", j, g.Members["c1"].current().State)
+	if j.Err != nil || j.Generation != before || g.Members["c1"].CurrentAssignment().State != streams.MemberUnrevokedTasks {
+		t.Fatalf("revoke round join: %+v state %v", j, g.Members["c1"].CurrentAssignment().State)
 	}
-	pending := g.Members["c1"].current().PendingRevocation.Active
-	if tasksCount(pending) == 0 {
+	pending := g.Members["c1"].CurrentAssignment().PendingRevocation.Active
+	if streams.TasksCount(pending) == 0 {
 		t.Fatal("nothing to revoke")
 	}
 	// s2 gets nothing c1 still owns.
@@ -96,23 +97,23 @@ func TestClassicMemberRevokesCooperatively(t *testing.T) {
 		t.Fatalf("revoke round sync: %v revoked %v", s.Err, revoked)
 	}
 	// Commits at the old generation are accepted during the round.
-	if r := validateClassicOffsetCommit(g, OffsetCommitRequest{GroupID: "g", MemberID: "c1", MemberEpoch: c1.generation, Partitions: []CommitPartition{{"foo", 3}}}); r.Err != nil {
+	if r := streams.ValidateClassicOffsetCommit(g, streams.OffsetCommitRequest{GroupID: "g", MemberID: "c1", MemberEpoch: c1.generation, Partitions: []streams.CommitPartition{{Topic: "foo", Partition: 3}}}); r.Err != nil {
 		t.Fatalf("commit during revocation: %v", r.Err)
 	}
 	if !c1.mustRejoin() {
 		t.Fatal("c1 revoking but not told to rejoin")
 	}
 	c1.rebalance()
-	if c1.generation != g.AssignmentEpoch || g.Members["c1"].current().State == MemberUnrevokedTasks {
-		t.Fatalf("c1 generation %d assignment epoch %d state %v", c1.generation, g.AssignmentEpoch, g.Members["c1"].current().State)
+	if c1.generation != g.AssignmentEpoch || g.Members["c1"].CurrentAssignment().State == streams.MemberUnrevokedTasks {
+		t.Fatalf("c1 generation %d assignment epoch %d state %v", c1.generation, g.AssignmentEpoch, g.Members["c1"].CurrentAssignment().State)
 	}
 	w.settleStreams("s1")
 	w.settleStreams("s2")
 	for c1.mustRejoin() {
 		c1.rebalance()
 	}
-	total := len(c1.active) + tasksCount(w.streams["s1"].owned.Active) + tasksCount(w.streams["s2"].owned.Active)
-	if total != 6 || g.State() != GroupStable {
+	total := len(c1.active) + streams.TasksCount(w.streams["s1"].owned.Active) + streams.TasksCount(w.streams["s2"].owned.Active)
+	if total != 6 || g.State() != streams.GroupStable {
 		t.Fatalf("after the rounds: %d tasks held, state %v", total, g.State())
 	}
 }
@@ -138,7 +139,7 @@ func TestClassicMemberSessionTimeout(t *testing.T) {
 		t.Fatalf("fenced member rejoins: %v", j.Err)
 	}
 	w.settleStreams("s1")
-	if tasksCount(w.streams["s1"].owned.Active) != 6 {
+	if streams.TasksCount(w.streams["s1"].owned.Active) != 6 {
 		t.Fatalf("s1 holds %v", w.streams["s1"].owned.Active)
 	}
 }
@@ -168,7 +169,7 @@ func TestClassicMemberNeverRejoins(t *testing.T) {
 	if g.Members["c1"] != nil {
 		t.Fatal("a member that never rejoins is kept past its rebalance timeout")
 	}
-	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because "+classicJoinTimeoutReason+"."), map[string]string{"member": "c1"})
+	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because "+streams.ClassicJoinTimeoutReason+"."), map[string]string{"member": "c1"})
 	c1.gone = true
 	w.settleStreams("s1")
 	w.settleStreams("s2")
@@ -188,28 +189,28 @@ func TestClassicBadRequests(t *testing.T) {
 		{"stale generation heartbeat", heartbeatAs(w, "c1", "", gen-1), kerr.IllegalGeneration},
 		{"unknown member heartbeat", heartbeatAs(w, "nobody", "", gen), kerr.UnknownMemberID},
 		{"streams member heartbeat", heartbeatAs(w, "s1", "", gen), kerr.InconsistentGroupProtocol},
-		{"stale generation commit", validateClassicOffsetCommit(g, OffsetCommitRequest{GroupID: "g", MemberID: "c1", MemberEpoch: gen + 1}).Err, kerr.IllegalGeneration},
-		{"unknown member commit", validateClassicOffsetCommit(g, OffsetCommitRequest{GroupID: "g", MemberID: "x", MemberEpoch: gen}).Err, kerr.UnknownMemberID},
+		{"stale generation commit", streams.ValidateClassicOffsetCommit(g, streams.OffsetCommitRequest{GroupID: "g", MemberID: "c1", MemberEpoch: gen + 1}).Err, kerr.IllegalGeneration},
+		{"unknown member commit", streams.ValidateClassicOffsetCommit(g, streams.OffsetCommitRequest{GroupID: "g", MemberID: "x", MemberEpoch: gen}).Err, kerr.UnknownMemberID},
 	} {
 		if !errors.Is(tc.err, tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, tc.err, tc.want)
 		}
 	}
 	bad := "range"
-	var res ClassicSyncResult
-	w.h.c.ClassicSyncGroup(ClassicSyncRequest{GroupID: "g", MemberID: "c1", Generation: gen, ProtocolName: &bad}, func(r ClassicSyncResult) { res = r })
+	var res streams.ClassicSyncResult
+	w.h.c.ClassicSyncGroup(streams.ClassicSyncRequest{GroupID: "g", MemberID: "c1", Generation: gen, ProtocolName: &bad}, func(r streams.ClassicSyncResult) { res = r })
 	if !errors.Is(res.Err, kerr.InconsistentGroupProtocol) {
 		t.Errorf("sync with protocol range: %v", res.Err)
 	}
-	w.h.c.ClassicSyncGroup(ClassicSyncRequest{GroupID: "g", MemberID: "c1", Generation: gen - 1}, func(r ClassicSyncResult) { res = r })
+	w.h.c.ClassicSyncGroup(streams.ClassicSyncRequest{GroupID: "g", MemberID: "c1", Generation: gen - 1}, func(r streams.ClassicSyncResult) { res = r })
 	if !errors.Is(res.Err, kerr.IllegalGeneration) {
 		t.Errorf("sync with a stale generation: %v", res.Err)
 	}
 	// A group not served here is the caller's to forward.
-	var j ClassicJoinResult
+	var j streams.ClassicJoinResult
 	sub, info := c1.subscription()
-	w.h.c.ClassicJoinGroup(ClassicJoinRequest{GroupID: "other", MemberID: "x", Subscription: sub, Info: info}, func(r ClassicJoinResult) { j = r })
-	if !errors.Is(j.Err, ErrClassicNotServed) {
+	w.h.c.ClassicJoinGroup(streams.ClassicJoinRequest{GroupID: "other", MemberID: "x", Subscription: sub, Info: info}, func(r streams.ClassicJoinResult) { j = r })
+	if !errors.Is(j.Err, streams.ErrClassicNotServed) {
 		t.Errorf("join of an unknown group: %v", j.Err)
 	}
 	// The good member was never disturbed.
@@ -220,7 +221,7 @@ func TestClassicBadRequests(t *testing.T) {
 
 func heartbeatAs(w *world, member, instance string, gen int32) error {
 	var err error
-	w.h.c.ClassicHeartbeat(ClassicHeartbeatRequest{GroupID: w.group, MemberID: member, InstanceID: instance, Generation: gen}, func(e error) { err = e })
+	w.h.c.ClassicHeartbeat(streams.ClassicHeartbeatRequest{GroupID: w.group, MemberID: member, InstanceID: instance, Generation: gen}, func(e error) { err = e })
 	return err
 }
 
@@ -341,7 +342,7 @@ func TestClassicShutdownBothWays(t *testing.T) {
 			t.Fatal(j.Err)
 		}
 		r := w.streamsHeartbeat("s1")
-		if !slices.Contains(statusCodes(r), StatusShutdownApplication) {
+		if !slices.Contains(statusCodes(r), streams.StatusShutdownApplication) {
 			t.Fatalf("s1 statuses %v", statusCodes(r))
 		}
 		s, _ := c1.sync()
@@ -367,7 +368,7 @@ func TestClassicLeaveGroup(t *testing.T) {
 	logs := captureLogs(w.h)
 	var errs []error
 	var err error
-	w.h.c.ClassicLeaveGroup("g", []ClassicLeaveMember{{MemberID: "c1"}, {MemberID: "ghost"}}, func(e []error, all error) { errs, err = e, all })
+	w.h.c.ClassicLeaveGroup("g", []streams.ClassicLeaveMember{{MemberID: "c1"}, {MemberID: "ghost"}}, func(e []error, all error) { errs, err = e, all })
 	if err != nil || errs[0] != nil || !errors.Is(errs[1], kerr.UnknownMemberID) {
 		t.Fatalf("leave: %v %v", err, errs)
 	}
@@ -376,9 +377,9 @@ func TestClassicLeaveGroup(t *testing.T) {
 		t.Fatal("c1 still a member")
 	}
 	logs.want(t, "info", "[GroupId g][MemberId c1] Member c1 has left group through explicit `LeaveGroup` request.")
-	wantFields(t, logs.want(t, "info", "Bumped streams group epoch"), map[string]string{"member": "c1", "reason": bumpMemberLeft})
+	wantFields(t, logs.want(t, "info", "Bumped streams group epoch"), map[string]string{"member": "c1", "reason": streams.BumpMemberLeft})
 	w.settleStreams("s1")
-	if tasksCount(w.streams["s1"].owned.Active) != 6 {
+	if streams.TasksCount(w.streams["s1"].owned.Active) != 6 {
 		t.Fatal("tasks not back with s1")
 	}
 }

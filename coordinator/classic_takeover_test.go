@@ -10,19 +10,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // classicState is the upstream classic group at generation gen: each client
 // with what it holds (its last SyncGroup), as the takeover reads it.
-func classicState(gen int32, clients ...*classicClient) ClassicGroupState {
-	st := ClassicGroupState{GroupID: "g", Generation: gen}
+func classicState(gen int32, clients ...*classicClient) streams.ClassicGroupState {
+	st := streams.ClassicGroupState{GroupID: "g", Generation: gen}
 	for _, c := range clients {
 		c.generation = gen
 		c.joined = true
 		sub, info := c.subscription()
 		ai := &classicstreams.AssignmentInfo{Version: 11, CommonlySupportedVersion: 11, ActiveTasks: slices.Clone(c.active)}
-		st.Members = append(st.Members, ClassicMemberState{
-			MemberID: c.id, InstanceID: c.instance, Client: ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
+		st.Members = append(st.Members, streams.ClassicMemberState{
+			MemberID: c.id, InstanceID: c.instance, Client: streams.ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
 			SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000,
 			Subscription: sub, Info: info,
 			Assignment:     &classicstreams.ConsumerAssignment{Version: 3, AssignedPartitions: slices.Clone(c.owned)},
@@ -32,12 +33,12 @@ func classicState(gen int32, clients ...*classicClient) ClassicGroupState {
 	return st
 }
 
-func (w *world) takeOver(st ClassicGroupState, id, process string) *kmsg.StreamsGroupHeartbeatResponse {
+func (w *world) takeOver(st streams.ClassicGroupState, id, process string) *kmsg.StreamsGroupHeartbeatResponse {
 	w.t.Helper()
 	s := &streamsClient{id: id, process: process}
 	w.streams[id] = s
 	var resp *kmsg.StreamsGroupHeartbeatResponse
-	w.h.c.TakeOverClassicGroup(st, joinReq("g", id, process, sourceTopology("foo")), ClientInfo{ClientID: "client-" + id, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	w.h.c.TakeOverClassicGroup(st, joinReq("g", id, process, sourceTopology("foo")), streams.ClientInfo{ClientID: "client-" + id, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
 	w.h.checkReplay()
 	if resp.ErrorCode == 0 {
 		s.apply(resp)
@@ -65,10 +66,10 @@ func TestTakeOverClassicGroup(t *testing.T) {
 	if resp.ErrorCode != 0 || g.GroupEpoch != 23 || g.Members["c1"].MemberEpoch() != 22 {
 		t.Fatalf("takeover: %d epoch %d c1 %d", resp.ErrorCode, g.GroupEpoch, g.Members["c1"].MemberEpoch())
 	}
-	if tasksCount(w.streams["s1"].owned.Active) != 0 {
+	if streams.TasksCount(w.streams["s1"].owned.Active) != 0 {
 		t.Fatalf("s1 got tasks the classic members hold: %v", w.streams["s1"].owned.Active)
 	}
-	if g.Ownership == nil || g.Ownership.Source != OwnershipTakeover {
+	if g.Ownership == nil || g.Ownership.Source != streams.OwnershipTakeover {
 		t.Fatalf("ownership %+v", g.Ownership)
 	}
 	// The same join run again by the normal path (the ownership claim
@@ -78,7 +79,7 @@ func TestTakeOverClassicGroup(t *testing.T) {
 	}
 	// Commits in flight at the takeover carry generation 22: accepted.
 	for _, c := range []*classicClient{c1, c2} {
-		if r := validateClassicOffsetCommit(g, OffsetCommitRequest{GroupID: "g", MemberID: c.id, MemberEpoch: 22}); r.Err != nil {
+		if r := streams.ValidateClassicOffsetCommit(g, streams.OffsetCommitRequest{GroupID: "g", MemberID: c.id, MemberEpoch: 22}); r.Err != nil {
 			t.Fatalf("%s commit at generation 22: %v", c.id, r.Err)
 		}
 	}
@@ -91,8 +92,8 @@ func TestTakeOverClassicGroup(t *testing.T) {
 		w.streamsHeartbeat("s1")
 		h.advance(time.Second)
 	}
-	n1, n2, ns := len(c1.active), len(c2.active), tasksCount(w.streams["s1"].owned.Active)
-	if n1 != 2 || n2 != 2 || ns != 2 || g.State() != GroupStable {
+	n1, n2, ns := len(c1.active), len(c2.active), streams.TasksCount(w.streams["s1"].owned.Active)
+	if n1 != 2 || n2 != 2 || ns != 2 || g.State() != streams.GroupStable {
 		t.Fatalf("after the takeover: c1 %d c2 %d s1 %d, state %v", n1, n2, ns, g.State())
 	}
 }
@@ -135,7 +136,7 @@ func TestAbandonTakeOver(t *testing.T) {
 	if err != nil || h.group("g") != nil {
 		t.Fatalf("abandon: %v", err)
 	}
-	gs, rerr := Replay(nil, h.log.All())
+	gs, rerr := streams.Replay(nil, h.log.All())
 	if rerr != nil || gs["g"] != nil {
 		t.Fatalf("replay after abandon: %v %v", rerr, gs["g"])
 	}
@@ -167,11 +168,11 @@ func TestTakeOverKeepsClassicSessionClocks(t *testing.T) {
 	}
 	g := h.group("g")
 	if g.Members["c3"] != nil || g.Members["c1"] == nil || g.Members["c2"] == nil {
-		t.Fatalf("members after the takeover: %v (c3's session had run out)", sortedMemberIDs(g))
+		t.Fatalf("members after the takeover: %v (c3's session had run out)", streams.SortedMemberIDs(g))
 	}
 	// c3's tasks go to the streams member without waiting for anyone.
 	w.streamsHeartbeat("s1")
-	if got := w.streams["s1"].owned.Active; !tasksEqual(got, tasks("0", 4, 5)) {
+	if got := w.streams["s1"].owned.Active; !streams.TasksEqual(got, tasks("0", 4, 5)) {
 		t.Fatalf("s1 active %v, want c3's tasks 4 and 5", got)
 	}
 
@@ -194,7 +195,7 @@ func TestTakeOverKeepsClassicSessionClocks(t *testing.T) {
 	if c1.mustRejoin() {
 		c1.rebalance()
 	}
-	if n1, ns := len(c1.active), tasksCount(w.streams["s1"].owned.Active); n1+ns != 6 || h.group("g").Members["c1"] == nil {
+	if n1, ns := len(c1.active), streams.TasksCount(w.streams["s1"].owned.Active); n1+ns != 6 || h.group("g").Members["c1"] == nil {
 		t.Fatalf("after c2's session: c1 %v s1 %v", c1.active, w.streams["s1"].owned.Active)
 	}
 }

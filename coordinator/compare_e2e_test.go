@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	e2e "github.com/streamshift/streamshift/e2e/harness"
 )
 
@@ -32,7 +33,7 @@ type compareEnv struct {
 	broker *kgo.Broker // the group coordinator node
 	v0     *kgo.Broker // the same node, through a client capped at 4.3's versions
 	c      *Coordinator
-	client ClientInfo
+	client streams.ClientInfo
 	// countsOnly compares how many tasks, not which: Kafka's sticky
 	// assignor breaks ties by hash-map order, streamshift's by id.
 	countsOnly bool
@@ -108,20 +109,20 @@ func startCompare(t *testing.T, ctx context.Context, standbys int, delays ...tim
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = initialDelay
 	cfg.Defaults.AssignmentInterval = interval
 	cfg.Defaults.NumStandbyReplicas = standbys
 	// As the e2e broker: a 10 s session (and its lowered minimum).
 	cfg.Defaults.SessionTimeout = 10 * time.Second
-	cfg.Bounds = DefaultBounds()
+	cfg.Bounds = streams.DefaultBounds()
 	cfg.Bounds.MinSessionTimeout = 10 * time.Second
 	c, err := New(Options{Config: cfg, Metadata: md, TopicCreator: creator})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return &compareEnv{ctx: ctx, broker: cl.Broker(int(node)), v0: old.Broker(int(node)), c: c, client: ClientInfo{ClientID: "cmp", ClientHost: "/127.0.0.1"}}
+	return &compareEnv{ctx: ctx, broker: cl.Broker(int(node)), v0: old.Broker(int(node)), c: c, client: streams.ClientInfo{ClientID: "cmp", ClientHost: "/127.0.0.1"}}
 }
 
 // step sends req to both and compares the answers; it returns Kafka's.
@@ -188,7 +189,7 @@ func TestCompareWithKafka44(t *testing.T) {
 		r.InstanceID = strp(instance)
 		return r
 	}
-	hb := func(member string, epoch int32, owned *TaskSets, endpointEpoch int32) *kmsg.StreamsGroupHeartbeatRequest {
+	hb := func(member string, epoch int32, owned *streams.TaskSets, endpointEpoch int32) *kmsg.StreamsGroupHeartbeatRequest {
 		r := hbReq("app", member, epoch, owned)
 		r.EndpointInformationEpoch = endpointEpoch
 		return r
@@ -201,15 +202,15 @@ func TestCompareWithKafka44(t *testing.T) {
 		{"m1 idle", hb("m1", 2, nil, 0)},
 		{"m2 joins", join("m2", "p2", "h2")},
 		{"m1 asked to revoke", hb("m1", 2, nil, 0)},
-		{"m1 still owns", hb("m1", 2, &TaskSets{Active: tasks("0", 0, 1, 2, 3)}, 1)},
-		{"m1 revoked", hb("m1", 2, &TaskSets{Active: tasks("0", 0, 1)}, 1)},
-		{"m2 gets its tasks", hb("m2", 3, &TaskSets{}, 1)},
-		{"m2 lost response", hb("m2", 2, &TaskSets{Active: tasks("0", 2)}, 2)},
+		{"m1 still owns", hb("m1", 2, &streams.TaskSets{Active: tasks("0", 0, 1, 2, 3)}, 1)},
+		{"m1 revoked", hb("m1", 2, &streams.TaskSets{Active: tasks("0", 0, 1)}, 1)},
+		{"m2 gets its tasks", hb("m2", 3, &streams.TaskSets{}, 1)},
+		{"m2 lost response", hb("m2", 2, &streams.TaskSets{Active: tasks("0", 2)}, 2)},
 		{"m1 greater epoch", hb("m1", 9, nil, 2)},
 		{"m1 smaller epoch", hb("m1", 1, nil, 2)},
 		{"unknown member", hb("m9", 3, nil, 2)},
-		{"invalid owned task", hb("m1", 3, &TaskSets{Active: tasks("0", 7)}, 2)},
-		{"unknown subtopology", hb("m1", 3, &TaskSets{Active: tasks("x", 0)}, 2)},
+		{"invalid owned task", hb("m1", 3, &streams.TaskSets{Active: tasks("0", 7)}, 2)},
+		{"unknown subtopology", hb("m1", 3, &streams.TaskSets{Active: tasks("x", 0)}, 2)},
 		{"static m3 joins", static(join("m3", "p3", ""), "i3")},
 		{"m3 fenced instance", static(hb("m4", 4, nil, 2), "i3")},
 		{"m3 unreleased instance", static(join("m4", "p3", ""), "i3")},
@@ -221,7 +222,7 @@ func TestCompareWithKafka44(t *testing.T) {
 		{"epoch -3", hb("m1", -3, nil, 2)},
 		{"-2 without instance", hb("m1", -2, nil, 2)},
 		{"partial task lists", func() *kmsg.StreamsGroupHeartbeatRequest {
-			r := hb("m1", 3, &TaskSets{}, 2)
+			r := hb("m1", 3, &streams.TaskSets{}, 2)
 			r.WarmupTasks = nil
 			return r
 		}()},
@@ -278,13 +279,13 @@ func TestCompareWithKafka44(t *testing.T) {
 	epoch := r.MemberEpoch
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		kreq := hbReq("app5", "m1", epoch, &TaskSets{})
+		kreq := hbReq("app5", "m1", epoch, &streams.TaskSets{})
 		kresp, err := kreq.RequestWith(ctx, env.broker)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-		sreq := hbReq("app5", "m1", epoch, &TaskSets{})
+		sreq := hbReq("app5", "m1", epoch, &streams.TaskSets{})
 		env.c.StreamsGroupHeartbeat(sreq, env.client, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
 		sresp := <-ch
 		if len(kresp.Status) == 0 && len(sresp.Status) == 0 && kresp.MemberEpoch == sresp.MemberEpoch {
@@ -296,7 +297,7 @@ func TestCompareWithKafka44(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	env.step(t, "internal topic created", hbReq("app5", "m1", epoch, &TaskSets{Active: tasks("0", 0, 1, 2, 3)}))
+	env.step(t, "internal topic created", hbReq("app5", "m1", epoch, &streams.TaskSets{Active: tasks("0", 0, 1, 2, 3)}))
 	env.describe(t, "describe after creation", "app5")
 }
 
@@ -319,13 +320,13 @@ func TestCompareWithKafka44Standbys(t *testing.T) {
 	type member struct {
 		id    string
 		epoch int32
-		owned TaskSets
+		owned streams.TaskSets
 		ep    int32
 	}
 	ms := map[string]*member{}
 	beat := func(name, id string, withOwned bool) {
 		m := ms[id]
-		var owned *TaskSets
+		var owned *streams.TaskSets
 		if withOwned {
 			o := m.owned
 			owned = &o
@@ -499,15 +500,15 @@ func TestCompareWithKafka44Delays(t *testing.T) {
 	env.countsOnly = true
 	r1 := env.step(t, "m1 joins in the delay", joinReq("app", "m1", "p1", sourceTopology("words")))
 	r2 := env.step(t, "m2 joins in the delay", joinReq("app", "m2", "p2", sourceTopology("words")))
-	env.step(t, "m1 in the delay", hbReq("app", "m1", r1.MemberEpoch, &TaskSets{}))
+	env.step(t, "m1 in the delay", hbReq("app", "m1", r1.MemberEpoch, &streams.TaskSets{}))
 	time.Sleep(3500 * time.Millisecond)
-	r1 = env.step(t, "m1 after the delay", hbReq("app", "m1", r1.MemberEpoch, &TaskSets{}))
-	r2 = env.step(t, "m2 after the delay", hbReq("app", "m2", r2.MemberEpoch, &TaskSets{}))
+	r1 = env.step(t, "m1 after the delay", hbReq("app", "m1", r1.MemberEpoch, &streams.TaskSets{}))
+	r2 = env.step(t, "m2 after the delay", hbReq("app", "m2", r2.MemberEpoch, &streams.TaskSets{}))
 	env.describe(t, "describe after the delay", "app")
 	r3 := env.step(t, "m3 joins within the interval", joinReq("app", "m3", "p3", sourceTopology("words")))
 	env.step(t, "m1 within the interval", hbReq("app", "m1", r1.MemberEpoch, nil))
 	time.Sleep(1500 * time.Millisecond)
-	env.step(t, "m3 after the interval", hbReq("app", "m3", r3.MemberEpoch, &TaskSets{}))
+	env.step(t, "m3 after the interval", hbReq("app", "m3", r3.MemberEpoch, &streams.TaskSets{}))
 	_ = r2
 	env.describe(t, "describe after the interval", "app")
 }

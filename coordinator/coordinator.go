@@ -8,18 +8,13 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/streamshift/streamshift/coordinator/assignor"
+	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
-
-// ClientInfo is what the proxy knows of the connection a request came on.
-type ClientInfo struct {
-	ClientID   string // the request header's client id
-	ClientHost string // the client's address, as Kafka reports it ("/10.0.0.1")
-}
 
 // Options configure a Coordinator.
 type Options struct {
-	Config Config
+	Config streams.Config
 	// Clock defaults to the system clock.
 	Clock Clock
 	// Log defaults to a new MemoryLog.
@@ -45,7 +40,7 @@ type Coordinator struct {
 	metadata  MetadataSource
 	creator   TopicCreator
 	assignor  assignor.TaskAssignor
-	configure configureFunc
+	configure streams.ConfigureFunc
 	logger    zerolog.Logger
 
 	// configMu serializes group config changes end to end (validate,
@@ -53,12 +48,12 @@ type Coordinator struct {
 	configMu sync.Mutex
 
 	mu     sync.Mutex
-	cfg    Config
+	cfg    streams.Config
 	shards map[string]*shard
 	closed bool
 	// claims are ownership claims (ownership.go) waiting for the join
 	// that creates their group.
-	claims map[string]*OwnershipValue
+	claims map[string]*streams.OwnershipValue
 
 	// inline runs group work on the caller's goroutine (tests in virtual
 	// time); the group's mutex still serializes it.
@@ -76,7 +71,7 @@ func New(opts Options) (*Coordinator, error) {
 	if opts.Config.Defaults.SessionTimeout == 0 && opts.Config.Defaults.HeartbeatInterval == 0 {
 		// An unset configuration means Kafka's defaults.
 		maxSize, groups := opts.Config.MaxGroupSize, opts.Config.Groups
-		opts.Config = DefaultConfig()
+		opts.Config = streams.DefaultConfig()
 		opts.Config.MaxGroupSize, opts.Config.Groups = maxSize, groups
 	}
 	if err := opts.Config.Validate(); err != nil {
@@ -94,17 +89,17 @@ func New(opts Options) (*Coordinator, error) {
 		metadata:  opts.Metadata,
 		creator:   opts.TopicCreator,
 		assignor:  opts.Assignor,
-		configure: defaultConfigure,
+		configure: streams.DefaultConfigure,
 		logger:    opts.Logger,
 		cfg:       opts.Config,
 		shards:    map[string]*shard{},
 	}, nil
 }
 
-func (c *Coordinator) groupConfig(id string) GroupConfig {
+func (c *Coordinator) groupConfig(id string) streams.GroupConfig {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.cfg.group(id)
+	return c.cfg.Group(id)
 }
 
 func (c *Coordinator) maxGroupSize() int {

@@ -9,10 +9,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 func TestGroupMaxSize(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.MaxGroupSize = 1 })
+	h := newHarness(t, func(c *streams.Config) { c.MaxGroupSize = 1 })
 	h.md.SetTopic("foo", 2)
 	r := h.ok(joinReq("g", "m1", "p1", sourceTopology("foo")))
 	wantError(t, h.hb(joinReq("g", "m2", "p2", sourceTopology("foo"))), kerr.GroupMaxSizeReached)
@@ -23,11 +25,11 @@ func TestGroupMaxSize(t *testing.T) {
 
 func TestHandleOtherKeys(t *testing.T) {
 	h := newHarness(t, nil)
-	if h.c.Handle(kmsg.NewPtrJoinGroupRequest(), ClientInfo{}, func(kmsg.Response) { t.Fatal("responded") }) {
+	if h.c.Handle(kmsg.NewPtrJoinGroupRequest(), streams.ClientInfo{}, func(kmsg.Response) { t.Fatal("responded") }) {
 		t.Fatal("took a JoinGroup")
 	}
 	var got kmsg.Response
-	if !h.c.Handle(kmsg.NewPtrStreamsGroupDescribeRequest(), ClientInfo{}, func(r kmsg.Response) { got = r }) || got == nil {
+	if !h.c.Handle(kmsg.NewPtrStreamsGroupDescribeRequest(), streams.ClientInfo{}, func(r kmsg.Response) { got = r }) || got == nil {
 		t.Fatal("describe not served")
 	}
 }
@@ -60,7 +62,7 @@ func TestAppendFailureRollsBack(t *testing.T) {
 func TestConcurrentGroups(t *testing.T) {
 	md := NewStaticMetadata()
 	md.SetTopic("foo", 8)
-	cfg := DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	cfg.Defaults.AssignmentInterval = 0
 	c, err := New(Options{Config: cfg, Metadata: md})
@@ -70,7 +72,7 @@ func TestConcurrentGroups(t *testing.T) {
 	defer c.Close()
 	call := func(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 		ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-		c.StreamsGroupHeartbeat(req, ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+		c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
 		select {
 		case r := <-ch:
 			return r
@@ -120,9 +122,9 @@ func TestConcurrentGroups(t *testing.T) {
 		req.Groups = []string{fmt.Sprintf("g%d", g)}
 		c.StreamsGroupDescribe(req, func(r *kmsg.StreamsGroupDescribeResponse) { ch <- r })
 		d := <-ch
-		seen := map[TaskID]bool{}
+		seen := map[streams.TaskID]bool{}
 		for _, m := range d.Groups[0].Members {
-			forEachTask(tasksFromKmsg(m.Assignment.ActiveTasks), func(tk TaskID) {
+			streams.ForEachTask(streams.TasksFromKmsg(m.Assignment.ActiveTasks), func(tk streams.TaskID) {
 				if seen[tk] {
 					t.Errorf("group g%d: task %v owned twice", g, tk)
 				}
@@ -148,7 +150,7 @@ func TestListGroups(t *testing.T) {
 		return got
 	}
 	all := list()
-	if len(all) != 3 || all[0].GroupID != "a" || all[0].State != GroupNotReady || all[1].State != GroupStable || all[2].State != GroupEmpty {
+	if len(all) != 3 || all[0].GroupID != "a" || all[0].State != streams.GroupNotReady || all[1].State != streams.GroupStable || all[2].State != streams.GroupEmpty {
 		t.Fatalf("all: %+v", all)
 	}
 	if got := list("not_ready", "EMPTY"); len(got) != 2 || got[0].GroupID != "a" || got[1].GroupID != "c" {

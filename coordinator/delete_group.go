@@ -1,9 +1,9 @@
 package coordinator
 
 import (
-	"sort"
-
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // DeleteGroup deletes a streams group for DeleteGroups: only an Empty group
@@ -12,58 +12,18 @@ import (
 // committed offsets stay on the upstream; deleting them is the caller's part.
 func (c *Coordinator) DeleteGroup(groupID string, done func(error)) {
 	c.run(groupID, func(s *shard) {
-		g := s.group
-		if g == nil {
-			done(kerr.GroupIDNotFound)
-			return
-		}
-		if g.State() != GroupEmpty {
-			done(kerr.NonEmptyGroup)
-			return
-		}
 		ch := c.newChange(s)
-		ch.tombstoneGroup(g.Ownership != nil)
-		if err := ch.commit(); err != nil {
+		if err := ch.DeleteGroup(); err != nil {
+			c.finish(s, ch) // it wrote nothing
+			done(err)
+			return
+		}
+		if err := c.finish(s, ch); err != nil {
 			done(kerr.CoordinatorNotAvailable)
 			return
 		}
 		s.stopTimers()
 		s.group = nil
 		done(nil)
-	}, func(e *coordError) { done(e) })
-}
-
-// tombstoneGroup writes the records that delete the group, in Kafka's order
-// (StreamsGroup.createGroupTombstoneRecords): current assignments, target
-// members, target metadata, members, group metadata, topology; then the
-// ownership with ownership set.
-func (ch *change) tombstoneGroup(ownership bool) {
-	g := ch.g
-	ids := sortedMemberIDs(g)
-	for _, id := range ids {
-		ch.emit(newCurrentAssignmentTombstone(g.ID, id))
-	}
-	for id := range g.Target {
-		ch.emit(newTargetAssignmentTombstone(g.ID, id))
-	}
-	ch.emit(newTargetAssignmentEpochTombstone(g.ID))
-	for _, id := range ids {
-		ch.emit(newMemberTombstone(g.ID, id))
-	}
-	// Replaying the group tombstone removes the group; the topology and
-	// ownership tombstones still go to the log so compaction forgets them
-	// too.
-	ch.records = append(ch.records, newGroupEpochTombstone(g.ID), newTopologyTombstone(g.ID))
-	if ownership {
-		ch.records = append(ch.records, newOwnershipTombstone(g.ID))
-	}
-}
-
-func sortedMemberIDs(g *Group) []string {
-	ids := make([]string, 0, len(g.Members))
-	for id := range g.Members {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
+	}, func(e *streams.CoordError) { done(e) })
 }

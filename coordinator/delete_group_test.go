@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // §11.30: only an empty group can be deleted; deletion writes the tombstones
 // and cancels the initial-delay timer.
 func TestScenario30DeleteGroup(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Defaults.InitialRebalanceDelay = 3 * time.Second })
+	h := newHarness(t, func(c *streams.Config) { c.Defaults.InitialRebalanceDelay = 3 * time.Second })
 	h.md.SetTopic("foo", 2)
 	del := func(id string) error {
 		var got error

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 func (h *harness) describe(version int16, groups ...string) *kmsg.StreamsGroupDescribeResponse {
@@ -63,10 +65,10 @@ func TestScenario31Describe(t *testing.T) {
 		m.UserEndpoint.Port != 9 || len(m.ClientTags) != 1 || len(m.TaskOffsets) != 1 || m.IsClassic {
 		t.Fatalf("member %+v", m)
 	}
-	if got := tasksFromKmsg(m.Assignment.ActiveTasks); !tasksEqual(got, tasks("0", 0, 1)) {
+	if got := streams.TasksFromKmsg(m.Assignment.ActiveTasks); !streams.TasksEqual(got, tasks("0", 0, 1)) {
 		t.Fatalf("assignment %+v", m.Assignment)
 	}
-	if got := tasksFromKmsg(m.TargetAssignment.ActiveTasks); !tasksEqual(got, tasks("0", 0, 1)) {
+	if got := streams.TasksFromKmsg(m.TargetAssignment.ActiveTasks); !streams.TasksEqual(got, tasks("0", 0, 1)) {
 		t.Fatalf("target %+v", m.TargetAssignment)
 	}
 	if m.Assignment.StandbyTasks == nil || m.Assignment.WarmupTasks == nil {

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // shard is one group's executor: its serial queue and the state only its
@@ -14,15 +16,15 @@ type shard struct {
 	queue   []work
 	running bool
 	exec    sync.Mutex // held while work runs
-	group   *Group
+	group   *streams.Group
 	// unloading: Unload runs; new work is answered NOT_COORDINATOR
 	// (guarded by the coordinator's mu).
 	unloading bool
 	// barrier is the hand-back whose end is still to be told
 	// (classic_handback.go); guarded by exec.
-	barrier *handBack
+	barrier *streams.HandBack
 	// timers are the group's pending timers (timers.go); guarded by exec.
-	timers map[timerKey]*groupTimer
+	timers map[streams.TimerKey]*groupTimer
 }
 
 // work is one operation queued on a group's executor. fail answers its
@@ -33,21 +35,21 @@ type shard struct {
 // nobody to answer and passes a nil fail.
 type work struct {
 	run  func(*shard)
-	fail func(*coordError)
+	fail func(*streams.CoordError)
 }
 
-func (w work) answer(err *coordError) {
+func (w work) answer(err *streams.CoordError) {
 	if w.fail != nil {
 		w.fail(err)
 	}
 }
 
-func shuttingDown(groupID string) *coordError {
-	return errorf(kerr.CoordinatorNotAvailable, "The coordinator is shutting down; group %s is not served.", groupID)
+func shuttingDown(groupID string) *streams.CoordError {
+	return streams.Errorf(kerr.CoordinatorNotAvailable, "The coordinator is shutting down; group %s is not served.", groupID)
 }
 
-func unloaded(groupID string) *coordError {
-	return errorf(kerr.NotCoordinator, "This coordinator no longer serves group %s.", groupID)
+func unloaded(groupID string) *streams.CoordError {
+	return streams.Errorf(kerr.NotCoordinator, "This coordinator no longer serves group %s.", groupID)
 }
 
 // run queues work for one group. Work of one group runs in order, one at a
@@ -56,7 +58,7 @@ func unloaded(groupID string) *coordError {
 // group is unloaded before f's turn. A shard whose work left no group
 // (requests for unknown groups) is dropped once its queue drains; the shard
 // map's lock makes lookup-and-enqueue atomic with that drop.
-func (c *Coordinator) run(groupID string, f func(*shard), fail func(*coordError)) {
+func (c *Coordinator) run(groupID string, f func(*shard), fail func(*streams.CoordError)) {
 	w := work{run: f, fail: fail}
 	c.mu.Lock()
 	if c.closed {
@@ -217,12 +219,12 @@ func (s *shard) barrierEnded(gone bool) (tell func()) {
 	if hb == nil {
 		return func() {}
 	}
-	var st HandBackState
-	if g := s.group; !gone && g != nil && g.mem.handBack == hb {
-		if st = handBackState(g); !st.Ready && !st.Aborted {
+	var st streams.HandBackState
+	if g := s.group; !gone && g != nil && g.Mem.HandBack == hb {
+		if st = streams.HandBackStateOf(g); !st.Ready && !st.Aborted {
 			return func() {}
 		}
 	}
 	s.barrier = nil
-	return func() { hb.onBarrier(st) }
+	return func() { hb.OnBarrier(st) }
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // gateLog holds every Append until release is closed, so that a group's
@@ -23,7 +24,7 @@ func newGateLog() *gateLog {
 	return &gateLog{MemoryLog: NewMemoryLog(), entered: make(chan struct{}, 64), release: make(chan struct{})}
 }
 
-func (l *gateLog) Append(group string, recs []Record) error {
+func (l *gateLog) Append(group string, recs []streams.Record) error {
 	select {
 	case l.entered <- struct{}{}:
 	default: // nobody waits for later appends
@@ -57,7 +58,7 @@ type entryPoint struct {
 }
 
 func entryPoints() []entryPoint {
-	client := ClientInfo{ClientID: "c", ClientHost: "/127.0.0.1"}
+	client := streams.ClientInfo{ClientID: "c", ClientHost: "/127.0.0.1"}
 	sub := &classicstreams.ConsumerSubscription{Version: 3, Topics: []string{"foo"}}
 	info := &classicstreams.SubscriptionInfo{Version: 11, LatestSupportedVersion: 11}
 	errCode := func(answer func(int16)) func(error) { return func(err error) { answer(codeOf(err)) } }
@@ -71,38 +72,38 @@ func entryPoints() []entryPoint {
 			c.StreamsGroupDescribe(req, func(r *kmsg.StreamsGroupDescribeResponse) { answer(r.Groups[0].ErrorCode) })
 		}},
 		{"TakeOverClassicGroup", func(c *Coordinator, g string, answer func(int16)) {
-			c.TakeOverClassicGroup(ClassicGroupState{GroupID: g}, joinReq(g, "m9", "p9", sourceTopology("foo")), client,
+			c.TakeOverClassicGroup(streams.ClassicGroupState{GroupID: g}, joinReq(g, "m9", "p9", sourceTopology("foo")), client,
 				func(r *kmsg.StreamsGroupHeartbeatResponse) { answer(r.ErrorCode) })
 		}},
 		{"DeleteGroup", func(c *Coordinator, g string, answer func(int16)) { c.DeleteGroup(g, errCode(answer)) }},
 		{"BeginHandBack", func(c *Coordinator, g string, answer func(int16)) {
-			c.BeginHandBack(g, func(HandBackState) {}, errCode(answer))
+			c.BeginHandBack(g, func(streams.HandBackState) {}, errCode(answer))
 		}},
 		{"HandBack", func(c *Coordinator, g string, answer func(int16)) {
-			c.HandBack(g, func(HandBackState) { answer(noCode) })
+			c.HandBack(g, func(streams.HandBackState) { answer(noCode) })
 		}},
 		{"AbortHandBack", func(c *Coordinator, g string, answer func(int16)) { c.AbortHandBack(g, func() { answer(noCode) }) }},
 		{"FinishHandBack", func(c *Coordinator, g string, answer func(int16)) { c.FinishHandBack(g, errCode(answer)) }},
 		{"AbandonTakeOver", func(c *Coordinator, g string, answer func(int16)) { c.AbandonTakeOver(g, errCode(answer)) }},
 		{"ClassicOnly", func(c *Coordinator, g string, answer func(int16)) { c.ClassicOnly(g, func(bool) { answer(noCode) }) }},
 		{"ClassicJoinGroup", func(c *Coordinator, g string, answer func(int16)) {
-			c.ClassicJoinGroup(ClassicJoinRequest{GroupID: g, MemberID: "c1", Client: client, SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000, Subscription: sub, Info: info, NewMember: true},
-				func(r ClassicJoinResult) { answer(codeOf(r.Err)) })
+			c.ClassicJoinGroup(streams.ClassicJoinRequest{GroupID: g, MemberID: "c1", Client: client, SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000, Subscription: sub, Info: info, NewMember: true},
+				func(r streams.ClassicJoinResult) { answer(codeOf(r.Err)) })
 		}},
 		{"ClassicSyncGroup", func(c *Coordinator, g string, answer func(int16)) {
-			c.ClassicSyncGroup(ClassicSyncRequest{GroupID: g, MemberID: "c1", Generation: 1}, func(r ClassicSyncResult) { answer(codeOf(r.Err)) })
+			c.ClassicSyncGroup(streams.ClassicSyncRequest{GroupID: g, MemberID: "c1", Generation: 1}, func(r streams.ClassicSyncResult) { answer(codeOf(r.Err)) })
 		}},
 		{"ClassicHeartbeat", func(c *Coordinator, g string, answer func(int16)) {
-			c.ClassicHeartbeat(ClassicHeartbeatRequest{GroupID: g, MemberID: "c1", Generation: 1}, errCode(answer))
+			c.ClassicHeartbeat(streams.ClassicHeartbeatRequest{GroupID: g, MemberID: "c1", Generation: 1}, errCode(answer))
 		}},
 		{"ClassicLeaveGroup", func(c *Coordinator, g string, answer func(int16)) {
-			c.ClassicLeaveGroup(g, []ClassicLeaveMember{{MemberID: "c1"}}, func(_ []error, err error) { answer(codeOf(err)) })
+			c.ClassicLeaveGroup(g, []streams.ClassicLeaveMember{{MemberID: "c1"}}, func(_ []error, err error) { answer(codeOf(err)) })
 		}},
 		{"ValidateClassicOffsetCommit", func(c *Coordinator, g string, answer func(int16)) {
-			c.ValidateClassicOffsetCommit(OffsetCommitRequest{GroupID: g, MemberID: "c1", MemberEpoch: 1}, func(r OffsetCommitResult) { answer(codeOf(r.Err)) })
+			c.ValidateClassicOffsetCommit(streams.OffsetCommitRequest{GroupID: g, MemberID: "c1", MemberEpoch: 1}, func(r streams.OffsetCommitResult) { answer(codeOf(r.Err)) })
 		}},
 		{"ValidateOffsetCommit", func(c *Coordinator, g string, answer func(int16)) {
-			c.ValidateOffsetCommit(OffsetCommitRequest{GroupID: g, MemberID: "m1", MemberEpoch: 2, Version: 9}, func(r OffsetCommitResult) { answer(codeOf(r.Err)) })
+			c.ValidateOffsetCommit(streams.OffsetCommitRequest{GroupID: g, MemberID: "m1", MemberEpoch: 2, Version: 9}, func(r streams.OffsetCommitResult) { answer(codeOf(r.Err)) })
 		}},
 		{"ValidateOffsetFetch", func(c *Coordinator, g string, answer func(int16)) {
 			c.ValidateOffsetFetch(g, "m1", 2, errCode(answer))
@@ -169,7 +170,7 @@ func newGatedCoordinator(t *testing.T) (*Coordinator, *gateLog, *ManualClock) {
 	md.SetTopic("foo", 4)
 	clock := NewManualClock(testStart)
 	log := newGateLog()
-	cfg := DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	c, err := New(Options{Config: cfg, Clock: clock, Log: log, Metadata: md, Assignor: testAssignor{}})
 	if err != nil {
@@ -183,7 +184,7 @@ func newGatedCoordinator(t *testing.T) (*Coordinator, *gateLog, *ManualClock) {
 func busyGroup(t *testing.T, c *Coordinator, log *gateLog, g string) <-chan struct{} {
 	t.Helper()
 	joined := make(chan struct{})
-	c.StreamsGroupHeartbeat(joinReq(g, "m1", "p1", sourceTopology("foo")), ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) {
+	c.StreamsGroupHeartbeat(joinReq(g, "m1", "p1", sourceTopology("foo")), streams.ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) {
 		if r.ErrorCode != 0 {
 			t.Errorf("the running join answered %v", kerr.ErrorForCode(r.ErrorCode))
 		}
@@ -241,9 +242,9 @@ func TestUnloadAnswersQueuedWork(t *testing.T) {
 		t.Error("Unload touched the log")
 	}
 	queued.check(t, "queued at Unload, once the executor is idle", kerr.NotCoordinator)
-	// Other groups are served as before.
+	// other groups are served as before.
 	other := make(chan int16, 1)
-	c.StreamsGroupHeartbeat(joinReq("h", "m1", "p1", sourceTopology("foo")), ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { other <- r.ErrorCode })
+	c.StreamsGroupHeartbeat(joinReq("h", "m1", "p1", sourceTopology("foo")), streams.ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { other <- r.ErrorCode })
 	select {
 	case code := <-other:
 		if code != 0 {

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // FuzzHeartbeat feeds arbitrary StreamsGroupHeartbeat bytes, decoded as the
@@ -14,7 +16,7 @@ import (
 func FuzzHeartbeat(f *testing.F) {
 	seed := func(r *kmsg.StreamsGroupHeartbeatRequest) { f.Add(byte(r.Version), r.AppendTo(nil)) }
 	seed(joinReq("g", "m3", "p3", statefulTopology("foo")))
-	seed(hbReq("g", "m1", 2, &TaskSets{Active: tasks("0", 0, 1)}))
+	seed(hbReq("g", "m1", 2, &streams.TaskSets{Active: tasks("0", 0, 1)}))
 	seed(hbReq("g", "m2", 3, nil))
 	leave := hbReq("g", "m1", -2, nil)
 	leave.InstanceID = strp("i1")
@@ -35,6 +37,6 @@ func FuzzHeartbeat(f *testing.F) {
 		h.ok(j)
 		h.ok(joinReq("g", "m2", "p2", statefulTopology("foo")))
 		h.hb(req) // checks replay(log) == state
-		h.advance(DefaultSessionTimeout)
+		h.advance(streams.DefaultSessionTimeout)
 	})
 }

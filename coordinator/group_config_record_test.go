@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // TestGroupConfigsSurviveRestart: configs set with IncrementalAlterConfigs
@@ -14,12 +16,12 @@ import (
 // coordinator's, not a group: no streams group appears because of them.
 func TestGroupConfigsSurviveRestart(t *testing.T) {
 	log := NewMemoryLog()
-	cfg := DefaultConfig()
+	cfg := streams.DefaultConfig()
 	c, err := New(Options{Config: cfg, Metadata: &StaticMetadata{}, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	alter := func(group string, alts ...GroupConfigAlteration) {
+	alter := func(group string, alts ...streams.GroupConfigAlteration) {
 		t.Helper()
 		if err := c.AlterGroupConfigs(group, alts, false); err != nil {
 			t.Fatal(err)
@@ -28,8 +30,8 @@ func TestGroupConfigsSurviveRestart(t *testing.T) {
 	alter("app", setOp("streams.num.standby.replicas", "1"), setOp("streams.rack.aware.assignment.tags", "zone,rack"))
 	alter("app", setOp("streams.session.timeout.ms", "50000"), setOp("streams.heartbeat.interval.ms", "6000"))
 	alter("gone", setOp("streams.num.standby.replicas", "2"))
-	alter("gone", GroupConfigAlteration{Name: "streams.num.standby.replicas", Op: kmsg.IncrementalAlterConfigOpDelete})
-	if err := c.AlterGroupConfigs("app", []GroupConfigAlteration{setOp("streams.num.standby.replicas", "2")}, true); err != nil {
+	alter("gone", streams.GroupConfigAlteration{Name: "streams.num.standby.replicas", Op: kmsg.IncrementalAlterConfigOpDelete})
+	if err := c.AlterGroupConfigs("app", []streams.GroupConfigAlteration{setOp("streams.num.standby.replicas", "2")}, true); err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
@@ -75,17 +77,17 @@ func TestGroupConfigsSurviveRestart(t *testing.T) {
 
 type failingLog struct{ *MemoryLog }
 
-func (failingLog) Append(string, []Record) error { return errors.New("log unavailable") }
+func (failingLog) Append(string, []streams.Record) error { return errors.New("log unavailable") }
 
 // TestGroupConfigNotStored: when the log refuses the record, the change is
 // not applied and the client gets an error, not a silent in-memory change.
 func TestGroupConfigNotStored(t *testing.T) {
-	c, err := New(Options{Config: DefaultConfig(), Metadata: &StaticMetadata{}, Log: failingLog{NewMemoryLog()}})
+	c, err := New(Options{Config: streams.DefaultConfig(), Metadata: &StaticMetadata{}, Log: failingLog{NewMemoryLog()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cerr := c.AlterGroupConfigs("app", []GroupConfigAlteration{setOp("streams.num.standby.replicas", "1")}, false)
+	cerr := c.AlterGroupConfigs("app", []streams.GroupConfigAlteration{setOp("streams.num.standby.replicas", "1")}, false)
 	if cerr == nil || cerr.Err != kerr.UnknownServerError {
 		t.Fatalf("alter with a failing log: %v", cerr)
 	}
@@ -103,21 +105,21 @@ func TestGroupConfigRecordRejectsBadValues(t *testing.T) {
 		`{"Configs":[{"Key":"streams.num.standby.replicas","Value":"-1"}]}`,
 		`{"Configs":[{"Key":"streams.session.timeout.ms","Value":"x"}]}`,
 	} {
-		if _, err := UnmarshalRecord([]byte(`{"v":1,"type":1001,"group":"g"}`), []byte(value)); err == nil {
+		if _, err := streams.UnmarshalRecord([]byte(`{"v":1,"type":1001,"group":"g"}`), []byte(value)); err == nil {
 			t.Fatalf("%s accepted", value)
 		}
 	}
-	r, err := UnmarshalRecord([]byte(`{"v":1,"type":1001,"group":"g"}`),
+	r, err := streams.UnmarshalRecord([]byte(`{"v":1,"type":1001,"group":"g"}`),
 		[]byte(`{"Configs":[{"Key":"streams.some.future.config","Value":"1"},{"Key":"streams.num.standby.replicas","Value":"1"}]}`))
 	if err != nil {
 		t.Fatalf("a config name of a newer release fails the read: %v", err)
 	}
-	c, err := New(Options{Config: DefaultConfig(), Metadata: NewStaticMetadata()})
+	c, err := New(Options{Config: streams.DefaultConfig(), Metadata: NewStaticMetadata()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.loadGroupConfigs([]Record{r}); err != nil {
+	if _, err := c.loadGroupConfigs([]streams.Record{r}); err != nil {
 		t.Fatalf("a config name of a newer release fails the load: %v", err)
 	}
 	if got := c.groupConfig("g").NumStandbyReplicas; got != 1 {

@@ -2,42 +2,31 @@ package coordinator
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
-)
 
-// GroupConfigEntry is one config of a group as DescribeConfigs reports it.
-type GroupConfigEntry struct {
-	Name  string // "streams.num.standby.replicas"
-	Value string
-	// Overridden: the group sets it (ConfigSource GROUP_CONFIG); else the
-	// value is the broker-level default (DEFAULT_CONFIG).
-	Overridden bool
-	Type       kmsg.ConfigType
-	Doc        string
-}
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
 
 // DescribeGroupConfigs returns the streams.* configs of a group with their
 // effective values, in Kafka's order; names limits the result (names Kafka
 // does not know are left out, as Kafka does); empty means all.
-func (c *Coordinator) DescribeGroupConfigs(groupID string, names []string) []GroupConfigEntry {
+func (c *Coordinator) DescribeGroupConfigs(groupID string, names []string) []streams.GroupConfigEntry {
 	c.mu.Lock()
-	eff := c.cfg.group(groupID)
+	eff := c.cfg.Group(groupID)
 	o, hasO := c.cfg.Groups[groupID]
 	c.mu.Unlock()
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
-	var out []GroupConfigEntry
-	for _, d := range groupConfigDefs {
-		name := groupConfigPrefix + d.key
+	var out []streams.GroupConfigEntry
+	for _, d := range streams.GroupConfigDefs {
+		name := streams.GroupConfigPrefix + d.Key
 		if len(want) > 0 && !want[name] {
 			continue
 		}
-		out = append(out, GroupConfigEntry{Name: name, Value: eff.value(d.key), Overridden: hasO && o.has(d.key), Type: d.typ, Doc: d.doc})
+		out = append(out, streams.GroupConfigEntry{Name: name, Value: eff.Value(d.Key), Overridden: hasO && o.Has(d.Key), Type: d.Type, Doc: d.Doc})
 	}
 	return out
 }
@@ -51,32 +40,16 @@ func (c *Coordinator) HasGroupConfigs(groupID string) bool {
 	return ok
 }
 
-// IsStreamsGroupConfig reports whether name is a per-group config of
-// streams groups ("streams.*").
-func IsStreamsGroupConfig(name string) bool { return strings.HasPrefix(name, groupConfigPrefix) }
-
-// DefaultGroupConfigName is the broker-level config a per-group config
-// defaults to ("streams.x" → "group.streams.x"), as Kafka lists it among
-// the synonyms.
-func DefaultGroupConfigName(name string) string { return "group." + name }
-
 // DefaultGroupConfigValue is the value a per-group config has without an
 // override.
 func (c *Coordinator) DefaultGroupConfigValue(name string) string {
-	d, ok := groupConfigDefOf(name)
+	d, ok := streams.GroupConfigDefOf(name)
 	if !ok {
 		return ""
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.cfg.Defaults.value(d.key)
-}
-
-// GroupConfigAlteration is one operation of IncrementalAlterConfigs.
-type GroupConfigAlteration struct {
-	Name  string
-	Op    kmsg.IncrementalAlterConfigOp
-	Value *string
+	return c.cfg.Defaults.Value(d.Key)
 }
 
 // AlterGroupConfigs applies IncrementalAlterConfigs operations to a group's
@@ -88,25 +61,25 @@ type GroupConfigAlteration struct {
 // The overrides are stored in the group log (RecordGroupConfig) before they
 // apply, so with a durable log they survive a restart; like Kafka's group
 // configs they outlive the group.
-func (c *Coordinator) AlterGroupConfigs(groupID string, alts []GroupConfigAlteration, validateOnly bool) *ConfigError {
+func (c *Coordinator) AlterGroupConfigs(groupID string, alts []streams.GroupConfigAlteration, validateOnly bool) *streams.ConfigError {
 	c.configMu.Lock()
 	defer c.configMu.Unlock()
 	c.mu.Lock()
-	o, err := c.alteredGroupConfig(groupID, alts)
+	o, err := c.cfg.AlteredGroupConfig(groupID, alts)
 	c.mu.Unlock()
 	if err != nil || validateOnly {
 		return err
 	}
 	if err := c.storeGroupConfig(groupID, o); err != nil {
-		return &ConfigError{Err: kerr.UnknownServerError, Message: err.Error()}
+		return &streams.ConfigError{Err: kerr.UnknownServerError, Message: err.Error()}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	groups := make(map[string]GroupConfigOverride, len(c.cfg.Groups)+1)
+	groups := make(map[string]streams.GroupConfigOverride, len(c.cfg.Groups)+1)
 	for k, v := range c.cfg.Groups {
 		groups[k] = v
 	}
-	if o.empty() {
+	if o.Empty() {
 		delete(groups, groupID)
 	} else {
 		groups[groupID] = o
@@ -115,117 +88,20 @@ func (c *Coordinator) AlterGroupConfigs(groupID string, alts []GroupConfigAltera
 	return nil
 }
 
-// alteredGroupConfig is the group's override after alts, validated. Called
-// with c.mu held.
-func (c *Coordinator) alteredGroupConfig(groupID string, alts []GroupConfigAlteration) (GroupConfigOverride, *ConfigError) {
-	o := c.cfg.Groups[groupID].clone()
-	for _, a := range alts {
-		d, ok := groupConfigDefOf(a.Name)
-		if !ok {
-			return o, invalidConfig("Unknown group config name: %s", a.Name)
-		}
-		switch a.Op {
-		case kmsg.IncrementalAlterConfigOpSet:
-			if a.Value == nil {
-				return o, invalidConfig("Null value not supported for : %s", a.Name)
-			}
-			if err := d.check(*a.Value); err != nil {
-				return o, err
-			}
-			if err := o.set(d.key, strings.TrimSpace(*a.Value)); err != nil {
-				return o, invalidConfig("Invalid value %s for configuration %s: %v", *a.Value, a.Name, err)
-			}
-		case kmsg.IncrementalAlterConfigOpDelete:
-			o.unset(d.key)
-		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if d.typ != kmsg.ConfigTypeList {
-				verb := "append"
-				if a.Op == kmsg.IncrementalAlterConfigOpSubtract {
-					verb = "subtract"
-				}
-				return o, invalidConfig("Config value %s is not allowed for config key: %s", verb, a.Name)
-			}
-			cur := c.cfg.group(groupID).RackAwareAssignmentTags
-			if o.RackAwareAssignmentTags != nil {
-				cur = o.RackAwareAssignmentTags
-			}
-			var vals []string
-			if a.Value != nil {
-				vals = parseList(*a.Value)
-			}
-			o.RackAwareAssignmentTags = alterList(cur, vals, a.Op == kmsg.IncrementalAlterConfigOpAppend)
-		default:
-			return o, invalidConfig("Unknown alter config operation %d for %s", a.Op, a.Name)
-		}
-	}
-	if err := validateGroupConfig(o.apply(c.cfg.Defaults), c.cfg.bounds()); err != nil {
-		return o, err
-	}
-	return o, nil
-}
-
-// validateGroupConfig is Kafka's GroupConfig.validateValues for the streams
-// configs, with its messages, then the remaining limits streamshift checks.
-func validateGroupConfig(g GroupConfig, b Bounds) *ConfigError {
-	switch {
-	case g.HeartbeatInterval < b.MinHeartbeatInterval:
-		return invalidConfig("streams.heartbeat.interval.ms must be greater than or equal to group.streams.min.heartbeat.interval.ms")
-	case g.HeartbeatInterval > b.MaxHeartbeatInterval:
-		return invalidConfig("streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms")
-	case g.SessionTimeout < b.MinSessionTimeout:
-		return invalidConfig("streams.session.timeout.ms must be greater than or equal to group.streams.min.session.timeout.ms")
-	case g.SessionTimeout > b.MaxSessionTimeout:
-		return invalidConfig("streams.session.timeout.ms must be less than or equal to group.streams.max.session.timeout.ms")
-	case g.NumStandbyReplicas > MaxNumStandbyReplicas:
-		return invalidConfig("streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas")
-	case g.SessionTimeout <= g.HeartbeatInterval:
-		return invalidConfig("streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms")
-	}
-	if err := g.ValidateWithin(b); err != nil {
-		return invalidConfig("%v", err)
-	}
-	return nil
-}
-
-// alterList appends the missing values or removes the given ones (Kafka's
-// APPEND and SUBTRACT on list configs).
-func alterList(cur, vals []string, appendOp bool) []string {
-	out := append([]string{}, cur...)
-	for _, v := range vals {
-		i := indexOf(out, v)
-		switch {
-		case appendOp && i < 0:
-			out = append(out, v)
-		case !appendOp && i >= 0:
-			out = append(out[:i], out[i+1:]...)
-		}
-	}
-	return out
-}
-
-func indexOf(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
-}
-
 // SetGroupConfig sets (or, with nil, removes) a group's overrides. The new
 // configuration applies from the group's next heartbeat; a change of the
 // standby replicas bumps the group epoch then.
-func (c *Coordinator) SetGroupConfig(groupID string, o *GroupConfigOverride) error {
+func (c *Coordinator) SetGroupConfig(groupID string, o *streams.GroupConfigOverride) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if o == nil {
 		delete(c.cfg.Groups, groupID)
 		return nil
 	}
-	if err := o.apply(c.cfg.Defaults).ValidateWithin(c.cfg.bounds()); err != nil {
+	if err := o.Apply(c.cfg.Defaults).ValidateWithin(c.cfg.ConfigBounds()); err != nil {
 		return fmt.Errorf("streams group %q: %w", groupID, err)
 	}
-	groups := make(map[string]GroupConfigOverride, len(c.cfg.Groups)+1)
+	groups := make(map[string]streams.GroupConfigOverride, len(c.cfg.Groups)+1)
 	for k, v := range c.cfg.Groups {
 		groups[k] = v
 	}
@@ -236,9 +112,9 @@ func (c *Coordinator) SetGroupConfig(groupID string, o *GroupConfigOverride) err
 
 // storeGroupConfig appends a group's new overrides to the log, so they
 // survive a restart when the log is durable.
-func (c *Coordinator) storeGroupConfig(groupID string, o GroupConfigOverride) error {
-	r := newGroupConfigRecord(groupID, groupConfigValue(o))
-	if err := c.log.Append(groupID, []Record{r}); err != nil {
+func (c *Coordinator) storeGroupConfig(groupID string, o streams.GroupConfigOverride) error {
+	r := streams.NewGroupConfigRecord(groupID, streams.NewGroupConfigValue(o))
+	if err := c.log.Append(groupID, []streams.Record{r}); err != nil {
 		c.logAppendFailure(groupID, 1, err)
 		return fmt.Errorf("store configs of group %s: %w", groupID, err)
 	}

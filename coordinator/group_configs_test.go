@@ -5,34 +5,36 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
-func setOp(name, v string) GroupConfigAlteration {
-	return GroupConfigAlteration{Name: name, Op: kmsg.IncrementalAlterConfigOpSet, Value: &v}
+func setOp(name, v string) streams.GroupConfigAlteration {
+	return streams.GroupConfigAlteration{Name: name, Op: kmsg.IncrementalAlterConfigOpSet, Value: &v}
 }
 
 func TestAlterGroupConfigs(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		alts []GroupConfigAlteration
+		alts []streams.GroupConfigAlteration
 		msg  string // "" = accepted
 	}{
-		{"standbys", []GroupConfigAlteration{setOp("streams.num.standby.replicas", "2")}, ""},
-		{"standbys above max", []GroupConfigAlteration{setOp("streams.num.standby.replicas", "3")}, "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
-		{"heartbeat below min", []GroupConfigAlteration{setOp("streams.heartbeat.interval.ms", "4999")}, "streams.heartbeat.interval.ms must be greater than or equal to group.streams.min.heartbeat.interval.ms"},
-		{"heartbeat above max", []GroupConfigAlteration{setOp("streams.heartbeat.interval.ms", "15001")}, "streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms"},
-		{"session above max", []GroupConfigAlteration{setOp("streams.session.timeout.ms", "60001")}, "streams.session.timeout.ms must be less than or equal to group.streams.max.session.timeout.ms"},
-		{"int overflow", []GroupConfigAlteration{setOp("streams.num.standby.replicas", "2147483648")}, "Invalid value 2147483648 for configuration streams.num.standby.replicas: Not a number of type INT"},
-		{"long lag", []GroupConfigAlteration{setOp("streams.acceptable.recovery.lag", "x")}, "Invalid value x for configuration streams.acceptable.recovery.lag: Not a number of type LONG"},
-		{"zero session", []GroupConfigAlteration{setOp("streams.session.timeout.ms", "0")}, "Invalid value 0 for configuration streams.session.timeout.ms: Value must be at least 1"},
-		{"null set", []GroupConfigAlteration{{Name: "streams.num.standby.replicas", Op: kmsg.IncrementalAlterConfigOpSet}}, "Null value not supported for : streams.num.standby.replicas"},
-		{"consumer config", []GroupConfigAlteration{setOp("consumer.session.timeout.ms", "45000")}, "Unknown group config name: consumer.session.timeout.ms"},
-		{"subtract int", []GroupConfigAlteration{{Name: "streams.session.timeout.ms", Op: kmsg.IncrementalAlterConfigOpSubtract}}, "Config value subtract is not allowed for config key: streams.session.timeout.ms"},
+		{"standbys", []streams.GroupConfigAlteration{setOp("streams.num.standby.replicas", "2")}, ""},
+		{"standbys above max", []streams.GroupConfigAlteration{setOp("streams.num.standby.replicas", "3")}, "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
+		{"heartbeat below min", []streams.GroupConfigAlteration{setOp("streams.heartbeat.interval.ms", "4999")}, "streams.heartbeat.interval.ms must be greater than or equal to group.streams.min.heartbeat.interval.ms"},
+		{"heartbeat above max", []streams.GroupConfigAlteration{setOp("streams.heartbeat.interval.ms", "15001")}, "streams.heartbeat.interval.ms must be less than or equal to group.streams.max.heartbeat.interval.ms"},
+		{"session above max", []streams.GroupConfigAlteration{setOp("streams.session.timeout.ms", "60001")}, "streams.session.timeout.ms must be less than or equal to group.streams.max.session.timeout.ms"},
+		{"int overflow", []streams.GroupConfigAlteration{setOp("streams.num.standby.replicas", "2147483648")}, "Invalid value 2147483648 for configuration streams.num.standby.replicas: Not a number of type INT"},
+		{"long lag", []streams.GroupConfigAlteration{setOp("streams.acceptable.recovery.lag", "x")}, "Invalid value x for configuration streams.acceptable.recovery.lag: Not a number of type LONG"},
+		{"zero session", []streams.GroupConfigAlteration{setOp("streams.session.timeout.ms", "0")}, "Invalid value 0 for configuration streams.session.timeout.ms: Value must be at least 1"},
+		{"null set", []streams.GroupConfigAlteration{{Name: "streams.num.standby.replicas", Op: kmsg.IncrementalAlterConfigOpSet}}, "Null value not supported for : streams.num.standby.replicas"},
+		{"consumer config", []streams.GroupConfigAlteration{setOp("consumer.session.timeout.ms", "45000")}, "Unknown group config name: consumer.session.timeout.ms"},
+		{"subtract int", []streams.GroupConfigAlteration{{Name: "streams.session.timeout.ms", Op: kmsg.IncrementalAlterConfigOpSubtract}}, "Config value subtract is not allowed for config key: streams.session.timeout.ms"},
 		// All or nothing: the second operation fails, the first is not kept.
-		{"atomic", []GroupConfigAlteration{setOp("streams.num.standby.replicas", "1"), setOp("streams.num.standby.replicas", "9")}, "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
+		{"atomic", []streams.GroupConfigAlteration{setOp("streams.num.standby.replicas", "1"), setOp("streams.num.standby.replicas", "9")}, "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := New(Options{Config: DefaultConfig(), Metadata: &StaticMetadata{}})
+			c, err := New(Options{Config: streams.DefaultConfig(), Metadata: &StaticMetadata{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +57,7 @@ func TestAlterGroupConfigs(t *testing.T) {
 }
 
 func TestAlterGroupConfigsLifecycle(t *testing.T) {
-	c, err := New(Options{Config: DefaultConfig(), Metadata: &StaticMetadata{}})
+	c, err := New(Options{Config: streams.DefaultConfig(), Metadata: &StaticMetadata{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +72,14 @@ func TestAlterGroupConfigsLifecycle(t *testing.T) {
 		return "", false
 	}
 	// validateOnly changes nothing.
-	if err := c.AlterGroupConfigs("g", []GroupConfigAlteration{setOp("streams.num.standby.replicas", "1")}, true); err != nil {
+	if err := c.AlterGroupConfigs("g", []streams.GroupConfigAlteration{setOp("streams.num.standby.replicas", "1")}, true); err != nil {
 		t.Fatal(err)
 	}
 	if v, o := value("streams.num.standby.replicas"); v != "0" || o || c.HasGroupConfigs("g") {
 		t.Fatalf("validateOnly applied: %s %v", v, o)
 	}
 	// Session and heartbeat together: each valid only with the other.
-	if err := c.AlterGroupConfigs("g", []GroupConfigAlteration{setOp("streams.session.timeout.ms", "50000"), setOp("streams.heartbeat.interval.ms", "6000")}, false); err != nil {
+	if err := c.AlterGroupConfigs("g", []streams.GroupConfigAlteration{setOp("streams.session.timeout.ms", "50000"), setOp("streams.heartbeat.interval.ms", "6000")}, false); err != nil {
 		t.Fatal(err)
 	}
 	if v, o := value("streams.session.timeout.ms"); v != "50000" || !o {
@@ -89,7 +91,7 @@ func TestAlterGroupConfigsLifecycle(t *testing.T) {
 	// List config: append and subtract.
 	tags := func(op kmsg.IncrementalAlterConfigOp, v string) {
 		t.Helper()
-		if err := c.AlterGroupConfigs("g", []GroupConfigAlteration{{Name: "streams.rack.aware.assignment.tags", Op: op, Value: &v}}, false); err != nil {
+		if err := c.AlterGroupConfigs("g", []streams.GroupConfigAlteration{{Name: "streams.rack.aware.assignment.tags", Op: op, Value: &v}}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,7 +103,7 @@ func TestAlterGroupConfigsLifecycle(t *testing.T) {
 	}
 	// Deleting every override drops the group's entry.
 	for _, name := range []string{"streams.session.timeout.ms", "streams.heartbeat.interval.ms", "streams.rack.aware.assignment.tags"} {
-		if err := c.AlterGroupConfigs("g", []GroupConfigAlteration{{Name: name, Op: kmsg.IncrementalAlterConfigOpDelete}}, false); err != nil {
+		if err := c.AlterGroupConfigs("g", []streams.GroupConfigAlteration{{Name: name, Op: kmsg.IncrementalAlterConfigOpDelete}}, false); err != nil {
 			t.Fatal(err)
 		}
 	}

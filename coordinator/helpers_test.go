@@ -11,7 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator/assignor"
+	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
 // testAssignor is a small deterministic sticky assignor for the coordinator's
@@ -33,11 +34,11 @@ func (testAssignor) Assign(spec assignor.GroupSpec, topo assignor.TopologyDescri
 	if len(ids) == 0 {
 		return out, nil
 	}
-	active := map[string]tasksBuilder{}
-	standby := map[string]tasksBuilder{}
+	active := map[string]streams.TasksBuilder{}
+	standby := map[string]streams.TasksBuilder{}
 	load := map[string]int{}
 	for _, id := range ids {
-		active[id], standby[id] = tasksBuilder{}, tasksBuilder{}
+		active[id], standby[id] = streams.TasksBuilder{}, streams.TasksBuilder{}
 	}
 	subs := topo.Subtopologies()
 	total := 0
@@ -45,21 +46,21 @@ func (testAssignor) Assign(spec assignor.GroupSpec, topo assignor.TopologyDescri
 		total += int(s.NumTasks)
 	}
 	quota := (total + len(ids) - 1) / len(ids)
-	var rest []TaskID
+	var rest []streams.TaskID
 	for _, s := range subs {
 		for p := int32(0); p < s.NumTasks; p++ {
 			owner := ""
 			for _, id := range ids {
-				if tasksContains(spec.Members[id].ActiveTasks, s.ID, p) {
+				if streams.TasksContains(spec.Members[id].ActiveTasks, s.ID, p) {
 					owner = id
 					break
 				}
 			}
 			if owner != "" && load[owner] < quota {
-				active[owner].add(s.ID, p)
+				active[owner].Add(s.ID, p)
 				load[owner]++
 			} else {
-				rest = append(rest, TaskID{s.ID, p})
+				rest = append(rest, streams.TaskID{Subtopology: s.ID, Partition: p})
 			}
 		}
 	}
@@ -74,7 +75,7 @@ func (testAssignor) Assign(spec assignor.GroupSpec, topo assignor.TopologyDescri
 	}
 	for _, t := range rest {
 		id := leastLoaded(func(string) bool { return true })
-		active[id].add(t.Subtopology, t.Partition)
+		active[id].Add(t.Subtopology, t.Partition)
 		load[id]++
 	}
 	replicas, _ := strconv.Atoi(spec.Configs["num.standby.replicas"])
@@ -94,14 +95,14 @@ func (testAssignor) Assign(spec assignor.GroupSpec, topo assignor.TopologyDescri
 				if id == "" {
 					break
 				}
-				standby[id].add(s.ID, p)
+				standby[id].Add(s.ID, p)
 				load[id]++
 				used[spec.Members[id].ProcessID] = true
 			}
 		}
 	}
 	for _, id := range ids {
-		out.Members[id] = assignor.MemberAssignment{ActiveTasks: active[id].build(), StandbyTasks: standby[id].build()}
+		out.Members[id] = assignor.MemberAssignment{ActiveTasks: active[id].Build(), StandbyTasks: standby[id].Build()}
 	}
 	return out, nil
 }
@@ -119,11 +120,11 @@ func contains(ps []int32, p int32) bool {
 type recordingLog struct {
 	*MemoryLog
 	mu      sync.Mutex
-	batches [][]Record
+	batches [][]streams.Record
 	fail    error
 }
 
-func (l *recordingLog) Append(group string, recs []Record) error {
+func (l *recordingLog) Append(group string, recs []streams.Record) error {
 	l.mu.Lock()
 	fail := l.fail
 	l.mu.Unlock()
@@ -131,12 +132,12 @@ func (l *recordingLog) Append(group string, recs []Record) error {
 		return fail
 	}
 	l.mu.Lock()
-	l.batches = append(l.batches, append([]Record(nil), recs...))
+	l.batches = append(l.batches, append([]streams.Record(nil), recs...))
 	l.mu.Unlock()
 	return l.MemoryLog.Append(group, recs)
 }
 
-func (l *recordingLog) last() []Record {
+func (l *recordingLog) last() []streams.Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if len(l.batches) == 0 {
@@ -148,11 +149,11 @@ func (l *recordingLog) last() []Record {
 // fakeCreator records CreateTopics calls; the test completes them.
 type fakeCreator struct {
 	mu    sync.Mutex
-	calls [][]CreatableTopic
+	calls [][]streams.CreatableTopic
 	dones []func(map[string]error)
 }
 
-func (f *fakeCreator) CreateTopics(topics []CreatableTopic, done func(map[string]error)) {
+func (f *fakeCreator) CreateTopics(topics []streams.CreatableTopic, done func(map[string]error)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, topics)
@@ -172,9 +173,9 @@ var testStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // newHarness builds an inline coordinator in virtual time. Unless mut
 // changes them, the initial delay and the assignment interval are 0.
-func newHarness(t *testing.T, mut func(*Config)) *harness {
+func newHarness(t *testing.T, mut func(*streams.Config)) *harness {
 	t.Helper()
-	cfg := DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	cfg.Defaults.AssignmentInterval = 0
 	if mut != nil {
@@ -193,7 +194,7 @@ func newHarness(t *testing.T, mut func(*Config)) *harness {
 func (h *harness) hb(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 	h.t.Helper()
 	var resp *kmsg.StreamsGroupHeartbeatResponse
-	h.c.StreamsGroupHeartbeat(req, ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	h.c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
 	if resp == nil {
 		h.t.Fatal("no response")
 	}
@@ -223,7 +224,7 @@ func (h *harness) advance(d time.Duration) {
 	h.checkReplay()
 }
 
-func (h *harness) group(id string) *Group {
+func (h *harness) group(id string) *streams.Group {
 	s := h.shard(id)
 	if s == nil {
 		return nil
@@ -240,7 +241,7 @@ func (h *harness) shard(id string) *shard {
 // checkReplay asserts that replaying the log gives the live state.
 func (h *harness) checkReplay() {
 	h.t.Helper()
-	gs, err := Replay(nil, h.log.All())
+	gs, err := streams.Replay(nil, h.log.All())
 	if err != nil {
 		h.t.Fatalf("replay: %v", err)
 	}
@@ -262,35 +263,35 @@ type groupSnapshot struct {
 	GroupEpoch, AssignmentEpoch, ValidatedTopologyEpoch int32
 	MetadataHash                                        uint64
 	AssignmentTimestamp                                 int64
-	LastAssignmentConfigs                               []KeyValue
+	LastAssignmentConfigs                               []streams.KeyValue
 	Topology                                            any
 	Members                                             map[string][2]any
-	Target                                              map[string]TaskSets
+	Target                                              map[string]streams.TaskSets
 	Static                                              map[string]string
-	Active                                              map[TaskID]string
-	Standby, Warmup                                     map[TaskID]map[string]int
+	Active                                              map[streams.TaskID]string
+	Standby, Warmup                                     map[streams.TaskID]map[string]int
 }
 
-func snapshot(g *Group) *groupSnapshot {
+func snapshot(g *streams.Group) *groupSnapshot {
 	if g == nil {
 		return nil
 	}
 	s := &groupSnapshot{
 		GroupEpoch: g.GroupEpoch, AssignmentEpoch: g.AssignmentEpoch, ValidatedTopologyEpoch: g.ValidatedTopologyEpoch,
 		MetadataHash: g.MetadataHash, AssignmentTimestamp: g.AssignmentTimestamp, LastAssignmentConfigs: g.LastAssignmentConfigs,
-		Members: map[string][2]any{}, Target: g.Target, Static: g.staticMembers,
-		Active: g.activeOwners, Standby: g.standbyOwners, Warmup: g.warmupOwners,
+		Members: map[string][2]any{}, Target: g.Target, Static: g.StaticMembers,
+		Active: g.ActiveOwners, Standby: g.StandbyOwners, Warmup: g.WarmupOwners,
 	}
 	if g.Topology != nil {
 		s.Topology = *g.Topology
 	}
 	for id, m := range g.Members {
-		s.Members[id] = [2]any{m.Meta, m.current()}
+		s.Members[id] = [2]any{m.Meta, m.CurrentAssignment()}
 	}
 	return s
 }
 
-func diffGroups(a, b *Group) string {
+func diffGroups(a, b *streams.Group) string {
 	sa, sb := snapshot(a), snapshot(b)
 	if reflect.DeepEqual(sa, sb) {
 		return ""
@@ -335,7 +336,7 @@ func joinReq(group, member, process string, topo *kmsg.StreamsGroupHeartbeatRequ
 }
 
 // hbReq is a later heartbeat; owned nil sends no task lists.
-func hbReq(group, member string, epoch int32, owned *TaskSets) *kmsg.StreamsGroupHeartbeatRequest {
+func hbReq(group, member string, epoch int32, owned *streams.TaskSets) *kmsg.StreamsGroupHeartbeatRequest {
 	r := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	r.Version = 1
 	r.Group = group
@@ -343,25 +344,25 @@ func hbReq(group, member string, epoch int32, owned *TaskSets) *kmsg.StreamsGrou
 	r.MemberEpoch = epoch
 	r.RebalanceTimeoutMillis = -1
 	if owned != nil {
-		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = tasksToKmsg(owned.Active), tasksToKmsg(owned.Standby), tasksToKmsg(owned.Warmup)
+		r.ActiveTasks, r.StandbyTasks, r.WarmupTasks = streams.TasksToKmsg(owned.Active), streams.TasksToKmsg(owned.Standby), streams.TasksToKmsg(owned.Warmup)
 	}
 	return r
 }
 
 // assigned reads the task lists of a response; ok is false when they are null.
-func assigned(r *kmsg.StreamsGroupHeartbeatResponse) (TaskSets, bool) {
+func assigned(r *kmsg.StreamsGroupHeartbeatResponse) (streams.TaskSets, bool) {
 	if r.ActiveTasks == nil && r.StandbyTasks == nil && r.WarmupTasks == nil {
-		return TaskSets{}, false
+		return streams.TaskSets{}, false
 	}
-	return TaskSets{tasksFromKmsg(r.ActiveTasks), tasksFromKmsg(r.StandbyTasks), tasksFromKmsg(r.WarmupTasks)}, true
+	return streams.TaskSets{Active: streams.TasksFromKmsg(r.ActiveTasks), Standby: streams.TasksFromKmsg(r.StandbyTasks), Warmup: streams.TasksFromKmsg(r.WarmupTasks)}, true
 }
 
-func tasks(s string, ps ...int32) Tasks {
-	b := tasksBuilder{}
+func tasks(s string, ps ...int32) streams.Tasks {
+	b := streams.TasksBuilder{}
 	for _, p := range ps {
-		b.add(s, p)
+		b.Add(s, p)
 	}
-	return b.build()
+	return b.Build()
 }
 
 func statusCodes(r *kmsg.StreamsGroupHeartbeatResponse) []int8 {
@@ -372,7 +373,7 @@ func statusCodes(r *kmsg.StreamsGroupHeartbeatResponse) []int8 {
 	return out
 }
 
-func recordTypes(recs []Record) []string {
+func recordTypes(recs []streams.Record) []string {
 	out := make([]string, len(recs))
 	for i, r := range recs {
 		tomb := ""

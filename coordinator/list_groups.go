@@ -4,22 +4,15 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // ListedGroup is a streams group as ListGroups reports it: protocol type and
 // group type are both "streams".
 type ListedGroup struct {
 	GroupID string
-	State   GroupState
-}
-
-// StateFilterName is the lower-case name ListGroups state filters use
-// ("not_ready" for NotReady).
-func (s GroupState) StateFilterName() string {
-	if s == GroupNotReady {
-		return "not_ready"
-	}
-	return strings.ToLower(s.String())
+	State   streams.GroupState
 }
 
 // ListGroups reports the streams groups, filtered by state names as in
@@ -59,7 +52,7 @@ func (c *Coordinator) ListGroups(states []string, done func([]ListedGroup)) {
 				}
 			}
 			finish()
-		}, func(*coordError) {
+		}, func(*streams.CoordError) {
 			// A group this coordinator closed or unloaded is not listed.
 			mu.Lock()
 			defer mu.Unlock()

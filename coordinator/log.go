@@ -2,6 +2,8 @@ package coordinator
 
 import (
 	"sync"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // Log is the group log: the coordinator appends the records of one group's
@@ -9,10 +11,10 @@ import (
 // serves now; a durable log (on the upstream cluster) implements the same.
 type Log interface {
 	// Append appends records of one group, in order, atomically.
-	Append(groupID string, records []Record) error
+	Append(groupID string, records []streams.Record) error
 	// Load returns the live records of one group in log order, for rebuilding
 	// its state after a failed append.
-	Load(groupID string) ([]Record, error)
+	Load(groupID string) ([]streams.Record, error)
 }
 
 // MemoryLog is a Log in memory. Like the compacted __consumer_offsets topic it
@@ -26,9 +28,9 @@ type MemoryLog struct {
 }
 
 type groupLog struct {
-	records []Record
+	records []streams.Record
 	live    []bool
-	index   map[recordKey]int
+	index   map[streams.RecordKey]int
 	dead    int
 }
 
@@ -37,16 +39,16 @@ func NewMemoryLog() *MemoryLog {
 	return &MemoryLog{groups: map[string]*groupLog{}}
 }
 
-func (l *MemoryLog) Append(groupID string, records []Record) error {
+func (l *MemoryLog) Append(groupID string, records []streams.Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	gl := l.groups[groupID]
 	if gl == nil {
-		gl = &groupLog{index: map[recordKey]int{}}
+		gl = &groupLog{index: map[streams.RecordKey]int{}}
 		l.groups[groupID] = gl
 	}
 	for _, r := range records {
-		k := r.key()
+		k := r.Key()
 		if i, ok := gl.index[k]; ok {
 			gl.live[i] = false
 			gl.dead++
@@ -72,7 +74,7 @@ func (l *MemoryLog) Append(groupID string, records []Record) error {
 }
 
 func (gl *groupLog) compact() {
-	recs := make([]Record, 0, len(gl.records)-gl.dead)
+	recs := make([]streams.Record, 0, len(gl.records)-gl.dead)
 	for i, r := range gl.records {
 		if gl.live[i] {
 			recs = append(recs, r)
@@ -80,22 +82,22 @@ func (gl *groupLog) compact() {
 	}
 	gl.records = recs
 	gl.live = make([]bool, len(recs))
-	gl.index = make(map[recordKey]int, len(recs))
+	gl.index = make(map[streams.RecordKey]int, len(recs))
 	for i, r := range recs {
 		gl.live[i] = true
-		gl.index[r.key()] = i
+		gl.index[r.Key()] = i
 	}
 	gl.dead = 0
 }
 
-func (l *MemoryLog) Load(groupID string) ([]Record, error) {
+func (l *MemoryLog) Load(groupID string) ([]streams.Record, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	gl := l.groups[groupID]
 	if gl == nil {
 		return nil, nil
 	}
-	out := make([]Record, 0, len(gl.records)-gl.dead)
+	out := make([]streams.Record, 0, len(gl.records)-gl.dead)
 	for i, r := range gl.records {
 		if gl.live[i] {
 			out = append(out, r)
@@ -105,14 +107,14 @@ func (l *MemoryLog) Load(groupID string) ([]Record, error) {
 }
 
 // All returns the live records of every group, grouped by group.
-func (l *MemoryLog) All() []Record {
+func (l *MemoryLog) All() []streams.Record {
 	l.mu.Lock()
 	ids := make([]string, 0, len(l.groups))
 	for id := range l.groups {
 		ids = append(ids, id)
 	}
 	l.mu.Unlock()
-	var out []Record
+	var out []streams.Record
 	for _, id := range ids {
 		recs, _ := l.Load(id)
 		out = append(out, recs...)

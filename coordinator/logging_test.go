@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // logCapture collects the coordinator's log lines (zerolog writes one JSON
@@ -107,7 +109,7 @@ func TestLogEpochBumpsAndFencings(t *testing.T) {
 	// A new group starts at epoch 1; its first member bumps it.
 	bump := logs.want(t, "info", "[GroupId g][MemberId m1] Bumped streams group epoch from 1 to 2")
 	wantFields(t, bump, map[string]string{"group": "g", "member": "m1"})
-	if !strings.Contains(bump.str("reason"), bumpMemberJoined) || !strings.Contains(bump.str("reason"), bumpTopology) {
+	if !strings.Contains(bump.str("reason"), streams.BumpMemberJoined) || !strings.Contains(bump.str("reason"), streams.BumpTopology) {
 		t.Errorf("first join's reasons: %q", bump.str("reason"))
 	}
 	if bump["previous_epoch"] != 1.0 || bump["epoch"] != 2.0 {
@@ -126,16 +128,16 @@ func TestLogEpochBumpsAndFencings(t *testing.T) {
 	}
 
 	r2 := h.ok(joinReq("g", "m2", "p2", sourceTopology("foo")))
-	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 2 to 3"), map[string]string{"member": "m2", "reason": bumpMemberJoined})
+	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 2 to 3"), map[string]string{"member": "m2", "reason": streams.BumpMemberJoined})
 
 	h.ok(hbReq("g", "m2", -1, nil))
 	wantFields(t, logs.want(t, "info", "[GroupId g][MemberId m2] Member m2 left the streams group."), map[string]string{"group": "g", "member": "m2"})
-	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 3 to 4"), map[string]string{"member": "m2", "reason": bumpMemberLeft})
+	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 3 to 4"), map[string]string{"member": "m2", "reason": streams.BumpMemberLeft})
 
 	h.advance(h.c.cfg.Defaults.SessionTimeout)
 	fenced := logs.want(t, "info", "[GroupId g] Member m1 fenced from the group because the member session expired.")
-	wantFields(t, fenced, map[string]string{"group": "g", "member": "m1", "reason": sessionExpiredReason})
-	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 4 to 5"), map[string]string{"member": "m1", "reason": bumpMemberFenced})
+	wantFields(t, fenced, map[string]string{"group": "g", "member": "m1", "reason": streams.SessionExpiredReason})
+	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 4 to 5"), map[string]string{"member": "m1", "reason": streams.BumpMemberFenced})
 	_ = r2
 	if n := logs.count(t, "error"); n != 0 {
 		t.Fatalf("%d error lines", n)
@@ -156,7 +158,7 @@ func TestLogRebalanceTimeoutFencing(t *testing.T) {
 	h.ok(joinReq("g", "m2", "p2", sourceTopology("foo")))
 	// m1 is told to revoke half of its tasks, and never does.
 	r = h.ok(hbReq("g", "m1", r.MemberEpoch, &got))
-	if st := h.group("g").Members["m1"].current().State; st != MemberUnrevokedTasks {
+	if st := h.group("g").Members["m1"].CurrentAssignment().State; st != streams.MemberUnrevokedTasks {
 		t.Fatalf("m1 is %v", st)
 	}
 	h.advance(10 * time.Second)
@@ -241,5 +243,28 @@ func TestLogClassicSyncTimeout(t *testing.T) {
 	if h.group("g").Members["c1"] != nil {
 		t.Fatal("a member that never syncs is kept past its rebalance timeout")
 	}
-	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because "+classicSyncTimeoutReason+"."), map[string]string{"member": "c1"})
+	wantFields(t, logs.want(t, "info", "[GroupId g] Member c1 fenced from the group because "+streams.ClassicSyncTimeoutReason+"."), map[string]string{"member": "c1"})
+}
+
+// TestWriteLogAsZerolog: a log entry an operation returns is written as the
+// zerolog event with the same calls would be, field type by field type.
+func TestWriteLogAsZerolog(t *testing.T) {
+	var got, want bytes.Buffer
+	c := &Coordinator{logger: zerolog.New(&got)}
+	e := &streams.LogEntry{Level: streams.LevelInfo}
+	e.Str("group", "g").Strs("configs", []string{"a", "b"}).Int("n", 2).Int32("epoch", 3).
+		Dur("took", 1500*time.Millisecond).Err(errors.New("boom")).Msgf("[GroupId %s] %d", "g", 4)
+	c.writeLog(e)
+	wl := zerolog.New(&want)
+	wl.Info().Str("group", "g").Strs("configs", []string{"a", "b"}).Int("n", 2).Int32("epoch", 3).
+		Dur("took", 1500*time.Millisecond).Err(errors.New("boom")).Msgf("[GroupId %s] %d", "g", 4)
+	if got.String() != want.String() {
+		t.Fatalf("written\n%s\nwant\n%s", got.String(), want.String())
+	}
+	c.logger = zerolog.New(&got).Level(zerolog.InfoLevel)
+	got.Reset()
+	c.writeLog(&streams.LogEntry{Level: streams.LevelDebug, Format: "hidden"})
+	if got.Len() != 0 {
+		t.Fatalf("a debug entry under an info logger wrote %q", got.String())
+	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // UpstreamGroups describes a group of the upstream cluster; upstream.Groups
@@ -28,20 +30,6 @@ type Takeover interface {
 // AnchorProtocol is the protocol name of the proxy's anchor member in the
 // upstream classic group of an owned group (package upstream/anchor).
 const AnchorProtocol = "streamshift"
-
-// Ownership sources (OwnershipValue.Source).
-const (
-	// OwnershipNew: the upstream did not know the group.
-	OwnershipNew = "new"
-	// OwnershipOfflineMigration: an Empty classic group upstream; its
-	// committed offsets carry over.
-	OwnershipOfflineMigration = "offline-migration"
-	// OwnershipAnchored: the upstream group holds only streamshift anchors
-	// (a proxy restarted without its state).
-	OwnershipAnchored = "anchored"
-	// OwnershipTakeover: a live classic group moved in (Takeover).
-	OwnershipTakeover = "takeover"
-)
 
 // Ownership decides which groups the proxy serves. A group is the proxy's
 // once the coordinator holds it: its records, starting with the
@@ -99,7 +87,7 @@ func (o *Ownership) Claim(ctx context.Context, group string) error {
 		cl = &claim{done: make(chan struct{})}
 		o.inflight[group] = cl
 		o.mu.Unlock()
-		var v *OwnershipValue
+		var v *streams.OwnershipValue
 		v, cl.err = o.decide(ctx, group)
 		if cl.err == nil {
 			v.ClaimedAtMs = o.c.clock.Now().UnixMilli()
@@ -120,7 +108,7 @@ func (o *Ownership) Claim(ctx context.Context, group string) error {
 	}
 }
 
-func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, error) {
+func (o *Ownership) decide(ctx context.Context, group string) (*streams.OwnershipValue, error) {
 	g, err := o.upstream.DescribeUpstreamGroup(ctx, group)
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", err, kerr.CoordinatorNotAvailable)
@@ -129,7 +117,7 @@ func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, 
 	case err == nil:
 	case errors.Is(err, kerr.GroupIDNotFound):
 		// A 4.x upstream's answer for a group it does not know as classic.
-		return &OwnershipValue{Source: OwnershipNew, UpstreamState: "Dead"}, nil
+		return &streams.OwnershipValue{Source: streams.OwnershipNew, UpstreamState: "Dead"}, nil
 	case errors.Is(err, kerr.GroupAuthorizationFailed):
 		return nil, fmt.Errorf("the proxy may not describe upstream group %s: %w", group, err)
 	default:
@@ -138,7 +126,7 @@ func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, 
 		return nil, fmt.Errorf("describe upstream group %s: %v: %w", group, err, kerr.CoordinatorNotAvailable)
 	}
 	if src := claimSource(g); src != "" {
-		return &OwnershipValue{Source: src, UpstreamState: g.State}, nil
+		return &streams.OwnershipValue{Source: src, UpstreamState: g.State}, nil
 	}
 	o.mu.Lock()
 	t := o.takeover
@@ -147,7 +135,7 @@ func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, 
 		if err := t.Takeover(ctx, g); err != nil {
 			return nil, err
 		}
-		return &OwnershipValue{Source: OwnershipTakeover, UpstreamState: g.State}, nil
+		return &streams.OwnershipValue{Source: streams.OwnershipTakeover, UpstreamState: g.State}, nil
 	}
 	return nil, fmt.Errorf("Group %s is a live classic group (state %s, protocol type %q) upstream; online migration of classic groups is not enabled: %w",
 		group, g.State, g.ProtocolType, kerr.GroupIDNotFound)
@@ -159,21 +147,21 @@ func (o *Ownership) decide(ctx context.Context, group string) (*OwnershipValue, 
 func claimSource(g kmsg.DescribeGroupsResponseGroup) string {
 	switch {
 	case g.State == "Dead" || g.State == "":
-		return OwnershipNew
+		return streams.OwnershipNew
 	case g.State == "Empty":
-		return OwnershipOfflineMigration
+		return streams.OwnershipOfflineMigration
 	case g.Protocol == AnchorProtocol:
-		return OwnershipAnchored
+		return streams.OwnershipAnchored
 	}
 	return ""
 }
 
 // addClaim keeps a claim until the join creating the group records it.
-func (c *Coordinator) addClaim(group string, v *OwnershipValue) {
+func (c *Coordinator) addClaim(group string, v *streams.OwnershipValue) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.claims == nil {
-		c.claims = map[string]*OwnershipValue{}
+		c.claims = map[string]*streams.OwnershipValue{}
 	}
 	c.claims[group] = v
 }
@@ -182,17 +170,6 @@ func (c *Coordinator) claimed(group string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.claims[group] != nil
-}
-
-// takeClaim hands the group's pending claim to the join creating it. If
-// that change is rolled back, the claim is gone with it and the member's
-// next join asks the upstream again (which then shows the proxy's anchor).
-func (c *Coordinator) takeClaim(group string) *OwnershipValue {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	v := c.claims[group]
-	delete(c.claims, group)
-	return v
 }
 
 // SourceTopics lists the source and repartition topics of the group's
@@ -207,10 +184,10 @@ func (c *Coordinator) SourceTopics(groupID string) []string {
 			return
 		}
 		out := []string{}
-		for t := range sourceSubtopologies(s.group) {
+		for t := range streams.SourceSubtopologies(s.group) {
 			out = append(out, t)
 		}
 		ch <- out
-	}, func(*coordError) { ch <- nil })
+	}, func(*streams.CoordError) { ch <- nil })
 	return <-ch
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // fakeUpstream answers DescribeGroups with a fixed group (or error).
@@ -43,13 +45,13 @@ func TestOwnershipClaim(t *testing.T) {
 		source   string // "" when refused
 		err      *kerr.Error
 	}{
-		{name: "unknown", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{State: "Dead"}}, source: OwnershipNew},
-		{name: "unknown on 4.x", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{ErrorCode: kerr.GroupIDNotFound.Code}}, source: OwnershipNew},
-		{name: "empty classic", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{State: "Empty", ProtocolType: "consumer"}}, source: OwnershipOfflineMigration},
+		{name: "unknown", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{State: "Dead"}}, source: streams.OwnershipNew},
+		{name: "unknown on 4.x", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{ErrorCode: kerr.GroupIDNotFound.Code}}, source: streams.OwnershipNew},
+		{name: "empty classic", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{State: "Empty", ProtocolType: "consumer"}}, source: streams.OwnershipOfflineMigration},
 		{name: "anchored", upstream: fakeUpstream{group: kmsg.DescribeGroupsResponseGroup{State: "Stable", ProtocolType: "consumer", Protocol: AnchorProtocol,
-			Members: []kmsg.DescribeGroupsResponseGroupMember{{MemberID: "anchor"}}}}, source: OwnershipAnchored},
+			Members: []kmsg.DescribeGroupsResponseGroupMember{{MemberID: "anchor"}}}}, source: streams.OwnershipAnchored},
 		{name: "live classic", upstream: fakeUpstream{group: live}, err: kerr.GroupIDNotFound},
-		{name: "live classic, takeover", upstream: fakeUpstream{group: live}, source: OwnershipTakeover,
+		{name: "live classic, takeover", upstream: fakeUpstream{group: live}, source: streams.OwnershipTakeover,
 			takeover: takeoverFunc(func(context.Context, kmsg.DescribeGroupsResponseGroup) error { return nil })},
 		{name: "live classic, takeover refused", upstream: fakeUpstream{group: live}, err: kerr.RebalanceInProgress,
 			takeover: takeoverFunc(func(context.Context, kmsg.DescribeGroupsResponseGroup) error { return kerr.RebalanceInProgress })},
@@ -84,14 +86,14 @@ func TestOwnershipClaim(t *testing.T) {
 			// The join creating the group records the ownership first.
 			h.ok(joinReq("app", "m1", "p1", sourceTopology("foo")))
 			recs := h.log.All()
-			if len(recs) == 0 || recs[0].Type != RecordOwnership {
+			if len(recs) == 0 || recs[0].Type != streams.RecordOwnership {
 				t.Fatalf("records %v, want the ownership first", recordTypes(recs))
 			}
-			v := recs[0].Value.(*OwnershipValue)
+			v := recs[0].Value.(*streams.OwnershipValue)
 			if v.Source != tc.source || v.ClaimedAtMs != testStart.UnixMilli() {
 				t.Fatalf("ownership %+v, want source %s at %d", v, tc.source, testStart.UnixMilli())
 			}
-			gs, err := Replay(nil, recs)
+			gs, err := streams.Replay(nil, recs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,11 +101,11 @@ func TestOwnershipClaim(t *testing.T) {
 				t.Fatalf("replayed ownership %+v, live %+v", gs["app"].Ownership, h.group("app").Ownership)
 			}
 			// The durable log's codec keeps it.
-			key, value, err := MarshalRecord(recs[0])
+			key, value, err := streams.MarshalRecord(recs[0])
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := UnmarshalRecord(key, value)
+			back, err := streams.UnmarshalRecord(key, value)
 			if err != nil || !reflect.DeepEqual(back, recs[0]) {
 				t.Fatalf("codec round trip: %v %+v, want %+v", err, back, recs[0])
 			}
@@ -138,7 +140,7 @@ func TestOwnershipDeleted(t *testing.T) {
 		t.Fatal(derr)
 	}
 	last := h.log.last()
-	if got := last[len(last)-1]; got.Type != RecordOwnership || !got.Tombstone() {
+	if got := last[len(last)-1]; got.Type != streams.RecordOwnership || !got.Tombstone() {
 		t.Fatalf("delete records %v, want an ownership tombstone last", recordTypes(last))
 	}
 	if o.Owns("app") {

@@ -10,7 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator/assignor"
+	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
 // simClient is a Streams client as the property test drives it: it owns
@@ -19,7 +20,7 @@ type simClient struct {
 	memberID, processID, instanceID string
 	epoch                           int32
 	joined                          bool
-	owned                           TaskSets
+	owned                           streams.TaskSets
 }
 
 func propertyTopology() *kmsg.StreamsGroupHeartbeatRequestTopology {
@@ -59,7 +60,7 @@ func TestPropertyRandomHistories(t *testing.T) {
 
 func runHistory(t *testing.T, seed uint64, steps int, coverage map[string]int) {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	h := newHarness(t, func(c *Config) {
+	h := newHarness(t, func(c *streams.Config) {
 		c.Defaults.InitialRebalanceDelay = time.Duration(rng.IntN(2)) * 3 * time.Second
 		c.Defaults.AssignmentInterval = time.Duration(rng.IntN(2)) * time.Second
 	})
@@ -86,7 +87,7 @@ func runHistory(t *testing.T, seed uint64, steps int, coverage map[string]int) {
 		switch resp.ErrorCode {
 		case 0:
 		case kerr.FencedMemberEpoch.Code, kerr.UnknownMemberID.Code:
-			cl.joined, cl.owned, cl.epoch = false, TaskSets{}, 0
+			cl.joined, cl.owned, cl.epoch = false, streams.TaskSets{}, 0
 			return
 		case kerr.UnreleasedInstanceID.Code:
 			return
@@ -95,7 +96,7 @@ func runHistory(t *testing.T, seed uint64, steps int, coverage map[string]int) {
 		}
 		if req.MemberEpoch < 0 {
 			cl.joined = false
-			cl.owned = TaskSets{}
+			cl.owned = streams.TaskSets{}
 			return
 		}
 		cl.joined = true
@@ -139,7 +140,7 @@ func runHistory(t *testing.T, seed uint64, steps int, coverage map[string]int) {
 			if !cl.joined {
 				continue
 			}
-			var owned *TaskSets
+			var owned *streams.TaskSets
 			if rng.IntN(3) > 0 {
 				o := cl.owned
 				owned = &o
@@ -195,7 +196,7 @@ func runHistory(t *testing.T, seed uint64, steps int, coverage map[string]int) {
 			case 5, 6:
 				n := rng.IntN(3)
 				log = append(log, fmt.Sprintf("standbys %d", n))
-				if err := h.c.SetGroupConfig("g", &GroupConfigOverride{NumStandbyReplicas: &n}); err != nil {
+				if err := h.c.SetGroupConfig("g", &streams.GroupConfigOverride{NumStandbyReplicas: &n}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -215,7 +216,7 @@ func runHistory(t *testing.T, seed uint64, steps int, coverage map[string]int) {
 		checkInvariants(t, h.group("g"))
 		if g := h.group("g"); g != nil {
 			for _, m := range g.Members {
-				coverage[m.current().State.String()]++
+				coverage[m.CurrentAssignment().State.String()]++
 			}
 			coverage[g.State().String()]++
 		}
@@ -230,7 +231,7 @@ func runHistory(t *testing.T, seed uint64, steps int, coverage map[string]int) {
 	}
 }
 
-func checkInvariants(t *testing.T, g *Group) {
+func checkInvariants(t *testing.T, g *streams.Group) {
 	t.Helper()
 	if g == nil {
 		return
@@ -238,27 +239,27 @@ func checkInvariants(t *testing.T, g *Group) {
 	if g.AssignmentEpoch > g.GroupEpoch {
 		t.Fatalf("assignment epoch %d > group epoch %d", g.AssignmentEpoch, g.GroupEpoch)
 	}
-	activeOwner := map[TaskID]string{}
-	onProcess := map[string]map[TaskID]string{}
+	activeOwner := map[streams.TaskID]string{}
+	onProcess := map[string]map[streams.TaskID]string{}
 	for id, m := range g.Members {
-		c := m.current()
+		c := m.CurrentAssignment()
 		if c.MemberEpoch > g.GroupEpoch {
 			t.Fatalf("member %s epoch %d > group epoch %d", id, c.MemberEpoch, g.GroupEpoch)
 		}
-		for _, set := range []Tasks{c.Assigned.Active, c.PendingRevocation.Active} {
-			forEachTask(set, func(tk TaskID) {
+		for _, set := range []streams.Tasks{c.Assigned.Active, c.PendingRevocation.Active} {
+			streams.ForEachTask(set, func(tk streams.TaskID) {
 				if o, ok := activeOwner[tk]; ok && o != id {
 					t.Fatalf("active task %v held by %s and %s", tk, o, id)
 				}
 				activeOwner[tk] = id
 			})
 		}
-		p := m.processID()
+		p := m.ProcessID()
 		if onProcess[p] == nil {
-			onProcess[p] = map[TaskID]string{}
+			onProcess[p] = map[streams.TaskID]string{}
 		}
-		for role, set := range []Tasks{c.Assigned.Active, c.Assigned.Standby, c.Assigned.Warmup} {
-			forEachTask(set, func(tk TaskID) {
+		for role, set := range []streams.Tasks{c.Assigned.Active, c.Assigned.Standby, c.Assigned.Warmup} {
+			streams.ForEachTask(set, func(tk streams.TaskID) {
 				if o, ok := onProcess[p][tk]; ok {
 					t.Fatalf("task %v twice on process %s: %s and %s (role %d)", tk, p, o, id, role)
 				}

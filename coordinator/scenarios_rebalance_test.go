@@ -7,11 +7,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // twoMemberGroup: m1 (p1) holds 0-2 and m2 (p2) holds 3-5 of "foo", both
 // stable at epoch 3.
-func twoMemberGroup(t *testing.T, mut func(*Config)) *harness {
+func twoMemberGroup(t *testing.T, mut func(*streams.Config)) *harness {
 	h := newHarness(t, mut)
 	h.md.SetTopic("foo", 6)
 	h.ok(joinReq("g", "m1", "p1", sourceTopology("foo")))
@@ -23,12 +25,12 @@ func twoMemberGroup(t *testing.T, mut func(*Config)) *harness {
 	r1 := h.ok(hbReq("g", "m1", 2, nil))
 	got, _ := assigned(r1)
 	r1 = h.ok(hbReq("g", "m1", r1.MemberEpoch, &got))
-	r2 = h.ok(hbReq("g", "m2", 3, &TaskSets{}))
+	r2 = h.ok(hbReq("g", "m2", 3, &streams.TaskSets{}))
 	g := h.group("g")
-	if g.State() != GroupStable || r1.MemberEpoch != 3 || r2.MemberEpoch != 3 {
+	if g.State() != streams.GroupStable || r1.MemberEpoch != 3 || r2.MemberEpoch != 3 {
 		t.Fatalf("setup: state %v epochs %d %d", g.State(), r1.MemberEpoch, r2.MemberEpoch)
 	}
-	if !tasksEqual(g.Members["m1"].current().Assigned.Active, tasks("0", 0, 1, 2)) || !tasksEqual(g.Members["m2"].current().Assigned.Active, tasks("0", 3, 4, 5)) {
+	if !streams.TasksEqual(g.Members["m1"].CurrentAssignment().Assigned.Active, tasks("0", 0, 1, 2)) || !streams.TasksEqual(g.Members["m2"].CurrentAssignment().Assigned.Active, tasks("0", 3, 4, 5)) {
 		t.Fatalf("setup: %+v", snapshot(g).Members)
 	}
 	return h
@@ -42,49 +44,49 @@ func TestScenario16ThirdMemberJoins(t *testing.T) {
 	if g.GroupEpoch != 4 || g.AssignmentEpoch != 4 {
 		t.Fatalf("epochs %d %d", g.GroupEpoch, g.AssignmentEpoch)
 	}
-	if got, _ := assigned(r3); !got.isEmpty() || r3.MemberEpoch != 4 || g.Members["m3"].current().State != MemberUnreleasedTasks {
-		t.Fatalf("m3: epoch %d tasks %+v state %v", r3.MemberEpoch, got, g.Members["m3"].current().State)
+	if got, _ := assigned(r3); !got.IsEmpty() || r3.MemberEpoch != 4 || g.Members["m3"].CurrentAssignment().State != streams.MemberUnreleasedTasks {
+		t.Fatalf("m3: epoch %d tasks %+v state %v", r3.MemberEpoch, got, g.Members["m3"].CurrentAssignment().State)
 	}
 	// m1 is asked to revoke task 2 and stays at epoch 3.
 	r1 := h.ok(hbReq("g", "m1", 3, nil))
 	got, ok := assigned(r1)
-	if !ok || !tasksEqual(got.Active, tasks("0", 0, 1)) || r1.MemberEpoch != 3 {
+	if !ok || !streams.TasksEqual(got.Active, tasks("0", 0, 1)) || r1.MemberEpoch != 3 {
 		t.Fatalf("m1: epoch %d tasks %+v", r1.MemberEpoch, got)
 	}
-	if c := g.Members["m1"].current(); c.State != MemberUnrevokedTasks || !tasksEqual(c.PendingRevocation.Active, tasks("0", 2)) {
+	if c := g.Members["m1"].CurrentAssignment(); c.State != streams.MemberUnrevokedTasks || !streams.TasksEqual(c.PendingRevocation.Active, tasks("0", 2)) {
 		t.Fatalf("m1 current %+v", c)
 	}
-	if !h.c.inline || h.shard("g").timers[rebalanceTimerKey("m1")] == nil {
+	if !h.c.inline || h.shard("g").timers[streams.RebalanceTimerKey("m1")] == nil {
 		t.Fatal("no rebalance timer while revoking")
 	}
 	// Still owning task 2: nothing moves.
-	r1 = h.ok(hbReq("g", "m1", 3, &TaskSets{Active: tasks("0", 0, 1, 2)}))
+	r1 = h.ok(hbReq("g", "m1", 3, &streams.TaskSets{Active: tasks("0", 0, 1, 2)}))
 	if r1.MemberEpoch != 3 {
 		t.Fatalf("m1 moved on before revoking: %d", r1.MemberEpoch)
 	}
-	r3 = h.ok(hbReq("g", "m3", 4, &TaskSets{}))
+	r3 = h.ok(hbReq("g", "m3", 4, &streams.TaskSets{}))
 	if _, ok := assigned(r3); ok {
 		t.Fatal("m3 got tasks still owned by m1")
 	}
 	// m1 revokes: it moves to epoch 4 and task 2 becomes free.
-	r1 = h.ok(hbReq("g", "m1", 3, &TaskSets{Active: tasks("0", 0, 1)}))
-	if r1.MemberEpoch != 4 || h.shard("g").timers[rebalanceTimerKey("m1")] != nil {
+	r1 = h.ok(hbReq("g", "m1", 3, &streams.TaskSets{Active: tasks("0", 0, 1)}))
+	if r1.MemberEpoch != 4 || h.shard("g").timers[streams.RebalanceTimerKey("m1")] != nil {
 		t.Fatalf("m1 after revoking: epoch %d", r1.MemberEpoch)
 	}
-	r3 = h.ok(hbReq("g", "m3", 4, &TaskSets{}))
+	r3 = h.ok(hbReq("g", "m3", 4, &streams.TaskSets{}))
 	got, _ = assigned(r3)
-	if !tasksEqual(got.Active, tasks("0", 2)) || g.Members["m3"].current().State != MemberUnreleasedTasks {
+	if !streams.TasksEqual(got.Active, tasks("0", 2)) || g.Members["m3"].CurrentAssignment().State != streams.MemberUnreleasedTasks {
 		t.Fatalf("m3: %+v", got)
 	}
-	if e := g.Members["m3"].current().ActiveEpochs[TaskID{"0", 2}]; e != 4 {
+	if e := g.Members["m3"].CurrentAssignment().ActiveEpochs[streams.TaskID{Subtopology: "0", Partition: 2}]; e != 4 {
 		t.Fatalf("task epoch %d, want 4", e)
 	}
 	r2 := h.ok(hbReq("g", "m2", 3, nil))
 	got, _ = assigned(r2)
 	h.ok(hbReq("g", "m2", r2.MemberEpoch, &got))
-	r3 = h.ok(hbReq("g", "m3", 4, &TaskSets{Active: tasks("0", 2)}))
+	r3 = h.ok(hbReq("g", "m3", 4, &streams.TaskSets{Active: tasks("0", 2)}))
 	got, _ = assigned(r3)
-	if !tasksEqual(got.Active, tasks("0", 2, 5)) || g.State() != GroupStable {
+	if !streams.TasksEqual(got.Active, tasks("0", 2, 5)) || g.State() != streams.GroupStable {
 		t.Fatalf("m3 final %+v state %v", got, g.State())
 	}
 }
@@ -131,7 +133,7 @@ func TestScenario18SessionTimeout(t *testing.T) {
 		t.Fatalf("after m1's session: members %d epoch %d", len(g.Members), g.GroupEpoch)
 	}
 	h.advance(30 * time.Second)
-	if len(g.Members) != 0 || g.State() != GroupEmpty || g.AssignmentEpoch != g.GroupEpoch || g.GroupEpoch != 5 {
+	if len(g.Members) != 0 || g.State() != streams.GroupEmpty || g.AssignmentEpoch != g.GroupEpoch || g.GroupEpoch != 5 {
 		t.Fatalf("empty: state %v epochs %d %d", g.State(), g.GroupEpoch, g.AssignmentEpoch)
 	}
 	if h.clock.Pending() != 0 {
@@ -151,12 +153,12 @@ func TestScenario19Leave(t *testing.T) {
 	if got, want := recordTypes(h.log.last()), []string{"-22:m1", "-21:m1", "-19:m1", "17:"}; !slices.Equal(got, want) {
 		t.Fatalf("records %v, want %v", got, want)
 	}
-	if g.GroupEpoch != 4 || g.AssignmentEpoch != 3 || g.State() != GroupAssigning {
+	if g.GroupEpoch != 4 || g.AssignmentEpoch != 3 || g.State() != streams.GroupAssigning {
 		t.Fatalf("epochs %d %d state %v", g.GroupEpoch, g.AssignmentEpoch, g.State())
 	}
 	r2 := h.ok(hbReq("g", "m2", 3, nil))
 	got, _ := assigned(r2)
-	if r2.MemberEpoch != 4 || !tasksEqual(got.Active, tasks("0", 0, 1, 2, 3, 4, 5)) {
+	if r2.MemberEpoch != 4 || !streams.TasksEqual(got.Active, tasks("0", 0, 1, 2, 3, 4, 5)) {
 		t.Fatalf("m2 epoch %d tasks %+v", r2.MemberEpoch, got)
 	}
 	resp = h.ok(hbReq("g", "m2", -1, nil))
@@ -170,7 +172,7 @@ func TestScenario20IdleHeartbeat(t *testing.T) {
 	h := twoMemberGroup(t, nil)
 	n := len(h.log.batches)
 	req := hbReq("g", "m1", 3, nil)
-	req.EndpointInformationEpoch = h.group("g").mem.endpointEpoch
+	req.EndpointInformationEpoch = h.group("g").Mem.EndpointEpoch
 	resp := h.ok(req)
 	if _, ok := assigned(resp); ok || resp.PartitionsByUserEndpoint != nil || resp.MemberEpoch != 3 {
 		t.Fatalf("idle response %+v", resp)
@@ -216,16 +218,16 @@ func TestScenario22ShutdownApplication(t *testing.T) {
 	h := twoMemberGroup(t, nil)
 	req := hbReq("g", "m1", 3, nil)
 	req.ShutdownApplication = true
-	if r := h.ok(req); !slices.Contains(statusCodes(r), StatusShutdownApplication) {
+	if r := h.ok(req); !slices.Contains(statusCodes(r), streams.StatusShutdownApplication) {
 		t.Fatalf("requester: %v", statusCodes(r))
 	}
-	if r := h.ok(hbReq("g", "m2", 3, nil)); !slices.Contains(statusCodes(r), StatusShutdownApplication) {
+	if r := h.ok(hbReq("g", "m2", 3, nil)); !slices.Contains(statusCodes(r), streams.StatusShutdownApplication) {
 		t.Fatalf("peer: %v", statusCodes(r))
 	}
 	h.ok(hbReq("g", "m1", -1, nil))
 	h.ok(hbReq("g", "m2", -1, nil))
 	r := h.ok(joinReq("g", "m3", "p3", sourceTopology("foo")))
-	if slices.Contains(statusCodes(r), StatusShutdownApplication) {
+	if slices.Contains(statusCodes(r), streams.StatusShutdownApplication) {
 		t.Fatal("shutdown outlived the group's members")
 	}
 }
@@ -241,7 +243,7 @@ func TestScenario23StandbyConfig(t *testing.T) {
 	g := h.group("g")
 	epoch := g.GroupEpoch
 	lag := int64(5)
-	if err := h.c.SetGroupConfig("g", &GroupConfigOverride{AcceptableRecoveryLag: &lag}); err != nil {
+	if err := h.c.SetGroupConfig("g", &streams.GroupConfigOverride{AcceptableRecoveryLag: &lag}); err != nil {
 		t.Fatal(err)
 	}
 	r := h.ok(hbReq("g", "m1", g.Members["m1"].MemberEpoch(), nil))
@@ -249,7 +251,7 @@ func TestScenario23StandbyConfig(t *testing.T) {
 		t.Fatalf("recovery lag bumped: %d, lag %d", g.GroupEpoch, r.AcceptableRecoveryLag)
 	}
 	one := 1
-	if err := h.c.SetGroupConfig("g", &GroupConfigOverride{NumStandbyReplicas: &one}); err != nil {
+	if err := h.c.SetGroupConfig("g", &streams.GroupConfigOverride{NumStandbyReplicas: &one}); err != nil {
 		t.Fatal(err)
 	}
 	h.ok(hbReq("g", "m1", g.Members["m1"].MemberEpoch(), nil))
@@ -257,15 +259,15 @@ func TestScenario23StandbyConfig(t *testing.T) {
 		t.Fatalf("standby change did not bump: %d", g.GroupEpoch)
 	}
 	for id, tg := range g.Target {
-		if tasksCount(tg.Standby) != 1 || tasksContainsAny(tg.Standby, tg.Active) {
+		if streams.TasksCount(tg.Standby) != 1 || streams.TasksContainsAny(tg.Standby, tg.Active) {
 			t.Fatalf("%s target %+v", id, tg)
 		}
 	}
-	if err := h.c.SetGroupConfig("g", &GroupConfigOverride{NumStandbyReplicas: new(int)}); err != nil {
+	if err := h.c.SetGroupConfig("g", &streams.GroupConfigOverride{NumStandbyReplicas: new(int)}); err != nil {
 		t.Fatal(err)
 	}
 	three := 3
-	if err := h.c.SetGroupConfig("g", &GroupConfigOverride{NumStandbyReplicas: &three}); err == nil {
+	if err := h.c.SetGroupConfig("g", &streams.GroupConfigOverride{NumStandbyReplicas: &three}); err == nil {
 		t.Fatal("3 standby replicas accepted")
 	}
 }
@@ -281,7 +283,7 @@ func TestScenario24SourceTopicGrows(t *testing.T) {
 	h.md.SetTopic("foo", 3)
 	r = h.ok(hbReq("g", "m1", r.MemberEpoch, nil))
 	got, _ := assigned(r)
-	if g.GroupEpoch != epoch+1 || !tasksEqual(got.Active, tasks("0", 0, 1, 2)) {
+	if g.GroupEpoch != epoch+1 || !streams.TasksEqual(got.Active, tasks("0", 0, 1, 2)) {
 		t.Fatalf("epoch %d tasks %+v", g.GroupEpoch, got)
 	}
 
@@ -291,10 +293,10 @@ func TestScenario24SourceTopicGrows(t *testing.T) {
 	r = h2.ok(joinReq("g", "m1", "p1", statefulTopology("foo")))
 	h2.md.SetTopic("foo", 3)
 	r = h2.ok(hbReq("g", "m1", r.MemberEpoch, nil))
-	if !slices.Equal(statusCodes(r), []int8{StatusIncorrectlyPartitionedTopics}) {
+	if !slices.Equal(statusCodes(r), []int8{streams.StatusIncorrectlyPartitionedTopics}) {
 		t.Fatalf("status %+v", r.Status)
 	}
-	if got, _ := assigned(r); !got.isEmpty() {
+	if got, _ := assigned(r); !got.IsEmpty() {
 		t.Fatalf("tasks while not ready %+v", got)
 	}
 }
@@ -302,10 +304,10 @@ func TestScenario24SourceTopicGrows(t *testing.T) {
 // MISSING_CLIENT_TAGS (status 6) is sent to v1 members lacking a configured
 // rack-aware assignment tag, never at v0; the tags are assignment configs.
 func TestMissingClientTags(t *testing.T) {
-	h := newHarness(t, func(c *Config) { c.Defaults.RackAwareAssignmentTags = []string{"zone"} })
+	h := newHarness(t, func(c *streams.Config) { c.Defaults.RackAwareAssignmentTags = []string{"zone"} })
 	h.md.SetTopic("foo", 2)
 	r := h.ok(joinReq("g", "m1", "p1", sourceTopology("foo")))
-	if !slices.Equal(statusCodes(r), []int8{StatusMissingClientTags}) {
+	if !slices.Equal(statusCodes(r), []int8{streams.StatusMissingClientTags}) {
 		t.Fatalf("v1 without tag: %v", statusCodes(r))
 	}
 	v0 := joinReq("g", "m2", "p2", sourceTopology("foo"))
@@ -323,7 +325,7 @@ func TestMissingClientTags(t *testing.T) {
 		t.Fatalf("assignment configs %+v", g.LastAssignmentConfigs)
 	}
 	epoch := g.GroupEpoch
-	if err := h.c.SetGroupConfig("g", &GroupConfigOverride{RackAwareAssignmentTags: []string{"zone", "rack"}}); err != nil {
+	if err := h.c.SetGroupConfig("g", &streams.GroupConfigOverride{RackAwareAssignmentTags: []string{"zone", "rack"}}); err != nil {
 		t.Fatal(err)
 	}
 	h.ok(hbReq("g", "m3", g.Members["m3"].MemberEpoch(), nil))

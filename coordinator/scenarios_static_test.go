@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // §11.36: a static member leaves with -2 and comes back under a new member
@@ -23,8 +25,8 @@ func TestScenario36StaticRejoin(t *testing.T) {
 	r := h.ok(hbReq("g", "a1", 2, nil))
 	got, _ := assigned(r)
 	r = h.ok(hbReq("g", "a1", r.MemberEpoch, &got))
-	h.ok(hbReq("g", "b1", 3, &TaskSets{}))
-	before := g.Members["a1"].current().Assigned
+	h.ok(hbReq("g", "b1", 3, &streams.TaskSets{}))
+	before := g.Members["a1"].CurrentAssignment().Assigned
 	epoch := g.GroupEpoch
 
 	logs := captureLogs(h)
@@ -38,7 +40,7 @@ func TestScenario36StaticRejoin(t *testing.T) {
 	if got := recordTypes(h.log.last()); !slices.Equal(got, []string{"22:a1"}) {
 		t.Fatalf("static leave records %v", got)
 	}
-	if e := g.Members["a1"].current().ActiveEpochs[TaskID{"0", 0}]; e != 0 {
+	if e := g.Members["a1"].CurrentAssignment().ActiveEpochs[streams.TaskID{Subtopology: "0", Partition: 0}]; e != 0 {
 		t.Fatalf("task epoch %d after -2, want 0", e)
 	}
 
@@ -46,7 +48,7 @@ func TestScenario36StaticRejoin(t *testing.T) {
 	j.InstanceID = strp("i1")
 	resp = h.ok(j)
 	got, _ = assigned(resp)
-	if g.GroupEpoch != epoch || !got.equal(before) || resp.MemberEpoch != g.AssignmentEpoch {
+	if g.GroupEpoch != epoch || !got.Equal(before) || resp.MemberEpoch != g.AssignmentEpoch {
 		t.Fatalf("rejoin: group %d/%d tasks %+v want %+v epoch %d", g.GroupEpoch, epoch, got, before, resp.MemberEpoch)
 	}
 	// The copy under the new id, then its new client id, then the
@@ -55,7 +57,7 @@ func TestScenario36StaticRejoin(t *testing.T) {
 	if got := recordTypes(h.log.last()); !slices.Equal(got, want) {
 		t.Fatalf("replacement records %v, want %v", got, want)
 	}
-	if g.Members["a1"] != nil || g.staticMembers["i1"] != "a2" {
+	if g.Members["a1"] != nil || g.StaticMembers["i1"] != "a2" {
 		t.Fatal("old member still there")
 	}
 	logs.want(t, "info", "Static member with instance id i1 re-joins the streams group using the streams protocol. Created a new member a2 to replace the existing member a1.")
@@ -98,43 +100,10 @@ func TestScenario37InstanceIDErrors(t *testing.T) {
 	leave = hbReq("g", "a1", -1, nil)
 	leave.InstanceID = strp("i1")
 	h.ok(leave)
-	if g := h.group("g"); len(g.Members) != 0 || len(g.staticMembers) != 0 {
+	if g := h.group("g"); len(g.Members) != 0 || len(g.StaticMembers) != 0 {
 		t.Fatal("static member not removed")
 	}
 }
-
-// §11.38: an active task moves only once its owner dropped it, and not while
-// another member of the new owner's process holds it as a standby.
-func TestScenario38ActiveTaskMove(t *testing.T) {
-	own := fakeOwnership{active: map[TaskID]string{{"0", 0}: "pA"}, standby: map[TaskID]map[string]int{}}
-	cur := &CurrentMemberAssignmentValue{MemberEpoch: 4, PreviousMemberEpoch: 3, State: MemberStable}
-	target := TaskSets{Active: tasks("0", 0)}
-	next, _ := reconcile(cur, "pB", 5, target, &TaskSets{}, own)
-	if next.State != MemberUnreleasedTasks || !next.Assigned.isEmpty() || next.MemberEpoch != 5 {
-		t.Fatalf("while A owns it: %+v", next)
-	}
-	delete(own.active, TaskID{"0", 0})
-	own.standby[TaskID{"0", 0}] = map[string]int{"pB": 1} // another member of pB
-	next2, _ := reconcile(next, "pB", 5, target, &TaskSets{}, own)
-	if next2.State != MemberUnreleasedTasks || !next2.Assigned.isEmpty() {
-		t.Fatalf("while a standby on pB: %+v", next2)
-	}
-	delete(own.standby, TaskID{"0", 0})
-	next3, _ := reconcile(next2, "pB", 5, target, &TaskSets{}, own)
-	if next3.State != MemberStable || !tasksEqual(next3.Assigned.Active, tasks("0", 0)) || next3.ActiveEpochs[TaskID{"0", 0}] != 5 {
-		t.Fatalf("free: %+v", next3)
-	}
-}
-
-type fakeOwnership struct {
-	active  map[TaskID]string
-	standby map[TaskID]map[string]int
-	warmup  map[TaskID]map[string]int
-}
-
-func (f fakeOwnership) activeProcess(t TaskID) (string, bool) { p, ok := f.active[t]; return p, ok }
-func (f fakeOwnership) standbyCount(t TaskID, p string) int   { return f.standby[t][p] }
-func (f fakeOwnership) warmupCount(t TaskID, p string) int    { return f.warmup[t][p] }
 
 // The endpoint-information epoch across a static member's restart, case by
 // case as Kafka's testStaticMemberRejoinUpdatesUserEndpointInformationEpoch.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // §11.10: a missing source topic keeps the group NotReady; when it appears,
@@ -14,27 +16,27 @@ import (
 func TestScenario10MissingSourceTopic(t *testing.T) {
 	h := newHarness(t, nil)
 	resp := h.ok(joinReq("g", "m1", "p1", sourceTopology("foo")))
-	if !slices.Equal(statusCodes(resp), []int8{StatusMissingSourceTopics}) {
+	if !slices.Equal(statusCodes(resp), []int8{streams.StatusMissingSourceTopics}) {
 		t.Fatalf("status %v", statusCodes(resp))
 	}
-	if got, _ := assigned(resp); !got.isEmpty() {
+	if got, _ := assigned(resp); !got.IsEmpty() {
 		t.Fatalf("tasks %+v", got)
 	}
 	g := h.group("g")
-	if g.State() != GroupNotReady || g.ValidatedTopologyEpoch != -1 {
+	if g.State() != streams.GroupNotReady || g.ValidatedTopologyEpoch != -1 {
 		t.Fatalf("state %v validated %d", g.State(), g.ValidatedTopologyEpoch)
 	}
 	epoch := g.GroupEpoch
 	resp = h.ok(hbReq("g", "m1", resp.MemberEpoch, nil))
-	if g.GroupEpoch != epoch || !slices.Equal(statusCodes(resp), []int8{StatusMissingSourceTopics}) {
+	if g.GroupEpoch != epoch || !slices.Equal(statusCodes(resp), []int8{streams.StatusMissingSourceTopics}) {
 		t.Fatal("idle heartbeat changed the epoch or lost the status")
 	}
 	h.md.SetTopic("foo", 2)
 	resp = h.ok(hbReq("g", "m1", resp.MemberEpoch, nil))
-	if g.GroupEpoch != epoch+1 || len(resp.Status) != 0 || g.State() != GroupStable {
+	if g.GroupEpoch != epoch+1 || len(resp.Status) != 0 || g.State() != streams.GroupStable {
 		t.Fatalf("after topic: epoch %d status %v state %v", g.GroupEpoch, statusCodes(resp), g.State())
 	}
-	if got, _ := assigned(resp); !tasksEqual(got.Active, tasks("0", 0, 1)) {
+	if got, _ := assigned(resp); !streams.TasksEqual(got.Active, tasks("0", 0, 1)) {
 		t.Fatalf("tasks %+v", got)
 	}
 }
@@ -45,13 +47,13 @@ func TestScenario11MissingInternalTopics(t *testing.T) {
 	h := newHarness(t, nil)
 	h.md.SetTopic("foo", 3)
 	resp := h.ok(joinReq("g", "m1", "p1", statefulTopology("foo")))
-	if !slices.Equal(statusCodes(resp), []int8{StatusMissingInternalTopics}) || !strings.Contains(resp.Status[0].StatusDetail, "app-store-changelog") {
+	if !slices.Equal(statusCodes(resp), []int8{streams.StatusMissingInternalTopics}) || !strings.Contains(resp.Status[0].StatusDetail, "app-store-changelog") {
 		t.Fatalf("status %+v", resp.Status)
 	}
 	if len(h.creator.calls) != 1 {
 		t.Fatalf("%d CreateTopics calls", len(h.creator.calls))
 	}
-	want := CreatableTopic{Name: "app-store-changelog", Partitions: 3, ReplicationFactor: -1, Configs: []KeyValue{{"cleanup.policy", "compact"}}}
+	want := streams.CreatableTopic{Name: "app-store-changelog", Partitions: 3, ReplicationFactor: -1, Configs: []streams.KeyValue{{Key: "cleanup.policy", Value: "compact"}}}
 	if got := h.creator.calls[0]; len(got) != 1 || got[0].Name != want.Name || got[0].Partitions != 3 || got[0].ReplicationFactor != -1 || !slices.Equal(got[0].Configs, want.Configs) {
 		t.Fatalf("created %+v", got)
 	}
@@ -74,7 +76,7 @@ func TestScenario11MissingInternalTopics(t *testing.T) {
 	if len(resp.Status) != 0 {
 		t.Fatalf("status %+v", resp.Status)
 	}
-	if got, _ := assigned(resp); !tasksEqual(got.Active, tasks("0", 0, 1, 2)) {
+	if got, _ := assigned(resp); !streams.TasksEqual(got.Active, tasks("0", 0, 1, 2)) {
 		t.Fatalf("tasks %+v", got)
 	}
 }
@@ -88,7 +90,7 @@ func TestScenario12IncorrectlyPartitioned(t *testing.T) {
 	topo := sourceTopology("a", "b")
 	topo.Subtopologies[0].CopartitionGroups = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{{SourceTopics: []int16{0, 1}}}
 	resp := h.ok(joinReq("g", "m1", "p1", topo))
-	if !slices.Equal(statusCodes(resp), []int8{StatusIncorrectlyPartitionedTopics}) {
+	if !slices.Equal(statusCodes(resp), []int8{streams.StatusIncorrectlyPartitionedTopics}) {
 		t.Fatalf("copartition: status %+v", resp.Status)
 	}
 
@@ -96,7 +98,7 @@ func TestScenario12IncorrectlyPartitioned(t *testing.T) {
 	h2.md.SetTopic("foo", 3)
 	h2.md.SetTopic("app-store-changelog", 5)
 	resp = h2.ok(joinReq("g", "m1", "p1", statefulTopology("foo")))
-	if !slices.Equal(statusCodes(resp), []int8{StatusIncorrectlyPartitionedTopics}) {
+	if !slices.Equal(statusCodes(resp), []int8{streams.StatusIncorrectlyPartitionedTopics}) {
 		t.Fatalf("changelog: status %+v", resp.Status)
 	}
 	if len(h2.creator.calls) != 0 {
@@ -151,7 +153,7 @@ func TestScenario14TasksFromLargestInput(t *testing.T) {
 	h.md.SetTopic("app-store-changelog", 4)
 	resp = h.ok(hbReq("g", "m1", resp.MemberEpoch, nil))
 	got, _ := assigned(resp)
-	if !tasksEqual(got.Active, tasks("0", 0, 1, 2, 3)) {
+	if !streams.TasksEqual(got.Active, tasks("0", 0, 1, 2, 3)) {
 		t.Fatalf("tasks %+v", got)
 	}
 	ep := resp.PartitionsByUserEndpoint
@@ -176,11 +178,11 @@ func TestScenario15StaleTopology(t *testing.T) {
 	t1.Epoch = 1
 	h.ok(joinReq("g", "m1", "p1", t1))
 	resp := h.ok(joinReq("g", "m2", "p2", sourceTopology("foo")))
-	if !slices.Equal(statusCodes(resp), []int8{StatusStaleTopology}) {
+	if !slices.Equal(statusCodes(resp), []int8{streams.StatusStaleTopology}) {
 		t.Fatalf("status %+v", resp.Status)
 	}
 	// m2's task is still m1's until m1 revokes it: the target counts.
-	if g := h.group("g"); tasksCount(g.Target["m2"].Active) != 1 || g.Members["m2"].current().State != MemberUnreleasedTasks {
+	if g := h.group("g"); streams.TasksCount(g.Target["m2"].Active) != 1 || g.Members["m2"].CurrentAssignment().State != streams.MemberUnreleasedTasks {
 		t.Fatalf("stale member not assigned: target %+v", g.Target["m2"])
 	}
 	other := sourceTopology("foo", "bar")

@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 func wantError(t *testing.T, resp *kmsg.StreamsGroupHeartbeatResponse, want *kerr.Error) {
@@ -98,17 +100,17 @@ func TestScenario07UnknownGroupAndMember(t *testing.T) {
 // of "foo" into the log and loads it.
 func loadMemberAt100(h *harness) {
 	h.md.SetTopic("foo", 3)
-	topo := topologyFromRequest(sourceTopology("foo"))
+	topo := streams.TopologyFromRequest(sourceTopology("foo"))
 	all := tasks("0", 0, 1, 2)
-	recs := []Record{
-		{Type: RecordMemberMetadata, GroupID: "g", MemberID: "m1", Value: &MemberMetadataValue{ClientID: "client-m1", ClientHost: "/127.0.0.1", RebalanceTimeoutMs: 300000, ProcessID: "p1"}},
-		{Type: RecordTopology, GroupID: "g", Value: &TopologyValue{Topology: topo}},
-		{Type: RecordGroupMetadata, GroupID: "g", Value: &GroupMetadataValue{Epoch: 100, MetadataHash: metadataHash(h.md.Image(), []string{"foo"}), ValidatedTopologyEpoch: 0, LastAssignmentConfigs: DefaultGroupConfig().assignmentConfigs()}},
-		{Type: RecordTargetAssignmentMember, GroupID: "g", MemberID: "m1", Value: &TargetAssignmentMemberValue{Tasks: TaskSets{Active: all}}},
-		{Type: RecordTargetAssignmentMetadata, GroupID: "g", Value: &TargetAssignmentMetadataValue{AssignmentEpoch: 100, AssignmentTimestamp: testStart.UnixMilli()}},
-		{Type: RecordCurrentMemberAssignment, GroupID: "g", MemberID: "m1", Value: &CurrentMemberAssignmentValue{
-			MemberEpoch: 100, PreviousMemberEpoch: 99, State: MemberStable, Assigned: TaskSets{Active: all},
-			ActiveEpochs: map[TaskID]int32{{"0", 0}: 99, {"0", 1}: 99, {"0", 2}: 100},
+	recs := []streams.Record{
+		{Type: streams.RecordMemberMetadata, GroupID: "g", MemberID: "m1", Value: &streams.MemberMetadataValue{ClientID: "client-m1", ClientHost: "/127.0.0.1", RebalanceTimeoutMs: 300000, ProcessID: "p1"}},
+		{Type: streams.RecordTopology, GroupID: "g", Value: &streams.TopologyValue{Topology: topo}},
+		{Type: streams.RecordGroupMetadata, GroupID: "g", Value: &streams.GroupMetadataValue{Epoch: 100, MetadataHash: streams.MetadataHash(h.md.Image(), []string{"foo"}), ValidatedTopologyEpoch: 0, LastAssignmentConfigs: streams.DefaultGroupConfig().AssignmentConfigs()}},
+		{Type: streams.RecordTargetAssignmentMember, GroupID: "g", MemberID: "m1", Value: &streams.TargetAssignmentMemberValue{Tasks: streams.TaskSets{Active: all}}},
+		{Type: streams.RecordTargetAssignmentMetadata, GroupID: "g", Value: &streams.TargetAssignmentMetadataValue{AssignmentEpoch: 100, AssignmentTimestamp: testStart.UnixMilli()}},
+		{Type: streams.RecordCurrentMemberAssignment, GroupID: "g", MemberID: "m1", Value: &streams.CurrentMemberAssignmentValue{
+			MemberEpoch: 100, PreviousMemberEpoch: 99, State: streams.MemberStable, Assigned: streams.TaskSets{Active: all},
+			ActiveEpochs: map[streams.TaskID]int32{{Subtopology: "0", Partition: 0}: 99, {Subtopology: "0", Partition: 1}: 99, {Subtopology: "0", Partition: 2}: 100},
 		}},
 	}
 	if err := h.log.MemoryLog.Append("g", recs); err != nil {
@@ -127,8 +129,8 @@ func TestScenario08EpochCheck(t *testing.T) {
 	wantError(t, h.hb(hbReq("g", "m1", 200, nil)), kerr.FencedMemberEpoch)
 	wantError(t, h.hb(hbReq("g", "m1", 50, nil)), kerr.FencedMemberEpoch)
 	wantError(t, h.hb(hbReq("g", "m1", 99, nil)), kerr.FencedMemberEpoch)
-	wantError(t, h.hb(hbReq("g", "m1", 99, &TaskSets{Active: tasks("0", 0, 1, 2, 3)})), kerr.FencedMemberEpoch)
-	resp := h.ok(hbReq("g", "m1", 99, &TaskSets{Active: tasks("0", 0, 1)}))
+	wantError(t, h.hb(hbReq("g", "m1", 99, &streams.TaskSets{Active: tasks("0", 0, 1, 2, 3)})), kerr.FencedMemberEpoch)
+	resp := h.ok(hbReq("g", "m1", 99, &streams.TaskSets{Active: tasks("0", 0, 1)}))
 	if resp.MemberEpoch != 100 {
 		t.Fatalf("lost response: epoch %d, want 100", resp.MemberEpoch)
 	}
@@ -145,9 +147,9 @@ func TestScenario08EpochCheck(t *testing.T) {
 func TestScenario09OwnedTaskOutsideTopology(t *testing.T) {
 	h := newHarness(t, nil)
 	loadMemberAt100(h)
-	wantError(t, h.hb(hbReq("g", "m1", 100, &TaskSets{Active: tasks("7", 0)})), kerr.InvalidRequest)
-	wantError(t, h.hb(hbReq("g", "m1", 100, &TaskSets{Standby: tasks("0", 3)})), kerr.InvalidRequest)
-	h.ok(hbReq("g", "m1", 100, &TaskSets{Active: tasks("0", 2)}))
+	wantError(t, h.hb(hbReq("g", "m1", 100, &streams.TaskSets{Active: tasks("7", 0)})), kerr.InvalidRequest)
+	wantError(t, h.hb(hbReq("g", "m1", 100, &streams.TaskSets{Standby: tasks("0", 3)})), kerr.InvalidRequest)
+	h.ok(hbReq("g", "m1", 100, &streams.TaskSets{Active: tasks("0", 2)}))
 }
 
 // A member rejoining with epoch 0 (after FENCED_MEMBER_EPOCH, with the same
@@ -157,7 +159,7 @@ func TestRejoinWithEpochZero(t *testing.T) {
 	loadMemberAt100(h)
 	resp := h.ok(joinReq("g", "m1", "p1", sourceTopology("foo")))
 	got, ok := assigned(resp)
-	if resp.MemberEpoch != 100 || !ok || !tasksEqual(got.Active, tasks("0", 0, 1, 2)) || h.group("g").GroupEpoch != 100 {
+	if resp.MemberEpoch != 100 || !ok || !streams.TasksEqual(got.Active, tasks("0", 0, 1, 2)) || h.group("g").GroupEpoch != 100 {
 		t.Fatalf("rejoin: epoch %d tasks %+v group epoch %d", resp.MemberEpoch, got, h.group("g").GroupEpoch)
 	}
 }

@@ -1,8 +1,9 @@
 package coordinator
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // groupTimer is a pending timer of a group. Its callback acts only if the
@@ -11,7 +12,7 @@ import (
 type groupTimer struct {
 	t        Timer
 	deadline time.Time
-	fire     func(ch *change)
+	fire     func(ch *streams.Change)
 }
 
 // stopTimers stops the group's timers: the group is gone (deleted,
@@ -23,72 +24,22 @@ func (s *shard) stopTimers() {
 	}
 }
 
-// timerKey names a timer of a group, as Kafka's session-timeout-<g>-<m>,
-// rebalance-timeout-<g>-<m> and initial-rebalance-timeout-<g>.
-type timerKey struct {
-	kind   timerKind
-	member string
-}
-
-type timerKind uint8
-
-const (
-	sessionTimer timerKind = iota
-	rebalanceTimer
-	initialDelayTimer
-	assignmentIntervalTimer
-)
-
-// name is the timer's name in Kafka's form ("session-timeout-<g>-<m>"), for
-// the log.
-func (k timerKey) name(groupID string) string {
-	var kind string
-	switch k.kind {
-	case sessionTimer:
-		kind = "session-timeout"
-	case rebalanceTimer:
-		kind = "rebalance-timeout"
-	case initialDelayTimer:
-		kind = "initial-rebalance-timeout"
-	case assignmentIntervalTimer:
-		kind = "assignment-interval"
-	case classicSyncTimer:
-		kind = "sync"
-	case classicJoinTimer:
-		kind = "join"
-	default:
-		kind = fmt.Sprintf("timer-%d", k.kind)
-	}
-	if k.member == "" {
-		return kind + "-" + groupID
-	}
-	return kind + "-" + groupID + "-" + k.member
-}
-
-func sessionTimerKey(memberID string) timerKey   { return timerKey{sessionTimer, memberID} }
-func rebalanceTimerKey(memberID string) timerKey { return timerKey{rebalanceTimer, memberID} }
-
-var (
-	initialDelayTimerKey       = timerKey{kind: initialDelayTimer}
-	assignmentIntervalTimerKey = timerKey{kind: assignmentIntervalTimer}
-)
-
-// schedule arms (or re-arms) a timer of the group; fire runs on the group's
-// queue. Re-arming a pending timer resets it in place.
-func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change)) {
-	g, s := ch.g, ch.s
+// armTimer arms (or re-arms) a timer of the group as a change asked
+// (timerOp); its fire runs as a change of its own on the group's queue.
+// Re-arming a pending timer resets it in place.
+func (c *Coordinator) armTimer(s *shard, now time.Time, op streams.TimerOp) {
+	key, d, fire := op.Key, op.After, op.Fire
 	if s.timers == nil {
-		s.timers = map[timerKey]*groupTimer{}
+		s.timers = map[streams.TimerKey]*groupTimer{}
 	}
-	deadline := ch.now.Add(d)
+	deadline := now.Add(d)
 	if gt := s.timers[key]; gt != nil {
 		gt.deadline = deadline
 		gt.fire = fire
 		gt.t.Reset(d)
 		return
 	}
-	c := ch.c
-	groupID := g.ID
+	groupID := s.id
 	gt := &groupTimer{deadline: deadline, fire: fire}
 	gt.t = c.clock.AfterFunc(d, func() {
 		c.run(groupID, func(s *shard) {
@@ -96,7 +47,7 @@ func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change))
 				return
 			}
 			fch := c.newChange(s)
-			if fch.now.Before(gt.deadline) {
+			if fch.Now.Before(gt.deadline) {
 				return // re-armed after it fired
 			}
 			delete(s.timers, key)
@@ -104,9 +55,9 @@ func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change))
 			// On failure the group is back to its log and the timer's
 			// work is lost, as in a failover; Kafka's timer logs and
 			// ignores a failed write the same way.
-			if err := fch.commit(); err != nil {
-				name := key.name(groupID)
-				c.logger.Error().Err(err).Str("group", groupID).Str("member", key.member).Str("timer", name).
+			if err := c.commit(s, fch); err != nil {
+				name := key.Name(groupID)
+				c.logger.Error().Err(err).Str("group", groupID).Str("member", key.Member).Str("timer", name).
 					Msgf("[GroupId %s] The write event for the timer %s failed due to %v. Ignoring it.", groupID, name, err)
 			}
 		}, nil) // a closed or unloaded group's timer has nobody to answer
@@ -114,27 +65,15 @@ func (ch *change) schedule(key timerKey, d time.Duration, fire func(ch *change))
 	s.timers[key] = gt
 }
 
-func (ch *change) cancel(key timerKey) {
-	if t := ch.s.timers[key]; t != nil {
+func (s *shard) cancelTimer(key streams.TimerKey) {
+	if t := s.timers[key]; t != nil {
 		t.t.Stop()
-		delete(ch.s.timers, key)
+		delete(s.timers, key)
 	}
 }
 
-func (ch *change) hasTimer(key timerKey) bool {
-	_, ok := ch.s.timers[key]
+// HasTimer makes a shard the streams.ArmedTimers of its group.
+func (s *shard) HasTimer(key streams.TimerKey) bool {
+	_, ok := s.timers[key]
 	return ok
 }
-
-// Timers of classic members, next to the session and rebalance timers:
-// Kafka's sync timeout (a member that joined must SyncGroup within its
-// rebalance timeout) and join timeout (a member told to rejoin must JoinGroup
-// within its rebalance timeout).
-const (
-	classicSyncTimer timerKind = 32 + iota
-	classicJoinTimer
-)
-
-func classicSyncTimerKey(memberID string) timerKey { return timerKey{classicSyncTimer, memberID} }
-
-func classicJoinTimerKey(memberID string) timerKey { return timerKey{classicJoinTimer, memberID} }

@@ -19,7 +19,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/streamshift/streamshift/coordinator/assignor"
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
 type subtopologyJSON struct {

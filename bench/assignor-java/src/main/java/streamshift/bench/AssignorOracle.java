@@ -12,7 +12,7 @@ import java.io.File;
 /**
  * Runs Kafka's StickyTaskAssignor on many inputs (a JSON array of the
  * driver's input format) and writes the assignments, for the assignor's
- * differential test (go test -tags kafkajava ./coordinator/assignor/):
+ * differential test (go test -tags kafkajava ./coordinator/streams/assignor/):
  *
  *   java -cp ... streamshift.bench.AssignorOracle inputs.json results.json
  */

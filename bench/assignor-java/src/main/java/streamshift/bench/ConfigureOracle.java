@@ -32,7 +32,7 @@ import java.util.TreeMap;
 
 /**
  * Runs Kafka 4.4's InternalTopicManager.configureTopics on topology cases
- * written by streamshift's differential test (coordinator/topology,
+ * written by streamshift's differential test (coordinator/streams/topology,
  * build tag kafkajava):
  *
  *   java -cp ... streamshift.bench.ConfigureOracle cases.json results.json

@@ -1,0 +1,211 @@
+package streams
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/classicstreams"
+)
+
+// ClassicGroupState is a live classic Kafka Streams group as read at the
+// upstream coordinator when it is taken over (DescribeGroups plus what the
+// proxy saw pass through): its generation and, for every member, its last
+// JoinGroup subscription and its last SyncGroup assignment.
+type ClassicGroupState struct {
+	GroupID    string
+	Generation int32
+	Members    []ClassicMemberState
+}
+
+// ClassicMemberState is one member of a classic group being taken over.
+type ClassicMemberState struct {
+	MemberID, InstanceID string
+	Client               ClientInfo
+	// SessionTimeoutMs and RebalanceTimeoutMs come from the member's
+	// JoinGroup as it passed through; DescribeGroups does not report them.
+	SessionTimeoutMs, RebalanceTimeoutMs int32
+	// LastHeartbeat is when the upstream last renewed the member's session
+	// (a Heartbeat, JoinGroup, SyncGroup or OffsetCommit it accepted), on
+	// the coordinator's clock; zero if unknown. The member's session here
+	// runs on from it, so a member that stopped just before the takeover
+	// is fenced when the broker would have fenced it, not a whole session
+	// later.
+	LastHeartbeat time.Time
+	Subscription  *classicstreams.ConsumerSubscription
+	Info          *classicstreams.SubscriptionInfo
+	// Assignment and AssignmentInfo: what the member got in its last
+	// SyncGroup, i.e. what it holds.
+	Assignment     *classicstreams.ConsumerAssignment
+	AssignmentInfo *classicstreams.AssignmentInfo
+}
+
+type importedMember struct {
+	ID          string
+	Meta        *MemberMetadataValue
+	Tasks       TaskSets
+	sessionLeft time.Duration
+}
+
+// liveClassicMembers drops the members whose session ran out before now: the
+// upstream would have fenced them already (they are fenced there with the
+// others all the same).
+func liveClassicMembers(state ClassicGroupState, now time.Time) ClassicGroupState {
+	live := state
+	live.Members = make([]ClassicMemberState, 0, len(state.Members))
+	for _, cm := range state.Members {
+		if classicSessionLeft(cm, now) > 0 {
+			live.Members = append(live.Members, cm)
+		}
+	}
+	return live
+}
+
+// classicSessionLeft is what remains of a carried member's session at now:
+// a whole session if its last heartbeat is unknown.
+func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
+	session := time.Duration(cm.SessionTimeoutMs) * time.Millisecond
+	if cm.LastHeartbeat.IsZero() {
+		return session
+	}
+	return min(cm.LastHeartbeat.Add(session).Sub(now), session)
+}
+
+// importClassicMembers reads each classic member's metadata and held tasks
+// (active tasks from its assigned partitions, standbys from its
+// AssignmentInfo), all checked against the configured topology. A task
+// claimed by two members as active is an error: the classic group itself
+// would be broken.
+func importClassicMembers(state ClassicGroupState, topo *configuredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
+	tt := classicTaskTopology(topo)
+	if tt == nil {
+		return nil, fmt.Errorf("the topology is not ready, the classic tasks cannot be checked")
+	}
+	owner := map[TaskID]string{}
+	out := make([]importedMember, 0, len(state.Members))
+	for _, cm := range state.Members {
+		if cm.Subscription == nil || cm.Info == nil {
+			return nil, fmt.Errorf("member %s: no subscription", cm.MemberID)
+		}
+		meta := classicMemberMetadata(cm)
+		meta.TopologyEpoch = topologyEpoch
+		var active, standby TasksBuilder = TasksBuilder{}, TasksBuilder{}
+		if cm.Assignment != nil {
+			ts, unknown := classicstreams.OwnedActiveTasks(cm.Assignment.AssignedPartitions, tt)
+			if len(unknown) > 0 {
+				return nil, fmt.Errorf("member %s holds partitions %v no subtopology of the streams topology reads", cm.MemberID, unknown)
+			}
+			for _, t := range ts {
+				id, err := checkedTask(t, topo)
+				if err != nil {
+					return nil, fmt.Errorf("member %s: %w", cm.MemberID, err)
+				}
+				if o, dup := owner[id]; dup {
+					return nil, fmt.Errorf("task %s_%d is active on %s and %s", id.Subtopology, id.Partition, o, cm.MemberID)
+				}
+				owner[id] = cm.MemberID
+				active.Add(id.Subtopology, id.Partition)
+			}
+		}
+		if cm.AssignmentInfo != nil {
+			for _, st := range cm.AssignmentInfo.StandbyTasks {
+				id, err := checkedTask(st.Task, topo)
+				if err != nil {
+					return nil, fmt.Errorf("member %s: standby: %w", cm.MemberID, err)
+				}
+				standby.Add(id.Subtopology, id.Partition)
+			}
+		}
+		out = append(out, importedMember{ID: cm.MemberID, Meta: meta, Tasks: TaskSets{Active: active.Build(), Standby: standby.Build()},
+			sessionLeft: classicSessionLeft(cm, now)})
+	}
+	return out, nil
+}
+
+func checkedTask(t classicstreams.TaskID, topo *configuredTopology) (TaskID, error) {
+	sid := strconv.Itoa(int(t.Subtopology))
+	s := topo.SubtopologyByID(sid)
+	if t.NamedTopology != "" || s == nil || t.Partition < 0 || t.Partition >= s.NumTasks {
+		return TaskID{}, fmt.Errorf("task %v is not a task of the streams topology", t)
+	}
+	return TaskID{Subtopology: sid, Partition: t.Partition}, nil
+}
+
+// classicMemberMetadata is the member record of an imported classic member.
+func classicMemberMetadata(cm ClassicMemberState) *MemberMetadataValue {
+	hb := ClassicJoinHeartbeat(ClassicJoinRequest{
+		GroupID: "", MemberID: cm.MemberID, InstanceID: cm.InstanceID,
+		RebalanceTimeoutMs: cm.RebalanceTimeoutMs, Subscription: cm.Subscription, Info: cm.Info,
+	}, 0)
+	meta := updatedMemberMetadata(nil, hb, cm.Client)
+	meta.Classic = &ClassicMemberMetadata{
+		SessionTimeoutMs:        cm.SessionTimeoutMs,
+		ConsumerProtocolVersion: cm.Subscription.Version,
+		SubscriptionVersion:     cm.Info.Version,
+		LatestSupportedVersion:  cm.Info.LatestSupportedVersion,
+	}
+	return meta
+}
+
+// TakeOverClassicGroup is the operation of a takeover of a live classic
+// group with members (Coordinator.TakeOverClassicGroup): the group built
+// from them and the first streams member's join, in one change, or nothing
+// if anything fails. It returns the join's answer and how many classic
+// members were carried over.
+func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client ClientInfo) (resp *kmsg.StreamsGroupHeartbeatResponse, imported int) {
+	fail := func(code *kerr.Error, format string, args ...any) *kmsg.StreamsGroupHeartbeatResponse {
+		return HeartbeatError(first, Errorf(code, format, args...))
+	}
+	if ch.Group != nil {
+		return fail(kerr.GroupIDNotFound, "Group %s is already a streams group here; it cannot be taken over.", state.GroupID), 0
+	}
+	if first.MemberEpoch != 0 || first.Topology == nil || first.Group != state.GroupID {
+		return fail(kerr.InvalidRequest, "A takeover runs the first join (epoch 0, with a topology) of group %s.", state.GroupID), 0
+	}
+	g := newGroup(state.GroupID)
+	ch.Group, ch.Created = g, true
+	topo := TopologyFromRequest(first.Topology)
+	configured, _, err := ch.configureTopology(&topo)
+	if err != nil {
+		ch.RollBack()
+		return fail(kerr.UnknownServerError, "Takeover of %s: %v", state.GroupID, err), 0
+	}
+	members, err := importClassicMembers(liveClassicMembers(state, ch.Now), configured, topo.Epoch, ch.Now)
+	if err != nil {
+		ch.RollBack()
+		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err), 0
+	}
+
+	// The group is the proxy's from this change on (coordinator/ownership.go). A
+	// claim made for this takeover is consumed here, not by a later join.
+	own := ch.takeClaim()
+	if own == nil {
+		own = &OwnershipValue{Source: OwnershipTakeover, UpstreamState: "Stable", ClaimedAtMs: ch.Now.UnixMilli()}
+	}
+	ch.emit(newOwnershipRecord(g.ID, own))
+	gen := state.Generation
+	ch.emit(newGroupEpochRecord(g.ID, &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}))
+	ch.emit(newTargetAssignmentEpochRecord(g.ID, gen, ch.Now.UnixMilli()))
+	for _, im := range members {
+		ch.emit(newMemberRecord(g.ID, im.ID, im.Meta))
+		ch.emit(newTargetAssignmentRecord(g.ID, im.ID, im.Tasks))
+		ch.emit(newCurrentAssignmentRecord(g.ID, im.ID, &CurrentMemberAssignmentValue{
+			MemberEpoch: gen, PreviousMemberEpoch: gen, State: MemberStable, Assigned: im.Tasks,
+			ActiveEpochs: restrictEpochs(nil, im.Tasks.Active, true, gen),
+		}))
+	}
+	resp = kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.Version = first.Version
+	if err := ch.Heartbeat(first, client, resp); err != nil {
+		ch.RollBack()
+		return HeartbeatError(first, asCoordError(err)), 0
+	}
+	for _, im := range members {
+		ch.scheduleCarriedSession(im.ID, im.sessionLeft)
+	}
+	ch.Commit()
+	return resp, len(members)
+}

@@ -1,0 +1,230 @@
+package streams
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// GroupConfig holds the streams-group settings of one group: Kafka's broker
+// configs group.streams.* and their per-group overrides streams.*.
+type GroupConfig struct {
+	SessionTimeout          time.Duration // streams.session.timeout.ms
+	HeartbeatInterval       time.Duration // streams.heartbeat.interval.ms
+	NumStandbyReplicas      int           // streams.num.standby.replicas
+	InitialRebalanceDelay   time.Duration // streams.initial.rebalance.delay.ms
+	AssignmentInterval      time.Duration // streams.assignment.interval.ms
+	TaskOffsetInterval      time.Duration // streams.task.offset.interval.ms
+	NumWarmupReplicas       int           // streams.num.warmup.replicas
+	AcceptableRecoveryLag   int64         // streams.acceptable.recovery.lag
+	RackAwareAssignmentTags []string      // streams.rack.aware.assignment.tags
+}
+
+// Kafka 4.4's defaults and bounds (GroupCoordinatorConfig, GroupConfig).
+const (
+	DefaultSessionTimeout        = 45 * time.Second
+	MinSessionTimeout            = 45 * time.Second
+	MaxSessionTimeout            = 60 * time.Second
+	DefaultHeartbeatInterval     = 5 * time.Second
+	MinHeartbeatInterval         = 5 * time.Second
+	MaxHeartbeatInterval         = 15 * time.Second
+	DefaultNumStandbyReplicas    = 0
+	MaxNumStandbyReplicas        = 2
+	DefaultInitialRebalanceDelay = 3 * time.Second
+	DefaultAssignmentInterval    = 1 * time.Second
+	MaxAssignmentInterval        = 15 * time.Second
+	DefaultTaskOffsetInterval    = 60 * time.Second
+	DefaultNumWarmupReplicas     = 2
+	DefaultAcceptableRecoveryLag = 10000
+)
+
+// DefaultGroupConfig is Kafka 4.4's default streams-group configuration.
+func DefaultGroupConfig() GroupConfig {
+	return GroupConfig{
+		SessionTimeout:        DefaultSessionTimeout,
+		HeartbeatInterval:     DefaultHeartbeatInterval,
+		NumStandbyReplicas:    DefaultNumStandbyReplicas,
+		InitialRebalanceDelay: DefaultInitialRebalanceDelay,
+		AssignmentInterval:    DefaultAssignmentInterval,
+		TaskOffsetInterval:    DefaultTaskOffsetInterval,
+		NumWarmupReplicas:     DefaultNumWarmupReplicas,
+		AcceptableRecoveryLag: DefaultAcceptableRecoveryLag,
+	}
+}
+
+// Bounds are the broker-level limits of the per-group settings (Kafka's
+// group.streams.{min,max}.session.timeout.ms and
+// group.streams.{min,max}.heartbeat.interval.ms).
+type Bounds struct {
+	MinSessionTimeout, MaxSessionTimeout       time.Duration
+	MinHeartbeatInterval, MaxHeartbeatInterval time.Duration
+}
+
+// DefaultBounds are Kafka 4.4's.
+func DefaultBounds() Bounds {
+	return Bounds{MinSessionTimeout, MaxSessionTimeout, MinHeartbeatInterval, MaxHeartbeatInterval}
+}
+
+// Validate checks the bounds Kafka enforces by default.
+func (c GroupConfig) Validate() error { return c.ValidateWithin(DefaultBounds()) }
+
+// ValidateWithin checks the settings against b and Kafka's fixed limits.
+func (c GroupConfig) ValidateWithin(b Bounds) error {
+	var errs []error
+	if c.SessionTimeout < b.MinSessionTimeout || c.SessionTimeout > b.MaxSessionTimeout {
+		errs = append(errs, fmt.Errorf("streams.session.timeout.ms %d outside [%d, %d]", c.SessionTimeout.Milliseconds(), b.MinSessionTimeout.Milliseconds(), b.MaxSessionTimeout.Milliseconds()))
+	}
+	if c.HeartbeatInterval < b.MinHeartbeatInterval || c.HeartbeatInterval > b.MaxHeartbeatInterval {
+		errs = append(errs, fmt.Errorf("streams.heartbeat.interval.ms %d outside [%d, %d]", c.HeartbeatInterval.Milliseconds(), b.MinHeartbeatInterval.Milliseconds(), b.MaxHeartbeatInterval.Milliseconds()))
+	}
+	if c.HeartbeatInterval >= c.SessionTimeout {
+		errs = append(errs, fmt.Errorf("streams.heartbeat.interval.ms %d must be below streams.session.timeout.ms %d", c.HeartbeatInterval.Milliseconds(), c.SessionTimeout.Milliseconds()))
+	}
+	if c.NumStandbyReplicas < 0 || c.NumStandbyReplicas > MaxNumStandbyReplicas {
+		errs = append(errs, fmt.Errorf("streams.num.standby.replicas %d outside [0, %d]", c.NumStandbyReplicas, MaxNumStandbyReplicas))
+	}
+	if c.InitialRebalanceDelay < 0 || c.InitialRebalanceDelay.Milliseconds() > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("streams.initial.rebalance.delay.ms %d out of range", c.InitialRebalanceDelay.Milliseconds()))
+	}
+	if c.AssignmentInterval < 0 || c.AssignmentInterval > MaxAssignmentInterval {
+		errs = append(errs, fmt.Errorf("streams.assignment.interval.ms %d outside [0, %d]", c.AssignmentInterval.Milliseconds(), MaxAssignmentInterval.Milliseconds()))
+	}
+	if c.TaskOffsetInterval <= 0 || c.TaskOffsetInterval.Milliseconds() > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("streams.task.offset.interval.ms %d out of range", c.TaskOffsetInterval.Milliseconds()))
+	}
+	if c.NumWarmupReplicas < 0 {
+		errs = append(errs, fmt.Errorf("streams.num.warmup.replicas %d is negative", c.NumWarmupReplicas))
+	}
+	if c.AcceptableRecoveryLag < 0 {
+		errs = append(errs, fmt.Errorf("streams.acceptable.recovery.lag %d is negative", c.AcceptableRecoveryLag))
+	}
+	for _, t := range c.RackAwareAssignmentTags {
+		if strings.TrimSpace(t) == "" {
+			errs = append(errs, errors.New("streams.rack.aware.assignment.tags has a blank tag"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// AssignmentConfigs are the configs whose change bumps the group epoch
+// (Kafka's LastAssignmentConfigs). acceptable.recovery.lag is not one.
+func (c GroupConfig) AssignmentConfigs() []KeyValue {
+	kv := []KeyValue{{"num.standby.replicas", strconv.Itoa(c.NumStandbyReplicas)}}
+	if len(c.RackAwareAssignmentTags) > 0 {
+		kv = append(kv, KeyValue{"rack.aware.assignment.tags", strings.Join(c.RackAwareAssignmentTags, ",")})
+	}
+	return kv
+}
+
+// sameAssignmentConfigs compares with stored LastAssignmentConfigs without
+// building them (the steady-state heartbeat path).
+func (c GroupConfig) sameAssignmentConfigs(kv []KeyValue) bool {
+	want := 1
+	if len(c.RackAwareAssignmentTags) > 0 {
+		want = 2
+	}
+	if len(kv) != want || kv[0].Key != "num.standby.replicas" || kv[0].Value != strconv.Itoa(c.NumStandbyReplicas) {
+		return false
+	}
+	return want == 1 || (kv[1].Key == "rack.aware.assignment.tags" && kv[1].Value == strings.Join(c.RackAwareAssignmentTags, ","))
+}
+
+// GroupConfigOverride holds per-group overrides; nil fields use the default.
+type GroupConfigOverride struct {
+	SessionTimeout          *time.Duration
+	HeartbeatInterval       *time.Duration
+	NumStandbyReplicas      *int
+	InitialRebalanceDelay   *time.Duration
+	AssignmentInterval      *time.Duration
+	TaskOffsetInterval      *time.Duration
+	NumWarmupReplicas       *int
+	AcceptableRecoveryLag   *int64
+	RackAwareAssignmentTags []string // nil: default
+}
+
+func (o GroupConfigOverride) Apply(c GroupConfig) GroupConfig {
+	if o.SessionTimeout != nil {
+		c.SessionTimeout = *o.SessionTimeout
+	}
+	if o.HeartbeatInterval != nil {
+		c.HeartbeatInterval = *o.HeartbeatInterval
+	}
+	if o.NumStandbyReplicas != nil {
+		c.NumStandbyReplicas = *o.NumStandbyReplicas
+	}
+	if o.InitialRebalanceDelay != nil {
+		c.InitialRebalanceDelay = *o.InitialRebalanceDelay
+	}
+	if o.AssignmentInterval != nil {
+		c.AssignmentInterval = *o.AssignmentInterval
+	}
+	if o.TaskOffsetInterval != nil {
+		c.TaskOffsetInterval = *o.TaskOffsetInterval
+	}
+	if o.NumWarmupReplicas != nil {
+		c.NumWarmupReplicas = *o.NumWarmupReplicas
+	}
+	if o.AcceptableRecoveryLag != nil {
+		c.AcceptableRecoveryLag = *o.AcceptableRecoveryLag
+	}
+	if o.RackAwareAssignmentTags != nil {
+		c.RackAwareAssignmentTags = o.RackAwareAssignmentTags
+	}
+	return c
+}
+
+// Config is the coordinator's configuration.
+type Config struct {
+	// Defaults apply to every group without an override.
+	Defaults GroupConfig
+	// MaxGroupSize is group.streams.max.size; 0 means no limit.
+	MaxGroupSize int
+	// Groups are per-group overrides by group id.
+	Groups map[string]GroupConfigOverride
+	// Bounds limit Defaults and Groups; zero means Kafka's.
+	Bounds Bounds
+}
+
+func (c Config) ConfigBounds() Bounds {
+	if c.Bounds == (Bounds{}) {
+		return DefaultBounds()
+	}
+	return c.Bounds
+}
+
+// DefaultConfig is Kafka 4.4's configuration.
+func DefaultConfig() Config {
+	return Config{Defaults: DefaultGroupConfig()}
+}
+
+// Validate checks the defaults and every override.
+func (c Config) Validate() error {
+	var errs []error
+	b := c.ConfigBounds()
+	if b.MinSessionTimeout <= 0 || b.MinSessionTimeout > b.MaxSessionTimeout || b.MinHeartbeatInterval <= 0 || b.MinHeartbeatInterval > b.MaxHeartbeatInterval {
+		errs = append(errs, fmt.Errorf("streams group bounds %+v are inconsistent", b))
+	}
+	if err := c.Defaults.ValidateWithin(b); err != nil {
+		errs = append(errs, fmt.Errorf("streams group defaults: %w", err))
+	}
+	if c.MaxGroupSize < 0 {
+		errs = append(errs, fmt.Errorf("group.streams.max.size %d is negative", c.MaxGroupSize))
+	}
+	for id, o := range c.Groups {
+		if err := o.Apply(c.Defaults).ValidateWithin(b); err != nil {
+			errs = append(errs, fmt.Errorf("streams group %q: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Group returns the effective configuration of one group.
+func (c Config) Group(id string) GroupConfig {
+	if o, ok := c.Groups[id]; ok {
+		return o.Apply(c.Defaults)
+	}
+	return c.Defaults
+}

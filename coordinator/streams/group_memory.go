@@ -1,0 +1,51 @@
+package streams
+
+import (
+	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams/topology"
+)
+
+// GroupMemory is the part of a group's state that Kafka keeps in memory only:
+// it is not in the records and starts afresh after a failover. The group's
+// timers are the runtime's (coordinator/timers.go), as Kafka's are.
+type GroupMemory struct {
+	configured          *configuredTopology
+	configuredVersion   uint64             // metadata image version it was computed from
+	configuredHash      uint64             // metadata hash of the topology topics in that image
+	configuredFor       *topology.Topology // the topology it was computed for
+	EndpointEpoch       int32
+	shutdownRequester   string
+	creatingTopics      map[string]bool
+	topicCreationErrors map[string]topicCreationError
+	HandBack            *HandBack // classic_handback.go; nil when none runs
+}
+
+type topicCreationError struct {
+	Msg   string
+	until time.Time
+}
+
+// HandBack is the in-memory state of a hand-back barrier (migration/doc.go,
+// "Hand-back"). It is not in the records: after a failover no hand-back
+// runs, and the proxy starts it again.
+type HandBack struct {
+	Held    map[string]bool // classic members whose JoinGroup is held
+	Aborted bool            // a streams-protocol member joined
+	// OnBarrier is BeginHandBack's: told once the barrier ends
+	// (barrierEnded), while the group's shard points at this hand-back.
+	OnBarrier func(HandBackState)
+}
+
+// HandBackState is what BeginHandBack's onBarrier is told when the barrier
+// ends, and what HandBack reports.
+type HandBackState struct {
+	Running bool // a barrier is up (or was aborted and not yet cleared)
+	// Ready: every member of the group is a classic member whose
+	// JoinGroup is held; FinishHandBack may run.
+	Ready bool
+	// Aborted: a streams-protocol member joined; AbortHandBack, then run
+	// the held JoinGroups again.
+	Aborted bool
+	Held    []string
+}

@@ -1,0 +1,60 @@
+package streams
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Leave handles member epochs -1 (leave) and -2 (static member leaving for
+// now, to come back with the same instance id).
+func (ch *Change) Leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.StreamsGroupHeartbeatResponse) error {
+	g := ch.Group
+	if g == nil {
+		return Errorf(kerr.GroupIDNotFound, "Streams group %s not found.", req.Group)
+	}
+	var m *Member
+	if req.InstanceID == nil {
+		m = g.Members[req.MemberID]
+		if m == nil {
+			return Errorf(kerr.UnknownMemberID, "Member %s is not a member of group %s.", req.MemberID, g.ID)
+		}
+	} else {
+		ownerID, ok := g.StaticMembers[*req.InstanceID]
+		if !ok {
+			return Errorf(kerr.UnknownMemberID, "Instance id %s is unknown.", *req.InstanceID)
+		}
+		if ownerID != req.MemberID {
+			return Errorf(kerr.FencedInstanceID, "Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, ownerID)
+		}
+		m = g.Members[ownerID]
+	}
+	if req.MemberEpoch == LeaveGroupMemberEpoch {
+		ch.logLeft(m, "left the streams group")
+		ch.removeMember(m, BumpMemberLeft)
+	} else {
+		ch.logLeft(m, "temporarily left the streams group")
+		ch.releaseStatic(m)
+	}
+	// Kafka answers a leave with the member id and epoch only.
+	resp.MemberID = req.MemberID
+	resp.MemberEpoch = req.MemberEpoch
+	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
+	return nil
+}
+
+// releaseStatic marks a static member as gone for now (epoch -2): it keeps
+// its tasks until it returns under the same instance id (the heartbeat path
+// then replaces it, heartbeat_member.go) or its session expires; what it was
+// revoking is released now. A classic member's sync and join timers stop
+// too (a streams member has none).
+func (ch *Change) releaseStatic(m *Member) {
+	cur := *m.CurrentAssignment()
+	cur.PreviousMemberEpoch = cur.MemberEpoch
+	cur.MemberEpoch = leaveGroupStaticMemberEpoch
+	cur.PendingRevocation = TaskSets{}
+	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
+	ch.emit(newCurrentAssignmentRecord(ch.Group.ID, m.ID, &cur))
+	ch.cancel(RebalanceTimerKey(m.ID))
+	ch.cancel(classicSyncTimerKey(m.ID))
+	ch.cancel(classicJoinTimerKey(m.ID))
+}

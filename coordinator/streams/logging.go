@@ -1,0 +1,72 @@
+package streams
+
+import (
+	"strings"
+)
+
+// The coordinator logs what Kafka's GroupMetadataManager and
+// CoordinatorRuntime log, in their words and at their levels, so that an
+// operator who reads a broker's group coordinator log reads this one too:
+// fencings, departures, group epoch bumps, target assignments, loads and
+// unloads at info; failed writes to the group log at error; per-heartbeat
+// detail at debug only. Group and member ids are fields as well as text,
+// for filtering.
+
+// Reasons of a group epoch bump (the "reason" field of its log line).
+const (
+	BumpMemberJoined         = "member joined"
+	BumpMemberLeft           = "member left"
+	BumpMemberFenced         = "member fenced"
+	bumpMemberMetadata       = "member metadata changed"
+	bumpStaticMemberMetadata = "static member metadata changed"
+	BumpTopology             = "topology initialized"
+	bumpMetadata             = "topic metadata changed"
+	bumpTopologyValidated    = "topology validated"
+	bumpAssignmentConfigs    = "assignment configs changed"
+)
+
+// logAt starts an entry of the group at level; nil for a debug line when
+// debug lines are not wanted.
+func (ch *Change) logAt(level LogLevel) *LogEntry {
+	if level == LevelDebug && !ch.DebugWanted {
+		return nil
+	}
+	e := &LogEntry{Level: level}
+	ch.Logs = append(ch.Logs, e)
+	return e.Str("group", ch.GroupID)
+}
+
+func (ch *Change) logInfo(memberID string) *LogEntry {
+	return ch.logAt(LevelInfo).Str("member", memberID)
+}
+
+func (ch *Change) logDebug(memberID string) *LogEntry {
+	return ch.logAt(LevelDebug).Str("member", memberID)
+}
+
+// logEpochBump is Kafka's "Bumped streams group epoch" line, with the
+// previous epoch and why.
+func (ch *Change) logEpochBump(memberID string, previous int32, v *GroupMetadataValue, why []string) {
+	reason := strings.Join(why, ", ")
+	ch.logInfo(memberID).Int32("previous_epoch", previous).Int32("epoch", v.Epoch).Str("reason", reason).
+		Msgf("[GroupId %s][MemberId %s] Bumped streams group epoch from %d to %d with metadata hash %d and validated topology epoch %d because: %s.",
+			ch.GroupID, memberID, previous, v.Epoch, v.MetadataHash, v.ValidatedTopologyEpoch, reason)
+}
+
+// logFenced is Kafka's fencing line; reason completes "because ...".
+func (ch *Change) logFenced(m *Member, reason string) {
+	ch.logInfo(m.ID).Str("reason", reason).
+		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.GroupID, m.ID, reason)
+}
+
+// logLeft is Kafka's line for a member that left on its own (how: "left the
+// streams group", "temporarily left the streams group", "has left group
+// through explicit `LeaveGroup` request").
+func (ch *Change) logLeft(m *Member, how string) {
+	if id := m.InstanceID(); id != "" {
+		ch.logInfo(m.ID).Str("instance", id).
+			Msgf("[GroupId %s][MemberId %s] Static member %s with instance id %s %s.", ch.GroupID, m.ID, m.ID, id, how)
+		return
+	}
+	ch.logInfo(m.ID).Msgf("[GroupId %s][MemberId %s] Member %s %s.", ch.GroupID, m.ID, m.ID, how)
+}

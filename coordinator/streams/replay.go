@@ -1,0 +1,160 @@
+package streams
+
+import "fmt"
+
+// Groups is the coordinator's state: what replaying the log gives.
+type Groups map[string]*Group
+
+// Replay applies records in order to the groups and returns them. It is the
+// only way group state changes: the heartbeat emits records and replays them.
+func Replay(groups Groups, records []Record) (Groups, error) {
+	if groups == nil {
+		groups = Groups{}
+	}
+	for _, r := range records {
+		if err := groups.replay(r); err != nil {
+			return groups, err
+		}
+	}
+	return groups, nil
+}
+
+func (gs Groups) replay(r Record) error {
+	if r.Type == RecordGroupConfig {
+		// Configs outlive the group (as in Kafka) and are the coordinator's,
+		// not the group's: Coordinator.Load applies them.
+		return nil
+	}
+	g := gs[r.GroupID]
+	if g == nil {
+		if r.Tombstone() {
+			return nil // deleting what does not exist
+		}
+		g = newGroup(r.GroupID)
+		gs[r.GroupID] = g
+	}
+	if r.Type == RecordGroupMetadata && r.Tombstone() {
+		// The group metadata tombstone ends a deletion: the group is gone
+		// with whatever it still held.
+		delete(gs, r.GroupID)
+		return nil
+	}
+	return g.Replay(r)
+}
+
+func (g *Group) Replay(r Record) error {
+	switch r.Type {
+	case RecordOwnership:
+		if r.Tombstone() {
+			g.Ownership = nil
+			return nil
+		}
+		v, ok := r.Value.(*OwnershipValue)
+		if !ok {
+			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		}
+		g.Ownership = v
+
+	case RecordGroupMetadata:
+		v, ok := r.Value.(*GroupMetadataValue)
+		if !ok {
+			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		}
+		g.GroupEpoch = v.Epoch
+		g.MetadataHash = v.MetadataHash
+		g.ValidatedTopologyEpoch = v.ValidatedTopologyEpoch
+		g.LastAssignmentConfigs = v.LastAssignmentConfigs
+
+	case RecordTopology:
+		if r.Tombstone() {
+			g.Topology = nil
+			return nil
+		}
+		v, ok := r.Value.(*TopologyValue)
+		if !ok {
+			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		}
+		t := v.Topology
+		g.Topology = &t
+
+	case RecordTargetAssignmentMetadata:
+		if r.Tombstone() {
+			return nil
+		}
+		v, ok := r.Value.(*TargetAssignmentMetadataValue)
+		if !ok {
+			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		}
+		g.AssignmentEpoch = v.AssignmentEpoch
+		g.AssignmentTimestamp = v.AssignmentTimestamp
+
+	case RecordTargetAssignmentMember:
+		if r.Tombstone() {
+			delete(g.Target, r.MemberID)
+			return nil
+		}
+		v, ok := r.Value.(*TargetAssignmentMemberValue)
+		if !ok {
+			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		}
+		g.Target[r.MemberID] = v.Tasks
+
+	case RecordMemberMetadata:
+		m := g.Members[r.MemberID]
+		if r.Tombstone() {
+			if m == nil {
+				return nil
+			}
+			g.addOwnership(m.ProcessID(), m.Current, -1)
+			if id := m.InstanceID(); id != "" && g.StaticMembers[id] == m.ID {
+				delete(g.StaticMembers, id)
+			}
+			delete(g.Members, r.MemberID)
+			return nil
+		}
+		v, ok := r.Value.(*MemberMetadataValue)
+		if !ok {
+			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		}
+		if m == nil {
+			m = &Member{ID: r.MemberID}
+			g.Members[r.MemberID] = m
+		}
+		if old := m.ProcessID(); old != v.ProcessID && m.Current != nil {
+			g.addOwnership(old, m.Current, -1)
+			g.addOwnership(v.ProcessID, m.Current, +1)
+		}
+		if id := m.InstanceID(); id != "" && id != v.InstanceID && g.StaticMembers[id] == m.ID {
+			delete(g.StaticMembers, id)
+		}
+		if v.InstanceID != "" {
+			g.StaticMembers[v.InstanceID] = m.ID
+		}
+		m.Meta = v
+
+	case RecordCurrentMemberAssignment:
+		m := g.Members[r.MemberID]
+		if r.Tombstone() {
+			if m != nil {
+				g.addOwnership(m.ProcessID(), m.Current, -1)
+				m.Current = nil
+			}
+			return nil
+		}
+		v, ok := r.Value.(*CurrentMemberAssignmentValue)
+		if !ok {
+			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		}
+		if m == nil {
+			m = &Member{ID: r.MemberID}
+			g.Members[r.MemberID] = m
+		}
+		g.addOwnership(m.ProcessID(), m.Current, -1)
+		m.Current = v
+		g.addOwnership(m.ProcessID(), v, +1)
+
+	default:
+		return fmt.Errorf("replay: unknown record type %d", r.Type)
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package streams
+
+import "fmt"
+
+// The keys of a group's timers. An operation arms and cancels them through
+// its change (change.go); the runtime in package coordinator runs them.
+
+// TimerKey names a timer of a group, as Kafka's session-timeout-<g>-<m>,
+// rebalance-timeout-<g>-<m> and initial-rebalance-timeout-<g>.
+type TimerKey struct {
+	kind   timerKind
+	Member string
+}
+
+type timerKind uint8
+
+const (
+	sessionTimer timerKind = iota
+	rebalanceTimer
+	initialDelayTimer
+	assignmentIntervalTimer
+)
+
+// Name is the timer's name in Kafka's form ("session-timeout-<g>-<m>"), for
+// the log.
+func (k TimerKey) Name(groupID string) string {
+	var kind string
+	switch k.kind {
+	case sessionTimer:
+		kind = "session-timeout"
+	case rebalanceTimer:
+		kind = "rebalance-timeout"
+	case initialDelayTimer:
+		kind = "initial-rebalance-timeout"
+	case assignmentIntervalTimer:
+		kind = "assignment-interval"
+	case classicSyncTimer:
+		kind = "sync"
+	case classicJoinTimer:
+		kind = "join"
+	default:
+		kind = fmt.Sprintf("timer-%d", k.kind)
+	}
+	if k.Member == "" {
+		return kind + "-" + groupID
+	}
+	return kind + "-" + groupID + "-" + k.Member
+}
+
+func sessionTimerKey(memberID string) TimerKey   { return TimerKey{sessionTimer, memberID} }
+func RebalanceTimerKey(memberID string) TimerKey { return TimerKey{rebalanceTimer, memberID} }
+
+var (
+	initialDelayTimerKey       = TimerKey{kind: initialDelayTimer}
+	assignmentIntervalTimerKey = TimerKey{kind: assignmentIntervalTimer}
+)
+
+// Timers of classic members, next to the session and rebalance timers:
+// Kafka's sync timeout (a member that joined must SyncGroup within its
+// rebalance timeout) and join timeout (a member told to rejoin must JoinGroup
+// within its rebalance timeout).
+const (
+	classicSyncTimer timerKind = 32 + iota
+	classicJoinTimer
+)
+
+func classicSyncTimerKey(memberID string) TimerKey { return TimerKey{classicSyncTimer, memberID} }
+
+func classicJoinTimerKey(memberID string) TimerKey { return TimerKey{classicJoinTimer, memberID} }
