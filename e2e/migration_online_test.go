@@ -137,7 +137,7 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 			roll.replace("s3", "c6", "classic"),
 			roll.check(),
 			{Name: "handed back: the upstream classic group holds the apps, no anchor", Do: func(ctx context.Context, r *harness.Run) error {
-				return checkHandedBack(ctx, r.Broker.Bootstrap, "e2e-count")
+				return checkHandedBack(ctx, r.Broker.Bootstrap, "e2e-count", 3)
 			}},
 		},
 	})
@@ -149,21 +149,15 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 }
 
 // checkHandedBack: the upstream group is a classic Streams group again (its
-// protocol is "stream", not the anchor's) with three members, none of them an
-// anchor.
-func checkHandedBack(ctx context.Context, upstream, group string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(upstream))
+// protocol is "stream", not the anchor's), Stable, with n members, none of
+// them an anchor, each joined by an app itself.
+func checkHandedBack(ctx context.Context, upstream, group string, n int) error {
+	g, err := describeUpstream(ctx, upstream, group)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	described, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
-	if err != nil {
-		return err
-	}
-	g := described[group]
-	if g.Protocol != "stream" || g.State != "Stable" || len(g.Members) != 3 {
-		return fmt.Errorf("upstream group %s: state %s protocol %q, %d members; want Stable, stream, 3", group, g.State, g.Protocol, len(g.Members))
+	if g.Protocol != "stream" || g.State != "Stable" || len(g.Members) != n {
+		return fmt.Errorf("upstream group %s: state %s protocol %q, %d members; want Stable, stream, %d", group, g.State, g.Protocol, len(g.Members), n)
 	}
 	for _, m := range g.Members {
 		if m.InstanceID != nil && strings.HasPrefix(*m.InstanceID, "streamshift-") {
@@ -177,6 +171,21 @@ func checkHandedBack(ctx context.Context, upstream, group string) error {
 		}
 	}
 	return nil
+}
+
+// describeUpstream describes a group on the broker itself, not through
+// streamshift.
+func describeUpstream(ctx context.Context, upstream, group string) (kadm.DescribedGroup, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(upstream))
+	if err != nil {
+		return kadm.DescribedGroup{}, err
+	}
+	defer cl.Close()
+	described, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
+	if err != nil {
+		return kadm.DescribedGroup{}, err
+	}
+	return described[group], nil
 }
 
 // TestStreamsProxyClassicRollBaseline is the baseline of the online

@@ -4,13 +4,9 @@ package e2e_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/e2e/harness"
 )
@@ -32,17 +28,7 @@ import (
 // and the group ends as the broker's classic group of the two classic
 // clients, without the anchor.
 func TestStreamsProxySmokeMigrationRestart(t *testing.T) {
-	out, err := harness.OutDir(t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Minute)
-	defer cancel()
-	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker")})
-	if err != nil {
-		t.Fatalf("start broker: %v", err)
-	}
-	defer b.Stop()
+	out, ctx, b := smokeBroker(t, 7*time.Minute)
 	ss := newStreamshift(ctx, t, out, b.Bootstrap, "smoke-restart", nativeTestSettings...)
 	defer ss.stop()
 
@@ -87,7 +73,7 @@ func TestStreamsProxySmokeMigrationRestart(t *testing.T) {
 				Stop: "s1", Between: restart, Start: client("c3", harness.Kafka44, "classic")},
 		},
 		AfterRolls: func(ctx context.Context) error {
-			return checkHandedBackDynamic(ctx, b.Bootstrap, "SmokeTest", 2)
+			return checkHandedBack(ctx, b.Bootstrap, "SmokeTest", 2)
 		},
 		Logf: t.Logf,
 	})
@@ -119,31 +105,4 @@ func TestStreamsProxySmokeMigrationRestart(t *testing.T) {
 	if err := checkSmokeClientFiles(filepath.Join(out, "smoke"), "out", "-> ERROR", "-> PENDING_ERROR"); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// checkHandedBackDynamic: the upstream group is the broker's classic Streams
-// group again (protocol "stream"), Stable, with n dynamic members and no
-// anchor.
-func checkHandedBackDynamic(ctx context.Context, upstream, group string, n int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(upstream))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	described, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
-	if err != nil {
-		return err
-	}
-	g := described[group]
-	static := 0
-	for _, m := range g.Members {
-		if m.InstanceID != nil {
-			static++
-		}
-	}
-	if g.State != "Stable" || g.Protocol != "stream" || len(g.Members) != n || static != 0 {
-		return fmt.Errorf("upstream group %s: state %s protocol %q, %d members (%d static); want Stable, stream, %d dynamic members and no anchor",
-			group, g.State, g.Protocol, len(g.Members), static, n)
-	}
-	return nil
 }

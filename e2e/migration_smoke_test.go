@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
 	"github.com/streamshift/streamshift/e2e/harness"
 )
 
@@ -39,17 +36,7 @@ import (
 // group is the broker's classic group of the two static members, without the
 // anchor.
 func TestStreamsProxySmokeMigration(t *testing.T) {
-	out, err := harness.OutDir(t.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker")})
-	if err != nil {
-		t.Fatalf("start broker: %v", err)
-	}
-	defer b.Stop()
+	out, ctx, b := smokeBroker(t, 6*time.Minute)
 	addr, stop := startStreamshift(ctx, t, out, b.Bootstrap, "smoke-migration", nativeTestSettings...)
 	defer stop()
 
@@ -113,20 +100,32 @@ func TestStreamsProxySmokeMigration(t *testing.T) {
 	}
 }
 
+// smokeBroker starts a smoke migration test: its output dir, a context
+// bounding the whole test, and a Kafka 3.9 broker, stopped when the test
+// ends.
+func smokeBroker(t *testing.T, limit time.Duration) (string, context.Context, *harness.Broker) {
+	out, err := harness.OutDir(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	t.Cleanup(cancel)
+	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker")})
+	if err != nil {
+		t.Fatalf("start broker: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	return out, ctx, b
+}
+
 // checkHandedBackStatic: the upstream group is the broker's classic Streams
 // group again (protocol "stream"), Stable, and its members are exactly the
 // static members with the given instance ids: no anchor, no leftover.
 func checkHandedBackStatic(ctx context.Context, upstream, group string, instances ...string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(upstream))
+	g, err := describeUpstream(ctx, upstream, group)
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	described, err := kadm.NewClient(cl).DescribeGroups(ctx, group)
-	if err != nil {
-		return err
-	}
-	g := described[group]
 	var got []string
 	for _, m := range g.Members {
 		id := "(dynamic " + m.MemberID + ")"
