@@ -191,7 +191,10 @@ func (hb *streamsHeartbeat) checkTopology() error {
 		hb.reqTopo = TopologyFromRequest(req.Topology)
 		switch {
 		case hb.topo == nil:
-			hb.topo, hb.storeTopology = &hb.reqTopo, true
+			// A copy of its own: the group keeps it, and a pointer into
+			// hb would put every heartbeat's steps on the heap.
+			topo := hb.reqTopo
+			hb.topo, hb.storeTopology = &topo, true
 		case hb.reqTopo.Epoch >= hb.topo.Epoch && !topologyEqual(hb.reqTopo, *hb.topo):
 			return Errorf(kerr.InvalidRequest, "Topology updates are not supported yet.")
 		}
