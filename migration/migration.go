@@ -81,7 +81,7 @@ func New(o Options) (*Migration, error) {
 		takeovers: map[string]chan struct{}{},
 	}
 	hb := &HandBack{Coordinator: c, Upstream: m.up, Migration: o.Policy}
-	m.t = translate.New(translate.Options{Coordinator: c, HandBack: hb})
+	m.t = translate.New(translate.Options{Coordinator: c, HandBack: hb, Log: o.Log})
 	hb.Translator = m.t
 	m.recovery = newRecovery(m, o.RecoveryWindow)
 	m.takeover = &Takeover{

@@ -40,6 +40,44 @@ type ClassicObserver struct {
 
 	mu     sync.Mutex
 	groups map[string]map[string]*observedMember
+	// rejoining is, per group whose takeover is draining, what to call
+	// when a member's JoinGroup or SyncGroup is held (WatchRejoin).
+	rejoining map[string]func()
+}
+
+// WatchRejoin calls f (once, on a goroutine of its own) when a JoinGroup
+// or SyncGroup of the group is held at the gate, until the returned stop is
+// called; stop reports whether f was not called. A takeover watches while
+// it drains: a member rejoining means the upstream group is rebalancing,
+// and its forwarded JoinGroups and SyncGroups wait for the very requests
+// the gate holds, so the drain could only end at its timeout, with every
+// commit of the group held that long (longer than an exactly-once member's
+// transaction timeout).
+func (o *ClassicObserver) WatchRejoin(group string, f func()) (stop func() bool) {
+	// Under o.mu: fired and stopped decide which of the two happens, f
+	// or the takeover going on, never both.
+	fired, stopped := false, false
+	o.mu.Lock()
+	if o.rejoining == nil {
+		o.rejoining = map[string]func(){}
+	}
+	o.rejoining[group] = func() {
+		o.mu.Lock()
+		first := !fired && !stopped
+		fired = true
+		o.mu.Unlock()
+		if first {
+			go f()
+		}
+	}
+	o.mu.Unlock()
+	return func() bool {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		delete(o.rejoining, group)
+		stopped = true
+		return !fired
+	}
 }
 
 type observedMember struct {
@@ -157,17 +195,26 @@ func (o *ClassicObserver) Observe(req kmsg.Request, resp kmsg.Response) {
 // session is alive, as the upstream would have seen had it been forwarded.
 func (o *ClassicObserver) ObserveHeld(group string, req kmsg.Request) {
 	var member string
+	rejoin := false
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
-		member = r.MemberID
+		member, rejoin = r.MemberID, true
 	case *kmsg.SyncGroupRequest:
-		member = r.MemberID
+		member, rejoin = r.MemberID, true
 	case *kmsg.HeartbeatRequest:
 		member = r.MemberID
 	case *kmsg.OffsetCommitRequest:
 		member = r.MemberID
 	}
 	o.ObserveAlive(group, member)
+	if rejoin {
+		o.mu.Lock()
+		f := o.rejoining[group]
+		o.mu.Unlock()
+		if f != nil {
+			f()
+		}
+	}
 }
 
 // Forget drops what is known of a group.

@@ -64,14 +64,21 @@ func (tk *Takeover) Run(first *kmsg.StreamsGroupHeartbeatRequest, client coordin
 	group := first.Group
 	retriable := func(code *kerr.Error, why error) {
 		tk.Gate.Release(group)
-		resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
-		resp.Version = first.Version
-		resp.ErrorCode = code.Code
-		msg := fmt.Sprintf("takeover of classic group %s: %v", group, why)
-		resp.ErrorMessage = &msg
-		respond(resp)
+		respond(takeoverRefused(first, code, why))
+	}
+	// While the group drains, a member rejoining ends the attempt (see
+	// WatchRejoin): the group's requests go on upstream, and the streams
+	// member retries once the upstream group is stable again.
+	draining := func() bool { return true }
+	if tk.Observer != nil {
+		draining = tk.Observer.WatchRejoin(group, func() {
+			retriable(kerr.CoordinatorLoadInProgress, fmt.Errorf("a member of %s rejoined while the takeover drained: %w", group, ErrNotStable))
+		})
 	}
 	tk.Gate.Hold(group, func() {
+		if !draining() {
+			return // given up: a member rejoined
+		}
 		tk.Upstream.DescribeGroup(group, func(d *kmsg.DescribeGroupsResponseGroup, err error) {
 			if err != nil {
 				retriable(kerr.CoordinatorLoadInProgress, err)
@@ -114,6 +121,17 @@ func (tk *Takeover) Run(first *kmsg.StreamsGroupHeartbeatRequest, client coordin
 			})
 		})
 	})
+}
+
+// takeoverRefused is the answer to the streams member whose join did not
+// take its group over (yet): code, with why as the message.
+func takeoverRefused(first *kmsg.StreamsGroupHeartbeatRequest, code *kerr.Error, why error) *kmsg.StreamsGroupHeartbeatResponse {
+	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.Version = first.Version
+	resp.ErrorCode = code.Code
+	msg := fmt.Sprintf("takeover of classic group %s: %v", first.Group, why)
+	resp.ErrorMessage = &msg
+	return resp
 }
 
 // fenceAndAnchor removes the classic members from the upstream group (their

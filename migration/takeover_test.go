@@ -130,3 +130,91 @@ func TestTakeoverPolicy(t *testing.T) {
 		t.Fatalf("rebalancing upstream: %d", r.ErrorCode)
 	}
 }
+
+// heldGate is a Holder whose drain ends when the test says so, as when a
+// forwarded request is still in flight.
+type heldGate struct {
+	mu       sync.Mutex
+	drained  func()
+	released int
+}
+
+func (g *heldGate) Hold(_ string, drained func()) {
+	g.mu.Lock()
+	g.drained = drained
+	g.mu.Unlock()
+}
+
+func (g *heldGate) Release(string) {
+	g.mu.Lock()
+	g.released++
+	g.mu.Unlock()
+}
+
+// TestTakeoverGivesUpWhenAMemberRejoinsWhileDraining: a classic member's
+// JoinGroup held while the takeover drains means the group is rebalancing
+// upstream, and the forwarded requests the drain waits for wait for it: the
+// takeover gives up at once (the group's requests released, the streams
+// member told to retry) instead of holding the group, commits included, for
+// the whole drain timeout. A drain that ends afterwards does nothing.
+func TestTakeoverGivesUpWhenAMemberRejoinsWhileDraining(t *testing.T) {
+	tk, up, _, _ := takeoverFixture(t, nil, MigrationBidirectional)
+	gate := &heldGate{}
+	tk.Gate = gate
+	answered := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	tk.Run(firstJoin(), coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { answered <- r })
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.MemberID = "legacy", "a"
+	tk.Observer.ObserveHeld("legacy", join)
+	select {
+	case r := <-answered:
+		if r.ErrorCode != kerr.CoordinatorLoadInProgress.Code {
+			t.Fatalf("streams member answered %d, want COORDINATOR_LOAD_IN_PROGRESS", r.ErrorCode)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the takeover kept draining after a member rejoined")
+	}
+	gate.mu.Lock()
+	released, drained := gate.released, gate.drained
+	gate.mu.Unlock()
+	if released != 1 {
+		t.Fatalf("gate released %d times, want 1", released)
+	}
+	drained() // the forwarded request answers late
+	if up.describe != 0 || up.anchored != 0 {
+		t.Fatalf("the abandoned takeover went on: %d describes, %d anchor joins", up.describe, up.anchored)
+	}
+	select {
+	case r := <-answered:
+		t.Fatalf("answered twice: %+v", r)
+	default:
+	}
+}
+
+// TestTakeoverIgnoresHeldCommits: commits and heartbeats held while the
+// takeover drains are no rejoin; the takeover completes once drained.
+func TestTakeoverIgnoresHeldCommits(t *testing.T) {
+	tk, _, _, _ := takeoverFixture(t, nil, MigrationBidirectional)
+	gate := &heldGate{}
+	tk.Gate = gate
+	answered := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	tk.Run(firstJoin(), coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { answered <- r })
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.MemberID = "legacy", "a"
+	tk.Observer.ObserveHeld("legacy", commit)
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.Group, hb.MemberID = "legacy", "b"
+	tk.Observer.ObserveHeld("legacy", hb)
+	gate.mu.Lock()
+	drained := gate.drained
+	gate.mu.Unlock()
+	drained()
+	select {
+	case r := <-answered:
+		if r.ErrorCode != 0 {
+			t.Fatalf("takeover answered %d (%s), want success", r.ErrorCode, deref(r.ErrorMessage))
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
+	}
+}

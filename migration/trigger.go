@@ -54,6 +54,15 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 		finish()
 		return false
 	}
+	if g.State != "Stable" {
+		// Only a stable group can be taken over (ClassicGroupStateOf):
+		// answered at once, without holding the group's requests, which
+		// its rebalance needs to go upstream. The member retries.
+		finish()
+		m.log.Debug().Str("group", hb.Group).Str("upstream_state", g.State).Msg("takeover waits for the classic group to be stable upstream")
+		respond(takeoverRefused(hb, kerr.CoordinatorLoadInProgress, fmt.Errorf("group %s is %s: %w", hb.Group, g.State, ErrNotStable)))
+		return true
+	}
 	m.log.Info().Str("group", hb.Group).Str("upstream_state", g.State).Str("protocol", g.Protocol).
 		Int("classic_members", len(g.Members)).Msg("takeover of a live classic group starts")
 	m.takeover.Run(hb, client, func(resp *kmsg.StreamsGroupHeartbeatResponse) {
