@@ -102,8 +102,9 @@ func (m *migrationRoll) check() harness.Step {
 	}}
 }
 
-// TestStreamsProxyOnlineMigration: three Kafka Streams instances (two 4.4
-// with group.protocol=classic, one 3.9) run on the classic protocol through
+// TestStreamsProxyOnlineMigration: three Kafka Streams instances (4.4 with
+// group.protocol=classic, and the oldest classic clients supported, 2.8 and
+// 3.6, each at its own SubscriptionInfo version) run on the classic protocol through
 // streamshift (the group is the upstream's), EOS, under continuous input.
 // They are rolled one at a time to 4.4 with group.protocol=streams: the
 // first streams member takes the live classic group over (the remaining
@@ -127,8 +128,8 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 		Route:         throughStreamshift("online"),
 		Steps: []harness.Step{
 			roll.start("c1", harness.App44, "classic"),
-			roll.start("c2", harness.App39, "classic"),
-			roll.start("c3", harness.App44, "classic"),
+			roll.start("c2", harness.App28, "classic"),
+			roll.start("c3", harness.App36, "classic"),
 			roll.replace("c1", "s1", "streams"),
 			roll.replace("c2", "s2", "streams"),
 			roll.replace("c3", "s3", "streams"),
@@ -208,8 +209,8 @@ func TestStreamsProxyClassicRollBaseline(t *testing.T) {
 		Route:         throughStreamshift("baseline"),
 		Steps: []harness.Step{
 			roll.start("c1", harness.App44, "classic"),
-			roll.start("c2", harness.App39, "classic"),
-			roll.start("c3", harness.App44, "classic"),
+			roll.start("c2", harness.App28, "classic"),
+			roll.start("c3", harness.App36, "classic"),
 			roll.replace("c1", "c4", "classic"),
 			roll.replace("c2", "c5", "classic"),
 			roll.replace("c3", "c6", "classic"),

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/rs/zerolog"
 	"sync"
 	"time"
 
@@ -62,6 +63,9 @@ type Options struct {
 	// to the upstream; nil: they stay streams groups, and a JoinGroup held
 	// at a barrier (a log written with the hand-back on) is told to rejoin.
 	HandBack HandBack
+	// Log gets what the translator warns of: a member of a release older
+	// than the tested range.
+	Log zerolog.Logger
 }
 
 // Translator serves the classic group APIs (JoinGroup 11, Heartbeat 12,

@@ -152,6 +152,7 @@ func upstreamVersions(ctx context.Context, ctl *kgo.Client, log zerolog.Logger) 
 			for _, k := range resp.ApiKeys {
 				out[k.ApiKey] = k.MaxVersion
 			}
+			checkUpstreamRelease(out, log)
 			return out
 		}
 		log.Warn().Err(err).Int("attempt", attempt+1).Msg("upstream ApiVersions")

@@ -6,7 +6,7 @@
 #   app.sh stop  DIR [TIMEOUT_S]             TERM by saved PID (clean close), KILL after timeout
 #   app.sh kill9 DIR                         KILL by saved PID (crash)
 #
-# BUILD is 4.4 (group.protocol classic or streams) or 3.9 (classic only). Arguments are passed
+# BUILD is 4.4 (group.protocol classic or streams), or 3.9, 3.6, 2.8 (classic only). Arguments are passed
 # to e2e.CountApp (see its javadoc): app.* keys for the app, all others are Streams configs.
 # The instance gets DIR/state as state.dir and DIR/tmp as java.io.tmpdir (RocksDB unpacks its
 # library there, and kill -9 leaves it behind). E2E_APP_MAIN picks another main class
@@ -17,7 +17,7 @@ set -euo pipefail
 
 log_opts() { # BUILD; sets the array logopt
   case "$1" in
-    3.9) logopt=("-Dlog4j.configuration=file:$E2E_ROOT/config/log4j.properties") ;;
+    2.8|3.6|3.9) logopt=("-Dlog4j.configuration=file:$E2E_ROOT/config/log4j.properties") ;;
     # Log4j 2 stops logging in its own shutdown hook, racing the app's KafkaStreams.close on
     # SIGTERM: keep it on so the task closes of a clean stop (clean or dirty) reach app.log.
     *) logopt=("-Dlog4j2.configurationFile=$E2E_ROOT/config/log4j2.properties" -Dlog4j2.shutdownHookEnabled=false) ;;

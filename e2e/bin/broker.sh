@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Single-node combined-mode KRaft broker from the Maven-built classpath (e2e/broker-<v>).
+# Single-node broker from the Maven-built classpath (e2e/broker-<v>): combined-mode KRaft, or for
+# 2.8 ZooKeeper mode (ZooKeeper in the broker's JVM, on CPORT: e2e.ZkKafka).
 #
 #   broker.sh run   VERSION DIR BPORT CPORT [key=value ...]  format, then exec the broker in the
 #                                                            foreground (its PID is this PID)
@@ -9,7 +10,7 @@
 #   broker.sh wait  BOOTSTRAP [TIMEOUT_S]                    until ApiVersions + Metadata answer
 #   broker.sh stop  DIR [TIMEOUT_S]                          TERM by saved PID, KILL after timeout
 #
-# VERSION is 3.9 or 4.4. DIR must be new or empty (a reformat with another cluster id fails).
+# VERSION is 2.8, 3.5, 3.9 or 4.4. DIR must be new or empty (a reformat with another cluster id fails).
 # key=value arguments are appended to server.properties (later keys win).
 # Layout of DIR: server.properties, data/, logs/, tmp/, broker.out (stdout+stderr), broker.pid,
 # broker.env (BOOTSTRAP=, BPORT=, CPORT=).
@@ -18,10 +19,12 @@ set -euo pipefail
 
 render() { # VERSION DIR BPORT CPORT [k=v...]
   local v=$1 dir=$2 bport=$3 cport=$4; shift 4
-  [ -f "$E2E_ROOT/config/server-$v.properties" ] || die "unknown broker version $v (3.9 or 4.4)"
+  [ -f "$E2E_ROOT/config/server-$v.properties" ] || die "unknown broker version $v (2.8, 3.5, 3.9 or 4.4)"
   mkdir -p "$dir/data" "$dir/logs" "$dir/tmp"
+  local tmpl=server.properties.tmpl
+  zk_mode "$v" && tmpl=server-zk.properties.tmpl
   sed -e "s|@BPORT@|$bport|g" -e "s|@CPORT@|$cport|g" -e "s|@DIR@|$dir|g" \
-    "$E2E_ROOT/config/server.properties.tmpl" >"$dir/server.properties"
+    "$E2E_ROOT/config/$tmpl" >"$dir/server.properties"
   cat "$E2E_ROOT/config/server-$v.properties" >>"$dir/server.properties"
   if [ $# -gt 0 ]; then
     echo "# overrides" >>"$dir/server.properties"
@@ -30,9 +33,12 @@ render() { # VERSION DIR BPORT CPORT [k=v...]
   printf 'BOOTSTRAP=127.0.0.1:%s\nBPORT=%s\nCPORT=%s\n' "$bport" "$bport" "$cport" >"$dir/broker.env"
 }
 
-log_opts() { # VERSION
+# zk_mode VERSION: the broker runs with ZooKeeper (2.8), not KRaft.
+zk_mode() { [ "$1" = 2.8 ]; }
+
+log_opts() { # VERSION: reload4j up to 3.9, Log4j 2 from 4.0
   case "$1" in
-    3.9) echo "-Dlog4j.configuration=file:$E2E_ROOT/config/log4j.properties" ;;
+    2.8|3.5|3.9) echo "-Dlog4j.configuration=file:$E2E_ROOT/config/log4j.properties" ;;
     *) echo "-Dlog4j2.configurationFile=$E2E_ROOT/config/log4j2.properties" ;;
   esac
 }
@@ -44,14 +50,20 @@ cmd_run() {
   shift 2
   render "$v" "$dir" "$@"
   local lopt; lopt=$(log_opts "$v")
-  # A fixed, valid cluster id: every run formats a fresh directory anyway.
-  "$JAVA" -Xmx256m -Djava.io.tmpdir="$dir/tmp" "$lopt" -cp "$lib/*" kafka.tools.StorageTool \
-    format -t "e2eClusterAAAAAAAAAAAA" -c "$dir/server.properties" >"$dir/logs/format.out" 2>&1 \
-    || { cat "$dir/logs/format.out" >&2; die "format failed"; }
+  local main=(kafka.Kafka "$dir/server.properties")
+  if zk_mode "$v"; then
+    mkdir -p "$dir/zookeeper"
+    main=(e2e.ZkKafka "$2" "$dir/zookeeper" "$dir/server.properties") # $2: CPORT
+  else
+    # A fixed, valid cluster id: every run formats a fresh directory anyway.
+    "$JAVA" -Xmx256m -Djava.io.tmpdir="$dir/tmp" "$lopt" -cp "$lib/*" kafka.tools.StorageTool \
+      format -t "e2eClusterAAAAAAAAAAAA" -c "$dir/server.properties" >"$dir/logs/format.out" 2>&1 \
+      || { cat "$dir/logs/format.out" >&2; die "format failed"; }
+  fi
   echo $$ >"$dir/broker.pid"
   exec "$JAVA" -Xms256m -Xmx${E2E_BROKER_HEAP:-512m} -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
     -Djava.io.tmpdir="$dir/tmp" -Dkafka.logs.dir="$dir/logs" "$lopt" \
-    -cp "$lib/*" kafka.Kafka "$dir/server.properties"
+    -cp "$lib/*" "${main[@]}"
 }
 
 cmd_wait() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -12,16 +13,21 @@ import (
 	"time"
 )
 
-// App builds the e2e build provides (e2e/app-<build>): the same source against two clients.
+// App builds the e2e build provides (e2e/app-<build>): the same source against four clients.
 const (
 	App44 = "4.4" // kafka-streams 4.4.0: group.protocol classic or streams
 	App39 = "3.9" // kafka-streams 3.9.x: classic only
+	App36 = "3.6" // kafka-streams 3.6.x: classic only
+	App28 = "2.8" // kafka-streams 2.8.x: classic only; exactly_once_beta is its EOS v2
 )
+
+// appBuilds are the builds StartApp knows.
+var appBuilds = []string{App44, App39, App36, App28}
 
 // AppOptions configure StartApp. Fields map to e2e.CountApp arguments.
 type AppOptions struct {
 	Name      string // instance name (app.instance), also the events' App
-	Build     string // App44 or App39
+	Build     string // App44, App39, App36 or App28
 	Dir       string // run dir (state/, tmp/, app.out, app.log); must not exist or be empty
 	Bootstrap string // bootstrap.servers: the broker, or a proxy in front of it
 
@@ -60,11 +66,15 @@ func StartApp(o AppOptions) (*App, error) {
 	if o.Build == "" {
 		o.Build = App44
 	}
-	if o.Build != App44 && o.Build != App39 {
-		return nil, fmt.Errorf("app build %q: want %s or %s", o.Build, App44, App39)
+	if !slices.Contains(appBuilds, o.Build) {
+		return nil, fmt.Errorf("app build %q: want one of %v", o.Build, appBuilds)
 	}
-	if o.GroupProtocol == "streams" && o.Build == App39 {
-		return nil, fmt.Errorf("app %s: kafka-streams 3.9 has no streams group protocol", o.Name)
+	if o.GroupProtocol == "streams" && o.Build != App44 {
+		return nil, fmt.Errorf("app %s: kafka-streams %s has no streams group protocol", o.Name, o.Build)
+	}
+	if o.Build == App28 && o.Guarantee == "exactly_once_v2" {
+		// The same protocol (one producer per thread, KIP-447) under the name 2.8 knew it by.
+		o.Guarantee = "exactly_once_beta"
 	}
 	if err := CheckBuilt("app-" + o.Build); err != nil {
 		return nil, err

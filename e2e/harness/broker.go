@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -15,13 +16,18 @@ import (
 
 // Broker versions the e2e build provides (e2e/broker-<version>).
 const (
+	Kafka28 = "2.8" // Apache Kafka 2.8.x in ZooKeeper mode: the oldest broker streamshift supports
+	Kafka35 = "3.5" // Apache Kafka 3.5.x: an early KRaft release
 	Kafka39 = "3.9" // Apache Kafka 3.9.x: classic groups only, no streams-group APIs
 	Kafka44 = "4.4" // Apache Kafka 4.4.0: native streams groups, the reference
 )
 
+// brokerVersions are the versions StartBroker knows.
+var brokerVersions = []string{Kafka28, Kafka35, Kafka39, Kafka44}
+
 // BrokerOptions configure StartBroker.
 type BrokerOptions struct {
-	Version string // Kafka39 or Kafka44
+	Version string // Kafka28, Kafka35, Kafka39 or Kafka44
 	// Dir is the broker's run directory; it must not exist or be empty. Required.
 	Dir string
 	// Overrides are appended to server.properties (later keys win), e.g.
@@ -31,7 +37,8 @@ type BrokerOptions struct {
 	ReadyTimeout time.Duration
 }
 
-// Broker is a running single-node combined-mode KRaft broker on loopback.
+// Broker is a running single-node broker on loopback: combined-mode KRaft, or
+// ZooKeeper mode (in the broker's JVM) for Kafka28.
 type Broker struct {
 	Version   string
 	Bootstrap string // 127.0.0.1:<port>
@@ -40,11 +47,11 @@ type Broker struct {
 	p         *proc
 }
 
-// StartBroker formats a fresh KRaft directory and starts a broker on free loopback ports
+// StartBroker formats a fresh directory and starts a broker on free loopback ports
 // (e2e/bin/broker.sh run), then waits until it answers ApiVersions and Metadata.
 func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
-	if o.Version != Kafka39 && o.Version != Kafka44 {
-		return nil, fmt.Errorf("broker version %q: want %s or %s", o.Version, Kafka39, Kafka44)
+	if !slices.Contains(brokerVersions, o.Version) {
+		return nil, fmt.Errorf("broker version %q: want one of %v", o.Version, brokerVersions)
 	}
 	if err := CheckBuilt("broker-" + o.Version); err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 
 // ClientCheckOptions configure RunClientCheck (e2e.ClientCheck: plain kafka-clients, no Streams).
 type ClientCheckOptions struct {
-	Build         string // App44 (default) or App39: which kafka-clients
+	Build         string // App44 (default), App39, App36 or App28: which kafka-clients
 	Dir           string // run dir (app.out, app.log); must not exist or be empty
 	Bootstrap     string // the broker, or a proxy in front of it
 	Topic         string // default e2e-check

@@ -15,11 +15,11 @@ import (
 // Scenario is a scripted run of CountApp instances under continuous input.
 type Scenario struct {
 	Name   string // for reports
-	Broker string // Kafka39 or Kafka44
+	Broker string // Kafka28, Kafka35, Kafka39 or Kafka44
 	// BrokerOverrides are extra server.properties lines.
 	BrokerOverrides []string
 
-	AppBuild      string // App44 or App39
+	AppBuild      string // App44, App39, App36 or App28
 	GroupProtocol string // "classic" or "streams"
 	Guarantee     string // "at_least_once" or "exactly_once_v2"
 	// AppExtra are extra key=value arguments for every instance.

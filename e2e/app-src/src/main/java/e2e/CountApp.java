@@ -13,9 +13,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsBuilder;
-import org.apache.kafka.streams.StreamsMetadata;
-import org.apache.kafka.streams.ThreadMetadata;
-import org.apache.kafka.streams.TaskMetadata;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.apache.kafka.streams.kstream.Consumed;
 import org.apache.kafka.streams.kstream.Grouped;
@@ -60,6 +57,9 @@ public final class CountApp {
         p.put("commit.interval.ms", "1000");
         // Every update reaches the changelog and the output: the verifier counts them.
         p.put("statestore.cache.max.bytes", "0");
+        // Its name before 3.4 (KIP-770), for kafka-streams 2.8 and 3.x builds; 4.0 no longer knows it
+        // and only logs it as unused.
+        p.put("cache.max.bytes.buffering", "0");
         p.put("consumer.auto.offset.reset", "earliest");
         for (Map.Entry<String, String> e : args.entrySet()) {
             if (!e.getKey().startsWith("app.")) {
@@ -138,10 +138,10 @@ public final class CountApp {
                 List<String> standby = new ArrayList<>();
                 int threads = 0;
                 try {
-                    for (ThreadMetadata t : ks.metadataForLocalThreads()) {
+                    for (Object t : (java.util.Collection<?>) call(ks, "metadataForLocalThreads", "localThreadsMetadata")) {
                         threads++;
-                        for (TaskMetadata tm : t.activeTasks()) active.add(tm.taskId().toString());
-                        for (TaskMetadata tm : t.standbyTasks()) standby.add(tm.taskId().toString());
+                        for (Object tm : (java.util.Collection<?>) call(t, "activeTasks")) active.add(call(tm, "taskId").toString());
+                        for (Object tm : (java.util.Collection<?>) call(t, "standbyTasks")) standby.add(call(tm, "taskId").toString());
                     }
                 } catch (IllegalStateException raced) {
                     // The state moved on between state() and the metadata call: report next round.
@@ -191,9 +191,9 @@ public final class CountApp {
     private static List<String> iqMetadata(KafkaStreams ks) {
         List<String> hosts = new ArrayList<>();
         try {
-            for (StreamsMetadata m : ks.metadataForAllStreamsClients()) {
-                hosts.add(m.host() + ":" + m.port() + "|" + partitions(m.topicPartitions()) + "|"
-                    + partitions(m.standbyTopicPartitions()));
+            for (Object m : (java.util.Collection<?>) call(ks, "metadataForAllStreamsClients", "allMetadata")) {
+                hosts.add(call(m, "host") + ":" + call(m, "port") + "|" + partitions(call(m, "topicPartitions")) + "|"
+                    + partitions(call(m, "standbyTopicPartitions")));
             }
         } catch (RuntimeException raced) {
             return null;
@@ -202,9 +202,38 @@ public final class CountApp {
         return hosts;
     }
 
-    private static String partitions(java.util.Set<TopicPartition> tps) {
+    /**
+     * Calls the first of the named no-argument methods o has. The same source is compiled against
+     * kafka-streams 2.8 to 4.4, whose metadata API moved in 3.0 (KIP-744: metadataForLocalThreads
+     * and metadataForAllStreamsClients replaced localThreadsMetadata and allMetadata, removed in
+     * 4.0; ThreadMetadata, TaskMetadata and StreamsMetadata moved packages, their methods kept
+     * their names), so it names them instead of linking them.
+     */
+    private static Object call(Object o, String... methods) {
+        java.lang.reflect.Method m = null;
+        for (String name : methods) {
+            try {
+                m = o.getClass().getMethod(name);
+                break;
+            } catch (NoSuchMethodException next) {
+                // an older or newer kafka-streams
+            }
+        }
+        if (m == null) throw new IllegalStateException(o.getClass() + " has none of " + String.join(", ", methods));
+        try {
+            m.setAccessible(true);
+            return m.invoke(o);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            if (e.getCause() instanceof RuntimeException) throw (RuntimeException) e.getCause();
+            throw new IllegalStateException(e.getCause());
+        } catch (IllegalAccessException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String partitions(Object tps) {
         List<String> out = new ArrayList<>();
-        for (TopicPartition tp : tps) out.add(tp.toString());
+        for (Object tp : (java.util.Collection<?>) tps) out.add(tp.toString());
         Collections.sort(out);
         return String.join(",", out);
     }
