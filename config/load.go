@@ -23,26 +23,27 @@ import (
 // EnvPrefix starts every environment variable streamshift reads.
 const EnvPrefix = "STREAMSHIFT_"
 
-// flagKeys maps each command-line flag to its configuration key.
-var flagKeys = []struct{ flag, key, usage string }{
-	{"upstream", "upstream", "bootstrap servers of the upstream cluster, host:port[,host:port...] (required)"},
-	{"listen", "listen", "bootstrap listener of the proxy, host:port"},
-	{"advertised-host", "advertised-host", "host clients are told for every broker (default: the listen host)"},
-	{"node-port-base", "node-port-base", "upstream node N is served on this port + N (default: listen port + 1)"},
-	{"node-id-min", "node-id-min", "lowest upstream node id given a port"},
-	{"node-id-max", "node-id-max", "highest upstream node id given a port"},
-	{"admin-listen", "admin-listen", "HTTP address of /healthz, /readyz, /metrics (empty: off)"},
-	{"upstream-dial-timeout", "upstream-dial-timeout", "timeout of one upstream dial"},
-	{"metadata-refresh-interval", "metadata-refresh-interval", "period of the upstream broker list refresh"},
-	{"shutdown-timeout", "shutdown-timeout", "how long a shutdown waits for in-flight requests"},
-	{"event-loops", "event-loops", "number of event loops (0: one per CPU)"},
-	{"max-frame-bytes", "limits.max-frame-bytes", "largest request accepted (socket.request.max.bytes)"},
-	{"max-intercepted-bytes", "limits.max-intercepted-bytes", "largest request decoded for local handling"},
-	{"max-inflight-requests", "limits.max-inflight-requests", "forwarded requests awaiting a response per connection"},
-	{"buffer-high-water-bytes", "limits.buffer-high-water-bytes", "unsent bytes per connection before reading pauses"},
-	{"log-level", "log.level", "trace, debug, info, warn or error"},
-	{"log-format", "log.format", "json or console"},
-	{"proxy-id", "proxy-id", "stable id of this instance (anchor members join as streamshift-<id>)"},
+// flagKeys maps each command-line flag to its configuration key; its usage
+// is the key's meaning (keyDocs).
+var flagKeys = []struct{ flag, key string }{
+	{"upstream", "upstream"},
+	{"listen", "listen"},
+	{"advertised-host", "advertised-host"},
+	{"node-port-base", "node-port-base"},
+	{"node-id-min", "node-id-min"},
+	{"node-id-max", "node-id-max"},
+	{"admin-listen", "admin-listen"},
+	{"upstream-dial-timeout", "upstream-dial-timeout"},
+	{"metadata-refresh-interval", "metadata-refresh-interval"},
+	{"shutdown-timeout", "shutdown-timeout"},
+	{"event-loops", "event-loops"},
+	{"max-frame-bytes", "limits.max-frame-bytes"},
+	{"max-intercepted-bytes", "limits.max-intercepted-bytes"},
+	{"max-inflight-requests", "limits.max-inflight-requests"},
+	{"buffer-high-water-bytes", "limits.buffer-high-water-bytes"},
+	{"log-level", "log.level"},
+	{"log-format", "log.format"},
+	{"proxy-id", "proxy-id"},
 }
 
 // Setting describes one configuration key, for documentation.
@@ -62,7 +63,7 @@ func Settings() []Setting {
 		s := Setting{Key: key, Env: envName(key), Default: def[key]}
 		if i, ok := flags[key]; ok {
 			s.Flag = "--" + flagKeys[i].flag
-			s.Usage = flagKeys[i].usage
+			s.Usage = meaningOf(key)
 		}
 		out = append(out, s)
 	}
@@ -78,7 +79,7 @@ func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []s
 	configPath := fs.String("config", "", "YAML configuration file")
 	def := flatten(Default())
 	for _, f := range flagKeys {
-		fs.String(f.flag, def[f.key], f.usage)
+		fs.String(f.flag, def[f.key], meaningOf(f.key))
 	}
 	fs.Usage = func() {
 		fmt.Fprintf(usageOut, "usage: streamshift run [flags]\n\nPrecedence: flags > STREAMSHIFT_* environment > --config file > defaults.\n\n")

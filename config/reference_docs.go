@@ -1,0 +1,73 @@
+package config
+
+// keyDoc documents one configuration key: the README's configuration
+// tables and `streamshift run -h` are made from these (Reference, flag
+// usage), so the text lives here once. The key itself comes from the
+// koanf tags of Config, its default from Default().
+type keyDoc struct {
+	key string
+	// section is the README table the key is listed in.
+	section string
+	// meaning says what the key does, in the README's words.
+	meaning string
+	// shownDefault replaces the default the README shows when the zero
+	// value stands for something computed ("listen port + 1").
+	shownDefault string
+}
+
+// The README's configuration tables, in order.
+const (
+	sectionProxy     = "proxy"
+	sectionStreams   = "streams"
+	sectionMigration = "migration"
+)
+
+// keyDocs is in README order.
+var keyDocs = []keyDoc{
+	{"upstream", sectionProxy, "upstream bootstrap, host:port[,…] (YAML: a list)", "(required)"},
+	{"listen", sectionProxy, "the proxy's bootstrap listener", ""},
+	{"advertised-host", sectionProxy, "host clients are told for every broker (required if listen is 0.0.0.0)", "listen host"},
+	{"node-port-base", sectionProxy, "upstream node N is served on base+N, the same on every instance", "listen port + 1"},
+	{"node-id-min", sectionProxy, "lowest upstream node id given a pre-bound port; a node outside the range is an error, never a bypass", ""},
+	{"node-id-max", sectionProxy, "highest upstream node id given a pre-bound port", ""},
+	{"admin-listen", sectionProxy, "admin HTTP (/healthz, /readyz, /metrics); empty turns it off", ""},
+	{"upstream-dial-timeout", sectionProxy, "timeout of one upstream dial", ""},
+	{"metadata-refresh-interval", sectionProxy, "refresh of the upstream broker list", ""},
+	{"shutdown-timeout", sectionProxy, "drain of in-flight requests on SIGTERM/SIGINT", ""},
+	{"event-loops", sectionProxy, "gnet event loops", "0 (one per CPU)"},
+	{"limits.max-frame-bytes", sectionProxy, "largest request (Kafka's socket.request.max.bytes)", ""},
+	{"limits.max-intercepted-bytes", sectionProxy, "largest request decoded for local handling", ""},
+	{"limits.max-inflight-requests", sectionProxy, "forwarded requests awaiting a response, per connection", ""},
+	{"limits.buffer-high-water-bytes", sectionProxy, "a client's unsent responses before its requests stop being forwarded; the request bytes held for one connection are capped at max-frame-bytes + 2× this (then the client is disconnected)", ""},
+	{"log.level", sectionProxy, "trace, debug, info, warn, error", ""},
+	{"log.format", sectionProxy, "json or console", ""},
+
+	{"proxy-id", sectionStreams, "stable and unique per instance; anchors join as group.instance.id=streamshift-<proxy-id>", ""},
+	{"coordinator.metadata-refresh-interval", sectionStreams, "refresh of source-topic partition counts (a change bumps the group epoch)", ""},
+	{"coordinator.durable-log", sectionStreams, "keep group state on a compacted upstream topic, so a restart keeps every member and task", ""},
+	{"coordinator.log-topic", sectionStreams, "that topic", ""},
+	{"coordinator.anchor-session-timeout", sectionStreams, "session timeout of the anchor members; falls back to 5m, 45s, 10s if the broker's group.max.session.timeout.ms refuses it", ""},
+	{"coordinator.anchor-heartbeat-interval", sectionStreams, "heartbeat interval of the anchor members", ""},
+	{"coordinator.anchor-rebalance-timeout", sectionStreams, "rebalance timeout of the anchor members", ""},
+	{"control-plane.sasl-mechanism", sectionStreams, "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512: streamshift's own credentials for metadata, CreateTopics, DescribeGroups, the anchors and the group log, and for the proxy's own upstream client (broker list, readiness); clients still authenticate as themselves", "none"},
+	{"control-plane.sasl-username", sectionStreams, "the control plane's SASL user", ""},
+	{"control-plane.sasl-password", sectionStreams, "its password", ""},
+
+	{"migration.policy", sectionMigration, "disabled, upgrade (classic → streams only), downgrade (streams → classic only), bidirectional — as Kafka's group.consumer.migration.policy", ""},
+	{"migration.group-policies", sectionMigration, "per-group override: group=policy,group=policy", "empty"},
+}
+
+// docOf is the keyDoc of key.
+func docOf(key string) (keyDoc, bool) {
+	for _, d := range keyDocs {
+		if d.key == key {
+			return d, true
+		}
+	}
+	return keyDoc{}, false
+}
+
+func meaningOf(key string) string {
+	d, _ := docOf(key)
+	return d.meaning
+}
