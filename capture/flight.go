@@ -19,6 +19,8 @@ type flightRecorder struct {
 	// lastDump is when the ring was last written to a file, to write one
 	// file per incident rather than one per fencing in a burst.
 	lastDump time.Time
+	// until, if set, is when the recorder of a finished migration goes.
+	until time.Time
 }
 
 type flightLine struct {

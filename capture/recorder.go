@@ -161,13 +161,24 @@ func (r *Recorder) Event(e Event) {
 	if e.At.IsZero() {
 		e.At = time.Now()
 	}
+	r.mu.Lock()
 	switch e.Kind {
 	case EventTakeoverStarted, EventHandBackStarted:
 		// A group in a migration gets a flight recorder.
-		r.mu.Lock()
-		r.flight(e.Group, false)
+		if fr := r.flight(e.Group, false); fr != nil {
+			fr.until = time.Time{}
+		}
 		r.updateKeysLocked()
-		r.mu.Unlock()
+	case EventHandBackDone:
+		// The migration is over: its recorder stays one window more.
+		if fr := r.flights[e.Group]; fr != nil && !fr.pinned {
+			fr.until = e.At.Add(r.o.FlightWindow)
+		}
+	}
+	wanted := r.file != nil || r.flights[e.Group] != nil
+	r.mu.Unlock()
+	if !wanted {
+		return
 	}
 	select {
 	case r.in <- item{ev: &e}:
@@ -282,7 +293,21 @@ func (r *Recorder) writeExchange(d *decoded, line []byte) {
 			fr.add(d.line.Wall, slices.Clone(line))
 		}
 	}
+	r.expireLocked(d.line.Wall)
 	r.m.flightBytes.Set(float64(r.flightMemoryLocked()))
+}
+
+// expireLocked drops the flight recorders of migrations over for a window.
+func (r *Recorder) expireLocked(now time.Time) {
+	n := len(r.flights)
+	for g, fr := range r.flights {
+		if !fr.until.IsZero() && now.After(fr.until) {
+			delete(r.flights, g)
+		}
+	}
+	if len(r.flights) != n {
+		r.updateKeysLocked()
+	}
 }
 
 func (r *Recorder) fileWants(d *decoded) bool {

@@ -46,6 +46,7 @@ func (c *Coordinator) carryOut(s *shard, ch *streams.Change) {
 	s.group = ch.Group
 	for _, e := range ch.Logs {
 		c.writeLog(e)
+		logEvent(c.events, ch.Now, e)
 	}
 	ch.Logs = nil
 	if ch.ClaimTaken != nil {
@@ -173,6 +174,7 @@ func (c *Coordinator) commit(s *shard, ch *streams.Change) error {
 		c.rollback(s, ch)
 		return fmt.Errorf("append %d records of group %s: %w", n, s.id, err)
 	}
+	recordsEvent(c.events, ch.Now, s.id, ch.Records)
 	ch.Records = nil
 	return nil
 }

@@ -60,7 +60,15 @@ func loadConfig(command string, args []string) (cfg *config.Config, log zerolog.
 func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready func(ctx context.Context, admin string)) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	p, err := proxy.New(proxyOptions(cfg, log, reg))
+	rec, err := newRecorder(cfg, log, reg)
+	if err != nil {
+		log.Error().Err(err).Msg("capture")
+		return 2
+	}
+	defer rec.Close()
+	popts := proxyOptions(cfg, log, reg)
+	popts.Tap = captureTap{rec}
+	p, err := proxy.New(popts)
 	if err != nil {
 		log.Error().Err(err).Msg("invalid proxy configuration")
 		return 2
@@ -74,7 +82,7 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 			return 1
 		}
 		admin = ln.Addr().String()
-		srv := &http.Server{Handler: p.AdminHandler(reg), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: adminWithCapture(p.AdminHandler(reg), rec), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error().Err(err).Msg("admin server")
@@ -85,10 +93,10 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 			defer cancel()
 			_ = srv.Shutdown(sctx)
 		}()
-		log.Info().Str("admin_listen", admin).Msg("admin endpoints: /healthz /readyz /metrics")
+		log.Info().Str("admin_listen", admin).Msg("admin endpoints: /healthz /readyz /metrics /capture")
 	}
 
-	streams, err := startStreams(ctx, cfg, p, log)
+	streams, err := startStreams(ctx, cfg, p, captureEvents{rec}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("streams-group coordinator")
 		return 1
