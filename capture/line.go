@@ -18,16 +18,16 @@ type Line struct {
 	MonoNs   int64  `json:"monoNs"`
 	Instance string `json:"instance,omitempty"`
 
-	ConnID                uint64          `json:"connId,omitempty"`
-	ClientAddress         string          `json:"clientAddress,omitempty"`
-	ClientID              string          `json:"clientId,omitempty"`
-	ClientSoftwareName    string          `json:"clientSoftwareName,omitempty"`
-	ClientSoftwareVersion string          `json:"clientSoftwareVersion,omitempty"`
-	APIKey                *int16          `json:"apiKey,omitempty"`
-	APIName               string          `json:"apiName,omitempty"`
-	APIVersion            int16           `json:"apiVersion,omitempty"`
-	CorrelationID         int32           `json:"correlationId,omitempty"`
-	LatencyMs             float64         `json:"latencyMs,omitempty"`
+	ConnID                uint64  `json:"connId,omitempty"`
+	ClientAddress         string  `json:"clientAddress,omitempty"`
+	ClientID              string  `json:"clientId,omitempty"`
+	ClientSoftwareName    string  `json:"clientSoftwareName,omitempty"`
+	ClientSoftwareVersion string  `json:"clientSoftwareVersion,omitempty"`
+	APIKey                *int16  `json:"apiKey,omitempty"`
+	APIName               string  `json:"apiName,omitempty"`
+	APIVersion            int16   `json:"apiVersion,omitempty"`
+	CorrelationID         int32   `json:"correlationId,omitempty"`
+	LatencyMs             float64 `json:"latencyMs,omitempty"`
 	// Local: the proxy answered (the streams-group coordinator or the
 	// migration); false: the upstream's answer passed through.
 	Local      bool            `json:"local,omitempty"`

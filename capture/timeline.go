@@ -86,7 +86,7 @@ type Lane struct {
 	// ErrorsAt are the errors as they came, for markers.
 	ErrorsAt []At[string]
 	owned    []string
-	left   bool
+	left     bool
 }
 
 // At is a value from a time on.
@@ -255,10 +255,17 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 			}
 		}
 	}
+	kept := t.Lanes[:0]
 	for _, ln := range t.Lanes {
 		setOwned(ln, t.End, nil)
 		ln.Owned = ln.Owned[:len(ln.Owned)-1] // the capture's end is no assignment
+		// Lanes of no member protocol are the EOS producers' offset
+		// commits: shown only when they got errors.
+		if len(ln.Protocols) > 0 || len(ln.Errors) > 0 {
+			kept = append(kept, ln)
+		}
 	}
+	t.Lanes = kept
 	for _, p := range phases {
 		if p.To.IsZero() {
 			p.To, p.Outcome = t.End, "running at the capture's end"
@@ -384,7 +391,7 @@ func str(v any) string { s, _ := v.(string); return s }
 // assignmentTasks are the active tasks of a SyncGroup response's Streams
 // AssignmentInfo.
 func assignmentTasks(resp map[string]any) []string {
-	dec, _ := resp["memberAssignmentDecoded"].(map[string]any)
+	dec, _ := resp["assignmentDecoded"].(map[string]any)
 	info, _ := dec["assignmentInfo"].(map[string]any)
 	var out []string
 	for _, t := range asList(info["activeTasks"]) {

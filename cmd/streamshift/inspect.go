@@ -11,6 +11,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/capture"
 	"github.com/streamshift/streamshift/classicstreams"
 )
 
@@ -23,6 +26,7 @@ kinds:
   assignment              Kafka Streams AssignmentInfo (SyncGroup user data, v1-v11)
   consumer-subscription   JoinGroup protocol metadata (ConsumerProtocolSubscription v0-v3) and the SubscriptionInfo inside
   consumer-assignment     SyncGroup member assignment (ConsumerProtocolAssignment v0-v3) and the AssignmentInfo inside
+  line                    one capture line (JSON, as the argument or @file): checked against kmsg and printed indented
 
 input: hex (spaces and a 0x prefix allowed), else standard or URL-safe base64;
 @file reads a file (hex or base64 text, else raw bytes), @- reads standard input.
@@ -45,6 +49,9 @@ func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	kind := args[0]
+	if kind == "line" {
+		return inspectLine(args[1], stdin, stdout, stderr)
+	}
 	b, err := readInput(args[1], stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
@@ -186,4 +193,53 @@ func parseText(s string) ([]byte, error) {
 		}
 	}
 	return nil, errors.New("not hex or base64")
+}
+
+// inspectLine checks one capture line: its bodies decode into the kmsg
+// request and response of its API and version.
+func inspectLine(arg string, stdin io.Reader, stdout, stderr io.Writer) int {
+	raw := []byte(arg)
+	if name, ok := strings.CutPrefix(arg, "@"); ok {
+		var err error
+		if name == "-" {
+			raw, err = io.ReadAll(stdin)
+		} else {
+			raw, err = os.ReadFile(name)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
+			return 2
+		}
+	}
+	var l capture.Line
+	if err := json.Unmarshal(bytes.TrimSpace(raw), &l); err != nil {
+		fmt.Fprintf(stderr, "streamshift inspect: not a capture line: %v\n", err)
+		return 2
+	}
+	if l.Type == "exchange" && l.APIKey != nil {
+		for _, body := range []struct {
+			data json.RawMessage
+			msg  kmsg.Request
+			resp kmsg.Response
+		}{{data: l.Request, msg: kmsg.RequestForKey(*l.APIKey)}, {data: l.Response, resp: kmsg.ResponseForKey(*l.APIKey)}} {
+			var dst any = body.msg
+			if body.msg == nil {
+				dst = body.resp
+			}
+			if len(body.data) == 0 || dst == nil {
+				continue
+			}
+			if err := capture.DecodeBody(body.data, dst); err != nil {
+				fmt.Fprintf(stderr, "streamshift inspect: %s v%d: %v\n", l.APIName, l.APIVersion, err)
+				return 2
+			}
+		}
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(l); err != nil {
+		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
+		return 1
+	}
+	return 0
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/streamshift/streamshift/capture"
 )
 
-const timelineUsage = `usage: streamshift timeline [--group G] [--html OUT] FILE...
+const timelineUsage = `usage: streamshift timeline FILE... [--group G] [--html OUT]
 
 Reads capture files (capture.file, rotated .gz files, flight-recorder dumps)
 and prints one group's history: per member its protocol, epochs and
@@ -28,19 +28,28 @@ func runTimeline(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, timelineUsage) }
 	group := fs.String("group", "", "group id (default: the migrated group, else the busiest)")
 	htmlOut := fs.String("html", "", "write an HTML page here")
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
+	// Files and flags in any order: FILE... --group G works too.
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return 0
+			}
+			return 2
 		}
-		return 2
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		fmt.Fprint(stderr, timelineUsage)
 		return 2
 	}
 	var lines []capture.Line
 	var problems []string
-	for _, name := range fs.Args() {
+	for _, name := range files {
 		f, err := os.Open(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "streamshift timeline: %v\n", err)
