@@ -257,8 +257,9 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 	}
 	kept := t.Lanes[:0]
 	for _, ln := range t.Lanes {
+		n := len(ln.Owned)
 		setOwned(ln, t.End, nil)
-		ln.Owned = ln.Owned[:len(ln.Owned)-1] // the capture's end is no assignment
+		ln.Owned = ln.Owned[:n] // the capture's end is no assignment
 		// Lanes of no member protocol are the EOS producers' offset
 		// commits: shown only when they got errors.
 		if len(ln.Protocols) > 0 || len(ln.Errors) > 0 {
