@@ -206,22 +206,13 @@ func (a *AssignmentInfo) appendTo(dst []byte, dict []DictionaryEntry) []byte {
 	if v >= minCommonlyVersion {
 		dst = appendInt32(dst, a.CommonlySupportedVersion)
 	}
-	dst = appendInt32(dst, int32(len(a.ActiveTasks)))
-	for _, t := range a.ActiveTasks {
-		dst = appendAssignedTaskID(dst, t, v)
-	}
-	dst = appendInt32(dst, int32(len(a.StandbyTasks)))
-	for _, s := range a.StandbyTasks {
-		dst = appendAssignedTaskID(dst, s.Task, v)
-		dst = appendNamedPartitions(dst, s.Partitions)
-	}
+	dst = appendArray(dst, a.ActiveTasks, func(dst []byte, t TaskID) []byte { return appendAssignedTaskID(dst, t, v) })
+	dst = appendArray(dst, a.StandbyTasks, func(dst []byte, s StandbyTask) []byte {
+		return appendNamedPartitions(appendAssignedTaskID(dst, s.Task, v), s.Partitions)
+	})
 	switch {
 	case v >= minDictionaryVersion:
-		dst = appendInt32(dst, int32(len(dict)))
-		for _, e := range dict {
-			dst = appendInt32(dst, e.Index)
-			dst = appendUTF(dst, e.Topic)
-		}
+		dst = appendArray(dst, dict, func(dst []byte, e DictionaryEntry) []byte { return appendUTF(appendInt32(dst, e.Index), e.Topic) })
 		dst = appendHostMap(dst, a.PartitionsByHost, dict)
 		if v >= minStandbyHostMapVersion {
 			dst = appendHostMap(dst, a.StandbyPartitionsByHost, dict)
@@ -248,12 +239,9 @@ func appendAssignedTaskID(dst []byte, t TaskID, v int32) []byte {
 }
 
 func appendNamedPartitions(dst []byte, tps []TopicPartition) []byte {
-	dst = appendInt32(dst, int32(len(tps)))
-	for _, tp := range tps {
-		dst = appendUTF(dst, tp.Topic)
-		dst = appendInt32(dst, tp.Partition)
-	}
-	return dst
+	return appendArray(dst, tps, func(dst []byte, tp TopicPartition) []byte {
+		return appendInt32(appendUTF(dst, tp.Topic), tp.Partition)
+	})
 }
 
 // appendHostMap writes a host map, with topic indices when dict is non-nil.

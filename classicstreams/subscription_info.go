@@ -383,8 +383,7 @@ func (s *SubscriptionInfo) appendTo(dst []byte) []byte {
 		dst = appendTaskIDs(dst, s.StandbyTasks)
 	}
 	if v >= 2 {
-		dst = appendInt32(dst, int32(len(s.UserEndPoint)))
-		dst = append(dst, s.UserEndPoint...)
+		dst = appendBytes32(dst, s.UserEndPoint)
 	}
 	if v >= minNamedTopologyVersion {
 		dst = appendInt32(dst, int32(len(s.TaskOffsetSums)))
@@ -409,24 +408,17 @@ func (s *SubscriptionInfo) appendTo(dst []byte) []byte {
 		dst = appendInt32(dst, s.ErrorCode)
 	}
 	if v >= minClientTagsVersion {
-		dst = appendInt32(dst, int32(len(s.ClientTags)))
-		for _, t := range s.ClientTags {
-			dst = appendInt32(dst, int32(len(t.Key)))
-			dst = append(dst, t.Key...)
-			dst = appendInt32(dst, int32(len(t.Value)))
-			dst = append(dst, t.Value...)
-		}
+		dst = appendArray(dst, s.ClientTags, func(dst []byte, t ClientTag) []byte {
+			return appendBytes32(appendBytes32(dst, t.Key), t.Value)
+		})
 	}
 	return dst
 }
 
 func appendTaskIDs(dst []byte, ts []TaskID) []byte {
-	dst = appendInt32(dst, int32(len(ts)))
-	for _, t := range ts {
-		dst = appendInt32(dst, t.Subtopology)
-		dst = appendInt32(dst, t.Partition)
-	}
-	return dst
+	return appendArray(dst, ts, func(dst []byte, t TaskID) []byte {
+		return appendInt32(appendInt32(dst, t.Subtopology), t.Partition)
+	})
 }
 
 func appendNestedOffsetSums(dst []byte, sums []TaskOffsetSum) []byte {

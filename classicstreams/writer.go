@@ -45,3 +45,18 @@ func appendChars(dst []byte, s string) []byte {
 	}
 	return dst
 }
+
+// appendArray writes a Java collection as Kafka Streams does: an int32
+// count, then each element.
+func appendArray[T any](dst []byte, xs []T, each func([]byte, T) []byte) []byte {
+	dst = appendInt32(dst, int32(len(xs)))
+	for _, x := range xs {
+		dst = each(dst, x)
+	}
+	return dst
+}
+
+// appendBytes32 writes an int32 length, then the bytes.
+func appendBytes32(dst []byte, s string) []byte {
+	return append(appendInt32(dst, int32(len(s))), s...)
+}

@@ -26,16 +26,11 @@ type (
 
 	GroupConfigAlteration = streams.GroupConfigAlteration
 
-	Config         = streams.Config
-	HandBackState  = streams.HandBackState
-	GroupState     = streams.GroupState
-	OwnershipValue = streams.OwnershipValue
-	KeyValue       = streams.KeyValue
+	Config        = streams.Config
+	HandBackState = streams.HandBackState
 
 	// Record and its values are what a Log stores.
-	Record             = streams.Record
-	RecordType         = streams.RecordType
-	GroupMetadataValue = streams.GroupMetadataValue
+	Record = streams.Record
 
 	// TopicMetadata, MetadataImage and CreatableTopic are what a
 	// MetadataSource and a TopicCreator deal in.
@@ -45,11 +40,7 @@ type (
 )
 
 const (
-	GroupEmpty                  = streams.GroupEmpty
-	RecordGroupMetadata         = streams.RecordGroupMetadata
-	RecordOwnership             = streams.RecordOwnership
-	StatusMissingInternalTopics = streams.StatusMissingInternalTopics
-	OwnershipNew                = streams.OwnershipNew
+	GroupEmpty = streams.GroupEmpty
 
 	// The classic protocol of a streams group's classic members.
 	ClassicProtocolType = streams.ClassicProtocolType

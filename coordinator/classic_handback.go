@@ -61,11 +61,7 @@ func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
 			done(fmt.Errorf("hand-back of %s is not ready (%+v): %w", groupID, st, kerr.RebalanceInProgress))
 			return
 		}
-		if err := c.dropGroup(s); err != nil {
-			done(fmt.Errorf("hand-back of %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable))
-			return
-		}
-		done(nil)
+		done(c.dropGroup(s, "hand-back"))
 	}, func(e *streams.CoordError) { done(e) })
 }
 
@@ -79,22 +75,20 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 			done(nil)
 			return
 		}
-		if err := c.dropGroup(s); err != nil {
-			done(fmt.Errorf("abandon takeover of %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable))
-			return
-		}
-		done(nil)
+		done(c.dropGroup(s, "abandon takeover"))
 	}, func(e *streams.CoordError) { done(e) })
 }
 
 // dropGroup deletes a group whatever its members, with DeleteGroup's
 // records in DeleteGroup's order: current assignments, target members,
-// target metadata, members, group metadata, topology, ownership.
-func (c *Coordinator) dropGroup(s *shard) error {
+// target metadata, members, group metadata, topology, ownership. A failed
+// append is COORDINATOR_NOT_AVAILABLE for what asked (a hand-back, an
+// abandoned takeover).
+func (c *Coordinator) dropGroup(s *shard, what string) error {
 	ch := c.newChange(s)
 	ch.TombstoneGroup(true)
 	if err := c.commit(s, ch); err != nil {
-		return err
+		return fmt.Errorf("%s of %s: %v: %w", what, s.id, err, kerr.CoordinatorNotAvailable)
 	}
 	s.stopTimers()
 	s.group = nil

@@ -15,14 +15,8 @@ import (
 // told to rejoin must do so within its rebalance timeout. done gets nil,
 // ErrClassicNotServed or an error wrapping a *kerr.Error.
 func (c *Coordinator) ClassicHeartbeat(req streams.ClassicHeartbeatRequest, done func(error)) {
-	c.run(req.GroupID, func(s *shard) { done(c.classicHeartbeat(s, req)) }, func(e *streams.CoordError) { done(e) })
-}
-
-func (c *Coordinator) classicHeartbeat(s *shard, req streams.ClassicHeartbeatRequest) error {
-	ch := c.newChange(s)
-	err := ch.ClassicHeartbeat(req)
-	c.finish(s, ch) // it writes nothing
-	return err
+	runChange(c, req.GroupID, "heartbeat", func(ch *streams.Change) error { return ch.ClassicHeartbeat(req) },
+		func(err error) error { return err }, done)
 }
 
 // ClassicLeaveGroup fences the classic members that leave; done gets one

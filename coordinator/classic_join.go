@@ -1,12 +1,6 @@
 package coordinator
 
-import (
-	"fmt"
-
-	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/streamshift/streamshift/coordinator/streams"
-)
+import "github.com/streamshift/streamshift/coordinator/streams"
 
 // ClassicJoinGroup serves a classic member's JoinGroup inside a streams group,
 // as Kafka's classicGroupJoinToConsumerGroup does for consumer groups: the
@@ -15,14 +9,13 @@ import (
 // at once with the member epoch as the generation; the assignment follows in
 // SyncGroup.
 func (c *Coordinator) ClassicJoinGroup(req streams.ClassicJoinRequest, done func(streams.ClassicJoinResult)) {
-	c.run(req.GroupID, func(s *shard) { done(c.classicJoin(s, req)) }, func(e *streams.CoordError) { done(streams.ClassicJoinResult{Err: e}) })
+	runChange(c, req.GroupID, "join", func(ch *streams.Change) streams.ClassicJoinResult { return ch.ClassicJoinGroup(req) },
+		func(err error) streams.ClassicJoinResult { return streams.ClassicJoinResult{Err: err} }, done)
 }
 
-func (c *Coordinator) classicJoin(s *shard, req streams.ClassicJoinRequest) streams.ClassicJoinResult {
-	ch := c.newChange(s)
-	res := ch.ClassicJoinGroup(req)
-	if err := c.finish(s, ch); err != nil {
-		return streams.ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", req.GroupID, err, kerr.CoordinatorNotAvailable)}
-	}
-	return res
+// ClassicSyncGroup serves a classic member's SyncGroup from its current
+// assignment (Kafka's classicGroupSyncToConsumerGroup); it writes nothing.
+func (c *Coordinator) ClassicSyncGroup(req streams.ClassicSyncRequest, done func(streams.ClassicSyncResult)) {
+	runChange(c, req.GroupID, "sync", func(ch *streams.Change) streams.ClassicSyncResult { return ch.ClassicSyncGroup(req) },
+		func(err error) streams.ClassicSyncResult { return streams.ClassicSyncResult{Err: err} }, done)
 }

@@ -48,10 +48,11 @@
 //     change.go (a change's inputs, carrying out its I/O, commit,
 //     rollback), timers.go, clock.go, log.go, load.go;
 //   - the entry points, each a thin wrapper that runs its streams
-//     operation on the group's executor and answers: handle.go,
+//     operation on the group's executor and answers (run_change.go is
+//     that wrapper for operations answered once committed): handle.go,
 //     heartbeat.go, describe.go, offsets.go, delete_group.go,
 //     list_groups.go, admin_groups.go, group_configs.go, ownership.go,
-//     classic_join.go, classic_sync.go, classic_heartbeat.go,
+//     classic_join.go (JoinGroup and SyncGroup), classic_heartbeat.go,
 //     classic_served.go, classic_takeover.go, classic_handback.go;
 //   - api.go: the request and result types of the entry points, declared
 //     in streams; metadata.go: the MetadataSource and TopicCreator the

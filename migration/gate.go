@@ -32,7 +32,29 @@ type gatedGroup struct {
 	// its tail so the arrival order holds.
 	releasing bool
 	queue     []func()
-	drained   func()
+	// drain is the running takeover's wait for the group's forwarded
+	// requests; nil when none waits.
+	drain *drainWait
+}
+
+// drainWait is one Hold's wait: its callback and the timer bounding it. A
+// timer fires only its own wait, never a later Hold's.
+type drainWait struct {
+	drained func()
+	timer   coordinator.Timer
+}
+
+// takeDrain ends the group's drain wait, if any, and returns its callback.
+func (gg *gatedGroup) takeDrain() func() {
+	w := gg.drain
+	if w == nil {
+		return nil
+	}
+	gg.drain = nil
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	return w.drained
 }
 
 func newGate(clock coordinator.Clock, drainTimeout time.Duration, log zerolog.Logger) *Gate {
@@ -50,7 +72,7 @@ func (g *Gate) group(id string) *gatedGroup {
 
 // forget drops an idle group's entry.
 func (g *Gate) forget(id string, gg *gatedGroup) {
-	if gg.inflight == 0 && !gg.held && !gg.releasing && len(gg.queue) == 0 && gg.drained == nil {
+	if gg.inflight == 0 && !gg.held && !gg.releasing && len(gg.queue) == 0 && gg.drain == nil {
 		delete(g.groups, id)
 	}
 }
@@ -117,7 +139,7 @@ func (g *Gate) answered(id string) {
 	var drained func()
 	if gg.inflight <= 0 {
 		gg.inflight = 0
-		drained, gg.drained = gg.drained, nil
+		drained = gg.takeDrain()
 	}
 	g.forget(id, gg)
 	g.mu.Unlock()
@@ -136,25 +158,24 @@ func (g *Gate) Hold(id string, drained func()) {
 		go drained()
 		return
 	}
-	var once sync.Once
-	fire := func() { once.Do(drained) }
-	gg.drained = fire
+	w := &drainWait{drained: drained}
+	gg.drain = w
 	n := gg.inflight
-	g.mu.Unlock()
-	g.log.Info().Str("group", id).Int("in_flight", n).Msg("takeover: draining forwarded classic requests")
-	g.clock.AfterFunc(g.drainTimeout, func() {
+	w.timer = g.clock.AfterFunc(g.drainTimeout, func() {
 		g.mu.Lock()
 		gg := g.groups[id]
-		late := gg != nil && gg.drained != nil
+		late := gg != nil && gg.drain == w
 		if late {
-			gg.drained = nil
+			gg.drain = nil
 		}
 		g.mu.Unlock()
 		if late {
 			g.log.Warn().Str("group", id).Dur("after", g.drainTimeout).Msg("takeover: drain timed out (a forwarded request never answered); going on")
-			fire()
+			drained()
 		}
 	})
+	g.mu.Unlock()
+	g.log.Info().Str("group", id).Int("in_flight", n).Msg("takeover: draining forwarded classic requests")
 }
 
 // Release implements Holder: the held requests run in arrival
@@ -168,7 +189,7 @@ func (g *Gate) Release(id string) {
 		return
 	}
 	gg.held = false
-	gg.drained = nil
+	gg.takeDrain()
 	if gg.releasing {
 		g.mu.Unlock()
 		return

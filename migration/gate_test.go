@@ -100,7 +100,7 @@ func TestMigrationGateCountsOnEntry(t *testing.T) {
 	// Hold drains at once (on a goroutine of its own) only when nothing is
 	// in flight; otherwise it keeps the drain for the last answer.
 	g.mu.Lock()
-	waiting := g.groups["app"].drained != nil
+	waiting := g.groups["app"].drain != nil
 	g.mu.Unlock()
 	if !waiting {
 		t.Fatal("drained while a request that passed the gate is not answered")
@@ -161,4 +161,27 @@ func TestHandBackGraceOnClock(t *testing.T) {
 	}
 	clock.Advance(time.Millisecond)
 	waitClosed(t, waited, "the end of the grace")
+}
+
+// TestMigrationGateStaleDrainTimer: the drain timer of a takeover that
+// already ended (drained, released) must not touch the next takeover's
+// drain. It once did: firing during the next drain it cleared that drain's
+// callback, so the next takeover never heard the group was drained and its
+// streams member hung unanswered.
+func TestMigrationGateStaleDrainTimer(t *testing.T) {
+	g, clock := gateOnClock()
+	first := g.sent("app")
+	drained1 := make(chan struct{})
+	g.Hold("app", func() { close(drained1) })
+	first()
+	waitClosed(t, drained1, "the first drain")
+	g.Release("app")
+
+	clock.Advance(drainTimeout / 2)
+	second := g.sent("app")
+	drained2 := make(chan struct{})
+	g.Hold("app", func() { close(drained2) })
+	clock.Advance(drainTimeout/2 + time.Second) // the first drain's timer is due
+	second()
+	waitClosed(t, drained2, "the second drain after its last answer")
 }

@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"time"
@@ -69,15 +70,9 @@ func New(o Options) (*Migration, error) {
 	if o.Coordinator == nil || o.Ownership == nil || o.Groups == nil || o.Anchors == nil {
 		return nil, fmt.Errorf("migration: coordinator, ownership, upstream groups and anchors are required")
 	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = 10 * time.Second
-	}
-	if o.DrainTimeout <= 0 {
-		o.DrainTimeout = 15 * time.Second
-	}
-	if o.RecoveryWindow <= 0 {
-		o.RecoveryWindow = 10 * time.Second
-	}
+	o.RequestTimeout = cmp.Or(o.RequestTimeout, 10*time.Second)
+	o.DrainTimeout = cmp.Or(o.DrainTimeout, 15*time.Second)
+	o.RecoveryWindow = cmp.Or(o.RecoveryWindow, 10*time.Second)
 	c := o.Coordinator
 	m := &Migration{
 		o:         o,

@@ -4,6 +4,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -94,9 +95,7 @@ func (o *Options) setDefaults() error {
 		}
 		o.AdvertisedHost = host
 	}
-	if o.NodePortBase == 0 {
-		o.NodePortBase = port + 1
-	}
+	o.NodePortBase = cmp.Or(o.NodePortBase, port+1)
 	if o.NodeIDMin == 0 && o.NodeIDMax == 0 {
 		o.NodeIDMax = 31
 	}
@@ -110,30 +109,14 @@ func (o *Options) setDefaults() error {
 	if port >= lo && port <= hi {
 		return fmt.Errorf("listen port %d collides with node ports %d..%d", port, lo, hi)
 	}
-	if o.DialTimeout <= 0 {
-		o.DialTimeout = 5 * time.Second
-	}
-	if o.MaxFrameBytes <= 0 {
-		o.MaxFrameBytes = 100 << 20
-	}
-	if o.MaxInterceptedBytes <= 0 {
-		o.MaxInterceptedBytes = 8 << 20
-	}
-	if o.MaxInflight <= 0 {
-		o.MaxInflight = 256
-	}
-	if o.BufferHighWater <= 0 {
-		o.BufferHighWater = 4 << 20
-	}
-	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = 30 * time.Second
-	}
-	if o.MetadataRefresh <= 0 {
-		o.MetadataRefresh = time.Minute
-	}
-	if o.EventLoops <= 0 {
-		o.EventLoops = runtime.NumCPU()
-	}
+	o.DialTimeout = cmp.Or(o.DialTimeout, 5*time.Second)
+	o.MaxFrameBytes = cmp.Or(o.MaxFrameBytes, 100<<20)
+	o.MaxInterceptedBytes = cmp.Or(o.MaxInterceptedBytes, 8<<20)
+	o.MaxInflight = cmp.Or(o.MaxInflight, 256)
+	o.BufferHighWater = cmp.Or(o.BufferHighWater, 4<<20)
+	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, 30*time.Second)
+	o.MetadataRefresh = cmp.Or(o.MetadataRefresh, time.Minute)
+	o.EventLoops = cmp.Or(o.EventLoops, runtime.NumCPU())
 	return nil
 }
 

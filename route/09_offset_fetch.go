@@ -17,7 +17,7 @@ import (
 // a group's fetches with its other requests) and what goes upstream is
 // counted in flight.
 func (rs *Routes) offsetFetch(req *proxy.Request, out proxy.Outcome) {
-	rs.gated(req, out, classicGroup(req.Body), nil, func(out proxy.Outcome) { rs.offsetFetchGated(req, out) })
+	rs.gated(req, out, fetchedGroup(req.Body.(*kmsg.OffsetFetchRequest)), nil, func(out proxy.Outcome) { rs.offsetFetchGated(req, out) })
 }
 
 // offsetFetchGated: a v9+ fetch naming a member of an owned group is checked
@@ -156,4 +156,13 @@ func offsetFetchAll(r *kmsg.OffsetFetchRequest, err error) *kmsg.OffsetFetchResp
 		resp.Groups = append(resp.Groups, kmsg.OffsetFetchResponseGroup{Group: g.Group, ErrorCode: code})
 	}
 	return resp
+}
+
+// fetchedGroup is the group whose gate a fetch passes: the one group it
+// names (v8+ batches groups; a batch of several is not gated).
+func fetchedGroup(r *kmsg.OffsetFetchRequest) string {
+	if len(r.Groups) == 1 {
+		return r.Groups[0].Group
+	}
+	return r.Group
 }

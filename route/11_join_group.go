@@ -1,6 +1,10 @@
 package route
 
-import "github.com/streamshift/streamshift/proxy"
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+)
 
 // joinGroup routes JoinGroup at the upstream's versions, unadvertised, with
 // the migration on only: the gate, then the translator for a group the
@@ -8,4 +12,6 @@ import "github.com/streamshift/streamshift/proxy"
 // (classic). A JoinGroup of a group not served here that carries a member
 // id the translator gave out goes upstream without it (ForwardJoin): the
 // broker would not know that id.
-func (rs *Routes) joinGroup(req *proxy.Request, out proxy.Outcome) { rs.mig.classic(req, out) }
+func (rs *Routes) joinGroup(req *proxy.Request, out proxy.Outcome) {
+	rs.mig.classic(req, out, req.Body.(*kmsg.JoinGroupRequest).Group)
+}

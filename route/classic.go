@@ -18,11 +18,10 @@ import (
 // which answers for a served group and hands any other back to be
 // forwarded. Any other group's request goes upstream at once: no decoding
 // of its metadata, no hop through a coordinator queue.
-func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
-	group := classicGroup(req.Body)
+func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string) {
 	m.mig.Gate().Enter(group, func(answered func()) {
 		forward := func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
-			m.forwardClassic(req, out, rewritten, answered, onAnswer)
+			m.forwardClassic(req, out, group, rewritten, answered, onAnswer)
 		}
 		if !m.a.o.Coordinator.MayServeClassic(group) {
 			m.direct.Add(1)
@@ -47,7 +46,7 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome) {
 // forwardClassic forwards a classic group request of a group the
 // coordinator does not serve (rewritten in its place if not nil); a
 // JoinGroup first passes the restart recovery (migration/recovery.go).
-func (m *Migration) forwardClassic(req *proxy.Request, out proxy.Outcome, rewritten kmsg.Request, answered func(), onAnswer func(kmsg.Response)) {
+func (m *Migration) forwardClassic(req *proxy.Request, out proxy.Outcome, group string, rewritten kmsg.Request, answered func(), onAnswer func(kmsg.Response)) {
 	j, ok := req.Body.(*kmsg.JoinGroupRequest)
 	if !ok {
 		m.forward(req, out, rewritten, answered, onAnswer, nil)
@@ -56,7 +55,7 @@ func (m *Migration) forwardClassic(req *proxy.Request, out proxy.Outcome, rewrit
 	if rewritten != nil {
 		j = rewritten.(*kmsg.JoinGroupRequest)
 	}
-	held := migration.RecoveryJoin{Done: req.Done(), Rerun: func() { m.classic(req, out) }}
+	held := migration.RecoveryJoin{Done: req.Done(), Rerun: func() { m.classic(req, out, group) }}
 	switch verdict, handedBack := m.mig.Recovery().Join(j, held); verdict {
 	case migration.JoinHeld:
 		// Out of the gate's count while held: it runs again from the

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream"
@@ -294,7 +295,7 @@ func TestThroughProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.ErrorCode != 0 || len(resp.Status) != 1 || resp.Status[0].StatusCode != coordinator.StatusMissingInternalTopics {
+	if resp.ErrorCode != 0 || len(resp.Status) != 1 || resp.Status[0].StatusCode != streams.StatusMissingInternalTopics {
 		t.Fatalf("join: %+v", resp)
 	}
 	// The coordinator creates the changelog upstream; once the metadata

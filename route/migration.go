@@ -160,30 +160,6 @@ func (o joinedOutcome) Respond(resp kmsg.Response) {
 	}
 }
 
-// classicGroup is the group a classic group or offset request names.
-func classicGroup(req kmsg.Request) string {
-	switch r := req.(type) {
-	case *kmsg.JoinGroupRequest:
-		return r.Group
-	case *kmsg.SyncGroupRequest:
-		return r.Group
-	case *kmsg.HeartbeatRequest:
-		return r.Group
-	case *kmsg.LeaveGroupRequest:
-		return r.Group
-	case *kmsg.OffsetCommitRequest:
-		return r.Group
-	case *kmsg.TxnOffsetCommitRequest:
-		return r.Group
-	case *kmsg.OffsetFetchRequest:
-		if len(r.Groups) == 1 {
-			return r.Groups[0].Group
-		}
-		return r.Group
-	}
-	return ""
-}
-
 // gated runs serve for a request of group: at once without the migration;
 // with it, through the takeover gate, with what serve forwards counted in
 // flight for the group's drain. held, if not nil, is called when the gate

@@ -18,6 +18,7 @@
 package route
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -86,15 +87,9 @@ func New(o Options) (*Routes, error) {
 	if o.Coordinator == nil || o.Ownership == nil || o.Anchors == nil {
 		return nil, fmt.Errorf("route: coordinator, ownership and anchors are required")
 	}
-	if o.AnchorWait <= 0 {
-		o.AnchorWait = 20 * time.Second
-	}
-	if o.ClaimWait <= 0 {
-		o.ClaimWait = 10 * time.Second
-	}
-	if o.AnchorLeaveTimeout <= 0 {
-		o.AnchorLeaveTimeout = 10 * time.Second
-	}
+	o.AnchorWait = cmp.Or(o.AnchorWait, 20*time.Second)
+	o.ClaimWait = cmp.Or(o.ClaimWait, 10*time.Second)
+	o.AnchorLeaveTimeout = cmp.Or(o.AnchorLeaveTimeout, 10*time.Second)
 	rs := &Routes{o: o}
 	if o.Migration != nil {
 		m, err := newMigration(rs, *o.Migration)

@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,15 +53,9 @@ type GroupLogOptions struct {
 // back every committed record, and returns the log with those records, which
 // the caller hands to Coordinator.Load.
 func OpenGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, []coordinator.Record, error) {
-	if o.Topic == "" {
-		o.Topic = "__streamshift_groups"
-	}
-	if o.TransactionalID == "" {
-		o.TransactionalID = "streamshift-" + o.Topic
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
-	}
+	o.Topic = cmp.Or(o.Topic, "__streamshift_groups")
+	o.TransactionalID = cmp.Or(o.TransactionalID, "streamshift-"+o.Topic)
+	o.Timeout = cmp.Or(o.Timeout, 10*time.Second)
 	admCl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(o.Seeds...)}, o.Opts...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("group log %s: %w", o.Topic, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // newKfakeGroupLog returns the options of a group log on a new kfake
@@ -93,8 +94,8 @@ func TestGroupLogSkipsUnknownRecordTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	known := []coordinator.Record{
-		{Type: coordinator.RecordOwnership, GroupID: "g", Value: &coordinator.OwnershipValue{Source: coordinator.OwnershipNew, ClaimedAtMs: 1}},
-		{Type: coordinator.RecordGroupMetadata, GroupID: "g", Value: &coordinator.GroupMetadataValue{Epoch: 1}},
+		{Type: streams.RecordOwnership, GroupID: "g", Value: &streams.OwnershipValue{Source: streams.OwnershipNew, ClaimedAtMs: 1}},
+		{Type: streams.RecordGroupMetadata, GroupID: "g", Value: &streams.GroupMetadataValue{Epoch: 1}},
 	}
 	if err := log.Append("g", known[:1]); err != nil {
 		t.Fatal(err)

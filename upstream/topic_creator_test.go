@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // TestTopicCreatorOneRequestAndFreshMetadata checks that a
@@ -62,7 +63,7 @@ func TestTopicCreatorOneRequestAndFreshMetadata(t *testing.T) {
 	mu.Unlock()
 
 	topics := []coordinator.CreatableTopic{
-		{Name: "app-a-changelog", Partitions: 3, ReplicationFactor: -1, Configs: []coordinator.KeyValue{{Key: "cleanup.policy", Value: "compact"}}},
+		{Name: "app-a-changelog", Partitions: 3, ReplicationFactor: -1, Configs: []streams.KeyValue{{Key: "cleanup.policy", Value: "compact"}}},
 		{Name: "app-b-repartition", Partitions: 2, ReplicationFactor: -1},
 		{Name: "app-existing-changelog", Partitions: 1, ReplicationFactor: -1},
 	}

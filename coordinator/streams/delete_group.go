@@ -14,21 +14,21 @@ func (ch *Change) TombstoneGroup(ownership bool) {
 	g := ch.Group
 	ids := SortedMemberIDs(g)
 	for _, id := range ids {
-		ch.emit(newCurrentAssignmentTombstone(g.ID, id))
+		ch.emit(tombstone(RecordCurrentMemberAssignment, g.ID, id))
 	}
 	for id := range g.Target {
-		ch.emit(newTargetAssignmentTombstone(g.ID, id))
+		ch.emit(tombstone(RecordTargetAssignmentMember, g.ID, id))
 	}
-	ch.emit(newTargetAssignmentEpochTombstone(g.ID))
+	ch.emit(tombstone(RecordTargetAssignmentMetadata, g.ID, ""))
 	for _, id := range ids {
-		ch.emit(newMemberTombstone(g.ID, id))
+		ch.emit(tombstone(RecordMemberMetadata, g.ID, id))
 	}
 	// Replaying the group tombstone removes the group; the topology and
 	// ownership tombstones still go to the log so compaction forgets them
 	// too.
-	ch.Records = append(ch.Records, newGroupEpochTombstone(g.ID), newTopologyTombstone(g.ID))
+	ch.Records = append(ch.Records, tombstone(RecordGroupMetadata, g.ID, ""), tombstone(RecordTopology, g.ID, ""))
 	if ownership {
-		ch.Records = append(ch.Records, newOwnershipTombstone(g.ID))
+		ch.Records = append(ch.Records, tombstone(RecordOwnership, g.ID, ""))
 	}
 }
 

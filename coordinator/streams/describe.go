@@ -28,26 +28,20 @@ func DescribeError(id string, err *CoordError) kmsg.StreamsGroupDescribeResponse
 // partition counts) when the topology is ready, else the stored one.
 func describeTopology(t *topology.Topology, cfgd *configuredTopology) *kmsg.StreamsGroupDescribeResponseGroupTopology {
 	out := &kmsg.StreamsGroupDescribeResponseGroupTopology{Epoch: t.Epoch, Subtopologies: []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{}}
+	add := func(id string, sources, sinks []string, changelogs, repartitions []kmsg.TopicInfo) {
+		out.Subtopologies = append(out.Subtopologies, kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{
+			SubtopologyID: id, SourceTopics: append([]string{}, sources...), RepartitionSinkTopics: append([]string{}, sinks...),
+			StateChangelogTopics: changelogs, RepartitionSourceTopics: repartitions,
+		})
+	}
 	if cfgd.IsReady() {
 		for _, s := range cfgd.ConfiguredSubtopologies {
-			out.Subtopologies = append(out.Subtopologies, kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{
-				SubtopologyID:           s.ID,
-				SourceTopics:            append([]string{}, s.ExternalSourceTopics...),
-				RepartitionSinkTopics:   append([]string{}, s.RepartitionSinkTopics...),
-				StateChangelogTopics:    internalTopicInfos(s.StateChangelogTopicInfos),
-				RepartitionSourceTopics: internalTopicInfos(s.RepartitionSourceTopicInfos),
-			})
+			add(s.ID, s.ExternalSourceTopics, s.RepartitionSinkTopics, internalTopicInfos(s.StateChangelogTopicInfos), internalTopicInfos(s.RepartitionSourceTopicInfos))
 		}
 		return out
 	}
 	for _, s := range t.Subtopologies {
-		out.Subtopologies = append(out.Subtopologies, kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{
-			SubtopologyID:           s.ID,
-			SourceTopics:            append([]string{}, s.SourceTopics...),
-			RepartitionSinkTopics:   append([]string{}, s.RepartitionSinkTopics...),
-			StateChangelogTopics:    topicInfos(s.StateChangelogTopics),
-			RepartitionSourceTopics: topicInfos(s.RepartitionSourceTopics),
-		})
+		add(s.ID, s.SourceTopics, s.RepartitionSinkTopics, topicInfos(s.StateChangelogTopics), topicInfos(s.RepartitionSourceTopics))
 	}
 	return out
 }

@@ -60,7 +60,7 @@ func (ch *Change) removeClassic(m *Member, why string) {
 // tombstoneMember deletes a member's records: current assignment, target,
 // metadata (Kafka's order).
 func (ch *Change) tombstoneMember(memberID string) {
-	ch.emit(newCurrentAssignmentTombstone(ch.Group.ID, memberID))
-	ch.emit(newTargetAssignmentTombstone(ch.Group.ID, memberID))
-	ch.emit(newMemberTombstone(ch.Group.ID, memberID))
+	ch.emit(tombstone(RecordCurrentMemberAssignment, ch.Group.ID, memberID))
+	ch.emit(tombstone(RecordTargetAssignmentMember, ch.Group.ID, memberID))
+	ch.emit(tombstone(RecordMemberMetadata, ch.Group.ID, memberID))
 }

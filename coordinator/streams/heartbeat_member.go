@@ -110,13 +110,7 @@ func staticMetadataChanged(old, v *MemberMetadataValue) bool {
 }
 
 func endpointEqual(old, v *MemberMetadataValue) bool {
-	var a, b *Endpoint
-	if old != nil {
-		a = old.UserEndpoint
-	}
-	if v != nil {
-		b = v.UserEndpoint
-	}
+	a, b := old.userEndpoint(), v.userEndpoint()
 	if a == nil || b == nil {
 		return a == b
 	}

@@ -179,14 +179,12 @@ const (
 	MemberUnknown         MemberState = 127
 )
 
+// memberStateNames are Kafka's MemberState names.
+var memberStateNames = map[MemberState]string{MemberStable: "STABLE", MemberUnrevokedTasks: "UNREVOKED_TASKS", MemberUnreleasedTasks: "UNRELEASED_TASKS"}
+
 func (s MemberState) String() string {
-	switch s {
-	case MemberStable:
-		return "STABLE"
-	case MemberUnrevokedTasks:
-		return "UNREVOKED_TASKS"
-	case MemberUnreleasedTasks:
-		return "UNRELEASED_TASKS"
+	if n, ok := memberStateNames[s]; ok {
+		return n
 	}
 	return "UNKNOWN"
 }
@@ -252,12 +250,21 @@ func (c *ClassicMemberMetadata) equal(o *ClassicMemberMetadata) bool {
 }
 
 func classicChanged(old, v *MemberMetadataValue) bool {
-	var a, b *ClassicMemberMetadata
-	if old != nil {
-		a = old.Classic
+	return !old.classic().equal(v.classic())
+}
+
+// userEndpoint and classic read a member's metadata that may not exist yet
+// (a new member's old value is nil).
+func (v *MemberMetadataValue) userEndpoint() *Endpoint {
+	if v == nil {
+		return nil
 	}
-	if v != nil {
-		b = v.Classic
+	return v.UserEndpoint
+}
+
+func (v *MemberMetadataValue) classic() *ClassicMemberMetadata {
+	if v == nil {
+		return nil
 	}
-	return !a.equal(b)
+	return v.Classic
 }

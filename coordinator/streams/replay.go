@@ -1,6 +1,9 @@
 package streams
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // Groups is the coordinator's state: what replaying the log gives.
 type Groups map[string]*Group
@@ -45,20 +48,17 @@ func (gs Groups) replay(r Record) error {
 func (g *Group) Replay(r Record) error {
 	switch r.Type {
 	case RecordOwnership:
-		if r.Tombstone() {
-			g.Ownership = nil
-			return nil
-		}
-		v, ok := r.Value.(*OwnershipValue)
-		if !ok {
-			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		v, err := valueOf[OwnershipValue](r) // nil for a tombstone
+		if err != nil {
+			return err
 		}
 		g.Ownership = v
 
 	case RecordGroupMetadata:
-		v, ok := r.Value.(*GroupMetadataValue)
-		if !ok {
-			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		v, err := valueOf[GroupMetadataValue](r)
+		if err != nil || v == nil {
+			// Its tombstone removes the whole group (Groups.replay).
+			return cmp.Or(err, fmt.Errorf("replay %s: tombstone of group %s", r.Type, r.GroupID))
 		}
 		g.GroupEpoch = v.Epoch
 		g.MetadataHash = v.MetadataHash
@@ -70,9 +70,9 @@ func (g *Group) Replay(r Record) error {
 			g.Topology = nil
 			return nil
 		}
-		v, ok := r.Value.(*TopologyValue)
-		if !ok {
-			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		v, err := valueOf[TopologyValue](r)
+		if err != nil {
+			return err
 		}
 		t := v.Topology
 		g.Topology = &t
@@ -81,9 +81,9 @@ func (g *Group) Replay(r Record) error {
 		if r.Tombstone() {
 			return nil
 		}
-		v, ok := r.Value.(*TargetAssignmentMetadataValue)
-		if !ok {
-			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		v, err := valueOf[TargetAssignmentMetadataValue](r)
+		if err != nil {
+			return err
 		}
 		g.AssignmentEpoch = v.AssignmentEpoch
 		g.AssignmentTimestamp = v.AssignmentTimestamp
@@ -93,9 +93,9 @@ func (g *Group) Replay(r Record) error {
 			delete(g.Target, r.MemberID)
 			return nil
 		}
-		v, ok := r.Value.(*TargetAssignmentMemberValue)
-		if !ok {
-			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		v, err := valueOf[TargetAssignmentMemberValue](r)
+		if err != nil {
+			return err
 		}
 		g.Target[r.MemberID] = v.Tasks
 
@@ -112,14 +112,11 @@ func (g *Group) Replay(r Record) error {
 			delete(g.Members, r.MemberID)
 			return nil
 		}
-		v, ok := r.Value.(*MemberMetadataValue)
-		if !ok {
-			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		v, err := valueOf[MemberMetadataValue](r)
+		if err != nil {
+			return err
 		}
-		if m == nil {
-			m = &Member{ID: r.MemberID}
-			g.Members[r.MemberID] = m
-		}
+		m = g.memberOrNew(m, r.MemberID)
 		if old := m.ProcessID(); old != v.ProcessID && m.Current != nil {
 			g.addOwnership(old, m.Current, -1)
 			g.addOwnership(v.ProcessID, m.Current, +1)
@@ -141,14 +138,11 @@ func (g *Group) Replay(r Record) error {
 			}
 			return nil
 		}
-		v, ok := r.Value.(*CurrentMemberAssignmentValue)
-		if !ok {
-			return fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+		v, err := valueOf[CurrentMemberAssignmentValue](r)
+		if err != nil {
+			return err
 		}
-		if m == nil {
-			m = &Member{ID: r.MemberID}
-			g.Members[r.MemberID] = m
-		}
+		m = g.memberOrNew(m, r.MemberID)
 		g.addOwnership(m.ProcessID(), m.Current, -1)
 		m.Current = v
 		g.addOwnership(m.ProcessID(), v, +1)
@@ -157,4 +151,27 @@ func (g *Group) Replay(r Record) error {
 		return fmt.Errorf("replay: unknown record type %d", r.Type)
 	}
 	return nil
+}
+
+// valueOf is a record's value as the type its record type stores; nil for a
+// tombstone.
+func valueOf[V any](r Record) (*V, error) {
+	if r.Tombstone() {
+		return nil, nil
+	}
+	v, ok := r.Value.(*V)
+	if !ok {
+		return nil, fmt.Errorf("replay %s: value %T", r.Type, r.Value)
+	}
+	return v, nil
+}
+
+// memberOrNew is m, or a new member id of the group when m is nil: a
+// member's records may replay in any order.
+func (g *Group) memberOrNew(m *Member, id string) *Member {
+	if m == nil {
+		m = &Member{ID: id}
+		g.Members[id] = m
+	}
+	return m
 }

@@ -189,16 +189,12 @@ func (a *App) Wait(ctx context.Context) error {
 
 // Events returns a copy of all events so far.
 func (a *App) Events() []Event {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]Event(nil), a.events...)
+	return copyLocked(&a.mu, &a.events)
 }
 
 // BadLines returns the errors of event lines that did not parse.
 func (a *App) BadLines() []error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]error(nil), a.bad...)
+	return copyLocked(&a.mu, &a.bad)
 }
 
 // WaitEvent waits for the first event (from the start) that matches.

@@ -78,16 +78,12 @@ func (c *Collector) loop(ctx context.Context) {
 
 // Updates returns a copy of everything read so far, in arrival order (per partition: offset order).
 func (c *Collector) Updates() []Update {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]Update(nil), c.updates...)
+	return copyLocked(&c.mu, &c.updates)
 }
 
 // Errors returns fetch and decode errors seen so far.
 func (c *Collector) Errors() []error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]error(nil), c.bad...)
+	return copyLocked(&c.mu, &c.bad)
 }
 
 // Latest is the last count read per key.
@@ -131,4 +127,11 @@ func (c *Collector) Close() {
 	c.cancel()
 	<-c.done
 	c.cl.Close()
+}
+
+// copyLocked copies *s under mu: what a reader gets while a goroutine appends.
+func copyLocked[T any](mu *sync.Mutex, s *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]T(nil), *s...)
 }

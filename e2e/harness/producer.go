@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -41,12 +42,8 @@ type ProducerOptions struct {
 
 // StartProducer connects and starts producing until Stop.
 func StartProducer(o ProducerOptions) (*Producer, error) {
-	if o.Rate <= 0 {
-		o.Rate = 200
-	}
-	if o.Groups <= 0 {
-		o.Groups = 20
-	}
+	o.Rate = cmp.Or(o.Rate, 200)
+	o.Groups = cmp.Or(o.Groups, 20)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(o.Bootstrap), kgo.DefaultProduceTopic(o.Topic),
 		kgo.ProducerLinger(5*time.Millisecond), kgo.RecordDeliveryTimeout(60*time.Second))
 	if err != nil {

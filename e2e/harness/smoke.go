@@ -43,21 +43,11 @@ func RunKafkaSmoke(ctx context.Context, o SmokeOptions) error {
 	if err := CheckBuilt("systest-" + o.Version); err != nil {
 		return err
 	}
-	if o.Admin == "" {
-		o.Admin = o.Bootstrap
-	}
-	if o.Clients == 0 {
-		o.Clients = 2
-	}
-	if o.ClientGap == 0 {
-		o.ClientGap = 5 * time.Second
-	}
-	if o.Duration == 0 {
-		o.Duration = 15 * time.Second
-	}
-	if o.RecordsPerKey == 0 {
-		o.RecordsPerKey = 300
-	}
+	o.Admin = cmp.Or(o.Admin, o.Bootstrap)
+	o.Clients = cmp.Or(o.Clients, 2)
+	o.ClientGap = cmp.Or(o.ClientGap, 5*time.Second)
+	o.Duration = cmp.Or(o.Duration, 15*time.Second)
+	o.RecordsPerKey = cmp.Or(o.RecordsPerKey, 300)
 	if err := createSmokeRun(ctx, o.Dir, o.Admin); err != nil {
 		return err
 	}

@@ -53,14 +53,12 @@ func (g describedGroup) String() string {
 func (d *groupDescriber) describe(ctx context.Context, group string) (describedGroup, error) {
 	sreq := kmsg.NewPtrStreamsGroupDescribeRequest()
 	sreq.Groups = []string{group}
-	sresp, err := sreq.RequestWith(ctx, d.cl)
+	sg, err := oneGroup(ctx, d.cl, "streams", group, sreq, func(r kmsg.Response) []kmsg.StreamsGroupDescribeResponseGroup {
+		return r.(*kmsg.StreamsGroupDescribeResponse).Groups
+	})
 	if err != nil {
-		return describedGroup{}, fmt.Errorf("describe streams group %s: %w", group, err)
+		return describedGroup{}, err
 	}
-	if len(sresp.Groups) != 1 {
-		return describedGroup{}, fmt.Errorf("describe streams group %s: %d groups in the answer", group, len(sresp.Groups))
-	}
-	sg := sresp.Groups[0]
 	switch err := kerr.ErrorForCode(sg.ErrorCode); err {
 	case nil:
 		return streamsDescribed(sg), nil
@@ -70,14 +68,12 @@ func (d *groupDescriber) describe(ctx context.Context, group string) (describedG
 	}
 	creq := kmsg.NewPtrDescribeGroupsRequest()
 	creq.Groups = []string{group}
-	cresp, err := creq.RequestWith(ctx, d.cl)
+	cg, err := oneGroup(ctx, d.cl, "classic", group, creq, func(r kmsg.Response) []kmsg.DescribeGroupsResponseGroup {
+		return r.(*kmsg.DescribeGroupsResponse).Groups
+	})
 	if err != nil {
-		return describedGroup{}, fmt.Errorf("describe classic group %s: %w", group, err)
+		return describedGroup{}, err
 	}
-	if len(cresp.Groups) != 1 {
-		return describedGroup{}, fmt.Errorf("describe classic group %s: %d groups in the answer", group, len(cresp.Groups))
-	}
-	cg := cresp.Groups[0]
 	if err := kerr.ErrorForCode(cg.ErrorCode); err != nil {
 		return describedGroup{}, fmt.Errorf("describe classic group %s: %w", group, err)
 	}
@@ -123,4 +119,19 @@ func assignmentKey(a kmsg.StreamsAssignment) string {
 		return kind + ":" + strings.Join(ids, ",")
 	}
 	return part("a", a.ActiveTasks) + " " + part("s", a.StandbyTasks) + " " + part("w", a.WarmupTasks)
+}
+
+// oneGroup sends a describe request of one group and returns the one group
+// of its answer.
+func oneGroup[G any](ctx context.Context, cl *kgo.Client, protocol, group string, req kmsg.Request, groups func(kmsg.Response) []G) (G, error) {
+	var none G
+	resp, err := cl.Request(ctx, req)
+	if err != nil {
+		return none, fmt.Errorf("describe %s group %s: %w", protocol, group, err)
+	}
+	gs := groups(resp)
+	if len(gs) != 1 {
+		return none, fmt.Errorf("describe %s group %s: %d groups in the answer", protocol, group, len(gs))
+	}
+	return gs[0], nil
 }

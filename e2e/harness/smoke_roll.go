@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -515,30 +516,14 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 }
 
 func (o *SmokeRollOptions) defaults() {
-	if o.Admin == "" {
-		o.Admin = o.Bootstrap
-	}
-	if o.Guarantee == "" {
-		o.Guarantee = "at_least_once"
-	}
-	if o.Duration == 0 {
-		o.Duration = 90 * time.Second
-	}
-	if o.RecordsPerKey == 0 {
-		o.RecordsPerKey = 300
-	}
-	if o.RollDelay == 0 {
-		o.RollDelay = 5 * time.Second
-	}
-	if o.Quiet == 0 {
-		o.Quiet = 3 * time.Second
-	}
-	if o.SettleLimit == 0 {
-		o.SettleLimit = 90 * time.Second
-	}
-	if o.MaxOverlap == 0 {
-		o.MaxOverlap = 500 * time.Millisecond
-	}
+	o.Admin = cmp.Or(o.Admin, o.Bootstrap)
+	o.Guarantee = cmp.Or(o.Guarantee, "at_least_once")
+	o.Duration = cmp.Or(o.Duration, 90*time.Second)
+	o.RecordsPerKey = cmp.Or(o.RecordsPerKey, 300)
+	o.RollDelay = cmp.Or(o.RollDelay, 5*time.Second)
+	o.Quiet = cmp.Or(o.Quiet, 3*time.Second)
+	o.SettleLimit = cmp.Or(o.SettleLimit, 90*time.Second)
+	o.MaxOverlap = cmp.Or(o.MaxOverlap, 500*time.Millisecond)
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}

@@ -141,18 +141,14 @@ func (a *anchor) joinAndSync(ctx context.Context) error {
 			a.mu.Unlock()
 			continue
 		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.FencedInstanceID):
-			a.mu.Lock()
-			a.memberID = ""
-			a.mu.Unlock()
+			a.setMemberID("")
 			return fmt.Errorf("join: %w", err)
 		default:
 			return fmt.Errorf("join: %w", err)
 		}
 		break
 	}
-	a.mu.Lock()
-	a.memberID = join.MemberID
-	a.mu.Unlock()
+	a.setMemberID(join.MemberID)
 
 	sync := kmsg.NewPtrSyncGroupRequest()
 	sync.Group = a.group
@@ -216,9 +212,7 @@ func (a *anchor) heartbeatLoop(ctx context.Context) error {
 		switch err := kerr.ErrorForCode(resp.(*kmsg.HeartbeatResponse).ErrorCode); {
 		case err == nil:
 		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.FencedInstanceID):
-			a.mu.Lock()
-			a.memberID = ""
-			a.mu.Unlock()
+			a.setMemberID("")
 			return fmt.Errorf("heartbeat: %w", err)
 		default:
 			// REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, NOT_COORDINATOR,
@@ -226,4 +220,12 @@ func (a *anchor) heartbeatLoop(ctx context.Context) error {
 			return fmt.Errorf("heartbeat: %w", err)
 		}
 	}
+}
+
+// setMemberID keeps the member id the next join sends ("" after the
+// coordinator forgot or fenced it: the next join starts afresh).
+func (a *anchor) setMemberID(id string) {
+	a.mu.Lock()
+	a.memberID = id
+	a.mu.Unlock()
 }

@@ -90,7 +90,7 @@ func Configure(t Topology, partitions PartitionCounts) ConfiguredTopology {
 		for i, c := range toCreate {
 			names[i] = c.Name
 		}
-		ct.Err = missingInternalTopics("Internal topics are missing: " + summarizeTopics(names))
+		ct.Err = statusError(StatusMissingInternalTopics, "Internal topics are missing: "+summarizeTopics(names))
 	}
 	return ct
 }
@@ -109,7 +109,7 @@ func checkSourceTopics(t Topology, partitions PartitionCounts) *Error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return missingSourceTopics("Source topics " + summarizeTopics(sortedSet(missing)) + " are missing.")
+	return statusError(StatusMissingSourceTopics, "Source topics "+summarizeTopics(sortedSet(missing))+" are missing.")
 }
 
 // decidePartitionCounts is Kafka's decidePartitionCounts: repartition
@@ -332,7 +332,7 @@ func missingInternalTopicsToCreate(t Topology, subs []ConfiguredSubtopology, par
 		expected, isInternal := want[topic]
 		delete(want, topic)
 		if isInternal && found != expected.Partitions {
-			return nil, incorrectlyPartitioned(fmt.Sprintf(
+			return nil, statusError(StatusIncorrectlyPartitionedTopics, fmt.Sprintf(
 				"Existing topic %s has different number of partitions: expected %d, found %d",
 				topic, expected.Partitions, found))
 		}

@@ -55,7 +55,7 @@ func enforceCopartitioning(group []string, fixed, flexible map[string]bool, coun
 		use = nonRepartition[nonRepartitionNames[0]]
 		for _, t := range nonRepartitionNames {
 			if nonRepartition[t] != use {
-				return nil, incorrectlyPartitioned(fmt.Sprintf(
+				return nil, statusError(StatusIncorrectlyPartitionedTopics, fmt.Sprintf(
 					"Following topics do not have the same number of partitions: [%s]",
 					javaMap(sortedNonRepartition, nonRepartition)))
 			}
@@ -81,7 +81,7 @@ func enforceCopartitioning(group []string, fixed, flexible map[string]bool, coun
 	for _, t := range repartitionNames {
 		decided[t] = use
 		if fixed[t] && repartition[t] != use {
-			return nil, incorrectlyPartitioned(fmt.Sprintf(
+			return nil, statusError(StatusIncorrectlyPartitionedTopics, fmt.Sprintf(
 				"Number of partitions [%d] of repartition topic [%s] doesn't match number of partitions [%d] of the source topic.",
 				repartition[t], t, use))
 		}
@@ -106,7 +106,7 @@ func fixedPartitionCount(fixed map[string]bool, groupNames []string, groupCounts
 		if i == 0 {
 			first = n
 		} else if n != first {
-			return 0, incorrectlyPartitioned(fmt.Sprintf(
+			return 0, statusError(StatusIncorrectlyPartitionedTopics, fmt.Sprintf(
 				"Following topics do not have the same number of partitions: [%s]",
 				javaMap(groupNames, groupCounts)))
 		}

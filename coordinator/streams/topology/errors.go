@@ -71,16 +71,10 @@ func errorName(c int16) string {
 	return fmt.Sprintf("error(%d)", c)
 }
 
-func missingSourceTopics(msg string) *Error {
-	return &Error{Status: StatusMissingSourceTopics, Message: msg}
-}
-
-func incorrectlyPartitioned(msg string) *Error {
-	return &Error{Status: StatusIncorrectlyPartitionedTopics, Message: msg}
-}
-
-func missingInternalTopics(msg string) *Error {
-	return &Error{Status: StatusMissingInternalTopics, Message: msg}
+// statusError is a topology that cannot be configured yet: the group's
+// heartbeats carry the status, not an error.
+func statusError(status int8, msg string) *Error {
+	return &Error{Status: status, Message: msg}
 }
 
 func invalidTopology(msg string) *Error {
