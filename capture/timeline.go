@@ -22,6 +22,16 @@ import (
 // what the coordinator handed out: a SyncGroup assignment (its Streams
 // AssignmentInfo's active tasks) or a StreamsGroupHeartbeat's active tasks,
 // until the next one, a leave or a fencing.
+//
+// A task with no owner for the length of a rebalance is what Kafka Streams
+// does by design (the old owner revokes, commits, then the task is assigned
+// to its new owner: cooperative rebalancing in the classic protocol, the
+// streams protocol's revoke-then-assign), so such a gap is reported as a
+// rebalance's and not flagged. A gap counts as a rebalance's when something
+// started a rebalance (a group epoch bump, a JoinGroup, a leave, a fencing)
+// after the group's last assignment before the gap began and before the
+// task was assigned again; a task dropped with no rebalance going on, or
+// still without an owner at the capture's end, is flagged.
 
 // ReadLines reads capture lines (plain or gzipped) and reports garbled or
 // truncated ones with their line numbers instead of failing.
@@ -68,6 +78,9 @@ type Timeline struct {
 	Lanes      []*Lane
 	Tasks      []*TaskHistory
 	Phases     []Phase
+	// Rebalances are the times a rebalance started, Assigned the times
+	// any member got a new assignment: what tells a rebalance's gap.
+	Rebalances, Assigned []time.Time
 	Marks      []Mark
 	// Problems are input lines skipped.
 	Problems []string
@@ -99,7 +112,7 @@ type At[T any] struct {
 type TaskHistory struct {
 	Task     string
 	Owners   []Span
-	Gaps     []Span // Lane empty
+	Gaps     []Gap
 	Overlaps []Span // Lane names the owners, comma-separated
 }
 
@@ -110,6 +123,16 @@ type Span struct {
 }
 
 func (s Span) Dur() time.Duration { return s.To.Sub(s.From) }
+
+// Gap is a time a task had no owner.
+type Gap struct {
+	Span
+	// Rebalance: it lasted no longer than a rebalance that moved the task
+	// (expected, not flagged).
+	Rebalance bool
+	// AtEnd: the task still had no owner when the capture ended.
+	AtEnd bool
+}
 
 // Phase is a migration step, from its start to its end event.
 type Phase struct {
@@ -220,6 +243,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		ok := len(l.ErrorCodes) == 0 && resp != nil
 		switch l.APIName {
 		case "JoinGroup":
+			t.Rebalances = append(t.Rebalances, l.Wall)
 			protocol(ln, l.Wall, "classic")
 			member(ln, str(req["memberId"]))
 			if ok {
@@ -232,15 +256,18 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 			if ok {
 				epoch(ln, l.Wall, fmt.Sprintf("generation %v", req["generationId"]))
 				setOwned(ln, l.Wall, assignmentTasks(resp))
+				t.Assigned = append(t.Assigned, l.Wall)
 				ln.left = false
 			}
 		case "LeaveGroup":
+			t.Rebalances = append(t.Rebalances, l.Wall)
 			setOwned(ln, l.Wall, nil)
 			ln.left = true
 		case "StreamsGroupHeartbeat":
 			protocol(ln, l.Wall, "streams")
 			member(ln, str(req["memberId"]))
 			if e, _ := req["memberEpoch"].(float64); e < 0 {
+				t.Rebalances = append(t.Rebalances, l.Wall)
 				setOwned(ln, l.Wall, nil)
 				ln.left = true
 				continue
@@ -250,6 +277,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 				epoch(ln, l.Wall, fmt.Sprintf("epoch %v", resp["memberEpoch"]))
 				if at, isList := resp["activeTasks"].([]any); isList {
 					setOwned(ln, l.Wall, streamsTasks(at))
+					t.Assigned = append(t.Assigned, l.Wall)
 					ln.left = false
 				}
 			}
@@ -275,10 +303,25 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 	}
 	for _, th := range tasks {
 		th.analyse(t.End)
+		for i := range th.Gaps {
+			th.Gaps[i].Rebalance = !th.Gaps[i].AtEnd && t.rebalanceDuring(th.Gaps[i].Span)
+		}
 		t.Tasks = append(t.Tasks, th)
 	}
 	sort.Slice(t.Tasks, func(i, j int) bool { return taskLess(t.Tasks[i].Task, t.Tasks[j].Task) })
 	return t
+}
+
+// rebalanceDuring reports whether a rebalance started after the group's
+// last assignment before g began and before g ended. Both lists are in time
+// order (lines are sorted).
+func (t *Timeline) rebalanceDuring(g Span) bool {
+	settled := time.Time{}
+	if i, _ := slices.BinarySearchFunc(t.Assigned, g.From, time.Time.Compare); i > 0 {
+		settled = t.Assigned[i-1]
+	}
+	i, _ := slices.BinarySearchFunc(t.Rebalances, settled, time.Time.Compare)
+	return i < len(t.Rebalances) && !t.Rebalances[i].After(g.To)
 }
 
 func (t *Timeline) extend(at time.Time) {
@@ -312,6 +355,7 @@ func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, b
 		}
 		return
 	case EventGroupEpochBumped, EventMemberFenced, EventMemberLeft:
+		t.Rebalances = append(t.Rebalances, l.Wall)
 		m := Mark{At: l.Wall, Kind: l.Event, Member: l.Member, Message: l.Message}
 		if ln := byMember[l.Member]; ln != nil {
 			m.Lane = ln.ClientID
@@ -362,7 +406,7 @@ func (th *TaskHistory) analyse(end time.Time) {
 		}
 		after := len(owners)
 		if before == 0 && after > 0 && !zeroSince.IsZero() && e.at.After(zeroSince) {
-			th.Gaps = append(th.Gaps, Span{"", zeroSince, e.at})
+			th.Gaps = append(th.Gaps, Gap{Span: Span{"", zeroSince, e.at}})
 		}
 		if after == 0 {
 			zeroSince = e.at
@@ -383,7 +427,7 @@ func (th *TaskHistory) analyse(end time.Time) {
 		}
 	}
 	if len(owners) == 0 && !zeroSince.IsZero() && zeroSince.Before(end) {
-		th.Gaps = append(th.Gaps, Span{"", zeroSince, end})
+		th.Gaps = append(th.Gaps, Gap{Span: Span{"", zeroSince, end}, AtEnd: true})
 	}
 }
 

@@ -22,6 +22,7 @@ type htmlView struct {
 	T                 *Timeline
 	Duration          string
 	Overlaps, Gaps    int
+	RebalanceGaps     int
 	Lanes             []htmlLane
 	Tasks             []htmlTask
 	Phases            []htmlShape
@@ -104,8 +105,14 @@ func (t *Timeline) view() htmlView {
 			ht.Shapes = append(ht.Shapes, htmlShape{Class: "owner", Title: th.Task + ": " + s.Lane + " " + rel(s.From) + ".." + rel(s.To), F0: f(s.From), F1: f(s.To), Y: y + 2, H: taskH - 4, Color: color[s.Lane]})
 		}
 		for _, g := range th.Gaps {
-			v.Gaps++
-			ht.Shapes = append(ht.Shapes, htmlShape{Class: "gap", Title: fmt.Sprintf("%s: no owner %s..%s (%s)", th.Task, rel(g.From), rel(g.To), g.Dur().Round(time.Millisecond)), F0: f(g.From), F1: f(g.To), Y: y + 2, H: taskH - 4})
+			class, why := "gap", "no owner"
+			if g.Rebalance {
+				class, why = "gap rebalance", "no owner while a rebalance moved it"
+				v.RebalanceGaps++
+			} else {
+				v.Gaps++
+			}
+			ht.Shapes = append(ht.Shapes, htmlShape{Class: class, Title: fmt.Sprintf("%s: %s %s..%s (%s)", th.Task, why, rel(g.From), rel(g.To), g.Dur().Round(time.Millisecond)), F0: f(g.From), F1: f(g.To), Y: y + 2, H: taskH - 4})
 		}
 		for _, o := range th.Overlaps {
 			v.Overlaps++
@@ -147,7 +154,7 @@ h1{font-size:18px;margin:0 0 4px}
 .proto-classic{fill:#dbe7f5}.proto-streams{fill:#dcf1d8}
 .owned{stroke:#fff;stroke-width:.5}
 .epoch{fill:#333}.error{fill:#d00}
-.gap{fill:url(#hatch)}.overlap{fill:#e00;fill-opacity:.7}
+.gap{fill:url(#hatch)}.gap.rebalance{fill:#ddd}.overlap{fill:#e00;fill-opacity:.7}
 .phase-takeover{fill:#ffd54f;fill-opacity:.25}.phase-hand-back{fill:#ce93d8;fill-opacity:.25}
 .mark{stroke:#888;stroke-dasharray:2 3}.mark-member-fenced{stroke:#d00}
 text{font-size:10px;pointer-events:none}
@@ -157,7 +164,8 @@ text{font-size:10px;pointer-events:none}
 <div class="summary"><span>{{.T.Start.UTC.Format "2006-01-02 15:04:05.000"}} UTC, {{.Duration}}</span>
 <span>{{len .Lanes}} members</span><span>{{len .Tasks}} tasks</span>
 <span {{if .Overlaps}}class="bad"{{end}} id="overlaps">{{.Overlaps}} times a task had two owners</span>
-<span id="gaps">{{.Gaps}} times a task had no owner</span>
+<span {{if .Gaps}}class="bad"{{end}} id="gaps">{{.Gaps}} times a task had no owner outside a rebalance</span>
+<span id="rebalance-gaps">{{.RebalanceGaps}} times while a rebalance moved it</span>
 <label>zoom <input id="zoom" type="range" min="1" max="40" step="0.5" value="1"></label></div>
 <ul id="phases">{{range .T.Phases}}<li class="phase-item" data-phase="{{.Kind}}">{{.Kind}}: {{.To.Sub .From}} {{.Outcome}} {{.Reason}}</li>{{end}}</ul>
 {{range .T.Problems}}<div class="bad">input: {{.}}</div>{{end}}

@@ -47,7 +47,7 @@ func (t *Timeline) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\ntasks\n")
-	overlaps, gaps := 0, 0
+	overlaps, gaps, rebalances := 0, 0, 0
 	for _, th := range t.Tasks {
 		var owners []string
 		for _, s := range th.Owners {
@@ -59,11 +59,20 @@ func (t *Timeline) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "    !! TWO OWNERS %s..%s (%s): %s\n", rel(o.From), rel(o.To), o.Dur().Round(time.Millisecond), o.Lane)
 		}
 		for _, g := range th.Gaps {
-			gaps++
-			fmt.Fprintf(w, "    !  NO OWNER %s..%s (%s)\n", rel(g.From), rel(g.To), g.Dur().Round(time.Millisecond))
+			switch {
+			case g.Rebalance:
+				rebalances++
+				fmt.Fprintf(w, "       no owner %s..%s (%s) while a rebalance moved it\n", rel(g.From), rel(g.To), g.Dur().Round(time.Millisecond))
+			case g.AtEnd:
+				gaps++
+				fmt.Fprintf(w, "    !  NO OWNER %s..%s (%s) at the capture's end\n", rel(g.From), rel(g.To), g.Dur().Round(time.Millisecond))
+			default:
+				gaps++
+				fmt.Fprintf(w, "    !  NO OWNER %s..%s (%s) with no rebalance going on\n", rel(g.From), rel(g.To), g.Dur().Round(time.Millisecond))
+			}
 		}
 	}
-	fmt.Fprintf(w, "  %d tasks, %d times with two owners, %d times with no owner\n", len(t.Tasks), overlaps, gaps)
+	fmt.Fprintf(w, "  %d tasks, %d times with two owners, %d times with no owner outside a rebalance, %d times with no owner while a rebalance moved the task\n", len(t.Tasks), overlaps, gaps, rebalances)
 	fmt.Fprintf(w, "\nerrors per client\n")
 	none := true
 	for _, ln := range t.Lanes {
@@ -84,6 +93,19 @@ func (t *Timeline) WriteText(w io.Writer) {
 	for _, m := range t.Marks {
 		fmt.Fprintf(w, "  %s %s %s %s\n", rel(m.At), m.Kind, m.Member, m.Message)
 	}
+}
+
+// Gaps counts the times a task had no owner outside a rebalance (flagged).
+func (t *Timeline) Gaps() int {
+	n := 0
+	for _, th := range t.Tasks {
+		for _, g := range th.Gaps {
+			if !g.Rebalance {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Overlaps counts the times a task had two owners.

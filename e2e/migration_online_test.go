@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -125,6 +124,7 @@ func (m *migrationRoll) check() harness.Step {
 // headless Chromium, its DOM checked and a screenshot saved next to the
 // test's logs.
 func TestStreamsProxyOnlineMigration(t *testing.T) {
+	chromium := needChromium(t)
 	roll := &migrationRoll{ends: map[string]time.Time{}}
 	var captureFile string
 	rep := harness.RunScenario(t, harness.Scenario{
@@ -156,7 +156,7 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 				return checkHandedBack(ctx, r.Broker.Bootstrap, "e2e-count", 3)
 			}},
 			{Name: "the capture's timeline: classic → streams → classic, takeover and hand-back, no task with two owners", Do: func(ctx context.Context, r *harness.Run) error {
-				return checkCaptureTimeline(ctx, r, captureFile)
+				return checkCaptureTimeline(ctx, r, chromium, captureFile)
 			}},
 		},
 	})
@@ -243,7 +243,7 @@ func TestStreamsProxyClassicRollBaseline(t *testing.T) {
 // and a hand-back done; no task with two owners. Then its HTML page in
 // headless Chromium: the DOM holds the members, phases and tasks, and a
 // screenshot is saved in the test's folder.
-func checkCaptureTimeline(ctx context.Context, r *harness.Run, file string) error {
+func checkCaptureTimeline(ctx context.Context, r *harness.Run, chromium, file string) error {
 	f, err := os.Open(file)
 	if err != nil {
 		return err
@@ -292,32 +292,23 @@ func checkCaptureTimeline(ctx context.Context, r *harness.Run, file string) erro
 		return err
 	}
 	hf.Close()
-	chromium, err := exec.LookPath("chromium")
+	dom, err := chromiumDOM(ctx, chromium, "file://"+page)
 	if err != nil {
-		if os.Getenv("CI") == "" {
-			r.T.Logf("chromium not installed (apt-get install -y chromium): the HTML page is not checked")
-			return nil
-		}
-		return fmt.Errorf("chromium is required under CI: %w", err)
-	}
-	flags := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1500,1000"}
-	dom, err := exec.CommandContext(ctx, chromium, append(flags, "--dump-dom", "file://"+page)...).Output()
-	if err != nil {
-		return fmt.Errorf("chromium --dump-dom: %w", err)
+		return err
 	}
 	for _, want := range []string{`data-phase="takeover"`, `data-phase="hand-back"`, `class="member"`, `data-task="` + tl.Tasks[0].Task + `"`, `class="z owned"`} {
-		if !strings.Contains(string(dom), want) {
+		if !strings.Contains(dom, want) {
 			return fmt.Errorf("timeline page's DOM lacks %s", want)
 		}
 	}
 	for _, ln := range tl.Lanes {
-		if !strings.Contains(string(dom), `data-member="`+ln.ClientID+`"`) {
+		if !strings.Contains(dom, `data-member="`+ln.ClientID+`"`) {
 			return fmt.Errorf("timeline page's DOM lacks member %s", ln.ClientID)
 		}
 	}
 	shot := filepath.Join(r.Dir, "timeline.png")
-	if out, err := exec.CommandContext(ctx, chromium, append(flags, "--screenshot="+shot, "file://"+page)...).CombinedOutput(); err != nil {
-		return fmt.Errorf("chromium --screenshot: %w: %s", err, out)
+	if err := chromiumScreenshot(ctx, chromium, "file://"+page, shot); err != nil {
+		return err
 	}
 	r.T.Logf("timeline page checked in headless Chromium; screenshot %s", shot)
 	return nil

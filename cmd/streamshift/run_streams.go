@@ -82,6 +82,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, event
 		Metadata:     meta,
 		TopicCreator: upstream.NewTopicCreator(ctl, meta, 0),
 		Events:       events,
+		Logger:       log.With().Str("component", "coordinator").Logger(),
 	}
 	var records []coordinator.Record
 	if cfg.Coordinator.DurableLog {
