@@ -29,9 +29,10 @@ import (
 // streams protocol's revoke-then-assign), so such a gap is reported as a
 // rebalance's and not flagged. A gap counts as a rebalance's when something
 // started a rebalance (a group epoch bump, a JoinGroup, a leave, a fencing)
-// after the group's last assignment before the gap began and before the
-// task was assigned again; a task dropped with no rebalance going on, or
-// still without an owner at the capture's end, is flagged.
+// after the task's previous owner was given it and before the task was
+// assigned again: the rebalance moved it. A task taken from its owner with
+// no rebalance since the owner got it, or still without an owner at the
+// capture's end, is flagged.
 
 // ReadLines reads capture lines (plain or gzipped) and reports garbled or
 // truncated ones with their line numbers instead of failing.
@@ -78,9 +79,9 @@ type Timeline struct {
 	Lanes      []*Lane
 	Tasks      []*TaskHistory
 	Phases     []Phase
-	// Rebalances are the times a rebalance started, Assigned the times
-	// any member got a new assignment: what tells a rebalance's gap.
-	Rebalances, Assigned []time.Time
+	// Rebalances are the times a rebalance started: what tells a
+	// rebalance's gap.
+	Rebalances []time.Time
 	Marks      []Mark
 	// Problems are input lines skipped.
 	Problems []string
@@ -256,7 +257,6 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 			if ok {
 				epoch(ln, l.Wall, fmt.Sprintf("generation %v", req["generationId"]))
 				setOwned(ln, l.Wall, assignmentTasks(resp))
-				t.Assigned = append(t.Assigned, l.Wall)
 				ln.left = false
 			}
 		case "LeaveGroup":
@@ -277,7 +277,6 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 				epoch(ln, l.Wall, fmt.Sprintf("epoch %v", resp["memberEpoch"]))
 				if at, isList := resp["activeTasks"].([]any); isList {
 					setOwned(ln, l.Wall, streamsTasks(at))
-					t.Assigned = append(t.Assigned, l.Wall)
 					ln.left = false
 				}
 			}
@@ -304,7 +303,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 	for _, th := range tasks {
 		th.analyse(t.End)
 		for i := range th.Gaps {
-			th.Gaps[i].Rebalance = !th.Gaps[i].AtEnd && t.rebalanceDuring(th.Gaps[i].Span)
+			th.Gaps[i].Rebalance = !th.Gaps[i].AtEnd && t.rebalanceDuring(th.ownedSince(th.Gaps[i].From), th.Gaps[i].To)
 		}
 		t.Tasks = append(t.Tasks, th)
 	}
@@ -312,16 +311,26 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 	return t
 }
 
-// rebalanceDuring reports whether a rebalance started after the group's
-// last assignment before g began and before g ended. Both lists are in time
-// order (lines are sorted).
-func (t *Timeline) rebalanceDuring(g Span) bool {
-	settled := time.Time{}
-	if i, _ := slices.BinarySearchFunc(t.Assigned, g.From, time.Time.Compare); i > 0 {
-		settled = t.Assigned[i-1]
+// rebalanceDuring reports whether a rebalance started after from and no
+// later than to (Rebalances are in time order: lines are sorted).
+func (t *Timeline) rebalanceDuring(from, to time.Time) bool {
+	i, found := slices.BinarySearchFunc(t.Rebalances, from, time.Time.Compare)
+	for found && i < len(t.Rebalances) && t.Rebalances[i].Equal(from) {
+		i++ // one at the very instant the owner got the task gave it
 	}
-	i, _ := slices.BinarySearchFunc(t.Rebalances, settled, time.Time.Compare)
-	return i < len(t.Rebalances) && !t.Rebalances[i].After(g.To)
+	return i < len(t.Rebalances) && !t.Rebalances[i].After(to)
+}
+
+// ownedSince is when the owner whose span ended at end got the task (the
+// latest such span's start).
+func (th *TaskHistory) ownedSince(end time.Time) time.Time {
+	var since time.Time
+	for _, s := range th.Owners {
+		if s.To.Equal(end) && s.From.After(since) {
+			since = s.From
+		}
+	}
+	return since
 }
 
 func (t *Timeline) extend(at time.Time) {

@@ -45,6 +45,7 @@ type Coordinator struct {
 	configure streams.ConfigureFunc
 	logger    zerolog.Logger
 	events    Events
+	timings   Timings
 
 	// configMu serializes group config changes end to end (validate,
 	// append to the log, install) without holding mu across the append.
@@ -95,6 +96,7 @@ func New(opts Options) (*Coordinator, error) {
 		configure: streams.DefaultConfigure,
 		logger:    opts.Logger,
 		events:    opts.Events,
+		timings:   timings(opts.Events),
 		cfg:       opts.Config,
 		shards:    map[string]*shard{},
 	}, nil

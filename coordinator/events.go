@@ -28,6 +28,28 @@ type GroupEvent struct {
 	At      time.Time
 }
 
+// Timings, when the Events also implement it, hears how long the
+// coordinator's steps took and what they created, for the group metrics.
+// Its methods run on the group's executor or the log's and topic creator's
+// callbacks: they must return at once.
+type Timings interface {
+	// HeartbeatHandled: a StreamsGroupHeartbeat answered, d after it
+	// reached the coordinator (queueing, the change and the log append).
+	HeartbeatHandled(d time.Duration)
+	// LogAppended: a change's records appended to the group log (or the
+	// append failed), in d.
+	LogAppended(d time.Duration, err error)
+	// TopicsCreated: internal topics the coordinator asked for, created or
+	// failed.
+	TopicsCreated(created, failed int)
+}
+
+// timings are the Events' Timings, or nil.
+func timings(ev Events) Timings {
+	t, _ := ev.(Timings)
+	return t
+}
+
 // EventRecordsWritten: records of a change appended to the group log.
 const EventRecordsWritten = "records-written"
 

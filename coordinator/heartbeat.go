@@ -1,6 +1,8 @@
 package coordinator
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -9,6 +11,10 @@ import (
 
 // StreamsGroupHeartbeat serves one heartbeat.
 func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
+	if t := c.timings; t != nil {
+		start, answer := time.Now(), respond
+		respond = func(r *kmsg.StreamsGroupHeartbeatResponse) { answer(r); t.HeartbeatHandled(time.Since(start)) }
+	}
 	if resp := streams.ValidateHeartbeat(req); resp != nil {
 		respond(resp)
 		return

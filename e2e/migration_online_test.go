@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -127,6 +128,7 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 	chromium := needChromium(t)
 	roll := &migrationRoll{ends: map[string]time.Time{}}
 	var captureFile string
+	st := &statusChecks{chromium: chromium, group: "e2e-count"}
 	rep := harness.RunScenario(t, harness.Scenario{
 		Name:          "online migration classic → streams → classic through streamshift on 3.9",
 		Broker:        harness.Kafka39,
@@ -136,9 +138,16 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 		Hold:          10 * time.Second,
 		Route: func(ctx context.Context, r *harness.Run) (string, error) {
 			captureFile = filepath.Join(r.Dir, "capture.jsonl")
-			env := append(slices.Clone(nativeTestSettings), "STREAMSHIFT_CAPTURE_FILE="+captureFile, "STREAMSHIFT_CAPTURE_GROUPS=e2e-count")
+			ports, err := harness.FreePorts(1)
+			if err != nil {
+				return "", err
+			}
+			st.admin = "127.0.0.1:" + strconv.Itoa(ports[0])
+			env := append(slices.Clone(nativeTestSettings), "STREAMSHIFT_CAPTURE_FILE="+captureFile, "STREAMSHIFT_CAPTURE_GROUPS=e2e-count",
+				"STREAMSHIFT_ADMIN_LISTEN="+st.admin)
 			addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "online", env...)
 			r.T.Cleanup(stop)
+			st.proxy = addr
 			return addr, nil
 		},
 		Steps: []harness.Step{
@@ -146,11 +155,15 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 			roll.start("c2", harness.App39, "classic"),
 			roll.start("c3", harness.App44, "classic"),
 			roll.replace("c1", "s1", "streams"),
+			st.step("after the takeover", statusWant{served: true, phase: "takeover", phaseDone: "done", classic: true, streams: true, takeovers: 1}),
 			roll.replace("c2", "s2", "streams"),
 			roll.replace("c3", "s3", "streams"),
+			st.step("all on streams", statusWant{served: true, phase: "takeover", phaseDone: "done", streams: true, takeovers: 1}),
 			roll.replace("s1", "c4", "classic"),
+			st.step("rolling back", statusWant{served: true, phase: "takeover", phaseDone: "done", classic: true, streams: true, takeovers: 1}),
 			roll.replace("s2", "c5", "classic"),
 			roll.replace("s3", "c6", "classic"),
+			st.step("after the hand-back", statusWant{served: false, phase: "hand-back", phaseDone: "done", takeovers: 1, handBacks: 1}),
 			roll.check(),
 			{Name: "handed back: the upstream classic group holds the apps, no anchor", Do: func(ctx context.Context, r *harness.Run) error {
 				return checkHandedBack(ctx, r.Broker.Bootstrap, "e2e-count", 3)
@@ -278,6 +291,11 @@ func checkCaptureTimeline(ctx context.Context, r *harness.Run, chromium, file st
 	}
 	if n := tl.Overlaps(); n != 0 {
 		return fmt.Errorf("timeline: %d times a task had two owners (timeline.txt)", n)
+	}
+	// A task may have no owner while a rebalance moves it (revoke, then
+	// assign), never otherwise.
+	if n := tl.Gaps(); n != 0 {
+		return fmt.Errorf("timeline: %d times a task had no owner outside a rebalance (timeline.txt)", n)
 	}
 	if len(tl.Tasks) == 0 {
 		return fmt.Errorf("timeline: no tasks")

@@ -55,8 +55,9 @@ func controlPlaneOpts(cfg *config.Config) []kgo.Opt {
 // startStreams builds the coordinator, its upstream integration (metadata,
 // internal topics, ownership, anchor members, optional durable log) and the
 // routes of the intercepted keys (package route), registered on p once.
-// events hears the coordinator's and the migration's events (the capture).
-func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, events captureEvents, log zerolog.Logger) (*streamsRuntime, error) {
+// events hears the coordinator's and the migration's events (the capture,
+// the status page and its metrics).
+func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, events groupEvents, log zerolog.Logger) (*streamsRuntime, error) {
 	ccfg, err := cfg.Streams.CoordinatorConfig()
 	if err != nil {
 		return nil, err
