@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"encoding/binary"
-	"io"
 	"strconv"
 	"syscall"
 	"testing"
@@ -45,29 +43,10 @@ func BenchmarkForwardProduceTap(b *testing.B) {
 			up := startFakeBroker(b, serveEcho)
 			plain := startProxy(b, []string{up.addr()}, func(o *Options) { o.Log = zerolog.Nop() })
 			tapped := startProxy(b, []string{up.addr()}, func(o *Options) { o.Log = zerolog.Nop(); o.Tap = groupTap{} })
-			req := kmsg.NewPtrProduceRequest()
-			req.Version = 11
-			req.Acks = 1
-			req.TimeoutMillis = 5000
-			req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: make([]byte, size)}}}}
-			id := "bench"
-			frame := appendRequestFrame(nil, 0, &id, req)
+			frame := benchProduceFrame(size)
 			conns := []*rawConn{dialRaw(b, plain.addr), dialRaw(b, tapped.addr)}
 			buf := make([]byte, 0, 256)
-			roundTrip := func(c *rawConn, corr int32) {
-				binary.BigEndian.PutUint32(frame[8:], uint32(corr))
-				if _, err := c.Write(frame); err != nil {
-					b.Fatal(err)
-				}
-				var sz [4]byte
-				if _, err := io.ReadFull(c, sz[:]); err != nil {
-					b.Fatal(err)
-				}
-				buf = buf[:binary.BigEndian.Uint32(sz[:])]
-				if _, err := io.ReadFull(c, buf); err != nil {
-					b.Fatal(err)
-				}
-			}
+			roundTrip := func(c *rawConn, corr int32) { buf = rawRoundTrip(b, c, frame, buf, corr) }
 			for i := range 20 {
 				roundTrip(conns[0], int32(i))
 				roundTrip(conns[1], int32(i))

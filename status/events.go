@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/migration"
 )
 
@@ -40,13 +41,13 @@ func (e *Events) GroupEvent(ev coordinator.GroupEvent) {
 		return
 	}
 	switch ev.Kind {
-	case capEventBumped:
+	case streams.EventGroupEpochBumped:
 		for _, cause := range strings.Split(ev.Reason, ", ") {
 			e.m.rebalance(boundedLabel(cause))
 		}
-	case capEventFenced:
+	case streams.EventMemberFenced:
 		e.m.fenced(boundedLabel(ev.Reason))
-	case capEventAssignment:
+	case streams.EventTargetAssignment:
 		if ms, ok := ev.Fields["took_ms"].(int64); ok {
 			e.m.assignment.Observe(float64(ms) / 1000)
 		}
@@ -101,13 +102,6 @@ func boundedLabel(reason string) string {
 	}
 	return b.String()
 }
-
-// The coordinator's event kinds counted (coordinator/streams' names).
-const (
-	capEventBumped     = "group-epoch-bumped"
-	capEventFenced     = "member-fenced"
-	capEventAssignment = "target-assignment-computed"
-)
 
 // MigrationEvent keeps the group's phase and counts takeovers and
 // hand-backs with their durations.

@@ -62,13 +62,7 @@ func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
 		return 2
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
-		return 1
-	}
-	return 0
+	return printJSON(stdout, stderr, v)
 }
 
 // Consumer-protocol envelopes are printed with the Streams payload they
@@ -156,14 +150,7 @@ func userDataErr(err error, base int) error {
 }
 
 func readInput(arg string, stdin io.Reader) ([]byte, error) {
-	if name, ok := strings.CutPrefix(arg, "@"); ok {
-		var raw []byte
-		var err error
-		if name == "-" {
-			raw, err = io.ReadAll(stdin)
-		} else {
-			raw, err = os.ReadFile(name)
-		}
+	if raw, isFile, err := readArg(arg, stdin); isFile {
 		if err != nil {
 			return nil, err
 		}
@@ -177,6 +164,32 @@ func readInput(arg string, stdin io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("input is neither hex nor base64")
 	}
 	return b, nil
+}
+
+// readArg is an argument's text, or with @file the file's bytes (@- stdin);
+// isFile says which.
+func readArg(arg string, stdin io.Reader) (raw []byte, isFile bool, err error) {
+	name, ok := strings.CutPrefix(arg, "@")
+	switch {
+	case !ok:
+		return []byte(arg), false, nil
+	case name == "-":
+		raw, err = io.ReadAll(stdin)
+	default:
+		raw, err = os.ReadFile(name)
+	}
+	return raw, true, err
+}
+
+// printJSON prints v indented; the result is inspect's exit code.
+func printJSON(stdout, stderr io.Writer, v any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 // parseText reads hex first (it is also valid base64 at times), then base64.
@@ -198,18 +211,10 @@ func parseText(s string) ([]byte, error) {
 // inspectLine checks one capture line: its bodies decode into the kmsg
 // request and response of its API and version.
 func inspectLine(arg string, stdin io.Reader, stdout, stderr io.Writer) int {
-	raw := []byte(arg)
-	if name, ok := strings.CutPrefix(arg, "@"); ok {
-		var err error
-		if name == "-" {
-			raw, err = io.ReadAll(stdin)
-		} else {
-			raw, err = os.ReadFile(name)
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
-			return 2
-		}
+	raw, _, err := readArg(arg, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
+		return 2
 	}
 	var l capture.Line
 	if err := json.Unmarshal(bytes.TrimSpace(raw), &l); err != nil {
@@ -235,11 +240,5 @@ func inspectLine(arg string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 		}
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(l); err != nil {
-		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
-		return 1
-	}
-	return 0
+	return printJSON(stdout, stderr, l)
 }
