@@ -104,7 +104,7 @@ func TestStatusPage(t *testing.T) {
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("input", 2)
 	cfg := coordinator.DefaultConfig()
-	cfg.Defaults.InitialRebalanceDelay = 0
+	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
 	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, Events: ev, TopicCreator: creator{md}})
 	if err != nil {
 		t.Fatal(err)
