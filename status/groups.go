@@ -88,6 +88,13 @@ func (s *Server) groups(ctx context.Context, id string) ([]Group, error) {
 	}
 	byID := map[string]*Group{}
 	var out []Group
+	if id == "" {
+		served := map[string]bool{}
+		for _, d := range described {
+			served[d.Group] = d.ErrorCode == 0
+		}
+		s.events.forget(served)
+	}
 	for _, d := range described {
 		if d.ErrorCode == kerr.GroupIDNotFound.Code {
 			continue

@@ -24,6 +24,7 @@ type Server struct {
 	coord   Coordinator
 	events  *Events
 	flights func() []string
+	handler http.Handler
 }
 
 // New returns the status server.
@@ -31,7 +32,9 @@ func New(o Options) *Server {
 	if o.Events == nil {
 		o.Events = NewEvents(nil)
 	}
-	return &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders}
+	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders}
+	s.handler = s.routes()
+	return s
 }
 
 // readTimeout bounds one page's or API call's coordinator reads.
@@ -42,7 +45,9 @@ const readTimeout = 5 * time.Second
 //	GET /ui               the status page (HTML; refreshes itself with JS)
 //	GET /api/groups       the groups as JSON
 //	GET /api/groups/{id}  one group as JSON (404 when neither served nor migrated)
-func (s *Server) Handler() http.Handler {
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /ui", s.page)
 	mux.HandleFunc("GET /api/groups", func(w http.ResponseWriter, req *http.Request) {

@@ -189,3 +189,26 @@ func TestBoundedLabel(t *testing.T) {
 }
 
 func itoa(n int32) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestPhasesForgotten: a finished migration of a group no longer served
+// leaves the page an hour later (the phases stay bounded); a running one,
+// or one of a served group, stays.
+func TestPhasesForgotten(t *testing.T) {
+	now := time.Unix(0, 0)
+	ev := NewEvents(nil)
+	ev.now = func() time.Time { return now }
+	ev.MigrationEvent(migration.MigrationEvent{Kind: migration.EventHandBackStarted, Group: "gone"})
+	ev.MigrationEvent(migration.MigrationEvent{Kind: migration.EventHandBackDone, Group: "gone"})
+	ev.MigrationEvent(migration.MigrationEvent{Kind: migration.EventTakeoverDone, Group: "served"})
+	ev.MigrationEvent(migration.MigrationEvent{Kind: migration.EventTakeoverStarted, Group: "running"})
+	now = now.Add(phaseKeep)
+	ev.forget(map[string]bool{"served": true})
+	if len(ev.phases()) != 3 {
+		t.Fatalf("phases %v forgotten before an hour passed", ev.phases())
+	}
+	now = now.Add(time.Second)
+	ev.forget(map[string]bool{"served": true})
+	if p := ev.phases(); len(p) != 2 || p["gone"].Kind != "" {
+		t.Fatalf("phases %v, want served and running only", p)
+	}
+}
