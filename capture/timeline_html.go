@@ -139,7 +139,9 @@ func (t *Timeline) view() htmlView {
 	return v
 }
 
-var timelinePage = template.Must(template.New("timeline").Parse(`<!DOCTYPE html>
+var timelinePage = template.Must(template.New("timeline").Funcs(template.FuncMap{
+	"took": func(p Phase) string { return p.To.Sub(p.From).Round(time.Millisecond).String() },
+}).Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>streamshift timeline: {{.T.Group}}</title>
 <style>
@@ -167,7 +169,7 @@ text{font-size:10px;pointer-events:none}
 <span {{if .Gaps}}class="bad"{{end}} id="gaps">{{.Gaps}} times a task had no owner outside a rebalance</span>
 <span id="rebalance-gaps">{{.RebalanceGaps}} times while a rebalance moved it</span>
 <label>zoom <input id="zoom" type="range" min="1" max="40" step="0.5" value="1"></label></div>
-<ul id="phases">{{range .T.Phases}}<li class="phase-item" data-phase="{{.Kind}}">{{.Kind}}: {{.To.Sub .From}} {{.Outcome}} {{.Reason}}</li>{{end}}</ul>
+<ul id="phases">{{range .T.Phases}}<li class="phase-item" data-phase="{{.Kind}}">{{.Kind}}: {{took .}} {{.Outcome}} {{.Reason}}</li>{{end}}</ul>
 {{range .T.Problems}}<div class="bad">input: {{.}}</div>{{end}}
 <div id="wrap"><div id="labels" style="height:{{.Height}}px">
 {{range .Lanes}}<div class="member" data-member="{{.Name}}" title="{{.Members}}" style="top:{{.Y}}px;line-height:34px">{{.Name}}</div>{{end}}

@@ -60,7 +60,7 @@ func (m *migrationRoll) replace(old, name, protocol string) harness.Step {
 // logs: a task closed dirty, TaskMigratedException, lost tasks, a member
 // fenced (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION).
 func (m *migrationRoll) check() harness.Step {
-	return harness.Step{Name: "no task active on two instances, none closed dirty", Do: func(ctx context.Context, r *harness.Run) error {
+	return harness.Step{Name: "no task active on two instances, none closed dirty", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
 		logs, err := filepath.Glob(filepath.Join(r.Dir, "app-*", "app.log"))
 		if err != nil {
 			return err
@@ -165,10 +165,10 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 			roll.replace("s3", "c6", "classic"),
 			st.step("after the hand-back", statusWant{served: false, phase: "hand-back", phaseDone: "done", takeovers: 1, handBacks: 1}),
 			roll.check(),
-			{Name: "handed back: the upstream classic group holds the apps, no anchor", Do: func(ctx context.Context, r *harness.Run) error {
+			{Name: "handed back: the upstream classic group holds the apps, no anchor", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
 				return checkHandedBack(ctx, r.Broker.Bootstrap, "e2e-count", 3)
 			}},
-			{Name: "the capture's timeline: classic → streams → classic, takeover and hand-back, no task with two owners", Do: func(ctx context.Context, r *harness.Run) error {
+			{Name: "the capture's timeline: classic → streams → classic, takeover and hand-back, no task with two owners", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
 				return checkCaptureTimeline(ctx, r, chromium, captureFile)
 			}},
 		},

@@ -40,7 +40,7 @@ type statusWant struct {
 }
 
 func (sc *statusChecks) step(name string, w statusWant) harness.Step {
-	return harness.Step{Name: "status page, JSON and metrics " + name, Do: func(ctx context.Context, r *harness.Run) error {
+	return harness.Step{Name: "status page, JSON and metrics " + name, Check: true, Do: func(ctx context.Context, r *harness.Run) error {
 		sc.n++
 		g, err := sc.checkAPI(ctx, w)
 		if err != nil {
@@ -163,7 +163,7 @@ func describedKey(d kmsg.StreamsGroupDescribeResponseGroup) string {
 }
 
 func (sc *statusChecks) describe(ctx context.Context) (kmsg.StreamsGroupDescribeResponseGroup, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(sc.proxy))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(sc.proxy), kgo.ClientID("e2e-status-check"))
 	if err != nil {
 		return kmsg.StreamsGroupDescribeResponseGroup{}, err
 	}
