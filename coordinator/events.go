@@ -33,7 +33,7 @@ type GroupEvent struct {
 // Its methods run on the group's executor or the log's and topic creator's
 // callbacks: they must return at once.
 type Timings interface {
-	// HeartbeatHandled: a StreamsGroupHeartbeat answered, d after it
+	// HeartbeatHandled: a valid StreamsGroupHeartbeat answered, d after it
 	// reached the coordinator (queueing, the change and the log append).
 	HeartbeatHandled(d time.Duration)
 	// LogAppended: a change's records appended to the group log (or the
