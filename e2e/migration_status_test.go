@@ -199,6 +199,14 @@ func (sc *statusChecks) checkPage(ctx context.Context, r *harness.Run, name stri
 			return fmt.Errorf("/ui's DOM lacks %s", want)
 		}
 	}
+	// The group is captured, so it has a flight recorder, and the page's
+	// link to it answers.
+	if g.FlightRecorder == "" {
+		return fmt.Errorf("/ui: no flight-recorder link for the captured group")
+	}
+	if body, code, err := httpGet(ctx, "http://"+sc.admin+g.FlightRecorder); err != nil || code != http.StatusOK || !strings.Contains(string(body), `"group":"`+sc.group+`"`) {
+		return fmt.Errorf("%s: HTTP %d, %v", g.FlightRecorder, code, err)
+	}
 	shot := filepath.Join(r.Dir, fmt.Sprintf("ui-%d-%s.png", sc.n, strings.ReplaceAll(name, " ", "-")))
 	return chromiumScreenshot(ctx, sc.chromium, url, shot)
 }
