@@ -90,6 +90,14 @@ var importRules = []importRule{
 		pkgs: []string{"migration/..."},
 		deny: []string{"proxy/...", "route/...", "upstream/...", kgo, kadm}, transitive: true,
 	},
+	{
+		// The status page reads the coordinator through its entry points
+		// and hears the coordinator's and the migration's events; it
+		// never reaches the cluster or the proxy itself.
+		rule: "status only reads the coordinator and hears events: no proxy, route, upstream, kgo or kadm, not even through another package",
+		pkgs: []string{"status/..."},
+		deny: []string{"proxy/...", "route/...", "upstream/...", kgo, kadm}, transitive: true,
+	},
 }
 
 // listedPackage is what the rules read of `go list -json`.

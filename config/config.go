@@ -50,6 +50,8 @@ type Config struct {
 	Streams Streams `koanf:"-"`
 	// Migration is the online migration policy (migration.go).
 	Migration Migration `koanf:"migration"`
+	// Capture is traffic capture for debugging migrations (capture.go).
+	Capture Capture `koanf:"capture"`
 }
 
 // Limits bound the proxy's memory per connection.
@@ -95,5 +97,6 @@ func Default() Config {
 		ProxyID:     "0",
 		Coordinator: DefaultCoordinator(),
 		Migration:   DefaultMigration(),
+		Capture:     DefaultCapture(),
 	}
 }

@@ -245,6 +245,9 @@ func (c *Config) Validate() error {
 	if c.Log.Format != "json" && c.Log.Format != "console" {
 		add("log.format %q: want json or console", c.Log.Format)
 	}
+	for _, e := range c.Capture.validate() {
+		add("%s", e)
+	}
 	for _, e := range c.Migration.validate() {
 		add("%s", e)
 	}

@@ -20,6 +20,7 @@ const (
 	sectionProxy     = "proxy"
 	sectionStreams   = "streams"
 	sectionMigration = "migration"
+	sectionCapture   = "capture"
 )
 
 // keyDocs is in README order.
@@ -55,6 +56,17 @@ var keyDocs = []keyDoc{
 
 	{"migration.policy", sectionMigration, "disabled, upgrade (classic → streams only), downgrade (streams → classic only), bidirectional — as Kafka's group.consumer.migration.policy", ""},
 	{"migration.group-policies", sectionMigration, "per-group override: group=policy,group=policy", "empty"},
+
+	{"capture.file", sectionCapture, "JSON-lines capture file", "empty (off)"},
+	{"capture.groups", sectionCapture, "comma-separated group ids; empty: every group", "empty"},
+	{"capture.client-ids", sectionCapture, "comma-separated client ids; empty: every client", "empty"},
+	{"capture.api-keys", sectionCapture, "API names or keys (JoinGroup,14); empty: the group APIs when capture.groups is set, else all", "empty"},
+	{"capture.max-bytes", sectionCapture, "the file rotates past this; rotated files are gzipped", ""},
+	{"capture.max-files", sectionCapture, "files kept, the live one included (the oldest are removed)", ""},
+	{"capture.flight-window", sectionCapture, "what a group's flight recorder keeps", ""},
+	{"capture.flight-max-bytes", sectionCapture, "bound of one flight recorder", ""},
+	{"capture.flight-max-groups", sectionCapture, "flight recorders at once (memory: this × max-bytes)", ""},
+	{"capture.flight-dir", sectionCapture, "where a flight recorder is written on a failure", "the file's directory, else the temp dir"},
 }
 
 // docOf is the keyDoc of key.

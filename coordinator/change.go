@@ -46,6 +46,7 @@ func (c *Coordinator) carryOut(s *shard, ch *streams.Change) {
 	s.group = ch.Group
 	for _, e := range ch.Logs {
 		c.writeLog(e)
+		logEvent(c.events, ch.Now, e)
 	}
 	ch.Logs = nil
 	if ch.ClaimTaken != nil {
@@ -90,6 +91,9 @@ func (c *Coordinator) createTopics(groupID string, todo []streams.CreatableTopic
 		names[i] = t.Name
 	}
 	c.creator.CreateTopics(todo, func(failed map[string]error) {
+		if c.timings != nil {
+			c.timings.TopicsCreated(len(todo)-len(failed), len(failed))
+		}
 		c.metadata.RequestRefresh(names)
 		c.run(groupID, func(s *shard) {
 			if s.group == nil {
@@ -167,12 +171,18 @@ func (c *Coordinator) commit(s *shard, ch *streams.Change) error {
 	if len(ch.Records) == 0 {
 		return nil
 	}
-	if err := c.log.Append(s.id, ch.Records); err != nil {
+	start := time.Now()
+	err := c.log.Append(s.id, ch.Records)
+	if c.timings != nil {
+		c.timings.LogAppended(time.Since(start), err)
+	}
+	if err != nil {
 		n := len(ch.Records) // rollback forgets them
 		c.logAppendFailure(s.id, n, err)
 		c.rollback(s, ch)
 		return fmt.Errorf("append %d records of group %s: %w", n, s.id, err)
 	}
+	recordsEvent(c.events, ch.Now, s.id, ch.Records)
 	ch.Records = nil
 	return nil
 }

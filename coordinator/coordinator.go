@@ -29,6 +29,8 @@ type Options struct {
 	// Logger gets what Kafka's group coordinator logs (logging.go); the
 	// zero Logger logs nothing.
 	Logger zerolog.Logger
+	// Events, if set, hears the group events (events.go).
+	Events Events
 }
 
 // Coordinator serves the streams groups. Its entry points never block: the
@@ -42,6 +44,8 @@ type Coordinator struct {
 	assignor  assignor.TaskAssignor
 	configure streams.ConfigureFunc
 	logger    zerolog.Logger
+	events    Events
+	timings   Timings
 
 	// configMu serializes group config changes end to end (validate,
 	// append to the log, install) without holding mu across the append.
@@ -91,6 +95,8 @@ func New(opts Options) (*Coordinator, error) {
 		assignor:  opts.Assignor,
 		configure: streams.DefaultConfigure,
 		logger:    opts.Logger,
+		events:    opts.Events,
+		timings:   timings(opts.Events),
 		cfg:       opts.Config,
 		shards:    map[string]*shard{},
 	}, nil

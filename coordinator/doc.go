@@ -58,6 +58,9 @@
 //     in streams; metadata.go: the MetadataSource and TopicCreator the
 //     runtime reaches the cluster through.
 //
+// Options.Events (events.go) hears the same events as values, with the
+// records each commit wrote, for the capture.
+//
 // Options.Logger gets what Kafka's group coordinator logs: epoch bumps,
 // fencings (the log entries of streams' operations), failed appends,
 // loads and unloads (the runtime's own).

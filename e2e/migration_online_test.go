@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/streamshift/streamshift/capture"
 	"github.com/streamshift/streamshift/e2e/harness"
 )
 
@@ -57,7 +60,7 @@ func (m *migrationRoll) replace(old, name, protocol string) harness.Step {
 // logs: a task closed dirty, TaskMigratedException, lost tasks, a member
 // fenced (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION).
 func (m *migrationRoll) check() harness.Step {
-	return harness.Step{Name: "no task active on two instances, none closed dirty", Do: func(ctx context.Context, r *harness.Run) error {
+	return harness.Step{Name: "no task active on two instances, none closed dirty", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
 		logs, err := filepath.Glob(filepath.Join(r.Dir, "app-*", "app.log"))
 		if err != nil {
 			return err
@@ -116,8 +119,17 @@ func (m *migrationRoll) check() harness.Step {
 // active on two instances at once; no task is closed dirty and no member
 // fenced (from the apps' logs); at the end the upstream group is a classic
 // group of the three apps again, without the anchor.
+//
+// Capture is on for the group: the timeline of the capture shows the
+// instances moving classic → streams → classic, the takeover and the
+// hand-back, and no task with two owners; its HTML page is opened in
+// headless Chromium, its DOM checked and a screenshot saved next to the
+// test's logs.
 func TestStreamsProxyOnlineMigration(t *testing.T) {
+	chromium := needChromium(t)
 	roll := &migrationRoll{ends: map[string]time.Time{}}
+	var captureFile string
+	st := &statusChecks{chromium: chromium, group: "e2e-count"}
 	rep := harness.RunScenario(t, harness.Scenario{
 		Name:          "online migration classic → streams → classic through streamshift on 3.9",
 		Broker:        harness.Kafka39,
@@ -125,20 +137,40 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 		GroupProtocol: "classic",
 		Guarantee:     "exactly_once_v2",
 		Hold:          10 * time.Second,
-		Route:         throughStreamshift("online"),
+		Route: func(ctx context.Context, r *harness.Run) (string, error) {
+			captureFile = filepath.Join(r.Dir, "capture.jsonl")
+			ports, err := harness.FreePorts(1)
+			if err != nil {
+				return "", err
+			}
+			st.admin = "127.0.0.1:" + strconv.Itoa(ports[0])
+			env := append(slices.Clone(nativeTestSettings), "STREAMSHIFT_CAPTURE_FILE="+captureFile, "STREAMSHIFT_CAPTURE_GROUPS=e2e-count",
+				"STREAMSHIFT_ADMIN_LISTEN="+st.admin)
+			addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "online", env...)
+			r.T.Cleanup(stop)
+			st.proxy = addr
+			return addr, nil
+		},
 		Steps: []harness.Step{
 			roll.start("c1", harness.App44, "classic"),
 			roll.start("c2", harness.App28, "classic"),
 			roll.start("c3", harness.App36, "classic"),
 			roll.replace("c1", "s1", "streams"),
+			st.step("after the takeover", statusWant{served: true, phase: "takeover", phaseDone: "done", classic: true, streams: true, takeovers: 1}),
 			roll.replace("c2", "s2", "streams"),
 			roll.replace("c3", "s3", "streams"),
+			st.step("all on streams", statusWant{served: true, phase: "takeover", phaseDone: "done", streams: true, takeovers: 1}),
 			roll.replace("s1", "c4", "classic"),
+			st.step("rolling back", statusWant{served: true, phase: "takeover", phaseDone: "done", classic: true, streams: true, takeovers: 1}),
 			roll.replace("s2", "c5", "classic"),
 			roll.replace("s3", "c6", "classic"),
+			st.step("after the hand-back", statusWant{served: false, phase: "hand-back", phaseDone: "done", takeovers: 1, handBacks: 1}),
 			roll.check(),
-			{Name: "handed back: the upstream classic group holds the apps, no anchor", Do: func(ctx context.Context, r *harness.Run) error {
+			{Name: "handed back: the upstream classic group holds the apps, no anchor", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
 				return checkHandedBack(ctx, r.Broker.Bootstrap, "e2e-count", 3)
+			}},
+			{Name: "the capture's timeline: classic → streams → classic, takeover and hand-back, no task with two owners", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
+				return checkCaptureTimeline(ctx, r, chromium, captureFile)
 			}},
 		},
 	})
@@ -217,4 +249,86 @@ func TestStreamsProxyClassicRollBaseline(t *testing.T) {
 			roll.check(),
 		},
 	})
+}
+
+// checkCaptureTimeline reads the capture the way `streamshift timeline`
+// does and checks what the migration must show: the first three members
+// classic, three on the streams protocol, three classic again; a takeover
+// and a hand-back done; no task with two owners. Then its HTML page in
+// headless Chromium: the DOM holds the members, phases and tasks, and a
+// screenshot is saved in the test's folder.
+func checkCaptureTimeline(ctx context.Context, r *harness.Run, chromium, file string) error {
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	lines, problems := capture.ReadLines(file, f)
+	f.Close()
+	st, _ := os.Stat(file)
+	r.T.Logf("capture: %d lines, %d bytes, %d skipped", len(lines), st.Size(), len(problems))
+	tl := capture.BuildTimeline(lines, "e2e-count")
+	var text strings.Builder
+	tl.WriteText(&text)
+	if err := os.WriteFile(filepath.Join(r.Dir, "timeline.txt"), []byte(text.String()), 0o644); err != nil {
+		return err
+	}
+	protocols := map[string]int{}
+	for _, ln := range tl.Lanes {
+		if len(ln.Protocols) > 0 && len(ln.Owned) > 0 {
+			protocols[ln.Protocols[0].Value]++
+		}
+	}
+	if protocols["classic"] < 6 || protocols["streams"] < 3 {
+		return fmt.Errorf("timeline members with tasks by protocol %v, want 6 classic and 3 streams (timeline.txt)", protocols)
+	}
+	done := map[string]int{}
+	for _, p := range tl.Phases {
+		if p.Outcome == "done" {
+			done[p.Kind]++
+		}
+	}
+	if done["takeover"] < 1 || done["hand-back"] < 1 {
+		return fmt.Errorf("timeline phases %+v, want a takeover and a hand-back done", tl.Phases)
+	}
+	if n := tl.Overlaps(); n != 0 {
+		return fmt.Errorf("timeline: %d times a task had two owners (timeline.txt)", n)
+	}
+	// A task may have no owner while a rebalance moves it (revoke, then
+	// assign), never otherwise.
+	if n := tl.Gaps(); n != 0 {
+		return fmt.Errorf("timeline: %d times a task had no owner outside a rebalance (timeline.txt)", n)
+	}
+	if len(tl.Tasks) == 0 {
+		return fmt.Errorf("timeline: no tasks")
+	}
+	page := filepath.Join(r.Dir, "timeline.html")
+	hf, err := os.Create(page)
+	if err != nil {
+		return err
+	}
+	if err := tl.WriteHTML(hf); err != nil {
+		hf.Close()
+		return err
+	}
+	hf.Close()
+	dom, err := chromiumDOM(ctx, chromium, "file://"+page)
+	if err != nil {
+		return err
+	}
+	for _, want := range []string{`data-phase="takeover"`, `data-phase="hand-back"`, `class="member"`, `data-task="` + tl.Tasks[0].Task + `"`, `class="z owned"`} {
+		if !strings.Contains(dom, want) {
+			return fmt.Errorf("timeline page's DOM lacks %s", want)
+		}
+	}
+	for _, ln := range tl.Lanes {
+		if !strings.Contains(dom, `data-member="`+ln.ClientID+`"`) {
+			return fmt.Errorf("timeline page's DOM lacks member %s", ln.ClientID)
+		}
+	}
+	shot := filepath.Join(r.Dir, "timeline.png")
+	if err := chromiumScreenshot(ctx, chromium, "file://"+page, shot); err != nil {
+		return err
+	}
+	r.T.Logf("timeline page checked in headless Chromium; screenshot %s", shot)
+	return nil
 }

@@ -1,6 +1,7 @@
 package migration
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -48,6 +49,8 @@ type HandBack struct {
 	Migration   MigrationConfig
 	// Translator serves the held JoinGroups of a hand-back given up.
 	Translator *translate.Translator
+	// Events hears the hand-back's phases (events.go).
+	Events Events
 
 	mu        sync.Mutex
 	runs      map[string]*handBackRun
@@ -98,8 +101,10 @@ func (h *HandBack) AfterHeartbeat(group string) {
 		h.runs[group] = run
 		h.mu.Unlock()
 		onBarrier := func(st coordinator.HandBackState) { h.stepHandBack(group, run, st) }
+		tell(h.Events, EventHandBackStarted, group, nil, nil)
 		hc.BeginHandBack(group, onBarrier, func(err error) {
 			if err != nil {
+				tell(h.Events, EventHandBackFailed, group, err, nil)
 				h.endHandBack(group, run)
 			}
 		})
@@ -131,22 +136,28 @@ func (h *HandBack) Hold(j translate.HeldJoin) {
 // member joined), gone or failed → barrier down, held joins served here.
 func (h *HandBack) stepHandBack(group string, run *handBackRun, st coordinator.HandBackState) {
 	if !st.Ready {
+		tell(h.Events, EventHandBackFailed, group, fmt.Errorf("barrier ended without the group ready (a streams member joined, or the group is gone)"), nil)
 		h.abortHandBack(group, run)
 		return
 	}
 	h.Upstream.LeaveAnchor(group, func(err error) {
 		if err != nil {
+			tell(h.Events, EventHandBackFailed, group, fmt.Errorf("anchor leave: %w", err), nil)
 			h.abortHandBack(group, run)
 			return
 		}
+		tell(h.Events, EventHandBackAnchorLeft, group, nil, nil)
 		h.Coordinator.FinishHandBack(group, func(err error) {
 			if err != nil {
 				// A streams member came in the meantime.
+				tell(h.Events, EventHandBackFailed, group, err, nil)
 				h.abortHandBack(group, run)
 				h.Upstream.HandBackDone(group)
 				return
 			}
-			h.forwardAllHeld(group, h.endHandBack(group, run))
+			held := h.endHandBack(group, run)
+			tell(h.Events, EventHandBackDone, group, nil, map[string]any{"heldJoins": len(held)})
+			h.forwardAllHeld(group, held)
 		})
 	})
 }

@@ -38,6 +38,9 @@ type Options struct {
 	// streams heartbeat interval.
 	RecoveryWindow time.Duration
 	Log            zerolog.Logger
+	// Events, if set, hears the phases of takeovers and hand-backs
+	// (events.go).
+	Events Events
 }
 
 // Migration is the online migration of the groups the routes see: the
@@ -80,7 +83,7 @@ func New(o Options) (*Migration, error) {
 		up:        &migrationUpstream{groups: o.Groups, anchors: o.Anchors, timeout: o.RequestTimeout, clock: c, log: o.Log},
 		takeovers: map[string]chan struct{}{},
 	}
-	hb := &HandBack{Coordinator: c, Upstream: m.up, Migration: o.Policy}
+	hb := &HandBack{Coordinator: c, Upstream: m.up, Migration: o.Policy, Events: o.Events}
 	m.t = translate.New(translate.Options{Coordinator: c, HandBack: hb, Log: o.Log})
 	hb.Translator = m.t
 	m.recovery = newRecovery(m, o.RecoveryWindow)

@@ -65,11 +65,14 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 	}
 	m.log.Info().Str("group", hb.Group).Str("upstream_state", g.State).Str("protocol", g.Protocol).
 		Int("classic_members", len(g.Members)).Msg("takeover of a live classic group starts")
+	tell(m.o.Events, EventTakeoverStarted, hb.Group, nil, map[string]any{"upstreamState": g.State, "protocol": g.Protocol, "classicMembers": len(g.Members), "memberId": hb.MemberID})
 	m.takeover.Run(hb, client, func(resp *kmsg.StreamsGroupHeartbeatResponse) {
 		if resp.ErrorCode != 0 {
 			m.log.Warn().Str("group", hb.Group).Int16("error_code", resp.ErrorCode).Str("error", deref(resp.ErrorMessage)).Msg("takeover did not complete")
+			tell(m.o.Events, EventTakeoverFailed, hb.Group, fmt.Errorf("error code %d: %s", resp.ErrorCode, deref(resp.ErrorMessage)), map[string]any{"errorCode": resp.ErrorCode})
 		} else {
 			m.log.Info().Str("group", hb.Group).Int32("group_epoch", resp.MemberEpoch).Msg("takeover done: the group is served by streamshift")
+			tell(m.o.Events, EventTakeoverDone, hb.Group, nil, map[string]any{"groupEpoch": resp.MemberEpoch})
 		}
 		finish()
 		respond(resp)

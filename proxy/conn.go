@@ -319,11 +319,11 @@ const streamMin = 64 << 10
 // rejects, and any request while a tap copies frames, wait for the whole frame.
 func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 	p := cc.p
-	if p.opts.Tap != nil {
-		return false
-	}
 	msg := prefix[4:]
 	key, version, corr := fixedHeader(msg)
+	if p.taps(key) {
+		return false
+	}
 	if key == int16(kmsg.ApiVersions) || key == int16(kmsg.SASLHandshake) || p.reg.lookup(key, version) != nil {
 		return false
 	}
@@ -411,9 +411,10 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 		if acks == 0 {
 			// No response will come, so no slot.
 			_, _ = cc.up.Write(frame)
-			if p.opts.Tap != nil {
+			if p.taps(key) {
+				now := time.Now()
 				p.opts.Tap.Exchange(&Exchange{Client: cc.info(), Key: key, Version: version, CorrelationID: corr,
-					Request: clone(frame), At: time.Now()})
+					Request: clone(frame), Received: now, At: now})
 			}
 			return gnet.None
 		}
@@ -425,8 +426,8 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 // forward writes a request upstream and queues its slot. gnet copies frame
 // only if the socket cannot take it at once.
 func (cc *clientConn) forward(frame []byte, s *slot) {
-	if cc.p.opts.Tap != nil && s.tapReq == nil {
-		s.tapReq = clone(frame)
+	if s.tapReq == nil && cc.p.taps(s.key) {
+		s.tapReq, s.tapAt = clone(frame), time.Now()
 	}
 	s.upstream = true
 	cc.ring.push(s)
@@ -440,8 +441,8 @@ func (cc *clientConn) apiVersions(frame []byte, version int16, corr int32) gnet.
 	p := cc.p
 	if version > maxApiVersions || version < 0 {
 		s := &slot{corr: corr, key: int16(kmsg.ApiVersions), version: version, local: true, done: true, resp: unsupportedApiVersions(corr)}
-		if p.opts.Tap != nil {
-			s.tapReq = clone(frame)
+		if p.taps(s.key) {
+			s.tapReq, s.tapAt = clone(frame), time.Now()
 		}
 		cc.buffered += len(s.resp)
 		cc.ring.push(s)
@@ -562,7 +563,7 @@ const streamChunk = 1 << 20
 // through while it arrives: it answers the head of the ring (nothing is
 // written before it), needs no rewriting and no tap copy.
 func (cc *clientConn) canStream(s *slot, head []byte) bool {
-	return cc.ring.peek() == s && !s.rewrite && !s.rewritten && cc.p.opts.Tap == nil &&
+	return cc.ring.peek() == s && !s.rewrite && !s.rewritten && s.tapReq == nil &&
 		s.corr == int32(binary.BigEndian.Uint32(head[4:]))
 }
 
@@ -672,9 +673,9 @@ func (cc *clientConn) flush() {
 }
 
 func (cc *clientConn) writeClient(s *slot, b []byte) {
-	if tap := cc.p.opts.Tap; tap != nil {
-		tap.Exchange(&Exchange{Client: cc.info(), Key: s.key, Version: s.version, CorrelationID: s.corr,
-			Request: s.tapReq, Response: clone(b), Local: s.local, At: time.Now()})
+	if s.tapReq != nil {
+		cc.p.opts.Tap.Exchange(&Exchange{Client: cc.info(), Key: s.key, Version: s.version, CorrelationID: s.corr,
+			Request: s.tapReq, Response: clone(b), Local: s.local, Received: s.tapAt, At: time.Now()})
 	}
 	_, _ = cc.conn.Write(b)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -55,33 +56,13 @@ func BenchmarkForwardProduce(b *testing.B) {
 			p := startProxy(b, []string{up.addr()}, func(o *Options) {
 				o.Log = zerolog.Nop()
 			})
-			req := kmsg.NewPtrProduceRequest()
-			req.Version = 11
-			req.Acks = 1
-			req.TimeoutMillis = 5000
-			req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: make([]byte, size)}}}}
-			id := "bench"
-			frame := appendRequestFrame(nil, 0, &id, req)
+			frame := benchProduceFrame(size)
 			direct := dialRaw(b, up.addr())
 			proxied := dialRaw(b, p.addr)
 			buf := make([]byte, 0, 256)
 			roundTrip := func(c *rawConn, corr int32) time.Duration {
-				binary.BigEndian.PutUint32(frame[8:], uint32(corr))
 				start := time.Now()
-				if _, err := c.Write(frame); err != nil {
-					b.Fatal(err)
-				}
-				var sz [4]byte
-				if _, err := io.ReadFull(c, sz[:]); err != nil {
-					b.Fatal(err)
-				}
-				buf = buf[:binary.BigEndian.Uint32(sz[:])]
-				if _, err := io.ReadFull(c, buf); err != nil {
-					b.Fatal(err)
-				}
-				if got := int32(binary.BigEndian.Uint32(buf)); got != corr {
-					b.Fatalf("correlation id %d, want %d", got, corr)
-				}
+				buf = rawRoundTrip(b, c, frame, buf, corr)
 				return time.Since(start)
 			}
 			for i := 0; i < 20; i++ { // connections dialled, buffers grown
@@ -99,4 +80,37 @@ func BenchmarkForwardProduce(b *testing.B) {
 			b.ReportMetric(float64(pt-dt)/float64(b.N)/1e3, "µs-added/op")
 		})
 	}
+}
+
+// benchProduceFrame is the frame of a Produce v11 (acks 1) of size bytes of
+// records to one partition, as the forwarding benchmarks send it.
+func benchProduceFrame(size int) []byte {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 11
+	req.Acks = 1
+	req.TimeoutMillis = 5000
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: make([]byte, size)}}}}
+	id := "bench"
+	return appendRequestFrame(nil, 0, &id, req)
+}
+
+// rawRoundTrip writes frame on c with correlation id corr and reads the
+// answer into buf (returned, grown as needed), checking its correlation id.
+func rawRoundTrip(b *testing.B, c *rawConn, frame, buf []byte, corr int32) []byte {
+	binary.BigEndian.PutUint32(frame[8:], uint32(corr))
+	if _, err := c.Write(frame); err != nil {
+		b.Fatal(err)
+	}
+	var sz [4]byte
+	if _, err := io.ReadFull(c, sz[:]); err != nil {
+		b.Fatal(err)
+	}
+	buf = slices.Grow(buf[:0], int(binary.BigEndian.Uint32(sz[:])))[:binary.BigEndian.Uint32(sz[:])]
+	if _, err := io.ReadFull(c, buf); err != nil {
+		b.Fatal(err)
+	}
+	if got := int32(binary.BigEndian.Uint32(buf)); got != corr {
+		b.Fatalf("correlation id %d, want %d", got, corr)
+	}
+	return buf
 }

@@ -3,6 +3,7 @@ package proxy
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -30,8 +31,8 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 		cc.clientID = *h.clientID
 	}
 	s := &slot{corr: corr, key: key, version: version, local: true}
-	if p.opts.Tap != nil {
-		s.tapReq = own
+	if p.taps(key) {
+		s.tapReq, s.tapAt = own, time.Now()
 	}
 	cc.ring.push(s)
 	cc.blocked = true

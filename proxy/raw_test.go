@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -320,7 +321,11 @@ func TestDrainAnswersInFlight(t *testing.T) {
 type recordingTap struct {
 	mu sync.Mutex
 	ex []*Exchange
+	// only, if set, are the keys wanted.
+	only []int16
 }
+
+func (r *recordingTap) Wants(key int16) bool { return r.only == nil || slices.Contains(r.only, key) }
 
 func (r *recordingTap) Exchange(e *Exchange) {
 	r.mu.Lock()
@@ -357,5 +362,30 @@ func TestTapSeesExchanges(t *testing.T) {
 	}
 	if !tap.ex[2].Local {
 		t.Error("too-new ApiVersions not marked local")
+	}
+	for i, e := range tap.ex {
+		if e.Received.IsZero() || e.At.Before(e.Received) {
+			t.Errorf("exchange %d: received %v, answered %v", i, e.Received, e.At)
+		}
+	}
+}
+
+// TestTapOnlyWantedKeys: a key the tap does not want is neither copied nor
+// handed over.
+func TestTapOnlyWantedKeys(t *testing.T) {
+	c := newCluster(t)
+	tap := &recordingTap{only: []int16{int16(kmsg.ApiVersions)}}
+	p := startProxy(t, c.ListenAddrs(), func(o *Options) { o.Tap = tap })
+	rc := dialRaw(t, p.addr)
+	md := kmsg.NewPtrMetadataRequest()
+	md.Version = 9
+	rc.send(1, md)
+	rc.recv()
+	rc.send(2, apiVersionsReq(3))
+	rc.recv()
+	tap.mu.Lock()
+	defer tap.mu.Unlock()
+	if len(tap.ex) != 1 || tap.ex[0].Key != int16(kmsg.ApiVersions) {
+		t.Fatalf("exchanges %+v, want the ApiVersions one only", tap.ex)
 	}
 }

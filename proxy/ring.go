@@ -1,6 +1,10 @@
 package proxy
 
-import "github.com/twmb/franz-go/pkg/kmsg"
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
 
 // slot is one request of a client connection that expects a response. Slots
 // sit in the connection's ring in request order; a response is written to the
@@ -29,6 +33,7 @@ type slot struct {
 	local bool
 	// tapReq is a copy of the request frame, kept only when a Tap is set.
 	tapReq []byte
+	tapAt  time.Time
 }
 
 // slotQueue is a FIFO of slots. The connection keeps two: the ring (every slot,

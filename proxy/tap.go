@@ -2,12 +2,21 @@ package proxy
 
 import "time"
 
-// Tap sees every request/response exchange of every client connection, for
-// capture and inspection tools. Exchange is called on a gnet loop with frames
-// copied for the tap: it must return at once (hand the exchange to a channel
-// or buffer) and may keep the exchange. With no Tap set nothing is copied.
+// Tap sees the request/response exchanges of the keys it wants, for
+// capture and inspection tools. Wants is asked on a gnet loop for every
+// request: it must be as cheap as a bit test. Exchange is called on a gnet
+// loop with frames copied for the tap: it must return at once (hand the
+// exchange to a channel or buffer) and may keep the exchange. With no Tap
+// set, or a key not wanted, nothing is copied and large frames still pass
+// through while they arrive.
 type Tap interface {
+	Wants(key int16) bool
 	Exchange(e *Exchange)
+}
+
+// taps says whether exchanges of key go to the tap.
+func (p *Proxy) taps(key int16) bool {
+	return p.opts.Tap != nil && p.opts.Tap.Wants(key)
 }
 
 // Exchange is one request and its response as the client saw them.
@@ -23,6 +32,7 @@ type Exchange struct {
 	Response []byte
 	// Local is set when the proxy answered without the upstream.
 	Local bool
-	// At is when the response was written (the request time for acks=0).
-	At time.Time
+	// Received is when the request was read; At is when the response
+	// was written (the request time for acks=0).
+	Received, At time.Time
 }

@@ -30,6 +30,8 @@ type MigrationOptions struct {
 	// handed back (migration/recovery.go). Default 10s: twice Kafka's
 	// default streams heartbeat interval.
 	RecoveryWindow time.Duration
+	// Events, if set, hears the takeovers' and hand-backs' phases.
+	Events migration.Events
 }
 
 // Migration is the online migration's part of the routes, over package
@@ -65,6 +67,7 @@ func newMigration(r *Routes, o MigrationOptions) (*Migration, error) {
 		DrainTimeout:   o.DrainTimeout,
 		RecoveryWindow: o.RecoveryWindow,
 		Log:            r.o.Log,
+		Events:         o.Events,
 	})
 	if err != nil {
 		return nil, err

@@ -167,5 +167,5 @@ func adminURL(admin, advertised string) string {
 	if ip := net.ParseIP(host); (ip == nil || ip.IsUnspecified()) && advertised != "" {
 		host = advertised
 	}
-	return "http://" + net.JoinHostPort(host, port) + "  (/healthz /readyz /metrics)"
+	return "http://" + net.JoinHostPort(host, port) + "  (/ui: the groups; /healthz /readyz /metrics /api/groups)"
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -67,6 +69,11 @@ func TestDemo(t *testing.T) {
 	d.stop(t)
 	if out := d.stdout(); !strings.Contains(out, "nothing on disk") || !strings.Contains(out, "group.protocol=streams") || !strings.Contains(out, "stopped") {
 		t.Fatalf("demo output:\n%s", out)
+	}
+	// The coordinator's own log lines (the group epoch bumped by the join)
+	// reach the process's log.
+	if b, err := os.ReadFile(d.logs); err != nil || !bytes.Contains(b, []byte(`"component":"coordinator"`)) || !bytes.Contains(b, []byte("Bumped streams group epoch")) {
+		t.Fatalf("demo logs lack the coordinator's lines (%v):\n%s", err, b)
 	}
 }
 

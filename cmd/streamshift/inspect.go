@@ -11,6 +11,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/capture"
 	"github.com/streamshift/streamshift/classicstreams"
 )
 
@@ -23,6 +26,7 @@ kinds:
   assignment              Kafka Streams AssignmentInfo (SyncGroup user data, v1-v11)
   consumer-subscription   JoinGroup protocol metadata (ConsumerProtocolSubscription v0-v3) and the SubscriptionInfo inside
   consumer-assignment     SyncGroup member assignment (ConsumerProtocolAssignment v0-v3) and the AssignmentInfo inside
+  line                    one capture line (JSON, as the argument or @file): checked against kmsg and printed indented
 
 input: hex (spaces and a 0x prefix allowed), else standard or URL-safe base64;
 @file reads a file (hex or base64 text, else raw bytes), @- reads standard input.
@@ -45,6 +49,9 @@ func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	kind := args[0]
+	if kind == "line" {
+		return inspectLine(args[1], stdin, stdout, stderr)
+	}
 	b, err := readInput(args[1], stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
@@ -55,13 +62,7 @@ func runInspect(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
 		return 2
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
-		return 1
-	}
-	return 0
+	return printJSON(stdout, stderr, v)
 }
 
 // Consumer-protocol envelopes are printed with the Streams payload they
@@ -149,14 +150,7 @@ func userDataErr(err error, base int) error {
 }
 
 func readInput(arg string, stdin io.Reader) ([]byte, error) {
-	if name, ok := strings.CutPrefix(arg, "@"); ok {
-		var raw []byte
-		var err error
-		if name == "-" {
-			raw, err = io.ReadAll(stdin)
-		} else {
-			raw, err = os.ReadFile(name)
-		}
+	if raw, isFile, err := readArg(arg, stdin); isFile {
 		if err != nil {
 			return nil, err
 		}
@@ -170,6 +164,32 @@ func readInput(arg string, stdin io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("input is neither hex nor base64")
 	}
 	return b, nil
+}
+
+// readArg is an argument's text, or with @file the file's bytes (@- stdin);
+// isFile says which.
+func readArg(arg string, stdin io.Reader) (raw []byte, isFile bool, err error) {
+	name, ok := strings.CutPrefix(arg, "@")
+	switch {
+	case !ok:
+		return []byte(arg), false, nil
+	case name == "-":
+		raw, err = io.ReadAll(stdin)
+	default:
+		raw, err = os.ReadFile(name)
+	}
+	return raw, true, err
+}
+
+// printJSON prints v indented; the result is inspect's exit code.
+func printJSON(stdout, stderr io.Writer, v any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
+		return 1
+	}
+	return 0
 }
 
 // parseText reads hex first (it is also valid base64 at times), then base64.
@@ -186,4 +206,39 @@ func parseText(s string) ([]byte, error) {
 		}
 	}
 	return nil, errors.New("not hex or base64")
+}
+
+// inspectLine checks one capture line: its bodies decode into the kmsg
+// request and response of its API and version.
+func inspectLine(arg string, stdin io.Reader, stdout, stderr io.Writer) int {
+	raw, _, err := readArg(arg, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "streamshift inspect: %v\n", err)
+		return 2
+	}
+	var l capture.Line
+	if err := json.Unmarshal(bytes.TrimSpace(raw), &l); err != nil {
+		fmt.Fprintf(stderr, "streamshift inspect: not a capture line: %v\n", err)
+		return 2
+	}
+	if l.Type == "exchange" && l.APIKey != nil {
+		for _, body := range []struct {
+			data json.RawMessage
+			msg  kmsg.Request
+			resp kmsg.Response
+		}{{data: l.Request, msg: kmsg.RequestForKey(*l.APIKey)}, {data: l.Response, resp: kmsg.ResponseForKey(*l.APIKey)}} {
+			var dst any = body.msg
+			if body.msg == nil {
+				dst = body.resp
+			}
+			if len(body.data) == 0 || dst == nil {
+				continue
+			}
+			if err := capture.DecodeBody(body.data, dst); err != nil {
+				fmt.Fprintf(stderr, "streamshift inspect: %s v%d: %v\n", l.APIName, l.APIVersion, err)
+				return 2
+			}
+		}
+	}
+	return printJSON(stdout, stderr, l)
 }

@@ -112,3 +112,17 @@ func TestInspectNotesFutureAndNamedTopology(t *testing.T) {
 		t.Fatalf("named: rc %d %s %s", rc, out, errs)
 	}
 }
+
+// TestInspectCaptureLine: a capture line is checked against kmsg; a body
+// that does not fit its API is refused.
+func TestInspectCaptureLine(t *testing.T) {
+	good := `{"type":"exchange","wall":"2026-01-01T00:00:00Z","monoNs":1,"apiKey":12,"apiName":"Heartbeat","apiVersion":4,"request":{"groupId":"g","generationId":3,"memberId":"m","groupInstanceId":null},"response":{"throttleTimeMs":0,"errorCode":27}}`
+	var out, errOut bytes.Buffer
+	if code := runInspect([]string{"line", good}, nil, &out, &errOut); code != 0 || !strings.Contains(out.String(), `"groupId": "g"`) {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	bad := strings.Replace(good, `"generationId":3`, `"generationId":"x"`, 1)
+	if code := runInspect([]string{"line", bad}, nil, &out, &errOut); code != 2 {
+		t.Fatalf("exit %d for a body that does not fit", code)
+	}
+}

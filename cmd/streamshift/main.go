@@ -13,6 +13,7 @@ commands:
   run       run the proxy (see: streamshift run --help)
   demo      run it in front of an embedded in-memory Kafka cluster, nothing else needed (see: streamshift demo --help)
   inspect   decode captured Kafka Streams rebalance metadata (see: streamshift inspect --help)
+  timeline  a group's history from capture files, as text or HTML (see: streamshift timeline --help)
 `
 
 func main() {
@@ -27,6 +28,8 @@ func main() {
 		os.Exit(demoCmd(os.Args[2:]))
 	case "inspect":
 		os.Exit(inspectCmd(os.Args[2:]))
+	case "timeline":
+		os.Exit(runTimeline(os.Args[2:], os.Stdout, os.Stderr))
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/status"
 )
 
 // runCmd is `streamshift run`: the proxy in front of the upstream cluster.
@@ -60,7 +62,18 @@ func loadConfig(command string, args []string) (cfg *config.Config, log zerolog.
 func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready func(ctx context.Context, admin string)) int {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	p, err := proxy.New(proxyOptions(cfg, log, reg))
+	rec, err := newRecorder(cfg, log, reg)
+	if err != nil {
+		log.Error().Err(err).Msg("capture")
+		return 2
+	}
+	defer rec.Close()
+	groupMetrics := status.NewMetrics(reg)
+	statusEvents := status.NewEvents(groupMetrics)
+	var statusSrv atomic.Pointer[status.Server]
+	popts := proxyOptions(cfg, log, reg)
+	popts.Tap = captureTap{rec}
+	p, err := proxy.New(popts)
 	if err != nil {
 		log.Error().Err(err).Msg("invalid proxy configuration")
 		return 2
@@ -74,7 +87,7 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 			return 1
 		}
 		admin = ln.Addr().String()
-		srv := &http.Server{Handler: p.AdminHandler(reg), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: adminWithStatus(adminWithCapture(p.AdminHandler(reg), rec), statusSrv.Load), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error().Err(err).Msg("admin server")
@@ -85,15 +98,17 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 			defer cancel()
 			_ = srv.Shutdown(sctx)
 		}()
-		log.Info().Str("admin_listen", admin).Msg("admin endpoints: /healthz /readyz /metrics")
+		log.Info().Str("admin_listen", admin).Msg("admin endpoints: /healthz /readyz /metrics /capture /ui /api/groups")
 	}
 
-	streams, err := startStreams(ctx, cfg, p, log)
+	streams, err := startStreams(ctx, cfg, p, groupEvents{captureEvents{rec}, statusEvents}, log)
 	if err != nil {
 		log.Error().Err(err).Msg("streams-group coordinator")
 		return 1
 	}
 	defer streams.close()
+	groupMetrics.Bind(streams.coord, statusEvents)
+	statusSrv.Store(status.New(status.Options{Coordinator: streams.coord, Events: statusEvents, FlightRecorders: flightRecorders(rec)}))
 
 	if ready != nil {
 		rctx, cancel := context.WithCancel(ctx) // also ends when the proxy fails

@@ -55,7 +55,9 @@ func controlPlaneOpts(cfg *config.Config) []kgo.Opt {
 // startStreams builds the coordinator, its upstream integration (metadata,
 // internal topics, ownership, anchor members, optional durable log) and the
 // routes of the intercepted keys (package route), registered on p once.
-func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (*streamsRuntime, error) {
+// events hears the coordinator's and the migration's events (the capture,
+// the status page and its metrics).
+func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, events groupEvents, log zerolog.Logger) (*streamsRuntime, error) {
 	ccfg, err := cfg.Streams.CoordinatorConfig()
 	if err != nil {
 		return nil, err
@@ -80,6 +82,8 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 		Config:       ccfg,
 		Metadata:     meta,
 		TopicCreator: upstream.NewTopicCreator(ctl, meta, 0),
+		Events:       events,
+		Logger:       log.With().Str("component", "coordinator").Logger(),
 	}
 	var records []coordinator.Record
 	if cfg.Coordinator.DurableLog {
@@ -116,6 +120,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, log z
 	if err != nil {
 		return nil, err
 	}
+	mig.Events = events
 	routes, err := route.New(route.Options{
 		Coordinator:         rt.coord,
 		Ownership:           coordinator.NewOwnership(rt.coord, upstream.NewGroups(ctl), nil),

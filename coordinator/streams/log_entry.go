@@ -29,6 +29,9 @@ type LogField struct {
 // LogEntry is one line to log. A nil entry (a debug line nobody wants)
 // takes every call and logs nothing.
 type LogEntry struct {
+	// Event names what the line reports, for the coordinator's event hook
+	// (the Event* constants of logging.go); empty for other lines.
+	Event  string
 	Level  LogLevel
 	Fields []LogField
 	Format string
@@ -48,6 +51,14 @@ func (e *LogEntry) Int(k string, v int) *LogEntry           { return e.add(k, v)
 func (e *LogEntry) Int32(k string, v int32) *LogEntry       { return e.add(k, v) }
 func (e *LogEntry) Dur(k string, v time.Duration) *LogEntry { return e.add(k, v) }
 func (e *LogEntry) Err(err error) *LogEntry                 { return e.add("error", err) }
+
+// Ev names the entry's event.
+func (e *LogEntry) Ev(kind string) *LogEntry {
+	if e != nil {
+		e.Event = kind
+	}
+	return e
+}
 
 // Msgf sets the message, formatted when the entry is written.
 func (e *LogEntry) Msgf(format string, args ...any) {

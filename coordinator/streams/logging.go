@@ -25,6 +25,15 @@ const (
 	bumpAssignmentConfigs    = "assignment configs changed"
 )
 
+// Events a log entry reports (LogEntry.Event), in the vocabulary of
+// Kafka's coordinator log lines.
+const (
+	EventGroupEpochBumped = "group-epoch-bumped"
+	EventTargetAssignment = "target-assignment-computed"
+	EventMemberFenced     = "member-fenced"
+	EventMemberLeft       = "member-left"
+)
+
 // logAt starts an entry of the group at level; nil for a debug line when
 // debug lines are not wanted.
 func (ch *Change) logAt(level LogLevel) *LogEntry {
@@ -48,14 +57,14 @@ func (ch *Change) logDebug(memberID string) *LogEntry {
 // previous epoch and why.
 func (ch *Change) logEpochBump(memberID string, previous int32, v *GroupMetadataValue, why []string) {
 	reason := strings.Join(why, ", ")
-	ch.logInfo(memberID).Int32("previous_epoch", previous).Int32("epoch", v.Epoch).Str("reason", reason).
+	ch.logInfo(memberID).Ev(EventGroupEpochBumped).Int32("previous_epoch", previous).Int32("epoch", v.Epoch).Str("reason", reason).
 		Msgf("[GroupId %s][MemberId %s] Bumped streams group epoch from %d to %d with metadata hash %d and validated topology epoch %d because: %s.",
 			ch.GroupID, memberID, previous, v.Epoch, v.MetadataHash, v.ValidatedTopologyEpoch, reason)
 }
 
 // logFenced is Kafka's fencing line; reason completes "because ...".
 func (ch *Change) logFenced(m *Member, reason string) {
-	ch.logInfo(m.ID).Str("reason", reason).
+	ch.logInfo(m.ID).Ev(EventMemberFenced).Str("reason", reason).
 		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.GroupID, m.ID, reason)
 }
 
@@ -64,9 +73,9 @@ func (ch *Change) logFenced(m *Member, reason string) {
 // through explicit `LeaveGroup` request").
 func (ch *Change) logLeft(m *Member, how string) {
 	if id := m.InstanceID(); id != "" {
-		ch.logInfo(m.ID).Str("instance", id).
+		ch.logInfo(m.ID).Ev(EventMemberLeft).Str("instance", id).
 			Msgf("[GroupId %s][MemberId %s] Static member %s with instance id %s %s.", ch.GroupID, m.ID, m.ID, id, how)
 		return
 	}
-	ch.logInfo(m.ID).Msgf("[GroupId %s][MemberId %s] Member %s %s.", ch.GroupID, m.ID, m.ID, how)
+	ch.logInfo(m.ID).Ev(EventMemberLeft).Msgf("[GroupId %s][MemberId %s] Member %s %s.", ch.GroupID, m.ID, m.ID, how)
 }

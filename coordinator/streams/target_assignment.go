@@ -42,7 +42,7 @@ func (ch *Change) computeTargetAssignment() error {
 			return err
 		}
 		took := ch.Wall().Sub(start)
-		ch.logAt(LevelInfo).Int32("epoch", g.GroupEpoch).Dur("took", took).
+		ch.logAt(LevelInfo).Ev(EventTargetAssignment).Int32("epoch", g.GroupEpoch).Dur("took", took).
 			Msgf("[GroupId %s] Computed a new target assignment for epoch %d with '%s' assignor in %dms.", g.ID, g.GroupEpoch, ch.Assignor.Name(), took.Milliseconds())
 		for _, id := range ids {
 			a := ga.Members[id]

@@ -41,10 +41,14 @@ type Scenario struct {
 	Steps []Step
 }
 
-// Step is one action of a scenario; after it the runner waits for the group to settle.
+// Step is one action of a scenario; after it the runner waits for the group
+// to settle and holds it under input (Scenario.Hold).
 type Step struct {
 	Name string
 	Do   func(ctx context.Context, r *Run) error
+	// Check: the step only looks (logs, the status page, a describe) and
+	// changes nothing, so it has no settling wait and no hold.
+	Check bool
 }
 
 // StartInstances starts named app instances at once.
@@ -206,6 +210,14 @@ func RunScenario(t testing.TB, sc Scenario) *Report {
 		at := time.Now()
 		if err := st.Do(ctx, r); err != nil {
 			t.Fatalf("step %s: %v", name, err)
+		}
+		if st.Check {
+			if err := r.appsHealthy(); err != nil {
+				t.Fatalf("step %s: %v", name, err)
+			}
+			rep.Steps = append(rep.Steps, StepReport{Step: st.Name, At: at, Instances: len(r.liveApps()), Assignment: r.Tracker.Assignment()})
+			t.Logf("step %s: checked in %s", name, time.Since(at).Round(time.Millisecond))
+			continue
 		}
 		sctx, cancel := context.WithTimeout(ctx, sc.StepLimit)
 		stopWatch := r.watchApps(cancel)

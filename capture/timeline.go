@@ -1,0 +1,504 @@
+package capture
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The timeline reads capture lines back and answers what an operator asks
+// after a migration went wrong: per member (a client id: one Kafka Streams
+// thread's consumer, whatever protocol and member id it has) its protocol,
+// epochs and generations and the tasks the coordinator gave it over time;
+// per task its owners, and any time with no owner or two owners; the
+// errors each client got; how long each migration step took. Ownership is
+// what the coordinator handed out: a SyncGroup assignment (its Streams
+// AssignmentInfo's active tasks) or a StreamsGroupHeartbeat's active tasks,
+// until the next one, a leave or a fencing.
+//
+// A task with no owner for the length of a rebalance is what Kafka Streams
+// does by design (the old owner revokes, commits, then the task is assigned
+// to its new owner: cooperative rebalancing in the classic protocol, the
+// streams protocol's revoke-then-assign), so such a gap is reported as a
+// rebalance's and not flagged. A gap counts as a rebalance's when something
+// started a rebalance (a group epoch bump, a JoinGroup, a leave, a fencing)
+// after the task's previous owner was given it and before the task was
+// assigned again: the rebalance moved it. A task taken from its owner with
+// no rebalance since the owner got it, or still without an owner at the
+// capture's end, is flagged.
+
+// ReadLines reads capture lines (plain or gzipped) and reports garbled or
+// truncated ones with their line numbers instead of failing.
+func ReadLines(name string, r io.Reader) (lines []Line, problems []string) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	if head, err := br.Peek(2); err == nil && head[0] == 0x1f && head[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, []string{fmt.Sprintf("%s: %v", name, err)}
+		}
+		br = bufio.NewReaderSize(zr, 1<<20)
+	}
+	n := 0
+	for {
+		b, err := br.ReadBytes('\n')
+		if len(b) > 0 {
+			n++
+			b = bytes.TrimSpace(b)
+			if len(b) > 0 {
+				var l Line
+				if jerr := json.Unmarshal(b, &l); jerr != nil || (l.Type != "exchange" && l.Type != "event") {
+					if jerr == nil {
+						jerr = fmt.Errorf("type %q is neither exchange nor event", l.Type)
+					}
+					problems = append(problems, fmt.Sprintf("%s:%d: skipped: %v", name, n, jerr))
+				} else {
+					lines = append(lines, l)
+				}
+			}
+		}
+		if err != nil {
+			if err != io.EOF {
+				problems = append(problems, fmt.Sprintf("%s:%d: %v", name, n+1, err))
+			}
+			return lines, problems
+		}
+	}
+}
+
+// Timeline is a group's history as a capture shows it.
+type Timeline struct {
+	Group      string
+	Start, End time.Time
+	Lanes      []*Lane
+	Tasks      []*TaskHistory
+	Phases     []Phase
+	// Rebalances are the times a rebalance started: what tells a
+	// rebalance's gap.
+	Rebalances []time.Time
+	Marks      []Mark
+	// Problems are input lines skipped.
+	Problems []string
+}
+
+// Lane is one member's history: a client id (a Streams thread's consumer).
+type Lane struct {
+	ClientID  string
+	MemberIDs []string
+	Protocols []At[string]
+	// Epochs are member epochs (streams) and generations (classic).
+	Epochs []At[string]
+	// Owned is each assignment the member got.
+	Owned  []At[[]string]
+	Errors map[string]int
+	// ErrorsAt are the errors as they came, for markers.
+	ErrorsAt []At[string]
+	owned    []string
+	left     bool
+}
+
+// At is a value from a time on.
+type At[T any] struct {
+	At    time.Time
+	Value T
+}
+
+// TaskHistory is one task's owners over time.
+type TaskHistory struct {
+	Task     string
+	Owners   []Span
+	Gaps     []Gap
+	Overlaps []Span // Lane names the owners, comma-separated
+}
+
+// Span is a time interval of a lane.
+type Span struct {
+	Lane     string
+	From, To time.Time
+}
+
+func (s Span) Dur() time.Duration { return s.To.Sub(s.From) }
+
+// Gap is a time a task had no owner.
+type Gap struct {
+	Span
+	// Rebalance: it lasted no longer than a rebalance that moved the task
+	// (expected, not flagged).
+	Rebalance bool
+	// AtEnd: the task still had no owner when the capture ended.
+	AtEnd bool
+}
+
+// Phase is a migration step, from its start to its end event.
+type Phase struct {
+	Kind       string // takeover or hand-back
+	From, To   time.Time
+	Outcome    string // done, failed, or running at the capture's end
+	Reason     string
+	Steps      []At[string]
+	openedWith string
+}
+
+// Mark is an event worth a marker: an epoch bump, a fencing.
+type Mark struct {
+	At            time.Time
+	Kind, Member  string
+	Lane, Message string
+}
+
+// BuildTimeline computes the timeline of group (the group of the first
+// migration event or group request when empty) from capture lines.
+func BuildTimeline(lines []Line, group string) *Timeline {
+	sort.SliceStable(lines, func(i, j int) bool { return lines[i].Wall.Before(lines[j].Wall) })
+	if group == "" {
+		group = guessGroup(lines)
+	}
+	t := &Timeline{Group: group}
+	lanes := map[string]*Lane{}
+	byMember := map[string]*Lane{}
+	tasks := map[string]*TaskHistory{}
+	open := map[string]map[string]time.Time{} // task → lane → since
+	lane := func(l *Line) *Lane {
+		key := l.ClientID
+		if key == "" {
+			key = fmt.Sprintf("conn-%d", l.ConnID)
+		}
+		ln := lanes[key]
+		if ln == nil {
+			ln = &Lane{ClientID: key, Errors: map[string]int{}}
+			lanes[key] = ln
+			t.Lanes = append(t.Lanes, ln)
+		}
+		return ln
+	}
+	setOwned := func(ln *Lane, at time.Time, owned []string) {
+		slices.Sort(owned)
+		owned = slices.Compact(owned)
+		for _, task := range ln.owned {
+			if !slices.Contains(owned, task) {
+				th := tasks[task]
+				th.Owners = append(th.Owners, Span{ln.ClientID, open[task][ln.ClientID], at})
+				delete(open[task], ln.ClientID)
+			}
+		}
+		for _, task := range owned {
+			if !slices.Contains(ln.owned, task) {
+				if tasks[task] == nil {
+					tasks[task] = &TaskHistory{Task: task}
+					open[task] = map[string]time.Time{}
+				}
+				open[task][ln.ClientID] = at
+			}
+		}
+		if !slices.Equal(owned, ln.owned) || len(ln.Owned) == 0 {
+			ln.Owned = append(ln.Owned, At[[]string]{at, owned})
+		}
+		ln.owned = owned
+	}
+	protocol := func(ln *Lane, at time.Time, p string) {
+		if n := len(ln.Protocols); n == 0 || ln.Protocols[n-1].Value != p {
+			ln.Protocols = append(ln.Protocols, At[string]{at, p})
+		}
+	}
+	member := func(ln *Lane, id string) {
+		if id != "" && !slices.Contains(ln.MemberIDs, id) {
+			ln.MemberIDs = append(ln.MemberIDs, id)
+			byMember[id] = ln
+		}
+	}
+	epoch := func(ln *Lane, at time.Time, s string) {
+		if n := len(ln.Epochs); n == 0 || ln.Epochs[n-1].Value != s {
+			ln.Epochs = append(ln.Epochs, At[string]{at, s})
+		}
+	}
+	var phases []*Phase
+	running := map[string]*Phase{}
+	for i := range lines {
+		l := &lines[i]
+		if l.Type == "event" {
+			if l.Group != group {
+				continue
+			}
+			t.extend(l.Wall)
+			t.event(l, running, &phases, byMember, setOwned)
+			continue
+		}
+		if !slices.Contains(l.Groups, group) || l.APIKey == nil {
+			continue
+		}
+		t.extend(l.Wall)
+		ln := lane(l)
+		for _, e := range l.Errors {
+			ln.Errors[l.APIName+": "+e]++
+			ln.ErrorsAt = append(ln.ErrorsAt, At[string]{l.Wall, l.APIName + ": " + e})
+		}
+		var req, resp map[string]any
+		_ = json.Unmarshal(l.Request, &req)
+		_ = json.Unmarshal(l.Response, &resp)
+		ok := len(l.ErrorCodes) == 0 && resp != nil
+		switch l.APIName {
+		case "JoinGroup":
+			t.Rebalances = append(t.Rebalances, l.Wall)
+			protocol(ln, l.Wall, "classic")
+			member(ln, str(req["memberId"]))
+			if ok {
+				member(ln, str(resp["memberId"]))
+				epoch(ln, l.Wall, fmt.Sprintf("generation %v", resp["generationId"]))
+			}
+		case "SyncGroup":
+			protocol(ln, l.Wall, "classic")
+			member(ln, str(req["memberId"]))
+			if ok {
+				epoch(ln, l.Wall, fmt.Sprintf("generation %v", req["generationId"]))
+				setOwned(ln, l.Wall, assignmentTasks(resp))
+				ln.left = false
+			}
+		case "LeaveGroup":
+			t.Rebalances = append(t.Rebalances, l.Wall)
+			setOwned(ln, l.Wall, nil)
+			ln.left = true
+		case "StreamsGroupHeartbeat":
+			protocol(ln, l.Wall, "streams")
+			member(ln, str(req["memberId"]))
+			if e, _ := req["memberEpoch"].(float64); e < 0 {
+				t.Rebalances = append(t.Rebalances, l.Wall)
+				setOwned(ln, l.Wall, nil)
+				ln.left = true
+				continue
+			}
+			if ok {
+				member(ln, str(resp["memberId"]))
+				epoch(ln, l.Wall, fmt.Sprintf("epoch %v", resp["memberEpoch"]))
+				if at, isList := resp["activeTasks"].([]any); isList {
+					setOwned(ln, l.Wall, streamsTasks(at))
+					ln.left = false
+				}
+			}
+		}
+	}
+	kept := t.Lanes[:0]
+	for _, ln := range t.Lanes {
+		n := len(ln.Owned)
+		setOwned(ln, t.End, nil)
+		ln.Owned = ln.Owned[:n] // the capture's end is no assignment
+		// Lanes of no member protocol are the EOS producers' offset
+		// commits: shown only when they got errors.
+		if len(ln.Protocols) > 0 || len(ln.Errors) > 0 {
+			kept = append(kept, ln)
+		}
+	}
+	t.Lanes = kept
+	for _, p := range phases {
+		if p.To.IsZero() {
+			p.To, p.Outcome = t.End, "running at the capture's end"
+		}
+		t.Phases = append(t.Phases, *p)
+	}
+	for _, th := range tasks {
+		th.analyse(t.End)
+		for i := range th.Gaps {
+			th.Gaps[i].Rebalance = !th.Gaps[i].AtEnd && t.rebalanceDuring(th.ownedSince(th.Gaps[i].From), th.Gaps[i].To)
+		}
+		t.Tasks = append(t.Tasks, th)
+	}
+	sort.Slice(t.Tasks, func(i, j int) bool { return taskLess(t.Tasks[i].Task, t.Tasks[j].Task) })
+	return t
+}
+
+// rebalanceDuring reports whether a rebalance started after from and no
+// later than to (Rebalances are in time order: lines are sorted).
+func (t *Timeline) rebalanceDuring(from, to time.Time) bool {
+	i, found := slices.BinarySearchFunc(t.Rebalances, from, time.Time.Compare)
+	for found && i < len(t.Rebalances) && t.Rebalances[i].Equal(from) {
+		i++ // one at the very instant the owner got the task gave it
+	}
+	return i < len(t.Rebalances) && !t.Rebalances[i].After(to)
+}
+
+// ownedSince is when the owner whose span ended at end got the task (the
+// latest such span's start).
+func (th *TaskHistory) ownedSince(end time.Time) time.Time {
+	var since time.Time
+	for _, s := range th.Owners {
+		if s.To.Equal(end) && s.From.After(since) {
+			since = s.From
+		}
+	}
+	return since
+}
+
+func (t *Timeline) extend(at time.Time) {
+	if t.Start.IsZero() || at.Before(t.Start) {
+		t.Start = at
+	}
+	if at.After(t.End) {
+		t.End = at
+	}
+}
+
+func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, byMember map[string]*Lane, setOwned func(*Lane, time.Time, []string)) {
+	kind, outcome := "", ""
+	switch l.Event {
+	case EventTakeoverStarted, EventHandBackStarted:
+		kind = strings.TrimSuffix(l.Event, "-started")
+		if p := running[kind]; p != nil {
+			p.To, p.Outcome = l.Wall, "superseded"
+		}
+		p := &Phase{Kind: kind, From: l.Wall, openedWith: l.Event}
+		running[kind] = p
+		*phases = append(*phases, p)
+		return
+	case EventTakeoverDone, EventHandBackDone:
+		kind, outcome = strings.TrimSuffix(l.Event, "-done"), "done"
+	case EventTakeoverFailed, EventHandBackFailed:
+		kind, outcome = strings.TrimSuffix(l.Event, "-failed"), "failed"
+	case EventHandBackAnchorLeft:
+		if p := running["hand-back"]; p != nil {
+			p.Steps = append(p.Steps, At[string]{l.Wall, "anchor left"})
+		}
+		return
+	case EventGroupEpochBumped, EventMemberFenced, EventMemberLeft:
+		t.Rebalances = append(t.Rebalances, l.Wall)
+		m := Mark{At: l.Wall, Kind: l.Event, Member: l.Member, Message: l.Message}
+		if ln := byMember[l.Member]; ln != nil {
+			m.Lane = ln.ClientID
+			if l.Event == EventMemberFenced {
+				setOwned(ln, l.Wall, nil)
+			}
+		}
+		t.Marks = append(t.Marks, m)
+		return
+	default:
+		return
+	}
+	if p := running[kind]; p != nil {
+		p.To, p.Outcome, p.Reason = l.Wall, outcome, l.Reason
+		delete(running, kind)
+	}
+}
+
+// analyse finds the overlaps and gaps of a task's ownership.
+func (th *TaskHistory) analyse(end time.Time) {
+	sort.Slice(th.Owners, func(i, j int) bool { return th.Owners[i].From.Before(th.Owners[j].From) })
+	type edge struct {
+		at   time.Time
+		d    int
+		lane string
+	}
+	var edges []edge
+	for _, s := range th.Owners {
+		if s.To.After(s.From) {
+			edges = append(edges, edge{s.From, 1, s.Lane}, edge{s.To, -1, s.Lane})
+		}
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at.Equal(edges[j].at) {
+			return edges[i].d < edges[j].d // an owner leaving before one arriving at the same instant is no overlap
+		}
+		return edges[i].at.Before(edges[j].at)
+	})
+	owners := map[string]bool{}
+	var zeroSince, twoSince time.Time
+	var during []string
+	for _, e := range edges {
+		before := len(owners)
+		if e.d > 0 {
+			owners[e.lane] = true
+		} else {
+			delete(owners, e.lane)
+		}
+		after := len(owners)
+		if before == 0 && after > 0 && !zeroSince.IsZero() && e.at.After(zeroSince) {
+			th.Gaps = append(th.Gaps, Gap{Span: Span{"", zeroSince, e.at}})
+		}
+		if after == 0 {
+			zeroSince = e.at
+		}
+		if after >= 2 {
+			if before < 2 {
+				twoSince, during = e.at, nil
+			}
+			for l := range owners {
+				if !slices.Contains(during, l) {
+					during = append(during, l)
+				}
+			}
+		}
+		if before >= 2 && after < 2 && e.at.After(twoSince) {
+			slices.Sort(during)
+			th.Overlaps = append(th.Overlaps, Span{strings.Join(during, ","), twoSince, e.at})
+		}
+	}
+	if len(owners) == 0 && !zeroSince.IsZero() && zeroSince.Before(end) {
+		th.Gaps = append(th.Gaps, Gap{Span: Span{"", zeroSince, end}, AtEnd: true})
+	}
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+// assignmentTasks are the active tasks of a SyncGroup response's Streams
+// AssignmentInfo.
+func assignmentTasks(resp map[string]any) []string {
+	dec, _ := resp["assignmentDecoded"].(map[string]any)
+	info, _ := dec["assignmentInfo"].(map[string]any)
+	var out []string
+	for _, t := range asList(info["activeTasks"]) {
+		if s, ok := t.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// streamsTasks are a StreamsGroupHeartbeat's tasks as Streams names them.
+func streamsTasks(list []any) []string {
+	out := []string{}
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		for _, p := range asList(m["partitions"]) {
+			out = append(out, fmt.Sprintf("%s_%v", str(m["subtopologyId"]), p))
+		}
+	}
+	return out
+}
+
+func asList(v any) []any { l, _ := v.([]any); return l }
+
+func guessGroup(lines []Line) string {
+	count := map[string]int{}
+	for _, l := range lines {
+		if l.Type == "event" && l.Group != "" && strings.Contains(l.Event, "over") {
+			return l.Group
+		}
+		for _, g := range l.Groups {
+			count[g]++
+		}
+	}
+	best := ""
+	for g, n := range count {
+		if n > count[best] || n == count[best] && g < best {
+			best = g
+		}
+	}
+	return best
+}
+
+// taskLess orders "1_10" after "1_9".
+func taskLess(a, b string) bool {
+	var as, ap, bs, bp int
+	_, e1 := fmt.Sscanf(a, "%d_%d", &as, &ap)
+	_, e2 := fmt.Sscanf(b, "%d_%d", &bs, &bp)
+	if e1 != nil || e2 != nil {
+		return a < b
+	}
+	if as != bs {
+		return as < bs
+	}
+	return ap < bp
+}

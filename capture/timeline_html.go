@@ -1,0 +1,206 @@
+package capture
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+	"time"
+)
+
+// WriteHTML writes the timeline as one self-contained page (no network
+// fetch): swimlanes per member with their protocol, epochs, assignments and
+// errors; a band per task with its owners, gaps and overlaps; the migration
+// steps and the coordinator's epoch bumps as markers; zoom with the slider
+// or ctrl+wheel. Every shape carries its position as a fraction of the
+// capture (data-f0, data-f1), so zooming rescales without re-rendering.
+func (t *Timeline) WriteHTML(w io.Writer) error {
+	return timelinePage.Execute(w, t.view())
+}
+
+type htmlView struct {
+	T                 *Timeline
+	Duration          string
+	Overlaps, Gaps    int
+	RebalanceGaps     int
+	Lanes             []htmlLane
+	Tasks             []htmlTask
+	Phases            []htmlShape
+	Marks             []htmlShape
+	Ticks             []htmlShape
+	Height, LaneTop   int
+	TaskTop, PhaseBot int
+}
+
+type htmlLane struct {
+	Name, Members string
+	Y             int
+	Shapes        []htmlShape
+}
+
+type htmlTask struct {
+	Task   string
+	Y      int
+	Shapes []htmlShape
+}
+
+type htmlShape struct {
+	Class, Label, Title, Color string
+	F0, F1                     float64
+	Y, H                       int
+}
+
+const (
+	laneH = 34
+	taskH = 16
+)
+
+var laneColors = []string{"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#bab0ac", "#e15759"}
+
+func (t *Timeline) view() htmlView {
+	span := t.End.Sub(t.Start)
+	if span <= 0 {
+		span = time.Millisecond
+	}
+	f := func(at time.Time) float64 { return float64(at.Sub(t.Start)) / float64(span) }
+	rel := func(at time.Time) string { return "+" + at.Sub(t.Start).Round(time.Millisecond).String() }
+	v := htmlView{T: t, Duration: span.Round(time.Millisecond).String(), LaneTop: 40}
+	color := map[string]string{}
+	y := v.LaneTop
+	for i, ln := range t.Lanes {
+		color[ln.ClientID] = laneColors[i%len(laneColors)]
+		hl := htmlLane{Name: ln.ClientID, Members: strings.Join(ln.MemberIDs, " "), Y: y}
+		for j, p := range ln.Protocols {
+			to := t.End
+			if j+1 < len(ln.Protocols) {
+				to = ln.Protocols[j+1].At
+			}
+			hl.Shapes = append(hl.Shapes, htmlShape{Class: "proto proto-" + p.Value, Label: p.Value, Title: p.Value + " from " + rel(p.At), F0: f(p.At), F1: f(to), Y: y + 2, H: laneH - 4})
+		}
+		for j, o := range ln.Owned {
+			to := t.End
+			if j+1 < len(ln.Owned) {
+				to = ln.Owned[j+1].At
+			}
+			if len(o.Value) == 0 {
+				continue
+			}
+			label := strings.Join(o.Value, " ")
+			hl.Shapes = append(hl.Shapes, htmlShape{Class: "owned", Label: label, Title: rel(o.At) + " owns " + label, F0: f(o.At), F1: f(to), Y: y + 14, H: 14, Color: color[ln.ClientID]})
+		}
+		for _, e := range ln.Epochs {
+			hl.Shapes = append(hl.Shapes, htmlShape{Class: "epoch", Title: e.Value + " at " + rel(e.At), F0: f(e.At), F1: f(e.At), Y: y + 2, H: 10})
+		}
+		for _, e := range ln.ErrorsAt {
+			hl.Shapes = append(hl.Shapes, htmlShape{Class: "error", Title: e.Value + " at " + rel(e.At), F0: f(e.At), F1: f(e.At), Y: y + 6, H: 4})
+		}
+		v.Lanes = append(v.Lanes, hl)
+		y += laneH
+	}
+	y += 24
+	v.TaskTop = y
+	for _, th := range t.Tasks {
+		ht := htmlTask{Task: th.Task, Y: y}
+		for _, s := range th.Owners {
+			ht.Shapes = append(ht.Shapes, htmlShape{Class: "owner", Title: th.Task + ": " + s.Lane + " " + rel(s.From) + ".." + rel(s.To), F0: f(s.From), F1: f(s.To), Y: y + 2, H: taskH - 4, Color: color[s.Lane]})
+		}
+		for _, g := range th.Gaps {
+			class, why := "gap", "no owner"
+			if g.Rebalance {
+				class, why = "gap rebalance", "no owner while a rebalance moved it"
+				v.RebalanceGaps++
+			} else {
+				v.Gaps++
+			}
+			ht.Shapes = append(ht.Shapes, htmlShape{Class: class, Title: fmt.Sprintf("%s: %s %s..%s (%s)", th.Task, why, rel(g.From), rel(g.To), g.Dur().Round(time.Millisecond)), F0: f(g.From), F1: f(g.To), Y: y + 2, H: taskH - 4})
+		}
+		for _, o := range th.Overlaps {
+			v.Overlaps++
+			ht.Shapes = append(ht.Shapes, htmlShape{Class: "overlap", Title: fmt.Sprintf("%s: two owners %s..%s: %s", th.Task, rel(o.From), rel(o.To), o.Lane), F0: f(o.From), F1: f(o.To), Y: y, H: taskH})
+		}
+		v.Tasks = append(v.Tasks, ht)
+		y += taskH
+	}
+	v.Height = y + 10
+	for _, p := range t.Phases {
+		title := fmt.Sprintf("%s %s..%s (%s) %s %s", p.Kind, rel(p.From), rel(p.To), p.To.Sub(p.From).Round(time.Millisecond), p.Outcome, p.Reason)
+		v.Phases = append(v.Phases, htmlShape{Class: "phase phase-" + p.Kind, Label: p.Kind, Title: title, F0: f(p.From), F1: f(p.To), Y: 20, H: v.Height - 20})
+	}
+	for _, m := range t.Marks {
+		if m.Kind != EventGroupEpochBumped && m.Kind != EventMemberFenced {
+			continue
+		}
+		v.Marks = append(v.Marks, htmlShape{Class: "mark mark-" + m.Kind, Title: rel(m.At) + " " + m.Message, F0: f(m.At), F1: f(m.At), Y: 20, H: v.Height - 20})
+	}
+	for i := 0; i <= 10; i++ {
+		at := t.Start.Add(span * time.Duration(i) / 10)
+		v.Ticks = append(v.Ticks, htmlShape{Class: "tick", Label: rel(at), F0: float64(i) / 10, F1: float64(i) / 10, Y: 12})
+	}
+	return v
+}
+
+var timelinePage = template.Must(template.New("timeline").Funcs(template.FuncMap{
+	"took": func(p Phase) string { return p.To.Sub(p.From).Round(time.Millisecond).String() },
+}).Parse(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>streamshift timeline: {{.T.Group}}</title>
+<style>
+body{font:13px system-ui,sans-serif;margin:12px;color:#222}
+h1{font-size:18px;margin:0 0 4px}
+.summary span{margin-right:16px}
+.bad{color:#c00;font-weight:bold}
+#wrap{display:flex;border:1px solid #ccc}
+#labels{flex:none;width:300px;position:relative;border-right:1px solid #ccc;background:#fafafa}
+#labels div{position:absolute;left:4px;right:4px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+#scroll{overflow-x:auto;flex:1}
+.proto-classic{fill:#dbe7f5}.proto-streams{fill:#dcf1d8}
+.owned{stroke:#fff;stroke-width:.5}
+.epoch{fill:#333}.error{fill:#d00}
+.gap{fill:url(#hatch)}.gap.rebalance{fill:#ddd}.overlap{fill:#e00;fill-opacity:.7}
+.phase-takeover{fill:#ffd54f;fill-opacity:.25}.phase-hand-back{fill:#ce93d8;fill-opacity:.25}
+.mark{stroke:#888;stroke-dasharray:2 3}.mark-member-fenced{stroke:#d00}
+text{font-size:10px;pointer-events:none}
+.phase-label{font-weight:bold;font-size:11px}
+</style></head><body>
+<h1>group {{.T.Group}}</h1>
+<div class="summary"><span>{{.T.Start.UTC.Format "2006-01-02 15:04:05.000"}} UTC, {{.Duration}}</span>
+<span>{{len .Lanes}} members</span><span>{{len .Tasks}} tasks</span>
+<span {{if .Overlaps}}class="bad"{{end}} id="overlaps">{{.Overlaps}} times a task had two owners</span>
+<span {{if .Gaps}}class="bad"{{end}} id="gaps">{{.Gaps}} times a task had no owner outside a rebalance</span>
+<span id="rebalance-gaps">{{.RebalanceGaps}} times while a rebalance moved it</span>
+<label>zoom <input id="zoom" type="range" min="1" max="40" step="0.5" value="1"></label></div>
+<ul id="phases">{{range .T.Phases}}<li class="phase-item" data-phase="{{.Kind}}">{{.Kind}}: {{took .}} {{.Outcome}} {{.Reason}}</li>{{end}}</ul>
+{{range .T.Problems}}<div class="bad">input: {{.}}</div>{{end}}
+<div id="wrap"><div id="labels" style="height:{{.Height}}px">
+{{range .Lanes}}<div class="member" data-member="{{.Name}}" title="{{.Members}}" style="top:{{.Y}}px;line-height:34px">{{.Name}}</div>{{end}}
+{{range .Tasks}}<div class="task" data-task="{{.Task}}" style="top:{{.Y}}px;line-height:16px;font-size:11px">task {{.Task}}</div>{{end}}
+</div><div id="scroll"><svg id="tl" height="{{.Height}}" width="1200" xmlns="http://www.w3.org/2000/svg">
+<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#999"/></pattern></defs>
+{{range .Ticks}}<text class="z" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}">{{.Label}}</text>{{end}}
+{{range .Phases}}<g><title>{{.Title}}</title><rect class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}" height="{{.H}}"></rect></g><text class="z phase-label" data-f0="{{.F0}}" data-f1="{{.F0}}" y="32">{{.Label}}</text>{{end}}
+{{range .Lanes}}{{range .Shapes}}<g><title>{{.Title}}</title><rect class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}" height="{{.H}}"{{if .Color}} fill="{{.Color}}"{{end}}></rect></g>{{if .Label}}<text class="z" data-f0="{{.F0}}" data-f1="{{.F0}}" y="{{.Y}}" dy="11" dx="2">{{.Label}}</text>{{end}}{{end}}{{end}}
+{{range .Tasks}}{{range .Shapes}}<g><title>{{.Title}}</title><rect class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}" height="{{.H}}"{{if .Color}} fill="{{.Color}}"{{end}}></rect></g>{{end}}{{end}}
+{{range .Marks}}<g><title>{{.Title}}</title><line class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y1="{{.Y}}" y2="{{.H}}"></line></g>{{end}}
+</svg></div></div>
+<script>
+(function(){
+  var svg=document.getElementById('tl'), base=1200, zoom=1;
+  function layout(){
+    var w=base*zoom; svg.setAttribute('width', w+20);
+    svg.querySelectorAll('.z').forEach(function(e){
+      var a=parseFloat(e.dataset.f0)*w+5, b=parseFloat(e.dataset.f1)*w+5;
+      if(e.tagName==='rect'){e.setAttribute('x',a);e.setAttribute('width',Math.max(b-a,2));}
+      else if(e.tagName==='line'){e.setAttribute('x1',a);e.setAttribute('x2',a);}
+      else {e.setAttribute('x',a);}
+    });
+  }
+  var z=document.getElementById('zoom');
+  z.addEventListener('input',function(){zoom=parseFloat(z.value);layout();});
+  document.getElementById('scroll').addEventListener('wheel',function(ev){
+    if(!ev.ctrlKey)return; ev.preventDefault();
+    zoom=Math.min(40,Math.max(1,zoom*(ev.deltaY<0?1.25:0.8))); z.value=zoom; layout();
+  },{passive:false});
+  layout();
+})();
+</script></body></html>
+`))

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/streamshift/streamshift/capture"
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/migration"
+	"github.com/streamshift/streamshift/status"
+)
+
+// groupEvents hands the coordinator's and the migration's events to each of
+// their hearers: the capture and the status page's metrics and phases.
+type groupEvents []interface {
+	coordinator.Events
+	migration.Events
+}
+
+func (g groupEvents) GroupEvent(e coordinator.GroupEvent) {
+	for _, h := range g {
+		h.GroupEvent(e)
+	}
+}
+
+func (g groupEvents) MigrationEvent(e migration.MigrationEvent) {
+	for _, h := range g {
+		h.MigrationEvent(e)
+	}
+}
+
+// The hearers that time the coordinator's steps (coordinator.Timings).
+func (g groupEvents) HeartbeatHandled(d time.Duration) {
+	for _, h := range g {
+		if t, ok := h.(coordinator.Timings); ok {
+			t.HeartbeatHandled(d)
+		}
+	}
+}
+
+func (g groupEvents) LogAppended(d time.Duration, err error) {
+	for _, h := range g {
+		if t, ok := h.(coordinator.Timings); ok {
+			t.LogAppended(d, err)
+		}
+	}
+}
+
+func (g groupEvents) TopicsCreated(created, failed int) {
+	for _, h := range g {
+		if t, ok := h.(coordinator.Timings); ok {
+			t.TopicsCreated(created, failed)
+		}
+	}
+}
+
+// flightRecorders lists the groups with a flight recorder, for the status
+// page's links.
+func flightRecorders(r *capture.Recorder) func() []string {
+	return func() []string {
+		var out []string
+		for _, f := range r.Status().Flight {
+			out = append(out, f.Group)
+		}
+		return out
+	}
+}
+
+// adminWithStatus adds the status page and its JSON (/ui, /api/...) to the
+// admin endpoints; srv is set once the coordinator exists (503 before).
+func adminWithStatus(admin http.Handler, srv func() *status.Server) http.Handler {
+	mux := http.NewServeMux()
+	st := func(w http.ResponseWriter, req *http.Request) {
+		s := srv()
+		if s == nil {
+			http.Error(w, "the streams-group coordinator is starting", http.StatusServiceUnavailable)
+			return
+		}
+		s.Handler().ServeHTTP(w, req)
+	}
+	mux.HandleFunc("/ui", st)
+	mux.HandleFunc("/api/", st)
+	mux.Handle("/", admin)
+	return mux
+}

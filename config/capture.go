@@ -1,0 +1,74 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Capture is the `capture:` section: traffic capture for debugging
+// migrations (package capture). Off by default; a capture file starts at
+// boot when File is set, and groups can be started at runtime through the
+// admin API (/capture).
+//
+//	capture:
+//	  file: /var/log/streamshift/capture.jsonl
+//	  groups: "orders-app"          # comma-separated; empty: every group
+//	  client-ids: ""                # comma-separated; empty: every client
+//	  api-keys: ""                  # names or numbers; empty: the group APIs with groups, else all
+//	  max-bytes: 67108864           # rotate the file past this
+//	  max-files: 5                  # files kept, the live one included
+type Capture struct {
+	File      string `koanf:"file"`
+	Groups    string `koanf:"groups"`
+	ClientIDs string `koanf:"client-ids"`
+	APIKeys   string `koanf:"api-keys"`
+	MaxBytes  int64  `koanf:"max-bytes"`
+	MaxFiles  int    `koanf:"max-files"`
+	// Flight recorders: per group in a migration or started at runtime,
+	// the last FlightWindow of its traffic and events, at most
+	// FlightMaxBytes each, for at most FlightMaxGroups groups; written to
+	// FlightDir (default: the capture file's directory, else the temporary
+	// directory) when a takeover or hand-back fails or a member is fenced.
+	FlightWindow    time.Duration `koanf:"flight-window"`
+	FlightMaxBytes  int           `koanf:"flight-max-bytes"`
+	FlightMaxGroups int           `koanf:"flight-max-groups"`
+	FlightDir       string        `koanf:"flight-dir"`
+}
+
+// DefaultCapture is off, with 5 × 64 MiB files and 32 × 2 MiB flight
+// recorders of 5 minutes when turned on.
+func DefaultCapture() Capture {
+	return Capture{MaxBytes: 64 << 20, MaxFiles: 5, FlightWindow: 5 * time.Minute, FlightMaxBytes: 2 << 20, FlightMaxGroups: 32}
+}
+
+// List splits a comma-separated key's value.
+func List(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func (c Capture) validate() []string {
+	var errs []string
+	if c.MaxBytes < 4096 {
+		errs = append(errs, fmt.Sprintf("capture.max-bytes: must be >= 4096, got %d", c.MaxBytes))
+	}
+	if c.MaxFiles < 1 {
+		errs = append(errs, fmt.Sprintf("capture.max-files: must be >= 1, got %d", c.MaxFiles))
+	}
+	if c.FlightWindow <= 0 {
+		errs = append(errs, fmt.Sprintf("capture.flight-window: must be positive, got %v", c.FlightWindow))
+	}
+	if c.FlightMaxBytes < 4096 {
+		errs = append(errs, fmt.Sprintf("capture.flight-max-bytes: must be >= 4096, got %d", c.FlightMaxBytes))
+	}
+	if c.FlightMaxGroups < 1 {
+		errs = append(errs, fmt.Sprintf("capture.flight-max-groups: must be >= 1, got %d", c.FlightMaxGroups))
+	}
+	return errs
+}

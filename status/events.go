@@ -1,0 +1,166 @@
+package status
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/migration"
+)
+
+// Events hears the coordinator's and the migration's events (cmd/streamshift
+// fans them out to it and to the capture): it keeps each group's migration
+// phase for the page and counts what the group metrics count. It is safe
+// for concurrent use; its methods return at once (the coordinator calls
+// them on a group's executor).
+type Events struct {
+	m   *Metrics
+	now func() time.Time
+
+	mu sync.Mutex
+	// phase is each group's last migration phase. Bounded: a group is in
+	// it only after a takeover started, and a migrated group is forgotten
+	// (Forget) when its entry is older than phaseKeep and it is not served.
+	phase map[string]Phase
+}
+
+// phaseKeep is how long a finished migration stays on the page after its
+// group is no longer served.
+const phaseKeep = time.Hour
+
+// NewEvents returns the event hook that feeds m (nil: no metrics).
+func NewEvents(m *Metrics) *Events {
+	return &Events{m: m, now: time.Now, phase: map[string]Phase{}}
+}
+
+// GroupEvent counts a coordinator event.
+func (e *Events) GroupEvent(ev coordinator.GroupEvent) {
+	if e.m == nil {
+		return
+	}
+	switch ev.Kind {
+	case streams.EventGroupEpochBumped:
+		for _, cause := range strings.Split(ev.Reason, ", ") {
+			e.m.rebalance(boundedLabel(cause))
+		}
+	case streams.EventMemberFenced:
+		e.m.fenced(boundedLabel(ev.Reason))
+	case streams.EventTargetAssignment:
+		if ms, ok := ev.Fields["took_ms"].(int64); ok {
+			e.m.assignment.Observe(float64(ms) / 1000)
+		}
+	}
+}
+
+// HeartbeatHandled observes a StreamsGroupHeartbeat's handling time.
+func (e *Events) HeartbeatHandled(d time.Duration) {
+	if e.m != nil {
+		e.m.heartbeat.Observe(d.Seconds())
+	}
+}
+
+// LogAppended observes a group-log append.
+func (e *Events) LogAppended(d time.Duration, err error) {
+	if e.m == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = "failed"
+	}
+	e.m.logAppend.WithLabelValues(result).Observe(d.Seconds())
+}
+
+// TopicsCreated counts the internal topics the coordinator created.
+func (e *Events) TopicsCreated(created, failed int) {
+	if e.m == nil {
+		return
+	}
+	e.m.topics.WithLabelValues("created").Add(float64(created))
+	e.m.topics.WithLabelValues("failed").Add(float64(failed))
+}
+
+// boundedLabel is a reason as a label value: the coordinator's phrases are
+// fixed but a few carry numbers (the epoch and timeout of a rebalance
+// timeout's fencing), which would make a series per value; each run of
+// digits becomes N.
+func boundedLabel(reason string) string {
+	var b strings.Builder
+	digits := false
+	for _, r := range reason {
+		if r >= '0' && r <= '9' {
+			if !digits {
+				b.WriteByte('N')
+			}
+			digits = true
+			continue
+		}
+		digits = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// MigrationEvent keeps the group's phase and counts takeovers and
+// hand-backs with their durations.
+func (e *Events) MigrationEvent(ev migration.MigrationEvent) {
+	now := e.now()
+	kind, state := "", ""
+	switch ev.Kind {
+	case migration.EventTakeoverStarted:
+		kind, state = "takeover", "running"
+	case migration.EventTakeoverDone:
+		kind, state = "takeover", "done"
+	case migration.EventTakeoverFailed:
+		kind, state = "takeover", "failed"
+	case migration.EventHandBackStarted:
+		kind, state = "hand-back", "running"
+	case migration.EventHandBackDone:
+		kind, state = "hand-back", "done"
+	case migration.EventHandBackFailed:
+		kind, state = "hand-back", "failed"
+	default:
+		return
+	}
+	e.mu.Lock()
+	prev, had := e.phase[ev.Group]
+	p := Phase{Kind: kind, State: state, Since: now}
+	if ev.Err != nil {
+		p.Reason = ev.Err.Error()
+	}
+	var took time.Duration
+	if state != "running" && had && prev.Kind == kind && prev.State == "running" {
+		took = now.Sub(prev.Since)
+		p.Took = took.Round(time.Millisecond).String()
+	}
+	e.phase[ev.Group] = p
+	e.mu.Unlock()
+	if e.m != nil {
+		e.m.migration(kind, state, took, had && prev.Kind == kind && prev.State == "running")
+	}
+}
+
+// phases copies the groups' phases.
+func (e *Events) phases() map[string]Phase {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]Phase, len(e.phase))
+	for g, p := range e.phase {
+		out[g] = p
+	}
+	return out
+}
+
+// forget drops the phases of groups not served for longer than phaseKeep.
+func (e *Events) forget(served map[string]bool) {
+	now := e.now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for g, p := range e.phase {
+		if !served[g] && p.State != "running" && now.Sub(p.Since) > phaseKeep {
+			delete(e.phase, g)
+		}
+	}
+}

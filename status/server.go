@@ -1,0 +1,124 @@
+package status
+
+import (
+	"context"
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"time"
+
+	_ "embed"
+)
+
+// Options configure the status server.
+type Options struct {
+	Coordinator Coordinator
+	Events      *Events
+	// FlightRecorders lists the groups that have a flight recorder (the
+	// capture's), for the page's links; nil: none.
+	FlightRecorders func() []string
+}
+
+// Server serves the status page and its JSON.
+type Server struct {
+	coord   Coordinator
+	events  *Events
+	flights func() []string
+	handler http.Handler
+}
+
+// New returns the status server.
+func New(o Options) *Server {
+	if o.Events == nil {
+		o.Events = NewEvents(nil)
+	}
+	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders}
+	s.handler = s.routes()
+	return s
+}
+
+// readTimeout bounds one page's or API call's coordinator reads.
+const readTimeout = 5 * time.Second
+
+// Handler serves:
+//
+//	GET /ui               the status page (HTML; refreshes itself with JS)
+//	GET /api/groups       the groups as JSON
+//	GET /api/groups/{id}  one group as JSON (404 when neither served nor migrated)
+func (s *Server) Handler() http.Handler { return s.handler }
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ui", s.page)
+	mux.HandleFunc("GET /api/groups", func(w http.ResponseWriter, req *http.Request) {
+		gs, err := s.read(req.Context(), "")
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		writeJSON(w, map[string]any{"groups": gs})
+	})
+	mux.HandleFunc("GET /api/groups/{id}", func(w http.ResponseWriter, req *http.Request) {
+		gs, err := s.read(req.Context(), req.PathValue("id"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		if len(gs) == 0 {
+			http.Error(w, "group "+req.PathValue("id")+" is not served here", http.StatusNotFound)
+			return
+		}
+		writeJSON(w, gs[0])
+	})
+	return mux
+}
+
+func (s *Server) read(ctx context.Context, id string) ([]Group, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	gs, err := s.groups(ctx, id)
+	if gs == nil {
+		gs = []Group{}
+	}
+	return gs, err
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+//go:embed page.html
+var pageHTML string
+
+var pageTmpl = template.Must(template.New("ui").Funcs(template.FuncMap{
+	"join": func(ts []string) string {
+		if len(ts) == 0 {
+			return "–"
+		}
+		out := ""
+		for i, t := range ts {
+			if i > 0 {
+				out += " "
+			}
+			out += t
+		}
+		return out
+	},
+}).Parse(pageHTML))
+
+func (s *Server) page(w http.ResponseWriter, req *http.Request) {
+	gs, err := s.read(req.Context(), "")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	view := struct {
+		Groups []Group
+		Err    string
+		At     string
+	}{Groups: gs, At: time.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
+	if err != nil {
+		view.Err = err.Error()
+	}
+	_ = pageTmpl.Execute(w, view)
+}
