@@ -23,6 +23,7 @@ const (
 	bumpMetadata             = "topic metadata changed"
 	bumpTopologyValidated    = "topology validated"
 	bumpAssignmentConfigs    = "assignment configs changed"
+	bumpWarmupCaughtUp       = "warm-up task caught up"
 )
 
 // logAt starts an entry of the group at level; nil for a debug line when

@@ -48,6 +48,7 @@ func (ch *Change) computeTargetAssignment() error {
 			a := ga.Members[id]
 			targets[id] = TaskSets{Active: NormalizeTasks(a.ActiveTasks), Standby: NormalizeTasks(a.StandbyTasks), Warmup: NormalizeTasks(a.WarmupTasks)}
 		}
+		refineWarmups(g, configured, targets, ch.Config.NumWarmupReplicas, ch.Config.AcceptableRecoveryLag)
 	}
 	for _, id := range ids {
 		t := targets[id]

@@ -196,13 +196,18 @@ func newStickyState(spec GroupSpec, topology TopologyDescriber, standbys int) (*
 				}
 			}
 		}
-		for sub, parts := range ms.StandbyTasks {
-			start, n, ok := subRange(sub)
-			offsets := ms.TaskOffsets[sub]
-			for _, p := range parts {
-				if ok && p >= 0 && p < n {
-					cands = append(cands, candidate{task: start + p, member: int32(m), offset: offsets[p]})
-					standbyOfMember[start+p] = int32(m) + 1
+		// A warm-up counts as a previous standby (KAFKA-21001): the
+		// member restores the task's state, and it is the one the
+		// warm-up was for.
+		for _, prev := range [2]Tasks{ms.StandbyTasks, ms.WarmupTasks} {
+			for sub, parts := range prev {
+				start, n, ok := subRange(sub)
+				offsets := ms.TaskOffsets[sub]
+				for _, p := range parts {
+					if ok && p >= 0 && p < n && standbyOfMember[start+p] != int32(m)+1 {
+						cands = append(cands, candidate{task: start + p, member: int32(m), offset: offsets[p]})
+						standbyOfMember[start+p] = int32(m) + 1
+					}
 				}
 			}
 		}
