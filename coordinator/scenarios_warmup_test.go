@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
 // Warm-up tasks (streams/warmup.go), beyond Kafka 4.4: a moved stateful
@@ -247,5 +248,107 @@ func TestWarmupNotForStatelessTasks(t *testing.T) {
 	h.ok(joinReq("g", "m2", "p2", sourceTopology("foo")))
 	if tg := h.group("g").Target["m2"]; !streams.TasksEqual(tg.Active, tasks("0", 2, 3)) || len(tg.Warmup) != 0 {
 		t.Fatalf("m2 target %+v", tg)
+	}
+}
+
+// newStickyHarness is newHarness with the real sticky assignor.
+func newStickyHarness(t *testing.T, mut func(*streams.Config)) *harness {
+	t.Helper()
+	h := newHarness(t, mut)
+	cfg := streams.DefaultConfig()
+	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
+	if mut != nil {
+		mut(&cfg)
+	}
+	c, err := New(Options{Config: cfg, Clock: h.clock, Log: h.log, Metadata: h.md, TopicCreator: h.creator, Assignor: assignor.StickyTaskAssignor{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.inline = true
+	h.c = c
+	return h
+}
+
+// With rack.aware.assignment.tags, a standby never shares its active's
+// zone; the members join with their client tags.
+func TestRackAwareStandbysInGroup(t *testing.T) {
+	h := newStickyHarness(t, func(c *streams.Config) {
+		c.Defaults.NumStandbyReplicas = 1
+		c.Defaults.RackAwareAssignmentTags = []string{"zone"}
+		c.Defaults.NumWarmupReplicas = 0 // the target is the assignor's
+	})
+	h.md.SetTopic("foo", 8)
+	h.md.SetTopic("app-store-changelog", 8)
+	zone := map[string]string{"m1": "a", "m2": "a", "m3": "b", "m4": "b"}
+	for _, id := range []string{"m1", "m2", "m3", "m4"} {
+		req := joinReq("g", id, "p-"+id, statefulTopology("foo"))
+		req.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{{Key: "zone", Value: zone[id]}}
+		if r := h.ok(req); len(statusCodes(r)) != 0 {
+			t.Fatalf("%s statuses %v", id, statusCodes(r))
+		}
+	}
+	g := h.group("g")
+	for p := int32(0); p < 8; p++ {
+		var activeZone, standbyZone string
+		for id, tg := range g.Target {
+			if streams.TasksContains(tg.Active, "0", p) {
+				activeZone = zone[id]
+			}
+			if streams.TasksContains(tg.Standby, "0", p) {
+				standbyZone = zone[id]
+			}
+		}
+		if activeZone == "" || standbyZone == "" || activeZone == standbyZone {
+			t.Fatalf("task %d: active in %q, standby in %q: %+v", p, activeZone, standbyZone, g.Target)
+		}
+	}
+	// A member without the tag is told so (MISSING_CLIENT_TAGS), as before.
+	r := h.ok(joinReq("g", "m5", "p-m5", statefulTopology("foo")))
+	if codes := statusCodes(r); len(codes) != 1 || codes[0] != streams.StatusMissingClientTags {
+		t.Fatalf("m5 statuses %v", codes)
+	}
+}
+
+// Classic members in a migrating group: a classic member reports offsets
+// only when it joins, so it gets a moved active at once; a streams member
+// taking a task from a classic owner warms it up while the classic member
+// keeps running it.
+func TestWarmupClassicMembers(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 6)
+	h.md.SetTopic("app-store-changelog", 6)
+	w := newWorld(t, h, "g")
+	w.streamsJoin("s1", "ps1", statefulTopology("foo"))
+	g := h.group("g")
+	c1 := w.newClassic("c1", "pc1")
+	if j := c1.join(); j.Err != nil {
+		t.Fatal(j.Err)
+	}
+	if tg := g.Target["c1"]; streams.TasksCount(tg.Active) != 3 || len(tg.Warmup) != 0 {
+		t.Fatalf("classic c1 target %+v", tg)
+	}
+	c1.sync()
+	w.settleStreams("s1")
+	c1.rebalance()
+	if len(c1.active) != 3 || g.State() != streams.GroupStable {
+		t.Fatalf("c1 active %v, state %v", c1.active, g.State())
+	}
+	w.streamsJoin("s2", "ps2", statefulTopology("foo"))
+	warm := g.Target["s2"].Warmup
+	if streams.TasksCount(warm) == 0 || len(g.Target["s2"].Active) != 0 {
+		t.Fatalf("s2 target %+v", g.Target["s2"])
+	}
+	// The owners keep running what s2 warms up: the classic owner moves to
+	// the new epoch (a rejoin) without giving up a task.
+	streams.ForEachTask(warm, func(task streams.TaskID) {
+		if p := g.ActiveOwners[task]; p == "" {
+			t.Fatalf("warm-up task %v has no active owner", task)
+		}
+	})
+	c1.mustRejoin()
+	c1.rebalance()
+	w.settleStreams("s1")
+	if len(c1.active) != 3 || c1.generation != g.GroupEpoch {
+		t.Fatalf("c1 active %v at generation %d (group epoch %d)", c1.active, c1.generation, g.GroupEpoch)
 	}
 }

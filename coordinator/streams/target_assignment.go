@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
@@ -29,6 +30,9 @@ func (ch *Change) computeTargetAssignment() error {
 				"num.warmup.replicas":     strconv.Itoa(ch.Config.NumWarmupReplicas),
 				"acceptable.recovery.lag": strconv.FormatInt(ch.Config.AcceptableRecoveryLag, 10),
 			},
+		}
+		if tags := ch.Config.RackAwareAssignmentTags; len(tags) > 0 {
+			spec.Configs[assignor.ConfigRackAwareAssignmentTags] = strings.Join(tags, ",")
 		}
 		for _, id := range ids {
 			spec.Members[id] = memberSpec(g.Members[id])

@@ -42,7 +42,12 @@ func (StickyTaskAssignor) Assign(spec GroupSpec, topology TopologyDescriber) (Gr
 	if err := s.assignActive(); err != nil {
 		return GroupAssignment{}, err
 	}
-	if s.standbys > 0 {
+	switch tags := parseTags(spec.Configs[ConfigRackAwareAssignmentTags]); {
+	case s.standbys == 0:
+	case len(tags) > 0:
+		s.initTags(spec, tags)
+		s.assignStandbyByTags()
+	default:
 		s.assignStandby()
 	}
 	return s.groupAssignment(), nil
@@ -83,6 +88,12 @@ type stickyState struct {
 	totalActiveTasks, totalTasks                       int
 	membersWithActiveCapacity, membersWithTaskCapacity int
 	activeQuota, totalQuota                            int32
+
+	// Rack-aware standbys (client_tags.go): the tag keys, each process's
+	// interned value per key, and the number of values per key.
+	tagKeys   []string
+	tagVal    []int32
+	tagValues []int32
 }
 
 func newStickyState(spec GroupSpec, topology TopologyDescriber, standbys int) (*stickyState, error) {

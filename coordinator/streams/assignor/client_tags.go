@@ -1,0 +1,157 @@
+package assignor
+
+import (
+	"sort"
+	"strings"
+)
+
+// ConfigRackAwareAssignmentTags is the GroupSpec.Configs key of the client
+// tag keys standby replicas are spread over (comma-separated), Kafka's
+// rack.aware.assignment.tags.
+const ConfigRackAwareAssignmentTags = "rack.aware.assignment.tags"
+
+// Rack-aware standbys, beyond Kafka 4.4 (whose sticky assignor ignores the
+// tags): with rack.aware.assignment.tags, each standby replica of a task
+// goes to a process whose value of every tag key differs from the values of
+// the processes already holding the task (its active and earlier
+// replicas), as classic Kafka Streams' ClientTagAwareStandbyTaskAssignor
+// does. A key whose values are all in use no longer constrains (there are
+// more replicas than, say, zones); a replica no process with distinct tags
+// can take goes where the tag-blind assignment would put it.
+
+// parseTags reads the configured tag keys.
+func parseTags(v string) []string {
+	var out []string
+	for _, k := range strings.Split(v, ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// initTags interns every process's value of each tag key (the first
+// member's, by member order: members of a process share its tags; a
+// missing tag is the value "").
+func (s *stickyState) initTags(spec GroupSpec, keys []string) {
+	s.tagKeys = keys
+	s.tagVal = make([]int32, len(s.procs)*len(keys))
+	s.tagValues = make([]int32, len(keys))
+	for k, key := range keys {
+		vals := map[string]int32{}
+		names := make([]string, 0)
+		for _, pr := range s.procs {
+			v := spec.Members[s.memberIDs[pr.members[0]]].ClientTags[key]
+			if _, ok := vals[v]; !ok {
+				vals[v] = 0
+				names = append(names, v)
+			}
+		}
+		sort.Strings(names)
+		for i, n := range names {
+			vals[n] = int32(i)
+		}
+		for p, pr := range s.procs {
+			s.tagVal[p*len(keys)+k] = vals[spec.Members[s.memberIDs[pr.members[0]]].ClientTags[key]]
+		}
+		s.tagValues[k] = int32(len(names))
+	}
+}
+
+// tagsDistinct reports whether process p's tags differ, key by key, from
+// those of every holder of task t, ignoring keys whose values the holders
+// already use up.
+func (s *stickyState) tagsDistinct(p, t int32) bool {
+	K := len(s.tagKeys)
+	base := int(t) * (1 + s.slots)
+	holders := s.holders[base : base+int(s.holdersN[t])]
+	for k := 0; k < K; k++ {
+		v := s.tagVal[int(p)*K+k]
+		clash := false
+		var seen [8]int32 // distinct values among the holders (few)
+		n := 0
+		for _, h := range holders {
+			hv := s.tagVal[int(h)*K+k]
+			if hv == v {
+				clash = true
+			}
+			dup := false
+			for _, x := range seen[:min(n, len(seen))] {
+				if x == hv {
+					dup = true
+				}
+			}
+			if !dup {
+				if n < len(seen) {
+					seen[n] = hv
+				}
+				n++
+			}
+		}
+		if clash && int32(n) < s.tagValues[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// assignStandbyByTags is assignStandby's order and preferences (previous
+// active owner, best previous standby, least-loaded process), each first
+// among processes with distinct tags, then among all.
+func (s *stickyState) assignStandbyByTags() {
+	for p := s.maxTasks - 1; p >= 0; p-- {
+		for i := len(s.subs) - 1; i >= 0; i-- {
+			t := s.subStart[i] + p
+			if t >= s.subStart[i+1] || !s.stateful[t] {
+				continue
+			}
+			for r := 0; r < s.standbys; r++ {
+				m := s.pickStandby(t, true)
+				if m < 0 {
+					m = s.pickStandby(t, false)
+				}
+				if m < 0 {
+					break // not enough processes for this many replicas
+				}
+				s.maybeUpdateTotalQuota(s.addTask(m, t, false))
+			}
+		}
+	}
+}
+
+// pickStandby is the member to take a standby of t, or -1.
+func (s *stickyState) pickStandby(t int32, distinct bool) int32 {
+	ok := func(p int32) bool { return !s.hasTask(p, t) && (!distinct || s.tagsDistinct(p, t)) }
+	if m := s.prevActive[t]; m >= 0 && ok(s.memberPro[m]) && s.count[m] < s.totalQuota {
+		return m
+	}
+	best := int32(-1)
+	for _, m := range s.prevStandbys(t) {
+		p := s.memberPro[m]
+		if !ok(p) {
+			continue
+		}
+		if best < 0 || (loadLess(s.procs[p], s.procs[s.memberPro[best]]) && s.count[m] < s.count[best]) {
+			best = m
+		}
+	}
+	if best >= 0 && s.count[best] < s.totalQuota {
+		return best
+	}
+	bestP := int32(-1)
+	for p := range s.procs {
+		if ok(int32(p)) && (bestP < 0 || loadLess(s.procs[p], s.procs[bestP])) {
+			bestP = int32(p)
+		}
+	}
+	if bestP < 0 {
+		return -1
+	}
+	m := int32(-1)
+	for _, c := range s.procs[bestP].members {
+		if m < 0 || s.count[c] < s.count[m] {
+			m = c
+		}
+	}
+	return m
+}

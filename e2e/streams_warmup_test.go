@@ -1,0 +1,235 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamshift/streamshift/e2e/harness"
+)
+
+// The stateful app's changelog is preloaded so that restoring one task
+// takes seconds here: warmupPreload records of warmupValueBytes on each of
+// the 4 changelog partitions, under keys no input record has (the output
+// never shows them).
+const (
+	warmupChangelog   = "e2e-count-counts-changelog"
+	warmupPreload     = 100_000
+	warmupValueBytes  = 200
+	warmupRecordBytes = warmupValueBytes + 12 // key "pre-<p>-<i>" on average
+)
+
+// TestStreamsWarmup: a stateful Kafka Streams 4.4 app (RocksDB store,
+// exactly once) on the streams protocol through streamshift on Kafka 3.9,
+// 1 → 2 → 3 instances, then kill -9 one. With warm-up tasks (the default)
+// a moved stateful task keeps running on its owner while the new instance
+// restores it as a warm-up (a standby on the client: the group has no
+// standbys configured), then moves once caught up; the output stays exact.
+// It reports, per step, the longest per-partition output gap, the time to
+// balanced and the changelog records (and bytes) read. With
+// E2E_WARMUP_COMPARE=1 it runs the same steps again with Kafka 4.4's
+// behaviour (no warm-ups, the configured heartbeat interval throughout).
+func TestStreamsWarmup(t *testing.T) {
+	var beyond, native warmupRun
+	t.Run("warmups", func(t *testing.T) { beyond = runWarmupScenario(t, "warmup", true) })
+	if os.Getenv("E2E_WARMUP_COMPARE") == "" || t.Failed() {
+		return
+	}
+	t.Run("kafka44", func(t *testing.T) { native = runWarmupScenario(t, "nowarmup", false) })
+	if !t.Failed() {
+		t.Logf("streamshift with warm-ups vs Kafka 4.4's behaviour through streamshift:\n%s", compareWarmupRuns(beyond, native))
+	}
+}
+
+type warmupRun struct {
+	rep      *harness.Report
+	restored []int64 // per step: changelog records read (active restores + standby/warm-up loads)
+}
+
+func runWarmupScenario(t *testing.T, proxyID string, warmups bool) warmupRun {
+	env := append([]string{}, nativeTestSettings...)
+	if !warmups {
+		env = append(env, "STREAMSHIFT_STREAMS_NUM_WARMUP_REPLICAS=0", "STREAMSHIFT_STREAMS_RECONCILIATION_HEARTBEAT_INTERVAL_MS=5000")
+	}
+	var (
+		ss  *streamshiftProc
+		run *harness.Run
+	)
+	names := []string{"a1", "a2", "a3"}
+	rep := harness.RunScenario(t, harness.Scenario{
+		Name:          fmt.Sprintf("stateful app through streamshift on 3.9 (warm-ups %t)", warmups),
+		Broker:        harness.Kafka39,
+		AppBuild:      harness.App44,
+		GroupProtocol: "streams",
+		Guarantee:     "exactly_once_v2",
+		AppExtra:      []string{"app.store=rocksdb"},
+		Hold:          3 * time.Second,
+		Route: func(ctx context.Context, r *harness.Run) (string, error) {
+			if err := preloadChangelog(ctx, r.Broker.Bootstrap); err != nil {
+				return "", err
+			}
+			ss = newStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, proxyID, env...)
+			r.T.Cleanup(ss.stop)
+			return ss.listen, nil
+		},
+		Steps: []harness.Step{
+			harness.StartInstances("a1"),
+			harness.StartInstances("a2"),
+			harness.StartInstances("a3"),
+			harness.Kill9Instance("a3"),
+			{Name: "check warm-ups", Do: func(ctx context.Context, r *harness.Run) error {
+				run = r
+				promoted := 0
+				for _, n := range []string{"a2", "a3"} {
+					a, err := r.App(n)
+					if err != nil {
+						return err
+					}
+					promoted += len(warmedThenActive(a.Events()))
+				}
+				log, err := os.ReadFile(filepath.Join(r.Dir, "streamshift-1.log"))
+				if err != nil {
+					return err
+				}
+				caughtUp := strings.Contains(string(log), "warm-up task caught up")
+				switch {
+				case warmups && (promoted == 0 || !caughtUp):
+					return fmt.Errorf("warm-ups: %d tasks standby-then-active on a2/a3, caught-up bump logged %t; want both", promoted, caughtUp)
+				case !warmups && (promoted > 0 || caughtUp):
+					return fmt.Errorf("no warm-ups configured, yet %d tasks warmed up (caught-up bump logged %t)", promoted, caughtUp)
+				}
+				return nil
+			}},
+		},
+	})
+	wr := warmupRun{rep: rep, restored: make([]int64, len(rep.Steps))}
+	for _, n := range names {
+		a, err := run.App(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, st := range rep.Steps {
+			end := time.Now()
+			if i+1 < len(rep.Steps) {
+				end = rep.Steps[i+1].At
+			}
+			wr.restored[i] += changelogRecordsRead(a.Events(), st.At, end)
+		}
+	}
+	for i, st := range rep.Steps {
+		t.Logf("warm-ups %t, step %q: longest gap on one partition %s, balanced after %s, changelog records read %d (~%.1f MB)",
+			warmups, st.Step, st.PartGap.Round(10*time.Millisecond), st.Balanced.Round(10*time.Millisecond), wr.restored[i],
+			float64(wr.restored[i]*warmupRecordBytes)/1e6)
+	}
+	return wr
+}
+
+// warmedThenActive lists the tasks an instance first held as a standby and
+// later as an active (the group has no standbys: a standby is a warm-up).
+func warmedThenActive(events []harness.Event) []string {
+	standby := map[string]bool{}
+	var out []string
+	for _, ev := range events {
+		if ev.Kind != "tasks" {
+			continue
+		}
+		for _, s := range ev.Standby {
+			standby[s] = true
+		}
+		for _, a := range ev.Active {
+			if standby[a] && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// changelogRecordsRead sums what an instance read from changelogs in
+// [from, to): active restores and standby (warm-up) loads.
+func changelogRecordsRead(events []harness.Event, from, to time.Time) int64 {
+	var n, loadedBefore, loadedAt int64
+	for _, ev := range events {
+		switch {
+		case ev.Kind == "restore_end" && !ev.Time.Before(from) && ev.Time.Before(to):
+			n += ev.Restored
+		case ev.Kind == "standby_loaded" && ev.Time.Before(from):
+			loadedBefore = ev.Count
+		case ev.Kind == "standby_loaded" && ev.Time.Before(to):
+			loadedAt = ev.Count
+		}
+	}
+	if loadedAt > loadedBefore {
+		n += loadedAt - loadedBefore
+	}
+	return n
+}
+
+func compareWarmupRuns(beyond, native warmupRun) string {
+	var b strings.Builder
+	b.WriteString("| step | gap on one partition (warm-ups / 4.4) | balanced (warm-ups / 4.4) | changelog records read (warm-ups / 4.4) |\n|---|---|---|---|\n")
+	for i := range beyond.rep.Steps {
+		if i >= len(native.rep.Steps) {
+			break
+		}
+		w, n := beyond.rep.Steps[i], native.rep.Steps[i]
+		fmt.Fprintf(&b, "| %s | %s / %s | %s / %s | %d / %d |\n", w.Step,
+			w.PartGap.Round(10*time.Millisecond), n.PartGap.Round(10*time.Millisecond),
+			w.Balanced.Round(10*time.Millisecond), n.Balanced.Round(10*time.Millisecond),
+			beyond.restored[i], native.restored[i])
+	}
+	return b.String()
+}
+
+// preloadChangelog creates the store's changelog (as the coordinator would:
+// 4 partitions, compacted) and fills it.
+func preloadChangelog(ctx context.Context, bootstrap string) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic(warmupChangelog),
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	compact := "compact"
+	resp, err := kadm.NewClient(cl).CreateTopic(ctx, 4, 1, map[string]*string{"cleanup.policy": &compact}, warmupChangelog)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		return fmt.Errorf("create %s: %w", warmupChangelog, err)
+	}
+	value := []byte(strings.Repeat("v", warmupValueBytes))
+	errs := make(chan error, 1)
+	for p := int32(0); p < 4; p++ {
+		for i := range warmupPreload {
+			r := &kgo.Record{Partition: p, Key: []byte(fmt.Sprintf("pre-%d-%d", p, i)), Value: value}
+			cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+				}
+			})
+		}
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return err
+	}
+	select {
+	case err := <-errs:
+		return fmt.Errorf("preload %s: %w", warmupChangelog, err)
+	default:
+		return nil
+	}
+}
