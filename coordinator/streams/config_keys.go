@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
 // Config keys, as Kafka names the per-group settings (without the
@@ -193,12 +195,4 @@ func parseInt(v string, dst *int) error {
 }
 
 // ParseList reads a comma-separated list ("" is empty).
-func ParseList(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func ParseList(v string) []string { return assignor.ParseList(v) }

@@ -19,12 +19,13 @@ const ConfigRackAwareAssignmentTags = "rack.aware.assignment.tags"
 // more replicas than, say, zones); a replica no process with distinct tags
 // can take goes where the tag-blind assignment would put it.
 
-// parseTags reads the configured tag keys.
-func parseTags(v string) []string {
+// ParseList reads a comma-separated list ("" is empty): the tag keys, as
+// Kafka's LIST configs are written.
+func ParseList(v string) []string {
 	var out []string
-	for _, k := range strings.Split(v, ",") {
-		if k = strings.TrimSpace(k); k != "" {
-			out = append(out, k)
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
 		}
 	}
 	return out
@@ -99,24 +100,18 @@ func (s *stickyState) tagsDistinct(p, t int32) bool {
 // active owner, best previous standby, least-loaded process), each first
 // among processes with distinct tags, then among all.
 func (s *stickyState) assignStandbyByTags() {
-	for p := s.maxTasks - 1; p >= 0; p-- {
-		for i := len(s.subs) - 1; i >= 0; i-- {
-			t := s.subStart[i] + p
-			if t >= s.subStart[i+1] || !s.stateful[t] {
-				continue
+	s.eachStatefulTaskDescending(func(t int32) {
+		for r := 0; r < s.standbys; r++ {
+			m := s.pickStandby(t, true)
+			if m < 0 {
+				m = s.pickStandby(t, false)
 			}
-			for r := 0; r < s.standbys; r++ {
-				m := s.pickStandby(t, true)
-				if m < 0 {
-					m = s.pickStandby(t, false)
-				}
-				if m < 0 {
-					break // not enough processes for this many replicas
-				}
-				s.maybeUpdateTotalQuota(s.addTask(m, t, false))
+			if m < 0 {
+				break // not enough processes for this many replicas
 			}
+			s.maybeUpdateTotalQuota(s.addTask(m, t, false))
 		}
-	}
+	})
 }
 
 // pickStandby is the member to take a standby of t, or -1.

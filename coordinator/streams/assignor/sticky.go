@@ -42,7 +42,7 @@ func (StickyTaskAssignor) Assign(spec GroupSpec, topology TopologyDescriber) (Gr
 	if err := s.assignActive(); err != nil {
 		return GroupAssignment{}, err
 	}
-	switch tags := parseTags(spec.Configs[ConfigRackAwareAssignmentTags]); {
+	switch tags := ParseList(spec.Configs[ConfigRackAwareAssignmentTags]); {
 	case s.standbys == 0:
 	case len(tags) > 0:
 		s.initTags(spec, tags)
@@ -438,32 +438,25 @@ func (s *stickyState) assignStandby() {
 	remaining := make([]int32, s.numTasks)
 	anyRemaining := false
 
-	// Descending (partition, subtopology).
-	for p := s.maxTasks - 1; p >= 0; p-- {
-		for i := len(s.subs) - 1; i >= 0; i-- {
-			t := s.subStart[i] + p
-			if t >= s.subStart[i+1] || !s.stateful[t] {
-				continue
-			}
-			for r := 0; r < s.standbys; r++ {
-				if m := s.prevActive[t]; m >= 0 {
-					if !s.hasTask(s.memberPro[m], t) && s.count[m] < s.totalQuota {
-						s.maybeUpdateTotalQuota(s.addTask(m, t, false))
-						continue
-					}
+	s.eachStatefulTaskDescending(func(t int32) {
+		for r := 0; r < s.standbys; r++ {
+			if m := s.prevActive[t]; m >= 0 {
+				if !s.hasTask(s.memberPro[m], t) && s.count[m] < s.totalQuota {
+					s.maybeUpdateTotalQuota(s.addTask(m, t, false))
+					continue
 				}
-				if cands := s.prevStandbys(t); len(cands) > 0 {
-					if m := s.findPrevMemberWithLeastLoad(cands, t); m >= 0 && s.count[m] < s.totalQuota {
-						s.maybeUpdateTotalQuota(s.addTask(m, t, false))
-						continue
-					}
-				}
-				remaining[t] = int32(s.standbys - r)
-				anyRemaining = true
-				break
 			}
+			if cands := s.prevStandbys(t); len(cands) > 0 {
+				if m := s.findPrevMemberWithLeastLoad(cands, t); m >= 0 && s.count[m] < s.totalQuota {
+					s.maybeUpdateTotalQuota(s.addTask(m, t, false))
+					continue
+				}
+			}
+			remaining[t] = int32(s.standbys - r)
+			anyRemaining = true
+			break
 		}
-	}
+	})
 
 	if !anyRemaining || len(s.procs) == 0 {
 		return
@@ -491,6 +484,18 @@ func (s *stickyState) assignStandby() {
 			}
 			if !found {
 				break // not enough processes for this many replicas
+			}
+		}
+	}
+}
+
+// eachStatefulTaskDescending calls f for every stateful task in descending
+// (partition, subtopology) order, Kafka's order of standby placement.
+func (s *stickyState) eachStatefulTaskDescending(f func(t int32)) {
+	for p := s.maxTasks - 1; p >= 0; p-- {
+		for i := len(s.subs) - 1; i >= 0; i-- {
+			if t := s.subStart[i] + p; t < s.subStart[i+1] && s.stateful[t] {
+				f(t)
 			}
 		}
 	}
