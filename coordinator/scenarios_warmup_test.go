@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -350,5 +351,60 @@ func TestWarmupClassicMembers(t *testing.T) {
 	w.settleStreams("s1")
 	if len(c1.active) != 3 || c1.generation != g.GroupEpoch {
 		t.Fatalf("c1 active %v at generation %d (group epoch %d)", c1.active, c1.generation, g.GroupEpoch)
+	}
+}
+
+// Sticky placement at startup (Kafka 4.4, KAFKA-20719): members restarting
+// together report the offsets of the state they have on disk on join, and
+// the first assignment gives each its own tasks back; nobody runs a task
+// yet, so no warm-up is needed.
+func TestStickyStartupFromJoinOffsets(t *testing.T) {
+	h := newStickyHarness(t, func(c *streams.Config) { c.Defaults.InitialRebalanceDelay = 3 * time.Second })
+	h.md.SetTopic("foo", 4)
+	h.md.SetTopic("app-store-changelog", 4)
+	onDisk := map[string][]int32{"m1": {2, 3}, "m2": {0, 1}}
+	for _, id := range []string{"m1", "m2"} {
+		req := joinReq("g", id, "p-"+id, statefulTopology("foo"))
+		for _, p := range onDisk[id] {
+			req.TaskOffsets = append(req.TaskOffsets, kmsg.TaskOffset{SubtopologyID: "0", Partition: p, Offset: 500})
+		}
+		h.ok(req)
+	}
+	h.advance(3 * time.Second)
+	g := h.group("g")
+	for id, ps := range onDisk {
+		if tg := g.Target[id]; !streams.TasksEqual(tg.Active, tasks("0", ps...)) || len(tg.Warmup) != 0 {
+			t.Fatalf("%s target %+v, want its on-disk tasks %v", id, tg, ps)
+		}
+	}
+}
+
+// The processId rule (KIP-1071): a warm-up moving between two members of
+// one process waits until the other member has revoked it.
+func TestWarmupProcessIDRule(t *testing.T) {
+	h := statefulOneMember(t, nil)
+	g := h.group("g")
+	h.ok(joinReq("g", "m2", "p2", statefulTopology("foo")))
+	h.settle("m2")
+	if c := g.Members["m2"].CurrentAssignment(); !streams.TasksEqual(c.Assigned.Warmup, tasks("0", 2, 3)) {
+		t.Fatalf("m2 current %+v", c)
+	}
+	r3 := h.ok(joinReq("g", "m3", "p2", statefulTopology("foo")))
+	if tg := g.Target["m3"]; !streams.TasksEqual(tg.Warmup, tasks("0", 3)) {
+		t.Fatalf("m3 target %+v", tg)
+	}
+	if got, _ := assigned(r3); streams.TasksContains(got.Warmup, "0", 3) || g.Members["m3"].CurrentAssignment().State != streams.MemberUnreleasedTasks {
+		t.Fatalf("m3 got warm-up 3 while m2 of its process holds it: %+v", got)
+	}
+	// m2 is told to give up warm-up 3 and confirms it.
+	r2 := h.ok(hbReq("g", "m2", g.Members["m2"].MemberEpoch(), nil))
+	got, _ := assigned(r2)
+	if streams.TasksContains(got.Warmup, "0", 3) {
+		t.Fatalf("m2 keeps warm-up 3: %+v", got)
+	}
+	h.ok(hbReq("g", "m2", r2.MemberEpoch, &got))
+	r3 = h.ok(hbReq("g", "m3", g.Members["m3"].MemberEpoch(), &streams.TaskSets{}))
+	if got, _ := assigned(r3); !streams.TasksEqual(got.Warmup, tasks("0", 3)) {
+		t.Fatalf("m3 after the release: %+v", got)
 	}
 }

@@ -36,19 +36,43 @@ const (
 // restores it as a warm-up (a standby on the client: the group has no
 // standbys configured), then moves once caught up; the output stays exact.
 // It reports, per step, the longest per-partition output gap, the time to
-// balanced and the changelog records (and bytes) read. With
-// E2E_WARMUP_COMPARE=1 it runs the same steps again with Kafka 4.4's
-// behaviour (no warm-ups, the configured heartbeat interval throughout).
+// balanced and the changelog records (and bytes) read.
+//
+// With E2E_WARMUP_COMPARE=1 it runs the same app and steps three more
+// times, for BENCHMARKS.md: through streamshift with Kafka 4.4's behaviour
+// (no warm-ups, the configured heartbeat interval throughout), on Kafka
+// 4.4's own coordinator, and on the classic protocol on Kafka 3.9 (its
+// HighAvailabilityTaskAssignor: warm-ups and probing rebalances at the
+// minimum interval, 60 s).
 func TestStreamsWarmup(t *testing.T) {
-	var beyond, native warmupRun
-	t.Run("warmups", func(t *testing.T) { beyond = runWarmupScenario(t, "warmup", true) })
-	if os.Getenv("E2E_WARMUP_COMPARE") == "" || t.Failed() {
-		return
+	variants := []warmupVariant{{name: "streamshift", broker: harness.Kafka39, protocol: "streams", proxyID: "warmup", warmups: true}}
+	if os.Getenv("E2E_WARMUP_COMPARE") != "" {
+		variants = append(variants,
+			warmupVariant{name: "streamshift-as-4.4", broker: harness.Kafka39, protocol: "streams", proxyID: "nowarmup",
+				env: []string{"STREAMSHIFT_STREAMS_NUM_WARMUP_REPLICAS=0", "STREAMSHIFT_STREAMS_RECONCILIATION_HEARTBEAT_INTERVAL_MS=5000"}},
+			warmupVariant{name: "native-4.4", broker: harness.Kafka44, protocol: "streams"},
+			warmupVariant{name: "classic-3.9", broker: harness.Kafka39, protocol: "classic", warmups: true,
+				appExtra: []string{"probing.rebalance.interval.ms=60000"}},
+		)
 	}
-	t.Run("kafka44", func(t *testing.T) { native = runWarmupScenario(t, "nowarmup", false) })
-	if !t.Failed() {
-		t.Logf("streamshift with warm-ups vs Kafka 4.4's behaviour through streamshift:\n%s", compareWarmupRuns(beyond, native))
+	var runs []warmupRun
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) { runs = append(runs, runWarmupScenario(t, v)) })
+		if t.Failed() {
+			return
+		}
 	}
+	if len(runs) > 1 {
+		t.Logf("the same app and steps, side by side:\n%s", compareWarmupRuns(variants, runs))
+	}
+}
+
+// warmupVariant is one way to run the app: through streamshift (proxyID
+// set) or on the broker's own coordinator.
+type warmupVariant struct {
+	name, broker, protocol, proxyID string
+	env, appExtra                   []string
+	warmups                         bool // tasks are expected to be warmed up, then moved
 }
 
 type warmupRun struct {
@@ -56,29 +80,25 @@ type warmupRun struct {
 	restored []int64 // per step: changelog records read (active restores + standby/warm-up loads)
 }
 
-func runWarmupScenario(t *testing.T, proxyID string, warmups bool) warmupRun {
-	env := append([]string{}, nativeTestSettings...)
-	if !warmups {
-		env = append(env, "STREAMSHIFT_STREAMS_NUM_WARMUP_REPLICAS=0", "STREAMSHIFT_STREAMS_RECONCILIATION_HEARTBEAT_INTERVAL_MS=5000")
-	}
-	var (
-		ss  *streamshiftProc
-		run *harness.Run
-	)
+func runWarmupScenario(t *testing.T, v warmupVariant) warmupRun {
+	var run *harness.Run
 	names := []string{"a1", "a2", "a3"}
 	rep := harness.RunScenario(t, harness.Scenario{
-		Name:          fmt.Sprintf("stateful app through streamshift on 3.9 (warm-ups %t)", warmups),
-		Broker:        harness.Kafka39,
+		Name:          fmt.Sprintf("stateful app, %s on %s, %s protocol", v.name, v.broker, v.protocol),
+		Broker:        v.broker,
 		AppBuild:      harness.App44,
-		GroupProtocol: "streams",
+		GroupProtocol: v.protocol,
 		Guarantee:     "exactly_once_v2",
-		AppExtra:      []string{"app.store=rocksdb"},
+		AppExtra:      append([]string{"app.store=rocksdb"}, v.appExtra...),
 		Hold:          3 * time.Second,
 		Route: func(ctx context.Context, r *harness.Run) (string, error) {
 			if err := preloadChangelog(ctx, r.Broker.Bootstrap); err != nil {
 				return "", err
 			}
-			ss = newStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, proxyID, env...)
+			if v.proxyID == "" {
+				return r.Broker.Bootstrap, nil
+			}
+			ss := newStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, v.proxyID, append(append([]string{}, nativeTestSettings...), v.env...)...)
 			r.T.Cleanup(ss.stop)
 			return ss.listen, nil
 		},
@@ -102,9 +122,9 @@ func runWarmupScenario(t *testing.T, proxyID string, warmups bool) warmupRun {
 					promoted = append(promoted, warmedThenActive(a.Events(), a1.Events())...)
 				}
 				switch {
-				case warmups && len(promoted) == 0:
+				case v.warmups && len(promoted) == 0:
 					return errors.New("no task was warmed up on a2 or a3 while a1 ran it, then moved")
-				case !warmups && len(promoted) > 0:
+				case !v.warmups && len(promoted) > 0:
 					return fmt.Errorf("no warm-ups configured, yet tasks %v were warmed up", promoted)
 				}
 				r.T.Logf("warmed up while a1 ran them, then active: %v", promoted)
@@ -127,8 +147,8 @@ func runWarmupScenario(t *testing.T, proxyID string, warmups bool) warmupRun {
 		}
 	}
 	for i, st := range rep.Steps {
-		t.Logf("warm-ups %t, step %q: longest gap on one partition %s, balanced after %s, changelog records read %d (~%.1f MB)",
-			warmups, st.Step, st.PartGap.Round(10*time.Millisecond), st.Balanced.Round(10*time.Millisecond), wr.restored[i],
+		t.Logf("%s, step %q: longest gap on one partition %s, balanced after %s, changelog records read %d (~%.1f MB)",
+			v.name, st.Step, st.PartGap.Round(10*time.Millisecond), st.Balanced.Round(10*time.Millisecond), wr.restored[i],
 			float64(wr.restored[i]*warmupRecordBytes)/1e6)
 	}
 	return wr
@@ -187,18 +207,18 @@ func changelogRecordsRead(events []harness.Event, from, to time.Time) int64 {
 	return n
 }
 
-func compareWarmupRuns(beyond, native warmupRun) string {
+func compareWarmupRuns(variants []warmupVariant, runs []warmupRun) string {
 	var b strings.Builder
-	b.WriteString("| step | gap on one partition (warm-ups / 4.4) | balanced (warm-ups / 4.4) | changelog records read (warm-ups / 4.4) |\n|---|---|---|---|\n")
-	for i := range beyond.rep.Steps {
-		if i >= len(native.rep.Steps) {
-			break
+	b.WriteString("| step | variant | longest gap on one partition | balanced after | changelog records read |\n|---|---|---|---|---|\n")
+	for i := range runs[0].rep.Steps {
+		for j, r := range runs {
+			if i >= len(r.rep.Steps) {
+				continue
+			}
+			st := r.rep.Steps[i]
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d |\n", st.Step, variants[j].name,
+				st.PartGap.Round(10*time.Millisecond), st.Balanced.Round(10*time.Millisecond), r.restored[i])
 		}
-		w, n := beyond.rep.Steps[i], native.rep.Steps[i]
-		fmt.Fprintf(&b, "| %s | %s / %s | %s / %s | %d / %d |\n", w.Step,
-			w.PartGap.Round(10*time.Millisecond), n.PartGap.Round(10*time.Millisecond),
-			w.Balanced.Round(10*time.Millisecond), n.Balanced.Round(10*time.Millisecond),
-			beyond.restored[i], native.restored[i])
 	}
 	return b.String()
 }
