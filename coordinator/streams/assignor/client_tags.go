@@ -17,7 +17,7 @@ const ConfigRackAwareAssignmentTags = "rack.aware.assignment.tags"
 // replicas), as classic Kafka Streams' ClientTagAwareStandbyTaskAssignor
 // does. A key whose values are all in use no longer constrains (there are
 // more replicas than, say, zones); a replica no process with distinct tags
-// can take goes where the tag-blind assignment would put it.
+// can take goes to the least-loaded process lacking the task (assignStandby).
 
 // ParseList reads a comma-separated list ("" is empty): the tag keys, as
 // Kafka's LIST configs are written.
