@@ -35,6 +35,8 @@ type Streams struct {
 	MaxSessionTimeout       string `koanf:"max.session.timeout.ms"`
 	MinHeartbeatInterval    string `koanf:"min.heartbeat.interval.ms"`
 	MaxHeartbeatInterval    string `koanf:"max.heartbeat.interval.ms"`
+	// streamshift's own, beyond Kafka 4.4 (coordinator/streams/heartbeat_interval.go).
+	ReconciliationHeartbeatInterval string `koanf:"reconciliation.heartbeat.interval.ms"`
 }
 
 // DefaultStreams returns the streams settings before any source is applied.

@@ -30,6 +30,13 @@ func TestAlterGroupConfigs(t *testing.T) {
 		{"null set", []streams.GroupConfigAlteration{{Name: "streams.num.standby.replicas", Op: kmsg.IncrementalAlterConfigOpSet}}, "Null value not supported for : streams.num.standby.replicas"},
 		{"consumer config", []streams.GroupConfigAlteration{setOp("consumer.session.timeout.ms", "45000")}, "Unknown group config name: consumer.session.timeout.ms"},
 		{"subtract int", []streams.GroupConfigAlteration{{Name: "streams.session.timeout.ms", Op: kmsg.IncrementalAlterConfigOpSubtract}}, "Config value subtract is not allowed for config key: streams.session.timeout.ms"},
+		{"task offset interval below min", []streams.GroupConfigAlteration{setOp("streams.task.offset.interval.ms", "14999")}, "streams.task.offset.interval.ms must be greater than or equal to 15000"},
+		{"warm-ups above max", []streams.GroupConfigAlteration{setOp("streams.num.warmup.replicas", "21")}, "streams.num.warmup.replicas must be less than or equal to 20"},
+		{"warm-ups off", []streams.GroupConfigAlteration{setOp("streams.num.warmup.replicas", "0")}, ""},
+		{"negative warm-ups", []streams.GroupConfigAlteration{setOp("streams.num.warmup.replicas", "-1")}, "Invalid value -1 for configuration streams.num.warmup.replicas: Value must be at least 0"},
+		{"reconciliation interval", []streams.GroupConfigAlteration{setOp("streams.reconciliation.heartbeat.interval.ms", "1000")}, ""},
+		{"reconciliation interval 0", []streams.GroupConfigAlteration{setOp("streams.reconciliation.heartbeat.interval.ms", "0")}, "Invalid value 0 for configuration streams.reconciliation.heartbeat.interval.ms: Value must be at least 1"},
+		{"reconciliation interval above heartbeat", []streams.GroupConfigAlteration{setOp("streams.reconciliation.heartbeat.interval.ms", "6000")}, "streams.reconciliation.heartbeat.interval.ms 6000 outside [100, streams.heartbeat.interval.ms 5000]"},
 		// All or nothing: the second operation fails, the first is not kept.
 		{"atomic", []streams.GroupConfigAlteration{setOp("streams.num.standby.replicas", "1"), setOp("streams.num.standby.replicas", "9")}, "streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas"},
 	} {

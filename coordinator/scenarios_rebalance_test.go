@@ -235,7 +235,8 @@ func TestScenario22ShutdownApplication(t *testing.T) {
 // §11.23: changing the standby replicas bumps the epoch and places standbys
 // off the active's process; the recovery lag does not bump.
 func TestScenario23StandbyConfig(t *testing.T) {
-	h := newHarness(t, nil)
+	// Kafka 4.4's behaviour: no warm-ups (scenarios_warmup_test.go has them).
+	h := newHarness(t, func(c *streams.Config) { c.Defaults.NumWarmupReplicas = 0 })
 	h.md.SetTopic("foo", 2)
 	h.md.SetTopic("app-store-changelog", 2)
 	h.ok(joinReq("g", "m1", "p1", statefulTopology("foo")))

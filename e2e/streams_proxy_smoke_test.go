@@ -37,9 +37,14 @@ type streamshiftProc struct {
 // throughStreamshift is a Scenario.Route that puts streamshift (the streams
 // coordinator with nativeTestSettings) between the apps and the scenario's
 // broker, stopped when the test ends.
+//
+// E2E_STREAMSHIFT_ENV adds settings (space-separated NAME=value), e.g. Kafka
+// 4.4's behaviour for a before/after run:
+// "STREAMSHIFT_STREAMS_NUM_WARMUP_REPLICAS=0 STREAMSHIFT_STREAMS_RECONCILIATION_HEARTBEAT_INTERVAL_MS=5000".
 func throughStreamshift(proxyID string) func(context.Context, *harness.Run) (string, error) {
 	return func(ctx context.Context, r *harness.Run) (string, error) {
-		addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, proxyID, nativeTestSettings...)
+		env := append(append([]string{}, nativeTestSettings...), strings.Fields(os.Getenv("E2E_STREAMSHIFT_ENV"))...)
+		addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, proxyID, env...)
 		r.T.Cleanup(stop)
 		return addr, nil
 	}

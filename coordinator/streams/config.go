@@ -21,6 +21,10 @@ type GroupConfig struct {
 	NumWarmupReplicas       int           // streams.num.warmup.replicas
 	AcceptableRecoveryLag   int64         // streams.acceptable.recovery.lag
 	RackAwareAssignmentTags []string      // streams.rack.aware.assignment.tags
+	// ReconciliationHeartbeatInterval is streamshift's
+	// streams.reconciliation.heartbeat.interval.ms: the interval answered
+	// to a member while it reconciles (heartbeat_interval.go).
+	ReconciliationHeartbeatInterval time.Duration
 }
 
 // Kafka 4.4's defaults and bounds (GroupCoordinatorConfig, GroupConfig).
@@ -39,6 +43,12 @@ const (
 	DefaultTaskOffsetInterval    = 60 * time.Second
 	DefaultNumWarmupReplicas     = 2
 	DefaultAcceptableRecoveryLag = 10000
+	MinTaskOffsetInterval        = 15 * time.Second // group.streams.min.task.offset.interval.ms
+	MaxNumWarmupReplicas         = 20               // group.streams.max.warmup.replicas
+
+	// streamshift's, beyond Kafka 4.4.
+	DefaultReconciliationHeartbeatInterval = 500 * time.Millisecond
+	MinReconciliationHeartbeatInterval     = 100 * time.Millisecond
 )
 
 // DefaultGroupConfig is Kafka 4.4's default streams-group configuration.
@@ -52,6 +62,8 @@ func DefaultGroupConfig() GroupConfig {
 		TaskOffsetInterval:    DefaultTaskOffsetInterval,
 		NumWarmupReplicas:     DefaultNumWarmupReplicas,
 		AcceptableRecoveryLag: DefaultAcceptableRecoveryLag,
+
+		ReconciliationHeartbeatInterval: DefaultReconciliationHeartbeatInterval,
 	}
 }
 
@@ -92,11 +104,14 @@ func (c GroupConfig) ValidateWithin(b Bounds) error {
 	if c.AssignmentInterval < 0 || c.AssignmentInterval > MaxAssignmentInterval {
 		errs = append(errs, fmt.Errorf("streams.assignment.interval.ms %d outside [0, %d]", c.AssignmentInterval.Milliseconds(), MaxAssignmentInterval.Milliseconds()))
 	}
-	if c.TaskOffsetInterval <= 0 || c.TaskOffsetInterval.Milliseconds() > math.MaxInt32 {
-		errs = append(errs, fmt.Errorf("streams.task.offset.interval.ms %d out of range", c.TaskOffsetInterval.Milliseconds()))
+	if c.TaskOffsetInterval < MinTaskOffsetInterval || c.TaskOffsetInterval.Milliseconds() > math.MaxInt32 {
+		errs = append(errs, fmt.Errorf("streams.task.offset.interval.ms %d outside [%d, %d]", c.TaskOffsetInterval.Milliseconds(), MinTaskOffsetInterval.Milliseconds(), math.MaxInt32))
 	}
-	if c.NumWarmupReplicas < 0 {
-		errs = append(errs, fmt.Errorf("streams.num.warmup.replicas %d is negative", c.NumWarmupReplicas))
+	if c.NumWarmupReplicas < 0 || c.NumWarmupReplicas > MaxNumWarmupReplicas {
+		errs = append(errs, fmt.Errorf("streams.num.warmup.replicas %d outside [0, %d]", c.NumWarmupReplicas, MaxNumWarmupReplicas))
+	}
+	if c.ReconciliationHeartbeatInterval < MinReconciliationHeartbeatInterval || c.ReconciliationHeartbeatInterval > c.HeartbeatInterval {
+		errs = append(errs, fmt.Errorf("streams.reconciliation.heartbeat.interval.ms %d outside [%d, streams.heartbeat.interval.ms %d]", c.ReconciliationHeartbeatInterval.Milliseconds(), MinReconciliationHeartbeatInterval.Milliseconds(), c.HeartbeatInterval.Milliseconds()))
 	}
 	if c.AcceptableRecoveryLag < 0 {
 		errs = append(errs, fmt.Errorf("streams.acceptable.recovery.lag %d is negative", c.AcceptableRecoveryLag))
@@ -143,6 +158,8 @@ type GroupConfigOverride struct {
 	NumWarmupReplicas       *int
 	AcceptableRecoveryLag   *int64
 	RackAwareAssignmentTags []string // nil: default
+
+	ReconciliationHeartbeatInterval *time.Duration
 }
 
 func (o GroupConfigOverride) Apply(c GroupConfig) GroupConfig {
@@ -172,6 +189,9 @@ func (o GroupConfigOverride) Apply(c GroupConfig) GroupConfig {
 	}
 	if o.RackAwareAssignmentTags != nil {
 		c.RackAwareAssignmentTags = o.RackAwareAssignmentTags
+	}
+	if o.ReconciliationHeartbeatInterval != nil {
+		c.ReconciliationHeartbeatInterval = *o.ReconciliationHeartbeatInterval
 	}
 	return c
 }

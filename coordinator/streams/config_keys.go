@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
 
 // Config keys, as Kafka names the per-group settings (without the
@@ -22,11 +24,13 @@ const (
 	KeyNumWarmupReplicas       = "num.warmup.replicas"
 	KeyAcceptableRecoveryLag   = "acceptable.recovery.lag"
 	KeyRackAwareAssignmentTags = "rack.aware.assignment.tags"
-	KeyMaxSize                 = "max.size"
-	KeyMinSessionTimeout       = "min.session.timeout.ms"
-	KeyMaxSessionTimeout       = "max.session.timeout.ms"
-	KeyMinHeartbeatInterval    = "min.heartbeat.interval.ms"
-	KeyMaxHeartbeatInterval    = "max.heartbeat.interval.ms"
+	// KeyReconciliationHeartbeatInterval is streamshift's own (beyond 4.4).
+	KeyReconciliationHeartbeatInterval = "reconciliation.heartbeat.interval.ms"
+	KeyMaxSize                         = "max.size"
+	KeyMinSessionTimeout               = "min.session.timeout.ms"
+	KeyMaxSessionTimeout               = "max.session.timeout.ms"
+	KeyMinHeartbeatInterval            = "min.heartbeat.interval.ms"
+	KeyMaxHeartbeatInterval            = "max.heartbeat.interval.ms"
 )
 
 // groupKeyPrefix starts a per-group override: "group.<group id>.<key>".
@@ -80,7 +84,8 @@ func ParseConfig(kv map[string]string) (Config, error) {
 // keys (group ids may contain dots).
 func splitGroupKey(s string) (id, key string, err error) {
 	for _, k := range []string{KeySessionTimeout, KeyHeartbeatInterval, KeyNumStandbyReplicas, KeyInitialRebalanceDelay,
-		KeyAssignmentInterval, KeyTaskOffsetInterval, KeyNumWarmupReplicas, KeyAcceptableRecoveryLag, KeyRackAwareAssignmentTags} {
+		KeyAssignmentInterval, KeyTaskOffsetInterval, KeyNumWarmupReplicas, KeyAcceptableRecoveryLag, KeyRackAwareAssignmentTags,
+		KeyReconciliationHeartbeatInterval} {
 		if strings.HasSuffix(s, "."+k) && len(s) > len(k)+1 {
 			return s[:len(s)-len(k)-1], k, nil
 		}
@@ -122,6 +127,8 @@ func (c *Config) set(key, v string) error {
 	case KeyRackAwareAssignmentTags:
 		d.RackAwareAssignmentTags = ParseList(v)
 		return nil
+	case KeyReconciliationHeartbeatInterval:
+		return parseMs(v, &d.ReconciliationHeartbeatInterval, nil)
 	}
 	return errors.New("unknown streams group setting")
 }
@@ -158,6 +165,9 @@ func (o *GroupConfigOverride) Set(key, v string) error {
 		if o.RackAwareAssignmentTags == nil {
 			o.RackAwareAssignmentTags = []string{}
 		}
+	case KeyReconciliationHeartbeatInterval:
+		o.ReconciliationHeartbeatInterval = new(time.Duration)
+		err = parseMs(v, o.ReconciliationHeartbeatInterval, nil)
 	default:
 		err = errors.New("unknown streams group setting")
 	}
@@ -185,12 +195,4 @@ func parseInt(v string, dst *int) error {
 }
 
 // ParseList reads a comma-separated list ("" is empty).
-func ParseList(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func ParseList(v string) []string { return assignor.ParseList(v) }

@@ -50,8 +50,11 @@
 //     maybeBumpGroupEpoch, updateTargetAssignment, maybeReconcile,
 //     updateSession, buildResponse), heartbeat_member.go,
 //     topology_request.go, topology_config.go, target_assignment.go,
-//     target_assignment_timing.go, current_assignment.go (reconciliation,
-//     Kafka's CurrentAssignmentBuilder), endpoints.go; leave.go, fence.go
+//     target_assignment_timing.go, warmup.go (warm-up tasks: the
+//     refinement of the assignor's target, beyond 4.4),
+//     current_assignment.go (reconciliation, Kafka's
+//     CurrentAssignmentBuilder), heartbeat_interval.go (the short interval
+//     while a member reconciles, beyond 4.4), endpoints.go; leave.go, fence.go
 //     (removing a member), session.go (session, rebalance and classic
 //     timeouts);
 //   - the other operations: describe.go, offsets.go (offset commit and
@@ -60,6 +63,7 @@
 //     classic_sync.go, classic_heartbeat.go (Heartbeat and LeaveGroup),
 //     classic_takeover.go (TakeOverClassicGroup), classic_handback.go.
 //
-// The sticky task assignor and the topology configuration are pure
-// functions in the subpackages assignor and topology.
+// The sticky task assignor (with rack-aware standbys, client_tags.go) and
+// the topology configuration are pure functions in the subpackages assignor
+// and topology.
 package streams

@@ -120,6 +120,10 @@ type Group struct {
 	ActiveOwners  map[TaskID]string
 	StandbyOwners map[TaskID]map[string]int
 	WarmupOwners  map[TaskID]map[string]int
+	// warmupTargets counts the target warm-ups of each task (at most
+	// streams.num.warmup.replicas in the group): their owners are
+	// reconciling (heartbeat_interval.go).
+	warmupTargets map[TaskID]int
 
 	Mem GroupMemory
 }
@@ -138,6 +142,7 @@ func newGroup(id string) *Group {
 		ActiveOwners:           map[TaskID]string{},
 		StandbyOwners:          map[TaskID]map[string]int{},
 		WarmupOwners:           map[TaskID]map[string]int{},
+		warmupTargets:          map[TaskID]int{},
 	}
 }
 
@@ -216,3 +221,34 @@ func countOwner(owners map[TaskID]map[string]int, t TaskID, process string, sign
 
 // IsClassic reports whether the member speaks the classic protocol.
 func (m *Member) IsClassic() bool { return m.Meta != nil && m.Meta.Classic != nil }
+
+// countWarmupTargets keeps warmupTargets as target records are replayed.
+func (g *Group) countWarmupTargets(w Tasks, sign int) {
+	if g.warmupTargets == nil {
+		g.warmupTargets = map[TaskID]int{}
+	}
+	ForEachTask(w, func(t TaskID) {
+		if g.warmupTargets[t] += sign; g.warmupTargets[t] <= 0 {
+			delete(g.warmupTargets, t)
+		}
+	})
+}
+
+// reconciling reports whether the member is part of a rebalance: it has
+// tasks to revoke or waits for tasks, a new target is pending or not yet
+// reached, it warms up tasks, or it runs an active task another member
+// warms up (it revokes the task when that member has caught up).
+func (g *Group) reconciling(m *Member, next *CurrentMemberAssignmentValue) bool {
+	if next.State != MemberStable || next.MemberEpoch != g.GroupEpoch {
+		return true
+	}
+	if len(next.Assigned.Warmup) > 0 || len(g.Target[m.ID].Warmup) > 0 {
+		return true
+	}
+	for t := range g.warmupTargets {
+		if TasksContains(next.Assigned.Active, t.Subtopology, t.Partition) {
+			return true
+		}
+	}
+	return false
+}

@@ -35,6 +35,8 @@ var GroupConfigDefs = []groupConfigDef{
 	{KeyTaskOffsetInterval, kmsg.ConfigTypeInt, 1, "The interval in which members report their task offsets."},
 	{KeyNumWarmupReplicas, kmsg.ConfigTypeInt, 0, "The maximum number of warmup replicas assigned at once."},
 	{KeyAcceptableRecoveryLag, kmsg.ConfigTypeLong, 0, "The maximum lag of a caught-up client."},
+	// streamshift's own, beyond Kafka 4.4.
+	{KeyReconciliationHeartbeatInterval, kmsg.ConfigTypeInt, 1, "The heartbeat interval given to a member while it reconciles (revokes, waits for tasks, warms up tasks or runs a task being warmed up elsewhere); at most streams.heartbeat.interval.ms."},
 }
 
 func GroupConfigDefOf(name string) (groupConfigDef, bool) {
@@ -72,6 +74,8 @@ func (c GroupConfig) Value(key string) string {
 		return strconv.FormatInt(c.AcceptableRecoveryLag, 10)
 	case KeyRackAwareAssignmentTags:
 		return strings.Join(c.RackAwareAssignmentTags, ",")
+	case KeyReconciliationHeartbeatInterval:
+		return ms(c.ReconciliationHeartbeatInterval)
 	}
 	return ""
 }
@@ -96,6 +100,8 @@ func (o GroupConfigOverride) Has(key string) bool {
 		return o.AcceptableRecoveryLag != nil
 	case KeyRackAwareAssignmentTags:
 		return o.RackAwareAssignmentTags != nil
+	case KeyReconciliationHeartbeatInterval:
+		return o.ReconciliationHeartbeatInterval != nil
 	}
 	return false
 }
@@ -120,6 +126,8 @@ func (o *GroupConfigOverride) Unset(key string) {
 		o.AcceptableRecoveryLag = nil
 	case KeyRackAwareAssignmentTags:
 		o.RackAwareAssignmentTags = nil
+	case KeyReconciliationHeartbeatInterval:
+		o.ReconciliationHeartbeatInterval = nil
 	}
 }
 

@@ -51,6 +51,10 @@ func ValidateGroupConfig(g GroupConfig, b Bounds) *ConfigError {
 		return InvalidConfig("streams.num.standby.replicas must be less than or equal to group.streams.max.standby.replicas")
 	case g.SessionTimeout <= g.HeartbeatInterval:
 		return InvalidConfig("streams.session.timeout.ms must be greater than streams.heartbeat.interval.ms")
+	case g.TaskOffsetInterval < MinTaskOffsetInterval:
+		return InvalidConfig("streams.task.offset.interval.ms must be greater than or equal to %d", MinTaskOffsetInterval.Milliseconds())
+	case g.NumWarmupReplicas > MaxNumWarmupReplicas:
+		return InvalidConfig("streams.num.warmup.replicas must be less than or equal to %d", MaxNumWarmupReplicas)
 	}
 	if err := g.ValidateWithin(b); err != nil {
 		return InvalidConfig("%v", err)

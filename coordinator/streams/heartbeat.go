@@ -265,6 +265,12 @@ func (hb *streamsHeartbeat) writeMember() {
 	if req.TaskEndOffsets != nil {
 		hb.m.TaskEndOffsets = req.TaskEndOffsets
 	}
+	// A new group epoch for a caught-up warm-up, unless one is already
+	// pending: that assignment sees the same offsets.
+	if (req.TaskOffsets != nil || req.TaskEndOffsets != nil) && len(hb.bump) == 0 && g.GroupEpoch <= g.AssignmentEpoch &&
+		warmupCaughtUp(g, hb.m, ch.Config.AcceptableRecoveryLag) {
+		hb.bump = append(hb.bump, bumpWarmupCaughtUp)
+	}
 }
 
 // maybeBumpGroupEpoch is steps 6 to 8: a new group epoch if anything
@@ -385,9 +391,12 @@ func (hb *streamsHeartbeat) buildResponse(resp *kmsg.StreamsGroupHeartbeatRespon
 	resp.MemberEpoch = hb.next.MemberEpoch
 	ch.fillIntervals(resp)
 	statuses := hb.statuses
+	missingSourceTopics := false
 	if !hb.configured.IsReady() {
 		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: hb.configured.Status(), StatusDetail: ch.configurationDetail(hb.configured)})
+		missingSourceTopics = hb.configured.Status() == StatusMissingSourceTopics
 	}
+	resp.HeartbeatIntervalMillis = int32(ch.heartbeatInterval(hb.m, hb.next, missingSourceTopics).Milliseconds())
 	if r := g.Mem.shutdownRequester; r != "" {
 		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
 			StatusCode:   StatusShutdownApplication,

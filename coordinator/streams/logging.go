@@ -23,6 +23,7 @@ const (
 	bumpMetadata             = "topic metadata changed"
 	bumpTopologyValidated    = "topology validated"
 	bumpAssignmentConfigs    = "assignment configs changed"
+	bumpWarmupCaughtUp       = "warm-up task caught up"
 )
 
 // Events a log entry reports (LogEntry.Event), in the vocabulary of

@@ -90,6 +90,7 @@ func (g *Group) Replay(r Record) error {
 
 	case RecordTargetAssignmentMember:
 		if r.Tombstone() {
+			g.countWarmupTargets(g.Target[r.MemberID].Warmup, -1)
 			delete(g.Target, r.MemberID)
 			return nil
 		}
@@ -97,7 +98,9 @@ func (g *Group) Replay(r Record) error {
 		if err != nil {
 			return err
 		}
+		g.countWarmupTargets(g.Target[r.MemberID].Warmup, -1)
 		g.Target[r.MemberID] = v.Tasks
+		g.countWarmupTargets(v.Tasks.Warmup, 1)
 
 	case RecordMemberMetadata:
 		m := g.Members[r.MemberID]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/streamshift/streamshift/coordinator/streams/assignor"
 )
@@ -30,6 +31,9 @@ func (ch *Change) computeTargetAssignment() error {
 				"acceptable.recovery.lag": strconv.FormatInt(ch.Config.AcceptableRecoveryLag, 10),
 			},
 		}
+		if tags := ch.Config.RackAwareAssignmentTags; len(tags) > 0 {
+			spec.Configs[assignor.ConfigRackAwareAssignmentTags] = strings.Join(tags, ",")
+		}
 		for _, id := range ids {
 			spec.Members[id] = memberSpec(g.Members[id])
 		}
@@ -48,6 +52,7 @@ func (ch *Change) computeTargetAssignment() error {
 			a := ga.Members[id]
 			targets[id] = TaskSets{Active: NormalizeTasks(a.ActiveTasks), Standby: NormalizeTasks(a.StandbyTasks), Warmup: NormalizeTasks(a.WarmupTasks)}
 		}
+		refineWarmups(g, configured, targets, ch.Config.NumWarmupReplicas, ch.Config.AcceptableRecoveryLag)
 	}
 	for _, id := range ids {
 		t := targets[id]

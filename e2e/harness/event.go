@@ -22,7 +22,7 @@ type Event struct {
 	State      string   // tasks: the app state when the task set was read
 	Active     []string // tasks: active task ids ("0_1") of all local stream threads
 	Standby    []string // tasks: standby task ids
-	Count      int64    // processed: input records seen so far; produced/consumed (ClientCheck)
+	Count      int64    // processed: input records seen so far; produced/consumed (ClientCheck); standby_loaded: changelog records standby tasks read so far
 	Duplicates int64    // consumed (ClientCheck): records seen twice
 	Store      string   // restore_*: store name
 	Partition  string   // restore_*: changelog partition

@@ -61,3 +61,23 @@ func BenchmarkStickyAssign(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStickyAssignRackAware is the cold case with
+// rack.aware.assignment.tags: the 200 processes in 3 zones.
+func BenchmarkStickyAssignRackAware(b *testing.B) {
+	spec, topo := benchGroup(b, 200, 5, 10, 1000, false)
+	spec.Configs = map[string]string{ConfigNumStandbyReplicas: "1", ConfigRackAwareAssignmentTags: "zone"}
+	for id, ms := range spec.Members {
+		var p int
+		fmt.Sscanf(ms.ProcessID, "process-%d", &p)
+		ms.ClientTags = map[string]string{"zone": fmt.Sprint("z", p%3)}
+		spec.Members[id] = ms
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := (StickyTaskAssignor{}).Assign(spec, topo); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -43,7 +43,11 @@ func (StickyTaskAssignor) Assign(spec GroupSpec, topology TopologyDescriber) (Gr
 		return GroupAssignment{}, err
 	}
 	if s.standbys > 0 {
-		s.assignStandby()
+		tags := ParseList(spec.Configs[ConfigRackAwareAssignmentTags])
+		if len(tags) > 0 {
+			s.initTags(spec, tags)
+		}
+		s.assignStandby(len(tags) > 0)
 	}
 	return s.groupAssignment(), nil
 }
@@ -83,6 +87,12 @@ type stickyState struct {
 	totalActiveTasks, totalTasks                       int
 	membersWithActiveCapacity, membersWithTaskCapacity int
 	activeQuota, totalQuota                            int32
+
+	// Rack-aware standbys (client_tags.go): the tag keys, each process's
+	// interned value per key, and the number of values per key.
+	tagKeys   []string
+	tagVal    []int32
+	tagValues []int32
 }
 
 func newStickyState(spec GroupSpec, topology TopologyDescriber, standbys int) (*stickyState, error) {
@@ -196,13 +206,18 @@ func newStickyState(spec GroupSpec, topology TopologyDescriber, standbys int) (*
 				}
 			}
 		}
-		for sub, parts := range ms.StandbyTasks {
-			start, n, ok := subRange(sub)
-			offsets := ms.TaskOffsets[sub]
-			for _, p := range parts {
-				if ok && p >= 0 && p < n {
-					cands = append(cands, candidate{task: start + p, member: int32(m), offset: offsets[p]})
-					standbyOfMember[start+p] = int32(m) + 1
+		// A warm-up counts as a previous standby (KAFKA-21001): the
+		// member restores the task's state, and it is the one the
+		// warm-up was for.
+		for _, prev := range [2]Tasks{ms.StandbyTasks, ms.WarmupTasks} {
+			for sub, parts := range prev {
+				start, n, ok := subRange(sub)
+				offsets := ms.TaskOffsets[sub]
+				for _, p := range parts {
+					if ok && p >= 0 && p < n && standbyOfMember[start+p] != int32(m)+1 {
+						cands = append(cands, candidate{task: start + p, member: int32(m), offset: offsets[p]})
+						standbyOfMember[start+p] = int32(m) + 1
+					}
 				}
 			}
 		}
@@ -326,13 +341,13 @@ func (s *stickyState) maybeUpdateTotalQuota(n int32) {
 
 // findPrevMemberWithLeastLoad walks ranked candidates and keeps the first
 // unless a later one has both a strictly lower process load and a strictly
-// lower member load (Kafka 4.4). With skipTask ≥ 0, members whose process
-// already holds that task are passed over.
-func (s *stickyState) findPrevMemberWithLeastLoad(cands []int32, skipTask int32) int32 {
+// lower member load (Kafka 4.4). With ok set, members whose process it
+// refuses are passed over.
+func (s *stickyState) findPrevMemberWithLeastLoad(cands []int32, ok func(p int32) bool) int32 {
 	best := int32(-1)
 	for _, m := range cands {
 		p := s.memberPro[m]
-		if skipTask >= 0 && s.hasTask(p, skipTask) {
+		if ok != nil && !ok(p) {
 			continue
 		}
 		if best < 0 || (loadLess(s.procs[p], s.procs[s.memberPro[best]]) && s.count[m] < s.count[best]) {
@@ -368,7 +383,7 @@ func (s *stickyState) assignActive() error {
 
 	rest := remaining[:0]
 	for _, t := range remaining {
-		m := s.findPrevMemberWithLeastLoad(s.prevStandbys(t), -1)
+		m := s.findPrevMemberWithLeastLoad(s.prevStandbys(t), nil)
 		if m >= 0 && s.count[m] < s.activeQuota {
 			s.assignActiveTask(m, t)
 			continue
@@ -417,37 +432,31 @@ func (s *stickyState) assignActiveTask(m, t int32) {
 // each only if its process lacks the task and it is under the total quota;
 // the remaining replicas go to the least-loaded processes lacking the task.
 // Replicas no process can take are dropped, as Kafka does (with a warning).
-func (s *stickyState) assignStandby() {
+// With rack-aware tags (client_tags.go) every choice also needs distinct
+// tags, except the last resort: the least-loaded process lacking the task.
+func (s *stickyState) assignStandby(byTags bool) {
 	// Replicas left for the least-loaded pass, per task.
 	remaining := make([]int32, s.numTasks)
 	anyRemaining := false
+	var t int32 // the task being placed, for takes
+	takes := func(p int32) bool { return !s.hasTask(p, t) && (!byTags || s.tagsDistinct(p, t)) }
 
-	// Descending (partition, subtopology).
-	for p := s.maxTasks - 1; p >= 0; p-- {
-		for i := len(s.subs) - 1; i >= 0; i-- {
-			t := s.subStart[i] + p
-			if t >= s.subStart[i+1] || !s.stateful[t] {
+	s.eachStatefulTaskDescending(func(task int32) {
+		t = task
+		for r := 0; r < s.standbys; r++ {
+			if m := s.prevActive[t]; m >= 0 && takes(s.memberPro[m]) && s.count[m] < s.totalQuota {
+				s.maybeUpdateTotalQuota(s.addTask(m, t, false))
 				continue
 			}
-			for r := 0; r < s.standbys; r++ {
-				if m := s.prevActive[t]; m >= 0 {
-					if !s.hasTask(s.memberPro[m], t) && s.count[m] < s.totalQuota {
-						s.maybeUpdateTotalQuota(s.addTask(m, t, false))
-						continue
-					}
-				}
-				if cands := s.prevStandbys(t); len(cands) > 0 {
-					if m := s.findPrevMemberWithLeastLoad(cands, t); m >= 0 && s.count[m] < s.totalQuota {
-						s.maybeUpdateTotalQuota(s.addTask(m, t, false))
-						continue
-					}
-				}
-				remaining[t] = int32(s.standbys - r)
-				anyRemaining = true
-				break
+			if m := s.findPrevMemberWithLeastLoad(s.prevStandbys(t), takes); m >= 0 && s.count[m] < s.totalQuota {
+				s.maybeUpdateTotalQuota(s.addTask(m, t, false))
+				continue
 			}
+			remaining[t] = int32(s.standbys - r)
+			anyRemaining = true
+			break
 		}
-	}
+	})
 
 	if !anyRemaining || len(s.procs) == 0 {
 		return
@@ -456,25 +465,49 @@ func (s *stickyState) assignStandby() {
 	h.init(s.procs)
 	popped := make([]int32, 0, s.slots+2)
 	// Descending (subtopology, partition), i.e. descending task index.
-	for t := int32(s.numTasks) - 1; t >= 0; t-- {
+	for t = int32(s.numTasks) - 1; t >= 0; t-- {
 		for r := 0; r < int(remaining[t]); r++ {
-			// The least-loaded process that lacks the task.
-			found := false
+			// The least-loaded process that takes the task; else the
+			// least-loaded one lacking it.
 			popped = popped[:0]
+			pick, fallback := int32(-1), int32(-1)
 			for h.len() > 0 {
 				p := h.pop()
 				popped = append(popped, p)
-				if !s.hasTask(p, t) {
-					s.maybeUpdateTotalQuota(s.addTaskToLeastLoadedMember(p, t, false))
-					found = true
+				if s.hasTask(p, t) {
+					continue
+				}
+				if fallback < 0 {
+					fallback = p
+				}
+				if takes(p) {
+					pick = p
 					break
 				}
+			}
+			if pick < 0 {
+				pick = fallback
+			}
+			if pick >= 0 {
+				s.maybeUpdateTotalQuota(s.addTaskToLeastLoadedMember(pick, t, false))
 			}
 			for _, p := range popped {
 				h.push(p)
 			}
-			if !found {
+			if pick < 0 {
 				break // not enough processes for this many replicas
+			}
+		}
+	}
+}
+
+// eachStatefulTaskDescending calls f for every stateful task in descending
+// (partition, subtopology) order, Kafka's order of standby placement.
+func (s *stickyState) eachStatefulTaskDescending(f func(t int32)) {
+	for p := s.maxTasks - 1; p >= 0; p-- {
+		for i := len(s.subs) - 1; i >= 0; i-- {
+			if t := s.subStart[i] + p; t < s.subStart[i+1] && s.stateful[t] {
+				f(t)
 			}
 		}
 	}

@@ -31,7 +31,8 @@ import org.apache.kafka.streams.state.Stores;
  *
  * <p>Arguments are {@code key=value}. Keys starting with {@code app.} configure the app:
  * app.instance (name in events), app.input, app.output, app.store (memory | rocksdb),
- * app.poll.ms (task-report period). Every other key is a Kafka Streams property
+ * app.poll.ms (task-report period). Records read by standby and warm-up tasks are reported as
+ * {@code standby_loaded} (a running total, at most once per second). Every other key is a Kafka Streams property
  * (bootstrap.servers, application.id, processing.guarantee, group.protocol, application.server,
  * num.standby.replicas, state.dir, commit.interval.ms, consumer.session.timeout.ms, ...).
  * group.protocol=classic is dropped so the same arguments work on 3.9 clients.
@@ -113,6 +114,26 @@ public final class CountApp {
             }
         });
 
+        // Standby (and warm-up) tasks read the changelog through the standby update listener,
+        // not the restore listener: their records are summed and reported once per second.
+        AtomicLong standbyLoaded = new AtomicLong();
+        ks.setStandbyUpdateListener(new org.apache.kafka.streams.processor.StandbyUpdateListener() {
+            @Override
+            public void onUpdateStart(TopicPartition tp, String storeName, long startingOffset) {
+            }
+
+            @Override
+            public void onBatchLoaded(TopicPartition tp, String storeName, org.apache.kafka.streams.processor.TaskId taskId,
+                                      long batchEndOffset, long batchSize, long currentEndOffset) {
+                standbyLoaded.addAndGet(batchSize);
+            }
+
+            @Override
+            public void onUpdateSuspended(TopicPartition tp, String storeName, long storeOffset, long currentEndOffset,
+                                          SuspendReason reason) {
+            }
+        });
+
         CountDownLatch closed = new CountDownLatch(1);
         java.util.concurrent.atomic.AtomicBoolean shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -131,6 +152,7 @@ public final class CountApp {
         List<String> lastStandby = null;
         long lastReport = 0;
         long lastProcessed = -1;
+        long lastStandbyLoaded = 0;
         while (closed.getCount() > 0) {
             KafkaStreams.State st = ks.state();
             if (st == KafkaStreams.State.RUNNING || st == KafkaStreams.State.REBALANCING) {
@@ -171,6 +193,11 @@ public final class CountApp {
                 if (n != lastProcessed) {
                     Evt.of("processed").put("count", n).put("state", st.name()).emit();
                     lastProcessed = n;
+                }
+                long loaded = standbyLoaded.get();
+                if (loaded != lastStandbyLoaded) {
+                    Evt.of("standby_loaded").put("count", loaded).emit();
+                    lastStandbyLoaded = loaded;
                 }
                 lastReport = now;
             }

@@ -1,0 +1,183 @@
+package coordinator
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
+
+// Fast convergence (streams/heartbeat_interval.go), beyond Kafka 4.4.
+
+func TestHeartbeatIntervalWhileReconciling(t *testing.T) {
+	h := twoMemberGroup(t, nil)
+	g := h.group("g")
+	r3 := h.ok(joinReq("g", "m3", "p3", sourceTopology("foo")))
+	if r3.HeartbeatIntervalMillis != 500 {
+		t.Fatalf("m3 waits for tasks: interval %d", r3.HeartbeatIntervalMillis)
+	}
+	r1 := h.ok(hbReq("g", "m1", 3, nil))
+	if r1.HeartbeatIntervalMillis != 500 || g.Members["m1"].CurrentAssignment().State != streams.MemberUnrevokedTasks {
+		t.Fatalf("m1 revokes: interval %d", r1.HeartbeatIntervalMillis)
+	}
+	h.settle("m1", "m2", "m3")
+	if g.State() != streams.GroupStable {
+		t.Fatalf("state %v", g.State())
+	}
+	for _, id := range []string{"m1", "m2", "m3"} {
+		if r := h.ok(hbReq("g", id, g.Members[id].MemberEpoch(), nil)); r.HeartbeatIntervalMillis != 5000 {
+			t.Fatalf("%s stable: interval %d", id, r.HeartbeatIntervalMillis)
+		}
+	}
+}
+
+// The owner of a task being warmed up elsewhere heartbeats fast too: it
+// revokes the task as soon as the warm-up has caught up.
+func TestHeartbeatIntervalWarmupOwner(t *testing.T) {
+	h := statefulOneMember(t, nil)
+	g := h.group("g")
+	h.ok(joinReq("g", "m2", "p2", statefulTopology("foo")))
+	h.settle("m1", "m2")
+	for _, id := range []string{"m1", "m2"} {
+		if r := h.ok(hbReq("g", id, g.Members[id].MemberEpoch(), nil)); r.HeartbeatIntervalMillis != 500 {
+			t.Fatalf("%s during the warm-up: interval %d", id, r.HeartbeatIntervalMillis)
+		}
+	}
+}
+
+// MISSING_SOURCE_TOPICS keeps the configured interval (the client gives up
+// after twice the interval), and equal intervals are Kafka 4.4's answer.
+func TestHeartbeatIntervalKept(t *testing.T) {
+	h := newHarness(t, nil)
+	r := h.ok(joinReq("g", "m1", "p1", sourceTopology("missing")))
+	if r.HeartbeatIntervalMillis != 5000 || statusCodes(r)[0] != streams.StatusMissingSourceTopics {
+		t.Fatalf("missing source topics: interval %d, statuses %v", r.HeartbeatIntervalMillis, statusCodes(r))
+	}
+	h = twoMemberGroup(t, func(c *streams.Config) { c.Defaults.ReconciliationHeartbeatInterval = c.Defaults.HeartbeatInterval })
+	if r := h.ok(joinReq("g", "m3", "p3", sourceTopology("foo"))); r.HeartbeatIntervalMillis != 5000 {
+		t.Fatalf("4.4 setting: interval %d", r.HeartbeatIntervalMillis)
+	}
+}
+
+// simulateScaleOut runs members heartbeating as the Streams client does
+// (at the answered interval, at once after a change of assignment: its
+// acknowledgement) in virtual time: members join one by one to a group of
+// stateless tasks; it returns how long the group took to become stable
+// after the last join and how many heartbeats the coordinator served.
+func simulateScaleOut(tb testing.TB, members, partitions int, fast bool) (time.Duration, int) {
+	cfg := streams.DefaultConfig()
+	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
+	if !fast {
+		cfg.Defaults.ReconciliationHeartbeatInterval = cfg.Defaults.HeartbeatInterval
+	}
+	h := &harness{clock: NewManualClock(testStart), log: &recordingLog{MemoryLog: NewMemoryLog()}, md: NewStaticMetadata(), creator: &fakeCreator{}}
+	c, err := New(Options{Config: cfg, Clock: h.clock, Log: h.log, Metadata: h.md, TopicCreator: h.creator, Assignor: testAssignor{}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.inline = true
+	h.c = c
+	h.md.SetTopic("foo", int32(partitions))
+	type client struct {
+		id    string
+		epoch int32
+		owned streams.TaskSets
+		next  time.Time
+	}
+	var clients []*client
+	beats := 0
+	beat := func(c *client, join bool) {
+		req := hbReq("g", c.id, c.epoch, &c.owned)
+		if join {
+			req = joinReq("g", c.id, "p-"+c.id, sourceTopology("foo"))
+		}
+		resp := h.rawHeartbeat(req)
+		beats++
+		if resp.ErrorCode != 0 {
+			tb.Fatalf("%s: error %d", c.id, resp.ErrorCode)
+		}
+		c.epoch = resp.MemberEpoch
+		c.next = h.clock.Now().Add(time.Duration(resp.HeartbeatIntervalMillis) * time.Millisecond)
+		if got, ok := assigned(resp); ok {
+			changed := !got.Equal(c.owned)
+			c.owned = got
+			if changed {
+				c.next = h.clock.Now() // the acknowledgement goes out at once
+			}
+		}
+	}
+	// step runs the next heartbeat due, if it is due before until.
+	step := func(until time.Time) bool {
+		sort.SliceStable(clients, func(i, j int) bool { return clients[i].next.Before(clients[j].next) })
+		c := clients[0]
+		if c.next.After(until) {
+			return false
+		}
+		if d := c.next.Sub(h.clock.Now()); d > 0 {
+			h.clock.Advance(d)
+		}
+		beat(c, false)
+		return true
+	}
+	var lastJoin time.Time
+	for i := range members {
+		c := &client{id: fmt.Sprintf("m%02d", i)}
+		clients = append(clients, c)
+		beat(c, true)
+		lastJoin = h.clock.Now()
+		if i < members-1 {
+			// The next member joins out of phase with the others'
+			// heartbeats, as a real one does.
+			until := lastJoin.Add(20*time.Second + time.Duration(1+(i*37)%49)*100*time.Millisecond)
+			for step(until) {
+			}
+			h.clock.Advance(until.Sub(h.clock.Now()))
+		}
+	}
+	g := h.group("g")
+	for g.State() != streams.GroupStable {
+		step(lastJoin.Add(time.Hour))
+		if h.clock.Now().Sub(lastJoin) > 5*time.Minute {
+			tb.Fatal("no convergence")
+		}
+	}
+	return h.clock.Now().Sub(lastJoin), beats
+}
+
+// rawHeartbeat heartbeats without a test to fail (the simulation's harness).
+func (h *harness) rawHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
+	var resp *kmsg.StreamsGroupHeartbeatResponse
+	h.c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	return resp
+}
+
+func TestFastConvergenceScaleOut(t *testing.T) {
+	slow, slowBeats := simulateScaleOut(t, 3, 12, false)
+	fast, fastBeats := simulateScaleOut(t, 3, 12, true)
+	t.Logf("third member to stable: Kafka 4.4 intervals %v (%d heartbeats), fast convergence %v (%d heartbeats)", slow, slowBeats, fast, fastBeats)
+	if fast >= slow {
+		t.Fatalf("fast convergence %v, 4.4 intervals %v", fast, slow)
+	}
+}
+
+// BenchmarkFastConvergenceLoad reports, per scale-out of 10 members over 100
+// tasks in virtual time, the time to stable and the heartbeats served with
+// and without the short interval: the load it adds is the extra heartbeats
+// (each costs what BenchmarkHeartbeat measures).
+func BenchmarkFastConvergenceLoad(b *testing.B) {
+	for _, fast := range []bool{false, true} {
+		b.Run(fmt.Sprintf("fast=%v", fast), func(b *testing.B) {
+			var took time.Duration
+			beats := 0
+			for range b.N {
+				took, beats = simulateScaleOut(b, 10, 100, fast)
+			}
+			b.ReportMetric(float64(took.Milliseconds()), "virtual-ms-to-stable")
+			b.ReportMetric(float64(beats), "heartbeats/scale-out")
+		})
+	}
+}

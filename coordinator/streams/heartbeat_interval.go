@@ -1,0 +1,23 @@
+package streams
+
+import "time"
+
+// Fast convergence, beyond Kafka 4.4: the Streams client takes
+// HeartbeatIntervalMs from every successful response (research §2a), so a
+// member that is part of a rebalance is answered the short
+// streams.reconciliation.heartbeat.interval.ms and learns at once what the
+// others' acknowledgements released for it; once stable it is answered
+// streams.heartbeat.interval.ms again. Kafka 4.4 answers the configured
+// interval always, and each step of a rebalance then waits for the next
+// regular heartbeat: setting both intervals equal is Kafka 4.4's behaviour.
+
+// heartbeatInterval is the interval answered to a member. A member told
+// MISSING_SOURCE_TOPICS keeps the configured one: the client gives up after
+// twice the interval (research §2a, trap 3).
+func (ch *Change) heartbeatInterval(m *Member, next *CurrentMemberAssignmentValue, missingSourceTopics bool) time.Duration {
+	short := ch.Config.ReconciliationHeartbeatInterval
+	if short <= 0 || short >= ch.Config.HeartbeatInterval || missingSourceTopics || !ch.Group.reconciling(m, next) {
+		return ch.Config.HeartbeatInterval
+	}
+	return short
+}
