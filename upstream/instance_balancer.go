@@ -3,6 +3,7 @@ package upstream
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strings"
 
@@ -90,9 +91,10 @@ func balanceInstances(members []instanceMember, partitions int32) map[string]Clu
 	})
 	out := make(map[string]ClusterMap, len(members))
 	instances := map[string]InstanceInfo{}
-	byID, byHost := map[string]string{}, map[string]string{}
+	byID, byHost, byTag := map[string]string{}, map[string]string{}, map[int32]string{}
 	var live []instanceMember
 	for _, m := range members {
+		tag := instanceTag(m.info.ProxyID)
 		if prev, ok := byID[m.info.ProxyID]; ok {
 			out[m.memberID] = ClusterMap{V: instanceFormatVersion, Error: fmt.Sprintf("proxy-id %q is used by another streamshift instance of this cluster (advertised host %s): proxy ids must be unique", m.info.ProxyID, instances[prev].Host)}
 			continue
@@ -101,7 +103,11 @@ func balanceInstances(members []instanceMember, partitions int32) map[string]Clu
 			out[m.memberID] = ClusterMap{V: instanceFormatVersion, Error: fmt.Sprintf("advertised host %q is used by streamshift instance %q of this cluster too: advertised hosts must be unique (each instance is the coordinator of its groups at its own host)", m.info.Host, prev)}
 			continue
 		}
-		byID[m.info.ProxyID], byHost[m.info.Host] = m.info.ProxyID, m.info.ProxyID
+		if prev, ok := byTag[tag]; ok && prev != m.info.ProxyID {
+			out[m.memberID] = ClusterMap{V: instanceFormatVersion, Error: fmt.Sprintf("proxy-id %q names the same coordinator node ids as instance %q (a hash collision): choose another proxy-id", m.info.ProxyID, prev)}
+			continue
+		}
+		byID[m.info.ProxyID], byHost[m.info.Host], byTag[tag] = m.info.ProxyID, m.info.ProxyID, m.info.ProxyID
 		info := m.info
 		info.Owned = nil
 		instances[m.info.ProxyID] = info
@@ -253,4 +259,23 @@ func (s syncAssignment) IntoSyncAssignment() []kmsg.SyncGroupRequestGroupAssignm
 		out = append(out, a)
 	}
 	return out
+}
+
+// InstanceNodeID is the node id FindCoordinator names for a group owned by
+// instance proxyID whose upstream coordinator is node: Java clients key
+// connections by node id, and a producer already connected to node through
+// another instance would send the group's TxnOffsetCommit there, so each
+// instance's coordinators get ids of their own, the same on every instance
+// and for the instance's life: 2^30 + tag(proxy id)·2^16 + node, with a
+// 14-bit tag (FNV-1a of the proxy id; the balancer refuses two instances
+// with one tag). The proxy serves a connection by the port it arrived on,
+// so the id is a label only.
+func InstanceNodeID(proxyID string, node int32) int32 {
+	return 1<<30 | instanceTag(proxyID)<<16 | node&0xffff
+}
+
+func instanceTag(proxyID string) int32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(proxyID))
+	return int32(h.Sum32() & 0x3fff)
 }

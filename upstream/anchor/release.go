@@ -15,3 +15,13 @@ func (m *Manager) Release(group string) {
 		<-a.done
 	}
 }
+
+// forget drops a stopped anchor from the manager unless a newer one of its
+// group replaced it there.
+func (m *Manager) forget(a *anchor) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.anchors[a.group] == a {
+		delete(m.anchors, a.group)
+	}
+}
