@@ -3,8 +3,6 @@ package coordinator
 import (
 	"fmt"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
@@ -22,7 +20,7 @@ func (c *Coordinator) classicJoin(s *shard, req streams.ClassicJoinRequest) stre
 	ch := c.newChange(s)
 	res := ch.ClassicJoinGroup(req)
 	if err := c.finish(s, ch); err != nil {
-		return streams.ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", req.GroupID, err, kerr.CoordinatorNotAvailable)}
+		return streams.ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", req.GroupID, err, appendFailed(err))}
 	}
 	return res
 }

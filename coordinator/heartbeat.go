@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
@@ -23,7 +22,7 @@ func (c *Coordinator) heartbeat(s *shard, req *kmsg.StreamsGroupHeartbeatRequest
 	ch := c.newChange(s)
 	resp := ch.StreamsGroupHeartbeat(req, client)
 	if err := c.finish(s, ch); err != nil {
-		return streams.HeartbeatError(req, streams.Errorf(kerr.CoordinatorNotAvailable, "%v", err))
+		return streams.HeartbeatError(req, streams.Errorf(appendFailed(err), "%v", err))
 	}
 	return resp
 }
