@@ -13,11 +13,14 @@ import (
 
 // The instance group's wire: streamshift's own balancer on the classic group
 // protocol (protocol type "consumer", so every broker from 2.8 on serves
-// it). Each member's JoinGroup metadata is an InstanceInfo; the leader's
-// assignment gives every member the whole partition → instance map
-// (ClusterMap) with its own partitions in it. Both are versioned JSON:
-// readers ignore unknown fields, so instances of two releases share a
-// cluster.
+// it). Brokers and tools read a "consumer" group's metadata and
+// assignments as Kafka's ConsumerProtocol (a 3.9 broker never completes a
+// join whose metadata is not one), so both are ConsumerProtocol messages
+// naming the log topic's partitions, and streamshift's own data rides in
+// their user data: each member's InstanceInfo, and for every member the
+// whole partition → instance map (ClusterMap) with its own partitions.
+// Both are versioned JSON: readers ignore unknown fields, so instances of
+// two releases share a cluster.
 
 // InstanceProtocol is the instance group's protocol name.
 const InstanceProtocol = "streamshift-instances"
@@ -196,13 +199,23 @@ func (b *instanceBalancer) JoinGroupMetadata(_ []string, current map[string][]in
 	info.V = instanceFormatVersion
 	info.Owned = append([]int32(nil), current[b.topic]...)
 	info.Generation = generation
-	out, _ := json.Marshal(info) // plain fields: cannot fail
-	return out
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Version = 1
+	meta.Topics = []string{b.topic}
+	meta.UserData, _ = json.Marshal(info) // plain fields: cannot fail
+	if len(info.Owned) > 0 {
+		meta.OwnedPartitions = []kmsg.ConsumerMemberMetadataOwnedPartition{{Topic: b.topic, Partitions: info.Owned}}
+	}
+	return meta.AppendTo(nil)
 }
 
 func (b *instanceBalancer) ParseSyncAssignment(assignment []byte) (map[string][]int32, error) {
+	var ca kmsg.ConsumerMemberAssignment
+	if err := ca.ReadFrom(assignment); err != nil {
+		return nil, fmt.Errorf("instance group assignment: %w", err)
+	}
 	var m ClusterMap
-	if err := json.Unmarshal(assignment, &m); err != nil {
+	if err := json.Unmarshal(ca.UserData, &m); err != nil {
 		return nil, fmt.Errorf("instance group assignment: %w", err)
 	}
 	if b.onMap != nil {
@@ -218,8 +231,9 @@ func (b *instanceBalancer) MemberBalancer(members []kmsg.JoinGroupResponseMember
 	ms := make([]instanceMember, 0, len(members))
 	var bad []string
 	for _, m := range members {
+		var meta kmsg.ConsumerMemberMetadata
 		var info InstanceInfo
-		if err := json.Unmarshal(m.ProtocolMetadata, &info); err != nil || info.ProxyID == "" {
+		if err := meta.ReadFrom(m.ProtocolMetadata); err != nil || json.Unmarshal(meta.UserData, &info) != nil || info.ProxyID == "" {
 			bad = append(bad, m.MemberID)
 			continue
 		}
@@ -228,11 +242,12 @@ func (b *instanceBalancer) MemberBalancer(members []kmsg.JoinGroupResponseMember
 	if len(bad) > 0 {
 		return nil, nil, fmt.Errorf("instance group members without streamshift metadata: %s", strings.Join(bad, ", "))
 	}
-	return &instancePlan{members: ms, partitions: b.partitions}, map[string]struct{}{b.topic: {}}, nil
+	return &instancePlan{topic: b.topic, members: ms, partitions: b.partitions}, map[string]struct{}{b.topic: {}}, nil
 }
 
 // instancePlan balances one rebalance.
 type instancePlan struct {
+	topic      string
 	members    []instanceMember
 	partitions int32
 }
@@ -240,22 +255,31 @@ type instancePlan struct {
 func (p *instancePlan) Balance(map[string]int32) kgo.IntoSyncAssignment {
 	// The partition count is the configured one: the topic was checked
 	// against it at open, and kgo's metadata may lag.
-	return syncAssignment(balanceInstances(p.members, p.partitions))
+	return syncAssignment{topic: p.topic, maps: balanceInstances(p.members, p.partitions)}
 }
 
-type syncAssignment map[string]ClusterMap
+// syncAssignment is a balance's result by member id, for topic.
+type syncAssignment struct {
+	topic string
+	maps  map[string]ClusterMap
+}
 
 func (s syncAssignment) IntoSyncAssignment() []kmsg.SyncGroupRequestGroupAssignment {
-	ids := make([]string, 0, len(s))
-	for id := range s {
+	ids := make([]string, 0, len(s.maps))
+	for id := range s.maps {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
 	out := make([]kmsg.SyncGroupRequestGroupAssignment, 0, len(ids))
 	for _, id := range ids {
-		b, _ := json.Marshal(s[id])
+		ca := kmsg.NewConsumerMemberAssignment()
+		ca.Version = 1
+		if m := s.maps[id]; len(m.Mine) > 0 {
+			ca.Topics = []kmsg.ConsumerMemberAssignmentTopic{{Topic: s.topic, Partitions: m.Mine}}
+		}
+		ca.UserData, _ = json.Marshal(s.maps[id])
 		a := kmsg.NewSyncGroupRequestGroupAssignment()
-		a.MemberID, a.MemberAssignment = id, b
+		a.MemberID, a.MemberAssignment = id, ca.AppendTo(nil)
 		out = append(out, a)
 	}
 	return out

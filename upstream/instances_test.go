@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // fakeInstance records what its instance group tells it.
@@ -31,11 +32,14 @@ func (f *fakeInstance) partitions() []int32 {
 	return out
 }
 
+// instanceOpts are extra kgo options of the instance groups under test.
+var instanceOpts []kgo.Opt
+
 func joinFake(t *testing.T, seeds []string, id string, partitions int32) *fakeInstance {
 	t.Helper()
 	f := &fakeInstance{owned: map[int32]bool{}}
 	g, err := JoinInstanceGroup(InstanceGroupOptions{
-		Seeds: seeds, Group: "__streamshift_cluster_test", Topic: "__streamshift_groups", Partitions: partitions,
+		Seeds: seeds, Opts: instanceOpts, Group: "__streamshift_cluster_test", Topic: "__streamshift_groups", Partitions: partitions,
 		Self:           InstanceInfo{ProxyID: id, Host: "host-" + id},
 		SessionTimeout: 6 * time.Second,
 		Assigned: func(ps []int32) {
@@ -120,9 +124,14 @@ func TestInstanceGroupSpreadAndMoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cluster.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	testInstanceGroup(t, cluster.ListenAddrs())
+}
+
+// testInstanceGroup is TestInstanceGroupSpreadAndMoves on the cluster of
+// seeds, whose topic __streamshift_groups has 12 partitions.
+func testInstanceGroup(t *testing.T, seeds []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	seeds := cluster.ListenAddrs()
 	a, b, c := joinFake(t, seeds, "a", 12), joinFake(t, seeds, "b", 12), joinFake(t, seeds, "c", 12)
 	defer a.g.Close()
 	defer b.g.Close()
