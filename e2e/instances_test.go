@@ -43,33 +43,6 @@ type ssCluster struct {
 	port  int
 }
 
-// freeOnHosts finds a port whose first n ports are free on every host.
-func freeOnHosts(t testing.TB, hosts []string, n int) int {
-	t.Helper()
-	for attempt := 0; attempt < 100; attempt++ {
-		ports, err := harness.FreePorts(1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		port, free := ports[0], ports[0]+n < 65536
-		for _, h := range hosts {
-			for off := 0; off < n && free; off++ {
-				l, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port+off)))
-				if err != nil {
-					free = false
-					break
-				}
-				l.Close()
-			}
-		}
-		if free {
-			return port
-		}
-	}
-	t.Fatal("no ports free on every loopback host")
-	return 0
-}
-
 // startSSCluster starts the three instances (proxy ids s1, s2, s3): the
 // bootstrap port P, the broker (node 1) on P+1, /cluster on P+2.
 func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env ...string) (*ssCluster, error) {
@@ -78,7 +51,9 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 		return nil, err
 	}
 	c := &ssCluster{hosts: [3]string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}}
-	c.port = freeOnHosts(t, c.hosts[:], 3)
+	if c.port, err = harness.FreePortsOnHosts(c.hosts[:], 3); err != nil {
+		return nil, err
+	}
 	env = append([]string{
 		"STREAMSHIFT_COORDINATOR_DURABLE_LOG=true",
 		"STREAMSHIFT_COORDINATOR_CLUSTER_ID=e2e-instances",
@@ -346,4 +321,93 @@ func TestStreamsProxyInstances(t *testing.T) {
 			}},
 		},
 	})
+}
+
+// TestStreamsProxyInstancesMigration: Kafka's StreamsSmokeTest clients
+// migrate online (classic → streams → classic) through three streamshift
+// instances on Kafka 3.9, exactly once, and the instance owning the group
+// is killed -9 at three points, each time without coming back until the
+// next step (its groups move to another instance): right after the
+// takeover, with the 3.9 classic client inside the streams group, and as
+// the last streams client leaves (the hand-back). The driver verifies every
+// output, no client reaches ERROR or gets a fatal group error, and the
+// group ends as the broker's classic group of the two classic clients.
+func TestStreamsProxyInstancesMigration(t *testing.T) {
+	const group = "SmokeTest"
+	out, ctx, b := smokeBroker(t, 8*time.Minute)
+	c, err := startSSCluster(ctx, t, out, b.Bootstrap, nativeTestSettings...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := func(name, version, protocol string) harness.SmokeClient {
+		return harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol}
+	}
+	killed := -1
+	// killOwner brings the instance killed last back, then kills the
+	// group's owner (waiting for line in its log first, if set).
+	killOwner := func(ctx context.Context, line string) error {
+		if killed >= 0 {
+			if err := c.procs[killed].start(ctx); err != nil {
+				return err
+			}
+			if err := c.settled(ctx, 0, 1, 2); err != nil {
+				return err
+			}
+		}
+		o, err := c.owner(ctx, 0, group)
+		if err != nil {
+			return err
+		}
+		if line != "" {
+			if err := c.procs[o].waitLog(ctx, line, 60*time.Second); err != nil {
+				return err
+			}
+		}
+		t.Logf("group %s is owned by s%d: killing it", group, o+1)
+		c.procs[o].kill9()
+		killed = o
+		return nil
+	}
+	rep, err := harness.RunKafkaSmokeRoll(ctx, harness.SmokeRollOptions{
+		Dir:       filepath.Join(out, "smoke"),
+		Bootstrap: c.bootstrap(),
+		Admin:     b.Bootstrap,
+		Guarantee: "exactly_once_v2",
+		Duration:  150 * time.Second,
+		Start: []harness.SmokeClient{
+			client("c1", harness.Kafka44, "classic"),
+			client("c2", harness.Kafka39, "classic"),
+		},
+		Rolls: []harness.SmokeRoll{
+			{Name: "roll c1 to s1 (4.4 streams: takeover), kill -9 the owner right after the takeover",
+				Stop: "c1", Start: client("s1", harness.Kafka44, "streams"),
+				After: func(ctx context.Context, _ harness.SmokeControl) error { return killOwner(ctx, "takeover done") }},
+			{Name: "kill -9 the owner with the 3.9 classic client inside the streams group",
+				After: func(ctx context.Context, _ harness.SmokeControl) error { return killOwner(ctx, "") }},
+			{Name: "roll s1 to c3 (4.4 classic), kill -9 the owner as s1 leaves (the hand-back begins)",
+				Stop: "s1", Start: client("c3", harness.Kafka44, "classic"),
+				Between: func(ctx context.Context, _ harness.SmokeControl) error { return killOwner(ctx, "") }},
+		},
+		AfterRolls: func(ctx context.Context) error {
+			if err := c.procs[killed].start(ctx); err != nil {
+				return err
+			}
+			return checkHandedBack(ctx, b.Bootstrap, group, 2)
+		},
+		Logf: t.Logf,
+	})
+	if rep != nil {
+		writeSmokeRollReport(t, filepath.Join(out, "report.md"), rep)
+	}
+	if err != nil {
+		t.Fatalf("smoke test through three streamshift instances, the owner killed during an online migration (logs in %s): %v", out, err)
+	}
+	if err := checkSmokeClientFiles(filepath.Join(out, "smoke"), "log", "INCONSISTENT_GROUP_PROTOCOL",
+		"incompatible with those of existing members", "GROUP_ID_NOT_FOUND", "GroupIdNotFoundException",
+		"FENCED_INSTANCE_ID", "UNRELEASED_INSTANCE_ID"); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkSmokeClientFiles(filepath.Join(out, "smoke"), "out", "-> ERROR", "-> PENDING_ERROR"); err != nil {
+		t.Fatal(err)
+	}
 }

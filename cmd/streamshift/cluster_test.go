@@ -23,6 +23,7 @@ import (
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/e2e/harness"
 	"github.com/streamshift/streamshift/upstream"
 )
 
@@ -38,37 +39,6 @@ type testInstance struct {
 	cancel    context.CancelFunc
 	done      chan int
 	cl        *kgo.Client
-}
-
-// freeClusterPorts finds a bootstrap port whose node ports (+1, +2: nodes
-// 0 and 1; the proxy takes a range of 0..0 for unset) and admin port (+3)
-// are free on every host.
-func freeClusterPorts(t *testing.T, hosts []string) int {
-	t.Helper()
-	for attempt := 0; attempt < 50; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		free := port+3 < 65536
-		for _, h := range hosts {
-			for off := 0; off < 4 && free; off++ {
-				l, err := net.Listen("tcp", net.JoinHostPort(h, strconv.Itoa(port+off)))
-				if err != nil {
-					free = false
-					break
-				}
-				l.Close()
-			}
-		}
-		if free {
-			return port
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
 }
 
 func startInstance(t *testing.T, seeds []string, id, host string, port int) *testInstance {
@@ -203,6 +173,7 @@ func findCoordinator(t *testing.T, ctx context.Context, in *testInstance, group 
 	return resp.Coordinators[0]
 }
 
+// streamsJoin is a member's first heartbeat: one subtopology reading topic.
 func streamsJoin(group, member, topic string) *kmsg.StreamsGroupHeartbeatRequest {
 	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	req.Group, req.MemberID = group, member
@@ -217,6 +188,7 @@ func streamsJoin(group, member, topic string) *kmsg.StreamsGroupHeartbeatRequest
 	return req
 }
 
+// streamsHeartbeat is a member's heartbeat at epoch, owning owned.
 func streamsHeartbeat(group, member string, epoch int32, owned []kmsg.TaskIDs) *kmsg.StreamsGroupHeartbeatRequest {
 	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	req.Group, req.MemberID, req.MemberEpoch = group, member, epoch
@@ -298,7 +270,12 @@ func TestClusterOwnershipMovesAndFencing(t *testing.T) {
 	defer cancel()
 	seeds := cluster.ListenAddrs()
 	hosts := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}
-	port := freeClusterPorts(t, hosts)
+	// Node ports +1 and +2 (nodes 0 and 1: the proxy reads a range of 0..0
+	// as unset), the admin port +3.
+	port, err := harness.FreePortsOnHosts(hosts, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ins := []*testInstance{
 		startInstance(t, seeds, "a", hosts[0], port),
 		startInstance(t, seeds, "b", hosts[1], port),

@@ -189,14 +189,7 @@ func (m *Manager) Fenced(group string, gen Generation) {
 // group was deleted, or is Empty and its offsets are deleted; the next
 // Ensure starts it again). It waits for the LeaveGroup until ctx ends.
 func (m *Manager) Leave(ctx context.Context, group string) error {
-	m.mu.Lock()
-	a := m.anchors[group]
-	delete(m.anchors, group)
-	m.mu.Unlock()
-	if a != nil {
-		a.cancel()
-		<-a.done
-	}
+	m.Release(group)
 	req := kmsg.NewPtrLeaveGroupRequest()
 	req.Group = group
 	member := kmsg.NewLeaveGroupRequestMember()
