@@ -21,14 +21,17 @@ const coordinatorTypeGroup = 0
 // same port-per-node mapping on every instance), so the group's requests
 // reach the owner on the connection it forwards to the right broker; the
 // node id may be the owner's own (Cluster.Coordinator).
-// Transaction coordinators (and other key types) are any instance's.
+// Transaction coordinators (and other key types) are any instance's, and
+// so are the groups of clients that are not host-routed (cluster.go).
 func (rs *Routes) findCoordinator(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.FindCoordinatorRequest)
 	p := rs.p
 	out.ForwardRewritten(r, req.Version, func(resp kmsg.Response) kmsg.Response {
 		fr := resp.(*kmsg.FindCoordinatorResponse)
 		p.RewriteFindCoordinator(fr)
-		if r.CoordinatorType != coordinatorTypeGroup {
+		if r.CoordinatorType != coordinatorTypeGroup || !hostRouted(req.Client) {
+			// Other clients' groups are answered as by a single
+			// instance (cluster.go: clusterGate).
 			return fr
 		}
 		if req.Version < 4 {

@@ -31,13 +31,21 @@ type Cluster interface {
 // does not serve is answered with the cluster's error at once, before the
 // migration gate, the coordinator or the upstream see it. Requests naming
 // no single group (a batched OffsetFetch of an admin tool) pass: they go
-// upstream or to the coordinator as before.
+// upstream or to the coordinator as before. So do the classic group keys
+// and offsets of clients that are not host-routed (hostRouted): they reach
+// this instance whatever FindCoordinator says, and their groups are the
+// broker's (streamshift serves Kafka Streams, a Java client), so this
+// instance forwards them as a single instance would. The streams keys are
+// only ever this proxy's and are gated for every client.
 func (rs *Routes) clusterGate(serve proxy.InterceptorFunc) proxy.InterceptorFunc {
 	if rs.o.Cluster == nil {
 		return serve
 	}
 	return func(req *proxy.Request, out proxy.Outcome) {
 		group, ok := gatedGroup(req.Body)
+		if ok && !hostRouted(req.Client) && !streamsKey(req.Key) {
+			ok = false
+		}
 		if ok {
 			if err := rs.o.Cluster.Serving(group); err != nil {
 				if resp := notServed(req.Body, err); resp != nil {
@@ -114,4 +122,16 @@ func notServed(req kmsg.Request, err error) kmsg.Response {
 		return resp
 	}
 	return nil
+}
+
+// hostRouted says whether a client connects to the coordinator
+// FindCoordinator names by its host and port, so a group's requests reach
+// the instance that owns it: the Java client (Kafka Streams, consumers,
+// producers, admin) does, keying the connection by the node id named.
+// franz-go and librdkafka look the coordinator up by node id in their
+// Metadata, whose host is the instance they are connected to.
+func hostRouted(c proxy.ClientInfo) bool { return c.SoftwareName == "apache-kafka-java" }
+
+func streamsKey(key int16) bool {
+	return key == int16(kmsg.StreamsGroupHeartbeat) || key == int16(kmsg.StreamsGroupDescribe)
 }

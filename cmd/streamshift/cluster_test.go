@@ -68,7 +68,9 @@ func startInstance(t *testing.T, seeds []string, id, host string, port int) *tes
 	case <-time.After(60 * time.Second):
 		t.Fatalf("instance %s not ready", id)
 	}
-	in.cl, err = kgo.NewClient(kgo.SeedBrokers(in.bootstrap))
+	// The members here stand for Java clients (Kafka Streams), which
+	// connect to the coordinator by the host FindCoordinator names.
+	in.cl, err = kgo.NewClient(kgo.SeedBrokers(in.bootstrap), kgo.SoftwareNameAndVersion("apache-kafka-java", "4.4.0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,14 +163,19 @@ func (in *testInstance) node0() *kgo.Broker { return in.cl.Broker(0) }
 
 func findCoordinator(t *testing.T, ctx context.Context, in *testInstance, group string) kmsg.FindCoordinatorResponseCoordinator {
 	t.Helper()
+	return findCoordinatorWith(t, ctx, in.cl, group)
+}
+
+func findCoordinatorWith(t *testing.T, ctx context.Context, cl *kgo.Client, group string) kmsg.FindCoordinatorResponseCoordinator {
+	t.Helper()
 	fc := kmsg.NewPtrFindCoordinatorRequest()
 	fc.CoordinatorKey, fc.CoordinatorKeys = group, []string{group}
-	resp, err := fc.RequestWith(ctx, in.cl)
+	resp, err := fc.RequestWith(ctx, cl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(resp.Coordinators) != 1 {
-		t.Fatalf("FindCoordinator at %s: %+v", in.id, resp)
+		t.Fatalf("FindCoordinator: %+v", resp)
 	}
 	return resp.Coordinators[0]
 }
@@ -305,6 +312,16 @@ func TestClusterOwnershipMovesAndFencing(t *testing.T) {
 		if c.ErrorCode != 0 || c.Host != owner.host || c.Port != int32(port+1) || c.NodeID != upstream.InstanceNodeID(owner.id, 0) {
 			t.Fatalf("FindCoordinator(%s) at %s: %+v, want %s:%d node %d", group, in.id, c, owner.host, port+1, upstream.InstanceNodeID(owner.id, 0))
 		}
+	}
+	// A franz-go client looks the coordinator up by node id in its
+	// Metadata: it is told the node as a single instance would tell it.
+	franz, err := kgo.NewClient(kgo.SeedBrokers(other.bootstrap))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer franz.Close()
+	if c := findCoordinatorWith(t, ctx, franz, group); c.ErrorCode != 0 || c.Host != other.host || c.NodeID != 0 {
+		t.Fatalf("FindCoordinator(%s) of a franz-go client at %s: %+v, want %s node 0", group, other.id, c, other.host)
 	}
 	m := &member{id: "m1"}
 	if _, err := m.heartbeat(ctx, other, streamsJoin(group, m.id, "in")); !errors.Is(err, kerr.NotCoordinator) {
