@@ -36,6 +36,15 @@ type clusterRuntime struct {
 	// group is set once joined (startCluster); nil before.
 	group atomic.Pointer[upstream.InstanceGroup]
 
+	// loading serializes the loads of each partition: a load that lost
+	// its partition releases the writer it acquired, never a newer load's.
+	loading []sync.Mutex
+	// loadMu guards stopLoad: the cancel of each partition's load in
+	// flight, which a revocation calls (and then waits for the load to
+	// end, so a stale InitProducerId never fences the next owner).
+	loadMu   sync.Mutex
+	stopLoad map[int32]context.CancelFunc
+
 	ctx       context.Context
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -78,6 +87,8 @@ func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coord
 		log: glog, parts: parts, anchors: anchors, logger: log, ctx: ctx, cancel: cancel,
 		self:      upstream.InstanceInfo{ProxyID: cfg.ProxyID, Host: advertisedHost(cfg), Version: releaseVersion()},
 		firstLoad: make(chan struct{}),
+		loading:   make([]sync.Mutex, glog.Partitions()),
+		stopLoad:  map[int32]context.CancelFunc{},
 		changes: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamshift_cluster_partition_changes_total",
 			Help: "Group-log partitions this instance gained or gave up."}),
 		loadTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamshift_cluster_partition_load_seconds",
@@ -121,13 +132,36 @@ func (cr *clusterRuntime) assigned(ps []int32) {
 	cr.pending.Add(int32(len(ps)))
 	for _, p := range ps {
 		token := cr.parts.BeginLoad(p)
+		ctx, cancel := context.WithCancel(cr.ctx)
+		cr.loadMu.Lock()
+		if prev := cr.stopLoad[p]; prev != nil {
+			prev()
+		}
+		cr.stopLoad[p] = cancel
+		cr.loadMu.Unlock()
 		cr.wg.Add(1)
 		go func() {
 			defer cr.wg.Done()
 			defer cr.loadDone()
-			cr.load(p, token)
+			defer cancel()
+			cr.load(ctx, p, token)
 		}()
 	}
+}
+
+// stopLoading cancels partition p's load in flight, if any, and waits
+// until it ended.
+func (cr *clusterRuntime) stopLoading(p int32) {
+	cr.loadMu.Lock()
+	cancel := cr.stopLoad[p]
+	delete(cr.stopLoad, p)
+	cr.loadMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	// The load holds the partition's lock until it ended.
+	cr.loading[p].Lock()
+	defer cr.loading[p].Unlock()
 }
 
 func (cr *clusterRuntime) loadDone() {
@@ -138,11 +172,13 @@ func (cr *clusterRuntime) loadDone() {
 
 // load acquires partition p and replays it, retrying while the partition
 // is still this instance's to load.
-func (cr *clusterRuntime) load(p int32, token uint64) {
+func (cr *clusterRuntime) load(ctx context.Context, p int32, token uint64) {
+	cr.loading[p].Lock()
+	defer cr.loading[p].Unlock()
 	backoff := 200 * time.Millisecond
-	for cr.ctx.Err() == nil {
+	for ctx.Err() == nil && cr.parts.State(p) == coordinator.PartitionLoading {
 		start := time.Now()
-		actx, cancel := context.WithTimeout(cr.ctx, time.Minute)
+		actx, cancel := context.WithTimeout(ctx, time.Minute)
 		recs, err := cr.log.Acquire(actx, p)
 		cancel()
 		if err == nil {
@@ -163,11 +199,8 @@ func (cr *clusterRuntime) load(p int32, token uint64) {
 		} else {
 			cr.logger.Warn().Err(err).Int32("partition", p).Dur("backoff", backoff).Msg("cluster: acquiring a group-log partition failed; retrying")
 		}
-		if cr.parts.State(p) != coordinator.PartitionLoading {
-			return
-		}
 		select {
-		case <-cr.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-time.After(backoff):
 		}
@@ -182,6 +215,7 @@ func (cr *clusterRuntime) revoked(ps []int32) {
 	cr.changes.Add(float64(len(ps)))
 	for _, p := range ps {
 		cr.drop(p)
+		cr.stopLoading(p)
 		cr.log.Release(p)
 	}
 }
