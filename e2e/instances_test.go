@@ -375,6 +375,10 @@ func TestStreamsProxyInstancesMigration(t *testing.T) {
 		Admin:     b.Bootstrap,
 		Guarantee: "exactly_once_v2",
 		Duration:  150 * time.Second,
+		// Every node a client knows is on the instance its metadata came
+		// from: when that one dies, a client must bootstrap again, which
+		// 3.x clients (3.8+) do only when asked (4.x by default).
+		Props: map[string]string{"metadata.recovery.strategy": "rebootstrap"},
 		Start: []harness.SmokeClient{
 			client("c1", harness.Kafka44, "classic"),
 			client("c2", harness.Kafka39, "classic"),
