@@ -80,7 +80,7 @@ type SmokeRollOptions struct {
 	Admin     string // where the topics are created (default Bootstrap)
 	// Props are more properties of the driver and every client (e.g.
 	// metadata.recovery.strategy for 3.x clients behind several proxies).
-	Props map[string]string
+	Props     map[string]string
 	Guarantee string // at_least_once (default) or exactly_once_v2
 	// Duration of the driver's input (default 90s) and records per key (default 300). The
 	// driver is always the 4.4 launcher (its input length is configurable).
