@@ -23,6 +23,8 @@ streams:
   num.standby.replicas: 1
 coordinator:
   durable-log: true
+  cluster-id: east
+  log-partitions: 6
   anchor-session-timeout: 10m
 control-plane:
   sasl-mechanism: SCRAM-SHA-512
@@ -40,7 +42,9 @@ control-plane:
 	if len(warnings) != 0 {
 		t.Fatalf("warnings %v", warnings)
 	}
-	if cfg.AnchorInstanceID() != "streamshift-east-1" || !cfg.Coordinator.DurableLog || cfg.Coordinator.LogTopic != "__streamshift_groups" ||
+	// With the durable log the anchors are the cluster's: any instance
+	// owning a group replaces its anchor under the same static id.
+	if cfg.AnchorInstanceID() != "streamshift-east" || cfg.Coordinator.LogPartitions != 6 || cfg.InstanceGroup() != "__streamshift_cluster_east" || !cfg.Coordinator.DurableLog || cfg.Coordinator.LogTopic != "__streamshift_groups" ||
 		cfg.Coordinator.AnchorSessionTimeout != 10*time.Minute || cfg.Coordinator.MetadataRefreshInterval != 2*time.Second ||
 		cfg.ControlPlane.SASLMechanism != "SCRAM-SHA-512" || cfg.ControlPlane.SASLPassword != "secret" {
 		t.Fatalf("config %+v", cfg)

@@ -82,13 +82,13 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 // dropGroup deletes a group whatever its members, with DeleteGroup's
 // records in DeleteGroup's order: current assignments, target members,
 // target metadata, members, group metadata, topology, ownership. A failed
-// append is COORDINATOR_NOT_AVAILABLE for what asked (a hand-back, an
-// abandoned takeover).
+// append is appendFailed's code for what asked (a hand-back, an abandoned
+// takeover).
 func (c *Coordinator) dropGroup(s *shard, what string) error {
 	ch := c.newChange(s)
 	ch.TombstoneGroup(true)
 	if err := c.commit(s, ch); err != nil {
-		return fmt.Errorf("%s of %s: %v: %w", what, s.id, err, kerr.CoordinatorNotAvailable)
+		return fmt.Errorf("%s of %s: %v: %w", what, s.id, err, appendFailed(err))
 	}
 	s.stopTimers()
 	s.group = nil

@@ -3,8 +3,6 @@ package coordinator
 import (
 	"fmt"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
@@ -30,7 +28,7 @@ func (c *Coordinator) classicLeave(s *shard, groupID string, members []streams.C
 	ch := c.newChange(s)
 	errs, err := ch.ClassicLeaveGroup(groupID, members)
 	if err := c.finish(s, ch); err != nil {
-		return nil, fmt.Errorf("leave %s: %v: %w", groupID, err, kerr.CoordinatorNotAvailable)
+		return nil, fmt.Errorf("leave %s: %v: %w", groupID, err, appendFailed(err))
 	}
 	return errs, err
 }

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
@@ -44,7 +43,7 @@ func (c *Coordinator) takeOver(s *shard, state streams.ClassicGroupState, first 
 	ch := c.newChange(s)
 	resp, imported := ch.TakeOverClassicGroup(state, first, client)
 	if err := c.finish(s, ch); err != nil {
-		return streams.HeartbeatError(first, streams.Errorf(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err))
+		return streams.HeartbeatError(first, streams.Errorf(appendFailed(err), "Takeover of %s: %v", state.GroupID, err))
 	}
 	if ch.Outcome == streams.OutcomeCommit {
 		c.logger.Info().Str("group", state.GroupID).Int32("generation", state.Generation).Int("classic_members", imported).

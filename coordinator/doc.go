@@ -46,7 +46,13 @@
 //   - runtime (Kafka's CoordinatorRuntime): coordinator.go (Coordinator,
 //     Options), executor.go (per-group executors, Close, Unload),
 //     change.go (a change's inputs, carrying out its I/O, commit,
-//     rollback), timers.go, clock.go, log.go, load.go;
+//     rollback), timers.go, clock.go, log.go, load.go, append_errors.go
+//     (what a failed append answers);
+//   - the group log's partitions: partitions.go (a group's partition, by
+//     Kafka's __consumer_offsets rule), partition_table.go (Partitions:
+//     which partitions this instance loads and serves; Serving is what
+//     package route asks before a group request, FinishLoad and Unload
+//     what the instance group's assignments turn into);
 //   - the entry points, each a thin wrapper that runs its streams
 //     operation on the group's executor and answers (run_change.go is
 //     that wrapper for operations answered once committed): handle.go,

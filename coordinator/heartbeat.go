@@ -3,7 +3,6 @@ package coordinator
 import (
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
@@ -31,7 +30,7 @@ func (c *Coordinator) heartbeat(s *shard, req *kmsg.StreamsGroupHeartbeatRequest
 	ch := c.newChange(s)
 	resp := ch.StreamsGroupHeartbeat(req, client)
 	if err := c.finish(s, ch); err != nil {
-		return streams.HeartbeatError(req, streams.Errorf(kerr.CoordinatorNotAvailable, "%v", err))
+		return streams.HeartbeatError(req, streams.Errorf(appendFailed(err), "%v", err))
 	}
 	return resp
 }

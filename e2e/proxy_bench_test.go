@@ -364,7 +364,7 @@ func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool
 	bp.cmd = exec.Command(bin, "run", "--upstream", upstream, "--listen", bp.addr, "--admin-listen", bp.admin,
 		"--node-id-max", "3", "--log-level", "warn")
 	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
-	bp.cmd.Env = withoutBenchEnv(os.Environ())
+	bp.cmd.Env = append(withoutBenchEnv(os.Environ()), "STREAMSHIFT_COORDINATOR_DURABLE_LOG=false")
 	if err := bp.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

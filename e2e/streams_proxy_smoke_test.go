@@ -93,7 +93,9 @@ func (p *streamshiftProc) start(ctx context.Context) error {
 		return err
 	}
 	cmd := exec.Command(p.bin, p.args...)
-	cmd.Env = append(os.Environ(), p.env...)
+	// The in-memory log unless the test asks for the durable one (the
+	// default of `streamshift run`): later entries win.
+	cmd.Env = append(append([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, os.Environ()...), p.env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -270,7 +272,8 @@ func testStreamsProxyRestart(t *testing.T, proxyID string, durable bool) {
 	var ss *streamshiftProc
 	env := append([]string{}, nativeTestSettings...)
 	if durable {
-		env = append(env, "STREAMSHIFT_COORDINATOR_DURABLE_LOG=true")
+		// The cluster id names the anchors' static id with the durable log.
+		env = append(env, "STREAMSHIFT_COORDINATOR_DURABLE_LOG=true", "STREAMSHIFT_COORDINATOR_CLUSTER_ID="+proxyID)
 	}
 	harness.RunScenario(t, harness.Scenario{
 		Name:          fmt.Sprintf("streams through streamshift on 3.9, streamshift restarted (durable log %t)", durable),

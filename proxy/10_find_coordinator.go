@@ -54,3 +54,11 @@ func rewriteCoordinator(t *nodeTable, c *kmsg.FindCoordinatorResponseCoordinator
 func unmappedMessage(node int32) string {
 	return fmt.Sprintf("streamshift has no port for upstream node %d (outside its node id range)", node)
 }
+
+// RewriteFindCoordinator points the coordinators of a FindCoordinator
+// response an interceptor forwarded (ForwardRewritten, whose responses the
+// proxy does not rewrite itself) at the proxy's ports, as for every
+// forwarded FindCoordinator.
+func (p *Proxy) RewriteFindCoordinator(resp *kmsg.FindCoordinatorResponse) {
+	rewriteFindCoordinator(p.nodes, resp)
+}

@@ -56,6 +56,11 @@ type Options struct {
 	// StreamsGroupHeartbeat routes pass the migration gate. Nil: the
 	// classic group keys go upstream untouched.
 	Migration *MigrationOptions
+	// Cluster, if not nil, shares the groups with other streamshift
+	// instances (cluster.go): group requests of groups another instance
+	// owns get NOT_COORDINATOR, and FindCoordinator is answered with the
+	// owner's host. Nil: this instance serves every group.
+	Cluster Cluster
 	// AnchorWait bounds how long a commit waits for the anchor to join
 	// upstream before the client gets a retriable error. Default 20s.
 	AnchorWait time.Duration
@@ -79,6 +84,8 @@ type Routes struct {
 	o Options
 	// mig is the online migration; nil when it is off.
 	mig *Migration
+	// p is the proxy the routes are registered on (Register).
+	p *proxy.Proxy
 }
 
 // New returns the route set. With o.Migration it also installs the
@@ -116,7 +123,9 @@ type route struct {
 	capped bool
 	// migration: routed only with the migration on.
 	migration bool
-	serve     proxy.InterceptorFunc
+	// cluster: routed only with several instances (Options.Cluster).
+	cluster bool
+	serve   proxy.InterceptorFunc
 }
 
 // table is every intercepted key, in key order.
@@ -131,30 +140,34 @@ type route struct {
 func (rs *Routes) table() []route {
 	up := rs.upstreamMax
 	top := func(k kmsg.Key) int16 { return kmsg.RequestForKey(int16(k)).MaxVersion() }
+	// Group requests of groups another instance owns never get past gate.
+	gate := rs.clusterGate
 	return []route{
-		{key: kmsg.OffsetCommit, max: offsetsMaxVersion, advertise: true, capped: true, serve: rs.offsetCommit},
-		{key: kmsg.OffsetFetch, max: offsetsMaxVersion, advertise: true, capped: true, serve: rs.offsetFetch},
-		{key: kmsg.JoinGroup, max: up(int16(kmsg.JoinGroup)), migration: true, serve: rs.joinGroup},
-		{key: kmsg.Heartbeat, max: up(int16(kmsg.Heartbeat)), migration: true, serve: rs.heartbeat},
-		{key: kmsg.LeaveGroup, max: up(int16(kmsg.LeaveGroup)), migration: true, serve: rs.leaveGroup},
-		{key: kmsg.SyncGroup, max: up(int16(kmsg.SyncGroup)), migration: true, serve: rs.syncGroup},
+		{key: kmsg.OffsetCommit, max: offsetsMaxVersion, advertise: true, capped: true, serve: gate(rs.offsetCommit)},
+		{key: kmsg.OffsetFetch, max: offsetsMaxVersion, advertise: true, capped: true, serve: gate(rs.offsetFetch)},
+		{key: kmsg.FindCoordinator, max: min(up(int16(kmsg.FindCoordinator)), top(kmsg.FindCoordinator)), cluster: true, serve: rs.findCoordinator},
+		{key: kmsg.JoinGroup, max: up(int16(kmsg.JoinGroup)), migration: true, serve: gate(rs.joinGroup)},
+		{key: kmsg.Heartbeat, max: up(int16(kmsg.Heartbeat)), migration: true, serve: gate(rs.heartbeat)},
+		{key: kmsg.LeaveGroup, max: up(int16(kmsg.LeaveGroup)), migration: true, serve: gate(rs.leaveGroup)},
+		{key: kmsg.SyncGroup, max: up(int16(kmsg.SyncGroup)), migration: true, serve: gate(rs.syncGroup)},
 		{key: kmsg.DescribeGroups, max: top(kmsg.DescribeGroups), serve: rs.describeGroups},
 		{key: kmsg.ListGroups, max: top(kmsg.ListGroups), serve: rs.listGroups},
-		{key: kmsg.TxnOffsetCommit, max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true, serve: rs.txnOffsetCommit},
+		{key: kmsg.TxnOffsetCommit, max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true, serve: gate(rs.txnOffsetCommit)},
 		{key: kmsg.DescribeConfigs, max: top(kmsg.DescribeConfigs), serve: rs.describeConfigs},
 		{key: kmsg.DeleteGroups, max: top(kmsg.DeleteGroups), serve: rs.deleteGroups},
 		{key: kmsg.IncrementalAlterConfigs, max: top(kmsg.IncrementalAlterConfigs), serve: rs.incrementalAlterConfigs},
 		{key: kmsg.OffsetDelete, max: top(kmsg.OffsetDelete), serve: rs.offsetDelete},
-		{key: kmsg.StreamsGroupHeartbeat, max: 1, advertise: true, serve: rs.streamsGroupHeartbeat},
-		{key: kmsg.StreamsGroupDescribe, max: 1, advertise: true, serve: rs.streamsGroupDescribe},
+		{key: kmsg.StreamsGroupHeartbeat, max: 1, advertise: true, serve: gate(rs.streamsGroupHeartbeat)},
+		{key: kmsg.StreamsGroupDescribe, max: 1, advertise: true, serve: gate(rs.streamsGroupDescribe)},
 	}
 }
 
-// active is the table without the migration's keys when it is off.
+// active is the table without the migration's keys when it is off, and
+// without the cluster's when this instance is alone.
 func (rs *Routes) active() []route {
 	var out []route
 	for _, rt := range rs.table() {
-		if !rt.migration || rs.mig != nil {
+		if (!rt.migration || rs.mig != nil) && (!rt.cluster || rs.o.Cluster != nil) {
 			out = append(out, rt)
 		}
 	}
@@ -164,6 +177,7 @@ func (rs *Routes) active() []route {
 // Register routes the active keys of p to rs, once: the proxy refuses a key
 // registered twice.
 func (rs *Routes) Register(p *proxy.Proxy) error {
+	rs.p = p
 	for _, rt := range rs.active() {
 		register := p.Register
 		if rt.capped {

@@ -12,9 +12,15 @@
 //     creates the creatable topics its group coordinator returns, then their
 //     metadata at once.
 //   - GroupLog (group_log.go) is its durable Log: the group log, a compacted
-//     topic written with one producer transaction per change and read back
-//     with read_committed at start, as Kafka's coordinator runtime writes and
-//     loads __consumer_offsets.
+//     topic of fixed partitions written with one producer transaction per
+//     change and read back with read_committed when a partition is gained,
+//     as Kafka's coordinator runtime writes and loads __consumer_offsets;
+//     each owned partition has a transactional producer of its own, so a
+//     new owner fences the previous one.
+//   - InstanceGroup (instances.go) is this instance's membership in the
+//     upstream consumer group the instances of a cluster share the log's
+//     partitions through, with streamshift's own cooperative sticky balancer
+//     (instance_balancer.go); every member learns the whole map.
 //   - FindCoordinatorNode (find_coordinator.go): the upstream node
 //     coordinating a group (FindCoordinator, cached), for package route.
 //   - Groups (groups.go) is the ownership claim's UpstreamGroups

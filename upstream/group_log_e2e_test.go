@@ -16,13 +16,7 @@ import (
 // TestGroupLogOnKafka39: the durable group log on a real Kafka 3.9 broker
 // (no streams groups there; transactions and compaction are all it needs).
 func TestGroupLogOnKafka39(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	b, err := e2e.StartBroker(ctx, e2e.BrokerOptions{Version: e2e.Kafka39, Dir: filepath.Join(t.TempDir(), "broker")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Stop()
+	ctx, b := kafka39(t)
 	opts := GroupLogOptions{Seeds: []string{b.Bootstrap}}
 	l, recs, err := OpenGroupLog(ctx, opts)
 	if err != nil {
@@ -69,4 +63,18 @@ func TestGroupLogOnKafka39(t *testing.T) {
 	if !reflect.DeepEqual(a["g"], g["g"]) {
 		t.Fatalf("reopened log: %+v, want %+v", g["g"], a["g"])
 	}
+}
+
+// kafka39 starts a Kafka 3.9 broker for the test, and a context bounding
+// it; both end with the test.
+func kafka39(t *testing.T) (context.Context, *e2e.Broker) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	b, err := e2e.StartBroker(ctx, e2e.BrokerOptions{Version: e2e.Kafka39, Dir: filepath.Join(t.TempDir(), "broker")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Stop() })
+	return ctx, b
 }

@@ -31,9 +31,14 @@ func newKfakeGroupLog(t *testing.T) (context.Context, GroupLogOptions) {
 }
 
 // The durable log on a kfake cluster: a coordinator's records survive a
-// restart, and a new coordinator loads the same state.
+// restart, and a new coordinator loads the same state, record by record
+// (the groups "g" and "g2" live on partitions 1 and 0 of 3).
 func TestGroupLogRestart(t *testing.T) {
 	ctx, opts := newKfakeGroupLog(t)
+	opts.Partitions = 3
+	if coordinator.PartitionFor("g", 3) == coordinator.PartitionFor("g2", 3) {
+		t.Fatal("the groups share a partition")
+	}
 
 	open := func() (*coordinator.Coordinator, *GroupLog) {
 		log, recs, err := OpenGroupLog(ctx, opts)

@@ -41,8 +41,8 @@ func (d describedNames) Unregister(prometheus.Collector) bool { return true }
 
 var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
 
-// servedMetrics are the metrics serve registers: the capture's, the groups'
-// and the proxy's, made by the constructors serve calls.
+// servedMetrics are the metrics serve registers: the capture's, the groups',
+// the cluster's and the proxy's, made by the constructors serve calls.
 func servedMetrics(t *testing.T) describedNames {
 	t.Helper()
 	names := describedNames{}
@@ -55,6 +55,8 @@ func servedMetrics(t *testing.T) describedNames {
 	}
 	defer rec.Close()
 	status.NewMetrics(names)
+	changes, loadTime, fenced := newClusterMetrics()
+	names.MustRegister(changes, loadTime, fenced)
 	if _, err := proxy.New(proxyOptions(&cfg, log, names)); err != nil {
 		t.Fatal(err)
 	}

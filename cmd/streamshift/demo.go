@@ -64,6 +64,11 @@ func demoCmd(args []string) int {
 	if cfg == nil {
 		return code
 	}
+	if _, set := os.LookupEnv("STREAMSHIFT_COORDINATOR_DURABLE_LOG"); !set {
+		// The embedded cluster is in memory: so is the demo's group log,
+		// unless asked for.
+		cfg.Coordinator.DurableLog = false
+	}
 	log.Info().Strs("brokers", cluster.ListenAddrs()).Msg("embedded cluster (kfake, in memory, playing Kafka 3.9) started")
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

@@ -47,16 +47,7 @@ func joinStreamsGroup(ctx context.Context, t *testing.T, cl *kgo.Client, group, 
 	}
 	broker := cl.Broker(int(node))
 
-	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	req.Group, req.MemberID = group, "demo-member"
-	req.EndpointInformationEpoch, req.RebalanceTimeoutMillis = -1, 30000
-	req.ProcessID = kmsg.StringPtr("demo-process")
-	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
-	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
-	st.SubtopologyID, st.SourceTopics = "0", []string{topic}
-	topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
-	req.Topology = &topo
-	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	req := streamsJoin(group, "demo-member", topic)
 	var owned []kmsg.TaskIDs
 	for {
 		resp, err := req.RequestWith(ctx, broker)
@@ -76,10 +67,7 @@ func joinStreamsGroup(ctx context.Context, t *testing.T, cl *kgo.Client, group, 
 			t.Fatalf("never assigned tasks: last response %+v", resp)
 		}
 		time.Sleep(100 * time.Millisecond)
-		next := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-		next.Group, next.MemberID, next.MemberEpoch = group, req.MemberID, resp.MemberEpoch
-		next.ActiveTasks, next.StandbyTasks, next.WarmupTasks = owned, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-		req = next
+		req = streamsHeartbeat(group, req.MemberID, resp.MemberEpoch, owned)
 	}
 }
 

@@ -60,6 +60,7 @@ func loadConfig(command string, args []string) (cfg *config.Config, log zerolog.
 // listener's address (empty when it is off); serve returns after it does.
 // The result is the process's exit code.
 func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready func(ctx context.Context, admin string)) int {
+	var clusterView atomic.Pointer[clusterRuntime]
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	rec, err := newRecorder(cfg, log, reg)
@@ -87,7 +88,7 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 			return 1
 		}
 		admin = ln.Addr().String()
-		srv := &http.Server{Handler: adminWithStatus(adminWithCapture(p.AdminHandler(reg), rec), statusSrv.Load), ReadHeaderTimeout: 5 * time.Second}
+		srv := &http.Server{Handler: withCluster(adminWithStatus(adminWithCapture(p.AdminHandler(reg), rec), statusSrv.Load), &clusterView), ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error().Err(err).Msg("admin server")
@@ -98,10 +99,20 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 			defer cancel()
 			_ = srv.Shutdown(sctx)
 		}()
-		log.Info().Str("admin_listen", admin).Msg("admin endpoints: /healthz /readyz /metrics /capture /ui /api/groups")
+		log.Info().Str("admin_listen", admin).Msg("admin endpoints: /healthz /readyz /metrics /capture /ui /api/groups /cluster")
 	}
 
-	streams, err := startStreams(ctx, cfg, p, groupEvents{captureEvents{rec}, statusEvents}, log)
+	// The proxy runs until ctx ends (then this instance first hands its
+	// log partitions over, so the other instances serve its groups while
+	// it drains) or the cluster refuses this instance (fatal).
+	var fatalErr atomic.Pointer[error]
+	pctx, stopProxy := context.WithCancel(context.Background())
+	defer stopProxy()
+	fatal := func(err error) {
+		fatalErr.CompareAndSwap(nil, &err)
+		stopProxy()
+	}
+	streams, err := startStreams(ctx, cfg, p, reg, groupEvents{captureEvents{rec}, statusEvents}, log, fatal)
 	if err != nil {
 		log.Error().Err(err).Msg("streams-group coordinator")
 		return 1
@@ -109,6 +120,19 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	defer streams.close()
 	groupMetrics.Bind(streams.coord, statusEvents)
 	statusSrv.Store(status.New(status.Options{Coordinator: streams.coord, Events: statusEvents, FlightRecorders: flightRecorders(rec)}))
+	if streams.cluster != nil {
+		clusterView.Store(streams.cluster)
+	}
+	go func() {
+		select {
+		case <-ctx.Done():
+			hctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			streams.handOver(hctx)
+			cancel()
+			stopProxy()
+		case <-pctx.Done():
+		}
+	}()
 
 	if ready != nil {
 		rctx, cancel := context.WithCancel(ctx) // also ends when the proxy fails
@@ -127,11 +151,32 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 		}()
 	}
 
-	if err := p.Run(ctx); err != nil {
+	if err := p.Run(pctx); err != nil {
 		log.Error().Err(err).Msg("proxy failed")
 		return 1
 	}
+	if e := fatalErr.Load(); e != nil {
+		log.Error().Err(*e).Msg("streamshift stops: the cluster refused this instance")
+		return 1
+	}
 	return 0
+}
+
+// withCluster adds /cluster (the instances, the owners of the group-log
+// partitions, this instance's load states) to the admin endpoints; 404
+// without the durable log.
+func withCluster(admin http.Handler, view *atomic.Pointer[clusterRuntime]) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", admin)
+	mux.HandleFunc("/cluster", func(w http.ResponseWriter, r *http.Request) {
+		cr := view.Load()
+		if cr == nil {
+			http.Error(w, "no cluster: coordinator.durable-log is off", http.StatusNotFound)
+			return
+		}
+		cr.ServeHTTP(w, r)
+	})
+	return mux
 }
 
 // proxyOptions maps the configuration onto the proxy's options. The proxy's

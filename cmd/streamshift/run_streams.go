@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,6 +28,9 @@ type streamsRuntime struct {
 	coord   *coordinator.Coordinator
 	anchors *anchor.Manager
 	topic   *upstream.GroupLog
+	// cluster is this instance's share of the groups with the durable log
+	// (run_cluster.go); nil without it.
+	cluster *clusterRuntime
 	cancel  context.CancelFunc
 }
 
@@ -53,11 +57,15 @@ func controlPlaneOpts(cfg *config.Config) []kgo.Opt {
 }
 
 // startStreams builds the coordinator, its upstream integration (metadata,
-// internal topics, ownership, anchor members, optional durable log) and the
-// routes of the intercepted keys (package route), registered on p once.
-// events hears the coordinator's and the migration's events (the capture,
-// the status page and its metrics).
-func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, events groupEvents, log zerolog.Logger) (*streamsRuntime, error) {
+// internal topics, ownership, anchor members, the durable log and this
+// instance's share of its partitions) and the routes of the intercepted
+// keys (package route), registered on p once. events hears the
+// coordinator's and the migration's events (the capture, the status page
+// and its metrics). With the durable log it returns once the partitions
+// first assigned to this instance are loaded (or after a bound); fatal is
+// told an error that must stop the instance (a duplicate proxy id or
+// advertised host in the cluster).
+func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg prometheus.Registerer, events groupEvents, log zerolog.Logger, fatal func(error)) (*streamsRuntime, error) {
 	ccfg, err := cfg.Streams.CoordinatorConfig()
 	if err != nil {
 		return nil, err
@@ -85,13 +93,20 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, event
 		Events:       events,
 		Logger:       log.With().Str("component", "coordinator").Logger(),
 	}
-	var records []coordinator.Record
-	if cfg.Coordinator.DurableLog {
+	durable := cfg.Coordinator.DurableLog
+	if durable {
 		octx, ocancel := context.WithTimeout(ctx, time.Minute)
-		rt.topic, records, err = upstream.OpenGroupLog(octx, upstream.GroupLogOptions{
-			Seeds: cfg.Upstream,
-			Topic: cfg.Coordinator.LogTopic,
-			Opts:  controlPlaneOpts(cfg)[1:],
+		rt.topic, err = upstream.OpenSharedGroupLog(octx, upstream.GroupLogOptions{
+			Seeds:      cfg.Upstream,
+			Topic:      cfg.Coordinator.LogTopic,
+			Partitions: cfg.Coordinator.LogPartitions,
+			Opts:       controlPlaneOpts(cfg)[1:],
+			Log:        log,
+			OnFenced: func(p int32, err error) {
+				if cr := rt.cluster; cr != nil {
+					cr.fencedPartition(p, err)
+				}
+			},
 		})
 		ocancel()
 		if err != nil {
@@ -102,19 +117,23 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, event
 	if rt.coord, err = coordinator.New(opts); err != nil {
 		return nil, err
 	}
-	if err := rt.coord.Load(records); err != nil {
-		return nil, err
-	}
 	rt.anchors, err = anchor.New(anchor.Options{
 		Client:            ctl,
 		InstanceID:        cfg.AnchorInstanceID(),
 		SessionTimeout:    cfg.Coordinator.AnchorSessionTimeout,
 		HeartbeatInterval: cfg.Coordinator.AnchorHeartbeatInterval,
 		RebalanceTimeout:  cfg.Coordinator.AnchorRebalanceTimeout,
+		YieldWhenReplaced: durable,
 		Log:               log.With().Str("component", "anchor").Logger(),
 	})
 	if err != nil {
 		return nil, err
+	}
+	var cluster route.Cluster
+	if durable {
+		parts := coordinator.NewPartitions(rt.coord, rt.topic.Partitions())
+		rt.cluster = newClusterRuntime(cfg, rt.topic, parts, rt.anchors, reg, log.With().Str("component", "cluster").Logger())
+		cluster = rt.cluster
 	}
 	mig, err := migrationOptions(cfg, ctl, ccfg.Defaults.HeartbeatInterval)
 	if err != nil {
@@ -129,6 +148,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, event
 		Metadata:            meta,
 		CoordinatorNode:     upstream.FindCoordinatorNode(ctl),
 		Migration:           mig,
+		Cluster:             cluster,
 		Log:                 log.With().Str("component", "streams").Logger(),
 	})
 	if err != nil {
@@ -139,10 +159,29 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, event
 		return nil, fmt.Errorf("register routes: %w", err)
 	}
 	logMigration(mig, log)
-	log.Info().Str("anchor_instance_id", cfg.AnchorInstanceID()).Bool("durable_log", cfg.Coordinator.DurableLog).
-		Int("loaded_records", len(records)).Msg("streams-group coordinator ready")
+	if durable {
+		if err := rt.cluster.join(cfg, fatal); err != nil {
+			return nil, err
+		}
+		// Serve once this instance's first partitions are loaded; a
+		// partition still loading answers COORDINATOR_LOAD_IN_PROGRESS.
+		bound := 3 * cfg.Coordinator.InstanceSessionTimeout
+		if !rt.cluster.waitFirstLoad(ctx, bound) {
+			log.Warn().Dur("waited", bound).Msg("cluster: the first partitions of this instance are not loaded yet; serving meanwhile")
+		}
+	}
+	log.Info().Str("anchor_instance_id", cfg.AnchorInstanceID()).Bool("durable_log", durable).
+		Str("cluster", cfg.InstanceGroup()).Msg("streams-group coordinator ready")
 	ok = true
 	return rt, nil
+}
+
+// handOver gives this instance's partitions to the other instances (a
+// graceful stop), before the proxy drains.
+func (rt *streamsRuntime) handOver(ctx context.Context) {
+	if rt.cluster != nil {
+		rt.cluster.leave(ctx)
+	}
 }
 
 // upstreamVersions asks the upstream for its API versions; unknown keys (or
@@ -171,6 +210,9 @@ func upstreamVersions(ctx context.Context, ctl *kgo.Client, log zerolog.Logger) 
 }
 
 func (rt *streamsRuntime) close() {
+	if rt.cluster != nil {
+		rt.cluster.close()
+	}
 	if rt.anchors != nil {
 		rt.anchors.Close() // static anchors stay upstream for the next start
 	}

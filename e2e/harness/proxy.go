@@ -102,7 +102,9 @@ func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy log: %w", err)
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), StreamsEnv(o.Streams)...)
+	// The in-memory log unless a test asks for the durable one (the
+	// default of `streamshift run`): later entries win.
+	cmd.Env = append(append([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, os.Environ()...), StreamsEnv(o.Streams)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {

@@ -13,18 +13,56 @@ import (
 
 // groupDescriber reads a Streams app's group through streamshift, whichever protocol it is on.
 type groupDescriber struct {
-	cl *kgo.Client
+	cl kmsg.Requestor
 }
 
+// newGroupDescriber describes through bootstrap: one address, or several
+// streamshift instances (comma-separated), of which the one serving the
+// group answers (seedRequestor).
 func newGroupDescriber(bootstrap string) (*groupDescriber, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	addrs := strings.Split(bootstrap, ",")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
 	if err != nil {
 		return nil, fmt.Errorf("describe client: %w", err)
+	}
+	if len(addrs) > 1 {
+		return &groupDescriber{cl: seedRequestor{cl}}, nil
 	}
 	return &groupDescriber{cl: cl}, nil
 }
 
-func (d *groupDescriber) close() { d.cl.Close() }
+func (d *groupDescriber) close() {
+	switch cl := d.cl.(type) {
+	case *kgo.Client:
+		cl.Close()
+	case seedRequestor:
+		cl.Close()
+	}
+}
+
+// seedRequestor sends a group request to each seed (each streamshift
+// instance's bootstrap listener) until one answers other than
+// NOT_COORDINATOR: franz-go looks a group's coordinator up by node id
+// only, and with several instances FindCoordinator names the owner by its
+// host and a node id of its own, which franz-go's metadata does not have.
+type seedRequestor struct{ *kgo.Client }
+
+func (s seedRequestor) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	var last kmsg.Response
+	var lastErr error
+	for _, b := range s.SeedBrokers() {
+		last, lastErr = b.Request(ctx, req)
+		if lastErr != nil {
+			continue
+		}
+		if sr, ok := last.(*kmsg.StreamsGroupDescribeResponse); ok && len(sr.Groups) == 1 &&
+			(sr.Groups[0].ErrorCode == kerr.NotCoordinator.Code || sr.Groups[0].ErrorCode == kerr.CoordinatorLoadInProgress.Code) {
+			continue
+		}
+		return last, nil
+	}
+	return last, lastErr
+}
 
 // describedGroup is a group as a settle check needs it.
 type describedGroup struct {
@@ -123,7 +161,7 @@ func assignmentKey(a kmsg.StreamsAssignment) string {
 
 // oneGroup sends a describe request of one group and returns the one group
 // of its answer.
-func oneGroup[G any](ctx context.Context, cl *kgo.Client, protocol, group string, req kmsg.Request, groups func(kmsg.Response) []G) (G, error) {
+func oneGroup[G any](ctx context.Context, cl kmsg.Requestor, protocol, group string, req kmsg.Request, groups func(kmsg.Response) []G) (G, error) {
 	var none G
 	resp, err := cl.Request(ctx, req)
 	if err != nil {

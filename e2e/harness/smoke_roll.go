@@ -79,6 +79,9 @@ type SmokeRollOptions struct {
 	Dir       string // run dir; must not exist or be empty
 	Bootstrap string // driver and clients connect here (streamshift)
 	Admin     string // where the topics are created (default Bootstrap)
+	// Props are more properties of the driver and every client (e.g.
+	// metadata.recovery.strategy for 3.x clients behind several proxies).
+	Props     map[string]string
 	Guarantee string // at_least_once (default) or exactly_once_v2
 	// Duration of the driver's input (default 90s) and records per key (default 300). The
 	// driver is always the 4.4 launcher (its input length is configurable).
@@ -225,6 +228,9 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		return nil, err
 	}
 	base := smokeProps(o.Bootstrap, o.Guarantee, o.Duration, o.RecordsPerKey)
+	for k, v := range o.Props {
+		base[k] = v
+	}
 	describer, err := newGroupDescriber(o.Bootstrap)
 	if err != nil {
 		return nil, err

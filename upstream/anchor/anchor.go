@@ -58,6 +58,11 @@ type Options struct {
 	// HeartbeatInterval between heartbeats. Default 3s: a rebalance the
 	// anchor takes part in is noticed quickly.
 	HeartbeatInterval time.Duration
+	// YieldWhenReplaced: an anchor fenced by another member of its static
+	// instance id (FENCED_INSTANCE_ID) stops instead of rejoining: with
+	// several instances the id is the cluster's, and the fencing member is
+	// the group's new owner's anchor.
+	YieldWhenReplaced bool
 	// MaxBackoff caps the pause between failed attempts. Default 5s.
 	MaxBackoff time.Duration
 	Log        zerolog.Logger
@@ -184,14 +189,7 @@ func (m *Manager) Fenced(group string, gen Generation) {
 // group was deleted, or is Empty and its offsets are deleted; the next
 // Ensure starts it again). It waits for the LeaveGroup until ctx ends.
 func (m *Manager) Leave(ctx context.Context, group string) error {
-	m.mu.Lock()
-	a := m.anchors[group]
-	delete(m.anchors, group)
-	m.mu.Unlock()
-	if a != nil {
-		a.cancel()
-		<-a.done
-	}
+	m.Release(group)
 	req := kmsg.NewPtrLeaveGroupRequest()
 	req.Group = group
 	member := kmsg.NewLeaveGroupRequestMember()

@@ -83,6 +83,11 @@ func (a *anchor) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		if a.m.opts.YieldWhenReplaced && errors.Is(err, kerr.FencedInstanceID) {
+			a.m.forget(a)
+			log.Info().Err(err).Msg("anchor member replaced by another streamshift instance's (the group moved there); this one stops")
+			return
+		}
 		log.Warn().Err(err).Dur("backoff", backoff).Msg("anchor member rejoins")
 		select {
 		case <-ctx.Done():

@@ -117,22 +117,7 @@ public final class CountApp {
         // Standby (and warm-up) tasks read the changelog through the standby update listener,
         // not the restore listener: their records are summed and reported once per second.
         AtomicLong standbyLoaded = new AtomicLong();
-        ks.setStandbyUpdateListener(new org.apache.kafka.streams.processor.StandbyUpdateListener() {
-            @Override
-            public void onUpdateStart(TopicPartition tp, String storeName, long startingOffset) {
-            }
-
-            @Override
-            public void onBatchLoaded(TopicPartition tp, String storeName, org.apache.kafka.streams.processor.TaskId taskId,
-                                      long batchEndOffset, long batchSize, long currentEndOffset) {
-                standbyLoaded.addAndGet(batchSize);
-            }
-
-            @Override
-            public void onUpdateSuspended(TopicPartition tp, String storeName, long storeOffset, long currentEndOffset,
-                                          SuspendReason reason) {
-            }
-        });
+        onStandbyBatches(ks, standbyLoaded);
 
         CountDownLatch closed = new CountDownLatch(1);
         java.util.concurrent.atomic.AtomicBoolean shuttingDown = new java.util.concurrent.atomic.AtomicBoolean();
@@ -208,6 +193,42 @@ public final class CountApp {
                 System.exit(3);
             }
             Thread.sleep(pollMs);
+        }
+    }
+
+    /**
+     * Adds every standby batch's size to loaded, through KafkaStreams.setStandbyUpdateListener
+     * (kafka-streams 3.7+, KIP-988), made at run time from the interface by name: the same source
+     * is compiled against 2.8 and 3.6, which have no such listener (there loaded stays 0).
+     */
+    private static void onStandbyBatches(KafkaStreams ks, AtomicLong loaded) {
+        Class<?> listener;
+        try {
+            listener = Class.forName("org.apache.kafka.streams.processor.StandbyUpdateListener");
+        } catch (ClassNotFoundException before37) {
+            return;
+        }
+        Object proxy = java.lang.reflect.Proxy.newProxyInstance(listener.getClassLoader(), new Class<?>[] {listener},
+            (self, method, args) -> {
+                switch (method.getName()) {
+                    case "onBatchLoaded":
+                        // (topicPartition, storeName, taskId, batchEndOffset, batchSize, currentEndOffset)
+                        loaded.addAndGet((Long) args[4]);
+                        return null;
+                    case "hashCode":
+                        return System.identityHashCode(self);
+                    case "equals":
+                        return self == args[0];
+                    case "toString":
+                        return "standby batch counter";
+                    default:
+                        return null;
+                }
+            });
+        try {
+            KafkaStreams.class.getMethod("setStandbyUpdateListener", listener).invoke(ks, proxy);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("setStandbyUpdateListener", e);
         }
     }
 

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/config"
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/upstream"
+	"github.com/streamshift/streamshift/upstream/anchor"
+)
+
+// clusterRuntime is this instance's part in the cluster of instances that
+// share the durable group log: the instance group says which log
+// partitions are this instance's; gaining one acquires its writer (fencing
+// the previous owner) and replays it before its groups are served; losing
+// one (handed over, membership lost, or the writer fenced) unloads its
+// groups at once and lets their anchors go to the next owner. It is the
+// routes' Cluster (route/cluster.go).
+type clusterRuntime struct {
+	log     *upstream.GroupLog
+	parts   *coordinator.Partitions
+	anchors *anchor.Manager
+	self    upstream.InstanceInfo
+	logger  zerolog.Logger
+	// group is set once joined (startCluster); nil before.
+	group atomic.Pointer[upstream.InstanceGroup]
+
+	// loading serializes the loads of each partition: a load that lost
+	// its partition releases the writer it acquired, never a newer load's.
+	loading []sync.Mutex
+	// loadMu guards stopLoad: the cancel of each partition's load in
+	// flight, which a revocation calls (and then waits for the load to
+	// end, so a stale InitProducerId never fences the next owner).
+	loadMu   sync.Mutex
+	stopLoad map[int32]context.CancelFunc
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+
+	// firstLoad is closed once the first assignment's partitions are
+	// loaded (or given up), so the proxy serves only then.
+	firstLoad     chan struct{}
+	firstLoadOnce sync.Once
+	pending       atomic.Int32
+
+	changes  prometheus.Counter
+	loadTime prometheus.Histogram
+	fenced   prometheus.Counter
+}
+
+// advertisedHost is the host clients are told for this instance: the
+// configured one, or the listen host.
+func advertisedHost(cfg *config.Config) string {
+	if cfg.AdvertisedHost != "" {
+		return cfg.AdvertisedHost
+	}
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return cfg.Listen
+	}
+	return host
+}
+
+func releaseVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		return bi.Main.Version
+	}
+	return ""
+}
+
+func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coordinator.Partitions, anchors *anchor.Manager, reg prometheus.Registerer, log zerolog.Logger) *clusterRuntime {
+	ctx, cancel := context.WithCancel(context.Background())
+	cr := &clusterRuntime{
+		log: glog, parts: parts, anchors: anchors, logger: log, ctx: ctx, cancel: cancel,
+		self:      upstream.InstanceInfo{ProxyID: cfg.ProxyID, Host: advertisedHost(cfg), Version: releaseVersion()},
+		firstLoad: make(chan struct{}),
+		loading:   make([]sync.Mutex, glog.Partitions()),
+		stopLoad:  map[int32]context.CancelFunc{},
+	}
+	cr.changes, cr.loadTime, cr.fenced = newClusterMetrics()
+	if reg != nil {
+		reg.MustRegister(cr.changes, cr.loadTime, cr.fenced)
+	}
+	return cr
+}
+
+// join joins the instance group; fatal is told an error that must stop
+// the instance.
+func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
+	g, err := upstream.JoinInstanceGroup(upstream.InstanceGroupOptions{
+		Seeds:          cfg.Upstream,
+		Opts:           controlPlaneOpts(cfg)[1:],
+		Group:          cfg.InstanceGroup(),
+		Topic:          cr.log.Topic(),
+		Partitions:     cr.log.Partitions(),
+		Self:           cr.self,
+		SessionTimeout: cfg.Coordinator.InstanceSessionTimeout,
+		Assigned:       cr.assigned,
+		Revoked:        cr.revoked,
+		Fatal:          fatal,
+		Log:            cr.logger,
+	})
+	if err != nil {
+		return err
+	}
+	cr.group.Store(g)
+	return nil
+}
+
+// assigned starts loading each partition gained, off the instance group's
+// callback.
+func (cr *clusterRuntime) assigned(ps []int32) {
+	cr.changes.Add(float64(len(ps)))
+	cr.pending.Add(int32(len(ps)))
+	for _, p := range ps {
+		token := cr.parts.BeginLoad(p)
+		ctx, cancel := context.WithCancel(cr.ctx)
+		cr.loadMu.Lock()
+		if prev := cr.stopLoad[p]; prev != nil {
+			prev()
+		}
+		cr.stopLoad[p] = cancel
+		cr.loadMu.Unlock()
+		cr.wg.Add(1)
+		go func() {
+			defer cr.wg.Done()
+			defer cr.loadDone()
+			defer cancel()
+			cr.load(ctx, p, token)
+		}()
+	}
+}
+
+// stopLoading cancels partition p's load in flight, if any, and waits
+// until it ended.
+func (cr *clusterRuntime) stopLoading(p int32) {
+	cr.loadMu.Lock()
+	cancel := cr.stopLoad[p]
+	delete(cr.stopLoad, p)
+	cr.loadMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	// The load holds the partition's lock until it ended.
+	cr.loading[p].Lock()
+	defer cr.loading[p].Unlock()
+}
+
+func (cr *clusterRuntime) loadDone() {
+	if cr.pending.Add(-1) == 0 {
+		cr.firstLoadOnce.Do(func() { close(cr.firstLoad) })
+	}
+}
+
+// load acquires partition p and replays it, retrying while the partition
+// is still this instance's to load.
+func (cr *clusterRuntime) load(ctx context.Context, p int32, token uint64) {
+	cr.loading[p].Lock()
+	defer cr.loading[p].Unlock()
+	backoff := 200 * time.Millisecond
+	for ctx.Err() == nil && cr.parts.State(p) == coordinator.PartitionLoading {
+		start := time.Now()
+		actx, cancel := context.WithTimeout(ctx, time.Minute)
+		recs, err := cr.log.Acquire(actx, p)
+		cancel()
+		if err == nil {
+			took := time.Since(start)
+			ok, lerr := cr.parts.FinishLoad(p, token, recs, took)
+			if lerr != nil {
+				cr.logger.Error().Err(lerr).Int32("partition", p).Msg("cluster: loading a group-log partition failed")
+			}
+			if ok {
+				cr.loadTime.Observe(took.Seconds())
+				return
+			}
+			if lerr == nil {
+				// Taken away while it loaded.
+				cr.log.Release(p)
+				return
+			}
+		} else {
+			cr.logger.Warn().Err(err).Int32("partition", p).Dur("backoff", backoff).Msg("cluster: acquiring a group-log partition failed; retrying")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// revoked stops serving the partitions at once: their groups go, their
+// anchors are let go (the next owner's anchor takes their static place),
+// their writers close.
+func (cr *clusterRuntime) revoked(ps []int32) {
+	cr.changes.Add(float64(len(ps)))
+	for _, p := range ps {
+		cr.drop(p)
+		cr.stopLoading(p)
+		cr.log.Release(p)
+	}
+}
+
+// fencedPartition: a newer owner fenced this instance's writer of p (this
+// instance was a zombie: its membership lapsed while it was stopped).
+func (cr *clusterRuntime) fencedPartition(p int32, err error) {
+	cr.fenced.Inc()
+	cr.logger.Warn().Err(err).Int32("partition", p).Msg("cluster: a newer owner fenced this instance's writer of a group-log partition; its groups are no longer served here")
+	cr.drop(p)
+}
+
+func (cr *clusterRuntime) drop(p int32) {
+	cr.parts.Unload(p)
+	for _, g := range cr.anchors.Groups() {
+		if cr.parts.Of(g) == p {
+			cr.anchors.Release(g)
+		}
+	}
+}
+
+// waitFirstLoad waits until the first assignment is loaded, at most d.
+func (cr *clusterRuntime) waitFirstLoad(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-cr.firstLoad:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// Serving implements route.Cluster.
+func (cr *clusterRuntime) Serving(group string) error { return cr.parts.Serving(group) }
+
+// Coordinator implements route.Cluster: the owner's advertised host; with
+// several instances, a node id of the owner's own.
+func (cr *clusterRuntime) Coordinator(group string, node int32) (string, int32, bool) {
+	g := cr.group.Load()
+	if g == nil {
+		return "", 0, false
+	}
+	p := cr.parts.Of(group)
+	m := g.Map()
+	owner, ok := m.Owner(p)
+	if !ok {
+		return "", 0, false
+	}
+	if owner.ProxyID == cr.self.ProxyID && cr.parts.State(p) == coordinator.PartitionNotOwned {
+		// The map says this instance, the writer was fenced: a newer map
+		// is on its way.
+		return "", 0, false
+	}
+	if len(m.Instances) <= 1 {
+		return owner.Host, node, true
+	}
+	return owner.Host, upstream.InstanceNodeID(owner.ProxyID, node), true
+}
+
+// leave hands every partition over (a graceful stop): the instance leaves
+// the group, then drops what it still held.
+func (cr *clusterRuntime) leave(ctx context.Context) {
+	if g := cr.group.Load(); g != nil && cr.ctx.Err() == nil {
+		if err := g.Leave(ctx); err != nil {
+			cr.logger.Warn().Err(err).Msg("cluster: leaving the instance group")
+		} else {
+			cr.logger.Info().Msg("cluster: left the instance group; the other instances take this one's partitions")
+		}
+	}
+	cr.close()
+}
+
+// close stops loading and drops every partition (without leaving).
+func (cr *clusterRuntime) close() {
+	cr.closeOnce.Do(func() {
+		cr.cancel()
+		if g := cr.group.Load(); g != nil {
+			g.Close()
+		}
+		cr.wg.Wait()
+		for _, s := range cr.parts.Status() {
+			cr.drop(s.Partition)
+		}
+		cr.log.Close()
+	})
+}
+
+// clusterView is what /cluster shows.
+type clusterView struct {
+	Self       upstream.InstanceInfo            `json:"self"`
+	Instances  map[string]upstream.InstanceInfo `json:"instances"`
+	Owners     []string                         `json:"owners"`
+	Partitions []coordinator.PartitionStatus    `json:"partitions"`
+	Topic      string                           `json:"topic"`
+}
+
+// ServeHTTP is /cluster: the instances, every partition's owner, and this
+// instance's partitions with their load state.
+func (cr *clusterRuntime) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	v := clusterView{Self: cr.self, Partitions: cr.parts.Status(), Topic: cr.log.Topic()}
+	if g := cr.group.Load(); g != nil {
+		m := g.Map()
+		v.Instances, v.Owners = m.Instances, m.Owners
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)
+	}
+}
+
+// newClusterMetrics are the metrics of this instance's share of the cluster.
+func newClusterMetrics() (changes prometheus.Counter, loadTime prometheus.Histogram, fenced prometheus.Counter) {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: "streamshift_cluster_partition_changes_total",
+			Help: "Group-log partitions this instance gained or gave up."}),
+		prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamshift_cluster_partition_load_seconds",
+			Help: "Time to acquire and replay one group-log partition before its groups are served.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
+		prometheus.NewCounter(prometheus.CounterOpts{Name: "streamshift_cluster_partition_fenced_total",
+			Help: "Group-log partitions whose writer a newer owner fenced."})
+}

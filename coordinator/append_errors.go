@@ -1,0 +1,19 @@
+package coordinator
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// appendFailed is the error code a request gets when the records of its
+// change could not be appended, as Kafka's runtime maps a failed write:
+// NOT_COORDINATOR when the log says this instance no longer owns the
+// group's partition (a newer owner fenced its writer; the client finds the
+// coordinator again), COORDINATOR_NOT_AVAILABLE otherwise (retried here).
+func appendFailed(err error) *kerr.Error {
+	if errors.Is(err, kerr.NotCoordinator) {
+		return kerr.NotCoordinator
+	}
+	return kerr.CoordinatorNotAvailable
+}

@@ -1,0 +1,420 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/e2e/harness"
+)
+
+// instancesLogPartitions is the group log's partition count of the
+// three-instance tests: two partitions per instance.
+const instancesLogPartitions = 6
+
+// instanceSession is the instances' session in their upstream group: how
+// long a dead (or stopped) owner's partitions wait before they move.
+const instanceSession = 6 * time.Second
+
+// ssCluster is three `streamshift run` processes sharing one durable group
+// log in front of one broker: each listens and advertises its own loopback
+// address (127.0.0.1, .2, .3) on the same ports, as N instances behind one
+// bootstrap name do on N hosts.
+type ssCluster struct {
+	procs [3]*streamshiftProc
+	hosts [3]string
+	admin [3]string
+	port  int
+}
+
+// startSSCluster starts the three instances (proxy ids s1, s2, s3): the
+// bootstrap port P, the broker (node 1) on P+1, /cluster on P+2.
+func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env ...string) (*ssCluster, error) {
+	bin, err := harness.BuildStreamshift(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &ssCluster{hosts: [3]string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}}
+	if c.port, err = harness.FreePortsOnHosts(c.hosts[:], 3); err != nil {
+		return nil, err
+	}
+	env = append([]string{
+		"STREAMSHIFT_COORDINATOR_DURABLE_LOG=true",
+		"STREAMSHIFT_COORDINATOR_CLUSTER_ID=e2e-instances",
+		"STREAMSHIFT_COORDINATOR_LOG_PARTITIONS=" + strconv.Itoa(instancesLogPartitions),
+		"STREAMSHIFT_COORDINATOR_INSTANCE_SESSION_TIMEOUT=" + instanceSession.String(),
+	}, env...)
+	for i, h := range c.hosts {
+		listen := net.JoinHostPort(h, strconv.Itoa(c.port))
+		c.admin[i] = net.JoinHostPort(h, strconv.Itoa(c.port+2))
+		pdir := filepath.Join(dir, fmt.Sprintf("streamshift-s%d", i+1))
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			return nil, err
+		}
+		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: env, listen: listen, args: []string{"run", "--upstream", upstream,
+			"--listen", listen, "--advertised-host", h, "--node-port-base", strconv.Itoa(c.port), "--node-id-min", "1", "--node-id-max", "1",
+			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", "debug"}}
+		if err := p.start(ctx); err != nil {
+			return nil, err
+		}
+		c.procs[i] = p
+		t.Cleanup(p.stop)
+	}
+	return c, c.settled(ctx, 0, 1, 2)
+}
+
+// bootstrap is what the apps connect to: all three instances.
+func (c *ssCluster) bootstrap() string {
+	var out []string
+	for _, h := range c.hosts {
+		out = append(out, net.JoinHostPort(h, strconv.Itoa(c.port)))
+	}
+	return strings.Join(out, ",")
+}
+
+// ssView is an instance's /cluster.
+type ssView struct {
+	Instances  map[string]json.RawMessage `json:"instances"`
+	Owners     []string                   `json:"owners"`
+	Partitions []struct {
+		Partition int32  `json:"partition"`
+		State     string `json:"state"`
+	} `json:"partitions"`
+}
+
+func (c *ssCluster) view(ctx context.Context, i int) (ssView, error) {
+	var v ssView
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.admin[i]+"/cluster", nil)
+	if err != nil {
+		return v, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return v, err
+	}
+	defer resp.Body.Close()
+	return v, json.NewDecoder(resp.Body).Decode(&v)
+}
+
+// settled waits until the live instances agree on a complete owner map of
+// exactly themselves and each serves (has loaded) what it owns.
+func (c *ssCluster) settled(ctx context.Context, live ...int) error {
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	var last error
+	for ctx.Err() == nil {
+		last = func() error {
+			var owners []string
+			for _, i := range live {
+				v, err := c.view(ctx, i)
+				if err != nil {
+					return err
+				}
+				if len(v.Instances) != len(live) || len(v.Owners) != instancesLogPartitions {
+					return fmt.Errorf("s%d sees %d instances, %d partitions", i+1, len(v.Instances), len(v.Owners))
+				}
+				if owners != nil && strings.Join(owners, ",") != strings.Join(v.Owners, ",") {
+					return fmt.Errorf("owner maps differ: %v vs %v", owners, v.Owners)
+				}
+				owners = v.Owners
+				loaded := map[int32]bool{}
+				for _, s := range v.Partitions {
+					loaded[s.Partition] = s.State == "loaded"
+				}
+				for p, o := range v.Owners {
+					if o == "" || (o == fmt.Sprintf("s%d", i+1)) != loaded[int32(p)] {
+						return fmt.Errorf("s%d: partition %d owner %q, loaded here %t", i+1, p, o, loaded[int32(p)])
+					}
+				}
+			}
+			return nil
+		}()
+		if last == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("the streamshift instances did not settle: %v", last)
+}
+
+// owner is the index of the instance owning group, asked of instance i.
+func (c *ssCluster) owner(ctx context.Context, i int, group string) (int, error) {
+	v, err := c.view(ctx, i)
+	if err != nil {
+		return 0, err
+	}
+	p := coordinator.PartitionFor(group, instancesLogPartitions)
+	if int(p) >= len(v.Owners) || v.Owners[p] == "" {
+		return 0, fmt.Errorf("no owner of partition %d in s%d's map %v", p, i+1, v.Owners)
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(v.Owners[p], "s"))
+	return n - 1, err
+}
+
+// describeAt sends StreamsGroupDescribe for group to instance i's node port.
+func (c *ssCluster) describeAt(ctx context.Context, i int, group string) (kmsg.StreamsGroupDescribeResponseGroup, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(net.JoinHostPort(c.hosts[i], strconv.Itoa(c.port+1))))
+	if err != nil {
+		return kmsg.StreamsGroupDescribeResponseGroup{}, err
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrStreamsGroupDescribeRequest()
+	req.Groups = []string{group}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl.Broker(1))
+	if err != nil {
+		return kmsg.StreamsGroupDescribeResponseGroup{}, err
+	}
+	return resp.Groups[0], nil
+}
+
+// others are the instances but i.
+func others(i int) []int {
+	var out []int
+	for j := 0; j < 3; j++ {
+		if j != i {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// TestStreamsProxyInstances: a Kafka Streams 4.4 app on the streams
+// protocol, exactly once, under continuous input, runs through three
+// streamshift instances sharing one durable group log in front of Kafka
+// 3.9, its instances bootstrapping to all three. Sub-scenarios on one
+// broker and one run: (1) the instance owning the group is killed -9
+// mid-run: the app keeps running on the others (the report's "all tasks
+// running" of that step is the time until every task runs again); (3) the
+// owner is stopped (SIGSTOP) longer than its instance-group session, then
+// resumed: a newer owner fenced it, and only the new owner serves the
+// group; (4) a rolling restart of all three instances. The output is
+// verified exactly, and no task is active on two app instances at once.
+func TestStreamsProxyInstances(t *testing.T) {
+	const group = "e2e-count"
+	var c *ssCluster
+	var killed int
+	harness.RunScenario(t, harness.Scenario{
+		Name:          "streams through three streamshift instances on 3.9",
+		Broker:        harness.Kafka39,
+		AppBuild:      harness.App44,
+		GroupProtocol: "streams",
+		Guarantee:     "exactly_once_v2",
+		Hold:          5 * time.Second,
+		Route: func(ctx context.Context, r *harness.Run) (string, error) {
+			var err error
+			c, err = startSSCluster(ctx, r.T, r.Dir, r.Broker.Bootstrap, nativeTestSettings...)
+			if err != nil {
+				return "", err
+			}
+			return c.bootstrap(), nil
+		},
+		Steps: []harness.Step{
+			harness.StartInstances("a1", "a2"),
+			{Name: "kill -9 the streamshift instance owning the group", Do: func(ctx context.Context, r *harness.Run) error {
+				o, err := c.owner(ctx, 0, group)
+				if err != nil {
+					return err
+				}
+				killed = o
+				r.T.Logf("group %s is owned by s%d: killing it", group, o+1)
+				c.procs[o].kill9()
+				return nil
+			}},
+			{Name: "start the killed instance again", Do: func(ctx context.Context, r *harness.Run) error {
+				if err := c.procs[killed].start(ctx); err != nil {
+					return err
+				}
+				return c.settled(ctx, 0, 1, 2)
+			}},
+			{Name: "SIGSTOP the owner past its instance session, SIGCONT", Do: func(ctx context.Context, r *harness.Run) error {
+				o, err := c.owner(ctx, 0, group)
+				if err != nil {
+					return err
+				}
+				rest := others(o)
+				r.T.Logf("group %s is owned by s%d: stopping it", group, o+1)
+				if err := c.procs[o].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+					return err
+				}
+				// The others take its partitions once its session passed.
+				if err := c.settled(ctx, rest...); err != nil {
+					_ = c.procs[o].cmd.Process.Signal(syscall.SIGCONT)
+					return err
+				}
+				next, err := c.owner(ctx, rest[0], group)
+				if err != nil {
+					_ = c.procs[o].cmd.Process.Signal(syscall.SIGCONT)
+					return err
+				}
+				if err := c.procs[o].cmd.Process.Signal(syscall.SIGCONT); err != nil {
+					return err
+				}
+				// Resumed, the zombie serves the group no more: its next
+				// write was fenced, or it learnt its membership lapsed.
+				deadline := time.Now().Add(60 * time.Second)
+				for {
+					g, err := c.describeAt(ctx, o, group)
+					if err == nil && g.ErrorCode == kerr.NotCoordinator.Code {
+						break
+					}
+					if time.Now().After(deadline) {
+						return fmt.Errorf("the resumed s%d still serves group %s: %+v %v", o+1, group, g, err)
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+				g, err := c.describeAt(ctx, next, group)
+				if err != nil || g.ErrorCode != 0 || len(g.Members) == 0 {
+					return fmt.Errorf("the new owner s%d does not serve group %s: %+v %v", next+1, group, g, err)
+				}
+				return c.settled(ctx, 0, 1, 2)
+			}},
+			{Name: "rolling restart of the three streamshift instances", Do: func(ctx context.Context, r *harness.Run) error {
+				for i := range c.procs {
+					c.procs[i].stop()
+					if err := c.settled(ctx, others(i)...); err != nil {
+						return fmt.Errorf("after stopping s%d: %w", i+1, err)
+					}
+					if err := c.procs[i].start(ctx); err != nil {
+						return err
+					}
+					if err := c.settled(ctx, 0, 1, 2); err != nil {
+						return fmt.Errorf("after restarting s%d: %w", i+1, err)
+					}
+				}
+				return nil
+			}},
+			{Name: "no task was active on two app instances at once", Do: func(ctx context.Context, r *harness.Run) error {
+				var events []harness.Event
+				for _, name := range []string{"a1", "a2"} {
+					a, err := r.App(name)
+					if err != nil {
+						return err
+					}
+					events = append(events, a.Events()...)
+				}
+				// The apps poll their task sets every 100 ms: shorter
+				// overlaps are the polling's.
+				if ov := harness.ActiveOverlaps(events, nil, time.Now()); len(ov) > 0 && ov[0].Dur > 300*time.Millisecond {
+					return fmt.Errorf("%s", ov[0])
+				}
+				return nil
+			}},
+		},
+	})
+}
+
+// TestStreamsProxyInstancesMigration: Kafka's StreamsSmokeTest clients
+// migrate online (classic → streams → classic) through three streamshift
+// instances on Kafka 3.9, exactly once, and the instance owning the group
+// is killed -9 at three points, each time without coming back until the
+// next step (its groups move to another instance): right after the
+// takeover, with the 3.9 classic client inside the streams group, and as
+// the last streams client leaves (the hand-back). The driver verifies every
+// output, no client reaches ERROR or gets a fatal group error, no task is
+// closed dirty, and the group ends as the broker's classic group of the two
+// classic clients.
+func TestStreamsProxyInstancesMigration(t *testing.T) {
+	const group = "SmokeTest"
+	out, ctx, b := smokeBroker(t, 8*time.Minute)
+	c, err := startSSCluster(ctx, t, out, b.Bootstrap, nativeTestSettings...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := func(name, version, protocol string) harness.SmokeClient {
+		return harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol}
+	}
+	killed := -1
+	// killOwner brings the instance killed last back, then kills the
+	// group's owner (waiting for line in its log first, if set).
+	killOwner := func(ctx context.Context, line string) error {
+		if killed >= 0 {
+			if err := c.procs[killed].start(ctx); err != nil {
+				return err
+			}
+			if err := c.settled(ctx, 0, 1, 2); err != nil {
+				return err
+			}
+		}
+		o, err := c.owner(ctx, 0, group)
+		if err != nil {
+			return err
+		}
+		if line != "" {
+			if err := c.procs[o].waitLog(ctx, line, 60*time.Second); err != nil {
+				return err
+			}
+		}
+		t.Logf("group %s is owned by s%d: killing it", group, o+1)
+		c.procs[o].kill9()
+		killed = o
+		return nil
+	}
+	rep, err := harness.RunKafkaSmokeRoll(ctx, harness.SmokeRollOptions{
+		Dir:       filepath.Join(out, "smoke"),
+		Bootstrap: c.bootstrap(),
+		Admin:     b.Bootstrap,
+		Guarantee: "exactly_once_v2",
+		Duration:  150 * time.Second,
+		// Every node a client knows is on the instance its metadata came
+		// from: when that one dies, a client must bootstrap again, which
+		// 3.x clients (3.8+) do only when asked (4.x by default).
+		Props: map[string]string{"metadata.recovery.strategy": "rebootstrap"},
+		Start: []harness.SmokeClient{
+			client("c1", harness.Kafka44, "classic"),
+			client("c2", harness.Kafka39, "classic"),
+		},
+		Rolls: []harness.SmokeRoll{
+			{Name: "roll c1 to s1 (4.4 streams: takeover), kill -9 the owner right after the takeover",
+				Stop: "c1", Start: client("s1", harness.Kafka44, "streams"),
+				After: func(ctx context.Context, _ harness.SmokeControl) error { return killOwner(ctx, "takeover done") }},
+			{Name: "kill -9 the owner with the 3.9 classic client inside the streams group",
+				After: func(ctx context.Context, _ harness.SmokeControl) error { return killOwner(ctx, "") }},
+			{Name: "roll s1 to c3 (4.4 classic), kill -9 the owner as s1 leaves (the hand-back begins)",
+				Stop: "s1", Start: client("c3", harness.Kafka44, "classic"),
+				Between: func(ctx context.Context, _ harness.SmokeControl) error { return killOwner(ctx, "") }},
+		},
+		AfterRolls: func(ctx context.Context) error {
+			if err := c.procs[killed].start(ctx); err != nil {
+				return err
+			}
+			return checkHandedBack(ctx, b.Bootstrap, group, 2)
+		},
+		Logf: t.Logf,
+	})
+	if rep != nil {
+		writeSmokeRollReport(t, filepath.Join(out, "report.md"), rep)
+	}
+	if err != nil {
+		t.Fatalf("smoke test through three streamshift instances, the owner killed during an online migration (logs in %s): %v", out, err)
+	}
+	// The owner's death costs the clients no task: with the durable log
+	// the next owner serves the group as it was.
+	if err := checkSmokeClientFiles(filepath.Join(out, "smoke"), "log", "INCONSISTENT_GROUP_PROTOCOL",
+		"incompatible with those of existing members", "GROUP_ID_NOT_FOUND", "GroupIdNotFoundException",
+		"FENCED_INSTANCE_ID", "UNRELEASED_INSTANCE_ID", "Closed dirty"); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkSmokeClientFiles(filepath.Join(out, "smoke"), "out", "-> ERROR", "-> PENDING_ERROR"); err != nil {
+		t.Fatal(err)
+	}
+}
