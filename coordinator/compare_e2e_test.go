@@ -117,6 +117,10 @@ func startCompare(t *testing.T, ctx context.Context, standbys int, delays ...tim
 	cfg.Defaults.SessionTimeout = 10 * time.Second
 	cfg.Bounds = streams.DefaultBounds()
 	cfg.Bounds.MinSessionTimeout = 10 * time.Second
+	// Kafka 4.4's behaviour where streamshift goes beyond it (README): no
+	// warm-ups, and the configured heartbeat interval while reconciling.
+	cfg.Defaults.NumWarmupReplicas = 0
+	cfg.Defaults.ReconciliationHeartbeatInterval = cfg.Defaults.HeartbeatInterval
 	c, err := New(Options{Config: cfg, Metadata: md, TopicCreator: creator})
 	if err != nil {
 		t.Fatal(err)
