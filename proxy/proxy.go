@@ -5,6 +5,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -71,6 +72,13 @@ type Options struct {
 	// Client connections never use them: their SASL passes through.
 	ControlPlane []kgo.Opt
 
+	// TLS, when set, serves the client listeners over TLS (tls_files.go).
+	TLS *TLSListener
+	// UpstreamTLS, when set, encrypts every forwarded upstream connection.
+	// The proxy's own client takes TLS through ControlPlane
+	// (kgo.DialTLSConfig).
+	UpstreamTLS *tls.Config
+
 	Log     zerolog.Logger
 	Metrics prometheus.Registerer
 	Tap     Tap
@@ -134,6 +142,14 @@ func (o *Options) setDefaults() error {
 	if o.EventLoops <= 0 {
 		o.EventLoops = runtime.NumCPU()
 	}
+	if o.TLS != nil {
+		if o.TLS.HandshakeTimeout <= 0 {
+			o.TLS.HandshakeTimeout = 10 * time.Second
+		}
+		if o.TLS.MaxHandshakes <= 0 {
+			o.TLS.MaxHandshakes = 1024
+		}
+	}
 	return nil
 }
 
@@ -149,6 +165,7 @@ type Proxy struct {
 
 	ctl       *kgo.Client
 	refreshMu sync.Mutex
+	tls       *tlsServer // nil: plaintext listeners
 
 	connSeq   atomic.Uint64
 	bootstrap atomic.Uint32
@@ -181,6 +198,9 @@ func New(opts Options) (*Proxy, error) {
 		wake:       make(map[gnet.Conn]struct{}),
 	}
 	p.nodes = newNodeTable(opts.AdvertisedHost, opts.NodePortBase, opts.NodeIDMin, opts.NodeIDMax, opts.Log)
+	if err := p.setupTLS(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

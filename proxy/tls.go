@@ -1,0 +1,252 @@
+package proxy
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// tlsConn is a gnet.Conn that speaks TLS on its socket. Once its handshake is
+// done it runs on the connection's loop like a plaintext one: pump decrypts
+// what gnet read into in, and Peek, Discard, InboundBuffered and Write work on
+// the plaintext, so the request and response paths of conn.go do not know
+// whether a side is encrypted. Everything else (Wake, Close, addresses,
+// OutboundBuffered of the ciphertext) is the socket's.
+type tlsConn struct {
+	gnet.Conn // the socket; nil on an upstream connection until enrolled
+	tc        *tls.Conn
+	tr        *tlsTransport
+	in        []byte // decrypted bytes, in[off:] not consumed yet
+	off       int
+	handshook bool // on the loop: reads and writes may use tc
+}
+
+// tlsReadChunk is the free room pump keeps in in before a decrypting read: a
+// whole TLS record (16 KiB of plaintext) fits.
+const tlsReadChunk = 32 << 10
+
+// tlsWriteChunk bounds the plaintext encrypted per socket write, so the
+// ciphertext staged in tr.out stays small whatever the response size.
+const tlsWriteChunk = 256 << 10
+
+func (c *tlsConn) InboundBuffered() int { return len(c.in) - c.off }
+
+// Peek is gnet's Peek on the plaintext: n <= 0 is everything, more than is
+// buffered is io.ErrShortBuffer. The slice is valid until Discard or the
+// next pump.
+func (c *tlsConn) Peek(n int) ([]byte, error) {
+	b := c.in[c.off:]
+	if n <= 0 {
+		return b, nil
+	}
+	if n > len(b) {
+		return nil, io.ErrShortBuffer
+	}
+	return b[:n:n], nil
+}
+
+func (c *tlsConn) Discard(n int) (int, error) {
+	left := len(c.in) - c.off
+	if n <= 0 || n > left {
+		n = left
+	}
+	c.off += n
+	return n, nil
+}
+
+// Write encrypts b and hands the records to the socket in chunks: gnet writes
+// them at once or keeps what the socket does not take.
+func (c *tlsConn) Write(b []byte) (int, error) {
+	written := 0
+	for len(b) > 0 {
+		n := min(len(b), tlsWriteChunk)
+		m, err := c.tc.Write(b[:n])
+		written += m
+		c.flushOut()
+		if err != nil {
+			return written, err
+		}
+		b = b[n:]
+	}
+	return written, nil
+}
+
+func (c *tlsConn) flushOut() {
+	if len(c.tr.out) > 0 {
+		_, _ = c.Conn.Write(c.tr.out) // gnet copies what it cannot write now
+		c.tr.out = c.tr.out[:0]
+	}
+}
+
+// pump decrypts everything the socket delivered. A partial record stays in
+// tc until the rest arrives. Records tls writes in answer (a KeyUpdate, an
+// alert) go out at once.
+func (c *tlsConn) pump() error {
+	for {
+		if c.off == len(c.in) {
+			c.in, c.off = c.in[:0], 0
+		} else if c.off > 0 && cap(c.in)-len(c.in) < tlsReadChunk {
+			n := copy(c.in, c.in[c.off:])
+			c.in, c.off = c.in[:n], 0
+		}
+		if cap(c.in)-len(c.in) < tlsReadChunk {
+			grown := make([]byte, len(c.in), 2*cap(c.in)+tlsReadChunk)
+			copy(grown, c.in)
+			c.in = grown
+		}
+		n, err := c.tc.Read(c.in[len(c.in):cap(c.in)])
+		c.in = c.in[:len(c.in)+n]
+		if err != nil {
+			c.flushOut()
+			if errors.Is(err, errTLSWouldBlock) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// errTLSWouldBlock is what the transport's Read answers on the loop when
+// gnet holds no more ciphertext. crypto/tls keeps its state after a
+// temporary net.Error (the bytes of a partial record stay buffered), so the
+// next pump goes on where this one stopped.
+var errTLSWouldBlock = &wouldBlockError{}
+
+type wouldBlockError struct{}
+
+func (*wouldBlockError) Error() string   { return "no more TLS bytes buffered" }
+func (*wouldBlockError) Timeout() bool   { return true }
+func (*wouldBlockError) Temporary() bool { return true }
+
+// tlsTransport is the net.Conn under a tls.Conn. During the handshake, which
+// runs on a goroutine of its own because crypto/tls cannot resume a
+// handshake that ran out of bytes, it blocks: a client connection reads the
+// bytes its loop hands over (feed) and writes through AsyncWrite; an
+// upstream connection uses its dialled socket before gnet enrolls it. After
+// the handshake (onLoop) it never blocks: Read drains what is left of the
+// handshake bytes and then gnet's inbound buffer, and Write stages
+// ciphertext in out for tlsConn to flush.
+type tlsTransport struct {
+	raw  gnet.Conn // a client connection's socket; an upstream's once enrolled
+	nc   net.Conn  // an upstream's dialled socket, during its handshake
+	out  []byte
+	loop bool // the handshake is over; only the loop touches the transport
+
+	mu     sync.Mutex
+	cond   sync.Cond
+	hs     []byte // handshake bytes from the client, not read by tls yet
+	closed bool
+}
+
+func newTLSTransport(raw gnet.Conn, nc net.Conn) *tlsTransport {
+	t := &tlsTransport{raw: raw, nc: nc}
+	t.cond.L = &t.mu
+	return t
+}
+
+// feed hands the bytes gnet read to a handshaking client connection. It
+// reports false when more than maxHandshakeBytes wait unread: a client that
+// sends that much before the handshake ends is not doing a handshake.
+func (t *tlsTransport) feed(b []byte) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.hs)+len(b) > maxHandshakeBytes {
+		return false
+	}
+	t.hs = append(t.hs, b...)
+	t.cond.Signal()
+	return true
+}
+
+// maxHandshakeBytes caps the unread handshake bytes of one connection: a
+// ClientHello and a client certificate chain are a few KiB.
+const maxHandshakeBytes = 64 << 10
+
+func (t *tlsTransport) Read(p []byte) (int, error) {
+	if t.loop {
+		if len(t.hs) > 0 {
+			n := copy(p, t.hs)
+			t.hs = t.hs[n:]
+			return n, nil
+		}
+		if t.raw.InboundBuffered() == 0 {
+			return 0, errTLSWouldBlock
+		}
+		return t.raw.Read(p)
+	}
+	if t.nc != nil {
+		return t.nc.Read(p)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for len(t.hs) == 0 && !t.closed {
+		t.cond.Wait()
+	}
+	if len(t.hs) == 0 {
+		return 0, net.ErrClosed
+	}
+	n := copy(p, t.hs)
+	t.hs = t.hs[n:]
+	if len(t.hs) == 0 {
+		t.hs = nil // the backing array of a large flight goes
+	}
+	return n, nil
+}
+
+func (t *tlsTransport) Write(p []byte) (int, error) {
+	switch {
+	case t.loop:
+		t.out = append(t.out, p...)
+		return len(p), nil
+	case t.nc != nil:
+		return t.nc.Write(p)
+	}
+	// A handshake flight from the goroutine: AsyncWrite runs on the loop
+	// ahead of the low-priority task that ends the handshake, so the
+	// order of the records holds.
+	if err := t.raw.AsyncWrite(clone(p), nil); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Close unblocks a handshake read and closes the socket; tls calls it when
+// the handshake's context ends.
+func (t *tlsTransport) Close() error {
+	t.mu.Lock()
+	t.closed = true
+	t.cond.Broadcast()
+	t.mu.Unlock()
+	if t.nc != nil && !t.loop {
+		return t.nc.Close()
+	}
+	if t.raw != nil {
+		return t.raw.Close()
+	}
+	return nil
+}
+
+func (t *tlsTransport) LocalAddr() net.Addr {
+	if t.raw != nil {
+		return t.raw.LocalAddr()
+	}
+	return t.nc.LocalAddr()
+}
+
+func (t *tlsTransport) RemoteAddr() net.Addr {
+	if t.raw != nil {
+		return t.raw.RemoteAddr()
+	}
+	return t.nc.RemoteAddr()
+}
+
+// Deadlines are not used: the handshake is bounded by its context, and on
+// the loop nothing blocks.
+func (t *tlsTransport) SetDeadline(time.Time) error      { return nil }
+func (t *tlsTransport) SetReadDeadline(time.Time) error  { return nil }
+func (t *tlsTransport) SetWriteDeadline(time.Time) error { return nil }
