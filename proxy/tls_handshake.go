@@ -160,7 +160,7 @@ func handshakeCause(err error) (cause, hint string) {
 		return "bad-certificate", "the client rejected the server certificate: not signed by a CA in its truststore, a name it does not match, or expired"
 	case strings.Contains(msg, "protocol version") || strings.Contains(msg, "no cipher suite"):
 		return "version", "the client offers no TLS 1.2+ version or cipher suite in common"
-	case errors.Is(err, net.ErrClosed) || msg == "EOF" || strings.Contains(msg, "connection reset"):
+	case errors.Is(err, context.Canceled) || errors.Is(err, net.ErrClosed) || msg == "EOF" || strings.Contains(msg, "connection reset"):
 		return "closed", "the client closed the connection during the handshake (a client that rejects the server certificate may close without saying why: check its truststore)"
 	}
 	return "other", ""
