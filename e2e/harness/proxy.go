@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // ProxyOptions configure StartProxy.
@@ -26,6 +28,11 @@ type ProxyOptions struct {
 	Streams map[string]string
 	// Args are more `streamshift run` flags.
 	Args []string
+	// Env are more STREAMSHIFT_* variables (keys without a flag: tls.*).
+	Env []string
+	// Probe are options of the readiness probe's client: TLS and SASL
+	// for a proxy with TLS listeners.
+	Probe []kgo.Opt
 	// ReadyTimeout bounds the wait for the proxy to answer (default 60s).
 	ReadyTimeout time.Duration
 }
@@ -102,7 +109,7 @@ func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
 		return nil, fmt.Errorf("proxy log: %w", err)
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), StreamsEnv(o.Streams)...)
+	cmd.Env = append(append(os.Environ(), StreamsEnv(o.Streams)...), o.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -119,7 +126,7 @@ func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	if err := WaitKafkaReady(ctx, px.Bootstrap, timeout, px.p.done); err != nil {
+	if err := WaitKafkaReady(ctx, px.Bootstrap, timeout, px.p.done, o.Probe...); err != nil {
 		_ = px.Stop()
 		return nil, fmt.Errorf("streamshift (log %s): %w", px.Log, err)
 	}
