@@ -122,6 +122,11 @@ func (cc *clientConn) tlsTraffic(tc *tlsConn) (act gnet.Action, ready bool) {
 		return gnet.None, false
 	}
 	if err := tc.pump(); err != nil {
+		// Requests decrypted before the end of the stream still count
+		// (a client may send its last request and close_notify at once).
+		if act := cc.readRequests(); act != gnet.None {
+			return act, false
+		}
 		cc.reason = tlsReadReason(err)
 		return gnet.Close, false
 	}
@@ -205,13 +210,17 @@ func (uc *upstreamConn) wrap(c gnet.Conn) gnet.Conn {
 // upstreamTLSTraffic decrypts what a TLS upstream sent and reads the
 // responses.
 func (cc *clientConn) upstreamTLSTraffic(up *tlsConn) gnet.Action {
-	if err := up.pump(); err != nil {
+	err := up.pump()
+	// Responses decrypted before the end of the stream go to the client
+	// first: a broker answers a failed SaslAuthenticate and closes at once.
+	act := cc.readResponses(up)
+	if err != nil {
 		if !cc.closed {
 			cc.closeWith("upstream " + tlsReadReason(err))
 		}
 		return gnet.Close
 	}
-	return cc.readResponses(up)
+	return act
 }
 
 // setupTLS loads the listener certificates and warns of an upstream whose
