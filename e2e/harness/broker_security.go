@@ -35,24 +35,7 @@ type SecureListeners struct {
 // connections.max.reauth.ms, so that SASL clients re-authenticate on their
 // open connections during a test (KIP-368).
 func NewSecureListeners(dir string, users map[string]string) (*SecureListeners, []string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, nil, err
-	}
-	ca, err := testpki.NewCA("e2e-broker-ca")
-	if err != nil {
-		return nil, nil, err
-	}
-	pair, err := ca.IssueNow("e2e-broker", "127.0.0.1", "localhost")
-	if err != nil {
-		return nil, nil, err
-	}
-	// Kafka's PEM keystore is one file: the private key (unencrypted
-	// PKCS#8, so no ssl.key.password) and the certificate chain.
-	keystore := filepath.Join(dir, "broker-keystore.pem")
-	if err := os.WriteFile(keystore, append(append([]byte{}, pair.KeyPEM...), pair.CertPEM...), 0o600); err != nil {
-		return nil, nil, err
-	}
-	caFile, err := ca.WriteCA(dir, "ca")
+	ca, keystore, caFile, err := WriteBrokerKeystore(dir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -90,6 +73,31 @@ func NewSecureListeners(dir string, users map[string]string) (*SecureListeners, 
 			"listener.name."+l+".scram-sha-512.sasl.jaas.config="+scram)
 	}
 	return s, overrides, nil
+}
+
+// WriteBrokerKeystore makes a CA and a broker certificate for 127.0.0.1 and
+// localhost, and writes Kafka's PEM keystore (ssl.keystore.type=PEM: the
+// unencrypted PKCS#8 key, so no ssl.key.password, then the certificate)
+// and the CA's PEM (a truststore for Java and Go) into dir.
+func WriteBrokerKeystore(dir string) (ca *testpki.CA, keystore, caFile string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, "", "", err
+	}
+	if ca, err = testpki.NewCA("e2e-broker-ca"); err != nil {
+		return nil, "", "", err
+	}
+	pair, err := ca.IssueNow("e2e-broker", "127.0.0.1", "localhost")
+	if err != nil {
+		return nil, "", "", err
+	}
+	keystore = filepath.Join(dir, "broker-keystore.pem")
+	if err := os.WriteFile(keystore, append(append([]byte{}, pair.KeyPEM...), pair.CertPEM...), 0o600); err != nil {
+		return nil, "", "", err
+	}
+	if caFile, err = ca.WriteCA(dir, "ca"); err != nil {
+		return nil, "", "", err
+	}
+	return ca, keystore, caFile, nil
 }
 
 // AddSCRAMUsers creates SCRAM-SHA-512 and SCRAM-SHA-256 credentials for
