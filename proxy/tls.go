@@ -30,10 +30,6 @@ type tlsConn struct {
 // whole TLS record (16 KiB of plaintext) fits.
 const tlsReadChunk = 32 << 10
 
-// tlsWriteChunk bounds the plaintext encrypted per socket write, so the
-// ciphertext staged in tr.out stays small whatever the response size.
-const tlsWriteChunk = 256 << 10
-
 func (c *tlsConn) InboundBuffered() int { return len(c.in) - c.off }
 
 // Peek is gnet's Peek on the plaintext: n <= 0 is everything, more than is
@@ -56,36 +52,25 @@ func (c *tlsConn) Discard(n int) (int, error) {
 		n = left
 	}
 	c.off += n
+	if c.off == len(c.in) && cap(c.in) > tlsKeepBuffer {
+		// A large frame passed: its buffer goes rather than staying
+		// with a connection that may idle for hours.
+		c.in, c.off = nil, 0
+	}
 	return n, nil
 }
 
-// Write encrypts b and hands the records to the socket in chunks: gnet writes
-// them at once or keeps what the socket does not take.
-func (c *tlsConn) Write(b []byte) (int, error) {
-	written := 0
-	for len(b) > 0 {
-		n := min(len(b), tlsWriteChunk)
-		m, err := c.tc.Write(b[:n])
-		written += m
-		c.flushOut()
-		if err != nil {
-			return written, err
-		}
-		b = b[n:]
-	}
-	return written, nil
-}
+// tlsKeepBuffer is the largest plaintext buffer a connection keeps once
+// everything in it was consumed.
+const tlsKeepBuffer = 256 << 10
 
-func (c *tlsConn) flushOut() {
-	if len(c.tr.out) > 0 {
-		_, _ = c.Conn.Write(c.tr.out) // gnet copies what it cannot write now
-		c.tr.out = c.tr.out[:0]
-	}
-}
+// Write encrypts b; each TLS record goes to the socket as it is sealed
+// (tlsTransport.Write).
+func (c *tlsConn) Write(b []byte) (int, error) { return c.tc.Write(b) }
 
 // pump decrypts everything the socket delivered. A partial record stays in
 // tc until the rest arrives. Records tls writes in answer (a KeyUpdate, an
-// alert) go out at once.
+// alert) go out at once (tlsTransport.Write).
 func (c *tlsConn) pump() error {
 	for {
 		if c.off == len(c.in) {
@@ -102,7 +87,6 @@ func (c *tlsConn) pump() error {
 		n, err := c.tc.Read(c.in[len(c.in):cap(c.in)])
 		c.in = c.in[:len(c.in)+n]
 		if err != nil {
-			c.flushOut()
 			if errors.Is(err, errTLSWouldBlock) {
 				return nil
 			}
@@ -129,13 +113,14 @@ func (*wouldBlockError) Temporary() bool { return true }
 // bytes its loop hands over (feed) and writes through AsyncWrite; an
 // upstream connection uses its dialled socket before gnet enrolls it. After
 // the handshake (onLoop) it never blocks: Read drains what is left of the
-// handshake bytes and then gnet's inbound buffer, and Write stages
-// ciphertext in out for tlsConn to flush.
+// handshake bytes and then gnet's inbound buffer, and Write hands each
+// sealed record to gnet, which writes it to the socket at once (as a
+// blocking crypto/tls connection would) or copies what the socket does not
+// take into its outbound buffer: tls reuses the record buffer.
 type tlsTransport struct {
 	raw  gnet.Conn // a client connection's socket; an upstream's once enrolled
 	nc   net.Conn  // an upstream's dialled socket, during its handshake
-	out  []byte
-	loop bool // the handshake is over; only the loop touches the transport
+	loop bool      // the handshake is over; only the loop touches the transport
 
 	mu     sync.Mutex
 	cond   sync.Cond
@@ -201,8 +186,7 @@ func (t *tlsTransport) Read(p []byte) (int, error) {
 func (t *tlsTransport) Write(p []byte) (int, error) {
 	switch {
 	case t.loop:
-		t.out = append(t.out, p...)
-		return len(p), nil
+		return t.raw.Write(p)
 	case t.nc != nil:
 		return t.nc.Write(p)
 	}
