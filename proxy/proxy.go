@@ -1,6 +1,3 @@
-// Package proxy is streamshift's Kafka wire-protocol proxy: listeners,
-// framing, forwarding on gnet, address rewriting, ApiVersions, response
-// ordering, and the routing of locally served APIs to registered interceptors.
 package proxy
 
 import (
