@@ -37,8 +37,12 @@ var secureUsers = map[string]string{"streamshift": "streamshift-secret", "app": 
 // speaks TLS to its clients (its own CA) and TLS to the broker, with its
 // control plane authenticated as "streamshift"; every client authenticates
 // as itself through it:
-//   - a Kafka Streams 4.4 app on the streams protocol with exactly-once as
-//     "app" over SCRAM-SHA-512: output exact;
+//   - Kafka Streams apps with exactly-once as "app" over SCRAM-SHA-512,
+//     migrated online: a 4.4 and a 3.9 instance on the classic protocol,
+//     rolled one at a time to 4.4 on the streams protocol (the takeover:
+//     streamshift's anchor, describe and fencing run as "streamshift"
+//     over TLS); output exact, no task on two instances, none closed
+//     dirty;
 //   - franz-go over SCRAM-SHA-512 (produce, consume in a group, across a
 //     re-authentication on the same connections) and PLAIN; a wrong
 //     password is the broker's SASL_AUTHENTICATION_FAILED;
@@ -76,12 +80,13 @@ func TestSecuritySASLSSL(t *testing.T) {
 	}
 
 	var proxyAddr, proxyLog string
-	harness.RunScenario(t, harness.Scenario{
-		Name:            "streams over SASL_SSL through streamshift, TLS on both sides",
+	roll := &migrationRoll{ends: map[string]time.Time{}}
+	rep := harness.RunScenario(t, harness.Scenario{
+		Name:            "online migration to streams over SASL_SSL through streamshift, TLS on both sides",
 		Broker:          harness.Kafka39,
 		BrokerOverrides: overrides,
 		AppBuild:        harness.App44,
-		GroupProtocol:   "streams",
+		GroupProtocol:   "classic",
 		Guarantee:       "exactly_once_v2",
 		AppExtra:        harness.JavaClientProps("SCRAM-SHA-512", "app", secureUsers["app"], proxyCAFile),
 		Hold:            5 * time.Second,
@@ -109,7 +114,10 @@ func TestSecuritySASLSSL(t *testing.T) {
 			return px.Bootstrap, nil
 		},
 		Steps: []harness.Step{
-			harness.StartInstances("a1"),
+			roll.start("c1", harness.App44, "classic"),
+			roll.start("c2", harness.App39, "classic"),
+			roll.replace("c1", "s1", "streams"),
+			roll.replace("c2", "s2", "streams"),
 			{Name: "franz-go over SASL_SSL (SCRAM-SHA-512, re-authenticating; PLAIN; a wrong password)", Do: func(ctx context.Context, r *harness.Run) error {
 				return checkFranzSecure(ctx, proxyAddr, clientTLS, scram512)
 			}},
@@ -129,8 +137,14 @@ func TestSecuritySASLSSL(t *testing.T) {
 				defer px.Stop()
 				return produceConsumeSecure(ctx, px.Bootstrap, "secure-plaintext", nil, plain.Auth{User: "cli", Pass: secureUsers["cli"]}.AsMechanism())
 			}},
+			roll.check(),
 		},
 	})
+	for i, s := range rep.Steps {
+		if s.DirtyClose != 0 {
+			t.Errorf("step %d (%s): %d tasks closed dirty", i+1, s.Step, s.DirtyClose)
+		}
+	}
 	t.Logf("streamshift log: %s", proxyLog)
 }
 
