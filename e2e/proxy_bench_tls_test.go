@@ -50,18 +50,11 @@ func TestProxyBenchmarkTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proxyCA, err := testpki.NewCA("bench-proxy-ca")
+	pf, err := testpki.NewServerFiles(filepath.Join(out, "pki"), "bench-proxy", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pair, err := proxyCA.IssueNow("bench-proxy", "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile, err := pair.Write(filepath.Join(out, "pki"), "proxy")
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxyCA, certFile, keyFile := pf.CA, pf.CertFile, pf.KeyFile
 	// SSL for streamshift (it rewrites addresses), SSLFWD advertising the
 	// forwarder's address.
 	ssl, sslFwd, fwdListen := freeRange(t, 1), freeRange(t, 1), freeRange(t, 1)

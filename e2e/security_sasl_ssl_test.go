@@ -58,22 +58,11 @@ func TestSecuritySASLSSL(t *testing.T) {
 	}
 	// streamshift's listener certificate has a CA of its own: a client
 	// trusting it cannot be talking to the broker directly.
-	proxyCA, err := testpki.NewCA("e2e-streamshift-ca")
+	pf, err := testpki.NewServerFiles(pki, "streamshift", "127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	pair, err := proxyCA.IssueNow("streamshift", "127.0.0.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile, err := pair.Write(pki, "streamshift")
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxyCAFile, err := proxyCA.WriteCA(pki, "streamshift-ca")
-	if err != nil {
-		t.Fatal(err)
-	}
+	proxyCA, certFile, keyFile, proxyCAFile := pf.CA, pf.CertFile, pf.KeyFile, pf.CAFile
 	clientTLS := &tls.Config{RootCAs: proxyCA.Pool(), MinVersion: tls.VersionTLS12}
 	scram512 := func(user string) sasl.Mechanism {
 		return scram.Auth{User: user, Pass: secureUsers[user]}.AsSha512Mechanism()

@@ -28,7 +28,8 @@
 // handshake runs on the dialling goroutine on the dialled socket before
 // gnet enrolls it. The handshake bounds what hostile clients cost: at most
 // tls.max-handshakes run at once (more connections are closed at once),
-// each with one goroutine, one tls.Conn and at most 64 KiB of unread input,
+// each with one goroutine, one tls.Conn and at most 64 KiB of input held for
+// it (more waits in gnet's buffer, bounded as a plaintext connection's is),
 // for at most tls.handshake-timeout; the upstream is dialled only after
 // the client's handshake succeeded. A failed handshake is logged with a
 // cause (not-tls, bad-certificate, expired, timeout, …) and a hint.

@@ -122,10 +122,11 @@ type tlsTransport struct {
 	nc   net.Conn  // an upstream's dialled socket, during its handshake
 	loop bool      // the handshake is over; only the loop touches the transport
 
-	mu     sync.Mutex
-	cond   sync.Cond
-	hs     []byte // handshake bytes from the client, not read by tls yet
-	closed bool
+	mu      sync.Mutex
+	cond    sync.Cond
+	hs      []byte // handshake bytes from the client, not read by tls yet
+	starved bool   // feed left bytes in gnet's buffer
+	closed  bool
 }
 
 func newTLSTransport(raw gnet.Conn, nc net.Conn) *tlsTransport {
@@ -134,22 +135,27 @@ func newTLSTransport(raw gnet.Conn, nc net.Conn) *tlsTransport {
 	return t
 }
 
-// feed hands the bytes gnet read to a handshaking client connection. It
-// reports false when more than maxHandshakeBytes wait unread: a client that
-// sends that much before the handshake ends is not doing a handshake.
-func (t *tlsTransport) feed(b []byte) bool {
+// feed hands the handshake goroutine what gnet read from a handshaking
+// client connection, at most maxHandshakeBytes unread at a time. The rest
+// stays in gnet's buffer: it is the client's first requests, sent right
+// behind its Finished, read on the loop once the handshake is over, or, if
+// the handshake itself wants more, fed when the goroutine has read what it
+// has (Read wakes the connection).
+func (t *tlsTransport) feed(raw gnet.Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.hs)+len(b) > maxHandshakeBytes {
-		return false
+	n := min(raw.InboundBuffered(), maxHandshakeBytes-len(t.hs))
+	if n > 0 {
+		b, _ := raw.Next(n)
+		t.hs = append(t.hs, b...)
+		t.cond.Signal()
 	}
-	t.hs = append(t.hs, b...)
-	t.cond.Signal()
-	return true
+	t.starved = raw.InboundBuffered() > 0
 }
 
-// maxHandshakeBytes caps the unread handshake bytes of one connection: a
-// ClientHello and a client certificate chain are a few KiB.
+// maxHandshakeBytes caps the handshake bytes of one connection held for
+// its goroutine: a ClientHello and a client certificate chain are a few
+// KiB.
 const maxHandshakeBytes = 64 << 10
 
 func (t *tlsTransport) Read(p []byte) (int, error) {
@@ -179,6 +185,10 @@ func (t *tlsTransport) Read(p []byte) (int, error) {
 	t.hs = t.hs[n:]
 	if len(t.hs) == 0 {
 		t.hs = nil // the backing array of a large flight goes
+		if t.starved {
+			t.starved = false
+			_ = t.raw.Wake(nil) // the loop feeds the rest
+		}
 	}
 	return n, nil
 }

@@ -111,13 +111,15 @@ func (cc *clientConn) serverHandshake(tc *tlsConn) {
 // be read.
 func (cc *clientConn) tlsTraffic(tc *tlsConn) (act gnet.Action, ready bool) {
 	if !tc.handshook {
-		b, _ := tc.Conn.Next(-1)
-		if len(b) > 0 && !tc.tr.feed(b) {
-			cc.p.tls.failed.WithLabelValues("oversized").Inc()
-			cc.p.log.Warn().Uint64("conn", cc.id).Str("remote", cc.remote).
-				Msgf("client sent more than %d bytes before its TLS handshake ended; closing connection", maxHandshakeBytes)
-			cc.reason = "TLS handshake too large"
+		if cc.p.draining.Load() {
+			cc.reason = "proxy shutting down"
 			return gnet.Close, false
+		}
+		tc.tr.feed(tc.Conn)
+		// What is left in gnet's buffer is bounded as a plaintext
+		// connection's unread requests are.
+		if tc.Conn.InboundBuffered() > cc.p.opts.MaxFrameBytes+2*cc.p.opts.BufferHighWater {
+			return cc.reject("client sent too much before its TLS handshake ended", -1, -1), false
 		}
 		return gnet.None, false
 	}

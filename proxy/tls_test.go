@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"crypto/tls"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/streamshift/streamshift/internal/testpki"
@@ -69,9 +71,8 @@ func startTLSSetup(t *testing.T, tweak func(*Options)) *tlsSetup {
 	c := newCluster(t, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{brokerCert}, MinVersion: tls.VersionTLS12}),
 		kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "alice", "alice-secret"), kfake.SeedTopics(3, "secure"))
 
-	s := &tlsSetup{clientCA: must(testpki.NewCA("proxy-ca")), log: &logSink{}}
-	pair := must(s.clientCA.IssueNow("streamshift", "127.0.0.1"))
-	s.certFile, s.keyFile = must2(pair.Write(dir, "proxy"))
+	pf := must(testpki.NewServerFiles(dir, "streamshift", "127.0.0.1"))
+	s := &tlsSetup{clientCA: pf.CA, certFile: pf.CertFile, keyFile: pf.KeyFile, log: &logSink{}}
 	upTLS := &tls.Config{RootCAs: brokerCA.Pool(), MinVersion: tls.VersionTLS12}
 	s.p = startProxy(t, c.ListenAddrs(), func(o *Options) {
 		o.TLS = &TLSListener{CertFile: s.certFile, KeyFile: s.keyFile}
@@ -328,4 +329,36 @@ func osWriteFile(name string, b []byte) error {
 		return err
 	}
 	return os.Rename(tmp, name)
+}
+
+// TestTLSRequestBehindFinished: a client that sends a large request right
+// behind its Finished, before the proxy's handshake goroutine is done, gets
+// its answer (the request is not taken for an oversized handshake).
+func TestTLSRequestBehindFinished(t *testing.T) {
+	s := startTLSSetup(t, nil)
+	// Before SASL only ApiVersions is allowed: a large one (1 MiB of
+	// software name).
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = strings.Repeat("a", 1<<20), "1"
+	id := "behind-finished"
+	frame := appendRequestFrame(nil, 7, &id, req)
+	for i := range 5 {
+		c, err := tls.Dial("tcp", s.p.addr, s.clientPool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+		if _, err := c.Write(frame); err != nil {
+			t.Fatalf("attempt %d: write: %v", i, err)
+		}
+		var head [8]byte
+		if _, err := io.ReadFull(c, head[:]); err != nil {
+			t.Fatalf("attempt %d: no response to a request sent behind the handshake: %v", i, err)
+		}
+		if corr := int32(binary.BigEndian.Uint32(head[4:])); corr != 7 {
+			t.Fatalf("attempt %d: correlation id %d", i, corr)
+		}
+		c.Close()
+	}
 }

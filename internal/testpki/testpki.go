@@ -132,3 +132,31 @@ func serial() *big.Int {
 	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
 	return n
 }
+
+// ServerFiles are a new CA and a server certificate it signed, written as
+// PEM files: what a TLS listener and its clients' truststore need.
+type ServerFiles struct {
+	CA                        *CA
+	CertFile, KeyFile, CAFile string
+}
+
+// NewServerFiles makes a CA named name+"-ca" and a certificate cn for hosts,
+// and writes dir/<name>.crt, dir/<name>.key and dir/<name>-ca.crt.
+func NewServerFiles(dir, name string, hosts ...string) (*ServerFiles, error) {
+	ca, err := NewCA(name + "-ca")
+	if err != nil {
+		return nil, err
+	}
+	pair, err := ca.IssueNow(name, hosts...)
+	if err != nil {
+		return nil, err
+	}
+	f := &ServerFiles{CA: ca}
+	if f.CertFile, f.KeyFile, err = pair.Write(dir, name); err != nil {
+		return nil, err
+	}
+	if f.CAFile, err = ca.WriteCA(dir, name+"-ca"); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
