@@ -3,8 +3,8 @@ package proxy
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"crypto/tls"
+	"encoding/binary"
 	"io"
 	"net"
 	"os"
