@@ -85,7 +85,7 @@ func TestSecuritySASLSSL(t *testing.T) {
 			}
 			px, err := harness.StartProxy(ctx, harness.ProxyOptions{
 				Dir: filepath.Join(r.Dir, "proxy"), Upstream: sec.SASLSSL, Streams: harness.Streams44TestSettings,
-				Args: []string{"--admin-listen", ""},
+				Args: []string{"--admin-listen", "", "--log-level", "debug"},
 				Env: []string{
 					"STREAMSHIFT_TLS_CERT_FILE=" + certFile, "STREAMSHIFT_TLS_KEY_FILE=" + keyFile,
 					"STREAMSHIFT_UPSTREAM_TLS_ENABLED=true", "STREAMSHIFT_UPSTREAM_TLS_CA_FILE=" + sec.CAFile,
