@@ -53,16 +53,19 @@ func (c *tlsConn) Discard(n int) (int, error) {
 	}
 	c.off += n
 	if c.off == len(c.in) && cap(c.in) > tlsKeepBuffer {
-		// A large frame passed: its buffer goes rather than staying
-		// with a connection that may idle for hours.
+		// An unusually large frame passed: its buffer goes rather than
+		// staying with a connection that may idle for hours.
 		c.in, c.off = nil, 0
 	}
 	return n, nil
 }
 
 // tlsKeepBuffer is the largest plaintext buffer a connection keeps once
-// everything in it was consumed.
-const tlsKeepBuffer = 256 << 10
+// everything in it was consumed. Producers send requests of a few MiB over
+// and over (batch.size times partitions per broker): dropping their buffer
+// after each one (tried at 256 KiB) cost 2.9 instead of 1.9 CPU seconds
+// per GiB produced, in allocations, zeroing and growth copies.
+const tlsKeepBuffer = 8 << 20
 
 // Write encrypts b and hands the records to the socket in chunks of
 // tlsWriteChunk: one gnet write per chunk rather than one per 16 KiB
