@@ -52,13 +52,38 @@ func (c *tlsConn) Discard(n int) (int, error) {
 		n = left
 	}
 	c.off += n
-	if c.off == len(c.in) && cap(c.in) > tlsKeepBuffer {
+	c.releaseDrained()
+	return n, nil
+}
+
+// releaseDrained lets go of the plaintext buffer once everything in it was
+// consumed, unless it is a producer's large one.
+func (c *tlsConn) releaseDrained() {
+	if c.off != len(c.in) || cap(c.in) == 0 {
+		return
+	}
+	switch {
+	case cap(c.in) <= tlsPooledBuffer:
+		// Most connections carry small requests and then idle: their
+		// buffer goes back to the pool in between.
+		b := c.in[:0]
+		tlsBuffers.Put(&b)
+		c.in, c.off = nil, 0
+	case cap(c.in) > tlsKeepBuffer:
 		// An unusually large frame passed: its buffer goes rather than
 		// staying with a connection that may idle for hours.
 		c.in, c.off = nil, 0
 	}
-	return n, nil
 }
+
+// tlsBuffers are the plaintext buffers of TLS connections between uses,
+// tlsPooledBuffer bytes each: an idle TLS connection holds none.
+var tlsBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, tlsPooledBuffer)
+	return &b
+}}
+
+const tlsPooledBuffer = 2 * tlsReadChunk
 
 // tlsKeepBuffer is the largest plaintext buffer a connection keeps once
 // everything in it was consumed. Producers send requests of a few MiB over
@@ -102,6 +127,9 @@ func (c *tlsConn) flushOut() {
 // tc until the rest arrives. Records tls writes in answer (a KeyUpdate, an
 // alert) go out at once.
 func (c *tlsConn) pump() error {
+	if cap(c.in) == 0 {
+		c.in, c.off = (*tlsBuffers.Get().(*[]byte))[:0], 0
+	}
 	for {
 		if c.off == len(c.in) {
 			c.in, c.off = c.in[:0], 0
@@ -118,6 +146,7 @@ func (c *tlsConn) pump() error {
 		c.in = c.in[:len(c.in)+n]
 		if err != nil {
 			c.flushOut()
+			c.releaseDrained() // nothing arrived (a wake)
 			if errors.Is(err, errTLSWouldBlock) {
 				return nil
 			}

@@ -362,3 +362,48 @@ func TestTLSRequestBehindFinished(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestTLSIdleConnectionHoldsNoBuffer: once its requests are answered, an
+// idle TLS client connection holds no plaintext buffer (thousands of idle
+// clients cost the pool's few buffers, not 64 KiB each).
+func TestTLSIdleConnectionHoldsNoBuffer(t *testing.T) {
+	s := startTLSSetup(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl := s.client(t, s.clientPool)
+	if err := cl.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "idle connections without buffers", func() error {
+		s.p.mu.Lock()
+		conns := make([]*clientConn, 0, len(s.p.conns))
+		for cc := range s.p.conns {
+			conns = append(conns, cc)
+		}
+		s.p.mu.Unlock()
+		if len(conns) == 0 {
+			return errNotYet
+		}
+		held := make(chan int, len(conns))
+		for _, cc := range conns {
+			cc.onLoop(func() {
+				if tc, ok := cc.conn.(*tlsConn); ok && tc.handshook {
+					held <- cap(tc.in)
+					return
+				}
+				held <- -1
+			})
+		}
+		for range conns {
+			select {
+			case n := <-held:
+				if n != 0 {
+					return fmtErr("a connection holds %d bytes of buffer (-1: not handshaken)", n)
+				}
+			case <-time.After(time.Second):
+				return errNotYet // closed meanwhile
+			}
+		}
+		return nil
+	})
+}
