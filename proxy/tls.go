@@ -94,10 +94,14 @@ const tlsKeepBuffer = 8 << 20
 
 // Write encrypts b and hands the records to the socket in chunks of
 // tlsWriteChunk: one gnet write per chunk rather than one per 16 KiB
-// record, which matters when the socket is full and gnet queues each write
-// in its outbound buffer (measured: 3.2 against 1.9 CPU seconds per GiB
-// produced).
+// record, since gnet queues every write separately when the socket is full
+// (the unstaged variant was one of the two changes that together cost 3.2
+// instead of 1.9 CPU seconds per GiB produced: BENCHMARKS.md, TLS route).
 func (c *tlsConn) Write(b []byte) (int, error) {
+	if c.tr.out == nil {
+		c.tr.out = (*tlsOutBuffers.Get().(*[]byte))[:0]
+	}
+	defer c.releaseOut()
 	written := 0
 	for len(b) > 0 {
 		n := min(len(b), tlsWriteChunk)
@@ -123,6 +127,22 @@ func (c *tlsConn) flushOut() {
 	}
 }
 
+// releaseOut gives the staging buffer back once written out, so an idle
+// connection holds none.
+func (c *tlsConn) releaseOut() {
+	if b := c.tr.out[:0]; cap(b) >= tlsWriteChunk {
+		tlsOutBuffers.Put(&b)
+	}
+	c.tr.out = nil
+}
+
+// tlsOutBuffers are staging buffers for a tlsWriteChunk of sealed records
+// (record headers and tags add about 1/700).
+var tlsOutBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, tlsWriteChunk+tlsWriteChunk/8)
+	return &b
+}}
+
 // pump decrypts everything the socket delivered. A partial record stays in
 // tc until the rest arrives. Records tls writes in answer (a KeyUpdate, an
 // alert) go out at once.
@@ -146,6 +166,7 @@ func (c *tlsConn) pump() error {
 		c.in = c.in[:len(c.in)+n]
 		if err != nil {
 			c.flushOut()
+			c.tr.out = nil     // a small alert or KeyUpdate
 			c.releaseDrained() // nothing arrived (a wake)
 			if errors.Is(err, errTLSWouldBlock) {
 				return nil

@@ -364,8 +364,9 @@ func TestTLSRequestBehindFinished(t *testing.T) {
 }
 
 // TestTLSIdleConnectionHoldsNoBuffer: once its requests are answered, an
-// idle TLS client connection holds no plaintext buffer (thousands of idle
-// clients cost the pool's few buffers, not 64 KiB each).
+// idle TLS client connection and its upstream hold no plaintext or staging
+// buffer (thousands of idle clients cost the pools' few buffers, not
+// hundreds of KiB each).
 func TestTLSIdleConnectionHoldsNoBuffer(t *testing.T) {
 	s := startTLSSetup(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -388,7 +389,11 @@ func TestTLSIdleConnectionHoldsNoBuffer(t *testing.T) {
 		for _, cc := range conns {
 			cc.onLoop(func() {
 				if tc, ok := cc.conn.(*tlsConn); ok && tc.handshook {
-					held <- cap(tc.in)
+					n := cap(tc.in) + cap(tc.tr.out)
+					if up, ok := cc.up.(*tlsConn); ok {
+						n += cap(up.in) + cap(up.tr.out)
+					}
+					held <- n
 					return
 				}
 				held <- -1
