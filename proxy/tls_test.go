@@ -412,3 +412,61 @@ func TestTLSIdleConnectionHoldsNoBuffer(t *testing.T) {
 		return nil
 	})
 }
+
+// TestTLSUpstreamClientCertificate: a cluster that wants a client
+// certificate (ssl.client.auth=required) takes the proxy's forwarded and
+// control-plane connections with upstream-tls's certificate, and refuses
+// them without one.
+func TestTLSUpstreamClientCertificate(t *testing.T) {
+	brokerCA := must(testpki.NewCA("broker-ca"))
+	clientCA := must(testpki.NewCA("proxy-client-ca"))
+	broker := must(must(brokerCA.IssueNow("broker", "127.0.0.1")).TLS())
+	c := newCluster(t, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{broker}, MinVersion: tls.VersionTLS12,
+		ClientCAs: clientCA.Pool(), ClientAuth: tls.RequireAndVerifyClientCert}))
+	for _, withCert := range []bool{true, false} {
+		up := &tls.Config{RootCAs: brokerCA.Pool(), MinVersion: tls.VersionTLS12}
+		if withCert {
+			up.Certificates = []tls.Certificate{must(must(clientCA.IssueNow("streamshift")).TLS())}
+		}
+		p := startProxy(t, c.ListenAddrs(), func(o *Options) {
+			o.UpstreamTLS = up
+			o.ControlPlane = []kgo.Opt{kgo.DialTLSConfig(up)}
+		})
+		cl := newClient(t, p, new(addrWatch), kgo.RequestRetries(0), kgo.RetryTimeout(2*time.Second))
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := cl.Ping(ctx)
+		cancel()
+		if withCert && err != nil {
+			t.Fatalf("with a client certificate: %v", err)
+		}
+		if !withCert && err == nil {
+			t.Fatal("without a client certificate the cluster took the connection")
+		}
+		p.stop()
+	}
+}
+
+// TestTLSClientAuthRequire: with tls.client-auth=require a client without a
+// certificate fails its handshake (cause no-client-cert); one with a
+// certificate of the client CA gets through.
+func TestTLSClientAuthRequire(t *testing.T) {
+	clientCA := must(testpki.NewCA("client-ca"))
+	caFile := must(clientCA.WriteCA(t.TempDir(), "client-ca"))
+	s := startTLSSetup(t, func(o *Options) { o.TLS.ClientCAFile, o.TLS.ClientAuth = caFile, "require" })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.client(t, s.clientPool).Ping(ctx); err == nil {
+		t.Fatal("a client without a certificate got through tls.client-auth=require")
+	}
+	waitFor(t, "no-client-cert log line", func() error {
+		if !s.log.has(`"cause":"no-client-cert"`) {
+			return errNotYet
+		}
+		return nil
+	})
+	cfg := s.clientPool.Clone()
+	cfg.Certificates = []tls.Certificate{must(must(clientCA.IssueNow("app")).TLS())}
+	if err := s.client(t, cfg).Ping(ctx); err != nil {
+		t.Fatalf("ping with a client certificate: %v", err)
+	}
+}
