@@ -5,6 +5,7 @@
 package config
 
 import (
+	"crypto/tls"
 	"time"
 )
 
@@ -36,6 +37,11 @@ type Config struct {
 
 	Limits Limits `koanf:"limits"`
 	Log    Log    `koanf:"log"`
+
+	// TLS and UpstreamTLS are the two encrypted sides (security.go).
+	TLS         TLS         `koanf:"tls"`
+	UpstreamTLS UpstreamTLS `koanf:"upstream-tls"`
+	upstreamTLS *tls.Config // built by Validate
 
 	// ProxyID names this instance upstream: its anchor members join with
 	// group.instance.id "streamshift-<proxy-id>". Keep it stable across
@@ -93,6 +99,7 @@ func Default() Config {
 			BufferHighWaterBytes: 4 << 20,
 		},
 		Log:         Log{Level: "info", Format: "json"},
+		TLS:         defaultTLS(),
 		Streams:     DefaultStreams(),
 		ProxyID:     "0",
 		Coordinator: DefaultCoordinator(),

@@ -257,6 +257,9 @@ func (c *Config) Validate() error {
 	for _, e := range c.validateCoordinator() {
 		add("%s", e)
 	}
+	for _, e := range c.validateSecurity() {
+		add("%s", e)
+	}
 	if len(errs) > 0 {
 		return errors.New("invalid configuration:\n  " + strings.Join(errs, "\n  "))
 	}

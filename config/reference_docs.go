@@ -20,6 +20,7 @@ const (
 	sectionProxy     = "proxy"
 	sectionStreams   = "streams"
 	sectionMigration = "migration"
+	sectionSecurity  = "security"
 	sectionCapture   = "capture"
 )
 
@@ -59,6 +60,19 @@ var keyDocs = []keyDoc{
 
 	{"migration.policy", sectionMigration, "disabled, upgrade (classic → streams only), downgrade (streams → classic only), bidirectional — as Kafka's group.consumer.migration.policy", ""},
 	{"migration.group-policies", sectionMigration, "per-group override: group=policy,group=policy", "empty"},
+
+	{"tls.cert-file", sectionSecurity, "PEM server certificate (chain after it) of the bootstrap and node listeners; TLS 1.2+; re-read when the file changes (checked at most once a second)", "none (plaintext)"},
+	{"tls.key-file", sectionSecurity, "its PEM key, re-read with it", ""},
+	{"tls.client-ca-file", sectionSecurity, "PEM CAs client certificates must chain to (mTLS); re-read when it changes", ""},
+	{"tls.client-auth", sectionSecurity, "none, request (verified when sent) or require (needs tls.client-ca-file)", ""},
+	{"tls.handshake-timeout", sectionSecurity, "a client that has not finished its handshake by then is closed", ""},
+	{"tls.max-handshakes", sectionSecurity, "client handshakes running at once; connections beyond are closed at once (streamshift_tls_handshakes_refused_total)", ""},
+	{"upstream-tls.enabled", sectionSecurity, "TLS to the brokers: every forwarded connection and every control-plane client", ""},
+	{"upstream-tls.ca-file", sectionSecurity, "PEM CAs of the brokers' certificates", "system pool"},
+	{"upstream-tls.cert-file", sectionSecurity, "client certificate for brokers with ssl.client.auth=required (streamshift's, on every connection: see Security)", ""},
+	{"upstream-tls.key-file", sectionSecurity, "its PEM key", ""},
+	{"upstream-tls.server-name", sectionSecurity, "name checked in the brokers' certificates", "host dialled"},
+	{"upstream-tls.insecure-skip-verify", sectionSecurity, "no certificate check (tests only; logged as a warning at start)", ""},
 
 	{"capture.file", sectionCapture, "JSON-lines capture file", "empty (off)"},
 	{"capture.groups", sectionCapture, "comma-separated group ids; empty: every group", "empty"},

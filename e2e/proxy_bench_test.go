@@ -346,7 +346,7 @@ type benchProxy struct {
 
 // startBenchProxy builds the streamshift binary from the module at src and
 // runs it in front of upstream.
-func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool) *benchProxy {
+func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool, env ...string) *benchProxy {
 	t.Helper()
 	bin := filepath.Join(out, name+"-streamshift")
 	if err := harness.GoBuild(src, "./cmd/streamshift", bin); err != nil {
@@ -364,7 +364,7 @@ func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool
 	bp.cmd = exec.Command(bin, "run", "--upstream", upstream, "--listen", bp.addr, "--admin-listen", bp.admin,
 		"--node-id-max", "3", "--log-level", "warn")
 	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
-	bp.cmd.Env = append(withoutBenchEnv(os.Environ()), "STREAMSHIFT_COORDINATOR_DURABLE_LOG=false")
+	bp.cmd.Env = append(append(withoutBenchEnv(os.Environ()), "STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"), env...)
 	if err := bp.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool
 
 // startBenchForwarder builds and runs e2e/forwarder: a TCP forwarder that
 // knows nothing of Kafka, the floor of what any proxy costs on this machine.
-func startBenchForwarder(t *testing.T, out, name, listen, target string, copyMode bool) *benchProxy {
+func startBenchForwarder(t *testing.T, out, name, listen, target string, copyMode bool, args ...string) *benchProxy {
 	t.Helper()
 	bin := filepath.Join(out, "forwarder")
 	if err := harness.GoBuild(filepath.Dir(harness.Root()), "./e2e/forwarder", bin); err != nil {
@@ -386,7 +386,7 @@ func startBenchForwarder(t *testing.T, out, name, listen, target string, copyMod
 		t.Fatal(err)
 	}
 	bp := &benchProxy{addr: listen, log: logf}
-	bp.cmd = exec.Command(bin, "-listen", listen, "-target", target, "-copy="+strconv.FormatBool(copyMode))
+	bp.cmd = exec.Command(bin, append([]string{"-listen", listen, "-target", target, "-copy=" + strconv.FormatBool(copyMode)}, args...)...)
 	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
 	if err := bp.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -549,10 +549,10 @@ func waitListening(t *testing.T, addr string) {
 	t.Fatalf("%s not listening", addr)
 }
 
-func produceThroughput(t *testing.T, addr, topic string, n int) float64 {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.MaxBufferedRecords(20000),
-		kgo.ProducerBatchMaxBytes(1<<20), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
-		kgo.ProducerBatchCompression(kgo.NoCompression()))
+func produceThroughput(t *testing.T, addr, topic string, n int, opts ...kgo.Opt) float64 {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.MaxBufferedRecords(20000),
+		kgo.ProducerBatchMaxBytes(1 << 20), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()),
+		kgo.ProducerBatchCompression(kgo.NoCompression())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,8 +577,8 @@ func produceThroughput(t *testing.T, addr, topic string, n int) float64 {
 	return float64(n) / time.Since(start).Seconds()
 }
 
-func consumeThroughput(t *testing.T, addr, topic string, n int) float64 {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+func consumeThroughput(t *testing.T, addr, topic string, n int, opts ...kgo.Opt) float64 {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,7 @@ type clientConn struct {
 type upstreamConn struct {
 	cc   *clientConn
 	addr string
+	tls  *tlsConn // set when the upstream speaks TLS (tls_handshake.go)
 }
 
 func (cc *clientConn) info() ClientInfo {
@@ -112,7 +113,15 @@ func (cc *clientConn) dial() {
 			// socket.receive.buffer.bytes is 100 KiB by default).
 			_ = tc.SetWriteBuffer(upstreamSendBuffer)
 		}
-		ch, err := cc.loop.Enroll(gnet.NewContext(context.Background(), &upstreamConn{cc: cc, addr: addr}), nc)
+		uc := &upstreamConn{cc: cc, addr: addr}
+		if p.opts.UpstreamTLS != nil {
+			if err := uc.upstreamHandshake(nc, p.opts.UpstreamTLS, p.opts.DialTimeout); err != nil {
+				_ = nc.Close()
+				errs = append(errs, err)
+				continue
+			}
+		}
+		ch, err := cc.loop.Enroll(gnet.NewContext(context.Background(), uc), nc)
 		if err != nil {
 			_ = nc.Close()
 			errs = append(errs, fmt.Errorf("enroll %s: %w", addr, err))

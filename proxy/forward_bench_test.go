@@ -49,37 +49,54 @@ func serveEcho(b *fakeBroker, c net.Conn) {
 // path with:
 //
 //	go test -run '^$' -bench ForwardProduce -cpuprofile cpu.out ./proxy/
+//
+// The TLS cases speak TLS on every hop (client → broker directly, client →
+// proxy → broker): proxy/direct is then what the proxy adds with TLS on
+// both sides.
 func BenchmarkForwardProduce(b *testing.B) {
-	for _, size := range []int{1 << 10, 64 << 10, 1 << 20, 4 << 20} {
-		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
-			up := startFakeBroker(b, serveEcho)
-			p := startProxy(b, []string{up.addr()}, func(o *Options) {
-				o.Log = zerolog.Nop()
-			})
-			frame := benchProduceFrame(size)
-			direct := dialRaw(b, up.addr())
-			proxied := dialRaw(b, p.addr)
-			buf := make([]byte, 0, 256)
-			roundTrip := func(c *rawConn, corr int32) time.Duration {
-				start := time.Now()
-				buf = rawRoundTrip(b, c, frame, buf, corr)
-				return time.Since(start)
+	for _, secure := range []bool{false, true} {
+		for _, size := range []int{1 << 10, 64 << 10, 1 << 20, 4 << 20} {
+			name := strconv.Itoa(size>>10) + "KiB"
+			if secure {
+				name = "TLS/" + name
 			}
-			for i := 0; i < 20; i++ { // connections dialled, buffers grown
-				roundTrip(direct, int32(i))
-				roundTrip(proxied, int32(i))
-			}
-			var dt, pt time.Duration
-			b.SetBytes(int64(2 * len(frame)))
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				dt += roundTrip(direct, int32(i))
-				pt += roundTrip(proxied, int32(i))
-			}
-			b.ReportMetric(float64(pt)/float64(dt), "proxy/direct")
-			b.ReportMetric(float64(pt-dt)/float64(b.N)/1e3, "µs-added/op")
-		})
+			b.Run(name, func(b *testing.B) { benchForwardProduce(b, size, secure) })
+		}
 	}
+}
+
+func benchForwardProduce(b *testing.B, size int, secure bool) {
+	serve, tweak, dial := serveEcho, func(*Options) {}, func(addr string) *rawConn { return dialRaw(b, addr) }
+	if secure {
+		serve, tweak, dial = benchTLS(b)
+	}
+	up := startFakeBroker(b, serve)
+	p := startProxy(b, []string{up.addr()}, func(o *Options) {
+		o.Log = zerolog.Nop()
+		tweak(o)
+	})
+	frame := benchProduceFrame(size)
+	direct := dial(up.addr())
+	proxied := dial(p.addr)
+	buf := make([]byte, 0, 256)
+	roundTrip := func(c *rawConn, corr int32) time.Duration {
+		start := time.Now()
+		buf = rawRoundTrip(b, c, frame, buf, corr)
+		return time.Since(start)
+	}
+	for i := 0; i < 20; i++ { // connections dialled, buffers grown
+		roundTrip(direct, int32(i))
+		roundTrip(proxied, int32(i))
+	}
+	var dt, pt time.Duration
+	b.SetBytes(int64(2 * len(frame)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		dt += roundTrip(direct, int32(i))
+		pt += roundTrip(proxied, int32(i))
+	}
+	b.ReportMetric(float64(pt)/float64(dt), "proxy/direct")
+	b.ReportMetric(float64(pt-dt)/float64(b.N)/1e3, "µs-added/op")
 }
 
 // benchProduceFrame is the frame of a Produce v11 (acks 1) of size bytes of

@@ -24,10 +24,14 @@ func (h *handler) OnBoot(e gnet.Engine) gnet.Action {
 
 func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if uc, ok := c.Context().(*upstreamConn); ok {
-		return nil, uc.cc.upstreamOpened(c, uc)
+		return nil, uc.cc.upstreamOpened(uc.wrap(c), uc)
 	}
 	p := h.p
 	if p.draining.Load() {
+		return nil, gnet.Close
+	}
+	if p.tls != nil && !p.tls.acquire() {
+		p.logHandshakesFull(c)
 		return nil, gnet.Close
 	}
 	node := int32(-1)
@@ -52,6 +56,10 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	p.m.clientConns.Inc()
 	p.m.clientConnsTotal.Inc()
 	p.log.Info().Uint64("conn", cc.id).Str("remote", cc.remote).Int32("node", node).Msg("client connected")
+	if p.tls != nil {
+		cc.startTLS(c) // dials once the handshake is done
+		return nil, gnet.None
+	}
 	go cc.dial()
 	return nil, gnet.None
 }
@@ -59,8 +67,16 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 	switch x := c.Context().(type) {
 	case *clientConn:
+		if tc, ok := x.conn.(*tlsConn); ok {
+			if act, ready := x.tlsTraffic(tc); !ready {
+				return act
+			}
+		}
 		return x.readRequests()
 	case *upstreamConn:
+		if x.tls != nil {
+			return x.cc.upstreamTLSTraffic(x.wrap(c).(*tlsConn))
+		}
 		return x.cc.readResponses(c)
 	}
 	return gnet.Close
@@ -69,9 +85,12 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {
 	switch x := c.Context().(type) {
 	case *clientConn:
+		if tc, ok := x.conn.(*tlsConn); ok {
+			_ = tc.tr.Close() // ends a handshake still reading
+		}
 		x.closedClient(err)
 	case *upstreamConn:
-		x.cc.closedUpstream(c, err)
+		x.cc.closedUpstream(x.wrap(c), err)
 	}
 	return gnet.None
 }

@@ -1,11 +1,9 @@
-// Package proxy is streamshift's Kafka wire-protocol proxy: listeners,
-// framing, forwarding on gnet, address rewriting, ApiVersions, response
-// ordering, and the routing of locally served APIs to registered interceptors.
 package proxy
 
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -72,6 +70,13 @@ type Options struct {
 	// Client connections never use them: their SASL passes through.
 	ControlPlane []kgo.Opt
 
+	// TLS, when set, serves the client listeners over TLS (tls_files.go).
+	TLS *TLSListener
+	// UpstreamTLS, when set, encrypts every forwarded upstream connection.
+	// The proxy's own client takes TLS through ControlPlane
+	// (kgo.DialTLSConfig).
+	UpstreamTLS *tls.Config
+
 	Log     zerolog.Logger
 	Metrics prometheus.Registerer
 	Tap     Tap
@@ -117,6 +122,10 @@ func (o *Options) setDefaults() error {
 	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, 30*time.Second)
 	o.MetadataRefresh = cmp.Or(o.MetadataRefresh, time.Minute)
 	o.EventLoops = cmp.Or(o.EventLoops, runtime.NumCPU())
+	if o.TLS != nil {
+		o.TLS.HandshakeTimeout = cmp.Or(o.TLS.HandshakeTimeout, 10*time.Second)
+		o.TLS.MaxHandshakes = cmp.Or(o.TLS.MaxHandshakes, 1024)
+	}
 	return nil
 }
 
@@ -132,6 +141,7 @@ type Proxy struct {
 
 	ctl       *kgo.Client
 	refreshMu sync.Mutex
+	tls       *tlsServer // nil: plaintext listeners
 
 	connSeq   atomic.Uint64
 	bootstrap atomic.Uint32
@@ -164,6 +174,9 @@ func New(opts Options) (*Proxy, error) {
 		wake:       make(map[gnet.Conn]struct{}),
 	}
 	p.nodes = newNodeTable(opts.AdvertisedHost, opts.NodePortBase, opts.NodeIDMin, opts.NodeIDMax, opts.Log)
+	if err := p.setupTLS(); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 

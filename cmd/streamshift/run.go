@@ -199,6 +199,8 @@ func proxyOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Registe
 		MetadataRefresh:     cfg.MetadataRefreshInterval,
 		EventLoops:          cfg.EventLoops,
 		ControlPlane:        controlPlaneOpts(cfg),
+		TLS:                 listenerTLS(cfg.TLS),
+		UpstreamTLS:         cfg.UpstreamTLSConfig(),
 		Log:                 log,
 		Metrics:             reg,
 	}

@@ -53,6 +53,9 @@ func controlPlaneOpts(cfg *config.Config) []kgo.Opt {
 	if m != nil {
 		opts = append(opts, kgo.SASL(m))
 	}
+	if t := cfg.UpstreamTLSConfig(); t != nil {
+		opts = append(opts, kgo.DialTLSConfig(t))
+	}
 	return opts
 }
 

@@ -101,13 +101,14 @@ func (b *Broker) Stop() error { return b.p.stop(30 * time.Second) }
 func (b *Broker) Kill9() { b.p.kill9() }
 
 // WaitKafkaReady polls addr until it answers ApiVersions and a Metadata response lists at
-// least one broker. died (may be nil) aborts the wait early when the process exits.
-func WaitKafkaReady(ctx context.Context, addr string, timeout time.Duration, died <-chan struct{}) error {
+// least one broker. died (may be nil) aborts the wait early when the process exits. opts
+// are more options of the probing client (TLS, SASL for a secured listener).
+func WaitKafkaReady(ctx context.Context, addr string, timeout time.Duration, died <-chan struct{}, opts ...kgo.Opt) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
 	for {
-		if last = probeKafka(ctx, addr); last == nil {
+		if last = probeKafka(ctx, addr, opts...); last == nil {
 			return nil
 		}
 		select {
@@ -120,9 +121,9 @@ func WaitKafkaReady(ctx context.Context, addr string, timeout time.Duration, die
 	}
 }
 
-func probeKafka(ctx context.Context, addr string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DialTimeout(2*time.Second),
-		kgo.RequestRetries(0), kgo.RetryTimeout(2*time.Second))
+func probeKafka(ctx context.Context, addr string, opts ...kgo.Opt) error {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DialTimeout(2 * time.Second),
+		kgo.RequestRetries(0), kgo.RetryTimeout(2 * time.Second)}, opts...)...)
 	if err != nil {
 		return err
 	}

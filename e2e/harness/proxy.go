@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // ProxyOptions configure StartProxy.
@@ -26,6 +28,11 @@ type ProxyOptions struct {
 	Streams map[string]string
 	// Args are more `streamshift run` flags.
 	Args []string
+	// Env are more STREAMSHIFT_* variables (keys without a flag: tls.*).
+	Env []string
+	// Probe are options of the readiness probe's client: TLS and SASL
+	// for a proxy with TLS listeners.
+	Probe []kgo.Opt
 	// ReadyTimeout bounds the wait for the proxy to answer (default 60s).
 	ReadyTimeout time.Duration
 }
@@ -104,7 +111,7 @@ func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
 	cmd := exec.Command(bin, args...)
 	// The in-memory log unless a test asks for the durable one (the
 	// default of `streamshift run`): later entries win.
-	cmd.Env = append(append([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, os.Environ()...), StreamsEnv(o.Streams)...)
+	cmd.Env = append(append(append([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, os.Environ()...), StreamsEnv(o.Streams)...), o.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -121,7 +128,7 @@ func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	if err := WaitKafkaReady(ctx, px.Bootstrap, timeout, px.p.done); err != nil {
+	if err := WaitKafkaReady(ctx, px.Bootstrap, timeout, px.p.done, o.Probe...); err != nil {
 		_ = px.Stop()
 		return nil, fmt.Errorf("streamshift (log %s): %w", px.Log, err)
 	}

@@ -1,0 +1,16 @@
+package main
+
+import (
+	"github.com/streamshift/streamshift/config"
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// listenerTLS maps the tls.* keys onto the proxy's listener TLS, nil when
+// the listeners are plaintext.
+func listenerTLS(t config.TLS) *proxy.TLSListener {
+	if !t.Enabled() {
+		return nil
+	}
+	return &proxy.TLSListener{CertFile: t.CertFile, KeyFile: t.KeyFile, ClientCAFile: t.ClientCAFile,
+		ClientAuth: t.ClientAuth, HandshakeTimeout: t.HandshakeTimeout, MaxHandshakes: t.MaxHandshakes}
+}

@@ -1,0 +1,117 @@
+package config
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"time"
+)
+
+// TLS is TLS on the client listeners (bootstrap and every node port). It is
+// on when CertFile is set.
+type TLS struct {
+	// CertFile / KeyFile: PEM server certificate (chain after it) and key,
+	// re-read when they change.
+	CertFile string `koanf:"cert-file"`
+	KeyFile  string `koanf:"key-file"`
+	// ClientCAFile: PEM CAs that client certificates must chain to (mTLS).
+	ClientCAFile string `koanf:"client-ca-file"`
+	// ClientAuth: none, request (verified when sent) or require.
+	ClientAuth string `koanf:"client-auth"`
+	// HandshakeTimeout bounds one client handshake.
+	HandshakeTimeout time.Duration `koanf:"handshake-timeout"`
+	// MaxHandshakes caps the client handshakes running at once.
+	MaxHandshakes int `koanf:"max-handshakes"`
+}
+
+// Enabled reports whether the client listeners speak TLS.
+func (t TLS) Enabled() bool { return t.CertFile != "" }
+
+// UpstreamTLS is TLS from streamshift to the brokers: every forwarded
+// connection and every control-plane client.
+type UpstreamTLS struct {
+	Enabled bool `koanf:"enabled"`
+	// CAFile: PEM CAs the brokers' certificates must chain to (empty: the
+	// system pool).
+	CAFile string `koanf:"ca-file"`
+	// CertFile / KeyFile: a client certificate for brokers that want mTLS
+	// (ssl.client.auth=required).
+	CertFile string `koanf:"cert-file"`
+	KeyFile  string `koanf:"key-file"`
+	// ServerName is the name checked in the brokers' certificates (empty:
+	// the host of each address dialled).
+	ServerName string `koanf:"server-name"`
+	// InsecureSkipVerify turns the certificate check off (tests only).
+	InsecureSkipVerify bool `koanf:"insecure-skip-verify"`
+}
+
+func defaultTLS() TLS {
+	return TLS{ClientAuth: "none", HandshakeTimeout: 10 * time.Second, MaxHandshakes: 1024}
+}
+
+// ClientConfig builds the upstream TLS configuration, nil when it is off.
+func (u UpstreamTLS) ClientConfig() (*tls.Config, error) {
+	if !u.Enabled {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: u.ServerName, InsecureSkipVerify: u.InsecureSkipVerify} //nolint:gosec // asked for, and warned about at start
+	if u.CAFile != "" {
+		pem, err := os.ReadFile(u.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("upstream-tls.ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("upstream-tls.ca-file %s: no PEM certificate in it", u.CAFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if u.CertFile != "" || u.KeyFile != "" {
+		pair, err := tls.LoadX509KeyPair(u.CertFile, u.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("upstream-tls.cert-file / key-file: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+func (c *Config) validateSecurity() []string {
+	var errs []string
+	t := c.TLS
+	switch t.ClientAuth {
+	case "none", "request", "require":
+	default:
+		errs = append(errs, fmt.Sprintf("tls.client-auth %q: want none, request or require", t.ClientAuth))
+	}
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		errs = append(errs, "tls.cert-file and tls.key-file: set both or neither")
+	}
+	if !t.Enabled() && (t.ClientCAFile != "" || t.ClientAuth != "none") {
+		errs = append(errs, "tls.client-ca-file / tls.client-auth: need tls.cert-file and tls.key-file")
+	}
+	if t.ClientAuth == "require" && t.ClientCAFile == "" {
+		errs = append(errs, "tls.client-auth require: needs tls.client-ca-file")
+	}
+	if t.HandshakeTimeout <= 0 {
+		errs = append(errs, fmt.Sprintf("tls.handshake-timeout: must be positive, got %v", t.HandshakeTimeout))
+	}
+	if t.MaxHandshakes < 1 {
+		errs = append(errs, fmt.Sprintf("tls.max-handshakes: must be >= 1, got %d", t.MaxHandshakes))
+	}
+	u := c.UpstreamTLS
+	if !u.Enabled && (u.CAFile != "" || u.CertFile != "" || u.KeyFile != "" || u.ServerName != "" || u.InsecureSkipVerify) {
+		errs = append(errs, "upstream-tls.*: set upstream-tls.enabled=true to use them")
+	}
+	cfg, err := u.ClientConfig()
+	if err != nil {
+		errs = append(errs, err.Error())
+	}
+	c.upstreamTLS = cfg
+	return errs
+}
+
+// UpstreamTLSConfig is the upstream TLS configuration Validate built from
+// the files, nil when upstream TLS is off.
+func (c *Config) UpstreamTLSConfig() *tls.Config { return c.upstreamTLS }

@@ -1,0 +1,166 @@
+package proxy
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// TLSListener configures TLS on the client listeners (bootstrap and nodes).
+type TLSListener struct {
+	// CertFile and KeyFile are PEM files of the server certificate (its
+	// chain after it) and its key. They are re-read when they change.
+	CertFile, KeyFile string
+	// ClientCAFile, when set, is a PEM bundle of the CAs client
+	// certificates must chain to (re-read when it changes).
+	ClientCAFile string
+	// ClientAuth: "none" (default), "request" (verified when sent) or
+	// "require".
+	ClientAuth string
+	// HandshakeTimeout bounds a client's handshake. Default 10s.
+	HandshakeTimeout time.Duration
+	// MaxHandshakes caps the client handshakes running at once; beyond it
+	// new connections are closed. Default 1024.
+	MaxHandshakes int
+}
+
+// tlsFiles is the server configuration built from the PEM files, rebuilt
+// when one of them changes. The files are checked at most once a second,
+// on a handshake, so a renewed certificate is served without a restart
+// (cert-manager and the like replace the files in place).
+type tlsFiles struct {
+	opts TLSListener
+	log  zerolog.Logger
+
+	checked atomic.Int64 // unix nanos of the last stat
+	mu      sync.Mutex
+	stamp   string // sizes and mtimes of the files the current cfg was built from
+	cfg     atomic.Pointer[tls.Config]
+}
+
+// reloadCheckEvery bounds how often the files are stat'ed.
+const reloadCheckEvery = time.Second
+
+func newTLSFiles(o TLSListener, log zerolog.Logger) (*tlsFiles, error) {
+	switch o.ClientAuth {
+	case "", "none", "request", "require":
+	default:
+		return nil, fmt.Errorf("tls client auth %q: want none, request or require", o.ClientAuth)
+	}
+	if o.CertFile == "" || o.KeyFile == "" {
+		return nil, errors.New("tls: both the certificate and the key file are needed")
+	}
+	if o.ClientAuth == "require" && o.ClientCAFile == "" {
+		return nil, errors.New("tls: client auth require needs a client CA file")
+	}
+	f := &tlsFiles{opts: o, log: log}
+	stamp, err := f.stampFiles()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := f.load()
+	if err != nil {
+		return nil, err
+	}
+	f.stamp = stamp
+	f.cfg.Store(cfg)
+	return f, nil
+}
+
+// serverConfig is the listener configuration: every handshake takes the
+// current one.
+func (f *tlsFiles) serverConfig() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+			f.maybeReload()
+			return f.cfg.Load(), nil
+		},
+	}
+}
+
+func (f *tlsFiles) maybeReload() {
+	now := time.Now().UnixNano()
+	last := f.checked.Load()
+	if now-last < int64(reloadCheckEvery) || !f.checked.CompareAndSwap(last, now) {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	stamp, err := f.stampFiles()
+	if err != nil {
+		f.log.Error().Err(err).Msg("TLS files unreadable; serving the certificate loaded before")
+		return
+	}
+	if stamp == f.stamp {
+		return
+	}
+	cfg, err := f.load()
+	if err != nil {
+		// A renewal writing the certificate and the key one after the
+		// other is seen half done: the next check tries again.
+		f.log.Error().Err(err).Msg("TLS files changed but do not load; serving the certificate loaded before")
+		return
+	}
+	f.stamp = stamp
+	f.cfg.Store(cfg)
+	f.log.Info().Str("cert_file", f.opts.CertFile).Msg("TLS certificate reloaded")
+}
+
+func (f *tlsFiles) stampFiles() (string, error) {
+	stamp := ""
+	for _, name := range []string{f.opts.CertFile, f.opts.KeyFile, f.opts.ClientCAFile} {
+		if name == "" {
+			continue
+		}
+		st, err := os.Stat(name)
+		if err != nil {
+			return "", fmt.Errorf("tls: %w", err)
+		}
+		stamp += fmt.Sprintf("%s:%d:%d;", name, st.Size(), st.ModTime().UnixNano())
+	}
+	return stamp, nil
+}
+
+func (f *tlsFiles) load() (*tls.Config, error) {
+	o := f.opts
+	pair, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("tls certificate %s / key %s: %w", o.CertFile, o.KeyFile, err)
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{pair}}
+	if o.ClientCAFile != "" {
+		pool, err := LoadCertPool(o.ClientCAFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.ClientCAs = pool
+	}
+	switch o.ClientAuth {
+	case "request":
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	case "require":
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
+}
+
+// LoadCertPool reads a PEM bundle of CA certificates.
+func LoadCertPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("CA file %s: no PEM certificate in it", file)
+	}
+	return pool, nil
+}
