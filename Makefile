@@ -32,6 +32,22 @@ test-e2e: e2e-build
 	$(GO) test -tags kafkajava -count=1 -run Kafka ./coordinator/streams/topology/ ./coordinator/streams/assignor/
 	$(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -v ./coordinator/ ./e2e/...
 
+# The online migration for real, in one command (a few minutes): Maven fetches Kafka, one Kafka
+# 3.9 broker starts with streamshift in front, three Kafka Streams instances (kafka-streams 4.4,
+# 2.8 and 3.6) start on the classic protocol and are rolled to the streams protocol one at a
+# time while input flows, then back; the output is verified exactly. Everything it started is
+# stopped at the end; the evidence stays in e2e/out/TestStreamsProxyOnlineMigration/.
+.PHONY: demo-migration
+demo-migration: e2e-build
+	$(GO) test -tags e2e -count=1 -v -timeout 15m -run 'TestStreamsProxyOnlineMigration$$' ./e2e/
+	@echo
+	@echo "The evidence: e2e/out/TestStreamsProxyOnlineMigration/"
+	@echo "  report.md      each step: time until every task ran again, output gaps, tasks closed dirty"
+	@echo "  capture.jsonl  the group's traffic and the coordinator's events (capture.groups)"
+	@echo "  timeline.txt, timeline.html  streamshift timeline of the capture (open the page in a browser)"
+	@echo "  ui-*.png       the status page at four steps (with chromium installed)"
+	@echo "  streamshift-1.log, app-*/, broker/  every process's log"
+
 e2e-build:
 	$(MVN) $(MVNFLAGS) -f e2e/pom.xml package
 	$(MVN) $(MVNFLAGS) -f bench/assignor-java/pom.xml package
