@@ -151,6 +151,16 @@ func (g *heldGate) Release(string) {
 	g.mu.Unlock()
 }
 
+// drainingTakeover runs a takeover on a gate whose drain ends when the test
+// says so; the streams member's answer arrives on answered.
+func drainingTakeover(tk *Takeover) (*heldGate, chan *kmsg.StreamsGroupHeartbeatResponse) {
+	gate := &heldGate{}
+	tk.Gate = gate
+	answered := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	tk.Run(firstJoin(), coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { answered <- r })
+	return gate, answered
+}
+
 // TestTakeoverGivesUpWhenAMemberRejoinsWhileDraining: a classic member's
 // JoinGroup held while the takeover drains means the group is rebalancing
 // upstream, and the forwarded requests the drain waits for wait for it: the
@@ -159,10 +169,7 @@ func (g *heldGate) Release(string) {
 // the whole drain timeout. A drain that ends afterwards does nothing.
 func TestTakeoverGivesUpWhenAMemberRejoinsWhileDraining(t *testing.T) {
 	tk, up, _, _ := takeoverFixture(t, nil, MigrationBidirectional)
-	gate := &heldGate{}
-	tk.Gate = gate
-	answered := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	tk.Run(firstJoin(), coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { answered <- r })
+	gate, answered := drainingTakeover(tk)
 	join := kmsg.NewPtrJoinGroupRequest()
 	join.Group, join.MemberID = "legacy", "a"
 	tk.Observer.ObserveHeld("legacy", join)
@@ -195,10 +202,7 @@ func TestTakeoverGivesUpWhenAMemberRejoinsWhileDraining(t *testing.T) {
 // takeover drains are no rejoin; the takeover completes once drained.
 func TestTakeoverIgnoresHeldCommits(t *testing.T) {
 	tk, _, _, _ := takeoverFixture(t, nil, MigrationBidirectional)
-	gate := &heldGate{}
-	tk.Gate = gate
-	answered := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	tk.Run(firstJoin(), coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { answered <- r })
+	gate, answered := drainingTakeover(tk)
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group, commit.MemberID = "legacy", "a"
 	tk.Observer.ObserveHeld("legacy", commit)
