@@ -55,7 +55,7 @@ e2e-build:
 # Everything: the fast tests, then the real-Kafka e2e suite.
 test: test-unit test-e2e
 
-# classicstreams golden vectors, regenerated with the real kafka-streams 4.4.0 and 3.9.2 jars
+# classicstreams golden vectors, regenerated with the real kafka-streams 4.4.0, 3.9.2, 3.6.2 and 2.8.2 jars
 # (Maven downloads them) into classicstreams/testdata/vectors-*/, which are committed.
 .PHONY: vectors
 vectors:

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	cs "github.com/streamshift/streamshift/classicstreams"
@@ -136,8 +137,10 @@ func subscriptionAt(v int32) cs.SubscriptionInfo {
 // TestJavaDecodesGoEncoded: AssignmentInfo of every version (plain, and as
 // the translation helpers build it for the migration), SubscriptionInfo of
 // every version and the consumer protocol envelopes v0-v3, all encoded by
-// classicstreams, decode in the real Kafka Streams classes of 4.4.0 and
-// 3.9.2 to exactly what Go meant.
+// classicstreams, decode in the real Kafka Streams classes of 4.4.0, 3.9.2,
+// 3.6.2 and 2.8.2 to exactly what Go meant; each jar is given the versions it
+// can read (2.8: SubscriptionInfo/AssignmentInfo v1-v9, consumer protocol
+// v0-v1).
 func TestJavaDecodesGoEncoded(t *testing.T) {
 	var assignments []cs.AssignmentInfo
 	for v := int32(1); v <= cs.LatestSupportedVersion; v++ {
@@ -204,19 +207,20 @@ func TestJavaDecodesGoEncoded(t *testing.T) {
 
 	var kinds []string
 	var payloads [][]byte
-	add := func(kind string, b []byte, err error) {
+	var versions []int32
+	add := func(kind string, version int32, b []byte, err error) {
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)
 		}
-		kinds, payloads = append(kinds, kind), append(payloads, b)
+		kinds, payloads, versions = append(kinds, kind), append(payloads, b), append(versions, version)
 	}
 	for _, a := range assignments {
 		b, err := a.Encode()
-		add("assignment", b, err)
+		add("assignment", a.Version, b, err)
 	}
 	for _, s := range subscriptions {
 		b, err := s.Encode()
-		add("subscription", b, err)
+		add("subscription", s.Version, b, err)
 	}
 	rack := "rack-a"
 	subBytes, _ := subscriptions[len(subscriptions)-1].Encode()
@@ -235,16 +239,38 @@ func TestJavaDecodesGoEncoded(t *testing.T) {
 			s.RackID = &rack
 		}
 		consumerSubs = append(consumerSubs, s)
-		add("consumer-subscription", s.Encode(), nil)
+		add("consumer-subscription", int32(v), s.Encode(), nil)
 		a := cs.ConsumerAssignment{Version: v, AssignedPartitions: parts, UserData: asgBytes}
 		consumerAsgs = append(consumerAsgs, a)
-		add("consumer-assignment", a.Encode(), nil)
+		add("consumer-assignment", int32(v), a.Encode(), nil)
 	}
 
-	for _, kafka := range []string{"4.4.0", "3.9.2"} {
-		t.Run("kafka-streams-"+kafka, func(t *testing.T) {
-			res := javaDecode(t, kafka, kinds, payloads)
+	// What each jar can read: its LATEST_SUPPORTED_VERSION of the Streams
+	// metadata and the highest ConsumerProtocol version of its kafka-clients.
+	for _, jar := range []struct {
+		kafka             string
+		streams, consumer int32
+	}{{"4.4.0", 11, 3}, {"3.9.2", 11, 3}, {"3.6.2", 11, 3}, {"2.8.2", 9, 1}} {
+		t.Run("kafka-streams-"+jar.kafka, func(t *testing.T) {
+			readable := func(i int) bool {
+				if strings.HasPrefix(kinds[i], "consumer-") {
+					return versions[i] <= jar.consumer
+				}
+				return versions[i] <= jar.streams
+			}
+			var jk []string
+			var jp [][]byte
+			for i := range kinds {
+				if readable(i) {
+					jk, jp = append(jk, kinds[i]), append(jp, payloads[i])
+				}
+			}
+			res := javaDecode(t, jar.kafka, jk, jp)
+			at := -1 // the payload being checked, in the order they were added
 			next := func(what string, into any) bool {
+				if at++; !readable(at) {
+					return false
+				}
 				raw := res[0]
 				res = res[1:]
 				if e := javaError(raw); e != "" {

@@ -4,9 +4,11 @@ import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Assignment;
 import org.apache.kafka.clients.consumer.ConsumerPartitionAssignor.Subscription;
 import org.apache.kafka.clients.consumer.internals.ConsumerProtocol;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ConsumerProtocolAssignment;
+import org.apache.kafka.common.message.ConsumerProtocolSubscription;
 import org.apache.kafka.streams.processor.TaskId;
-import org.apache.kafka.streams.processor.assignment.ProcessId;
 import org.apache.kafka.streams.processor.internals.assignment.AssignmentInfo;
+import org.apache.kafka.streams.processor.internals.assignment.StreamsAssignmentProtocolVersions;
 import org.apache.kafka.streams.processor.internals.assignment.SubscriptionInfo;
 import org.apache.kafka.streams.state.HostInfo;
 
@@ -14,7 +16,9 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -47,12 +51,28 @@ import java.util.UUID;
  * The descriptions use the JSON field names of the Go types, so the Go tests
  * unmarshal them directly. Every description is made from the bytes decoded
  * again by Java, i.e. it is what a Kafka Streams client would see.
+ *
+ * <p>One source for kafka-streams 2.8 to 4.4: each jar writes the versions it
+ * knows (its {@code LATEST_SUPPORTED_VERSION}, the consumer protocol's highest
+ * version), and what changed shape between releases is reached by
+ * reflection: the SubscriptionInfo constructor (a UUID process id before 3.8,
+ * {@code ProcessId} after; client tags from 3.1), named-topology TaskIds
+ * (3.0+), the consumer Subscription's generation and rack (3.4/3.5+).
  */
 public final class Vectors {
 
     private static final UUID PID = UUID.fromString("11111111-2222-3333-4444-555555555555");
     private static final String R = "app-rep-0000000003-repartition";
     private static final String INPUT = "input";
+
+    /** What this jar writes: SubscriptionInfo/AssignmentInfo up to LATEST (9 in 2.8, 11 from 3.1). */
+    private static final int LATEST = StreamsAssignmentProtocolVersions.LATEST_SUPPORTED_VERSION;
+    /** Named-topology task ids exist on the wire from v10 (StreamsAssignmentProtocolVersions.MIN_NAMED_TOPOLOGY_VERSION, 3.0+). */
+    private static final int MIN_NAMED_TOPOLOGY = 10;
+    /** Client tags exist on the wire from v11. */
+    private static final int MIN_CLIENT_TAGS = 11;
+    private static final short CONSUMER_SUBSCRIPTION_MAX = ConsumerProtocolSubscription.HIGHEST_SUPPORTED_VERSION;
+    private static final short CONSUMER_ASSIGNMENT_MAX = ConsumerProtocolAssignment.HIGHEST_SUPPORTED_VERSION;
 
     public static void main(final String[] args) throws Exception {
         if (args.length == 2 && args[0].equals("generate")) {
@@ -181,12 +201,74 @@ public final class Vectors {
     private static byte[] subscriptionInfo(final int version, final int latest, final String endpoint,
                                            final Map<TaskId, Long> sums, final byte unique, final int errorCode,
                                            final Map<String, String> tags) {
-        return bytes(new SubscriptionInfo(version, latest, new ProcessId(PID), endpoint, sums, unique, errorCode, tags).encode());
+        return bytes(newSubscriptionInfo(version, latest, endpoint, sums, unique, errorCode, tags).encode());
+    }
+
+    /**
+     * The public SubscriptionInfo constructor of this jar: (version, latest,
+     * UUID|ProcessId, endpoint, offset sums, uniqueField, errorCode[, client tags]).
+     */
+    private static SubscriptionInfo newSubscriptionInfo(final int version, final int latest, final String endpoint,
+                                                        final Map<TaskId, Long> sums, final byte unique, final int errorCode,
+                                                        final Map<String, String> tags) {
+        for (final Constructor<?> c : SubscriptionInfo.class.getConstructors()) {
+            final Class<?>[] p = c.getParameterTypes();
+            if (p.length < 7 || p[0] != int.class || p[1] != int.class) {
+                continue;
+            }
+            try {
+                final Object pid = p[2] == UUID.class ? PID : p[2].getConstructor(UUID.class).newInstance(PID);
+                final Object[] args = p.length == 8
+                    ? new Object[] {version, latest, pid, endpoint, sums, unique, errorCode, tags}
+                    : new Object[] {version, latest, pid, endpoint, sums, unique, errorCode};
+                return (SubscriptionInfo) c.newInstance(args);
+            } catch (final InvocationTargetException e) {
+                throw new IllegalStateException("SubscriptionInfo v" + version + ": " + e.getCause(), e.getCause());
+            } catch (final ReflectiveOperationException e) {
+                throw new IllegalStateException("SubscriptionInfo constructor " + c, e);
+            }
+        }
+        throw new IllegalStateException("no known SubscriptionInfo constructor in " + producer());
+    }
+
+    /** TaskId of a named topology (the three-argument constructor, 3.0+). */
+    private static TaskId namedTask(final int subtopology, final int partition, final String topology) {
+        try {
+            return TaskId.class.getConstructor(int.class, int.class, String.class).newInstance(subtopology, partition, topology);
+        } catch (final ReflectiveOperationException e) {
+            throw new IllegalStateException("named-topology TaskId in " + producer(), e);
+        }
+    }
+
+    /** A consumer Subscription with generation and rack where this client has them (3.4+/3.5+). */
+    private static Subscription newSubscription(final List<String> topics, final ByteBuffer userData,
+                                                final List<TopicPartition> owned, final int generation,
+                                                final Optional<String> rack) {
+        try {
+            return Subscription.class.getConstructor(List.class, ByteBuffer.class, List.class, int.class, Optional.class)
+                .newInstance(topics, userData, owned, generation, rack);
+        } catch (final NoSuchMethodException e) {
+            return new Subscription(topics, userData, owned);
+        } catch (final ReflectiveOperationException e) {
+            throw new IllegalStateException("consumer Subscription", e);
+        }
+    }
+
+    /** An accessor that not every release has; absent gives dflt. */
+    @SuppressWarnings("unchecked")
+    private static <T> T optionalAccessor(final Object o, final String name, final T dflt) {
+        try {
+            return (T) o.getClass().getMethod(name).invoke(o);
+        } catch (final NoSuchMethodException e) {
+            return dflt;
+        } catch (final ReflectiveOperationException e) {
+            throw new IllegalStateException(name + "()", e);
+        }
     }
 
     private static void subscriptionInfoVectors(final List<Vector> vs) {
-        for (int v = 1; v <= 11; v++) {
-            final int latest = v <= 2 ? -1 : 11;
+        for (int v = 1; v <= LATEST; v++) {
+            final int latest = v <= 2 ? -1 : LATEST;
             vs.add(new Vector(String.format("subscription-info-v%02d", v), "subscription",
                 "endpoint localhost:8080, offset sums {0_0:-2, 0_1:100, 1_0:-2, 1_2:5000, 2_7:MAX} "
                     + "(v1-6: prev/standby split), uniqueField 1, errorCode 0, tags {az:a, rack:r1}",
@@ -194,19 +276,25 @@ public final class Vectors {
         }
         vs.add(new Vector("subscription-info-v02-no-endpoint", "subscription", "v2 without application.server",
             subscriptionInfo(2, -1, null, sums(), (byte) 0, 0, Map.of())));
-        vs.add(new Vector("subscription-info-v05-pinned", "subscription", "v5 member whose latest supported version is 11 (upgrade.from)",
-            subscriptionInfo(5, 11, "localhost:8080", sums(), (byte) 0, 0, Map.of())));
+        vs.add(new Vector("subscription-info-v05-pinned", "subscription", "v5 member whose latest supported version is " + LATEST + " (upgrade.from)",
+            subscriptionInfo(5, LATEST, "localhost:8080", sums(), (byte) 0, 0, Map.of())));
         vs.add(new Vector("subscription-info-v09-shutdown", "subscription", "v9, no endpoint, no tasks, uniqueField 2, errorCode 4 (SHUTDOWN_REQUESTED)",
             subscriptionInfo(9, 9, null, Map.of(), (byte) 2, 4, Map.of())));
-        vs.add(new Vector("subscription-info-v11-empty", "subscription", "v11 with nothing: no endpoint, tasks, tags",
-            subscriptionInfo(11, 11, null, Map.of(), (byte) 0, 0, Map.of())));
-        final Map<TaskId, Long> named = new HashMap<>();
-        named.put(new TaskId(0, 0, "nt"), -2L);
-        named.put(new TaskId(1, 1), 7L);
-        vs.add(new Vector("subscription-info-v10-named-topology", "subscription", "v10 with a task of named topology nt",
-            subscriptionInfo(10, 11, "h:1", named, (byte) 3, 0, Map.of())));
-        vs.add(new Vector("subscription-info-v11-named-topology", "subscription", "v11 with a task of named topology nt",
-            subscriptionInfo(11, 11, "h:1", named, (byte) 3, 0, tags())));
+        if (LATEST >= MIN_CLIENT_TAGS) {
+            vs.add(new Vector("subscription-info-v11-empty", "subscription", "v11 with nothing: no endpoint, tasks, tags",
+                subscriptionInfo(11, 11, null, Map.of(), (byte) 0, 0, Map.of())));
+        }
+        if (LATEST >= MIN_NAMED_TOPOLOGY) {
+            final Map<TaskId, Long> named = new HashMap<>();
+            named.put(namedTask(0, 0, "nt"), -2L);
+            named.put(new TaskId(1, 1), 7L);
+            vs.add(new Vector("subscription-info-v10-named-topology", "subscription", "v10 with a task of named topology nt",
+                subscriptionInfo(10, LATEST, "h:1", named, (byte) 3, 0, Map.of())));
+            if (LATEST >= MIN_CLIENT_TAGS) {
+                vs.add(new Vector("subscription-info-v11-named-topology", "subscription", "v11 with a task of named topology nt",
+                    subscriptionInfo(11, 11, "h:1", named, (byte) 3, 0, tags())));
+            }
+        }
         // A member from the future: Java cannot encode it, so the header is
         // written by hand, followed by bytes no reader may look at.
         final ByteBuffer future = ByteBuffer.allocate(8 + 5);
@@ -245,26 +333,32 @@ public final class Vectors {
         final Map<HostInfo, Set<TopicPartition>> standbyHosts = new HashMap<>();
         standbyHosts.put(new HostInfo("localhost", 8080), tps(new TopicPartition(R, 1), new TopicPartition(INPUT, 2)));
         standbyHosts.put(new HostInfo("thirdhost", 7070), tps(new TopicPartition(R + "-b", 0)));
-        for (int v = 1; v <= 11; v++) {
+        for (int v = 1; v <= LATEST; v++) {
             vs.add(new Vector(String.format("assignment-info-v%02d", v), "assignment",
                 "active [1_0, 0_0, 0_1], standby {1_1: R-1, 0_2: input-2 R-b-2}, three hosts (one empty), "
-                    + "standby host map (v6+), commonly 11 (v3+), errCode 0 (v4+), nextRebalanceMs 1700000000000 (v7+)",
-                assignmentInfo(v, 11, active, standby, hosts, standbyHosts, 0, 1_700_000_000_000L)));
+                    + "standby host map (v6+), commonly " + LATEST + " (v3+), errCode 0 (v4+), nextRebalanceMs 1700000000000 (v7+)",
+                assignmentInfo(v, LATEST, active, standby, hosts, standbyHosts, 0, 1_700_000_000_000L)));
         }
-        vs.add(new Vector("assignment-info-v11-empty-now", "assignment", "v11, nothing assigned, nextRebalanceMs 0 (rebalance now)",
-            assignmentInfo(11, 11, List.of(), Map.of(), Map.of(), Map.of(), 0, 0L)));
-        vs.add(new Vector("assignment-info-v11-shutdown", "assignment", "v11 error assignment SHUTDOWN_REQUESTED (4)",
-            assignmentInfo(11, 11, List.of(), Map.of(), Map.of(), Map.of(), 4, null)));
+        final String vl = String.format("v%02d", LATEST);
+        vs.add(new Vector("assignment-info-" + vl + "-empty-now", "assignment", "v" + LATEST + ", nothing assigned, nextRebalanceMs 0 (rebalance now)",
+            assignmentInfo(LATEST, LATEST, List.of(), Map.of(), Map.of(), Map.of(), 0, 0L)));
+        vs.add(new Vector("assignment-info-" + vl + "-shutdown", "assignment", "v" + LATEST + " error assignment SHUTDOWN_REQUESTED (4)",
+            assignmentInfo(LATEST, LATEST, List.of(), Map.of(), Map.of(), Map.of(), 4, null)));
         vs.add(new Vector("assignment-info-v04-incomplete-metadata", "assignment", "v4 error INCOMPLETE_SOURCE_TOPIC_METADATA (1)",
             assignmentInfo(4, 4, List.of(), Map.of(), Map.of(), Map.of(), 1, null)));
-        vs.add(new Vector("assignment-info-v10-commonly-11", "assignment", "the classic leader's reply to a v10 member in a v11 group",
-            assignmentInfo(10, 11, List.of(), Map.of(), Map.of(), Map.of(), 0, null)));
-        vs.add(new Vector("assignment-info-v11-future-reply", "assignment", "what a member from the future gets: v11, commonly 11, empty",
-            bytes(new AssignmentInfo(11, 11).encode())));
-        final Map<TaskId, Set<TopicPartition>> namedStandby = new HashMap<>();
-        namedStandby.put(new TaskId(2, 3, "nt"), tps(new TopicPartition("nt-in", 3)));
-        vs.add(new Vector("assignment-info-v11-named-topology", "assignment", "v11 with named-topology tasks (UTF-16 names)",
-            assignmentInfo(11, 11, List.of(new TaskId(0, 0, "nt"), new TaskId(0, 1)), namedStandby, Map.of(), Map.of(), 0, null)));
+        final int older = LATEST - 1;
+        vs.add(new Vector(String.format("assignment-info-v%02d-commonly-%d", older, LATEST), "assignment",
+            "the classic leader's reply to a v" + older + " member in a v" + LATEST + " group",
+            assignmentInfo(older, LATEST, List.of(), Map.of(), Map.of(), Map.of(), 0, null)));
+        vs.add(new Vector("assignment-info-" + vl + "-future-reply", "assignment",
+            "what a member from the future gets: v" + LATEST + ", commonly " + LATEST + ", empty",
+            bytes(new AssignmentInfo(LATEST, LATEST).encode())));
+        if (LATEST >= MIN_NAMED_TOPOLOGY) {
+            final Map<TaskId, Set<TopicPartition>> namedStandby = new HashMap<>();
+            namedStandby.put(namedTask(2, 3, "nt"), tps(new TopicPartition("nt-in", 3)));
+            vs.add(new Vector("assignment-info-" + vl + "-named-topology", "assignment", "v" + LATEST + " with named-topology tasks (UTF-16 names)",
+                assignmentInfo(LATEST, LATEST, List.of(namedTask(0, 0, "nt"), new TaskId(0, 1)), namedStandby, Map.of(), Map.of(), 0, null)));
+        }
         final Map<HostInfo, Set<TopicPartition>> many = new HashMap<>();
         for (int h = 0; h < 5; h++) {
             final Set<TopicPartition> s = new HashSet<>();
@@ -274,31 +368,33 @@ public final class Vectors {
             many.put(new HostInfo("host" + h + ".example", 8000 + h), s);
         }
         vs.add(new Vector("assignment-info-v06-many-topics", "assignment", "v6, five hosts over seven topics: dictionary in hash order",
-            assignmentInfo(6, 11, List.of(), Map.of(), many, many, 0, null)));
+            assignmentInfo(6, LATEST, List.of(), Map.of(), many, many, 0, null)));
     }
 
     private static void consumerProtocolVectors(final List<Vector> vs) {
-        final byte[] sub = subscriptionInfo(11, 11, "localhost:8080", sums(), (byte) 1, 0, tags());
+        final byte[] sub = subscriptionInfo(LATEST, LATEST, "localhost:8080", sums(), (byte) 1, 0, tags());
         final List<TopicPartition> owned = List.of(new TopicPartition(INPUT, 0), new TopicPartition(INPUT, 1), new TopicPartition(R, 0));
-        for (short v = 0; v <= 3; v++) {
-            final Subscription s = new Subscription(List.of(INPUT, R), ByteBuffer.wrap(sub), owned, 5, Optional.of("rack-a"));
+        for (short v = 0; v <= CONSUMER_SUBSCRIPTION_MAX; v++) {
+            final Subscription s = newSubscription(List.of(INPUT, R), ByteBuffer.wrap(sub), owned, 5, Optional.of("rack-a"));
             vs.add(new Vector(String.format("consumer-subscription-v%d", v), "consumer-subscription",
-                "topics [input, R], userData = subscription-info-v11, owned input-0 input-1 R-0 (v1+), generation 5 (v2+), rack rack-a (v3+)",
+                "topics [input, R], userData = subscription-info-v" + LATEST + ", owned input-0 input-1 R-0 (v1+), generation 5 (v2+), rack rack-a (v3+)",
                 bytes(ConsumerProtocol.serializeSubscription(s, v))));
         }
-        vs.add(new Vector("consumer-subscription-v3-bare", "consumer-subscription",
-            "v3, one topic, null userData, nothing owned, generation -1, no rack",
-            bytes(ConsumerProtocol.serializeSubscription(new Subscription(List.of("t"), null, List.of(), -1, Optional.empty()), (short) 3))));
-        final byte[] asg = assignmentInfo(11, 11, List.of(new TaskId(1, 0), new TaskId(0, 0), new TaskId(0, 1)),
+        final short cs = CONSUMER_SUBSCRIPTION_MAX;
+        vs.add(new Vector("consumer-subscription-v" + cs + "-bare", "consumer-subscription",
+            "v" + cs + ", one topic, null userData, nothing owned, generation -1, no rack",
+            bytes(ConsumerProtocol.serializeSubscription(newSubscription(List.of("t"), null, List.of(), -1, Optional.empty()), cs))));
+        final byte[] asg = assignmentInfo(LATEST, LATEST, List.of(new TaskId(1, 0), new TaskId(0, 0), new TaskId(0, 1)),
             Map.of(), Map.of(), Map.of(), 0, null);
         final List<TopicPartition> assigned = List.of(new TopicPartition(R, 0), new TopicPartition(INPUT, 0), new TopicPartition(INPUT, 1));
-        for (short v = 0; v <= 3; v++) {
+        for (short v = 0; v <= CONSUMER_ASSIGNMENT_MAX; v++) {
             vs.add(new Vector(String.format("consumer-assignment-v%d", v), "consumer-assignment",
-                "partitions R-0 input-0 input-1, userData = AssignmentInfo v11 active [1_0, 0_0, 0_1]",
+                "partitions R-0 input-0 input-1, userData = AssignmentInfo v" + LATEST + " active [1_0, 0_0, 0_1]",
                 bytes(ConsumerProtocol.serializeAssignment(new Assignment(assigned, ByteBuffer.wrap(asg)), v))));
         }
-        vs.add(new Vector("consumer-assignment-v3-empty", "consumer-assignment", "v3, no partitions, AssignmentInfo v11 empty",
-            bytes(ConsumerProtocol.serializeAssignment(new Assignment(List.of(), ByteBuffer.wrap(bytes(new AssignmentInfo(11, 11).encode()))), (short) 3))));
+        final short ca = CONSUMER_ASSIGNMENT_MAX;
+        vs.add(new Vector("consumer-assignment-v" + ca + "-empty", "consumer-assignment", "v" + ca + ", no partitions, AssignmentInfo v" + LATEST + " empty",
+            bytes(ConsumerProtocol.serializeAssignment(new Assignment(List.of(), ByteBuffer.wrap(bytes(new AssignmentInfo(LATEST, LATEST).encode()))), ca))));
     }
 
     // ------------------------------------------------------------ describing
@@ -313,10 +409,12 @@ public final class Vectors {
 
     private static Json describeSubscriptionInfo(final SubscriptionInfo s) throws Exception {
         final Json j = new Json().put("version", s.version()).put("latestSupportedVersion", s.latestSupportedVersion());
-        if (s.version() > 11) {
+        if (s.version() > LATEST) {
             return j.put("future", true);
         }
-        j.put("processId", s.processId().id().toString());
+        // A UUID before 3.8, a ProcessId wrapping one after.
+        final Object pid = s.processId();
+        j.put("processId", (pid instanceof UUID ? pid : pid.getClass().getMethod("id").invoke(pid)).toString());
         if (s.version() < 7) {
             j.put("prevTasks", sortedTasks(s.prevTasks()));
             j.put("standbyTasks", sortedTasks(s.standbyTasks()));
@@ -333,8 +431,9 @@ public final class Vectors {
         j.put("uniqueField", uniqueField(s));
         j.put("errorCode", s.errorCode());
         final List<Json> tags = new ArrayList<>();
-        if (s.version() >= 11) {
-            s.clientTags().entrySet().stream().sorted(Map.Entry.comparingByKey())
+        if (s.version() >= MIN_CLIENT_TAGS) {
+            final Map<String, String> clientTags = optionalAccessor(s, "clientTags", Map.of());
+            clientTags.entrySet().stream().sorted(Map.Entry.comparingByKey())
                 .forEach(e -> tags.add(new Json().put("key", e.getKey()).put("value", e.getValue())));
         }
         j.put("clientTags", tags);
@@ -403,8 +502,8 @@ public final class Vectors {
             .put("topics", new ArrayList<>(s.topics()))
             .put("userData", userData(s.userData()))
             .put("ownedPartitions", owned)
-            .put("generationId", s.generationId().orElse(-1));
-        s.rackId().ifPresent(r -> j.put("rackId", r));
+            .put("generationId", optionalAccessor(s, "generationId", Optional.<Integer>empty()).orElse(-1));
+        optionalAccessor(s, "rackId", Optional.<String>empty()).ifPresent(r -> j.put("rackId", r));
         return j;
     }
 
