@@ -29,6 +29,9 @@ type Group struct {
 	// FlightRecorder is the admin path of the group's flight recorder,
 	// when it has one.
 	FlightRecorder string `json:"flightRecorder,omitempty"`
+	// Owner is where the group is served among the instances sharing the
+	// durable group log (absent without it).
+	Owner *GroupOwner `json:"owner,omitempty"`
 }
 
 // Member is one member of a served group.
@@ -116,7 +119,14 @@ func (s *Server) groups(ctx context.Context, id string) ([]Group, error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	var cv ClusterView
+	if s.cluster != nil {
+		cv = s.cluster.View()
+	}
 	for i := range out {
+		if s.cluster != nil {
+			out[i].Owner = cv.groupOwner(s.cluster, out[i].ID)
+		}
 		if p, ok := phases[out[i].ID]; ok {
 			out[i].Migration = &p
 		}

@@ -17,6 +17,10 @@ type Options struct {
 	// FlightRecorders lists the groups that have a flight recorder (the
 	// capture's), for the page's links; nil: none.
 	FlightRecorders func() []string
+	// Cluster is the instances sharing the durable group log, for the
+	// page's instances and partition owners and each group's owner; nil
+	// without the durable log.
+	Cluster Cluster
 }
 
 // Server serves the status page and its JSON.
@@ -24,6 +28,7 @@ type Server struct {
 	coord   Coordinator
 	events  *Events
 	flights func() []string
+	cluster Cluster
 	handler http.Handler
 }
 
@@ -32,7 +37,7 @@ func New(o Options) *Server {
 	if o.Events == nil {
 		o.Events = NewEvents(nil)
 	}
-	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders}
+	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders, cluster: o.Cluster}
 	s.handler = s.routes()
 	return s
 }
@@ -42,7 +47,8 @@ const readTimeout = 5 * time.Second
 
 // Handler serves:
 //
-//	GET /ui               the status page (HTML; refreshes itself with JS)
+//	GET /ui               the status page (HTML; refreshes itself with JS);
+//	                      ?group=ID also says which instance owns group ID
 //	GET /api/groups       the groups as JSON
 //	GET /api/groups/{id}  one group as JSON (404 when neither served nor migrated)
 func (s *Server) Handler() http.Handler { return s.handler }
@@ -109,16 +115,31 @@ var pageTmpl = template.Must(template.New("ui").Funcs(template.FuncMap{
 	},
 }).Parse(pageHTML))
 
+// maxLookupGroup bounds the ?group= of the page (Kafka's group ids are
+// strings of at most 32767 bytes; a longer one is no group).
+const maxLookupGroup = 32767
+
 func (s *Server) page(w http.ResponseWriter, req *http.Request) {
 	gs, err := s.read(req.Context(), "")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	view := struct {
-		Groups []Group
-		Err    string
-		At     string
+		Groups  []Group
+		Err     string
+		At      string
+		Cluster *ClusterView
+		// Lookup is the ?group= asked for, Found where it is served.
+		Lookup string
+		Found  *GroupOwner
 	}{Groups: gs, At: time.Now().UTC().Format("2006-01-02 15:04:05 UTC")}
 	if err != nil {
 		view.Err = err.Error()
+	}
+	if s.cluster != nil {
+		cv := s.cluster.View()
+		view.Cluster = &cv
+		if q := req.URL.Query().Get("group"); q != "" && len(q) <= maxLookupGroup {
+			view.Lookup, view.Found = q, cv.groupOwner(s.cluster, q)
+		}
 	}
 	_ = pageTmpl.Execute(w, view)
 }

@@ -158,6 +158,9 @@ func TestStatusPage(t *testing.T) {
 	if strings.Contains(page, "src=") || strings.Contains(page, `href="http`) {
 		t.Error("the page must not fetch anything from elsewhere")
 	}
+	if strings.Contains(page, `id="cluster"`) || g.Owner != nil {
+		t.Error("without the durable log there is no cluster to show")
+	}
 
 	_, metrics := get(t, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), "/metrics")
 	for _, want := range []string{`streamshift_group_members{protocol="streams"} 1`, `streamshift_group_members{protocol="classic"} 0`,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +110,49 @@ func (in *testInstance) view(t *testing.T) clusterView {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// ui is the instance's status page, /ui?query.
+func (in *testInstance) ui(t *testing.T, query string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + in.admin + "/ui?" + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/ui at %s: %d %v", in.id, resp.StatusCode, err)
+	}
+	return string(b)
+}
+
+// checkUI fails unless instance in's status page, asked which instance
+// serves group, shows the instances ins (this one marked), the owner map
+// and owner as the group's.
+func checkUI(t *testing.T, in *testInstance, group string, owner *testInstance, ins []*testInstance, owners []string) {
+	t.Helper()
+	page := in.ui(t, "group="+group)
+	p := coordinator.PartitionFor(group, clusterPartitions)
+	wants := []string{`id="cluster" data-self="` + in.id + `"`, in.id + " (this instance)",
+		fmt.Sprintf(`class="found" data-group="%s" data-partition="%d" data-owner="%s"`, group, p, owner.id)}
+	for _, o := range ins {
+		wants = append(wants, fmt.Sprintf(`data-instance="%s" data-host="%s" data-state="alive"`, o.id, o.host))
+	}
+	for q, o := range owners {
+		wants = append(wants, fmt.Sprintf(`data-partition="%d" data-owner="%s"`, q, o))
+	}
+	if in == owner {
+		wants = append(wants, `data-group="`+group+`" data-served="true"`, `class="owner" data-owner="`+owner.id+`"`)
+	}
+	for _, w := range wants {
+		if !strings.Contains(page, w) {
+			t.Errorf("/ui at %s lacks %s", in.id, w)
+		}
+	}
+	if n := strings.Count(page, `<tr class="instance`); n != len(ins) {
+		t.Errorf("/ui at %s lists %d instances, want %d", in.id, n, len(ins))
+	}
 }
 
 // settle waits until every instance shows the same complete owner map, of
@@ -335,6 +379,10 @@ func TestClusterOwnershipMovesAndFencing(t *testing.T) {
 	if before.ErrorCode != 0 || len(before.Members) != 1 {
 		t.Fatalf("describe at the owner: %+v", before)
 	}
+	// The status page of every instance says who serves the group.
+	for _, in := range ins {
+		checkUI(t, in, group, owner, ins, owners)
+	}
 
 	// The owner stops gracefully: the group moves, loaded exactly.
 	owner.stop()
@@ -346,6 +394,9 @@ func TestClusterOwnershipMovesAndFencing(t *testing.T) {
 	}
 	owners = settle(t, ctx, rest...)
 	next := byID(rest, owners[p])
+	for _, in := range rest {
+		checkUI(t, in, group, next, rest, owners)
+	}
 	if c := findCoordinator(t, ctx, rest[0], group); c.Host != next.host {
 		t.Fatalf("FindCoordinator after the move: %+v, want %s", c, next.host)
 	}

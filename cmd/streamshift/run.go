@@ -119,13 +119,20 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	}
 	defer streams.close()
 	groupMetrics.Bind(streams.coord, statusEvents)
-	statusSrv.Store(status.New(status.Options{Coordinator: streams.coord, Events: statusEvents, FlightRecorders: flightRecorders(rec)}))
+	sopts := status.Options{Coordinator: streams.coord, Events: statusEvents, FlightRecorders: flightRecorders(rec)}
+	var stCluster *statusCluster
 	if streams.cluster != nil {
 		clusterView.Store(streams.cluster)
+		stCluster = &statusCluster{cr: streams.cluster}
+		sopts.Cluster = stCluster
 	}
+	statusSrv.Store(status.New(sopts))
 	go func() {
 		select {
 		case <-ctx.Done():
+			if stCluster != nil {
+				stCluster.leaving.Store(true)
+			}
 			hctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			streams.handOver(hctx)
 			cancel()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/streamshift/streamshift/capture"
@@ -83,3 +84,33 @@ func adminWithStatus(admin http.Handler, srv func() *status.Server) http.Handler
 	mux.Handle("/", admin)
 	return mux
 }
+
+// statusCluster is the status page's view of the cluster runtime: the
+// instances and owners of its last instance-group rebalance, this
+// instance's partition load states.
+type statusCluster struct {
+	cr *clusterRuntime
+	// leaving is set once this instance hands its partitions over (it
+	// stops).
+	leaving atomic.Bool
+}
+
+func (s *statusCluster) View() status.ClusterView {
+	local := map[int32]string{}
+	for _, p := range s.cr.parts.Status() {
+		local[p.Partition] = p.State
+	}
+	owners := make([]string, s.cr.log.Partitions())
+	instances := map[string]status.Instance{}
+	if g := s.cr.group.Load(); g != nil {
+		m := g.Map()
+		copy(owners, m.Owners)
+		for id, in := range m.Instances {
+			instances[id] = status.Instance{Host: in.Host, Version: in.Version}
+		}
+	}
+	self := status.Instance{ProxyID: s.cr.self.ProxyID, Host: s.cr.self.Host, Version: s.cr.self.Version}
+	return status.NewClusterView(s.cr.log.Topic(), self, s.leaving.Load(), instances, owners, local)
+}
+
+func (s *statusCluster) PartitionOf(group string) int32 { return s.cr.parts.Of(group) }
