@@ -187,6 +187,50 @@ func (c *ssCluster) describeAt(ctx context.Context, i int, group string) (kmsg.S
 	return resp.Groups[0], nil
 }
 
+// checkStatusPage loads instance i's /ui?group=group in headless chromium
+// and checks its DOM: the live instances (proxy id, advertised host, alive,
+// i marked as this one), the owner map as /cluster has it, owner as the
+// group's owner, and, at the owner, the group served with its owner; a
+// screenshot goes to the test's folder as ui-<name>.png.
+func (c *ssCluster) checkStatusPage(ctx context.Context, r *harness.Run, chromium string, i int, group string, owner int, live []int, name string) error {
+	v, err := c.view(ctx, i)
+	if err != nil {
+		return err
+	}
+	url := "http://" + c.admin[i] + "/ui?group=" + group
+	dom, err := chromiumDOM(ctx, chromium, url)
+	if err != nil {
+		return err
+	}
+	id := func(j int) string { return fmt.Sprintf("s%d", j+1) }
+	p := coordinator.PartitionFor(group, instancesLogPartitions)
+	wants := []string{`id="cluster" data-self="` + id(i) + `"`, id(i) + " (this instance)",
+		fmt.Sprintf(`class="found" data-group="%s" data-partition="%d" data-owner="%s"`, group, p, id(owner))}
+	for _, j := range live {
+		wants = append(wants, fmt.Sprintf(`data-instance="%s" data-host="%s" data-state="alive"`, id(j), c.hosts[j]))
+	}
+	for q, o := range v.Owners {
+		wants = append(wants, fmt.Sprintf(`data-partition="%d" data-owner="%s"`, q, o))
+	}
+	if i == owner {
+		wants = append(wants, `data-group="`+group+`" data-served="true"`, `class="owner" data-owner="`+id(owner)+`"`, `data-protocol="streams"`)
+	}
+	for _, w := range wants {
+		if !strings.Contains(dom, w) {
+			return fmt.Errorf("s%d's /ui lacks %s", i+1, w)
+		}
+	}
+	if n := strings.Count(dom, `<tr class="instance`); n != len(live) {
+		return fmt.Errorf("s%d's /ui lists %d instances, want %d", i+1, n, len(live))
+	}
+	shot := filepath.Join(r.Dir, "ui-"+name+".png")
+	if err := chromiumScreenshot(ctx, chromium, url, shot); err != nil {
+		return err
+	}
+	r.T.Logf("s%d's status page checked in headless Chromium: group %s owned by s%d; screenshot %s", i+1, group, owner+1, shot)
+	return nil
+}
+
 // others are the instances but i.
 func others(i int) []int {
 	var out []int
@@ -209,8 +253,11 @@ func others(i int) []int {
 // resumed: a newer owner fenced it, and only the new owner serves the
 // group; (4) a rolling restart of all three instances. The output is
 // verified exactly, and no task is active on two app instances at once.
+// The status page (/ui) of the instances, in headless Chromium, shows the
+// instances and the group's owner before the kill and the new owner after.
 func TestStreamsProxyInstances(t *testing.T) {
 	const group = "e2e-count"
+	chromium := needChromium(t)
 	var c *ssCluster
 	var killed int
 	harness.RunScenario(t, harness.Scenario{
@@ -230,6 +277,16 @@ func TestStreamsProxyInstances(t *testing.T) {
 		},
 		Steps: []harness.Step{
 			harness.StartInstances("a1", "a2"),
+			{Name: "the status pages show the three instances and the group's owner", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
+				o, err := c.owner(ctx, 0, group)
+				if err != nil {
+					return err
+				}
+				if err := c.checkStatusPage(ctx, r, chromium, o, group, o, []int{0, 1, 2}, "owner"); err != nil {
+					return err
+				}
+				return c.checkStatusPage(ctx, r, chromium, others(o)[0], group, o, []int{0, 1, 2}, "other")
+			}},
 			{Name: "kill -9 the streamshift instance owning the group", Do: func(ctx context.Context, r *harness.Run) error {
 				o, err := c.owner(ctx, 0, group)
 				if err != nil {
@@ -239,6 +296,20 @@ func TestStreamsProxyInstances(t *testing.T) {
 				r.T.Logf("group %s is owned by s%d: killing it", group, o+1)
 				c.procs[o].kill9()
 				return nil
+			}},
+			{Name: "the status page shows the new owner", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
+				rest := others(killed)
+				if err := c.settled(ctx, rest...); err != nil {
+					return err
+				}
+				next, err := c.owner(ctx, rest[0], group)
+				if err != nil {
+					return err
+				}
+				if next == killed {
+					return fmt.Errorf("the killed s%d still owns group %s", killed+1, group)
+				}
+				return c.checkStatusPage(ctx, r, chromium, next, group, next, rest, "new-owner")
 			}},
 			{Name: "start the killed instance again", Do: func(ctx context.Context, r *harness.Run) error {
 				if err := c.procs[killed].start(ctx); err != nil {

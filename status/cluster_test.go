@@ -80,7 +80,7 @@ func TestStatusPageCluster(t *testing.T) {
 		`data-instance="s1" data-host="10.0.0.1" data-state="alive"`, "s1 (this instance)",
 		`data-instance="s2" data-host="10.0.0.2" data-state="alive"`,
 		`data-instance="s3" data-host="10.0.0.3" data-state="alive"`,
-		`data-partition="` + itoa(pApp) + `" data-owner="s1"`, `data-partition="` + itoa(pOther) + `" data-owner="s2"`, ">loaded<",
+		`data-partition="` + itoa(pApp) + `" data-owner="s1"`, `data-partition="` + itoa(pOther) + `" data-owner="s2"`, "s1 · loaded</span>",
 		`data-group="app" data-served="true"`, `class="owner" data-owner="s1"`,
 		`class="found" data-group="` + other + `" data-partition="` + itoa(pOther) + `" data-owner="s2"`, "(10.0.0.2)",
 		`href="/cluster"`, "_streamshift-groups",
