@@ -41,15 +41,7 @@ func (m *ownerMap) PartitionOf(group string) int32 {
 // group; /api/groups carries the owner; the page follows a new owner map.
 func TestStatusPageCluster(t *testing.T) {
 	ev := NewEvents(NewMetrics(prometheus.NewRegistry()))
-	md := coordinator.NewStaticMetadata()
-	md.SetTopic("input", 2)
-	cfg := coordinator.DefaultConfig()
-	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, Events: ev, TopicCreator: creator{md}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := newCoordinator(t, ev)
 
 	const parts = 6
 	pApp := coordinator.PartitionFor("app", parts)

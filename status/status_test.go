@@ -83,6 +83,22 @@ func (c creator) CreateTopics(topics []coordinator.CreatableTopic, done func(fai
 	done(nil)
 }
 
+// newCoordinator is a real coordinator telling ev its events, over static
+// metadata of one two-partition topic "input", assigning at once.
+func newCoordinator(t *testing.T, ev *Events) *coordinator.Coordinator {
+	t.Helper()
+	md := coordinator.NewStaticMetadata()
+	md.SetTopic("input", 2)
+	cfg := coordinator.DefaultConfig()
+	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, Events: ev, TopicCreator: creator{md}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
 func get(t *testing.T, h http.Handler, path string) (int, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -101,15 +117,7 @@ func TestStatusPage(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := NewMetrics(reg)
 	ev := NewEvents(m)
-	md := coordinator.NewStaticMetadata()
-	md.SetTopic("input", 2)
-	cfg := coordinator.DefaultConfig()
-	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, Events: ev, TopicCreator: creator{md}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := newCoordinator(t, ev)
 	m.Bind(c, ev)
 	srv := New(Options{Coordinator: c, Events: ev, FlightRecorders: func() []string { return []string{"app"} }})
 	h := srv.Handler()
