@@ -172,6 +172,51 @@ func TestGoldenVectors(t *testing.T) {
 	}
 }
 
+// TestGoldenVersionsPerJar: each jar's directory holds every version that
+// jar writes, from the first up to its highest (kafka-streams 2.8.2 stops at
+// SubscriptionInfo/AssignmentInfo v9 and ConsumerProtocol v1), and the
+// directories of the jars streamshift's README names are all there.
+func TestGoldenVersionsPerJar(t *testing.T) {
+	type kv struct{ dir, kind string }
+	seen := map[kv]map[int32]bool{}
+	for _, v := range loadVectors(t) {
+		var hdr struct {
+			Version int32 `json:"version"`
+			Future  bool  `json:"future"`
+		}
+		if err := json.Unmarshal(v.Value, &hdr); err != nil {
+			t.Fatal(err)
+		}
+		if hdr.Future {
+			continue // the hand-written header from a future member
+		}
+		k := kv{filepath.Base(filepath.Dir(v.path)), v.Kind}
+		if seen[k] == nil {
+			seen[k] = map[int32]bool{}
+		}
+		seen[k][hdr.Version] = true
+	}
+	want := map[string]struct{ streams, consumer int32 }{
+		"vectors-2.8.2": {9, 1}, "vectors-3.6.2": {11, 3}, "vectors-3.9.2": {11, 3}, "vectors-4.4.0": {11, 3},
+	}
+	for dir, hi := range want {
+		for kind, r := range map[string][2]int32{"subscription": {1, hi.streams}, "assignment": {1, hi.streams},
+			"consumer-subscription": {0, hi.consumer}, "consumer-assignment": {0, hi.consumer}} {
+			got := seen[kv{dir, kind}]
+			for ver := r[0]; ver <= r[1]; ver++ {
+				if !got[ver] {
+					t.Errorf("%s: %s v%d has no golden vector", dir, kind, ver)
+				}
+			}
+			for ver := range got {
+				if ver > r[1] {
+					t.Errorf("%s: %s v%d is above what that jar writes (v%d)", dir, kind, ver, r[1])
+				}
+			}
+		}
+	}
+}
+
 // TestGoldenVersionsCovered: the golden set holds every version.
 func TestGoldenVersionsCovered(t *testing.T) {
 	seen := map[string]map[int32]bool{"subscription": {}, "assignment": {}, "consumer-subscription": {}, "consumer-assignment": {}}
