@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -231,12 +232,7 @@ func (l *GroupLog) Release(p int32) {
 func (l *GroupLog) Owned() []int32 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]int32, 0, len(l.writers))
-	for p := range l.writers {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return slices.Sorted(maps.Keys(l.writers))
 }
 
 func (l *GroupLog) writer(groupID string) (*partitionWriter, error) {
