@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/internal/lockedmap"
 )
 
 // GroupLog is the coordinator's durable Log: a compacted topic of the
@@ -217,11 +218,7 @@ func (l *GroupLog) Acquire(ctx context.Context, p int32) ([]coordinator.Record, 
 // Release stops writing partition p (handed to another instance, or lost):
 // its producer closes and its mirror goes. Appends for p fail afterwards.
 func (l *GroupLog) Release(p int32) {
-	l.mu.Lock()
-	w := l.writers[p]
-	delete(l.writers, p)
-	l.mu.Unlock()
-	if w != nil {
+	if w := lockedmap.Pop(&l.mu, l.writers, p); w != nil {
 		w.mu.Lock()
 		w.prod.Close()
 		w.mu.Unlock()
