@@ -116,50 +116,37 @@ func TestBodyRoundTrip(t *testing.T) {
 
 // dropUncaptured zeroes the fields a capture does not hold.
 func dropUncaptured(v reflect.Value) {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if !v.IsNil() {
-			dropUncaptured(v.Elem())
-		}
-	case reflect.Slice:
-		if v.Type().Elem().Kind() != reflect.Uint8 {
-			for i := range v.Len() {
-				dropUncaptured(v.Index(i))
-			}
-		}
-	case reflect.Struct:
-		for i := range v.NumField() {
-			id := v.Type().Name() + "." + v.Type().Field(i).Name
-			if recordFields[id] || secretFields[id] {
-				v.Field(i).Set(reflect.Zero(v.Field(i).Type()))
-				continue
-			}
-			if v.Type().Field(i).IsExported() {
-				dropUncaptured(v.Field(i))
-			}
-		}
-	}
+	zeroFields(v, func(t reflect.Type, f reflect.StructField) bool {
+		id := t.Name() + "." + f.Name
+		return recordFields[id] || secretFields[id]
+	})
 }
 
 func clearUnknownTags(v reflect.Value) {
+	zeroFields(v, func(_ reflect.Type, f reflect.StructField) bool { return f.Name == "UnknownTags" })
+}
+
+// zeroFields zeroes, in v and every message below it, the struct fields
+// drop picks.
+func zeroFields(v reflect.Value, drop func(reflect.Type, reflect.StructField) bool) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if !v.IsNil() {
-			clearUnknownTags(v.Elem())
+			zeroFields(v.Elem(), drop)
 		}
 	case reflect.Slice:
 		if v.Type().Elem().Kind() != reflect.Uint8 {
 			for i := range v.Len() {
-				clearUnknownTags(v.Index(i))
+				zeroFields(v.Index(i), drop)
 			}
 		}
 	case reflect.Struct:
 		for i := range v.NumField() {
 			f := v.Type().Field(i)
-			if f.Name == "UnknownTags" {
+			if drop(v.Type(), f) {
 				v.Field(i).Set(reflect.Zero(f.Type))
 			} else if f.IsExported() {
-				clearUnknownTags(v.Field(i))
+				zeroFields(v.Field(i), drop)
 			}
 		}
 	}

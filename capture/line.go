@@ -3,6 +3,9 @@ package capture
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/migration"
 )
 
 // Line is one line of a capture file: an exchange (a request and its
@@ -40,7 +43,7 @@ type Line struct {
 	// not what its version says).
 	DecodeError string `json:"decodeError,omitempty"`
 
-	// Event is the kind of an event line (EventKind constants).
+	// Event is the kind of an event line (see Event.Kind).
 	Event   string         `json:"event,omitempty"`
 	Group   string         `json:"group,omitempty"`
 	Member  string         `json:"memberId,omitempty"`
@@ -49,22 +52,11 @@ type Line struct {
 	Message string         `json:"message,omitempty"`
 }
 
-// Event kinds.
-const (
-	EventGroupEpochBumped   = "group-epoch-bumped"
-	EventTargetAssignment   = "target-assignment-computed"
-	EventMemberFenced       = "member-fenced"
-	EventMemberLeft         = "member-left"
-	EventRecordsWritten     = "records-written"
-	EventTakeoverStarted    = "takeover-started"
-	EventTakeoverDone       = "takeover-done"
-	EventTakeoverFailed     = "takeover-failed"
-	EventHandBackStarted    = "hand-back-started"
-	EventHandBackAnchorLeft = "hand-back-anchor-left"
-	EventHandBackDone       = "hand-back-done"
-	EventHandBackFailed     = "hand-back-failed"
-	EventCoordinatorLog     = "coordinator-log"
-)
+// An event's kind is its emitter's: coordinator/streams' Event* (epoch
+// bumps, fencings, target assignments), coordinator.EventRecordsWritten and
+// migration's Event* (the phases of a takeover or a hand-back). The
+// capture names them by those constants, so that it cannot drift from what
+// it records.
 
 // Event is what the coordinator or the migration tells the recorder.
 type Event struct {
@@ -81,7 +73,7 @@ type Event struct {
 // failure says whether an event makes the group's flight recorder dump.
 func (e *Event) failure() bool {
 	switch e.Kind {
-	case EventTakeoverFailed, EventHandBackFailed, EventMemberFenced:
+	case migration.EventTakeoverFailed, migration.EventHandBackFailed, streams.EventMemberFenced:
 		return true
 	}
 	return false

@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/migration"
 )
 
 // Options configure a Recorder. The zero value records nothing until a
@@ -163,13 +165,13 @@ func (r *Recorder) Event(e Event) {
 	}
 	r.mu.Lock()
 	switch e.Kind {
-	case EventTakeoverStarted, EventHandBackStarted:
+	case migration.EventTakeoverStarted, migration.EventHandBackStarted:
 		// A group in a migration gets a flight recorder.
 		if fr := r.flight(e.Group, false); fr != nil {
 			fr.until = time.Time{}
 		}
 		r.updateKeysLocked()
-	case EventHandBackDone:
+	case migration.EventHandBackDone:
 		// The migration is over: its recorder stays one window more.
 		if fr := r.flights[e.Group]; fr != nil && !fr.pinned {
 			fr.until = e.At.Add(r.o.FlightWindow)

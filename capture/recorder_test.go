@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // frames builds the request and response frames of an exchange.
@@ -86,8 +88,8 @@ func TestRecorderFilters(t *testing.T) {
 	}
 	r.Exchange(heartbeatExchange("g1", "app-1"))
 	r.Exchange(heartbeatExchange("other", "app-2"))
-	r.Event(Event{Kind: EventGroupEpochBumped, Group: "g1", Member: "m-1", Reason: "member joined"})
-	r.Event(Event{Kind: EventGroupEpochBumped, Group: "other"})
+	r.Event(Event{Kind: streams.EventGroupEpochBumped, Group: "g1", Member: "m-1", Reason: "member joined"})
+	r.Event(Event{Kind: streams.EventGroupEpochBumped, Group: "other"})
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,9 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/migration"
 )
 
 // The timeline reads capture lines back and answers what an operator asks
@@ -345,7 +348,7 @@ func (t *Timeline) extend(at time.Time) {
 func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, byMember map[string]*Lane, setOwned func(*Lane, time.Time, []string)) {
 	kind, outcome := "", ""
 	switch l.Event {
-	case EventTakeoverStarted, EventHandBackStarted:
+	case migration.EventTakeoverStarted, migration.EventHandBackStarted:
 		kind = strings.TrimSuffix(l.Event, "-started")
 		if p := running[kind]; p != nil {
 			p.To, p.Outcome = l.Wall, "superseded"
@@ -354,21 +357,21 @@ func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, b
 		running[kind] = p
 		*phases = append(*phases, p)
 		return
-	case EventTakeoverDone, EventHandBackDone:
+	case migration.EventTakeoverDone, migration.EventHandBackDone:
 		kind, outcome = strings.TrimSuffix(l.Event, "-done"), "done"
-	case EventTakeoverFailed, EventHandBackFailed:
+	case migration.EventTakeoverFailed, migration.EventHandBackFailed:
 		kind, outcome = strings.TrimSuffix(l.Event, "-failed"), "failed"
-	case EventHandBackAnchorLeft:
+	case migration.EventHandBackAnchorLeft:
 		if p := running["hand-back"]; p != nil {
 			p.Steps = append(p.Steps, At[string]{l.Wall, "anchor left"})
 		}
 		return
-	case EventGroupEpochBumped, EventMemberFenced, EventMemberLeft:
+	case streams.EventGroupEpochBumped, streams.EventMemberFenced, streams.EventMemberLeft:
 		t.Rebalances = append(t.Rebalances, l.Wall)
 		m := Mark{At: l.Wall, Kind: l.Event, Member: l.Member, Message: l.Message}
 		if ln := byMember[l.Member]; ln != nil {
 			m.Lane = ln.ClientID
-			if l.Event == EventMemberFenced {
+			if l.Event == streams.EventMemberFenced {
 				setOwned(ln, l.Wall, nil)
 			}
 		}

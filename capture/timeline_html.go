@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // WriteHTML writes the timeline as one self-contained page (no network
@@ -127,7 +129,7 @@ func (t *Timeline) view() htmlView {
 		v.Phases = append(v.Phases, htmlShape{Class: "phase phase-" + p.Kind, Label: p.Kind, Title: title, F0: f(p.From), F1: f(p.To), Y: 20, H: v.Height - 20})
 	}
 	for _, m := range t.Marks {
-		if m.Kind != EventGroupEpochBumped && m.Kind != EventMemberFenced {
+		if m.Kind != streams.EventGroupEpochBumped && m.Kind != streams.EventMemberFenced {
 			continue
 		}
 		v.Marks = append(v.Marks, htmlShape{Class: "mark mark-" + m.Kind, Title: rel(m.At) + " " + m.Message, F0: f(m.At), F1: f(m.At), Y: 20, H: v.Height - 20})

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // hb is a StreamsGroupHeartbeat exchange of a client answered with tasks
@@ -89,7 +91,7 @@ func TestTimelineOwnership(t *testing.T) {
 
 // bump is a group-epoch-bumped event line at second sec.
 func bump(t0 time.Time, sec int) string {
-	b, _ := json.Marshal(Line{Type: "event", Wall: t0.Add(time.Duration(sec) * time.Second), Event: EventGroupEpochBumped, Group: "g"})
+	b, _ := json.Marshal(Line{Type: "event", Wall: t0.Add(time.Duration(sec) * time.Second), Event: streams.EventGroupEpochBumped, Group: "g"})
 	return string(b)
 }
 

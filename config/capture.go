@@ -2,8 +2,9 @@ package config
 
 import (
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // Capture is the `capture:` section: traffic capture for debugging
@@ -42,16 +43,9 @@ func DefaultCapture() Capture {
 	return Capture{MaxBytes: 64 << 20, MaxFiles: 5, FlightWindow: 5 * time.Minute, FlightMaxBytes: 2 << 20, FlightMaxGroups: 32}
 }
 
-// List splits a comma-separated key's value.
-func List(s string) []string {
-	var out []string
-	for _, v := range strings.Split(s, ",") {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
+// List splits a comma-separated key's value, blank entries dropped: the
+// streams group configs' reading of Kafka's LIST values.
+func List(s string) []string { return streams.ParseList(s) }
 
 func (c Capture) validate() []string {
 	var errs []string

@@ -2,8 +2,6 @@ package config
 
 import (
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +11,7 @@ import (
 // (file and environment) and is parsed by the coordinator; the coordinator
 // and control-plane keys load and validate.
 func TestStreamsAndCoordinatorKeys(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "c.yaml")
-	yaml := `
+	path := configFile(t, `
 upstream: [a:9092]
 proxy-id: east-1
 streams:
@@ -30,10 +26,7 @@ control-plane:
   sasl-mechanism: SCRAM-SHA-512
   sasl-username: streamshift
   sasl-password: secret
-`
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`)
 	env := []string{"STREAMSHIFT_STREAMS_INITIAL_REBALANCE_DELAY_MS=0", "STREAMSHIFT_COORDINATOR_METADATA_REFRESH_INTERVAL=2s"}
 	cfg, warnings, err := Load([]string{"--config", path}, env, io.Discard)
 	if err != nil {

@@ -13,9 +13,7 @@ import (
 )
 
 func TestLoadPrecedence(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "c.yaml")
-	yaml := `
+	path := configFile(t, `
 upstream: [a:9092, b:9092]
 listen: 127.0.0.1:29092
 log:
@@ -23,10 +21,7 @@ log:
 limits:
   max-inflight-requests: 7
 shutdown-timeout: 3s
-`
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`)
 	env := []string{"STREAMSHIFT_LOG_LEVEL=warn", "STREAMSHIFT_NODE_ID_MAX=9", "STREAMSHIFT_BOGUS=1", "HOME=/x"}
 	cfg, warnings, err := Load([]string{"--config", path, "--node-id-max", "5", "--upstream", "c:1,d:2"}, env, io.Discard)
 	if err != nil {
@@ -47,12 +42,19 @@ shutdown-timeout: 3s
 	}
 }
 
-func TestLoadErrors(t *testing.T) {
-	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(bad, []byte("upstream: [a:1]\nlisten-typo: x\n"), 0o600); err != nil {
+// configFile writes yaml to a new configuration file and returns its path.
+func configFile(t *testing.T, yaml string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+func TestLoadErrors(t *testing.T) {
+	bad := configFile(t, "upstream: [a:1]\nlisten-typo: x\n")
+	dir := filepath.Dir(bad)
 	for _, tc := range []struct {
 		name string
 		args []string

@@ -74,35 +74,12 @@ func TestClassicGroupStateOf(t *testing.T) {
 
 	// The state takes the group over: classic members keep their tasks
 	// at generation 7 and the streams member waits for them.
-	md := coordinator.NewStaticMetadata()
-	md.SetTopic("foo", 6)
-	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: clock, Metadata: md})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	first := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	first.Version, first.Group, first.MemberID, first.RebalanceTimeoutMillis, first.EndpointInformationEpoch = 1, "legacy", "s1", 60000, -1
-	p := "ps"
-	first.ProcessID = &p
-	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
-	sub := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
-	sub.SubtopologyID, sub.SourceTopics = "0", []string{"foo"}
-	topo.Subtopologies = append(topo.Subtopologies, sub)
-	first.Topology = &topo
-	first.ActiveTasks, first.StandbyTasks, first.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	first.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
-	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.TakeOverClassicGroup(st, first, coordinator.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
-	r := <-done
-	if r.ErrorCode != 0 || len(r.ActiveTasks) != 0 {
+	c := coordinatorOn(t, clock)
+	if r := takeOver(c, st); r.ErrorCode != 0 || len(r.ActiveTasks) != 0 {
 		t.Fatalf("takeover: %d tasks %v", r.ErrorCode, r.ActiveTasks)
 	}
-	oc := coordinator.OffsetCommitRequest{GroupID: "legacy", MemberID: "a", MemberEpoch: 7}
-	res := make(chan coordinator.OffsetCommitResult, 1)
-	c.ValidateClassicOffsetCommit(oc, func(r coordinator.OffsetCommitResult) { res <- r })
-	if r := <-res; r.Err != nil {
-		t.Fatalf("commit at generation 7 after the takeover: %v", r.Err)
+	if err := classicCommit(c, "a"); err != nil {
+		t.Fatalf("commit at generation 7 after the takeover: %v", err)
 	}
 }
 
@@ -140,34 +117,11 @@ func TestTakeoverCarriesSessionClocks(t *testing.T) {
 		}
 	}
 
-	md := coordinator.NewStaticMetadata()
-	md.SetTopic("foo", 6)
-	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: clock, Metadata: md})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	first := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	first.Version, first.Group, first.MemberID, first.RebalanceTimeoutMillis, first.EndpointInformationEpoch = 1, "legacy", "s1", 60000, -1
-	p := "ps"
-	first.ProcessID = &p
-	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
-	sub := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
-	sub.SubtopologyID, sub.SourceTopics = "0", []string{"foo"}
-	topo.Subtopologies = append(topo.Subtopologies, sub)
-	first.Topology = &topo
-	first.ActiveTasks, first.StandbyTasks, first.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	first.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
-	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.TakeOverClassicGroup(st, first, coordinator.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
-	if r := <-done; r.ErrorCode != 0 {
+	c := coordinatorOn(t, clock)
+	if r := takeOver(c, st); r.ErrorCode != 0 {
 		t.Fatalf("takeover: %d %s", r.ErrorCode, *r.ErrorMessage)
 	}
-	member := func(id string) bool {
-		res := make(chan coordinator.OffsetCommitResult, 1)
-		c.ValidateClassicOffsetCommit(coordinator.OffsetCommitRequest{GroupID: "legacy", MemberID: id, MemberEpoch: 7}, func(r coordinator.OffsetCommitResult) { res <- r })
-		return (<-res).Err == nil
-	}
+	member := func(id string) bool { return classicCommit(c, id) == nil }
 	if !member("a") || !member("b") || member("c") {
 		t.Fatalf("members after the takeover: a %v b %v c %v; want a and b", member("a"), member("b"), member("c"))
 	}

@@ -54,13 +54,7 @@ func (f *fakeTakeoverUpstream) JoinAnchor(_ string, done func(error)) {
 
 func takeoverFixture(t *testing.T, fenceErr error, policy MigrationPolicy) (*Takeover, *fakeTakeoverUpstream, *fakeGate, *coordinator.Coordinator) {
 	t.Helper()
-	md := coordinator.NewStaticMetadata()
-	md.SetTopic("foo", 6)
-	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: coordinator.NewManualClock(time.Unix(0, 0)), Metadata: md})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
+	c := coordinatorOn(t, coordinator.NewManualClock(time.Unix(0, 0)))
 	o := &ClassicObserver{Now: c.Now}
 	o.ObserveGeneration("legacy", "a", 7)
 	o.ObserveGeneration("legacy", "b", 7)
@@ -83,6 +77,36 @@ func firstJoin() *kmsg.StreamsGroupHeartbeatRequest {
 	first.ActiveTasks, first.StandbyTasks, first.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 	first.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
 	return first
+}
+
+// coordinatorOn is a coordinator on clock that knows topic foo (6
+// partitions), closed when the test ends.
+func coordinatorOn(t *testing.T, clock coordinator.Clock) *coordinator.Coordinator {
+	t.Helper()
+	md := coordinator.NewStaticMetadata()
+	md.SetTopic("foo", 6)
+	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: clock, Metadata: md})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// takeOver takes the classic group st over in c, firstJoin's streams
+// member the first to join, and returns that member's answer.
+func takeOver(c *coordinator.Coordinator, st coordinator.ClassicGroupState) *kmsg.StreamsGroupHeartbeatResponse {
+	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
+	c.TakeOverClassicGroup(st, firstJoin(), coordinator.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	return <-done
+}
+
+// classicCommit is c's verdict on an offset commit of classic member id of
+// group legacy at generation 7.
+func classicCommit(c *coordinator.Coordinator, id string) error {
+	res := make(chan coordinator.OffsetCommitResult, 1)
+	c.ValidateClassicOffsetCommit(coordinator.OffsetCommitRequest{GroupID: "legacy", MemberID: id, MemberEpoch: 7}, func(r coordinator.OffsetCommitResult) { res <- r })
+	return (<-res).Err
 }
 
 func runTakeover(tk *Takeover) *kmsg.StreamsGroupHeartbeatResponse {

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/internal/lockedmap"
 )
 
 // GroupLog is the coordinator's durable Log: a compacted topic of the
@@ -216,11 +218,7 @@ func (l *GroupLog) Acquire(ctx context.Context, p int32) ([]coordinator.Record, 
 // Release stops writing partition p (handed to another instance, or lost):
 // its producer closes and its mirror goes. Appends for p fail afterwards.
 func (l *GroupLog) Release(p int32) {
-	l.mu.Lock()
-	w := l.writers[p]
-	delete(l.writers, p)
-	l.mu.Unlock()
-	if w != nil {
+	if w := lockedmap.Pop(&l.mu, l.writers, p); w != nil {
 		w.mu.Lock()
 		w.prod.Close()
 		w.mu.Unlock()
@@ -231,12 +229,7 @@ func (l *GroupLog) Release(p int32) {
 func (l *GroupLog) Owned() []int32 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := make([]int32, 0, len(l.writers))
-	for p := range l.writers {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
+	return slices.Sorted(maps.Keys(l.writers))
 }
 
 func (l *GroupLog) writer(groupID string) (*partitionWriter, error) {

@@ -35,17 +35,7 @@ func consume(ctx context.Context, t *testing.T, bootstrap, topic string, n int) 
 // member owns its tasks, which it returns.
 func joinStreamsGroup(ctx context.Context, t *testing.T, cl *kgo.Client, group, topic string) []kmsg.TaskIDs {
 	t.Helper()
-	fc := kmsg.NewPtrFindCoordinatorRequest()
-	fc.CoordinatorKey, fc.CoordinatorKeys = group, []string{group}
-	fresp, err := fc.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node := fresp.NodeID
-	if len(fresp.Coordinators) > 0 {
-		node = fresp.Coordinators[0].NodeID
-	}
-	broker := cl.Broker(int(node))
+	broker := cl.Broker(int(findCoordinatorWith(t, ctx, cl, group).NodeID))
 
 	req := streamsJoin(group, "demo-member", topic)
 	var owned []kmsg.TaskIDs

@@ -16,6 +16,7 @@ import (
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/internal/lockedmap"
 	"github.com/streamshift/streamshift/upstream"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -147,11 +148,7 @@ func (cr *clusterRuntime) assigned(ps []int32) {
 // stopLoading cancels partition p's load in flight, if any, and waits
 // until it ended.
 func (cr *clusterRuntime) stopLoading(p int32) {
-	cr.loadMu.Lock()
-	cancel := cr.stopLoad[p]
-	delete(cr.stopLoad, p)
-	cr.loadMu.Unlock()
-	if cancel != nil {
+	if cancel := lockedmap.Pop(&cr.loadMu, cr.stopLoad, p); cancel != nil {
 		cancel()
 	}
 	// The load holds the partition's lock until it ended.

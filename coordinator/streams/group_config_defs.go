@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,27 +17,39 @@ import (
 const GroupConfigPrefix = "streams."
 
 // groupConfigDef is one per-group config: its key (without "streams."), its
-// type and the lower bound of Kafka's ConfigDef validator.
+// type, the lower bound of Kafka's ConfigDef validator and where it lives
+// in GroupConfig and GroupConfigOverride.
 type groupConfigDef struct {
 	Key     string
 	Type    kmsg.ConfigType
 	atLeast int64
 	Doc     string
+	field   groupConfigField
 }
 
 // GroupConfigDefs in Kafka's order of definition.
 var GroupConfigDefs = []groupConfigDef{
-	{KeySessionTimeout, kmsg.ConfigTypeInt, 1, "The timeout to detect client failures when using the streams group protocol."},
-	{KeyHeartbeatInterval, kmsg.ConfigTypeInt, 1, "The heartbeat interval given to the members."},
-	{KeyNumStandbyReplicas, kmsg.ConfigTypeInt, 0, "The number of standby replicas for each task."},
-	{KeyInitialRebalanceDelay, kmsg.ConfigTypeInt, 0, "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance."},
-	{KeyAssignmentInterval, kmsg.ConfigTypeInt, 0, "The minimum interval between two assignments of the group."},
-	{KeyRackAwareAssignmentTags, kmsg.ConfigTypeList, 0, "The client tag keys the assignor uses to spread standby replicas."},
-	{KeyTaskOffsetInterval, kmsg.ConfigTypeInt, 1, "The interval in which members report their task offsets."},
-	{KeyNumWarmupReplicas, kmsg.ConfigTypeInt, 0, "The maximum number of warmup replicas assigned at once."},
-	{KeyAcceptableRecoveryLag, kmsg.ConfigTypeLong, 0, "The maximum lag of a caught-up client."},
+	{KeySessionTimeout, kmsg.ConfigTypeInt, 1, "The timeout to detect client failures when using the streams group protocol.",
+		msField(func(c *GroupConfig) *time.Duration { return &c.SessionTimeout }, func(o *GroupConfigOverride) **time.Duration { return &o.SessionTimeout })},
+	{KeyHeartbeatInterval, kmsg.ConfigTypeInt, 1, "The heartbeat interval given to the members.",
+		msField(func(c *GroupConfig) *time.Duration { return &c.HeartbeatInterval }, func(o *GroupConfigOverride) **time.Duration { return &o.HeartbeatInterval })},
+	{KeyNumStandbyReplicas, kmsg.ConfigTypeInt, 0, "The number of standby replicas for each task.",
+		intField(func(c *GroupConfig) *int { return &c.NumStandbyReplicas }, func(o *GroupConfigOverride) **int { return &o.NumStandbyReplicas })},
+	{KeyInitialRebalanceDelay, kmsg.ConfigTypeInt, 0, "The amount of time the group coordinator will wait for more streams clients to join a new group before performing the first rebalance.",
+		msField(func(c *GroupConfig) *time.Duration { return &c.InitialRebalanceDelay }, func(o *GroupConfigOverride) **time.Duration { return &o.InitialRebalanceDelay })},
+	{KeyAssignmentInterval, kmsg.ConfigTypeInt, 0, "The minimum interval between two assignments of the group.",
+		msField(func(c *GroupConfig) *time.Duration { return &c.AssignmentInterval }, func(o *GroupConfigOverride) **time.Duration { return &o.AssignmentInterval })},
+	{KeyRackAwareAssignmentTags, kmsg.ConfigTypeList, 0, "The client tag keys the assignor uses to spread standby replicas.",
+		rackAwareAssignmentTagsField{}},
+	{KeyTaskOffsetInterval, kmsg.ConfigTypeInt, 1, "The interval in which members report their task offsets.",
+		msField(func(c *GroupConfig) *time.Duration { return &c.TaskOffsetInterval }, func(o *GroupConfigOverride) **time.Duration { return &o.TaskOffsetInterval })},
+	{KeyNumWarmupReplicas, kmsg.ConfigTypeInt, 0, "The maximum number of warmup replicas assigned at once.",
+		intField(func(c *GroupConfig) *int { return &c.NumWarmupReplicas }, func(o *GroupConfigOverride) **int { return &o.NumWarmupReplicas })},
+	{KeyAcceptableRecoveryLag, kmsg.ConfigTypeLong, 0, "The maximum lag of a caught-up client.",
+		longField(func(c *GroupConfig) *int64 { return &c.AcceptableRecoveryLag }, func(o *GroupConfigOverride) **int64 { return &o.AcceptableRecoveryLag })},
 	// streamshift's own, beyond Kafka 4.4.
-	{KeyReconciliationHeartbeatInterval, kmsg.ConfigTypeInt, 1, "The heartbeat interval given to a member while it reconciles (revokes, waits for tasks, warms up tasks or runs a task being warmed up elsewhere); at most streams.heartbeat.interval.ms."},
+	{KeyReconciliationHeartbeatInterval, kmsg.ConfigTypeInt, 1, "The heartbeat interval given to a member while it reconciles (revokes, waits for tasks, warms up tasks or runs a task being warmed up elsewhere); at most streams.heartbeat.interval.ms.",
+		msField(func(c *GroupConfig) *time.Duration { return &c.ReconciliationHeartbeatInterval }, func(o *GroupConfigOverride) **time.Duration { return &o.ReconciliationHeartbeatInterval })},
 }
 
 func GroupConfigDefOf(name string) (groupConfigDef, bool) {
@@ -44,6 +57,12 @@ func GroupConfigDefOf(name string) (groupConfigDef, bool) {
 	if !ok {
 		return groupConfigDef{}, false
 	}
+	return groupConfigDefByKey(key)
+}
+
+// groupConfigDefByKey is the definition of a per-group key (without
+// "streams.").
+func groupConfigDefByKey(key string) (groupConfigDef, bool) {
 	for _, d := range GroupConfigDefs {
 		if d.Key == key {
 			return d, true
@@ -54,81 +73,29 @@ func GroupConfigDefOf(name string) (groupConfigDef, bool) {
 
 // Value renders one setting as Kafka prints it.
 func (c GroupConfig) Value(key string) string {
-	ms := func(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
-	switch key {
-	case KeySessionTimeout:
-		return ms(c.SessionTimeout)
-	case KeyHeartbeatInterval:
-		return ms(c.HeartbeatInterval)
-	case KeyNumStandbyReplicas:
-		return strconv.Itoa(c.NumStandbyReplicas)
-	case KeyInitialRebalanceDelay:
-		return ms(c.InitialRebalanceDelay)
-	case KeyAssignmentInterval:
-		return ms(c.AssignmentInterval)
-	case KeyTaskOffsetInterval:
-		return ms(c.TaskOffsetInterval)
-	case KeyNumWarmupReplicas:
-		return strconv.Itoa(c.NumWarmupReplicas)
-	case KeyAcceptableRecoveryLag:
-		return strconv.FormatInt(c.AcceptableRecoveryLag, 10)
-	case KeyRackAwareAssignmentTags:
-		return strings.Join(c.RackAwareAssignmentTags, ",")
-	case KeyReconciliationHeartbeatInterval:
-		return ms(c.ReconciliationHeartbeatInterval)
+	if d, ok := groupConfigDefByKey(key); ok {
+		return d.field.format(&c)
 	}
 	return ""
 }
 
 func (o GroupConfigOverride) Has(key string) bool {
-	switch key {
-	case KeySessionTimeout:
-		return o.SessionTimeout != nil
-	case KeyHeartbeatInterval:
-		return o.HeartbeatInterval != nil
-	case KeyNumStandbyReplicas:
-		return o.NumStandbyReplicas != nil
-	case KeyInitialRebalanceDelay:
-		return o.InitialRebalanceDelay != nil
-	case KeyAssignmentInterval:
-		return o.AssignmentInterval != nil
-	case KeyTaskOffsetInterval:
-		return o.TaskOffsetInterval != nil
-	case KeyNumWarmupReplicas:
-		return o.NumWarmupReplicas != nil
-	case KeyAcceptableRecoveryLag:
-		return o.AcceptableRecoveryLag != nil
-	case KeyRackAwareAssignmentTags:
-		return o.RackAwareAssignmentTags != nil
-	case KeyReconciliationHeartbeatInterval:
-		return o.ReconciliationHeartbeatInterval != nil
-	}
-	return false
+	d, ok := groupConfigDefByKey(key)
+	return ok && d.field.overridden(&o)
 }
 
 func (o *GroupConfigOverride) Unset(key string) {
-	switch key {
-	case KeySessionTimeout:
-		o.SessionTimeout = nil
-	case KeyHeartbeatInterval:
-		o.HeartbeatInterval = nil
-	case KeyNumStandbyReplicas:
-		o.NumStandbyReplicas = nil
-	case KeyInitialRebalanceDelay:
-		o.InitialRebalanceDelay = nil
-	case KeyAssignmentInterval:
-		o.AssignmentInterval = nil
-	case KeyTaskOffsetInterval:
-		o.TaskOffsetInterval = nil
-	case KeyNumWarmupReplicas:
-		o.NumWarmupReplicas = nil
-	case KeyAcceptableRecoveryLag:
-		o.AcceptableRecoveryLag = nil
-	case KeyRackAwareAssignmentTags:
-		o.RackAwareAssignmentTags = nil
-	case KeyReconciliationHeartbeatInterval:
-		o.ReconciliationHeartbeatInterval = nil
+	if d, ok := groupConfigDefByKey(key); ok {
+		d.field.unset(o)
 	}
+}
+
+// Set overrides one per-group setting.
+func (o *GroupConfigOverride) Set(key, v string) error {
+	if d, ok := groupConfigDefByKey(key); ok {
+		return d.field.override(o, v)
+	}
+	return errors.New("unknown streams group setting")
 }
 
 func (o GroupConfigOverride) Empty() bool {

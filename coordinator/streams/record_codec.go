@@ -26,8 +26,11 @@ func MarshalRecord(r Record) (key, value []byte, err error) {
 		return key, nil, err
 	}
 	format, known := RecordValueFormats[r.Type]
-	d, ok := durableValueOf(r.Value)
-	if !known || !ok {
+	var d durableValue
+	if known {
+		d, known = format.encode(r.Value)
+	}
+	if !known {
 		return nil, nil, fmt.Errorf("marshal %s record: value %T", r.Type, r.Value)
 	}
 	d.setVersion(format.Version)

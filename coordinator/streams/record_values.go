@@ -39,39 +39,55 @@ import (
 // to compile here instead of changing what is stored.
 
 // recordValueFormat is one record type's value format: the version this
-// release writes, and its reader.
+// release writes, its writer and its reader.
 type recordValueFormat struct {
 	Version int16
+	encode  func(value any) (durableValue, bool)
 	decode  func(value []byte) (any, error)
 }
 
 // RecordValueFormats are the record types this release knows; a type that
 // is not here is skipped on load.
 var RecordValueFormats = map[RecordType]recordValueFormat{
-	RecordGroupMetadata:            {1, decodeValue((*streamsGroupMetadataValue).inMemory)},
-	RecordMemberMetadata:           {1, decodeValue((*streamsGroupMemberMetadataValue).inMemory)},
-	RecordTargetAssignmentMetadata: {1, decodeValue((*streamsGroupTargetAssignmentMetadataValue).inMemory)},
-	RecordTargetAssignmentMember:   {1, decodeValue((*streamsGroupTargetAssignmentMemberValue).inMemory)},
-	RecordCurrentMemberAssignment:  {1, decodeValue((*streamsGroupCurrentMemberAssignmentValue).inMemory)},
-	RecordTopology:                 {1, decodeValue((*streamsGroupTopologyValue).inMemory)},
-	RecordOwnership:                {1, decodeValue((*streamshiftOwnershipValue).inMemory)},
-	RecordGroupConfig:              {1, decodeValue((*streamshiftGroupConfigValue).inMemory)},
+	RecordGroupMetadata:            valueFormat(1, newStreamsGroupMetadataValue, (*streamsGroupMetadataValue).inMemory),
+	RecordMemberMetadata:           valueFormat(1, newStreamsGroupMemberMetadataValue, (*streamsGroupMemberMetadataValue).inMemory),
+	RecordTargetAssignmentMetadata: valueFormat(1, newStreamsGroupTargetAssignmentMetadataValue, (*streamsGroupTargetAssignmentMetadataValue).inMemory),
+	RecordTargetAssignmentMember:   valueFormat(1, newStreamsGroupTargetAssignmentMemberValue, (*streamsGroupTargetAssignmentMemberValue).inMemory),
+	RecordCurrentMemberAssignment:  valueFormat(1, newStreamsGroupCurrentMemberAssignmentValue, (*streamsGroupCurrentMemberAssignmentValue).inMemory),
+	RecordTopology:                 valueFormat(1, newStreamsGroupTopologyValue, (*streamsGroupTopologyValue).inMemory),
+	RecordOwnership:                valueFormat(1, newStreamshiftOwnershipValue, (*streamshiftOwnershipValue).inMemory),
+	RecordGroupConfig:              valueFormat(1, newStreamshiftGroupConfigValue, (*streamshiftGroupConfigValue).inMemory),
 }
 
-// decodeValue reads a durable value of type D (unknown fields ignored: a
-// newer streamshift may have added them) and converts it to its in-memory
-// type.
-func decodeValue[D any, V any](inMemory func(*D) (V, error)) func([]byte) (any, error) {
-	return func(b []byte) (any, error) {
-		d := new(D)
-		if err := unmarshalJSON(b, d); err != nil {
-			return nil, err
-		}
-		v, err := inMemory(d)
-		if err != nil {
-			return nil, err
-		}
-		return v, nil
+// valueFormat is the format of the record type whose in-memory value is a
+// *V and whose durable value a *D: the writer converts to D (a value of
+// another type is no value of this record type), the reader decodes a D
+// (unknown fields ignored: a newer streamshift may have added them) and
+// converts it back.
+func valueFormat[V, D any, PD interface {
+	*D
+	durableValue
+}](version int16, durable func(*V) PD, inMemory func(PD) (*V, error)) recordValueFormat {
+	return recordValueFormat{
+		Version: version,
+		encode: func(value any) (durableValue, bool) {
+			v, ok := value.(*V)
+			if !ok {
+				return nil, false
+			}
+			return durable(v), true
+		},
+		decode: func(b []byte) (any, error) {
+			d := PD(new(D))
+			if err := unmarshalJSON(b, d); err != nil {
+				return nil, err
+			}
+			v, err := inMemory(d)
+			if err != nil {
+				return nil, err
+			}
+			return v, nil
+		},
 	}
 }
 
@@ -91,29 +107,6 @@ func (v *valueVersion) setVersion(version int16) {
 	if version > 1 {
 		v.V = version
 	}
-}
-
-// durableValueOf is the durable value of an in-memory record value.
-func durableValueOf(value any) (durableValue, bool) {
-	switch v := value.(type) {
-	case *GroupMetadataValue:
-		return newStreamsGroupMetadataValue(v), true
-	case *MemberMetadataValue:
-		return newStreamsGroupMemberMetadataValue(v), true
-	case *TargetAssignmentMetadataValue:
-		return newStreamsGroupTargetAssignmentMetadataValue(v), true
-	case *TargetAssignmentMemberValue:
-		return newStreamsGroupTargetAssignmentMemberValue(v), true
-	case *CurrentMemberAssignmentValue:
-		return newStreamsGroupCurrentMemberAssignmentValue(v), true
-	case *TopologyValue:
-		return newStreamsGroupTopologyValue(v), true
-	case *OwnershipValue:
-		return newStreamshiftOwnershipValue(v), true
-	case *GroupConfigValue:
-		return newStreamshiftGroupConfigValue(v), true
-	}
-	return nil, false
 }
 
 // recordKeyV1 is the key of every record type: the type, the group, and

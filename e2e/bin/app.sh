@@ -39,9 +39,7 @@ cmd_run() {
 cmd_start() {
   [ $# -ge 1 ] || die "usage: app.sh start BUILD [DIR] [key=value ...]"
   local b=$1; shift
-  local dir=""
-  if [ $# -gt 0 ] && [[ "$1" != *=* ]]; then dir=$1; shift; fi
-  dir=$(fresh_dir "$dir")
+  local dir nargs; start_dir "$@"; shift "$nargs"
   "$0" run "$b" "$dir" "$@" >"$dir/app.out" 2>"$dir/app.log" &
   local pid=$!
   echo "$pid" >"$dir/app.pid"

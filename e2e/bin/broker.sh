@@ -76,9 +76,7 @@ cmd_wait() {
 cmd_start() {
   [ $# -ge 1 ] || die "usage: broker.sh start VERSION [DIR] [key=value ...]"
   local v=$1; shift
-  local dir=""
-  if [ $# -gt 0 ] && [[ "$1" != *=* ]]; then dir=$1; shift; fi
-  dir=$(fresh_dir "$dir")
+  local dir nargs; start_dir "$@"; shift "$nargs"
   local bport cport; bport=$(free_port); cport=$(free_port)
   while [ "$cport" = "$bport" ]; do cport=$(free_port); done
   "$0" run "$v" "$dir" "$bport" "$cport" "$@" >"$dir/broker.out" 2>&1 &

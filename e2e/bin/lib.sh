@@ -56,3 +56,12 @@ fresh_dir() {
   if [ -e "$1" ] && [ -n "$(ls -A "$1" 2>/dev/null)" ]; then die "$1 is not empty: use a fresh directory"; fi
   mkdir -p "$1" && (cd "$1" && pwd)
 }
+
+# start_dir [DIR] [key=value ...]: the DIR of a start command, optional
+# before its key=value settings, as fresh_dir makes it. Sets dir, and nargs
+# to how many arguments it took (0 or 1) for the caller's shift.
+start_dir() {
+  dir="" nargs=0
+  if [ $# -gt 0 ] && [[ "$1" != *=* ]]; then dir=$1 nargs=1; fi
+  dir=$(fresh_dir "$dir")
+}

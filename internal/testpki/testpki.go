@@ -34,12 +34,7 @@ type Pair struct {
 
 // NewCA makes a CA named name.
 func NewCA(name string) (*CA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("CA key: %w", err)
-	}
 	tmpl := &x509.Certificate{
-		SerialNumber:          serial(),
 		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(24 * time.Hour),
@@ -47,15 +42,35 @@ func NewCA(name string) (*CA, error) {
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	key, der, err := certificate(tmpl, nil)
 	if err != nil {
-		return nil, fmt.Errorf("CA certificate: %w", err)
+		return nil, fmt.Errorf("CA %w", err)
 	}
 	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		return nil, err
 	}
 	return &CA{Cert: cert, CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), key: key}, nil
+}
+
+// certificate makes a key and the certificate of tmpl for it, with a
+// random serial number, signed by ca (nil: by the new key itself, a
+// self-signed certificate).
+func certificate(tmpl *x509.Certificate, ca *CA) (*ecdsa.PrivateKey, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("key of %s: %w", tmpl.Subject.CommonName, err)
+	}
+	tmpl.SerialNumber = serial()
+	parent, signer := tmpl, key
+	if ca != nil {
+		parent, signer = ca.Cert, ca.key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
+	if err != nil {
+		return nil, nil, fmt.Errorf("certificate %s: %w", tmpl.Subject.CommonName, err)
+	}
+	return key, der, nil
 }
 
 // Pool is a pool holding only the CA.
@@ -68,17 +83,12 @@ func (ca *CA) Pool() *x509.CertPool {
 // Issue signs a certificate for cn valid from notBefore to notAfter, for the
 // hosts (DNS names or IP addresses) as a server and usable as a client too.
 func (ca *CA) Issue(cn string, hosts []string, notBefore, notAfter time.Time) (*Pair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, fmt.Errorf("key: %w", err)
-	}
 	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		Subject:     pkix.Name{CommonName: cn},
+		NotBefore:   notBefore,
+		NotAfter:    notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
@@ -87,9 +97,9 @@ func (ca *CA) Issue(cn string, hosts []string, notBefore, notAfter time.Time) (*
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
+	key, der, err := certificate(tmpl, ca)
 	if err != nil {
-		return nil, fmt.Errorf("certificate %s: %w", cn, err)
+		return nil, err
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {

@@ -21,8 +21,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -224,12 +224,7 @@ func (m *Manager) Running(group string) bool {
 func (m *Manager) Groups() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make([]string, 0, len(m.anchors))
-	for g := range m.anchors {
-		out = append(out, g)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(m.anchors))
 }
 
 // Close stops every anchor without leaving: static members stay in their
@@ -254,6 +249,6 @@ func normalize(topics []string) []string {
 		return nil
 	}
 	out := slices.Clone(topics)
-	sort.Strings(out)
+	slices.Sort(out)
 	return slices.Compact(out)
 }
