@@ -110,14 +110,18 @@ func ParseConfig(kv map[string]string) (Config, error) {
 }
 
 // splitGroupKey splits "<id>.<key>" where the key is one of the per-group
-// keys (group ids may contain dots).
+// keys (group ids may contain dots). The longest matching key wins: one key
+// ends another (reconciliation.heartbeat.interval.ms, heartbeat.interval.ms).
 func splitGroupKey(s string) (id, key string, err error) {
 	for _, d := range GroupConfigDefs {
-		if k := d.Key; strings.HasSuffix(s, "."+k) && len(s) > len(k)+1 {
-			return s[:len(s)-len(k)-1], k, nil
+		if k := d.Key; strings.HasSuffix(s, "."+k) && len(s) > len(k)+1 && len(k) > len(key) {
+			id, key = s[:len(s)-len(k)-1], k
 		}
 	}
-	return "", "", errors.New("not <group id>.<per-group setting>")
+	if key == "" {
+		return "", "", errors.New("not <group id>.<per-group setting>")
+	}
+	return id, key, nil
 }
 
 func (c *Config) set(key, v string) error {

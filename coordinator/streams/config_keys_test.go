@@ -16,6 +16,8 @@ func TestParseConfig(t *testing.T) {
 		"group.my.app.session.timeout.ms":             "10000",
 		"group.my.app.num.standby.replicas":           "2",
 		"streams.group.other.acceptable.recovery.lag": "5",
+		// heartbeat.interval.ms is a per-group key too: the longest one wins.
+		"group.my.app.reconciliation.heartbeat.interval.ms": "1000",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +28,8 @@ func TestParseConfig(t *testing.T) {
 		cfg.Bounds.MinSessionTimeout != 10*time.Second || cfg.Bounds.MaxSessionTimeout != MaxSessionTimeout {
 		t.Fatalf("parsed %+v", cfg)
 	}
-	if g := cfg.Group("my.app"); g.SessionTimeout != 10*time.Second || g.NumStandbyReplicas != 2 || g.HeartbeatInterval != DefaultHeartbeatInterval {
+	if g := cfg.Group("my.app"); g.SessionTimeout != 10*time.Second || g.NumStandbyReplicas != 2 || g.HeartbeatInterval != DefaultHeartbeatInterval ||
+		g.ReconciliationHeartbeatInterval != time.Second {
 		t.Fatalf("group my.app: %+v", g)
 	}
 	if g := cfg.Group("other"); g.AcceptableRecoveryLag != 5 {
