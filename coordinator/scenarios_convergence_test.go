@@ -63,6 +63,78 @@ func TestHeartbeatIntervalKept(t *testing.T) {
 	}
 }
 
+// A member that misses its heartbeat (kill -9) makes the others heartbeat
+// fast (streams/heartbeat_overdue.go): when its session expires they learn
+// of the new target within the short interval, not at their next regular
+// heartbeat as in Kafka 4.4.
+func TestHeartbeatIntervalWhileMemberOverdue(t *testing.T) {
+	h := twoMemberGroup(t, nil)
+	g := h.group("g")
+	beat := func(id string) *kmsg.StreamsGroupHeartbeatResponse {
+		owned := g.Members[id].CurrentAssignment().Assigned
+		return h.ok(hbReq("g", id, g.Members[id].MemberEpoch(), &owned))
+	}
+	for _, id := range []string{"m1", "m2"} {
+		if r := beat(id); r.HeartbeatIntervalMillis != 5000 {
+			t.Fatalf("%s stable: interval %d", id, r.HeartbeatIntervalMillis)
+		}
+	}
+	// m1 keeps heartbeating; m2 is killed after its last heartbeat.
+	h.advance(5 * time.Second)
+	if r := beat("m1"); r.HeartbeatIntervalMillis != 5000 {
+		t.Fatalf("m2 not due yet: m1 interval %d", r.HeartbeatIntervalMillis)
+	}
+	h.advance(600 * time.Millisecond)
+	if r := beat("m1"); r.HeartbeatIntervalMillis != 500 {
+		t.Fatalf("m2 overdue: m1 interval %d", r.HeartbeatIntervalMillis)
+	}
+	// m1 heartbeats at the interval it is answered, as the client does.
+	// The session expires 45 s after m2's last heartbeat; m1's next
+	// heartbeat, 500 ms later at the latest, takes over m2's tasks.
+	expired := testStart.Add(streams.DefaultSessionTimeout)
+	var tookOver time.Time
+	interval := 500 * time.Millisecond
+	for tookOver.IsZero() && h.clock.Now().Before(expired.Add(10*time.Second)) {
+		h.advance(interval)
+		r := beat("m1")
+		interval = time.Duration(r.HeartbeatIntervalMillis) * time.Millisecond
+		if got, ok := assigned(r); ok && streams.TasksEqual(got.Active, tasks("0", 0, 1, 2, 3, 4, 5)) {
+			tookOver = h.clock.Now()
+		}
+	}
+	if tookOver.IsZero() || tookOver.Sub(expired) > 500*time.Millisecond {
+		t.Fatalf("m2's session expired at %v, m1 took over its tasks at %v", expired, tookOver)
+	}
+	// Back to the configured interval once the group is stable again.
+	beat("m1")
+	if r := beat("m1"); r.HeartbeatIntervalMillis != 5000 || g.State() != streams.GroupStable {
+		t.Fatalf("stable alone: interval %d, state %v", r.HeartbeatIntervalMillis, g.State())
+	}
+}
+
+// A member that is only late turns the others back to the configured
+// interval once it heartbeats again.
+func TestHeartbeatIntervalLateMemberBack(t *testing.T) {
+	h := twoMemberGroup(t, nil)
+	g := h.group("g")
+	beat := func(id string) *kmsg.StreamsGroupHeartbeatResponse {
+		owned := g.Members[id].CurrentAssignment().Assigned
+		return h.ok(hbReq("g", id, g.Members[id].MemberEpoch(), &owned))
+	}
+	beat("m1")
+	beat("m2")
+	h.advance(6 * time.Second)
+	if r := beat("m1"); r.HeartbeatIntervalMillis != 500 {
+		t.Fatalf("m2 overdue: m1 interval %d", r.HeartbeatIntervalMillis)
+	}
+	if r := beat("m2"); r.HeartbeatIntervalMillis != 5000 {
+		t.Fatalf("m2 back: its interval %d", r.HeartbeatIntervalMillis)
+	}
+	if r := beat("m1"); r.HeartbeatIntervalMillis != 5000 {
+		t.Fatalf("m2 back: m1 interval %d", r.HeartbeatIntervalMillis)
+	}
+}
+
 // simulateScaleOut runs members heartbeating as the Streams client does
 // (at the answered interval, at once after a change of assignment: its
 // acknowledgement) in virtual time: members join one by one to a group of

@@ -2,6 +2,7 @@ package streams
 
 import (
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -59,6 +60,10 @@ type Member struct {
 	// In memory only ([4.4]): the last reported changelog offsets.
 	TaskOffsets    []kmsg.TaskOffset
 	TaskEndOffsets []kmsg.TaskOffset
+
+	// In memory only (beyond 4.4, heartbeat_overdue.go): when the member's
+	// next heartbeat is due at the latest.
+	heartbeatDue time.Time
 }
 
 var emptyCurrent = &CurrentMemberAssignmentValue{State: MemberStable}

@@ -19,6 +19,9 @@ type GroupMemory struct {
 	creatingTopics      map[string]bool
 	topicCreationErrors map[string]topicCreationError
 	HandBack            *HandBack // classic_handback.go; nil when none runs
+	// overdueScan: no member's heartbeat is overdue before then
+	// (heartbeat_overdue.go).
+	overdueScan time.Time
 }
 
 type topicCreationError struct {

@@ -11,12 +11,16 @@ import "time"
 // interval always, and each step of a rebalance then waits for the next
 // regular heartbeat: setting both intervals equal is Kafka 4.4's behaviour.
 
-// heartbeatInterval is the interval answered to a member. A member told
+// heartbeatInterval is the interval answered to a member: short while it
+// reconciles or another member is overdue (heartbeat_overdue.go). A member told
 // MISSING_SOURCE_TOPICS keeps the configured one: the client gives up after
 // twice the interval (research §2a, trap 3).
 func (ch *Change) heartbeatInterval(m *Member, next *CurrentMemberAssignmentValue, missingSourceTopics bool) time.Duration {
 	short := ch.Config.ReconciliationHeartbeatInterval
-	if short <= 0 || short >= ch.Config.HeartbeatInterval || missingSourceTopics || !ch.Group.reconciling(m, next) {
+	if short <= 0 || short >= ch.Config.HeartbeatInterval || missingSourceTopics {
+		return ch.Config.HeartbeatInterval
+	}
+	if !ch.Group.reconciling(m, next) && !ch.Group.otherMemberOverdue(m, ch.Now) {
 		return ch.Config.HeartbeatInterval
 	}
 	return short
