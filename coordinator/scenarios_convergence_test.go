@@ -13,15 +13,18 @@ import (
 
 // Fast convergence (streams/heartbeat_interval.go), beyond Kafka 4.4.
 
+// short is the default reconciliation heartbeat interval, in the response's unit.
+const short = int32(streams.DefaultReconciliationHeartbeatInterval / time.Millisecond)
+
 func TestHeartbeatIntervalWhileReconciling(t *testing.T) {
 	h := twoMemberGroup(t, nil)
 	g := h.group("g")
 	r3 := h.ok(joinReq("g", "m3", "p3", sourceTopology("foo")))
-	if r3.HeartbeatIntervalMillis != 500 {
+	if r3.HeartbeatIntervalMillis != short {
 		t.Fatalf("m3 waits for tasks: interval %d", r3.HeartbeatIntervalMillis)
 	}
 	r1 := h.ok(hbReq("g", "m1", 3, nil))
-	if r1.HeartbeatIntervalMillis != 500 || g.Members["m1"].CurrentAssignment().State != streams.MemberUnrevokedTasks {
+	if r1.HeartbeatIntervalMillis != short || g.Members["m1"].CurrentAssignment().State != streams.MemberUnrevokedTasks {
 		t.Fatalf("m1 revokes: interval %d", r1.HeartbeatIntervalMillis)
 	}
 	h.settle("m1", "m2", "m3")
@@ -43,7 +46,7 @@ func TestHeartbeatIntervalWarmupOwner(t *testing.T) {
 	h.ok(joinReq("g", "m2", "p2", statefulTopology("foo")))
 	h.settle("m1", "m2")
 	for _, id := range []string{"m1", "m2"} {
-		if r := h.ok(hbReq("g", id, g.Members[id].MemberEpoch(), nil)); r.HeartbeatIntervalMillis != 500 {
+		if r := h.ok(hbReq("g", id, g.Members[id].MemberEpoch(), nil)); r.HeartbeatIntervalMillis != short {
 			t.Fatalf("%s during the warm-up: interval %d", id, r.HeartbeatIntervalMillis)
 		}
 	}
@@ -85,12 +88,12 @@ func TestHeartbeatIntervalWhileMemberOverdue(t *testing.T) {
 		t.Fatalf("m2 not due yet: m1 interval %d", r.HeartbeatIntervalMillis)
 	}
 	h.advance(600 * time.Millisecond)
-	if r := beat("m1"); r.HeartbeatIntervalMillis != 500 {
+	if r := beat("m1"); r.HeartbeatIntervalMillis != short {
 		t.Fatalf("m2 overdue: m1 interval %d", r.HeartbeatIntervalMillis)
 	}
 	// m1 heartbeats at the interval it is answered, as the client does.
 	// The session expires 45 s after m2's last heartbeat; m1's next
-	// heartbeat, 500 ms later at the latest, takes over m2's tasks.
+	// heartbeat, one short interval later at the latest, takes over m2's tasks.
 	expired := testStart.Add(streams.DefaultSessionTimeout)
 	var tookOver time.Time
 	interval := 500 * time.Millisecond
@@ -102,7 +105,7 @@ func TestHeartbeatIntervalWhileMemberOverdue(t *testing.T) {
 			tookOver = h.clock.Now()
 		}
 	}
-	if tookOver.IsZero() || tookOver.Sub(expired) > 500*time.Millisecond {
+	if tookOver.IsZero() || tookOver.Sub(expired) > streams.DefaultReconciliationHeartbeatInterval {
 		t.Fatalf("m2's session expired at %v, m1 took over its tasks at %v", expired, tookOver)
 	}
 	// Back to the configured interval once the group is stable again.
@@ -124,7 +127,7 @@ func TestHeartbeatIntervalLateMemberBack(t *testing.T) {
 	beat("m1")
 	beat("m2")
 	h.advance(6 * time.Second)
-	if r := beat("m1"); r.HeartbeatIntervalMillis != 500 {
+	if r := beat("m1"); r.HeartbeatIntervalMillis != short {
 		t.Fatalf("m2 overdue: m1 interval %d", r.HeartbeatIntervalMillis)
 	}
 	if r := beat("m2"); r.HeartbeatIntervalMillis != 5000 {
