@@ -61,9 +61,9 @@ type Member struct {
 	TaskOffsets    []kmsg.TaskOffset
 	TaskEndOffsets []kmsg.TaskOffset
 
-	// In memory only (beyond 4.4, heartbeat_overdue.go): when the member's
-	// next heartbeat is due at the latest.
-	heartbeatDue time.Time
+	// In memory only (beyond 4.4, heartbeat_session_expiry.go): when the
+	// member's session timer fires; zero for a classic member.
+	sessionExpires time.Time
 }
 
 var emptyCurrent = &CurrentMemberAssignmentValue{State: MemberStable}

@@ -396,9 +396,7 @@ func (hb *streamsHeartbeat) buildResponse(resp *kmsg.StreamsGroupHeartbeatRespon
 		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{StatusCode: hb.configured.Status(), StatusDetail: ch.configurationDetail(hb.configured)})
 		missingSourceTopics = hb.configured.Status() == StatusMissingSourceTopics
 	}
-	interval := ch.heartbeatInterval(hb.m, hb.next, missingSourceTopics)
-	resp.HeartbeatIntervalMillis = int32(interval.Milliseconds())
-	ch.noteHeartbeatDue(hb.m, interval)
+	resp.HeartbeatIntervalMillis = int32(ch.heartbeatInterval(hb.m, hb.next, missingSourceTopics).Milliseconds())
 	if r := g.Mem.shutdownRequester; r != "" {
 		statuses = append(statuses, kmsg.StreamsGroupHeartbeatResponseStatus{
 			StatusCode:   StatusShutdownApplication,

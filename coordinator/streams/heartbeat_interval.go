@@ -12,7 +12,8 @@ import "time"
 // regular heartbeat: setting both intervals equal is Kafka 4.4's behaviour.
 
 // heartbeatInterval is the interval answered to a member: short while it
-// reconciles or another member is overdue (heartbeat_overdue.go). A member told
+// reconciles, timed to another member's session expiry when that comes
+// before its next regular heartbeat (heartbeat_session_expiry.go). A member told
 // MISSING_SOURCE_TOPICS keeps the configured one: the client gives up after
 // twice the interval (research §2a, trap 3).
 func (ch *Change) heartbeatInterval(m *Member, next *CurrentMemberAssignmentValue, missingSourceTopics bool) time.Duration {
@@ -20,8 +21,11 @@ func (ch *Change) heartbeatInterval(m *Member, next *CurrentMemberAssignmentValu
 	if short <= 0 || short >= ch.Config.HeartbeatInterval || missingSourceTopics {
 		return ch.Config.HeartbeatInterval
 	}
-	if !ch.Group.reconciling(m, next) && !ch.Group.otherMemberOverdue(m, ch.Now) {
-		return ch.Config.HeartbeatInterval
+	if ch.Group.reconciling(m, next) {
+		return short
 	}
-	return short
+	if d, ok := ch.sessionExpiryInterval(m); ok {
+		return d
+	}
+	return ch.Config.HeartbeatInterval
 }
