@@ -67,21 +67,23 @@ func TestHeartbeatIntervalKept(t *testing.T) {
 	}
 }
 
+// silentMemberGroup: the stable two-member group, m2 heartbeating last at
+// the start (then silent until the test says otherwise).
+func silentMemberGroup(t *testing.T) (*harness, *streams.Group, func(string) *kmsg.StreamsGroupHeartbeatResponse) {
+	h := twoMemberGroup(t, nil)
+	h.beatAsAssigned("m2")
+	return h, h.group("g"), h.beatAsAssigned
+}
+
 // A member killed without leaving: the survivor's heartbeat that would come
 // after its session expiry is brought just after it
 // (streams/heartbeat_session_expiry.go), so the survivor takes over its
 // tasks within the short interval of the fencing, not at its next regular
 // heartbeat as in Kafka 4.4, for one extra heartbeat.
 func TestHeartbeatIntervalTimedToSessionExpiry(t *testing.T) {
-	h := twoMemberGroup(t, nil)
-	g := h.group("g")
-	beat := func(id string) *kmsg.StreamsGroupHeartbeatResponse {
-		owned := g.Members[id].CurrentAssignment().Assigned
-		return h.ok(hbReq("g", id, g.Members[id].MemberEpoch(), &owned))
-	}
-	// m2 heartbeats last at the start, then is killed; m1 heartbeats out of
-	// phase with it, at the interval it is answered, as the client does.
-	beat("m2")
+	h, g, beat := silentMemberGroup(t)
+	// m2 is killed; m1 heartbeats out of phase with it, at the interval it
+	// is answered, as the client does.
 	h.advance(2 * time.Second)
 	expired := testStart.Add(streams.DefaultSessionTimeout)
 	var tookOver time.Time
@@ -107,13 +109,7 @@ func TestHeartbeatIntervalTimedToSessionExpiry(t *testing.T) {
 // A member that is only late is not waited for: once it heartbeats again
 // the others are answered the configured interval.
 func TestHeartbeatIntervalLateMemberBack(t *testing.T) {
-	h := twoMemberGroup(t, nil)
-	g := h.group("g")
-	beat := func(id string) *kmsg.StreamsGroupHeartbeatResponse {
-		owned := g.Members[id].CurrentAssignment().Assigned
-		return h.ok(hbReq("g", id, g.Members[id].MemberEpoch(), &owned))
-	}
-	beat("m2")
+	h, g, beat := silentMemberGroup(t)
 	h.advance(42 * time.Second)
 	if r := beat("m1"); r.HeartbeatIntervalMillis != 3000+short {
 		t.Fatalf("m2's session expires in 3 s: m1 interval %d", r.HeartbeatIntervalMillis)
