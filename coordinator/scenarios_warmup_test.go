@@ -50,14 +50,20 @@ func (h *harness) settle(ids ...string) {
 	g := h.group("g")
 	for range 4 {
 		for _, id := range ids {
-			m := g.Members[id]
-			if m == nil {
-				continue
+			if g.Members[id] != nil {
+				h.beatAsAssigned(id)
 			}
-			owned := m.CurrentAssignment().Assigned
-			h.ok(hbReq("g", id, m.MemberEpoch(), &owned))
 		}
 	}
+}
+
+// beatAsAssigned heartbeats member id of group g at its epoch, owning what
+// it was last given.
+func (h *harness) beatAsAssigned(id string) *kmsg.StreamsGroupHeartbeatResponse {
+	h.t.Helper()
+	m := h.group("g").Members[id]
+	owned := m.CurrentAssignment().Assigned
+	return h.ok(hbReq("g", id, m.MemberEpoch(), &owned))
 }
 
 func TestWarmupAssignedLaggingCaughtUpPromoted(t *testing.T) {

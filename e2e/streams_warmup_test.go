@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +29,7 @@ const (
 	warmupPreload     = 100_000
 	warmupValueBytes  = 200
 	warmupRecordBytes = warmupValueBytes + 12 // key "pre-<p>-<i>" on average
+	warmupPartitions  = 4                     // input partitions: 4 stateful tasks, 1_0 … 1_3
 )
 
 // TestStreamsWarmup: a stateful Kafka Streams 4.4 app (RocksDB store,
@@ -55,15 +58,30 @@ func TestStreamsWarmup(t *testing.T) {
 				appExtra: []string{"probing.rebalance.interval.ms=60000"}},
 		)
 	}
-	var runs []warmupRun
-	for _, v := range variants {
-		t.Run(v.name, func(t *testing.T) { runs = append(runs, runWarmupScenario(t, v)) })
-		if t.Failed() {
-			return
+	// E2E_WARMUP_ROUNDS=n runs every variant n times (round-robin, so the
+	// machine's load falls on all alike) and adds a table of the medians.
+	rounds := 1
+	if n, err := strconv.Atoi(os.Getenv("E2E_WARMUP_ROUNDS")); err == nil && n > 1 {
+		rounds = n
+	}
+	all := make([][]warmupRun, rounds)
+	for round := range rounds {
+		for _, v := range variants {
+			name := v.name
+			if rounds > 1 {
+				name = fmt.Sprintf("%s/round-%d", v.name, round+1)
+			}
+			t.Run(name, func(t *testing.T) { all[round] = append(all[round], runWarmupScenario(t, v)) })
+			if t.Failed() {
+				return
+			}
+		}
+		if len(variants) > 1 || rounds > 1 {
+			t.Logf("round %d, the same app and steps, side by side (load average %s):\n%s", round+1, loadAverage(), compareWarmupRuns(variants, all[round]))
 		}
 	}
-	if len(runs) > 1 {
-		t.Logf("the same app and steps, side by side:\n%s", compareWarmupRuns(variants, runs))
+	if rounds > 1 {
+		t.Logf("medians of %d rounds:\n%s", rounds, compareWarmupRuns(variants, medianWarmupRuns(all)))
 	}
 }
 
@@ -78,6 +96,9 @@ type warmupVariant struct {
 type warmupRun struct {
 	rep      *harness.Report
 	restored []int64 // per step: changelog records read (active restores + standby/warm-up loads)
+	// per step: action → the stateful active tasks spread evenly too (as
+	// the tracker's balanced, counting only them); -1: not within the step
+	statefulSpread []time.Duration
 }
 
 func runWarmupScenario(t *testing.T, v warmupVariant) warmupRun {
@@ -132,26 +153,167 @@ func runWarmupScenario(t *testing.T, v warmupVariant) warmupRun {
 			}},
 		},
 	})
-	wr := warmupRun{rep: rep, restored: make([]int64, len(rep.Steps))}
+	wr := warmupRun{rep: rep, restored: make([]int64, len(rep.Steps)), statefulSpread: make([]time.Duration, len(rep.Steps))}
+	events := map[string][]harness.Event{}
 	for _, n := range names {
 		a, err := run.App(n)
 		if err != nil {
 			t.Fatal(err)
 		}
+		events[n] = a.Events()
 		for i, st := range rep.Steps {
-			end := time.Now()
-			if i+1 < len(rep.Steps) {
-				end = rep.Steps[i+1].At
-			}
-			wr.restored[i] += changelogRecordsRead(a.Events(), st.At, end)
+			wr.restored[i] += changelogRecordsRead(events[n], st.At, stepEnd(rep, i))
 		}
 	}
+	killed := map[string]time.Time{"a3": rep.Steps[3].At} // the steps above: kill -9 a3 is the fourth
 	for i, st := range rep.Steps {
-		t.Logf("%s, step %q: longest gap on one partition %s, balanced after %s, changelog records read %d (~%.1f MB)",
-			v.name, st.Step, st.PartGap.Round(10*time.Millisecond), st.Balanced.Round(10*time.Millisecond), wr.restored[i],
-			float64(wr.restored[i]*warmupRecordBytes)/1e6)
+		wr.statefulSpread[i] = statefulSpreadAfter(events, killed, st.At, stepEnd(rep, i))
+		t.Logf("%s, step %q: longest gap on one partition %s, balanced after %s, stateful tasks spread after %s, changelog records read %d (~%.1f MB)",
+			v.name, st.Step, st.PartGap.Round(10*time.Millisecond), st.Balanced.Round(10*time.Millisecond), spreadString(wr.statefulSpread[i]),
+			wr.restored[i], float64(wr.restored[i]*warmupRecordBytes)/1e6)
 	}
 	return wr
+}
+
+func stepEnd(rep *harness.Report, i int) time.Time {
+	if i+1 < len(rep.Steps) {
+		return rep.Steps[i+1].At
+	}
+	return time.Now()
+}
+
+// statefulSpreadAfter is how long after from the stateful active tasks
+// (subtopology 1: the count store's) were each active on one live
+// instance and spread evenly over the live ones (max − min ≤ 1), for good
+// until to; -1 if they were not at to. The harness's "balanced" counts all
+// tasks, so a group that balances with stateless tasks while its stateful
+// ones stay put (classic's HighAvailabilityTaskAssignor, until its probing
+// rebalance) is balanced there but not spread here.
+func statefulSpreadAfter(events map[string][]harness.Event, killed map[string]time.Time, from, to time.Time) time.Duration {
+	type change struct {
+		at     time.Time
+		app    string
+		active []string
+		gone   bool
+	}
+	var changes []change
+	for app, evs := range events {
+		for _, ev := range evs {
+			if ev.Kind == "tasks" && ev.Time.Before(to) {
+				var stateful []string
+				for _, a := range ev.Active {
+					if strings.HasPrefix(a, "1_") {
+						stateful = append(stateful, a)
+					}
+				}
+				changes = append(changes, change{at: ev.Time, app: app, active: stateful})
+			}
+		}
+		if at, ok := killed[app]; ok && at.Before(to) {
+			changes = append(changes, change{at: at, app: app, gone: true})
+		}
+	}
+	slices.SortStableFunc(changes, func(a, b change) int { return a.at.Compare(b.at) })
+	live := map[string][]string{}
+	spread := func() bool {
+		owners := map[string]int{}
+		lo, hi := warmupPartitions+1, -1
+		for _, tasks := range live {
+			lo, hi = min(lo, len(tasks)), max(hi, len(tasks))
+			for _, t := range tasks {
+				owners[t]++
+			}
+		}
+		if len(owners) != warmupPartitions || hi-lo > 1 {
+			return false
+		}
+		for _, n := range owners {
+			if n != 1 {
+				return false
+			}
+		}
+		return true
+	}
+	since, ok := from, false
+	for _, c := range changes {
+		if c.gone {
+			delete(live, c.app)
+		} else {
+			live[c.app] = c.active
+		}
+		now := spread()
+		if now && !ok {
+			since = c.at
+		}
+		ok = now
+	}
+	if !ok {
+		return -1
+	}
+	if since.Before(from) {
+		return 0
+	}
+	return since.Sub(from)
+}
+
+func spreadString(d time.Duration) string {
+	if d < 0 {
+		return "not within the step"
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+// medianWarmupRuns is, per variant and step, the median of each measure
+// over the rounds ("not within the step" counting as the longest).
+func medianWarmupRuns(rounds [][]warmupRun) []warmupRun {
+	out := make([]warmupRun, len(rounds[0]))
+	for j := range out {
+		first := rounds[0][j]
+		steps := make([]harness.StepReport, len(first.rep.Steps))
+		copy(steps, first.rep.Steps)
+		m := warmupRun{rep: &harness.Report{Steps: steps}, restored: make([]int64, len(steps)), statefulSpread: make([]time.Duration, len(steps))}
+		for i := range steps {
+			var gap, bal, spread []time.Duration
+			var read []int64
+			for _, r := range rounds {
+				if j >= len(r) || i >= len(r[j].rep.Steps) {
+					continue
+				}
+				st := r[j].rep.Steps[i]
+				gap, bal, read = append(gap, st.PartGap), append(bal, st.Balanced), append(read, r[j].restored[i])
+				sp := r[j].statefulSpread[i]
+				if sp < 0 {
+					sp = time.Duration(math.MaxInt64)
+				}
+				spread = append(spread, sp)
+			}
+			steps[i].PartGap, steps[i].Balanced, m.restored[i] = medianOf(gap), medianOf(bal), medianOf(read)
+			if m.statefulSpread[i] = medianOf(spread); m.statefulSpread[i] == time.Duration(math.MaxInt64) {
+				m.statefulSpread[i] = -1
+			}
+		}
+		out[j] = m
+	}
+	return out
+}
+
+func medianOf[T time.Duration | int64](xs []T) T {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages, for the
+// tables (the e2e machine is shared).
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 // warmedThenActive lists the tasks an instance held as a standby while the
@@ -209,15 +371,15 @@ func changelogRecordsRead(events []harness.Event, from, to time.Time) int64 {
 
 func compareWarmupRuns(variants []warmupVariant, runs []warmupRun) string {
 	var b strings.Builder
-	b.WriteString("| step | variant | longest gap on one partition | balanced after | changelog records read |\n|---|---|---|---|---|\n")
+	b.WriteString("| step | variant | longest gap on one partition | balanced after | stateful tasks spread after | changelog records read |\n|---|---|---|---|---|---|\n")
 	for i := range runs[0].rep.Steps {
 		for j, r := range runs {
 			if i >= len(r.rep.Steps) {
 				continue
 			}
 			st := r.rep.Steps[i]
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %d |\n", st.Step, variants[j].name,
-				st.PartGap.Round(10*time.Millisecond), st.Balanced.Round(10*time.Millisecond), r.restored[i])
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %d |\n", st.Step, variants[j].name,
+				st.PartGap.Round(10*time.Millisecond), st.Balanced.Round(10*time.Millisecond), spreadString(r.statefulSpread[i]), r.restored[i])
 		}
 	}
 	return b.String()

@@ -54,7 +54,9 @@
 //     refinement of the assignor's target, beyond 4.4),
 //     current_assignment.go (reconciliation, Kafka's
 //     CurrentAssignmentBuilder), heartbeat_interval.go (the short interval
-//     while a member reconciles, beyond 4.4), endpoints.go; leave.go, fence.go
+//     while a member reconciles, beyond 4.4), heartbeat_session_expiry.go
+//     (a survivor's heartbeat timed to a dead member's session expiry,
+//     beyond 4.4), endpoints.go; leave.go, fence.go
 //     (removing a member), session.go (session, rebalance and classic
 //     timeouts);
 //   - the other operations: describe.go, offsets.go (offset commit and

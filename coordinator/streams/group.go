@@ -2,6 +2,7 @@ package streams
 
 import (
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -59,6 +60,10 @@ type Member struct {
 	// In memory only ([4.4]): the last reported changelog offsets.
 	TaskOffsets    []kmsg.TaskOffset
 	TaskEndOffsets []kmsg.TaskOffset
+
+	// In memory only (beyond 4.4, heartbeat_session_expiry.go): when the
+	// member's session timer fires; zero for a classic member.
+	sessionExpires time.Time
 }
 
 var emptyCurrent = &CurrentMemberAssignmentValue{State: MemberStable}

@@ -47,7 +47,7 @@ const (
 	MaxNumWarmupReplicas         = 20               // group.streams.max.warmup.replicas
 
 	// streamshift's, beyond Kafka 4.4.
-	DefaultReconciliationHeartbeatInterval = 500 * time.Millisecond
+	DefaultReconciliationHeartbeatInterval = 250 * time.Millisecond
 	MinReconciliationHeartbeatInterval     = 100 * time.Millisecond
 )
 

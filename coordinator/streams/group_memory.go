@@ -19,6 +19,9 @@ type GroupMemory struct {
 	creatingTopics      map[string]bool
 	topicCreationErrors map[string]topicCreationError
 	HandBack            *HandBack // classic_handback.go; nil when none runs
+	// sessionScan: no session expiry needs watching before then
+	// (heartbeat_session_expiry.go).
+	sessionScan time.Time
 }
 
 type topicCreationError struct {

@@ -11,13 +11,21 @@ import "time"
 // interval always, and each step of a rebalance then waits for the next
 // regular heartbeat: setting both intervals equal is Kafka 4.4's behaviour.
 
-// heartbeatInterval is the interval answered to a member. A member told
+// heartbeatInterval is the interval answered to a member: short while it
+// reconciles, timed to another member's session expiry when that comes
+// before its next regular heartbeat (heartbeat_session_expiry.go). A member told
 // MISSING_SOURCE_TOPICS keeps the configured one: the client gives up after
 // twice the interval (research §2a, trap 3).
 func (ch *Change) heartbeatInterval(m *Member, next *CurrentMemberAssignmentValue, missingSourceTopics bool) time.Duration {
 	short := ch.Config.ReconciliationHeartbeatInterval
-	if short <= 0 || short >= ch.Config.HeartbeatInterval || missingSourceTopics || !ch.Group.reconciling(m, next) {
+	if short <= 0 || short >= ch.Config.HeartbeatInterval || missingSourceTopics {
 		return ch.Config.HeartbeatInterval
 	}
-	return short
+	if ch.Group.reconciling(m, next) {
+		return short
+	}
+	if d, ok := ch.sessionExpiryInterval(m); ok {
+		return d
+	}
+	return ch.Config.HeartbeatInterval
 }

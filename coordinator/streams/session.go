@@ -22,6 +22,7 @@ func (ch *Change) sessionTimeout(memberID string) time.Duration {
 // scheduleSession (re)arms a member's session timer: when it expires the
 // member is fenced as if it had left.
 func (ch *Change) scheduleSession(memberID string) {
+	ch.noteSessionExpiry(memberID, ch.sessionTimeout(memberID))
 	ch.schedule(sessionTimerKey(memberID), ch.sessionTimeout(memberID), func(f *Change) {
 		if m := f.Group.Members[memberID]; m != nil {
 			f.fenceMember(m, SessionExpiredReason)
@@ -58,6 +59,7 @@ func RebalanceTimeout(m *Member) time.Duration {
 // a takeover with what is left of its upstream session; it fences as
 // scheduleSession's does, and the member's next request re-arms it in full.
 func (ch *Change) scheduleCarriedSession(memberID string, left time.Duration) {
+	ch.noteSessionExpiry(memberID, left)
 	ch.schedule(sessionTimerKey(memberID), left, func(f *Change) {
 		if m := f.Group.Members[memberID]; m != nil {
 			f.fenceMember(m, SessionExpiredReason)
