@@ -27,6 +27,13 @@ import (
 // Every heartbeat carrying a topology (re)states the anchor's subscription.
 func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, out proxy.Outcome) {
 	hb := req.Body.(*kmsg.StreamsGroupHeartbeatRequest)
+	// The broker's ACLs first, for the client's own principal, as Kafka
+	// checks them before its group coordinator sees the request
+	// (authorize_streams.go).
+	if resp := rs.authorizeStreamsHeartbeat(req, hb); resp != nil {
+		out.Respond(resp)
+		return
+	}
 	if m := rs.mig; m != nil {
 		if r := m.mig.Recovery(); hb.MemberEpoch == 0 && r.Recovering(hb.Group) {
 			// Its join ends the group's restart recovery.

@@ -34,6 +34,16 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string)
 			m.forward(req, out, nil, answered, nil, nil)
 			return
 		}
+		// The broker's ACLs first (authorize_groups.go): a member that may
+		// not READ the group gets the broker's own refusal.
+		if denied, err := m.a.groupReadDenied(req, group); err != nil {
+			answered()
+			out.Respond(classicUnavailable(req.Body))
+			return
+		} else if denied {
+			m.forward(req, out, nil, answered, nil, nil)
+			return
+		}
 		m.translated.Add(1)
 		m.mig.Translator().Handle(req.Body, coordinatorClient(req),
 			func(resp kmsg.Response) {

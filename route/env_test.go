@@ -26,7 +26,7 @@ import (
 
 // startProxy runs a proxy in front of upstream on free ports; stop ends it
 // (also at the test's end).
-func startProxy(t *testing.T, upstream []string) (p *proxy.Proxy, listen string, stop func()) {
+func startProxy(t *testing.T, upstream []string, controlPlane ...kgo.Opt) (p *proxy.Proxy, listen string, stop func()) {
 	t.Helper()
 	for attempt := 0; attempt < 20; attempt++ {
 		base := 20000 + rand.IntN(30000)
@@ -34,6 +34,7 @@ func startProxy(t *testing.T, upstream []string) (p *proxy.Proxy, listen string,
 		p, err := proxy.New(proxy.Options{
 			Upstream: upstream, Listen: listen, NodeIDMin: 0, NodeIDMax: 3, EventLoops: 1,
 			DialTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, Log: zerolog.Nop(),
+			ControlPlane: controlPlane,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -114,6 +115,12 @@ type env struct {
 	recoveryWindow time.Duration
 	// clock is the coordinator's (nil: the system clock).
 	clock coordinator.Clock
+	// kopts, ctlOpts and clientOpts are more options of the cluster, of
+	// the control-plane client and of the client through the proxy.
+	kopts                    []kfake.Opt
+	ctlOpts, proxyClientOpts []kgo.Opt
+	// authCache is the routes' AuthorizationCache.
+	authCache time.Duration
 }
 
 // newEnv builds an env; opts change its options before anything starts.
@@ -124,7 +131,7 @@ func newEnv(t *testing.T, opts ...func(*env)) *env {
 	for _, o := range opts {
 		o(e)
 	}
-	kopts := []kfake.Opt{kfake.NumBrokers(e.brokers), kfake.SeedTopics(e.partitions, e.topics...)}
+	kopts := append([]kfake.Opt{kfake.NumBrokers(e.brokers), kfake.SeedTopics(e.partitions, e.topics...)}, e.kopts...)
 	if e.upstream != nil {
 		kopts = append(kopts, kfake.MaxVersions(e.upstream))
 	}
@@ -133,7 +140,7 @@ func newEnv(t *testing.T, opts ...func(*env)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Close)
-	ctl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.MetadataMinAge(50*time.Millisecond))
+	ctl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.MetadataMinAge(50 * time.Millisecond)}, e.ctlOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,9 +175,10 @@ func (e *env) start() {
 	own := coordinator.NewOwnership(c, upstream.NewGroups(e.ctl), nil)
 	o := Options{
 		Coordinator: c, Ownership: own, Anchors: anchors,
-		Metadata:        md,
-		CoordinatorNode: upstream.FindCoordinatorNode(e.ctl),
-		Log:             zerolog.Nop(),
+		Metadata:           md,
+		CoordinatorNode:    upstream.FindCoordinatorNode(e.ctl),
+		AuthorizationCache: e.authCache,
+		Log:                zerolog.Nop(),
 	}
 	if e.upstream != nil {
 		o.UpstreamMaxVersions = upstreamMaxVersions(e.upstream)
@@ -182,11 +190,11 @@ func (e *env) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, addr, stopProxy := startProxy(t, e.cluster.ListenAddrs())
+	p, addr, stopProxy := startProxy(t, e.cluster.ListenAddrs(), e.ctlOpts...)
 	if err := routes.Register(p); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("streams-app"))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("streams-app")}, e.proxyClientOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,6 +152,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		CoordinatorNode:     upstream.FindCoordinatorNode(ctl),
 		Migration:           mig,
 		Cluster:             cluster,
+		AuthorizationCache:  cfg.Authorization.CacheTTL,
 		Log:                 log.With().Str("component", "streams").Logger(),
 	})
 	if err != nil {

@@ -1,0 +1,50 @@
+package route
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+)
+
+// The group requests streamshift serves for a group of its own go through
+// the broker's ACLs here first. Where the request can also go upstream
+// untouched (the classic group keys, the commits, the offset fetches), a
+// request the client's principal may not make is simply forwarded: the
+// broker refuses it with Kafka's own answer (GROUP_AUTHORIZATION_FAILED,
+// or TRANSACTIONAL_ID_AUTHORIZATION_FAILED first for a TxnOffsetCommit),
+// and a refused request changes nothing upstream.
+
+// groupReadDenied reports whether the client of req may not READ group,
+// the check Kafka makes first for JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup, OffsetCommit and TxnOffsetCommit (after the transactional
+// id).
+func (rs *Routes) groupReadDenied(req *proxy.Request, group string) (bool, error) {
+	ok, err := rs.auth.allowed(req, kmsg.ACLResourceTypeGroup, kmsg.ACLOperationRead, group)
+	return !ok && err == nil, err
+}
+
+// groupDescribeDenied is groupReadDenied for DESCRIBE, OffsetFetch's and
+// DescribeGroups' check.
+func (rs *Routes) groupDescribeDenied(req *proxy.Request, group string) (bool, error) {
+	ok, err := rs.auth.allowed(req, kmsg.ACLResourceTypeGroup, kmsg.ACLOperationDescribe, group)
+	return !ok && err == nil, err
+}
+
+// classicUnavailable answers a classic group request whose authorization
+// could not be asked with a retriable error.
+func classicUnavailable(req kmsg.Request) kmsg.Response {
+	resp := req.ResponseKind()
+	code := kerr.CoordinatorNotAvailable.Code
+	switch r := resp.(type) {
+	case *kmsg.JoinGroupResponse:
+		r.ErrorCode, r.Generation = code, -1
+	case *kmsg.SyncGroupResponse:
+		r.ErrorCode = code
+	case *kmsg.HeartbeatResponse:
+		r.ErrorCode = code
+	case *kmsg.LeaveGroupResponse:
+		r.ErrorCode = code
+	}
+	return resp
+}

@@ -1,0 +1,118 @@
+package route
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+)
+
+// withACLs: a cluster with SASL PLAIN and ACLs: "admin" is a superuser (the
+// control plane), "alice" (the client through the proxy) may DESCRIBE topic
+// "in" and topics prefixed "app-", and use any group; "secret" is a topic
+// she may not DESCRIBE.
+func withACLs(e *env) {
+	e.topics = []string{"in", "secret"}
+	allow := func(rt kmsg.ACLResourceType, name string, pattern kmsg.ACLResourcePatternType, op kmsg.ACLOperation) kfake.ACL {
+		return kfake.ACL{Resource: rt, Name: name, Pattern: pattern, Operation: op, Allow: true}
+	}
+	e.kopts = []kfake.Opt{kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser("PLAIN", "admin", "admin"),
+		kfake.User("PLAIN", "alice", "alice",
+			allow(kmsg.ACLResourceTypeTopic, "in", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationDescribe),
+			allow(kmsg.ACLResourceTypeTopic, "app-", kmsg.ACLResourcePatternTypePrefixed, kmsg.ACLOperationDescribe),
+			allow(kmsg.ACLResourceTypeGroup, "*", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationAll))}
+	e.ctlOpts = []kgo.Opt{kgo.SASL(plain.Auth{User: "admin", Pass: "admin"}.AsMechanism())}
+	e.proxyClientOpts = []kgo.Opt{kgo.SASL(plain.Auth{User: "alice", Pass: "alice"}.AsMechanism())}
+}
+
+func aclJoin(group, member string, source ...string) *kmsg.StreamsGroupHeartbeatRequest {
+	join := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	join.Group, join.MemberID = group, member
+	join.EndpointInformationEpoch = -1
+	join.RebalanceTimeoutMillis = 30000
+	pid := "process-" + member
+	join.ProcessID = &pid
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	st.SubtopologyID = "0"
+	st.SourceTopics = source
+	st.StateChangelogTopics = []kmsg.TopicInfo{{Topic: group + "-counts-changelog"}}
+	topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
+	join.Topology = &topo
+	join.ActiveTasks, join.StandbyTasks, join.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	return join
+}
+
+// TestAuthorizeStreamsHeartbeatTopics: a streams join naming a topic the
+// client's principal may not DESCRIBE gets TOPIC_AUTHORIZATION_FAILED
+// without a message, as Kafka 4.4 answers, decided by the broker (kfake
+// with ACLs) for the client's own SASL principal on its own connection; a
+// join with topics it may describe goes on. The answers are cached per
+// connection: the same join again asks nothing, unless the cache is off.
+func TestAuthorizeStreamsHeartbeatTopics(t *testing.T) {
+	e := newEnv(t, withACLs, func(e *env) { e.authCache = 1 << 62 })
+	resp, err := aclJoin("app", "m-1", "secret").RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.TopicAuthorizationFailed.Code || resp.ErrorMessage != nil {
+		t.Fatalf("join naming a topic alice may not describe: code %d message %q, want TOPIC_AUTHORIZATION_FAILED, none", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+	resp, err = aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 {
+		t.Fatalf("join with allowed topics: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	asked := e.routes.auth.probes()
+	if _, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.routes.auth.probes(); n != asked {
+		t.Errorf("the same join again sent %d probes, want none (cached)", n-asked)
+	}
+	e.routes.auth.setTTL(0)
+	if _, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.routes.auth.probes(); n != asked+2 {
+		t.Errorf("without the cache the join sent %d probes, want 2 (group READ, topics DESCRIBE)", n-asked)
+	}
+}
+
+// TestAuthorizeStreamsDescribeTopics: a group whose topology names a topic
+// the describing principal may not DESCRIBE is answered
+// TOPIC_AUTHORIZATION_FAILED with Kafka 4.4's message and no members; a
+// group it may see is described.
+func TestAuthorizeStreamsDescribeTopics(t *testing.T) {
+	e := newEnv(t, withACLs)
+	admin := e.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin"}.AsMechanism()))
+	adminBroker := e.coordinatorOf("app", admin)
+	for _, j := range []*kmsg.StreamsGroupHeartbeatRequest{aclJoin("hidden", "m-1", "secret"), aclJoin("app", "m-2", "in")} {
+		resp, err := j.RequestWith(e.ctx, adminBroker)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("admin's join of %s: %v %v", j.Group, err, kerr.ErrorForCode(resp.ErrorCode))
+		}
+	}
+	d := kmsg.NewPtrStreamsGroupDescribeRequest()
+	d.Groups = []string{"hidden", "app"}
+	resp, err := d.RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Groups) != 2 {
+		t.Fatalf("%d groups described, want 2", len(resp.Groups))
+	}
+	hidden, app := resp.Groups[0], resp.Groups[1]
+	want := "The described group uses topics that the client is not authorized to describe."
+	if hidden.Group != "hidden" || hidden.ErrorCode != kerr.TopicAuthorizationFailed.Code || deref(hidden.ErrorMessage) != want || len(hidden.Members) != 0 || hidden.Topology != nil {
+		t.Errorf("hidden group: %s code %d message %q, %d members, topology %v", hidden.Group, hidden.ErrorCode, deref(hidden.ErrorMessage), len(hidden.Members), hidden.Topology != nil)
+	}
+	if app.Group != "app" || app.ErrorCode != 0 || len(app.Members) != 1 {
+		t.Errorf("app group: %s code %d, %d members", app.Group, app.ErrorCode, len(app.Members))
+	}
+}
