@@ -78,7 +78,7 @@ func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, out proxy.Outcome) {
 		rs.ensureAnchor(hb.Group, topologyTopics(hb.Topology))
 		rs.refreshFor(req, hb.Topology)
 	}
-	rs.o.Coordinator.Handle(hb, coordinatorClient(req), out.Respond)
+	rs.o.Coordinator.Handle(hb, coordinatorClient(req), rs.answerAfterCreation(req, hb.Group, internalTopicNames(hb.Topology), out.Respond))
 }
 
 // ensureAnchor starts or updates the group's anchor. Without a topology in

@@ -1,7 +1,10 @@
 package route
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -79,8 +82,8 @@ func TestAuthorizeStreamsHeartbeatTopics(t *testing.T) {
 	if _, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker); err != nil {
 		t.Fatal(err)
 	}
-	if n := e.routes.auth.probes(); n != asked+2 {
-		t.Errorf("without the cache the join sent %d probes, want 2 (group READ, topics DESCRIBE)", n-asked)
+	if n := e.routes.auth.probes(); n != asked+3 {
+		t.Errorf("without the cache the join sent %d probes, want 3 (group READ, topics DESCRIBE, changelog CREATE)", n-asked)
 	}
 }
 
@@ -114,5 +117,63 @@ func TestAuthorizeStreamsDescribeTopics(t *testing.T) {
 	}
 	if app.Group != "app" || app.ErrorCode != 0 || len(app.Members) != 1 {
 		t.Errorf("app group: %s code %d, %d members", app.Group, app.ErrorCode, len(app.Members))
+	}
+}
+
+// TestAuthorizeInternalTopicsCreate: alice may not CREATE the changelog
+// topic her join needs: streamshift does not create it, and the
+// MISSING_INTERNAL_TOPICS detail says so as Kafka 4.4's does; the
+// superuser's join of the same group gets it created.
+func TestAuthorizeInternalTopicsCreate(t *testing.T) {
+	e := newEnv(t, withACLs)
+	resp, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Internal topics are missing: app-counts-changelog; Unauthorized to CREATE on topics app-counts-changelog."
+	if resp.ErrorCode != 0 || len(resp.Status) != 1 || resp.Status[0].StatusCode != statusMissingInternalTopics || resp.Status[0].StatusDetail != want {
+		t.Fatalf("alice's join: code %d, status %+v; want MISSING_INTERNAL_TOPICS %q", resp.ErrorCode, resp.Status, want)
+	}
+	topics, err := e.adm.ListTopics(e.ctx, "app-counts-changelog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics.Has("app-counts-changelog") {
+		t.Fatal("the changelog topic alice may not create was created")
+	}
+	admin := e.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin"}.AsMechanism()))
+	adminBroker := e.coordinatorOf("app", admin)
+	waitFor(t, "the superuser's join to create the changelog", func() error {
+		resp, err := aclJoin("app", "m-2", "in").RequestWith(e.ctx, adminBroker)
+		if err != nil {
+			return err
+		}
+		if len(resp.Status) > 0 && strings.Contains(resp.Status[0].StatusDetail, "Unauthorized") {
+			return fmt.Errorf("superuser's join: %s", resp.Status[0].StatusDetail)
+		}
+		topics, err := e.adm.ListTopics(e.ctx, "app-counts-changelog")
+		if err != nil {
+			return err
+		}
+		if !topics.Has("app-counts-changelog") {
+			return fmt.Errorf("not created yet")
+		}
+		return nil
+	})
+}
+
+// waitFor retries fn until it succeeds or the test's context ends.
+func waitFor(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

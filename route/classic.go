@@ -46,10 +46,10 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string)
 		}
 		m.translated.Add(1)
 		m.mig.Translator().Handle(req.Body, coordinatorClient(req),
-			func(resp kmsg.Response) {
+			m.a.answerAfterCreation(req, group, nil, func(resp kmsg.Response) {
 				answered()
 				out.Respond(resp)
-			}, forward)
+			}), forward)
 	}, func() { m.mig.Observer().ObserveHeld(group, req.Body) })
 }
 

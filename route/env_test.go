@@ -164,7 +164,8 @@ func (e *env) start() {
 	go md.Run(e.ctx)
 	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: upstream.NewTopicCreator(e.ctl, md, 10*time.Second)})
+	gate := NewInternalTopicGate(upstream.NewTopicCreator(e.ctl, md, 10*time.Second))
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: gate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,6 +179,7 @@ func (e *env) start() {
 		Metadata:           md,
 		CoordinatorNode:    upstream.FindCoordinatorNode(e.ctl),
 		AuthorizationCache: e.authCache,
+		TopicGate:          gate,
 		Log:                zerolog.Nop(),
 	}
 	if e.upstream != nil {

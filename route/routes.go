@@ -73,7 +73,11 @@ type Options struct {
 	// connection, resource and operation is reused (authorize.go); zero
 	// asks the broker on every request.
 	AuthorizationCache time.Duration
-	Log                zerolog.Logger
+	// TopicGate, if not nil, is the coordinator's TopicCreator: internal
+	// topics are created only for a member whose principal the broker
+	// allows to CREATE them (authorize_topics.go).
+	TopicGate *InternalTopicGate
+	Log       zerolog.Logger
 }
 
 // FreshMetadata is a metadata source that can fetch on demand
