@@ -27,6 +27,8 @@ import (
 //     group, checked before the broker looks whether it coordinates it;
 //   - DESCRIBE on a TOPIC: Metadata without auto-creation,
 //     TOPIC_AUTHORIZATION_FAILED per topic;
+//   - DELETE on a GROUP: an OffsetDelete of no partition (nothing to
+//     delete once DELETE is checked);
 //   - CREATE on a TOPIC: CreateTopics with validate_only,
 //     TOPIC_AUTHORIZATION_FAILED per topic (CREATE on the cluster implies
 //     it, as in Kafka).
@@ -162,6 +164,19 @@ func (a *authorizer) probe(ctx context.Context, req *proxy.Request, rt kmsg.ACLR
 		}
 		for _, g := range resp.(*kmsg.DescribeGroupsResponse).Groups {
 			denied[g.Group] = g.ErrorCode == kerr.GroupAuthorizationFailed.Code
+		}
+	case rt == kmsg.ACLResourceTypeGroup && op == kmsg.ACLOperationDelete:
+		// An OffsetDelete of no partition: Kafka checks DELETE on the
+		// group first, and there is nothing to delete after.
+		for _, g := range names {
+			od := kmsg.NewPtrOffsetDeleteRequest()
+			od.Group = g
+			od.Topics = []kmsg.OffsetDeleteRequestTopic{}
+			resp, err := req.Ask(ctx, od, min(a.versions(int16(kmsg.OffsetDelete)), 0))
+			if err != nil {
+				return nil, err
+			}
+			denied[g] = resp.(*kmsg.OffsetDeleteResponse).ErrorCode == kerr.GroupAuthorizationFailed.Code
 		}
 	case rt == kmsg.ACLResourceTypeTopic && op == kmsg.ACLOperationDescribe:
 		md := kmsg.NewPtrMetadataRequest()

@@ -48,3 +48,26 @@ func classicUnavailable(req kmsg.Request) kmsg.Response {
 	}
 	return resp
 }
+
+// groupsDenied returns the set of groups the client of req may not do op on
+// (nil when all are allowed). When the broker could not be asked, all
+// count as denied: the requests this serves then go to the broker, which
+// decides itself.
+func (rs *Routes) groupsDenied(req *proxy.Request, op kmsg.ACLOperation, groups []string) map[string]bool {
+	if len(groups) == 0 {
+		return nil
+	}
+	denied, err := rs.auth.denied(req, kmsg.ACLResourceTypeGroup, op, groups)
+	if err != nil {
+		rs.o.Log.Debug().Err(err).Msg("group authorization not asked; the broker decides")
+		denied = groups
+	}
+	if len(denied) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(denied))
+	for _, g := range denied {
+		out[g] = true
+	}
+	return out
+}
