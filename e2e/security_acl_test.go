@@ -38,7 +38,8 @@ var aclBrokerOverrides = []string{
 //     describe, delete records), WRITE on its transactional ids (EOS), and
 //     IDEMPOTENT_WRITE on the cluster;
 //   - "cli", the franz-go checks and Kafka's CLI tools: everything;
-//   - "intruder": DESCRIBE on the input topic, nothing on any group;
+//   - "intruder": DESCRIBE on the input topic and on group acl-denied (so
+//     the broker's FindCoordinator finds it), nothing else;
 //   - "nocreate": READ on group acl-nocreate, DESCRIBE on the input and on
 //     the topics prefixed acl-nocreate-, no CREATE.
 func aclBindings() []*kadm.ACLBuilder {
@@ -55,6 +56,7 @@ func aclBindings() []*kadm.ACLBuilder {
 		kadm.NewACLs().Allow("User:cli").Clusters().Operations(kadm.OpAll),
 
 		kadm.NewACLs().Allow("User:intruder").Topics("e2e-input").ResourcePatternType(lit).Operations(kadm.OpDescribe),
+		kadm.NewACLs().Allow("User:intruder").Groups("acl-denied").ResourcePatternType(lit).Operations(kadm.OpDescribe),
 
 		kadm.NewACLs().Allow("User:nocreate").Groups("acl-nocreate").ResourcePatternType(lit).Operations(kadm.OpRead),
 		kadm.NewACLs().Allow("User:nocreate").Topics("e2e-input").ResourcePatternType(lit).Operations(kadm.OpDescribe),
@@ -115,14 +117,15 @@ func createACLs(ctx context.Context, bootstrap string) error {
 // their own; the broker decides each for the client's own principal:
 //   - "intruder" (no READ on e2e-count): StreamsGroupHeartbeat
 //     GROUP_AUTHORIZATION_FAILED without a message, StreamsGroupDescribe
-//     GROUP_AUTHORIZATION_FAILED, and the classic Heartbeat, OffsetCommit
-//     and OffsetFetch of the served group refused by the broker with
-//     GROUP_AUTHORIZATION_FAILED;
+//     GROUP_AUTHORIZATION_FAILED, and the classic Heartbeat, OffsetCommit,
+//     OffsetFetch, DescribeGroups, OffsetDelete and DeleteGroups of the
+//     served group refused with GROUP_AUTHORIZATION_FAILED (by the broker,
+//     to which streamshift forwards them), ListGroups without it;
 //   - "nocreate": a join whose changelog topic it may not CREATE gets
 //     MISSING_INTERNAL_TOPICS with Kafka 4.4's "Unauthorized to CREATE on
 //     topics ..." detail and the topic is not created; a join naming the
 //     output topic, which it may not DESCRIBE, TOPIC_AUTHORIZATION_FAILED;
-//   - "app" describes its group (members, topology).
+//   - "app" describes its group (members, topology) and lists it.
 func checkAuthorization(ctx context.Context, addr string, clientTLS *tls.Config, scram512 func(string) sasl.Mechanism, broker string) error {
 	client := func(user string) (*kgo.Client, *kgo.Broker, error) {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DialTLSConfig(clientTLS), kgo.SASL(scram512(user)), kgo.RequestRetries(2))
@@ -201,6 +204,39 @@ func checkAuthorization(ctx context.Context, addr string, clientTLS *tls.Config,
 		return fmt.Errorf("intruder's OffsetFetch of e2e-count: %v %+v, want GROUP_AUTHORIZATION_FAILED", err, ofr)
 	}
 
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups = []string{"e2e-count"}
+	dgr, err := dg.RequestWith(ctx, ib)
+	if err != nil || len(dgr.Groups) != 1 || dgr.Groups[0].ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		return fmt.Errorf("intruder's DescribeGroups of e2e-count: %v %+v, want GROUP_AUTHORIZATION_FAILED", err, dgr)
+	}
+	lg := kmsg.NewPtrListGroupsRequest()
+	lgr, err := lg.RequestWith(ctx, ib)
+	if err != nil {
+		return fmt.Errorf("intruder's ListGroups: %w", err)
+	}
+	for _, g := range lgr.Groups {
+		if g.Group == "e2e-count" {
+			return fmt.Errorf("intruder's ListGroups lists e2e-count, which it may not DESCRIBE")
+		}
+	}
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "e2e-count"
+	odt := kmsg.NewOffsetDeleteRequestTopic()
+	odt.Topic = "e2e-input"
+	odt.Partitions = []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}
+	od.Topics = append(od.Topics, odt)
+	odr, err := od.RequestWith(ctx, ib)
+	if err != nil || odr.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		return fmt.Errorf("intruder's OffsetDelete of e2e-count: %v %+v, want GROUP_AUTHORIZATION_FAILED", err, odr)
+	}
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Groups = []string{"e2e-count"}
+	delr, err := del.RequestWith(ctx, ib)
+	if err != nil || len(delr.Groups) != 1 || delr.Groups[0].ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		return fmt.Errorf("intruder's DeleteGroups of e2e-count: %v %+v, want GROUP_AUTHORIZATION_FAILED", err, delr)
+	}
+
 	nocreate, nb, err := client("nocreate")
 	if err != nil {
 		return err
@@ -235,6 +271,47 @@ func checkAuthorization(ctx context.Context, addr string, clientTLS *tls.Config,
 		return fmt.Errorf("nocreate's join naming e2e-output: %v, want TOPIC_AUTHORIZATION_FAILED", kerr.ErrorForCode(jr.ErrorCode))
 	}
 
+	// A principal allowed everything ("cli") passes each probe: streamshift
+	// answers itself. DescribeGroups of a streams group is Kafka 4.4's
+	// GROUP_ID_NOT_FOUND, an OffsetDelete of a source topic of the running
+	// group GROUP_SUBSCRIBED_TO_TOPIC, and its own group's internal topic
+	// is created.
+	cli, cb, err := client("cli")
+	if err != nil {
+		return err
+	}
+	defer cli.Close()
+	dgr, err = dg.RequestWith(ctx, cb)
+	if err != nil || len(dgr.Groups) != 1 || dgr.Groups[0].ErrorCode != kerr.GroupIDNotFound.Code {
+		return fmt.Errorf("cli's DescribeGroups of e2e-count: %v %+v, want GROUP_ID_NOT_FOUND", err, dgr)
+	}
+	odr, err = od.RequestWith(ctx, cb)
+	if err != nil || odr.ErrorCode != 0 || len(odr.Topics) != 1 || odr.Topics[0].Partitions[0].ErrorCode != kerr.GroupSubscribedToTopic.Code {
+		return fmt.Errorf("cli's OffsetDelete of e2e-count: %v %+v, want GROUP_SUBSCRIBED_TO_TOPIC", err, odr)
+	}
+	const cliChangelog = "acl-cli-store-changelog"
+	for {
+		jr, err = streamsJoin("acl-cli", "cli-1", []string{"e2e-input"}, cliChangelog).RequestWith(ctx, cb)
+		if err != nil {
+			return fmt.Errorf("cli's join: %w", err)
+		}
+		if jr.ErrorCode != 0 || len(jr.Status) > 0 && strings.Contains(jr.Status[0].StatusDetail, "Unauthorized") {
+			return fmt.Errorf("cli's join: %v %+v", kerr.ErrorForCode(jr.ErrorCode), jr.Status)
+		}
+		topics, err := kadm.NewClient(super).ListTopics(ctx, cliChangelog)
+		if err != nil {
+			return err
+		}
+		if topics.Has(cliChangelog) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s not created for a principal allowed to: %w", cliChangelog, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+
 	app, ab, err := client("app")
 	if err != nil {
 		return err
@@ -247,7 +324,16 @@ func checkAuthorization(ctx context.Context, addr string, clientTLS *tls.Config,
 	if len(dr.Groups) != 1 || dr.Groups[0].ErrorCode != 0 || len(dr.Groups[0].Members) == 0 || dr.Groups[0].Topology == nil {
 		return fmt.Errorf("app's StreamsGroupDescribe of e2e-count: %+v, want its members and topology", dr.Groups)
 	}
-	return nil
+	lgr, err = lg.RequestWith(ctx, ab)
+	if err != nil {
+		return fmt.Errorf("app's ListGroups: %w", err)
+	}
+	for _, g := range lgr.Groups {
+		if g.Group == "e2e-count" {
+			return nil
+		}
+	}
+	return fmt.Errorf("app's ListGroups does not list e2e-count: %+v", lgr.Groups)
 }
 
 // checkStreamsAppDenied starts a Kafka Streams 4.4 app on the streams

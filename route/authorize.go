@@ -80,6 +80,9 @@ func newAuthorizer(ttl time.Duration, versions func(int16) int16) *authorizer {
 // denied returns the names of resources of type rt the client of req may
 // not do op on (nil: all allowed), asking the broker for those not cached.
 func (a *authorizer) denied(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) ([]string, error) {
+	if a == nil {
+		return nil, nil // no checks (the benchmark's baseline)
+	}
 	var out, miss []string
 	now := a.now()
 	a.mu.Lock()
@@ -231,6 +234,9 @@ func dedupe(names []string) []string {
 
 // probes is the number of probes sent so far.
 func (a *authorizer) probes() uint64 {
+	if a == nil {
+		return 0
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.asked

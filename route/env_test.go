@@ -26,7 +26,7 @@ import (
 
 // startProxy runs a proxy in front of upstream on free ports; stop ends it
 // (also at the test's end).
-func startProxy(t *testing.T, upstream []string, controlPlane ...kgo.Opt) (p *proxy.Proxy, listen string, stop func()) {
+func startProxy(t testing.TB, upstream []string, controlPlane ...kgo.Opt) (p *proxy.Proxy, listen string, stop func()) {
 	t.Helper()
 	for attempt := 0; attempt < 20; attempt++ {
 		base := 20000 + rand.IntN(30000)
@@ -77,7 +77,7 @@ func startProxy(t *testing.T, upstream []string, controlPlane ...kgo.Opt) (p *pr
 // through the proxy. newEnv builds it; the fields before the options are
 // set by the builder.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	ctx     context.Context
 	cluster *kfake.Cluster
 	ctl     *kgo.Client
@@ -124,7 +124,7 @@ type env struct {
 }
 
 // newEnv builds an env; opts change its options before anything starts.
-func newEnv(t *testing.T, opts ...func(*env)) *env {
+func newEnv(t testing.TB, opts ...func(*env)) *env {
 	t.Helper()
 	e := &env{t: t, brokers: 1, upstream: kversion.V3_9_0(), partitions: 4, topics: []string{"in"},
 		anchorHeartbeat: 100 * time.Millisecond, timeout: 60 * time.Second}
