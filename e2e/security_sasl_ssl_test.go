@@ -117,6 +117,9 @@ func TestSecuritySASLSSL(t *testing.T) {
 			{Name: "the broker's ACLs for what streamshift serves: other principals refused, as Kafka 4.4 refuses them", Do: func(ctx context.Context, r *harness.Run) error {
 				return checkAuthorization(ctx, proxyAddr, clientTLS, scram512, r.Broker.Bootstrap)
 			}},
+			{Name: "the same authorization answers as a native Kafka 4.4 with the same ACLs", Do: func(ctx context.Context, r *harness.Run) error {
+				return compareWithKafka44(ctx, r, proxyAddr, clientTLS, scram512)
+			}},
 			{Name: "a Kafka Streams 4.4 app without READ on its group dies of GroupAuthorizationException", Do: func(ctx context.Context, r *harness.Run) error {
 				return checkStreamsAppDenied(ctx, r, proxyAddr, proxyCAFile)
 			}},
