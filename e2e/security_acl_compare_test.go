@@ -78,13 +78,25 @@ func compareWithKafka44(ctx context.Context, r *harness.Run, addr string, client
 	}
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
+	// Both sides are one broker; kgo sends the streams-group keys only to
+	// a broker named, so the requests go to the one Metadata names.
+	onBroker := func(opts ...kgo.Opt) (kmsg.Requestor, func(), error) {
+		cl, err := kgo.NewClient(opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		md, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		if err != nil || len(md.Brokers) != 1 {
+			cl.Close()
+			return nil, nil, fmt.Errorf("metadata: %v %+v", err, md)
+		}
+		return cl.Broker(int(md.Brokers[0].NodeID)), cl.Close, nil
+	}
 	native := func(user string) (kmsg.Requestor, func(), error) {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(sec.SASLPlaintext), kgo.SASL(scram512(user)))
-		return cl, cl.Close, err
+		return onBroker(kgo.SeedBrokers(sec.SASLPlaintext), kgo.SASL(scram512(user)))
 	}
 	proxied := func(user string) (kmsg.Requestor, func(), error) {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DialTLSConfig(clientTLS), kgo.SASL(scram512(user)))
-		return cl, cl.Close, err
+		return onBroker(kgo.SeedBrokers(addr), kgo.DialTLSConfig(clientTLS), kgo.SASL(scram512(user)))
 	}
 	// The allowed principal's group, so that a describe finds a topology
 	// with a topic the describing principal may not DESCRIBE.

@@ -92,51 +92,11 @@ func TestAskForTheClientsPrincipal(t *testing.T) {
 // ApiVersions and asking heartbeats come back in request order, each with
 // its own answer.
 func TestAskPipelined(t *testing.T) {
-	c := newCluster(t, kfake.SeedTopics(1, "p"))
-	p := startProxy(t, c.ListenAddrs(), nil)
-	if err := p.Register(int16(kmsg.StreamsGroupHeartbeat), 0, 1, true, askingHeartbeat{}); err != nil {
-		t.Fatal(err)
-	}
-	rc := dialRaw(t, p.NodeAddr(0))
-	md := kmsg.NewPtrMetadataRequest()
-	md.Version = 9
-	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	hb.Version = 1
-	hb.Group = "p"
-	var batch []byte
-	id := "raw"
-	kinds := map[int32]int16{}
-	for corr := int32(1); corr <= 12; corr++ {
-		var req kmsg.Request = md
-		switch corr % 3 {
-		case 1:
-			req = hb
-		case 2:
-			req = apiVersionsReq(3)
+	checkPipelined(t, askingHeartbeat{}, func(corr int32, hbr *kmsg.StreamsGroupHeartbeatResponse) {
+		if hbr.MemberEpoch != corr || deref(hbr.ErrorMessage) != "p=0" {
+			t.Fatalf("heartbeat %d: epoch %d, ask answered %q", corr, hbr.MemberEpoch, deref(hbr.ErrorMessage))
 		}
-		kinds[corr] = req.Key()
-		batch = appendRequestFrame(batch, corr, &id, req)
-	}
-	if _, err := rc.Write(batch); err != nil {
-		t.Fatal(err)
-	}
-	for corr := int32(1); corr <= 12; corr++ {
-		frame := rc.recv()
-		if got := frameCorr(frame); got != corr {
-			t.Fatalf("response %d has correlation id %d", corr, got)
-		}
-		key := kinds[corr]
-		version := map[int16]int16{3: 9, 18: 3, 88: 1}[key]
-		resp, err := decodeResponse(key, version, frame[4:])
-		if err != nil {
-			t.Fatalf("response %d (%s): %v", corr, kmsg.NameForKey(key), err)
-		}
-		if hbr, ok := resp.(*kmsg.StreamsGroupHeartbeatResponse); ok {
-			if hbr.MemberEpoch != corr || deref(hbr.ErrorMessage) != "p=0" {
-				t.Fatalf("heartbeat %d: epoch %d, ask answered %q", corr, hbr.MemberEpoch, deref(hbr.ErrorMessage))
-			}
-		}
-	}
+	})
 }
 
 // heldAsks asks n times at once from the interceptor; the broker holds the

@@ -1,6 +1,8 @@
 package route
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -19,7 +21,7 @@ func (rs *Routes) streamsGroupDescribe(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.StreamsGroupDescribeRequest)
 	allowed, denied, err := rs.streamsDescribeDenied(req, r.Groups)
 	if err != nil {
-		out.Respond(streamsDescribeError(r, kerr.CoordinatorNotAvailable.Code, err))
+		out.Respond(notServed(r, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)))
 		return
 	}
 	if len(allowed) == 0 && len(denied) > 0 {
@@ -37,7 +39,7 @@ func (rs *Routes) streamsGroupDescribe(req *proxy.Request, out proxy.Outcome) {
 			return
 		}
 		if err := rs.hideUnauthorizedTopologies(req, dr); err != nil {
-			out.Respond(streamsDescribeError(r, kerr.CoordinatorNotAvailable.Code, err))
+			out.Respond(notServed(r, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)))
 			return
 		}
 		dr.Groups = append(denied, dr.Groups...)
@@ -46,16 +48,4 @@ func (rs *Routes) streamsGroupDescribe(req *proxy.Request, out proxy.Outcome) {
 	if !rs.o.Coordinator.Handle(&fwd, coordinatorClient(req), respond) {
 		out.Forward()
 	}
-}
-
-// streamsDescribeError answers every group of r with code.
-func streamsDescribeError(r *kmsg.StreamsGroupDescribeRequest, code int16, err error) *kmsg.StreamsGroupDescribeResponse {
-	resp := kmsg.NewPtrStreamsGroupDescribeResponse()
-	msg := err.Error()
-	for _, g := range r.Groups {
-		dg := kmsg.NewStreamsGroupDescribeResponseGroup()
-		dg.Group, dg.ErrorCode, dg.ErrorMessage = g, code, &msg
-		resp.Groups = append(resp.Groups, dg)
-	}
-	return resp
 }

@@ -113,7 +113,9 @@ func (a *authorizer) denied(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg
 		a.evict(now)
 	}
 	for _, n := range miss {
-		a.entries[authKey{req.Client.ConnID, rt, op, n}] = authEntry{allowed: !deniedNow[n], at: now}
+		if len(a.entries) < maxAuthorizationEntries {
+			a.entries[authKey{req.Client.ConnID, rt, op, n}] = authEntry{allowed: !deniedNow[n], at: now}
+		}
 		if deniedNow[n] {
 			out = append(out, n)
 		}

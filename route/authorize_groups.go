@@ -1,7 +1,6 @@
 package route
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
@@ -29,24 +28,6 @@ func (rs *Routes) groupReadDenied(req *proxy.Request, group string) (bool, error
 func (rs *Routes) groupDescribeDenied(req *proxy.Request, group string) (bool, error) {
 	ok, err := rs.auth.allowed(req, kmsg.ACLResourceTypeGroup, kmsg.ACLOperationDescribe, group)
 	return !ok && err == nil, err
-}
-
-// classicUnavailable answers a classic group request whose authorization
-// could not be asked with a retriable error.
-func classicUnavailable(req kmsg.Request) kmsg.Response {
-	resp := req.ResponseKind()
-	code := kerr.CoordinatorNotAvailable.Code
-	switch r := resp.(type) {
-	case *kmsg.JoinGroupResponse:
-		r.ErrorCode, r.Generation = code, -1
-	case *kmsg.SyncGroupResponse:
-		r.ErrorCode = code
-	case *kmsg.HeartbeatResponse:
-		r.ErrorCode = code
-	case *kmsg.LeaveGroupResponse:
-		r.ErrorCode = code
-	}
-	return resp
 }
 
 // groupsDenied returns the set of groups the client of req may not do op on

@@ -18,22 +18,22 @@ import (
 // the coordinator, which refuses it with STREAMS_INVALID_TOPOLOGY first, as
 // Kafka does. The answer is nil when the heartbeat may go on.
 func (rs *Routes) authorizeStreamsHeartbeat(req *proxy.Request, hb *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
-	fail := func(code int16, err error) *kmsg.StreamsGroupHeartbeatResponse {
+	// Kafka's answers carry no message (getErrorResponse sets the code only).
+	fail := func(code int16) *kmsg.StreamsGroupHeartbeatResponse {
 		resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
 		resp.SetVersion(hb.Version)
 		resp.ErrorCode = code
-		if err != nil {
-			msg := err.Error()
-			resp.ErrorMessage = &msg
-		}
 		return resp
+	}
+	unknown := func(err error) *kmsg.StreamsGroupHeartbeatResponse {
+		return heartbeatError(hb, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err))
 	}
 	ok, err := rs.auth.allowed(req, kmsg.ACLResourceTypeGroup, kmsg.ACLOperationRead, hb.Group)
 	if err != nil {
-		return fail(kerr.CoordinatorNotAvailable.Code, err)
+		return unknown(err)
 	}
 	if !ok {
-		return fail(kerr.GroupAuthorizationFailed.Code, nil)
+		return fail(kerr.GroupAuthorizationFailed.Code)
 	}
 	topics := requiredTopics(hb.Topology)
 	if len(topics) == 0 || !checkableTopics(topics) {
@@ -41,10 +41,10 @@ func (rs *Routes) authorizeStreamsHeartbeat(req *proxy.Request, hb *kmsg.Streams
 	}
 	denied, err := rs.auth.denied(req, kmsg.ACLResourceTypeTopic, kmsg.ACLOperationDescribe, topics)
 	if err != nil {
-		return fail(kerr.CoordinatorNotAvailable.Code, err)
+		return unknown(err)
 	}
 	if len(denied) > 0 {
-		return fail(kerr.TopicAuthorizationFailed.Code, nil)
+		return fail(kerr.TopicAuthorizationFailed.Code)
 	}
 	return nil
 }

@@ -31,22 +31,13 @@ func withACLs(e *env) {
 	e.proxyClientOpts = []kgo.Opt{kgo.SASL(plain.Auth{User: "alice", Pass: "alice"}.AsMechanism())}
 }
 
+// aclJoin is join with the given source topics and a changelog topic.
 func aclJoin(group, member string, source ...string) *kmsg.StreamsGroupHeartbeatRequest {
-	join := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	join.Group, join.MemberID = group, member
-	join.EndpointInformationEpoch = -1
-	join.RebalanceTimeoutMillis = 30000
-	pid := "process-" + member
-	join.ProcessID = &pid
-	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
-	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
-	st.SubtopologyID = "0"
+	req := join(group, member)
+	st := &req.Topology.Subtopologies[0]
 	st.SourceTopics = source
 	st.StateChangelogTopics = []kmsg.TopicInfo{{Topic: group + "-counts-changelog"}}
-	topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
-	join.Topology = &topo
-	join.ActiveTasks, join.StandbyTasks, join.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	return join
+	return req
 }
 
 // TestAuthorizeStreamsHeartbeatTopics: a streams join naming a topic the
@@ -175,5 +166,30 @@ func waitFor(t *testing.T, what string, fn func() error) {
 			t.Fatalf("%s: %v", what, err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAuthorizationCacheBounded: the cache never holds more than
+// maxAuthorizationEntries, whatever a client asks about; expired entries go
+// first.
+func TestAuthorizationCacheBounded(t *testing.T) {
+	a := newAuthorizer(time.Minute, nil)
+	now := time.Unix(1000, 0)
+	a.now = func() time.Time { return now }
+	fill := func(from, n int, at time.Time) {
+		for i := range n {
+			a.entries[authKey{conn: 1, name: fmt.Sprint(from + i)}] = authEntry{at: at}
+		}
+	}
+	fill(0, maxAuthorizationEntries/2, now.Add(-2*time.Minute)) // expired
+	fill(maxAuthorizationEntries/2, maxAuthorizationEntries/2, now)
+	a.evict(now)
+	if n := len(a.entries); n != maxAuthorizationEntries/4 {
+		t.Errorf("%d entries after evicting, want %d (the expired, then half the rest)", n, maxAuthorizationEntries/4)
+	}
+	for k, e := range a.entries {
+		if now.Sub(e.at) >= a.ttl {
+			t.Fatalf("expired entry %v kept", k)
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package route
 
 import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/migration"
@@ -38,7 +41,7 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string)
 		// not READ the group gets the broker's own refusal.
 		if denied, err := m.a.groupReadDenied(req, group); err != nil {
 			answered()
-			out.Respond(classicUnavailable(req.Body))
+			out.Respond(notServed(req.Body, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)))
 			return
 		} else if denied {
 			m.forward(req, out, nil, answered, nil, nil)
