@@ -98,6 +98,23 @@ func compareWithKafka44(ctx context.Context, r *harness.Run, addr string, client
 	proxied := func(user string) (kmsg.Requestor, func(), error) {
 		return onBroker(kgo.SeedBrokers(addr), kgo.DialTLSConfig(clientTLS), kgo.SASL(scram512(user)))
 	}
+	// __consumer_offsets is made at the first FindCoordinator.
+	super, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap))
+	if err != nil {
+		return err
+	}
+	defer super.Close()
+	if _, err := untilCoordinator(ctx, func() (aclAnswer, error) {
+		fc := kmsg.NewPtrFindCoordinatorRequest()
+		fc.CoordinatorKey, fc.CoordinatorKeys = "acl-cli", []string{"acl-cli"}
+		resp, err := fc.RequestWith(ctx, super)
+		if err != nil || len(resp.Coordinators) != 1 {
+			return aclAnswer{}, fmt.Errorf("find coordinator: %v %+v", err, resp)
+		}
+		return aclAnswer{Code: resp.Coordinators[0].ErrorCode}, nil
+	}); err != nil {
+		return err
+	}
 	// The allowed principal's group, so that a describe finds a topology
 	// with a topic the describing principal may not DESCRIBE.
 	for _, side := range []func(string) (kmsg.Requestor, func(), error){native, proxied} {
@@ -105,7 +122,13 @@ func compareWithKafka44(ctx context.Context, r *harness.Run, addr string, client
 		if err != nil {
 			return err
 		}
-		_, err = streamsJoin("acl-cli", "cli-cmp", []string{"e2e-input"}, "acl-cli-store-changelog").RequestWith(ctx, cl)
+		_, err = untilCoordinator(ctx, func() (aclAnswer, error) {
+			resp, err := streamsJoin("acl-cli", "cli-cmp", []string{"e2e-input"}, "acl-cli-store-changelog").RequestWith(ctx, cl)
+			if err != nil {
+				return aclAnswer{}, err
+			}
+			return heartbeatAnswer(resp), nil
+		})
 		done()
 		if err != nil {
 			return fmt.Errorf("cli's join: %w", err)
@@ -152,7 +175,7 @@ func compareWithKafka44(ctx context.Context, r *harness.Run, addr string, client
 			if err != nil {
 				return err
 			}
-			answers[i], err = c.ask(cl)
+			answers[i], err = untilCoordinator(ctx, func() (aclAnswer, error) { return c.ask(cl) })
 			done()
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
@@ -188,4 +211,25 @@ func describeAnswer(ctx context.Context, cl kmsg.Requestor, group string) (aclAn
 		a.Detail = "members or topology shown"
 	}
 	return a, nil
+}
+
+// untilCoordinator asks until the answer is not that the coordinator is
+// still loading or moving (a broker just started).
+func untilCoordinator(ctx context.Context, ask func() (aclAnswer, error)) (aclAnswer, error) {
+	for {
+		a, err := ask()
+		if err != nil {
+			return a, err
+		}
+		switch a.Code {
+		case kerr.NotCoordinator.Code, kerr.CoordinatorLoadInProgress.Code, kerr.CoordinatorNotAvailable.Code:
+		default:
+			return a, nil
+		}
+		select {
+		case <-ctx.Done():
+			return a, fmt.Errorf("still %s: %w", a, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }

@@ -38,8 +38,10 @@ var aclBrokerOverrides = []string{
 //     describe, delete records), WRITE on its transactional ids (EOS), and
 //     IDEMPOTENT_WRITE on the cluster;
 //   - "cli", the franz-go checks and Kafka's CLI tools: everything;
-//   - "intruder": DESCRIBE on the input topic and on group acl-denied (so
-//     the broker's FindCoordinator finds it), nothing else;
+//   - "intruder": DESCRIBE on the input topic, on group acl-denied and on
+//     its internal topics (so that its Streams app gets as far as the
+//     group's READ: FindCoordinator and the topology's metadata pass),
+//     nothing else;
 //   - "nocreate": READ on group acl-nocreate, DESCRIBE on the input and on
 //     the topics prefixed acl-nocreate-, no CREATE; DESCRIBE on group
 //     acl-cli (whose changelog it may not DESCRIBE).
@@ -58,6 +60,7 @@ func aclBindings() []*kadm.ACLBuilder {
 
 		kadm.NewACLs().Allow("User:intruder").Topics("e2e-input").ResourcePatternType(lit).Operations(kadm.OpDescribe),
 		kadm.NewACLs().Allow("User:intruder").Groups("acl-denied").ResourcePatternType(lit).Operations(kadm.OpDescribe),
+		kadm.NewACLs().Allow("User:intruder").Topics("acl-denied-").ResourcePatternType(pre).Operations(kadm.OpDescribe),
 
 		kadm.NewACLs().Allow("User:nocreate").Groups("acl-nocreate").ResourcePatternType(lit).Operations(kadm.OpRead),
 		kadm.NewACLs().Allow("User:nocreate").Topics("e2e-input").ResourcePatternType(lit).Operations(kadm.OpDescribe),

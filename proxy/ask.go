@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -75,8 +76,10 @@ func (cc *clientConn) ask(ctx context.Context, req kmsg.Request, version int16) 
 	}
 	req.SetVersion(version)
 	call := &askCall{key: req.Key(), version: version, answer: make(chan askAnswer, 1)}
+	// Encoded here, off the loop; the loop only stamps the correlation id.
 	clientID := "streamshift"
-	cc.onLoop(func() { cc.sendAsk(call, req, &clientID) })
+	frame := appendRequestFrame(nil, 0, &clientID, req)
+	cc.onLoop(func() { cc.sendAsk(call, frame) })
 	select {
 	case a := <-call.answer:
 		if a.err != nil {
@@ -97,7 +100,7 @@ func (cc *clientConn) ask(ctx context.Context, req kmsg.Request, version int16) 
 // sendAsk runs on the loop: it writes the ask upstream behind what the
 // connection sent already and queues its slot, which only the sent queue
 // holds.
-func (cc *clientConn) sendAsk(call *askCall, req kmsg.Request, clientID *string) {
+func (cc *clientConn) sendAsk(call *askCall, frame []byte) {
 	if cc.up == nil || !cc.upReady {
 		call.answer <- askAnswer{err: ErrAskClosed}
 		return
@@ -113,7 +116,8 @@ func (cc *clientConn) sendAsk(call *askCall, req kmsg.Request, clientID *string)
 	}
 	s := &slot{corr: cc.asking.corr, key: call.key, version: call.version, upstream: true, ask: call}
 	cc.sent.push(s)
-	_, _ = cc.up.Write(appendRequestFrame(nil, s.corr, clientID, req))
+	binary.BigEndian.PutUint32(frame[8:], uint32(s.corr)) // after size, key and version
+	_, _ = cc.up.Write(frame)
 }
 
 // answerAsk runs on the loop for the upstream response of an ask slot.
