@@ -63,16 +63,31 @@ type askAnswer struct {
 // ErrAskClosed if the connection closes first and ctx's error if ctx ends
 // first (the response, when it comes, is then dropped).
 func (r *Request) Ask(ctx context.Context, req kmsg.Request, version int16) (kmsg.Response, error) {
-	if r.cc == nil {
-		return nil, errors.New("ask: request of no client connection")
-	}
-	return r.cc.ask(ctx, req, version)
+	return r.Send(req, version).Wait(ctx)
 }
 
-func (cc *clientConn) ask(ctx context.Context, req kmsg.Request, version int16) (kmsg.Response, error) {
+// Send is Ask without the wait: the request is queued for the connection's
+// loop before Send returns, so it goes upstream before anything the
+// interceptor does after (its outcome included); Wait gets the answer.
+func (r *Request) Send(req kmsg.Request, version int16) *Pending {
+	if r.cc == nil {
+		return &Pending{err: errors.New("ask: request of no client connection")}
+	}
+	return r.cc.send(req, version)
+}
+
+// Pending is an ask sent and not yet answered.
+type Pending struct {
+	cc   *clientConn
+	call *askCall
+	name string
+	err  error
+}
+
+func (cc *clientConn) send(req kmsg.Request, version int16) *Pending {
 	name := kmsg.NameForKey(req.Key())
 	if version < 0 || version > req.MaxVersion() {
-		return nil, fmt.Errorf("ask %s v%d: unknown version", name, version)
+		return &Pending{err: fmt.Errorf("ask %s v%d: unknown version", name, version)}
 	}
 	req.SetVersion(version)
 	call := &askCall{key: req.Key(), version: version, answer: make(chan askAnswer, 1)}
@@ -80,20 +95,29 @@ func (cc *clientConn) ask(ctx context.Context, req kmsg.Request, version int16) 
 	clientID := "streamshift"
 	frame := appendRequestFrame(nil, 0, &clientID, req)
 	cc.onLoop(func() { cc.sendAsk(call, frame) })
+	return &Pending{cc: cc, call: call, name: name}
+}
+
+// Wait returns the broker's decoded answer, ErrAskClosed if the connection
+// closed first, or ctx's error.
+func (p *Pending) Wait(ctx context.Context) (kmsg.Response, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
 	select {
-	case a := <-call.answer:
+	case a := <-p.call.answer:
 		if a.err != nil {
-			return nil, fmt.Errorf("ask %s: %w", name, a.err)
+			return nil, fmt.Errorf("ask %s: %w", p.name, a.err)
 		}
-		resp, err := decodeResponse(call.key, call.version, a.frame[4:])
+		resp, err := decodeResponse(p.call.key, p.call.version, a.frame[4:])
 		if err != nil {
-			return nil, fmt.Errorf("ask %s: %w", name, err)
+			return nil, fmt.Errorf("ask %s: %w", p.name, err)
 		}
 		return resp, nil
-	case <-cc.done:
-		return nil, fmt.Errorf("ask %s: %w", name, ErrAskClosed)
+	case <-p.cc.done:
+		return nil, fmt.Errorf("ask %s: %w", p.name, ErrAskClosed)
 	case <-ctx.Done():
-		return nil, fmt.Errorf("ask %s: %w", name, ctx.Err())
+		return nil, fmt.Errorf("ask %s: %w", p.name, ctx.Err())
 	}
 }
 

@@ -60,17 +60,21 @@ type authKey struct {
 type authEntry struct {
 	allowed bool
 	at      time.Time
+	// refreshing: asked again in the background already (refresh).
+	refreshing bool
 }
 
 // authorizer asks and caches.
 type authorizer struct {
-	ttl      time.Duration
 	versions func(key int16) int16 // highest version the upstream takes
-	now      func() time.Time
 
 	mu      sync.Mutex
+	ttl     time.Duration
+	now     func() time.Time // read with mu held
 	entries map[authKey]authEntry
-	asked   uint64 // probes sent, for tests and the benchmark
+	// asked counts the probes a request waited for, refreshed those sent
+	// in the background (tests, the benchmark).
+	asked, refreshed uint64
 }
 
 func newAuthorizer(ttl time.Duration, versions func(int16) int16) *authorizer {
@@ -83,45 +87,113 @@ func (a *authorizer) denied(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg
 	if a == nil {
 		return nil, nil // no checks (the benchmark's baseline)
 	}
-	var out, miss []string
-	now := a.now()
+	var out, miss, stale []string
 	a.mu.Lock()
+	now := a.now()
 	for _, n := range dedupe(names) {
-		e, ok := a.entries[authKey{req.Client.ConnID, rt, op, n}]
+		k := authKey{req.Client.ConnID, rt, op, n}
+		e, ok := a.entries[k]
+		age := now.Sub(e.at)
 		switch {
-		case ok && now.Sub(e.at) < a.ttl:
+		case ok && age < a.ttl:
 			if !e.allowed {
 				out = append(out, n)
+			}
+			// Past half its life an answer is asked again in the
+			// background, so a steady member never waits for one.
+			if age >= a.ttl/2 && !e.refreshing {
+				e.refreshing = true
+				a.entries[k] = e
+				stale = append(stale, n)
 			}
 		default:
 			miss = append(miss, n)
 		}
 	}
 	a.mu.Unlock()
+	if len(stale) > 0 {
+		a.refresh(req, rt, op, stale)
+	}
 	if len(miss) == 0 {
 		return out, nil
 	}
 	ctx, cancel := requestContext(req, 10*time.Second)
 	defer cancel()
-	deniedNow, err := a.probe(ctx, req, rt, op, miss)
+	deniedNow, err := a.probe(req, rt, op, miss).wait(ctx) // sends as it goes
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errAuthorizationUnknown, err)
 	}
 	a.mu.Lock()
 	a.asked++
-	if len(a.entries)+len(miss) > maxAuthorizationEntries {
-		a.evict(now)
-	}
+	a.store(req.Client.ConnID, rt, op, miss, deniedNow, now)
+	a.mu.Unlock()
 	for _, n := range miss {
-		if len(a.entries) < maxAuthorizationEntries {
-			a.entries[authKey{req.Client.ConnID, rt, op, n}] = authEntry{allowed: !deniedNow[n], at: now}
-		}
 		if deniedNow[n] {
 			out = append(out, n)
 		}
 	}
-	a.mu.Unlock()
 	return out, nil
+}
+
+// refresh asks again about names, whose answers are past half their life:
+// the probes are queued on the connection now (while the client's request
+// holds it, so before anything the client sends next), their answers
+// replace the cached ones when they come.
+func (a *authorizer) refresh(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) {
+	p := a.probe(req, rt, op, names)
+	if len(p.asks) > probeChunk {
+		// More than can be queued now: the answers expire and are asked
+		// when next needed.
+		a.unmarkRefreshing(req.Client.ConnID, rt, op, names)
+		return
+	}
+	p.start()
+	a.mu.Lock()
+	a.refreshed++
+	a.mu.Unlock()
+	go func() {
+		ctx, cancel := requestContext(req, 10*time.Second)
+		defer cancel()
+		deniedNow, err := p.wait(ctx)
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		now := a.now()
+		if err != nil {
+			// The old answers expire as they would have.
+			a.unmarkRefreshingLocked(req.Client.ConnID, rt, op, names)
+			return
+		}
+		a.store(req.Client.ConnID, rt, op, names, deniedNow, now)
+	}()
+}
+
+func (a *authorizer) unmarkRefreshing(conn uint64, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.unmarkRefreshingLocked(conn, rt, op, names)
+}
+
+func (a *authorizer) unmarkRefreshingLocked(conn uint64, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) {
+	for _, n := range names {
+		k := authKey{conn, rt, op, n}
+		if e, ok := a.entries[k]; ok {
+			e.refreshing = false
+			a.entries[k] = e
+		}
+	}
+}
+
+// store caches answers; mu is held.
+func (a *authorizer) store(conn uint64, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string, denied map[string]bool, now time.Time) {
+	if len(a.entries)+len(names) > maxAuthorizationEntries {
+		a.evict(now)
+	}
+	for _, n := range names {
+		k := authKey{conn, rt, op, n}
+		if _, ok := a.entries[k]; ok || len(a.entries) < maxAuthorizationEntries {
+			a.entries[k] = authEntry{allowed: !denied[n], at: now}
+		}
+	}
 }
 
 // allowed is denied for one resource.
@@ -146,29 +218,84 @@ func (a *authorizer) evict(now time.Time) {
 	}
 }
 
-// probe asks the broker about names, which are not cached.
-func (a *authorizer) probe(ctx context.Context, req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) (map[string]bool, error) {
-	denied := map[string]bool{}
+// probing is a probe: its asks and how to read their answers.
+type probing struct {
+	req  *proxy.Request
+	asks []probeAsk
+	sent []*proxy.Pending // the first asks, sent already (start)
+	read func(resps []kmsg.Response) map[string]bool
+	err  error
+}
+
+type probeAsk struct {
+	r       kmsg.Request
+	version int16
+}
+
+// probeChunk bounds the asks of one probe in flight at once (one per group
+// for READ and DELETE), below the proxy's per-connection bound with room
+// for a background refresh.
+const probeChunk = 4
+
+// start sends the first chunk of asks now: they are queued on the
+// client's connection before start returns.
+func (p *probing) start() {
+	for _, q := range p.asks[:min(len(p.asks), probeChunk)] {
+		p.sent = append(p.sent, p.req.Send(q.r, q.version))
+	}
+}
+
+// wait sends what start did not, a chunk at a time, and returns the names
+// denied.
+func (p *probing) wait(ctx context.Context) (map[string]bool, error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	resps := make([]kmsg.Response, len(p.asks))
+	for from := 0; from < len(p.asks); from += probeChunk {
+		to := min(from+probeChunk, len(p.asks))
+		for i := len(p.sent); i < to; i++ {
+			p.sent = append(p.sent, p.req.Send(p.asks[i].r, p.asks[i].version))
+		}
+		for i := from; i < to; i++ {
+			resp, err := p.sent[i].Wait(ctx)
+			if err != nil {
+				return nil, err
+			}
+			resps[i] = resp
+		}
+	}
+	return p.read(resps), nil
+}
+
+// probe is the probe about names; nothing is sent yet.
+func (a *authorizer) probe(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) *probing {
+	p := &probing{req: req}
+	send := func(r kmsg.Request, version int16) { p.asks = append(p.asks, probeAsk{r, version}) }
 	switch {
 	case rt == kmsg.ACLResourceTypeGroup && op == kmsg.ACLOperationRead:
 		for _, g := range names {
 			hb := kmsg.NewPtrHeartbeatRequest()
 			hb.Group, hb.Generation, hb.MemberID = g, -1, probeMemberID
-			resp, err := req.Ask(ctx, hb, min(a.versions(int16(kmsg.Heartbeat)), 4))
-			if err != nil {
-				return nil, err
+			send(hb, min(a.versions(int16(kmsg.Heartbeat)), 4))
+		}
+		p.read = func(resps []kmsg.Response) map[string]bool {
+			denied := map[string]bool{}
+			for i, r := range resps {
+				denied[names[i]] = r.(*kmsg.HeartbeatResponse).ErrorCode == kerr.GroupAuthorizationFailed.Code
 			}
-			denied[g] = resp.(*kmsg.HeartbeatResponse).ErrorCode == kerr.GroupAuthorizationFailed.Code
+			return denied
 		}
 	case rt == kmsg.ACLResourceTypeGroup && op == kmsg.ACLOperationDescribe:
 		dg := kmsg.NewPtrDescribeGroupsRequest()
 		dg.Groups = names
-		resp, err := req.Ask(ctx, dg, min(a.versions(int16(kmsg.DescribeGroups)), 5))
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range resp.(*kmsg.DescribeGroupsResponse).Groups {
-			denied[g.Group] = g.ErrorCode == kerr.GroupAuthorizationFailed.Code
+		send(dg, min(a.versions(int16(kmsg.DescribeGroups)), 5))
+		p.read = func(resps []kmsg.Response) map[string]bool {
+			denied := map[string]bool{}
+			for _, g := range resps[0].(*kmsg.DescribeGroupsResponse).Groups {
+				denied[g.Group] = g.ErrorCode == kerr.GroupAuthorizationFailed.Code
+			}
+			return denied
 		}
 	case rt == kmsg.ACLResourceTypeGroup && op == kmsg.ACLOperationDelete:
 		// An OffsetDelete of no partition: Kafka checks DELETE on the
@@ -177,11 +304,14 @@ func (a *authorizer) probe(ctx context.Context, req *proxy.Request, rt kmsg.ACLR
 			od := kmsg.NewPtrOffsetDeleteRequest()
 			od.Group = g
 			od.Topics = []kmsg.OffsetDeleteRequestTopic{}
-			resp, err := req.Ask(ctx, od, min(a.versions(int16(kmsg.OffsetDelete)), 0))
-			if err != nil {
-				return nil, err
+			send(od, 0)
+		}
+		p.read = func(resps []kmsg.Response) map[string]bool {
+			denied := map[string]bool{}
+			for i, r := range resps {
+				denied[names[i]] = r.(*kmsg.OffsetDeleteResponse).ErrorCode == kerr.GroupAuthorizationFailed.Code
 			}
-			denied[g] = resp.(*kmsg.OffsetDeleteResponse).ErrorCode == kerr.GroupAuthorizationFailed.Code
+			return denied
 		}
 	case rt == kmsg.ACLResourceTypeTopic && op == kmsg.ACLOperationDescribe:
 		md := kmsg.NewPtrMetadataRequest()
@@ -191,14 +321,15 @@ func (a *authorizer) probe(ctx context.Context, req *proxy.Request, rt kmsg.ACLR
 			md.Topics = append(md.Topics, mt)
 		}
 		md.AllowAutoTopicCreation = false
-		resp, err := req.Ask(ctx, md, max(min(a.versions(int16(kmsg.Metadata)), 12), 4))
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range resp.(*kmsg.MetadataResponse).Topics {
-			if t.Topic != nil {
-				denied[*t.Topic] = t.ErrorCode == kerr.TopicAuthorizationFailed.Code
+		send(md, max(min(a.versions(int16(kmsg.Metadata)), 12), 4))
+		p.read = func(resps []kmsg.Response) map[string]bool {
+			denied := map[string]bool{}
+			for _, t := range resps[0].(*kmsg.MetadataResponse).Topics {
+				if t.Topic != nil {
+					denied[*t.Topic] = t.ErrorCode == kerr.TopicAuthorizationFailed.Code
+				}
 			}
+			return denied
 		}
 	case rt == kmsg.ACLResourceTypeTopic && op == kmsg.ACLOperationCreate:
 		ct := kmsg.NewPtrCreateTopicsRequest()
@@ -209,17 +340,18 @@ func (a *authorizer) probe(ctx context.Context, req *proxy.Request, rt kmsg.ACLR
 			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t, -1, -1
 			ct.Topics = append(ct.Topics, rt)
 		}
-		resp, err := req.Ask(ctx, ct, max(min(a.versions(int16(kmsg.CreateTopics)), 7), 4))
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range resp.(*kmsg.CreateTopicsResponse).Topics {
-			denied[t.Topic] = t.ErrorCode == kerr.TopicAuthorizationFailed.Code
+		send(ct, max(min(a.versions(int16(kmsg.CreateTopics)), 7), 4))
+		p.read = func(resps []kmsg.Response) map[string]bool {
+			denied := map[string]bool{}
+			for _, t := range resps[0].(*kmsg.CreateTopicsResponse).Topics {
+				denied[t.Topic] = t.ErrorCode == kerr.TopicAuthorizationFailed.Code
+			}
+			return denied
 		}
 	default:
-		return nil, fmt.Errorf("no probe for %s on %s", op, rt)
+		p.err = fmt.Errorf("no probe for %s on %s", op, rt)
 	}
-	return denied, nil
+	return p
 }
 
 func dedupe(names []string) []string {

@@ -3,6 +3,7 @@ package route
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,5 +192,65 @@ func TestAuthorizationCacheBounded(t *testing.T) {
 		if now.Sub(e.at) >= a.ttl {
 			t.Fatalf("expired entry %v kept", k)
 		}
+	}
+}
+
+// TestAuthorizationRefreshedAhead: a steady member's heartbeats never wait
+// for the broker: an answer past half its life is asked again in the
+// background, so it never expires while the member heartbeats; only an
+// answer past its whole life is waited for.
+func TestAuthorizationRefreshedAhead(t *testing.T) {
+	e := newEnv(t, withACLs, func(e *env) { e.authCache = 10 * time.Second })
+	a := e.routes.auth
+	var mu sync.Mutex
+	now := time.Now()
+	a.mu.Lock()
+	a.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	a.mu.Unlock()
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	counts := func() (uint64, uint64) { a.mu.Lock(); defer a.mu.Unlock(); return a.asked, a.refreshed }
+
+	epoch := e.joinAndAssign("app", "m-1")
+	heartbeat := func() {
+		t.Helper()
+		hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.MemberEpoch = "app", "m-1", epoch
+		resp, err := hb.RequestWith(e.ctx, e.broker)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat: %v %+v", err, resp)
+		}
+		epoch = resp.MemberEpoch
+	}
+	// refreshedAt waits until the group READ answer was taken at the
+	// clock's current time (the background answer came).
+	refreshed := func() {
+		t.Helper()
+		a.mu.Lock()
+		at := a.now()
+		a.mu.Unlock()
+		waitFor(t, "the background answer", func() error {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			for k, en := range a.entries {
+				if k.resource == kmsg.ACLResourceTypeGroup && k.op == kmsg.ACLOperationRead && en.at.Equal(at) && !en.refreshing {
+					return nil
+				}
+			}
+			return fmt.Errorf("not yet")
+		})
+	}
+	asked, bg := counts()
+	for i := range 3 {
+		advance(6 * time.Second) // past half of 10s, within it
+		heartbeat()
+		refreshed()
+		if a2, b2 := counts(); a2 != asked || b2 != bg+uint64(i+1) {
+			t.Fatalf("heartbeat %d: %d probes waited for, %d in the background; want %d, %d", i, a2-asked, b2-bg, 0, i+1)
+		}
+	}
+	advance(11 * time.Second) // past the whole life
+	heartbeat()
+	if a2, _ := counts(); a2 != asked+1 {
+		t.Errorf("an expired answer: %d probes waited for, want 1", a2-asked)
 	}
 }
