@@ -42,6 +42,9 @@ type Config struct {
 	TLS         TLS         `koanf:"tls"`
 	UpstreamTLS UpstreamTLS `koanf:"upstream-tls"`
 	upstreamTLS *tls.Config // built by Validate
+	// Authorization applies the broker's ACLs to served requests
+	// (authorization.go).
+	Authorization Authorization `koanf:"authorization"`
 
 	// ProxyID names this instance upstream: its anchor members join with
 	// group.instance.id "streamshift-<proxy-id>". Keep it stable across
@@ -98,12 +101,13 @@ func Default() Config {
 			MaxInflightRequests:  256,
 			BufferHighWaterBytes: 4 << 20,
 		},
-		Log:         Log{Level: "info", Format: "json"},
-		TLS:         defaultTLS(),
-		Streams:     DefaultStreams(),
-		ProxyID:     "0",
-		Coordinator: DefaultCoordinator(),
-		Migration:   DefaultMigration(),
-		Capture:     DefaultCapture(),
+		Log:           Log{Level: "info", Format: "json"},
+		TLS:           defaultTLS(),
+		Authorization: DefaultAuthorization(),
+		Streams:       DefaultStreams(),
+		ProxyID:       "0",
+		Coordinator:   DefaultCoordinator(),
+		Migration:     DefaultMigration(),
+		Capture:       DefaultCapture(),
 	}
 }

@@ -257,6 +257,9 @@ func (c *Config) Validate() error {
 	for _, e := range c.validateCoordinator() {
 		add("%s", e)
 	}
+	for _, e := range c.Authorization.validate() {
+		add("%s", e)
+	}
 	for _, e := range c.validateSecurity() {
 		add("%s", e)
 	}

@@ -73,6 +73,7 @@ var keyDocs = []keyDoc{
 	{"upstream-tls.key-file", sectionSecurity, "its PEM key", ""},
 	{"upstream-tls.server-name", sectionSecurity, "name checked in the brokers' certificates", "host dialled"},
 	{"upstream-tls.insecure-skip-verify", sectionSecurity, "no certificate check (tests only; logged as a warning at start)", ""},
+	{"authorization.cache-ttl", sectionSecurity, "how long the broker's answer to an authorization probe (one client connection, resource and operation; see Security) is reused, asked again in the background past half of it; an ACL change reaches the requests streamshift serves within it; 0 asks on every request", ""},
 
 	{"capture.file", sectionCapture, "JSON-lines capture file", "empty (off)"},
 	{"capture.groups", sectionCapture, "comma-separated group ids; empty: every group", "empty"},

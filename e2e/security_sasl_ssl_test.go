@@ -29,7 +29,8 @@ import (
 
 // secureUsers are the SASL users of TestSecuritySASLSSL: streamshift's own
 // control plane, the Streams app, and the other clients.
-var secureUsers = map[string]string{"streamshift": "streamshift-secret", "app": "app-secret", "cli": "cli-secret"}
+var secureUsers = map[string]string{"streamshift": "streamshift-secret", "app": "app-secret", "cli": "cli-secret",
+	"intruder": "intruder-secret", "nocreate": "nocreate-secret"}
 
 // TestSecuritySASLSSL: one Kafka 3.9 broker with SASL_SSL and SASL_PLAINTEXT
 // listeners (PLAIN, SCRAM-SHA-256/512 users made at test start, CA and PEM
@@ -73,7 +74,7 @@ func TestSecuritySASLSSL(t *testing.T) {
 	rep := harness.RunScenario(t, harness.Scenario{
 		Name:            "online migration to streams over SASL_SSL through streamshift, TLS on both sides",
 		Broker:          harness.Kafka39,
-		BrokerOverrides: overrides,
+		BrokerOverrides: append(overrides, aclBrokerOverrides...),
 		AppBuild:        harness.App44,
 		GroupProtocol:   "classic",
 		Guarantee:       "exactly_once_v2",
@@ -81,6 +82,9 @@ func TestSecuritySASLSSL(t *testing.T) {
 		Hold:            5 * time.Second,
 		Route: func(ctx context.Context, r *harness.Run) (string, error) {
 			if err := sec.AddSCRAMUsers(ctx, r.Broker.Bootstrap); err != nil {
+				return "", err
+			}
+			if err := createACLs(ctx, r.Broker.Bootstrap); err != nil {
 				return "", err
 			}
 			px, err := harness.StartProxy(ctx, harness.ProxyOptions{
@@ -109,6 +113,15 @@ func TestSecuritySASLSSL(t *testing.T) {
 			roll.replace("c2", "s2", "streams"),
 			{Name: "franz-go over SASL_SSL (SCRAM-SHA-512, re-authenticating; PLAIN; a wrong password)", Do: func(ctx context.Context, r *harness.Run) error {
 				return checkFranzSecure(ctx, proxyAddr, clientTLS, scram512)
+			}},
+			{Name: "the broker's ACLs for what streamshift serves: other principals refused, as Kafka 4.4 refuses them", Do: func(ctx context.Context, r *harness.Run) error {
+				return checkAuthorization(ctx, proxyAddr, clientTLS, scram512, r.Broker.Bootstrap)
+			}},
+			{Name: "the same authorization answers as a native Kafka 4.4 with the same ACLs", Do: func(ctx context.Context, r *harness.Run) error {
+				return compareWithKafka44(ctx, r, proxyAddr, clientTLS, scram512)
+			}},
+			{Name: "a Kafka Streams 4.4 app without READ on its group dies of GroupAuthorizationException", Do: func(ctx context.Context, r *harness.Run) error {
+				return checkStreamsAppDenied(ctx, r, proxyAddr, proxyCAFile)
 			}},
 			{Name: "CLI tools with a SASL_SSL client.properties", Do: func(ctx context.Context, r *harness.Run) error {
 				return checkToolsSecure(ctx, r.Dir, proxyAddr, proxyCAFile)

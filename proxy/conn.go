@@ -45,7 +45,8 @@ type clientConn struct {
 	streamLeft    int
 	reqStreamLeft int
 	closed        bool
-	reason        string // why the proxy closed the connection, for the log
+	reason        string   // why the proxy closed the connection, for the log
+	asking        askState // requests of the proxy's own (ask.go)
 
 	requests  uint64
 	clientID  string
@@ -592,6 +593,10 @@ func (cc *clientConn) upstreamProtocolError(reason string) gnet.Action {
 func (cc *clientConn) completeForwarded(s *slot, frame []byte) error {
 	p := cc.p
 	s.upstream = false
+	if s.ask != nil {
+		cc.answerAsk(s, frame)
+		return nil
+	}
 	if s.rewritten {
 		own := clone(frame)
 		go cc.finishRewritten(s, own)

@@ -50,6 +50,7 @@ type Request struct {
 	Body kmsg.Request
 
 	done <-chan struct{}
+	cc   *clientConn // for Ask
 }
 
 // Done is closed when the client connection closes; a response given after

@@ -37,7 +37,7 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	cc.ring.push(s)
 	cc.blocked = true
 	p.m.intercepted.Inc()
-	req := &Request{Client: cc.info(), Key: key, Version: version, CorrelationID: corr, Body: body, done: cc.done}
+	req := &Request{Client: cc.info(), Key: key, Version: version, CorrelationID: corr, Body: body, done: cc.done, cc: cc}
 	out := &outcome{cc: cc, s: s, raw: own, clientID: h.clientID}
 	go func() {
 		defer func() {

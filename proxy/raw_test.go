@@ -174,9 +174,20 @@ func (s *slowHeartbeat) Intercept(req *Request, out Outcome) {
 }
 
 func TestPipelinedResponsesInOrder(t *testing.T) {
+	checkPipelined(t, &slowHeartbeat{delay: 50 * time.Millisecond}, func(corr int32, hbr *kmsg.StreamsGroupHeartbeatResponse) {
+		if hbr.MemberEpoch != corr {
+			t.Fatalf("heartbeat answer %d for request %d", hbr.MemberEpoch, corr)
+		}
+	})
+}
+
+// checkPipelined sends Metadata, ApiVersions and StreamsGroupHeartbeat
+// (of group "p", served by i) pipelined in one write and checks the
+// answers come back in request order; check looks at each heartbeat's.
+func checkPipelined(t *testing.T, i Interceptor, check func(corr int32, hbr *kmsg.StreamsGroupHeartbeatResponse)) {
 	c := newCluster(t, kfake.SeedTopics(1, "p"))
 	p := startProxy(t, c.ListenAddrs(), nil)
-	if err := p.Register(int16(kmsg.StreamsGroupHeartbeat), 0, 1, true, &slowHeartbeat{delay: 50 * time.Millisecond}); err != nil {
+	if err := p.Register(int16(kmsg.StreamsGroupHeartbeat), 0, 1, true, i); err != nil {
 		t.Fatal(err)
 	}
 	rc := dialRaw(t, p.NodeAddr(0))
@@ -184,7 +195,7 @@ func TestPipelinedResponsesInOrder(t *testing.T) {
 	md.Version = 9
 	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	hb.Version = 1
-	hb.Group = "g"
+	hb.Group = "p"
 	var batch []byte
 	id := "raw"
 	kinds := map[int32]int16{}
@@ -213,8 +224,8 @@ func TestPipelinedResponsesInOrder(t *testing.T) {
 		if err != nil {
 			t.Fatalf("response %d (%s): %v", corr, kmsg.NameForKey(key), err)
 		}
-		if hbr, ok := resp.(*kmsg.StreamsGroupHeartbeatResponse); ok && hbr.MemberEpoch != corr {
-			t.Fatalf("heartbeat answer %d for request %d", hbr.MemberEpoch, corr)
+		if hbr, ok := resp.(*kmsg.StreamsGroupHeartbeatResponse); ok {
+			check(corr, hbr)
 		}
 	}
 }

@@ -29,6 +29,9 @@ type slot struct {
 	rewritten  bool
 	onResponse func(kmsg.Response) kmsg.Response
 
+	// ask: a request of the proxy's own (ask.go), in the sent queue only.
+	ask *askCall
+
 	// local: answered by the proxy (too-new ApiVersions or an interceptor).
 	local bool
 	// tapReq is a copy of the request frame, kept only when a Tap is set.

@@ -49,6 +49,11 @@ func (rs *Routes) offsetFetchGated(req *proxy.Request, out proxy.Outcome) {
 		if !rs.o.Ownership.Owns(g.Group) {
 			continue
 		}
+		// A group the client may not DESCRIBE is not checked here: the
+		// broker refuses it when forwarded (authorize_groups.go).
+		if denied, _ := rs.groupDescribeDenied(req, g.Group); denied {
+			continue
+		}
 		touched = true
 		wg.Add(1)
 		rs.o.Coordinator.ValidateOffsetFetch(g.Group, deref(g.MemberID), g.MemberEpoch, func(err error) {

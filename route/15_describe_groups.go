@@ -17,7 +17,17 @@ import (
 // merged in request order.
 func (rs *Routes) describeGroups(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.DescribeGroupsRequest)
-	owned, upstream := servedHere(r.Groups, rs.o.Coordinator.Owns)
+	// An owned group the client may not DESCRIBE goes upstream, which
+	// refuses it with Kafka's GROUP_AUTHORIZATION_FAILED
+	// (authorize_groups.go).
+	var ownedIDs []string
+	for _, g := range r.Groups {
+		if rs.o.Coordinator.Owns(g) {
+			ownedIDs = append(ownedIDs, g)
+		}
+	}
+	denied := rs.groupsDenied(req, kmsg.ACLOperationDescribe, ownedIDs)
+	owned, upstream := servedHere(r.Groups, func(g string) bool { return rs.o.Coordinator.Owns(g) && !denied[g] })
 	rest := func() kmsg.Request {
 		fwd := *r
 		fwd.Groups = upstream

@@ -2,6 +2,7 @@ package route
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"time"
 
@@ -36,6 +37,17 @@ func (rs *Routes) listGroups(req *proxy.Request, out proxy.Outcome) {
 	case <-req.Done():
 		out.Forward()
 		return
+	}
+	// Kafka lists only the groups the client may DESCRIBE (or all, with
+	// DESCRIBE on the cluster); the upstream filters the groups it lists,
+	// the owned groups it does not list are filtered here
+	// (authorize_groups.go).
+	ids := make([]string, len(owned))
+	for i, g := range owned {
+		ids[i] = g.GroupID
+	}
+	if denied := rs.groupsDenied(req, kmsg.ACLOperationDescribe, ids); denied != nil {
+		owned = slices.DeleteFunc(owned, func(g coordinator.ListedGroup) bool { return denied[g.GroupID] })
 	}
 	states := map[string]bool{}
 	for _, s := range r.StatesFilter {

@@ -22,8 +22,18 @@ func (rs *Routes) deleteGroups(req *proxy.Request, out proxy.Outcome) {
 	local := map[int]kmsg.DeleteGroupsResponseGroup{}
 	deleted := map[string]bool{}
 	var upstream []string
+	// An owned group the client may not DELETE goes upstream untouched,
+	// which refuses it with Kafka's GROUP_AUTHORIZATION_FAILED
+	// (authorize_groups.go).
+	var ownedIDs []string
+	for _, id := range r.Groups {
+		if rs.o.Coordinator.Owns(id) {
+			ownedIDs = append(ownedIDs, id)
+		}
+	}
+	denied := rs.groupsDenied(req, kmsg.ACLOperationDelete, ownedIDs)
 	for i, id := range r.Groups {
-		if !rs.o.Coordinator.Owns(id) {
+		if !rs.o.Coordinator.Owns(id) || denied[id] {
 			upstream = append(upstream, id)
 			continue
 		}

@@ -20,6 +20,13 @@ func (rs *Routes) offsetDelete(req *proxy.Request, out proxy.Outcome) {
 		out.Forward()
 		return
 	}
+	// Kafka checks DELETE on the group first: a client that may not goes
+	// upstream untouched and is refused there, before the anchor leaves
+	// (authorize_groups.go).
+	if rs.groupsDenied(req, kmsg.ACLOperationDelete, []string{r.Group})[r.Group] {
+		out.Forward()
+		return
+	}
 	if sum.State == coordinator.GroupEmpty {
 		// Kafka deletes any offset of an Empty streams group. Upstream the
 		// anchor member still holds the group, subscribed to the source

@@ -27,6 +27,13 @@ import (
 // Every heartbeat carrying a topology (re)states the anchor's subscription.
 func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, out proxy.Outcome) {
 	hb := req.Body.(*kmsg.StreamsGroupHeartbeatRequest)
+	// The broker's ACLs first, for the client's own principal, as Kafka
+	// checks them before its group coordinator sees the request
+	// (authorize_streams.go).
+	if resp := rs.authorizeStreamsHeartbeat(req, hb); resp != nil {
+		out.Respond(resp)
+		return
+	}
 	if m := rs.mig; m != nil {
 		if r := m.mig.Recovery(); hb.MemberEpoch == 0 && r.Recovering(hb.Group) {
 			// Its join ends the group's restart recovery.
@@ -71,7 +78,7 @@ func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, out proxy.Outcome) {
 		rs.ensureAnchor(hb.Group, topologyTopics(hb.Topology))
 		rs.refreshFor(req, hb.Topology)
 	}
-	rs.o.Coordinator.Handle(hb, coordinatorClient(req), out.Respond)
+	rs.o.Coordinator.Handle(hb, coordinatorClient(req), rs.answerAfterCreation(req, hb.Group, internalTopicNames(hb.Topology), out.Respond))
 }
 
 // ensureAnchor starts or updates the group's anchor. Without a topology in

@@ -1,14 +1,51 @@
 package route
 
-import "github.com/streamshift/streamshift/proxy"
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+)
 
 // streamsGroupDescribe serves StreamsGroupDescribe v0-v1, advertised
 // whatever the upstream knows, from the coordinator, for every group:
 // the coordinator answers for a group it does not hold as Kafka does.
+// Groups the client may not DESCRIBE are answered GROUP_AUTHORIZATION_FAILED
+// first, and a group whose topology names a topic the client may not
+// DESCRIBE is hidden, as Kafka 4.4 does (authorize_streams.go).
 // Handle takes every request of this key; Forward is only the answer to a
 // request it would not take.
 func (rs *Routes) streamsGroupDescribe(req *proxy.Request, out proxy.Outcome) {
-	if !rs.o.Coordinator.Handle(req.Body, coordinatorClient(req), out.Respond) {
+	r := req.Body.(*kmsg.StreamsGroupDescribeRequest)
+	allowed, denied, err := rs.streamsDescribeDenied(req, r.Groups)
+	if err != nil {
+		out.Respond(notServed(r, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)))
+		return
+	}
+	if len(allowed) == 0 && len(denied) > 0 {
+		resp := kmsg.NewPtrStreamsGroupDescribeResponse()
+		resp.Groups = denied
+		out.Respond(resp)
+		return
+	}
+	fwd := *r
+	fwd.Groups = allowed
+	respond := func(resp kmsg.Response) {
+		dr, ok := resp.(*kmsg.StreamsGroupDescribeResponse)
+		if !ok {
+			out.Respond(resp)
+			return
+		}
+		if err := rs.hideUnauthorizedTopologies(req, dr); err != nil {
+			out.Respond(notServed(r, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)))
+			return
+		}
+		dr.Groups = append(denied, dr.Groups...)
+		out.Respond(dr)
+	}
+	if !rs.o.Coordinator.Handle(&fwd, coordinatorClient(req), respond) {
 		out.Forward()
 	}
 }

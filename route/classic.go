@@ -1,6 +1,9 @@
 package route
 
 import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/migration"
@@ -34,12 +37,22 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string)
 			m.forward(req, out, nil, answered, nil, nil)
 			return
 		}
+		// The broker's ACLs first (authorize_groups.go): a member that may
+		// not READ the group gets the broker's own refusal.
+		if denied, err := m.a.groupReadDenied(req, group); err != nil {
+			answered()
+			out.Respond(notServed(req.Body, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)))
+			return
+		} else if denied {
+			m.forward(req, out, nil, answered, nil, nil)
+			return
+		}
 		m.translated.Add(1)
 		m.mig.Translator().Handle(req.Body, coordinatorClient(req),
-			func(resp kmsg.Response) {
+			m.a.answerAfterCreation(req, group, nil, func(resp kmsg.Response) {
 				answered()
 				out.Respond(resp)
-			}, forward)
+			}), forward)
 	}, func() { m.mig.Observer().ObserveHeld(group, req.Body) })
 }
 

@@ -65,6 +65,14 @@ func (rs *Routes) commit(req *proxy.Request, out proxy.Outcome, c anchoredCommit
 			forwardAt(req, out, up)
 			return
 		}
+		// A client that may not READ the group gets the broker's refusal
+		// before any validation of ours (authorize_groups.go). Without an
+		// answer the commit goes on: what is forwarded is checked by the
+		// broker for the client's principal anyway.
+		if denied, _ := rs.groupReadDenied(req, c.group); denied {
+			forwardAt(req, out, up)
+			return
+		}
 		validate := rs.o.Coordinator.ValidateOffsetCommit
 		if rs.mig != nil {
 			validate = rs.o.Coordinator.ValidateClassicOffsetCommit

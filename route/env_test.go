@@ -26,7 +26,7 @@ import (
 
 // startProxy runs a proxy in front of upstream on free ports; stop ends it
 // (also at the test's end).
-func startProxy(t *testing.T, upstream []string) (p *proxy.Proxy, listen string, stop func()) {
+func startProxy(t testing.TB, upstream []string, controlPlane ...kgo.Opt) (p *proxy.Proxy, listen string, stop func()) {
 	t.Helper()
 	for attempt := 0; attempt < 20; attempt++ {
 		base := 20000 + rand.IntN(30000)
@@ -34,6 +34,7 @@ func startProxy(t *testing.T, upstream []string) (p *proxy.Proxy, listen string,
 		p, err := proxy.New(proxy.Options{
 			Upstream: upstream, Listen: listen, NodeIDMin: 0, NodeIDMax: 3, EventLoops: 1,
 			DialTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, Log: zerolog.Nop(),
+			ControlPlane: controlPlane,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -76,7 +77,7 @@ func startProxy(t *testing.T, upstream []string) (p *proxy.Proxy, listen string,
 // through the proxy. newEnv builds it; the fields before the options are
 // set by the builder.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	ctx     context.Context
 	cluster *kfake.Cluster
 	ctl     *kgo.Client
@@ -114,17 +115,23 @@ type env struct {
 	recoveryWindow time.Duration
 	// clock is the coordinator's (nil: the system clock).
 	clock coordinator.Clock
+	// kopts, ctlOpts and clientOpts are more options of the cluster, of
+	// the control-plane client and of the client through the proxy.
+	kopts                    []kfake.Opt
+	ctlOpts, proxyClientOpts []kgo.Opt
+	// authCache is the routes' AuthorizationCache.
+	authCache time.Duration
 }
 
 // newEnv builds an env; opts change its options before anything starts.
-func newEnv(t *testing.T, opts ...func(*env)) *env {
+func newEnv(t testing.TB, opts ...func(*env)) *env {
 	t.Helper()
 	e := &env{t: t, brokers: 1, upstream: kversion.V3_9_0(), partitions: 4, topics: []string{"in"},
 		anchorHeartbeat: 100 * time.Millisecond, timeout: 60 * time.Second}
 	for _, o := range opts {
 		o(e)
 	}
-	kopts := []kfake.Opt{kfake.NumBrokers(e.brokers), kfake.SeedTopics(e.partitions, e.topics...)}
+	kopts := append([]kfake.Opt{kfake.NumBrokers(e.brokers), kfake.SeedTopics(e.partitions, e.topics...)}, e.kopts...)
 	if e.upstream != nil {
 		kopts = append(kopts, kfake.MaxVersions(e.upstream))
 	}
@@ -133,7 +140,7 @@ func newEnv(t *testing.T, opts ...func(*env)) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(cluster.Close)
-	ctl, err := kgo.NewClient(kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.MetadataMinAge(50*time.Millisecond))
+	ctl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cluster.ListenAddrs()...), kgo.MetadataMinAge(50 * time.Millisecond)}, e.ctlOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +164,8 @@ func (e *env) start() {
 	go md.Run(e.ctx)
 	cfg := coordinator.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: upstream.NewTopicCreator(e.ctl, md, 10*time.Second)})
+	gate := NewInternalTopicGate(upstream.NewTopicCreator(e.ctl, md, 10*time.Second))
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: gate})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,9 +176,11 @@ func (e *env) start() {
 	own := coordinator.NewOwnership(c, upstream.NewGroups(e.ctl), nil)
 	o := Options{
 		Coordinator: c, Ownership: own, Anchors: anchors,
-		Metadata:        md,
-		CoordinatorNode: upstream.FindCoordinatorNode(e.ctl),
-		Log:             zerolog.Nop(),
+		Metadata:           md,
+		CoordinatorNode:    upstream.FindCoordinatorNode(e.ctl),
+		AuthorizationCache: e.authCache,
+		TopicGate:          gate,
+		Log:                zerolog.Nop(),
 	}
 	if e.upstream != nil {
 		o.UpstreamMaxVersions = upstreamMaxVersions(e.upstream)
@@ -182,11 +192,11 @@ func (e *env) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, addr, stopProxy := startProxy(t, e.cluster.ListenAddrs())
+	p, addr, stopProxy := startProxy(t, e.cluster.ListenAddrs(), e.ctlOpts...)
 	if err := routes.Register(p); err != nil {
 		t.Fatal(err)
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("streams-app"))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("streams-app")}, e.proxyClientOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

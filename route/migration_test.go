@@ -20,7 +20,7 @@ import (
 // "stream") of group "legacy" talking through the proxy.
 type classicMember struct {
 	e          *env
-	t          *testing.T
+	t          testing.TB
 	id         string
 	generation int32
 	owned      []classicstreams.TopicPartition

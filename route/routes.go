@@ -69,7 +69,15 @@ type Options struct {
 	// AnchorLeaveTimeout bounds an anchor's leave before a DeleteGroups or
 	// OffsetDelete goes upstream. Default 10s.
 	AnchorLeaveTimeout time.Duration
-	Log                zerolog.Logger
+	// AuthorizationCache is how long the broker's answer to one client
+	// connection, resource and operation is reused (authorize.go); zero
+	// asks the broker on every request.
+	AuthorizationCache time.Duration
+	// TopicGate, if not nil, is the coordinator's TopicCreator: internal
+	// topics are created only for a member whose principal the broker
+	// allows to CREATE them (authorize_topics.go).
+	TopicGate *InternalTopicGate
+	Log       zerolog.Logger
 }
 
 // FreshMetadata is a metadata source that can fetch on demand
@@ -86,6 +94,8 @@ type Routes struct {
 	mig *Migration
 	// p is the proxy the routes are registered on (Register).
 	p *proxy.Proxy
+	// auth asks the broker what a client's principal may do (authorize.go).
+	auth *authorizer
 }
 
 // New returns the route set. With o.Migration it also installs the
@@ -98,6 +108,7 @@ func New(o Options) (*Routes, error) {
 	o.ClaimWait = cmp.Or(o.ClaimWait, 10*time.Second)
 	o.AnchorLeaveTimeout = cmp.Or(o.AnchorLeaveTimeout, 10*time.Second)
 	rs := &Routes{o: o}
+	rs.auth = newAuthorizer(o.AuthorizationCache, rs.upstreamMax)
 	if o.Migration != nil {
 		m, err := newMigration(rs, *o.Migration)
 		if err != nil {

@@ -89,10 +89,13 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	meta := upstream.NewMetadata(adm, cfg.Coordinator.MetadataRefreshInterval)
 	go meta.Run(rctx)
 
+	// Internal topics are created for a member that may CREATE them
+	// (the broker's answer for its own principal, route/authorize_topics.go).
+	topicGate := route.NewInternalTopicGate(upstream.NewTopicCreator(ctl, meta, 0))
 	opts := coordinator.Options{
 		Config:       ccfg,
 		Metadata:     meta,
-		TopicCreator: upstream.NewTopicCreator(ctl, meta, 0),
+		TopicCreator: topicGate,
 		Events:       events,
 		Logger:       log.With().Str("component", "coordinator").Logger(),
 	}
@@ -152,6 +155,8 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		CoordinatorNode:     upstream.FindCoordinatorNode(ctl),
 		Migration:           mig,
 		Cluster:             cluster,
+		AuthorizationCache:  cfg.Authorization.CacheTTL,
+		TopicGate:           topicGate,
 		Log:                 log.With().Str("component", "streams").Logger(),
 	})
 	if err != nil {

@@ -1,0 +1,256 @@
+package route
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+)
+
+// withACLs: a cluster with SASL PLAIN and ACLs: "admin" is a superuser (the
+// control plane), "alice" (the client through the proxy) may DESCRIBE topic
+// "in" and topics prefixed "app-", and use any group; "secret" is a topic
+// she may not DESCRIBE.
+func withACLs(e *env) {
+	e.topics = []string{"in", "secret"}
+	allow := func(rt kmsg.ACLResourceType, name string, pattern kmsg.ACLResourcePatternType, op kmsg.ACLOperation) kfake.ACL {
+		return kfake.ACL{Resource: rt, Name: name, Pattern: pattern, Operation: op, Allow: true}
+	}
+	e.kopts = []kfake.Opt{kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser("PLAIN", "admin", "admin"),
+		kfake.User("PLAIN", "alice", "alice",
+			allow(kmsg.ACLResourceTypeTopic, "in", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationDescribe),
+			allow(kmsg.ACLResourceTypeTopic, "app-", kmsg.ACLResourcePatternTypePrefixed, kmsg.ACLOperationDescribe),
+			allow(kmsg.ACLResourceTypeGroup, "*", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationAll))}
+	e.ctlOpts = []kgo.Opt{kgo.SASL(plain.Auth{User: "admin", Pass: "admin"}.AsMechanism())}
+	e.proxyClientOpts = []kgo.Opt{kgo.SASL(plain.Auth{User: "alice", Pass: "alice"}.AsMechanism())}
+}
+
+// aclJoin is join with the given source topics and a changelog topic.
+func aclJoin(group, member string, source ...string) *kmsg.StreamsGroupHeartbeatRequest {
+	req := join(group, member)
+	st := &req.Topology.Subtopologies[0]
+	st.SourceTopics = source
+	st.StateChangelogTopics = []kmsg.TopicInfo{{Topic: group + "-counts-changelog"}}
+	return req
+}
+
+// TestAuthorizeStreamsHeartbeatTopics: a streams join naming a topic the
+// client's principal may not DESCRIBE gets TOPIC_AUTHORIZATION_FAILED
+// without a message, as Kafka 4.4 answers, decided by the broker (kfake
+// with ACLs) for the client's own SASL principal on its own connection; a
+// join with topics it may describe goes on. The answers are cached per
+// connection: the same join again asks nothing, unless the cache is off.
+func TestAuthorizeStreamsHeartbeatTopics(t *testing.T) {
+	e := newEnv(t, withACLs, func(e *env) { e.authCache = 1 << 62 })
+	resp, err := aclJoin("app", "m-1", "secret").RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != kerr.TopicAuthorizationFailed.Code || resp.ErrorMessage != nil {
+		t.Fatalf("join naming a topic alice may not describe: code %d message %q, want TOPIC_AUTHORIZATION_FAILED, none", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+	resp, err = aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.ErrorCode != 0 {
+		t.Fatalf("join with allowed topics: %v", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	asked := e.routes.auth.probes()
+	if _, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.routes.auth.probes(); n != asked {
+		t.Errorf("the same join again sent %d probes, want none (cached)", n-asked)
+	}
+	e.routes.auth.setTTL(0)
+	if _, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker); err != nil {
+		t.Fatal(err)
+	}
+	if n := e.routes.auth.probes(); n != asked+3 {
+		t.Errorf("without the cache the join sent %d probes, want 3 (group READ, topics DESCRIBE, changelog CREATE)", n-asked)
+	}
+}
+
+// TestAuthorizeStreamsDescribeTopics: a group whose topology names a topic
+// the describing principal may not DESCRIBE is answered
+// TOPIC_AUTHORIZATION_FAILED with Kafka 4.4's message and no members; a
+// group it may see is described.
+func TestAuthorizeStreamsDescribeTopics(t *testing.T) {
+	e := newEnv(t, withACLs)
+	admin := e.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin"}.AsMechanism()))
+	adminBroker := e.coordinatorOf("app", admin)
+	for _, j := range []*kmsg.StreamsGroupHeartbeatRequest{aclJoin("hidden", "m-1", "secret"), aclJoin("app", "m-2", "in")} {
+		resp, err := j.RequestWith(e.ctx, adminBroker)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("admin's join of %s: %v %v", j.Group, err, kerr.ErrorForCode(resp.ErrorCode))
+		}
+	}
+	d := kmsg.NewPtrStreamsGroupDescribeRequest()
+	d.Groups = []string{"hidden", "app"}
+	resp, err := d.RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Groups) != 2 {
+		t.Fatalf("%d groups described, want 2", len(resp.Groups))
+	}
+	hidden, app := resp.Groups[0], resp.Groups[1]
+	want := "The described group uses topics that the client is not authorized to describe."
+	if hidden.Group != "hidden" || hidden.ErrorCode != kerr.TopicAuthorizationFailed.Code || deref(hidden.ErrorMessage) != want || len(hidden.Members) != 0 || hidden.Topology != nil {
+		t.Errorf("hidden group: %s code %d message %q, %d members, topology %v", hidden.Group, hidden.ErrorCode, deref(hidden.ErrorMessage), len(hidden.Members), hidden.Topology != nil)
+	}
+	if app.Group != "app" || app.ErrorCode != 0 || len(app.Members) != 1 {
+		t.Errorf("app group: %s code %d, %d members", app.Group, app.ErrorCode, len(app.Members))
+	}
+}
+
+// TestAuthorizeInternalTopicsCreate: alice may not CREATE the changelog
+// topic her join needs: streamshift does not create it, and the
+// MISSING_INTERNAL_TOPICS detail says so as Kafka 4.4's does; the
+// superuser's join of the same group gets it created.
+func TestAuthorizeInternalTopicsCreate(t *testing.T) {
+	e := newEnv(t, withACLs)
+	resp, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Internal topics are missing: app-counts-changelog; Unauthorized to CREATE on topics app-counts-changelog."
+	if resp.ErrorCode != 0 || len(resp.Status) != 1 || resp.Status[0].StatusCode != statusMissingInternalTopics || resp.Status[0].StatusDetail != want {
+		t.Fatalf("alice's join: code %d, status %+v; want MISSING_INTERNAL_TOPICS %q", resp.ErrorCode, resp.Status, want)
+	}
+	topics, err := e.adm.ListTopics(e.ctx, "app-counts-changelog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics.Has("app-counts-changelog") {
+		t.Fatal("the changelog topic alice may not create was created")
+	}
+	admin := e.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin"}.AsMechanism()))
+	adminBroker := e.coordinatorOf("app", admin)
+	waitFor(t, "the superuser's join to create the changelog", func() error {
+		resp, err := aclJoin("app", "m-2", "in").RequestWith(e.ctx, adminBroker)
+		if err != nil {
+			return err
+		}
+		if len(resp.Status) > 0 && strings.Contains(resp.Status[0].StatusDetail, "Unauthorized") {
+			return fmt.Errorf("superuser's join: %s", resp.Status[0].StatusDetail)
+		}
+		topics, err := e.adm.ListTopics(e.ctx, "app-counts-changelog")
+		if err != nil {
+			return err
+		}
+		if !topics.Has("app-counts-changelog") {
+			return fmt.Errorf("not created yet")
+		}
+		return nil
+	})
+}
+
+// waitFor retries fn until it succeeds or the test's context ends.
+func waitFor(t *testing.T, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestAuthorizationCacheBounded: the cache never holds more than
+// maxAuthorizationEntries, whatever a client asks about; expired entries go
+// first.
+func TestAuthorizationCacheBounded(t *testing.T) {
+	a := newAuthorizer(time.Minute, nil)
+	now := time.Unix(1000, 0)
+	a.now = func() time.Time { return now }
+	fill := func(from, n int, at time.Time) {
+		for i := range n {
+			a.entries[authKey{conn: 1, name: fmt.Sprint(from + i)}] = authEntry{at: at}
+		}
+	}
+	fill(0, maxAuthorizationEntries/2, now.Add(-2*time.Minute)) // expired
+	fill(maxAuthorizationEntries/2, maxAuthorizationEntries/2, now)
+	a.evict(now)
+	if n := len(a.entries); n != maxAuthorizationEntries/4 {
+		t.Errorf("%d entries after evicting, want %d (the expired, then half the rest)", n, maxAuthorizationEntries/4)
+	}
+	for k, e := range a.entries {
+		if now.Sub(e.at) >= a.ttl {
+			t.Fatalf("expired entry %v kept", k)
+		}
+	}
+}
+
+// TestAuthorizationRefreshedAhead: a steady member's heartbeats never wait
+// for the broker: an answer past half its life is asked again in the
+// background, so it never expires while the member heartbeats; only an
+// answer past its whole life is waited for.
+func TestAuthorizationRefreshedAhead(t *testing.T) {
+	e := newEnv(t, withACLs, func(e *env) { e.authCache = 10 * time.Second })
+	a := e.routes.auth
+	var mu sync.Mutex
+	now := time.Now()
+	a.mu.Lock()
+	a.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	a.mu.Unlock()
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	counts := func() (uint64, uint64) { a.mu.Lock(); defer a.mu.Unlock(); return a.asked, a.refreshed }
+
+	epoch := e.joinAndAssign("app", "m-1")
+	heartbeat := func() {
+		t.Helper()
+		hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.MemberEpoch = "app", "m-1", epoch
+		resp, err := hb.RequestWith(e.ctx, e.broker)
+		if err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat: %v %+v", err, resp)
+		}
+		epoch = resp.MemberEpoch
+	}
+	// refreshedAt waits until the group READ answer was taken at the
+	// clock's current time (the background answer came).
+	refreshed := func() {
+		t.Helper()
+		a.mu.Lock()
+		at := a.now()
+		a.mu.Unlock()
+		waitFor(t, "the background answer", func() error {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			for k, en := range a.entries {
+				if k.resource == kmsg.ACLResourceTypeGroup && k.op == kmsg.ACLOperationRead && en.at.Equal(at) && !en.refreshing {
+					return nil
+				}
+			}
+			return fmt.Errorf("not yet")
+		})
+	}
+	asked, bg := counts()
+	for i := range 3 {
+		advance(6 * time.Second) // past half of 10s, within it
+		heartbeat()
+		refreshed()
+		if a2, b2 := counts(); a2 != asked || b2 != bg+uint64(i+1) {
+			t.Fatalf("heartbeat %d: %d probes waited for, %d in the background; want %d, %d", i, a2-asked, b2-bg, 0, i+1)
+		}
+	}
+	advance(11 * time.Second) // past the whole life
+	heartbeat()
+	if a2, _ := counts(); a2 != asked+1 {
+		t.Errorf("an expired answer: %d probes waited for, want 1", a2-asked)
+	}
+}
