@@ -130,7 +130,10 @@ func createACLs(ctx context.Context, bootstrap string) error {
 //     MISSING_INTERNAL_TOPICS with Kafka 4.4's "Unauthorized to CREATE on
 //     topics ..." detail and the topic is not created; a join naming the
 //     output topic, which it may not DESCRIBE, TOPIC_AUTHORIZATION_FAILED;
-//   - "app" describes its group (members, topology) and lists it.
+//   - "app" describes its group (members, topology) and lists it, but may
+//     not describe or alter its configs (no DESCRIBE_CONFIGS or
+//     ALTER_CONFIGS on the cluster: a 3.9 broker has no GROUP config
+//     resource to ask about); "cli" may.
 func checkAuthorization(ctx context.Context, addr string, clientTLS *tls.Config, scram512 func(string) sasl.Mechanism, broker string) error {
 	client := func(user string) (*kgo.Client, *kgo.Broker, error) {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DialTLSConfig(clientTLS), kgo.SASL(scram512(user)), kgo.RequestRetries(2))
@@ -318,11 +321,18 @@ func checkAuthorization(ctx context.Context, addr string, clientTLS *tls.Config,
 		}
 	}
 
+	if err := checkGroupConfigs(ctx, cb, 0); err != nil {
+		return fmt.Errorf("cli (ALTER_CONFIGS and DESCRIBE_CONFIGS on the cluster): %w", err)
+	}
+
 	app, ab, err := client("app")
 	if err != nil {
 		return err
 	}
 	defer app.Close()
+	if err := checkGroupConfigs(ctx, ab, kerr.GroupAuthorizationFailed.Code); err != nil {
+		return fmt.Errorf("app (no configs permission): %w", err)
+	}
 	dr, err = d.RequestWith(ctx, ab)
 	if err != nil {
 		return fmt.Errorf("app's describe: %w", err)
@@ -340,6 +350,48 @@ func checkAuthorization(ctx context.Context, addr string, clientTLS *tls.Config,
 		}
 	}
 	return fmt.Errorf("app's ListGroups does not list e2e-count: %+v", lgr.Groups)
+}
+
+// checkGroupConfigs describes and alters (validate only: the running group
+// keeps its settings) e2e-count's streams.* configs, which streamshift
+// serves; want is the code each of the two answers for the group (0: the
+// configs, GROUP_AUTHORIZATION_FAILED "Group authorization failed." as
+// Kafka 4.4 answers a principal without DESCRIBE_CONFIGS / ALTER_CONFIGS).
+func checkGroupConfigs(ctx context.Context, b *kgo.Broker, want int16) error {
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	dres := kmsg.NewDescribeConfigsRequestResource()
+	dres.ResourceType, dres.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "e2e-count"
+	dc.Resources = append(dc.Resources, dres)
+	dcr, err := dc.RequestWith(ctx, b)
+	if err != nil || len(dcr.Resources) != 1 {
+		return fmt.Errorf("DescribeConfigs of group e2e-count: %v %+v", err, dcr)
+	}
+	ac := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	ac.ValidateOnly = true
+	ares := kmsg.NewIncrementalAlterConfigsRequestResource()
+	ares.ResourceType, ares.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "e2e-count"
+	one := "1"
+	ares.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "streams.num.standby.replicas", Op: kmsg.IncrementalAlterConfigOpSet, Value: &one}}
+	ac.Resources = append(ac.Resources, ares)
+	acr, err := ac.RequestWith(ctx, b)
+	if err != nil || len(acr.Resources) != 1 {
+		return fmt.Errorf("IncrementalAlterConfigs of group e2e-count: %v %+v", err, acr)
+	}
+	d, a := dcr.Resources[0], acr.Resources[0]
+	if want == 0 {
+		if d.ErrorCode != 0 || len(d.Configs) == 0 || a.ErrorCode != 0 {
+			return fmt.Errorf("group configs: describe %v (%d configs), alter %v %v; want both allowed", kerr.ErrorForCode(d.ErrorCode), len(d.Configs), kerr.ErrorForCode(a.ErrorCode), a.ErrorMessage)
+		}
+		return nil
+	}
+	refused := func(code int16, msg *string) bool {
+		return code == want && msg != nil && *msg == "Group authorization failed."
+	}
+	if !refused(d.ErrorCode, d.ErrorMessage) || len(d.Configs) != 0 || !refused(a.ErrorCode, a.ErrorMessage) {
+		return fmt.Errorf("group configs: describe %v %v (%d configs), alter %v %v; want %v \"Group authorization failed.\" for both",
+			kerr.ErrorForCode(d.ErrorCode), d.ErrorMessage, len(d.Configs), kerr.ErrorForCode(a.ErrorCode), a.ErrorMessage, kerr.ErrorForCode(want))
+	}
+	return nil
 }
 
 // checkStreamsAppDenied starts a Kafka Streams 4.4 app on the streams

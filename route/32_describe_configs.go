@@ -19,10 +19,17 @@ func (rs *Routes) describesGroupResource(res kmsg.DescribeConfigsRequestResource
 // describeConfigs describes the streams.* configs of owned groups' GROUP
 // resources locally: overridden ones with source GROUP_CONFIG (what
 // `kafka-configs --describe --entity-type groups` prints), the others with
-// their default. A mixed request is split; results keep request order.
+// their default. A mixed request is split; results keep request order. A
+// client that may not DESCRIBE_CONFIGS gets GROUP_AUTHORIZATION_FAILED for
+// them (authorize_configs.go).
 func (rs *Routes) describeConfigs(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.DescribeConfigsRequest)
 	owned, upstream := servedHere(r.Resources, rs.describesGroupResource)
+	var refused int16
+	var refusal string
+	if len(upstream) < len(r.Resources) {
+		refused, refusal = rs.groupConfigsRefusal(req, kmsg.ACLOperationDescribeConfigs)
+	}
 	rest := func() kmsg.Request {
 		fwd := *r
 		fwd.Resources = upstream
@@ -30,6 +37,12 @@ func (rs *Routes) describeConfigs(req *proxy.Request, out proxy.Outcome) {
 	}
 	splitForward(req, out, len(r.Resources)-len(upstream), len(upstream), rest, req.Version, func(dr *kmsg.DescribeConfigsResponse) *kmsg.DescribeConfigsResponse {
 		local := answeredHere(owned, func(i int) kmsg.DescribeConfigsResponseResource {
+			if refused != 0 {
+				res := kmsg.NewDescribeConfigsResponseResource()
+				res.ResourceType, res.ResourceName = r.Resources[i].ResourceType, r.Resources[i].ResourceName
+				res.ErrorCode, res.ErrorMessage = refused, &refusal
+				return res
+			}
 			return rs.describeGroupResource(r.Resources[i], r.IncludeSynonyms, r.IncludeDocumentation)
 		})
 		dr.Resources = mergeByPosition(len(r.Resources), local, dr.Resources)

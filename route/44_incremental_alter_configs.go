@@ -12,15 +12,29 @@ import (
 // streams.* configs of the GROUP resources served locally
 // (altersGroupResource), validated as Kafka 4.4 validates group configs
 // (INVALID_CONFIG with Kafka's messages; a resource's operations apply all
-// or nothing). A mixed request is split; results keep request order.
+// or nothing). A mixed request is split; results keep request order. A
+// client that may not ALTER_CONFIGS gets GROUP_AUTHORIZATION_FAILED for them
+// and changes nothing (authorize_configs.go).
 func (rs *Routes) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
 	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
 	owned, upstream := servedHere(r.Resources, rs.altersGroupResource)
 	// The alterations apply before the rest goes upstream, as a broker
 	// answers once it has applied them.
 	local := make(map[int]kmsg.IncrementalAlterConfigsResponseResource, len(r.Resources)-len(upstream))
+	var refused int16
+	var refusal string
+	if len(upstream) < len(r.Resources) {
+		refused, refusal = rs.groupConfigsRefusal(req, kmsg.ACLOperationAlterConfigs)
+	}
 	for i, rr := range r.Resources {
-		if owned[i] {
+		switch {
+		case !owned[i]:
+		case refused != 0:
+			res := kmsg.NewIncrementalAlterConfigsResponseResource()
+			res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+			res.ErrorCode, res.ErrorMessage = refused, &refusal
+			local[i] = res
+		default:
 			local[i] = rs.alterGroupResource(rr, r.ValidateOnly)
 		}
 	}

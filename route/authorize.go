@@ -31,7 +31,10 @@ import (
 //     delete once DELETE is checked);
 //   - CREATE on a TOPIC: CreateTopics with validate_only,
 //     TOPIC_AUTHORIZATION_FAILED per topic (CREATE on the cluster implies
-//     it, as in Kafka).
+//     it, as in Kafka);
+//   - DESCRIBE_CONFIGS and ALTER_CONFIGS on the CLUSTER, for served groups'
+//     configs (authorize_configs.go): a DescribeConfigs, or a validate-only
+//     IncrementalAlterConfigs, of the broker defaults naming no config.
 //
 // Answers are cached per connection, resource and operation for
 // Options.AuthorizationCache, so a steady member's heartbeats ask nothing.
@@ -348,6 +351,8 @@ func (a *authorizer) probe(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.
 			}
 			return denied
 		}
+	case rt == kmsg.ACLResourceTypeCluster && (op == kmsg.ACLOperationDescribeConfigs || op == kmsg.ACLOperationAlterConfigs) && len(names) == 1:
+		a.clusterConfigsProbe(p, op, names)
 	default:
 		p.err = fmt.Errorf("no probe for %s on %s", op, rt)
 	}

@@ -18,18 +18,26 @@ import (
 // control plane), "alice" (the client through the proxy) may DESCRIBE topic
 // "in" and topics prefixed "app-", and use any group; "secret" is a topic
 // she may not DESCRIBE.
-func withACLs(e *env) {
-	e.topics = []string{"in", "secret"}
-	allow := func(rt kmsg.ACLResourceType, name string, pattern kmsg.ACLResourcePatternType, op kmsg.ACLOperation) kfake.ACL {
-		return kfake.ACL{Resource: rt, Name: name, Pattern: pattern, Operation: op, Allow: true}
-	}
-	e.kopts = []kfake.Opt{kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser("PLAIN", "admin", "admin"),
-		kfake.User("PLAIN", "alice", "alice",
+func withACLs(e *env) { withACLsAnd()(e) }
+
+// withACLsAnd is withACLs with more ACLs for alice.
+func withACLsAnd(more ...kfake.ACL) func(*env) {
+	return func(e *env) {
+		e.topics = []string{"in", "secret"}
+		acls := append([]kfake.ACL{
 			allow(kmsg.ACLResourceTypeTopic, "in", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationDescribe),
 			allow(kmsg.ACLResourceTypeTopic, "app-", kmsg.ACLResourcePatternTypePrefixed, kmsg.ACLOperationDescribe),
-			allow(kmsg.ACLResourceTypeGroup, "*", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationAll))}
-	e.ctlOpts = []kgo.Opt{kgo.SASL(plain.Auth{User: "admin", Pass: "admin"}.AsMechanism())}
-	e.proxyClientOpts = []kgo.Opt{kgo.SASL(plain.Auth{User: "alice", Pass: "alice"}.AsMechanism())}
+			allow(kmsg.ACLResourceTypeGroup, "*", kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationAll),
+		}, more...)
+		e.kopts = []kfake.Opt{kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser("PLAIN", "admin", "admin"),
+			kfake.User("PLAIN", "alice", "alice", acls...)}
+		e.ctlOpts = []kgo.Opt{kgo.SASL(plain.Auth{User: "admin", Pass: "admin"}.AsMechanism())}
+		e.proxyClientOpts = []kgo.Opt{kgo.SASL(plain.Auth{User: "alice", Pass: "alice"}.AsMechanism())}
+	}
+}
+
+func allow(rt kmsg.ACLResourceType, name string, pattern kmsg.ACLResourcePatternType, op kmsg.ACLOperation) kfake.ACL {
+	return kfake.ACL{Resource: rt, Name: name, Pattern: pattern, Operation: op, Allow: true}
 }
 
 // aclJoin is join with the given source topics and a changelog topic.
