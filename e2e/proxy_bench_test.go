@@ -58,9 +58,15 @@ import (
 // forwarder that knows nothing of Kafka (splicing, and copying through user
 // space) in front of a second broker listener: the floor of what any proxy
 // costs on this machine. STREAMSHIFT_BENCH_PIN=1 gives each proxy a core
-// of its own (CPU 1; everything else on CPU 0). Other knobs:
-// STREAMSHIFT_BENCH_ROUNDS (3), _RECORDS (500000), _LATENCY_SECONDS (10),
-// _LOW_RATE (2000), _IDLE_CONNS (5000).
+// of its own (CPU 1; everything else on CPU 0).
+// STREAMSHIFT_BENCH_KROXYLICIOUS=1 adds Kroxylicious 0.12 (Java/Netty,
+// e2e/kroxylicious: passthrough, no filters, port per node) as a route.
+// Every proxy route also gets its CPU per small
+// request (proxy_bench_small_test.go: Metadata, a classic Heartbeat,
+// StreamsGroupHeartbeat; _SMALL_REQUESTS each, default 20000) and its RSS
+// fresh, with the idle connections, at the peak of the throughput rounds
+// and after. Other knobs: STREAMSHIFT_BENCH_ROUNDS (3), _RECORDS (500000),
+// _LATENCY_SECONDS (10), _LOW_RATE (2000), _IDLE_CONNS (5000).
 func TestProxyBenchmark(t *testing.T) {
 	if os.Getenv("STREAMSHIFT_BENCH") == "" {
 		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
@@ -72,6 +78,8 @@ func TestProxyBenchmark(t *testing.T) {
 	baselineRev := os.Getenv("STREAMSHIFT_BENCH_BASELINE")
 	profile := os.Getenv("STREAMSHIFT_BENCH_PROFILE") != ""
 	forwarders := os.Getenv("STREAMSHIFT_BENCH_FORWARDERS") != ""
+	kroxylicious := os.Getenv("STREAMSHIFT_BENCH_KROXYLICIOUS") != ""
+	smallN := envInt("STREAMSHIFT_BENCH_SMALL_REQUESTS", 20000)
 	if os.Getenv("STREAMSHIFT_BENCH_PIN") != "" {
 		// The proxy on a core of its own, as it would run on a host of its
 		// own: this process (the clients), the broker and the load
@@ -123,6 +131,11 @@ func TestProxyBenchmark(t *testing.T) {
 		defer base.stop()
 		routes = append(routes, benchRoute{name: "baseline", addr: base.addr, proxy: base})
 	}
+	if kroxylicious {
+		kp := startBenchKroxylicious(t, out, "kroxylicious", b.Bootstrap)
+		defer kp.stop()
+		routes = append(routes, benchRoute{name: "kroxylicious", addr: kp.addr, proxy: kp})
+	}
 
 	if forwarders {
 		for i, name := range []string{"splice-fwd", "copy-fwd"} {
@@ -133,14 +146,17 @@ func TestProxyBenchmark(t *testing.T) {
 		}
 	}
 
-	// Idle footprint first, on the fresh process: 5,000 connections that
+	// Idle footprint first, on the fresh processes: 5,000 connections that
 	// each completed one ApiVersions, so both sides of each are open.
-	rssBefore := rssKiB(t, cur.cmd.Process.Pid)
-	conns := openIdle(t, cur.addr, idle)
-	time.Sleep(2 * time.Second)
-	rssIdle := rssKiB(t, cur.cmd.Process.Pid)
-	for _, c := range conns {
-		c.Close()
+	rssFresh, rssIdle := map[string]int{}, map[string]int{}
+	for _, r := range routes[1:] {
+		rssFresh[r.name] = rssKiB(t, r.proxy.cmd.Process.Pid)
+		conns := openIdle(t, r.addr, idle)
+		time.Sleep(2 * time.Second)
+		rssIdle[r.name] = rssKiB(t, r.proxy.cmd.Process.Pid)
+		for _, c := range conns {
+			c.Close()
+		}
 	}
 
 	adm, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap))
@@ -192,6 +208,7 @@ func TestProxyBenchmark(t *testing.T) {
 	}
 
 	// Round -1 warms the broker's JIT and page cache and is not counted.
+	stopPeak := samplePeakRSS(routes[1:])
 	for round := -1; round < rounds; round++ {
 		for _, r := range routes {
 			topic := newTopic(fmt.Sprintf("bench-%s-%d", r.name, round+1))
@@ -215,6 +232,8 @@ func TestProxyBenchmark(t *testing.T) {
 			t.Logf("round %d %-8s produce %8.0f rec/s  consume %8.0f rec/s  proxy CPU %.2f / %.2f s per GiB", round, r.name, p, c, (cpu1-cpu0)/gib, (cpu2-cpu1)/gib)
 		}
 	}
+
+	rssPeak := stopPeak()
 
 	// Half of the direct saturation rate, the same target for every route,
 	// from a paced producer in its own process (and from Kafka's
@@ -257,9 +276,39 @@ func TestProxyBenchmark(t *testing.T) {
 		}
 	}
 
-	rssAfterLoad := rssKiB(t, cur.cmd.Process.Pid)
+	// Small requests, rounds interleaved as above.
+	smallRoutes := routes[1:]
+	smallFailed := map[string]string{} // kind/route -> why it could not be measured
+	for _, r := range smallRoutes {
+		newTopic("small-" + r.name)
+	}
+	for round := 0; round < rounds; round++ {
+		for _, k := range smallRequests {
+			for _, r := range smallRoutes {
+				if smallFailed[k.name+"/"+r.name] != "" {
+					continue
+				}
+				cpu, rtt, err := smallRequestCost(t, r, k, fmt.Sprintf("small-%s", r.name), smallN)
+				if err != nil {
+					smallFailed[k.name+"/"+r.name] = err.Error()
+					t.Logf("small %s via %s: %v", k.name, r.name, err)
+					continue
+				}
+				add("small-"+k.name, r.name, cpu)
+				add("small-rtt-"+k.name, r.name, rtt)
+				t.Logf("round %d %-16s %-22s proxy CPU %.1f µs per request, round trip %.1f µs", round, r.name, k.name, cpu, rtt)
+			}
+		}
+	}
+
+	rssAfterLoad, rssSettled := map[string]int{}, map[string]int{}
+	for _, r := range routes[1:] {
+		rssAfterLoad[r.name] = rssKiB(t, r.proxy.cmd.Process.Pid)
+	}
 	time.Sleep(12 * time.Second) // one period of the proxy's memory reclaimer
-	rssSettled := rssKiB(t, cur.cmd.Process.Pid)
+	for _, r := range routes[1:] {
+		rssSettled[r.name] = rssKiB(t, r.proxy.cmd.Process.Pid)
+	}
 
 	var sb strings.Builder
 	proxies := routes[1:]
@@ -305,10 +354,34 @@ func TestProxyBenchmark(t *testing.T) {
 		addedRow(fmt.Sprintf("kafka-producer-perf-test p50 at %.0f rec/s (ms, median of %d)", rate, rounds), "perf-p50")
 		ratioRow(fmt.Sprintf("rate kafka-producer-perf-test achieved at %.0f rec/s (rec/s)", rate), "perf-achieved", "%.0f")
 	}
-	fmt.Fprintf(&sb, "| proxy RSS, %d idle client connections, fresh process (MiB) | | %.1f (%.1f with none) |%s\n",
-		idle, float64(rssIdle)/1024, float64(rssBefore)/1024, strings.Repeat(" |", 2*len(proxies)-1))
-	fmt.Fprintf(&sb, "| proxy RSS right after the load above / 12 s later (MiB) | | %.1f / %.1f |%s\n",
-		float64(rssAfterLoad)/1024, float64(rssSettled)/1024, strings.Repeat(" |", 2*len(proxies)-1))
+	rssRow := func(title string, f func(name string) string) {
+		fmt.Fprintf(&sb, "| %s | |", title)
+		for _, r := range proxies {
+			fmt.Fprintf(&sb, " %s | |", f(r.name))
+		}
+		sb.WriteString("\n")
+	}
+	mib := func(kib int) float64 { return float64(kib) / 1024 }
+	rssRow("proxy RSS, fresh process (MiB)", func(n string) string { return fmt.Sprintf("%.1f", mib(rssFresh[n])) })
+	rssRow(fmt.Sprintf("proxy RSS with %d idle client connections (MiB)", idle), func(n string) string { return fmt.Sprintf("%.1f", mib(rssIdle[n])) })
+	rssRow("proxy RSS, peak during the throughput rounds (MiB, sampled every 250 ms)", func(n string) string { return fmt.Sprintf("%.1f", mib(rssPeak[n])) })
+	rssRow("proxy RSS after all the load / 12 s later (MiB)", func(n string) string {
+		return fmt.Sprintf("%.1f / %.1f", mib(rssAfterLoad[n]), mib(rssSettled[n]))
+	})
+	for _, k := range smallRequests {
+		fmt.Fprintf(&sb, "| proxy CPU per %s request (µs, user+system over %d in a row, one in flight, median of %d) | |", k.name, smallN, rounds)
+		for _, r := range proxies {
+			if why := smallFailed[k.name+"/"+r.name]; why != "" || len(series["small-"+k.name][r.name]) == 0 {
+				fmt.Fprintf(&sb, " n/a | |")
+				continue
+			}
+			fmt.Fprintf(&sb, " %.1f (round trip %.0f) | |", med("small-"+k.name, r.name), med("small-rtt-"+k.name, r.name))
+		}
+		sb.WriteString("\n")
+	}
+	for key, why := range smallFailed {
+		fmt.Fprintf(&sb, "\nNot measured: %s: %s\n", key, why)
+	}
 	if benchProxyCPU >= 0 {
 		fmt.Fprintf(&sb, "\nPinned: clients, broker and load generators on CPU 0, each proxy on CPU %d.\n", benchProxyCPU)
 	}
@@ -332,6 +405,8 @@ func (r benchRoute) label(baselineRev string) string {
 		return "TCP forwarder, splice"
 	case "copy-fwd":
 		return "TCP forwarder, user-space copy"
+	case "kroxylicious":
+		return "Kroxylicious 0.12, passthrough"
 	}
 	return "through streamshift"
 }
@@ -631,19 +706,52 @@ func openIdle(t *testing.T, addr string, n int) []net.Conn {
 	return conns
 }
 
+// samplePeakRSS samples the RSS of the routes' processes every 250 ms until
+// stop, which returns the largest seen per route.
+func samplePeakRSS(routes []benchRoute) (stop func() map[string]int) {
+	done := make(chan struct{})
+	result := make(chan map[string]int)
+	go func() {
+		peak := map[string]int{}
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, r := range routes {
+				if kib, err := readRSS(r.proxy.cmd.Process.Pid); err == nil {
+					peak[r.name] = max(peak[r.name], kib)
+				}
+			}
+			select {
+			case <-done:
+				result <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() map[string]int { close(done); return <-result }
+}
+
 func rssKiB(t *testing.T, pid int) int {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	kib, err := readRSS(pid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return kib
+}
+
+// readRSS is VmRSS of process pid in KiB.
+func readRSS(pid int) (int, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return n
+			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
 		}
 	}
-	t.Fatal("no VmRSS")
-	return 0
+	return 0, fmt.Errorf("no VmRSS for %d", pid)
 }
