@@ -289,7 +289,13 @@ func (cc *clientConn) readRequests() gnet.Action {
 			}
 		}
 		cc.paused = false
-		if buffered := cc.conn.InboundBuffered(); 4+size > buffered && buffered >= streamMin {
+		// A large frame still arriving goes upstream as it comes; so does a
+		// whole one that begins in gnet's ring and ends in the current read,
+		// which Peek would otherwise join with a copy of the whole frame
+		// (small frames are written whole: one write, not two).
+		buffered := cc.conn.InboundBuffered()
+		spansRing := cc.inRing > 0 && cc.inRing < 4+size && 4+size <= buffered && 4+size >= streamMin
+		if buffered >= streamMin && (4+size > buffered || spansRing) {
 			prefix, err := cc.conn.Peek(min(buffered, streamMin))
 			if err == nil && cc.startRequestStream(prefix, size) {
 				continue
