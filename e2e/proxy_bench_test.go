@@ -104,7 +104,7 @@ func TestProxyBenchmark(t *testing.T) {
 	ctx := context.Background()
 	// Topics are deleted after their round (a run writes tens of GiB), and
 	// their files go at once.
-	overrides := []string{"max.connections.per.ip=100000", "log.segment.delete.delay.ms=1000"}
+	overrides := []string{"max.connections.per.ip=100000", "log.segment.delete.delay.ms=1000", "socket.listen.backlog.size=1024"}
 	var fwdPorts []int
 	if forwarders {
 		// A second listener that advertises the forwarders' address, so
@@ -683,24 +683,31 @@ func openIdle(t *testing.T, addr string, n int) []net.Conn {
 	req := []byte{0, 0, 0, 20, 0, 18, 0, 3, 0, 0, 0, 1, 0, 4, 'b', 'e', 'n', 'c', 0, 2, 'b', 2, '1', 0}
 	binary.BigEndian.PutUint32(req, uint32(len(req)-4))
 	conns := make([]net.Conn, 0, n)
-	for i := 0; i < n; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatalf("connection %d: %v", i, err)
+	// In batches, each answered before the next is dialled: a proxy dials
+	// the broker for every connection, and thousands of dials at once
+	// overflow the broker's accept backlog on a loaded machine (the dials
+	// then time out).
+	const batch = 200
+	for start := 0; start < n; start += batch {
+		for i := start; i < min(n, start+batch); i++ {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatalf("connection %d: %v", i, err)
+			}
+			conns = append(conns, c)
+			if _, err := c.Write(req); err != nil {
+				t.Fatal(err)
+			}
 		}
-		conns = append(conns, c)
-		if _, err := c.Write(req); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, c := range conns {
-		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
-		var size [4]byte
-		if _, err := io.ReadFull(c, size[:]); err != nil {
-			t.Fatalf("connection %d ApiVersions: %v", i, err)
-		}
-		if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(size[:]))); err != nil {
-			t.Fatal(err)
+		for i, c := range conns[start:] {
+			_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+			var size [4]byte
+			if _, err := io.ReadFull(c, size[:]); err != nil {
+				t.Fatalf("connection %d ApiVersions: %v", start+i, err)
+			}
+			if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(size[:]))); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return conns
