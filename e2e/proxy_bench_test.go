@@ -151,6 +151,11 @@ func TestProxyBenchmark(t *testing.T) {
 	rssFresh, rssIdle := map[string]int{}, map[string]int{}
 	for _, r := range routes[1:] {
 		rssFresh[r.name] = rssKiB(t, r.proxy.cmd.Process.Pid)
+		if r.name == "splice-fwd" {
+			// Go's splice holds a pipe per blocked copy: 6 descriptors a
+			// connection, past the 20,000 of RLIMIT_NOFILE here.
+			continue
+		}
 		conns := openIdle(t, r.addr, idle)
 		time.Sleep(2 * time.Second)
 		rssIdle[r.name] = rssKiB(t, r.proxy.cmd.Process.Pid)
@@ -363,7 +368,12 @@ func TestProxyBenchmark(t *testing.T) {
 	}
 	mib := func(kib int) float64 { return float64(kib) / 1024 }
 	rssRow("proxy RSS, fresh process (MiB)", func(n string) string { return fmt.Sprintf("%.1f", mib(rssFresh[n])) })
-	rssRow(fmt.Sprintf("proxy RSS with %d idle client connections (MiB)", idle), func(n string) string { return fmt.Sprintf("%.1f", mib(rssIdle[n])) })
+	rssRow(fmt.Sprintf("proxy RSS with %d idle client connections (MiB)", idle), func(n string) string {
+		if _, ok := rssIdle[n]; !ok {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f", mib(rssIdle[n]))
+	})
 	rssRow("proxy RSS, peak during the throughput rounds (MiB, sampled every 250 ms)", func(n string) string { return fmt.Sprintf("%.1f", mib(rssPeak[n])) })
 	rssRow("proxy RSS after all the load / 12 s later (MiB)", func(n string) string {
 		return fmt.Sprintf("%.1f / %.1f", mib(rssAfterLoad[n]), mib(rssSettled[n]))
