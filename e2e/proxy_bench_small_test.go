@@ -75,11 +75,13 @@ func (sc *smallConn) close() { _ = sc.c.Close() }
 // in) and the request sent n times.
 type smallRequest struct {
 	name  string
-	setup func(sc *smallConn, tag string) (next func() (kmsg.Request, func(kmsg.Response) error), err error)
+	// setup gets the route's topic and a group name of the round's own (a
+	// member left from an earlier round would hold up a classic join).
+	setup func(sc *smallConn, topic, group string) (next func() (kmsg.Request, func(kmsg.Response) error), err error)
 }
 
 var smallRequests = []smallRequest{
-	{"Metadata", func(sc *smallConn, topic string) (func() (kmsg.Request, func(kmsg.Response) error), error) {
+	{"Metadata", func(sc *smallConn, topic, _ string) (func() (kmsg.Request, func(kmsg.Response) error), error) {
 		req := kmsg.NewPtrMetadataRequest()
 		req.Version = 12
 		t := kmsg.NewMetadataRequestTopic()
@@ -94,8 +96,7 @@ var smallRequests = []smallRequest{
 		}
 		return func() (kmsg.Request, func(kmsg.Response) error) { return req, check }, nil
 	}},
-	{"Heartbeat", func(sc *smallConn, topic string) (func() (kmsg.Request, func(kmsg.Response) error), error) {
-		group := "small-classic-" + topic
+	{"Heartbeat", func(sc *smallConn, _, group string) (func() (kmsg.Request, func(kmsg.Response) error), error) {
 		member, gen, err := joinClassic(sc, group)
 		if err != nil {
 			return nil, err
@@ -105,10 +106,9 @@ var smallRequests = []smallRequest{
 		check := func(r kmsg.Response) error { return kerr.ErrorForCode(r.(*kmsg.HeartbeatResponse).ErrorCode) }
 		return func() (kmsg.Request, func(kmsg.Response) error) { return req, check }, nil
 	}},
-	{"StreamsGroupHeartbeat", func(sc *smallConn, topic string) (func() (kmsg.Request, func(kmsg.Response) error), error) {
-		group := "small-streams-" + topic
+	{"StreamsGroupHeartbeat", func(sc *smallConn, topic, group string) (func() (kmsg.Request, func(kmsg.Response) error), error) {
 		join := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-		join.Version, join.Group, join.MemberID = 0, group, "small-member-"+topic
+		join.Version, join.Group, join.MemberID = 0, group, "small-member-"+group
 		join.EndpointInformationEpoch, join.RebalanceTimeoutMillis = -1, 300000
 		st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
 		st.SubtopologyID, st.SourceTopics = "0", []string{topic}
@@ -223,13 +223,13 @@ func untilCoordinator(try func() (int16, error)) error {
 
 // smallRequestCost sends n requests of kind k through the route and returns
 // the proxy's CPU microseconds per request and the round trip's mean in µs.
-func smallRequestCost(t *testing.T, r benchRoute, k smallRequest, topic string, n int) (cpuMicros, rttMicros float64, err error) {
+func smallRequestCost(t *testing.T, r benchRoute, k smallRequest, topic, group string, n int) (cpuMicros, rttMicros float64, err error) {
 	sc, err := dialSmall(r.addr)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer sc.close()
-	next, err := k.setup(sc, topic)
+	next, err := k.setup(sc, topic, group)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -293,7 +293,7 @@ func TestProxyBenchmark(t *testing.T) {
 				if smallFailed[k.name+"/"+r.name] != "" {
 					continue
 				}
-				cpu, rtt, err := smallRequestCost(t, r, k, fmt.Sprintf("small-%s", r.name), smallN)
+				cpu, rtt, err := smallRequestCost(t, r, k, "small-"+r.name, fmt.Sprintf("small-%s-%s-%d", k.name, r.name, round), smallN)
 				if err != nil {
 					smallFailed[k.name+"/"+r.name] = err.Error()
 					t.Logf("small %s via %s: %v", k.name, r.name, err)
