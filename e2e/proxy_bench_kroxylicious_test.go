@@ -60,11 +60,6 @@ func startBenchKroxylicious(t *testing.T, out, name, upstream string) *benchProx
 	bp.cmd = exec.Command(java, "-Xms"+kroxyliciousHeap, "-Xmx"+kroxyliciousHeap, "-XX:+UseG1GC",
 		"-cp", filepath.Join(harness.Root(), "kroxylicious", "target", "lib", "*"),
 		"io.streamshift.e2e.kroxylicious.Launch", cfgFile)
-	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
-	if err := bp.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	bp.pin(t)
-	waitListening(t, bp.addr)
+	bp.start(t)
 	return bp
 }

@@ -74,7 +74,7 @@ func (sc *smallConn) close() { _ = sc.c.Close() }
 // smallRequests are the kinds measured, each a setup (a group to heartbeat
 // in) and the request sent n times.
 type smallRequest struct {
-	name  string
+	name string
 	// setup gets the route's topic and a group name of the round's own (a
 	// member left from an earlier round would hold up a classic join).
 	setup func(sc *smallConn, topic, group string) (next func() (kmsg.Request, func(kmsg.Response) error), err error)

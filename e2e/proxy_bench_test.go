@@ -472,13 +472,20 @@ func startBenchForwarder(t *testing.T, out, name, listen, target string, copyMod
 	}
 	bp := &benchProxy{addr: listen, log: logf}
 	bp.cmd = exec.Command(bin, append([]string{"-listen", listen, "-target", target, "-copy=" + strconv.FormatBool(copyMode)}, args...)...)
-	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
+	bp.start(t)
+	return bp
+}
+
+// start runs the process with its output to the log, pins it and waits
+// until it listens.
+func (bp *benchProxy) start(t *testing.T) {
+	t.Helper()
+	bp.cmd.Stdout, bp.cmd.Stderr = bp.log, bp.log
 	if err := bp.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	bp.pin(t)
 	waitListening(t, bp.addr)
-	return bp
 }
 
 // pin moves the proxy process to benchProxyCPU, if set.
