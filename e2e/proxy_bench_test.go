@@ -58,9 +58,15 @@ import (
 // forwarder that knows nothing of Kafka (splicing, and copying through user
 // space) in front of a second broker listener: the floor of what any proxy
 // costs on this machine. STREAMSHIFT_BENCH_PIN=1 gives each proxy a core
-// of its own (CPU 1; everything else on CPU 0). Other knobs:
-// STREAMSHIFT_BENCH_ROUNDS (3), _RECORDS (500000), _LATENCY_SECONDS (10),
-// _LOW_RATE (2000), _IDLE_CONNS (5000).
+// of its own (CPU 1; everything else on CPU 0).
+// STREAMSHIFT_BENCH_KROXYLICIOUS=1 adds Kroxylicious 0.12 (Java/Netty,
+// e2e/kroxylicious: passthrough, no filters, port per node) as a route.
+// Every proxy route also gets its CPU per small
+// request (proxy_bench_small_test.go: Metadata, a classic Heartbeat,
+// StreamsGroupHeartbeat; _SMALL_REQUESTS each, default 20000) and its RSS
+// fresh, with the idle connections, at the peak of the throughput rounds
+// and after. Other knobs: STREAMSHIFT_BENCH_ROUNDS (3), _RECORDS (500000),
+// _LATENCY_SECONDS (10), _LOW_RATE (2000), _IDLE_CONNS (5000).
 func TestProxyBenchmark(t *testing.T) {
 	if os.Getenv("STREAMSHIFT_BENCH") == "" {
 		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
@@ -72,6 +78,8 @@ func TestProxyBenchmark(t *testing.T) {
 	baselineRev := os.Getenv("STREAMSHIFT_BENCH_BASELINE")
 	profile := os.Getenv("STREAMSHIFT_BENCH_PROFILE") != ""
 	forwarders := os.Getenv("STREAMSHIFT_BENCH_FORWARDERS") != ""
+	kroxylicious := os.Getenv("STREAMSHIFT_BENCH_KROXYLICIOUS") != ""
+	smallN := envInt("STREAMSHIFT_BENCH_SMALL_REQUESTS", 20000)
 	if os.Getenv("STREAMSHIFT_BENCH_PIN") != "" {
 		// The proxy on a core of its own, as it would run on a host of its
 		// own: this process (the clients), the broker and the load
@@ -96,7 +104,7 @@ func TestProxyBenchmark(t *testing.T) {
 	ctx := context.Background()
 	// Topics are deleted after their round (a run writes tens of GiB), and
 	// their files go at once.
-	overrides := []string{"max.connections.per.ip=100000", "log.segment.delete.delay.ms=1000"}
+	overrides := []string{"max.connections.per.ip=100000", "log.segment.delete.delay.ms=1000", "socket.listen.backlog.size=1024"}
 	var fwdPorts []int
 	if forwarders {
 		// A second listener that advertises the forwarders' address, so
@@ -123,6 +131,11 @@ func TestProxyBenchmark(t *testing.T) {
 		defer base.stop()
 		routes = append(routes, benchRoute{name: "baseline", addr: base.addr, proxy: base})
 	}
+	if kroxylicious {
+		kp := startBenchKroxylicious(t, out, "kroxylicious", b.Bootstrap)
+		defer kp.stop()
+		routes = append(routes, benchRoute{name: "kroxylicious", addr: kp.addr, proxy: kp})
+	}
 
 	if forwarders {
 		for i, name := range []string{"splice-fwd", "copy-fwd"} {
@@ -133,14 +146,22 @@ func TestProxyBenchmark(t *testing.T) {
 		}
 	}
 
-	// Idle footprint first, on the fresh process: 5,000 connections that
+	// Idle footprint first, on the fresh processes: 5,000 connections that
 	// each completed one ApiVersions, so both sides of each are open.
-	rssBefore := rssKiB(t, cur.cmd.Process.Pid)
-	conns := openIdle(t, cur.addr, idle)
-	time.Sleep(2 * time.Second)
-	rssIdle := rssKiB(t, cur.cmd.Process.Pid)
-	for _, c := range conns {
-		c.Close()
+	rssFresh, rssIdle := map[string]int{}, map[string]int{}
+	for _, r := range routes[1:] {
+		rssFresh[r.name] = rssKiB(t, r.proxy.cmd.Process.Pid)
+		if r.name == "splice-fwd" {
+			// Go's splice holds a pipe per blocked copy: 6 descriptors a
+			// connection, past the 20,000 of RLIMIT_NOFILE here.
+			continue
+		}
+		conns := openIdle(t, r.addr, idle)
+		time.Sleep(2 * time.Second)
+		rssIdle[r.name] = rssKiB(t, r.proxy.cmd.Process.Pid)
+		for _, c := range conns {
+			c.Close()
+		}
 	}
 
 	adm, err := kgo.NewClient(kgo.SeedBrokers(b.Bootstrap))
@@ -192,6 +213,7 @@ func TestProxyBenchmark(t *testing.T) {
 	}
 
 	// Round -1 warms the broker's JIT and page cache and is not counted.
+	stopPeak := samplePeakRSS(routes[1:])
 	for round := -1; round < rounds; round++ {
 		for _, r := range routes {
 			topic := newTopic(fmt.Sprintf("bench-%s-%d", r.name, round+1))
@@ -215,6 +237,8 @@ func TestProxyBenchmark(t *testing.T) {
 			t.Logf("round %d %-8s produce %8.0f rec/s  consume %8.0f rec/s  proxy CPU %.2f / %.2f s per GiB", round, r.name, p, c, (cpu1-cpu0)/gib, (cpu2-cpu1)/gib)
 		}
 	}
+
+	rssPeak := stopPeak()
 
 	// Half of the direct saturation rate, the same target for every route,
 	// from a paced producer in its own process (and from Kafka's
@@ -257,9 +281,39 @@ func TestProxyBenchmark(t *testing.T) {
 		}
 	}
 
-	rssAfterLoad := rssKiB(t, cur.cmd.Process.Pid)
+	// Small requests, rounds interleaved as above.
+	smallRoutes := routes[1:]
+	smallFailed := map[string]string{} // kind/route -> why it could not be measured
+	for _, r := range smallRoutes {
+		newTopic("small-" + r.name)
+	}
+	for round := 0; round < rounds; round++ {
+		for _, k := range smallRequests {
+			for _, r := range smallRoutes {
+				if smallFailed[k.name+"/"+r.name] != "" {
+					continue
+				}
+				cpu, rtt, err := smallRequestCost(t, r, k, "small-"+r.name, fmt.Sprintf("small-%s-%s-%d", k.name, r.name, round), smallN)
+				if err != nil {
+					smallFailed[k.name+"/"+r.name] = err.Error()
+					t.Logf("small %s via %s: %v", k.name, r.name, err)
+					continue
+				}
+				add("small-"+k.name, r.name, cpu)
+				add("small-rtt-"+k.name, r.name, rtt)
+				t.Logf("round %d %-16s %-22s proxy CPU %.1f µs per request, round trip %.1f µs", round, r.name, k.name, cpu, rtt)
+			}
+		}
+	}
+
+	rssAfterLoad, rssSettled := map[string]int{}, map[string]int{}
+	for _, r := range routes[1:] {
+		rssAfterLoad[r.name] = rssKiB(t, r.proxy.cmd.Process.Pid)
+	}
 	time.Sleep(12 * time.Second) // one period of the proxy's memory reclaimer
-	rssSettled := rssKiB(t, cur.cmd.Process.Pid)
+	for _, r := range routes[1:] {
+		rssSettled[r.name] = rssKiB(t, r.proxy.cmd.Process.Pid)
+	}
 
 	var sb strings.Builder
 	proxies := routes[1:]
@@ -305,10 +359,39 @@ func TestProxyBenchmark(t *testing.T) {
 		addedRow(fmt.Sprintf("kafka-producer-perf-test p50 at %.0f rec/s (ms, median of %d)", rate, rounds), "perf-p50")
 		ratioRow(fmt.Sprintf("rate kafka-producer-perf-test achieved at %.0f rec/s (rec/s)", rate), "perf-achieved", "%.0f")
 	}
-	fmt.Fprintf(&sb, "| proxy RSS, %d idle client connections, fresh process (MiB) | | %.1f (%.1f with none) |%s\n",
-		idle, float64(rssIdle)/1024, float64(rssBefore)/1024, strings.Repeat(" |", 2*len(proxies)-1))
-	fmt.Fprintf(&sb, "| proxy RSS right after the load above / 12 s later (MiB) | | %.1f / %.1f |%s\n",
-		float64(rssAfterLoad)/1024, float64(rssSettled)/1024, strings.Repeat(" |", 2*len(proxies)-1))
+	rssRow := func(title string, f func(name string) string) {
+		fmt.Fprintf(&sb, "| %s | |", title)
+		for _, r := range proxies {
+			fmt.Fprintf(&sb, " %s | |", f(r.name))
+		}
+		sb.WriteString("\n")
+	}
+	mib := func(kib int) float64 { return float64(kib) / 1024 }
+	rssRow("proxy RSS, fresh process (MiB)", func(n string) string { return fmt.Sprintf("%.1f", mib(rssFresh[n])) })
+	rssRow(fmt.Sprintf("proxy RSS with %d idle client connections (MiB)", idle), func(n string) string {
+		if _, ok := rssIdle[n]; !ok {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.1f", mib(rssIdle[n]))
+	})
+	rssRow("proxy RSS, peak during the throughput rounds (MiB, sampled every 250 ms)", func(n string) string { return fmt.Sprintf("%.1f", mib(rssPeak[n])) })
+	rssRow("proxy RSS after all the load / 12 s later (MiB)", func(n string) string {
+		return fmt.Sprintf("%.1f / %.1f", mib(rssAfterLoad[n]), mib(rssSettled[n]))
+	})
+	for _, k := range smallRequests {
+		fmt.Fprintf(&sb, "| proxy CPU per %s request (µs, user+system over %d in a row, one in flight, median of %d) | |", k.name, smallN, rounds)
+		for _, r := range proxies {
+			if why := smallFailed[k.name+"/"+r.name]; why != "" || len(series["small-"+k.name][r.name]) == 0 {
+				fmt.Fprintf(&sb, " n/a | |")
+				continue
+			}
+			fmt.Fprintf(&sb, " %.1f (round trip %.0f) | |", med("small-"+k.name, r.name), med("small-rtt-"+k.name, r.name))
+		}
+		sb.WriteString("\n")
+	}
+	for key, why := range smallFailed {
+		fmt.Fprintf(&sb, "\nNot measured: %s: %s\n", key, why)
+	}
 	if benchProxyCPU >= 0 {
 		fmt.Fprintf(&sb, "\nPinned: clients, broker and load generators on CPU 0, each proxy on CPU %d.\n", benchProxyCPU)
 	}
@@ -332,6 +415,8 @@ func (r benchRoute) label(baselineRev string) string {
 		return "TCP forwarder, splice"
 	case "copy-fwd":
 		return "TCP forwarder, user-space copy"
+	case "kroxylicious":
+		return "Kroxylicious 0.12, passthrough"
 	}
 	return "through streamshift"
 }
@@ -387,13 +472,20 @@ func startBenchForwarder(t *testing.T, out, name, listen, target string, copyMod
 	}
 	bp := &benchProxy{addr: listen, log: logf}
 	bp.cmd = exec.Command(bin, append([]string{"-listen", listen, "-target", target, "-copy=" + strconv.FormatBool(copyMode)}, args...)...)
-	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
+	bp.start(t)
+	return bp
+}
+
+// start runs the process with its output to the log, pins it and waits
+// until it listens.
+func (bp *benchProxy) start(t *testing.T) {
+	t.Helper()
+	bp.cmd.Stdout, bp.cmd.Stderr = bp.log, bp.log
 	if err := bp.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	bp.pin(t)
 	waitListening(t, bp.addr)
-	return bp
 }
 
 // pin moves the proxy process to benchProxyCPU, if set.
@@ -608,42 +700,82 @@ func openIdle(t *testing.T, addr string, n int) []net.Conn {
 	req := []byte{0, 0, 0, 20, 0, 18, 0, 3, 0, 0, 0, 1, 0, 4, 'b', 'e', 'n', 'c', 0, 2, 'b', 2, '1', 0}
 	binary.BigEndian.PutUint32(req, uint32(len(req)-4))
 	conns := make([]net.Conn, 0, n)
-	for i := 0; i < n; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatalf("connection %d: %v", i, err)
+	// In batches, each answered before the next is dialled: a proxy dials
+	// the broker for every connection, and thousands of dials at once
+	// overflow the broker's accept backlog on a loaded machine (the dials
+	// then time out).
+	const batch = 200
+	for start := 0; start < n; start += batch {
+		for i := start; i < min(n, start+batch); i++ {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatalf("connection %d: %v", i, err)
+			}
+			conns = append(conns, c)
+			if _, err := c.Write(req); err != nil {
+				t.Fatal(err)
+			}
 		}
-		conns = append(conns, c)
-		if _, err := c.Write(req); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, c := range conns {
-		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
-		var size [4]byte
-		if _, err := io.ReadFull(c, size[:]); err != nil {
-			t.Fatalf("connection %d ApiVersions: %v", i, err)
-		}
-		if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(size[:]))); err != nil {
-			t.Fatal(err)
+		for i, c := range conns[start:] {
+			_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+			var size [4]byte
+			if _, err := io.ReadFull(c, size[:]); err != nil {
+				t.Fatalf("connection %d ApiVersions: %v", start+i, err)
+			}
+			if _, err := io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(size[:]))); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	return conns
 }
 
+// samplePeakRSS samples the RSS of the routes' processes every 250 ms until
+// stop, which returns the largest seen per route.
+func samplePeakRSS(routes []benchRoute) (stop func() map[string]int) {
+	done := make(chan struct{})
+	result := make(chan map[string]int)
+	go func() {
+		peak := map[string]int{}
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			for _, r := range routes {
+				if kib, err := readRSS(r.proxy.cmd.Process.Pid); err == nil {
+					peak[r.name] = max(peak[r.name], kib)
+				}
+			}
+			select {
+			case <-done:
+				result <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() map[string]int { close(done); return <-result }
+}
+
 func rssKiB(t *testing.T, pid int) int {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	kib, err := readRSS(pid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return kib
+}
+
+// readRSS is VmRSS of process pid in KiB.
+func readRSS(pid int) (int, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
 		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return n
+			return strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
 		}
 	}
-	t.Fatal("no VmRSS")
-	return 0
+	return 0, fmt.Errorf("no VmRSS for %d", pid)
 }

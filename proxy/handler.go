@@ -71,13 +71,18 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 			if act, ready := x.tlsTraffic(tc); !ready {
 				return act
 			}
+			return x.readRequests()
 		}
-		return x.readRequests()
+		act := x.readRequests()
+		x.inRing = c.InboundBuffered() // gnet moves what is left into its ring
+		return act
 	case *upstreamConn:
 		if x.tls != nil {
 			return x.cc.upstreamTLSTraffic(x.wrap(c).(*tlsConn))
 		}
-		return x.cc.readResponses(c)
+		act := x.cc.readResponses(c)
+		x.cc.upRing = c.InboundBuffered()
+		return act
 	}
 	return gnet.Close
 }
