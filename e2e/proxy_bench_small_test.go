@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -119,7 +120,7 @@ var smallRequests = []smallRequest{
 		join.ActiveTasks, join.StandbyTasks, join.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 		join.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
 		var jr *kmsg.StreamsGroupHeartbeatResponse
-		err := untilCoordinator(func() (int16, error) {
+		err := coordinatorReady(func() (int16, error) {
 			r, err := sc.do(join)
 			if err != nil {
 				return 0, err
@@ -150,7 +151,7 @@ func joinClassic(sc *smallConn, group string) (string, int32, error) {
 	// which JoinGroup alone does not.
 	find := kmsg.NewPtrFindCoordinatorRequest()
 	find.Version, find.CoordinatorKeys = 4, []string{group}
-	if err := untilCoordinator(func() (int16, error) {
+	if err := coordinatorReady(func() (int16, error) {
 		r, err := sc.do(find)
 		if err != nil {
 			return 0, err
@@ -166,7 +167,7 @@ func joinClassic(sc *smallConn, group string) (string, int32, error) {
 	join.Version, join.Group, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis, join.ProtocolType = 9, group, 45000, 60000, "consumer"
 	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: []byte{}}}
 	var jr *kmsg.JoinGroupResponse
-	err := untilCoordinator(func() (int16, error) {
+	err := coordinatorReady(func() (int16, error) {
 		r, err := sc.do(join)
 		if err != nil {
 			return 0, err
@@ -195,30 +196,21 @@ func joinClassic(sc *smallConn, group string) (string, int32, error) {
 	return jr.MemberID, jr.Generation, nil
 }
 
-// untilCoordinator retries try while it answers that the group coordinator is
-// not there yet: the first group of a fresh broker creates
-// __consumer_offsets, and streamshift's coordinator starts in the
-// background.
-func untilCoordinator(try func() (int16, error)) error {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+// coordinatorReady retries try while it answers that the group coordinator
+// is not there yet (untilCoordinator): the first group of a fresh broker
+// creates __consumer_offsets, and streamshift's coordinator starts in the
+// background. Any other error code is returned as the error.
+func coordinatorReady(try func() (int16, error)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a, err := untilCoordinator(ctx, func() (aclAnswer, error) {
 		code, err := try()
-		if err != nil {
-			return err
-		}
-		err = kerr.ErrorForCode(code)
-		switch err {
-		case nil:
-			return nil
-		case kerr.NotCoordinator, kerr.CoordinatorNotAvailable, kerr.CoordinatorLoadInProgress:
-			if time.Now().After(deadline) {
-				return err
-			}
-			time.Sleep(200 * time.Millisecond)
-		default:
-			return err
-		}
+		return aclAnswer{Code: code}, err
+	})
+	if err != nil {
+		return err
 	}
+	return kerr.ErrorForCode(a.Code)
 }
 
 // smallRequestCost sends n requests of kind k through the route and returns
