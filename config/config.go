@@ -39,9 +39,10 @@ type Config struct {
 	Log    Log    `koanf:"log"`
 
 	// TLS and UpstreamTLS are the two encrypted sides (security.go).
-	TLS         TLS         `koanf:"tls"`
-	UpstreamTLS UpstreamTLS `koanf:"upstream-tls"`
-	upstreamTLS *tls.Config // built by Validate
+	TLS            TLS         `koanf:"tls"`
+	UpstreamTLS    UpstreamTLS `koanf:"upstream-tls"`
+	upstreamTLS    *tls.Config // built by Validate
+	upstreamTLSLog *reloadLog  // hears of its files' reloads
 	// Authorization applies the broker's ACLs to served requests
 	// (authorization.go).
 	Authorization Authorization `koanf:"authorization"`

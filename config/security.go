@@ -3,9 +3,14 @@ package config
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"sync"
 	"time"
+
+	"github.com/streamshift/streamshift/internal/reload"
 )
 
 // TLS is TLS on the client listeners (bootstrap and every node port). It is
@@ -50,31 +55,90 @@ func defaultTLS() TLS {
 	return TLS{ClientAuth: "none", HandshakeTimeout: 10 * time.Second, MaxHandshakes: 1024}
 }
 
-// ClientConfig builds the upstream TLS configuration, nil when it is off.
-func (u UpstreamTLS) ClientConfig() (*tls.Config, error) {
-	if !u.Enabled {
-		return nil, nil
-	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: u.ServerName, InsecureSkipVerify: u.InsecureSkipVerify} //nolint:gosec // asked for, and warned about at start
+// upstreamFiles is what the upstream TLS files hold.
+type upstreamFiles struct {
+	pool *x509.CertPool   // nil: the system pool
+	pair *tls.Certificate // nil: no client certificate
+}
+
+func (u UpstreamTLS) loadFiles() (upstreamFiles, error) {
+	var f upstreamFiles
 	if u.CAFile != "" {
 		pem, err := os.ReadFile(u.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("upstream-tls.ca-file: %w", err)
+			return f, fmt.Errorf("upstream-tls.ca-file: %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("upstream-tls.ca-file %s: no PEM certificate in it", u.CAFile)
+			return f, fmt.Errorf("upstream-tls.ca-file %s: no PEM certificate in it", u.CAFile)
 		}
-		cfg.RootCAs = pool
+		f.pool = pool
 	}
 	if u.CertFile != "" || u.KeyFile != "" {
 		pair, err := tls.LoadX509KeyPair(u.CertFile, u.KeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("upstream-tls.cert-file / key-file: %w", err)
+			return f, fmt.Errorf("upstream-tls.cert-file / key-file: %w", err)
 		}
-		cfg.Certificates = []tls.Certificate{pair}
+		f.pair = &pair
+	}
+	return f, nil
+}
+
+// ClientConfig builds the upstream TLS configuration, nil when it is off.
+// The files are re-read when they change (internal/reload: checked at most
+// once a second, on a handshake), as the listener's are, so a renewed
+// client certificate or CA bundle is used by the next connection without a
+// restart; reloaded, if not nil, hears of each reload or failed reload.
+//
+// The CA bundle can change, but crypto/tls checks a fixed RootCAs: with a
+// CA file, the configuration turns crypto/tls's own check off and makes the
+// same check itself against the current bundle in VerifyConnection (chain
+// and the server name, which the proxy's dial and kgo always set; an empty
+// one fails).
+func (u UpstreamTLS) ClientConfig(reloaded func(error)) (*tls.Config, error) {
+	if !u.Enabled {
+		return nil, nil
+	}
+	files, err := reload.New([]string{u.CAFile, u.CertFile, u.KeyFile}, u.loadFiles, reloaded)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			return nil, fmt.Errorf("upstream-tls: %w", err)
+		}
+		return nil, err
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: u.ServerName, InsecureSkipVerify: u.InsecureSkipVerify} //nolint:gosec // asked for, and warned about at start
+	if u.CertFile != "" {
+		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			return files.Get().pair, nil
+		}
+	}
+	if u.CAFile != "" && !u.InsecureSkipVerify {
+		cfg.InsecureSkipVerify = true //nolint:gosec // verified in VerifyConnection against the current CA file
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+			return verifyUpstream(cs, files.Get().pool)
+		}
 	}
 	return cfg, nil
+}
+
+// verifyUpstream is crypto/tls's check of a server's certificate: its chain
+// to roots and the server name.
+func verifyUpstream(cs tls.ConnectionState, roots *x509.CertPool) error {
+	if cs.ServerName == "" {
+		return errors.New("upstream TLS: no server name to verify the broker's certificate against")
+	}
+	if len(cs.PeerCertificates) == 0 {
+		return errors.New("upstream TLS: the broker sent no certificate")
+	}
+	opts := x509.VerifyOptions{DNSName: cs.ServerName, Roots: roots, Intermediates: x509.NewCertPool()}
+	for _, c := range cs.PeerCertificates[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	if _, err := cs.PeerCertificates[0].Verify(opts); err != nil {
+		return fmt.Errorf("upstream TLS: %w", err)
+	}
+	return nil
 }
 
 func (c *Config) validateSecurity() []string {
@@ -104,12 +168,42 @@ func (c *Config) validateSecurity() []string {
 	if !u.Enabled && (u.CAFile != "" || u.CertFile != "" || u.KeyFile != "" || u.ServerName != "" || u.InsecureSkipVerify) {
 		errs = append(errs, "upstream-tls.*: set upstream-tls.enabled=true to use them")
 	}
-	cfg, err := u.ClientConfig()
+	if u.Enabled && c.upstreamTLSLog == nil {
+		c.upstreamTLSLog = &reloadLog{}
+	}
+	cfg, err := u.ClientConfig(c.upstreamTLSLog.tell)
 	if err != nil {
 		errs = append(errs, err.Error())
 	}
 	c.upstreamTLS = cfg
 	return errs
+}
+
+// reloadLog passes the upstream TLS files' reloads to the logger cmd sets
+// once it has one (Validate builds the configuration before).
+type reloadLog struct {
+	mu sync.Mutex
+	fn func(error)
+}
+
+func (l *reloadLog) tell(err error) {
+	l.mu.Lock()
+	fn := l.fn
+	l.mu.Unlock()
+	if fn != nil {
+		fn(err)
+	}
+}
+
+// OnUpstreamTLSReload sets what hears of each reload of the upstream TLS
+// files (nil error) or failed reload (the old files stay in use).
+func (c *Config) OnUpstreamTLSReload(fn func(error)) {
+	if c.upstreamTLSLog == nil {
+		c.upstreamTLSLog = &reloadLog{} // before Validate: it keeps this one
+	}
+	c.upstreamTLSLog.mu.Lock()
+	c.upstreamTLSLog.fn = fn
+	c.upstreamTLSLog.mu.Unlock()
 }
 
 // UpstreamTLSConfig is the upstream TLS configuration Validate built from

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/internal/reload"
 )
 
 // TLSListener configures TLS on the client listeners (bootstrap and nodes).
@@ -32,21 +32,12 @@ type TLSListener struct {
 }
 
 // tlsFiles is the server configuration built from the PEM files, rebuilt
-// when one of them changes. The files are checked at most once a second,
-// on a handshake, so a renewed certificate is served without a restart
-// (cert-manager and the like replace the files in place).
+// when one of them changes (internal/reload: checked at most once a second,
+// on a handshake), so a renewed certificate is served without a restart.
 type tlsFiles struct {
-	opts TLSListener
-	log  zerolog.Logger
-
-	checked atomic.Int64 // unix nanos of the last stat
-	mu      sync.Mutex
-	stamp   string // sizes and mtimes of the files the current cfg was built from
-	cfg     atomic.Pointer[tls.Config]
+	opts  TLSListener
+	files *reload.Files[*tls.Config]
 }
-
-// reloadCheckEvery bounds how often the files are stat'ed.
-const reloadCheckEvery = time.Second
 
 func newTLSFiles(o TLSListener, log zerolog.Logger) (*tlsFiles, error) {
 	switch o.ClientAuth {
@@ -60,17 +51,18 @@ func newTLSFiles(o TLSListener, log zerolog.Logger) (*tlsFiles, error) {
 	if o.ClientAuth == "require" && o.ClientCAFile == "" {
 		return nil, errors.New("tls: client auth require needs a client CA file")
 	}
-	f := &tlsFiles{opts: o, log: log}
-	stamp, err := f.stampFiles()
+	f := &tlsFiles{opts: o}
+	files, err := reload.New([]string{o.CertFile, o.KeyFile, o.ClientCAFile}, f.load, func(err error) {
+		if err != nil {
+			log.Error().Err(err).Msg("TLS files changed or unreadable; serving the certificate loaded before")
+			return
+		}
+		log.Info().Str("cert_file", o.CertFile).Msg("TLS certificate reloaded")
+	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tls: %w", err)
 	}
-	cfg, err := f.load()
-	if err != nil {
-		return nil, err
-	}
-	f.stamp = stamp
-	f.cfg.Store(cfg)
+	f.files = files
 	return f, nil
 }
 
@@ -80,53 +72,9 @@ func (f *tlsFiles) serverConfig() *tls.Config {
 	return &tls.Config{
 		MinVersion: tls.VersionTLS12,
 		GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
-			f.maybeReload()
-			return f.cfg.Load(), nil
+			return f.files.Get(), nil
 		},
 	}
-}
-
-func (f *tlsFiles) maybeReload() {
-	now := time.Now().UnixNano()
-	last := f.checked.Load()
-	if now-last < int64(reloadCheckEvery) || !f.checked.CompareAndSwap(last, now) {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	stamp, err := f.stampFiles()
-	if err != nil {
-		f.log.Error().Err(err).Msg("TLS files unreadable; serving the certificate loaded before")
-		return
-	}
-	if stamp == f.stamp {
-		return
-	}
-	cfg, err := f.load()
-	if err != nil {
-		// A renewal writing the certificate and the key one after the
-		// other is seen half done: the next check tries again.
-		f.log.Error().Err(err).Msg("TLS files changed but do not load; serving the certificate loaded before")
-		return
-	}
-	f.stamp = stamp
-	f.cfg.Store(cfg)
-	f.log.Info().Str("cert_file", f.opts.CertFile).Msg("TLS certificate reloaded")
-}
-
-func (f *tlsFiles) stampFiles() (string, error) {
-	stamp := ""
-	for _, name := range []string{f.opts.CertFile, f.opts.KeyFile, f.opts.ClientCAFile} {
-		if name == "" {
-			continue
-		}
-		st, err := os.Stat(name)
-		if err != nil {
-			return "", fmt.Errorf("tls: %w", err)
-		}
-		stamp += fmt.Sprintf("%s:%d:%d;", name, st.Size(), st.ModTime().UnixNano())
-	}
-	return stamp, nil
 }
 
 func (f *tlsFiles) load() (*tls.Config, error) {

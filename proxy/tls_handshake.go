@@ -178,7 +178,9 @@ func handshakeCause(err error) (cause, hint string) {
 // loop (upstreamConn.wrap).
 func (uc *upstreamConn) upstreamHandshake(nc net.Conn, base *tls.Config, timeout time.Duration) error {
 	cfg := base
-	if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
+	// A configuration that checks the certificate itself (VerifyConnection,
+	// config/security.go) needs the name too.
+	if cfg.ServerName == "" && (!cfg.InsecureSkipVerify || cfg.VerifyConnection != nil) {
 		host, _, err := net.SplitHostPort(uc.addr)
 		if err != nil {
 			return fmt.Errorf("upstream address %s: %w", uc.addr, err)
@@ -228,7 +230,7 @@ func (cc *clientConn) upstreamTLSTraffic(up *tlsConn) gnet.Action {
 // setupTLS loads the listener certificates and warns of an upstream whose
 // certificate is not checked.
 func (p *Proxy) setupTLS() error {
-	if u := p.opts.UpstreamTLS; u != nil && u.InsecureSkipVerify {
+	if u := p.opts.UpstreamTLS; u != nil && u.InsecureSkipVerify && u.VerifyConnection == nil {
 		p.log.Warn().Msg("upstream-tls.insecure-skip-verify: upstream certificates are NOT verified; anyone on the path can read and change the traffic")
 	}
 	if p.opts.TLS == nil {

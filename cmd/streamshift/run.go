@@ -49,6 +49,13 @@ func loadConfig(command string, args []string) (cfg *config.Config, log zerolog.
 	for _, w := range warnings {
 		log.Warn().Msg(w)
 	}
+	cfg.OnUpstreamTLSReload(func(err error) {
+		if err != nil {
+			log.Error().Err(err).Msg("upstream TLS files; connecting with the ones loaded before")
+			return
+		}
+		log.Info().Msg("upstream TLS files reloaded")
+	})
 	return cfg, log, 0
 }
 
