@@ -68,7 +68,7 @@ var keyDocs = []keyDoc{
 	{"tls.handshake-timeout", sectionSecurity, "a client that has not finished its handshake by then is closed", ""},
 	{"tls.max-handshakes", sectionSecurity, "client handshakes running at once; connections beyond are closed at once (streamshift_tls_handshakes_refused_total)", ""},
 	{"upstream-tls.enabled", sectionSecurity, "TLS to the brokers: every forwarded connection and every control-plane client", ""},
-	{"upstream-tls.ca-file", sectionSecurity, "PEM CAs of the brokers' certificates; re-read when it changes (the next connection uses it)", "system pool"},
+	{"upstream-tls.ca-file", sectionSecurity, "PEM CAs of the brokers' certificates (read at start)", "system pool"},
 	{"upstream-tls.cert-file", sectionSecurity, "client certificate for brokers with ssl.client.auth=required (streamshift's, on every connection: see Security); re-read when it changes", ""},
 	{"upstream-tls.key-file", sectionSecurity, "its PEM key, re-read with it", ""},
 	{"upstream-tls.server-name", sectionSecurity, "name checked in the brokers' certificates", "host dialled"},

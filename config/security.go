@@ -85,16 +85,13 @@ func (u UpstreamTLS) loadFiles() (upstreamFiles, error) {
 }
 
 // ClientConfig builds the upstream TLS configuration, nil when it is off.
-// The files are re-read when they change (internal/reload: checked at most
-// once a second, on a handshake), as the listener's are, so a renewed
-// client certificate or CA bundle is used by the next connection without a
-// restart; reloaded, if not nil, hears of each reload or failed reload.
-//
-// The CA bundle can change, but crypto/tls checks a fixed RootCAs: with a
-// CA file, the configuration turns crypto/tls's own check off and makes the
-// same check itself against the current bundle in VerifyConnection (chain
-// and the server name, which the proxy's dial and kgo always set; an empty
-// one fails).
+// The client certificate is re-read when its files change (internal/reload:
+// checked at most once a second, on a handshake), as the listener's are, so
+// a renewed certificate is presented by the next connection without a
+// restart; reloaded, if not nil, hears of each reload or failed reload. The
+// CA file is read once: crypto/tls checks the brokers' certificates against
+// a fixed RootCAs, and that check (chain, and the name, IP addresses
+// included) stays crypto/tls's own.
 func (u UpstreamTLS) ClientConfig(reloaded func(error)) (*tls.Config, error) {
 	if !u.Enabled {
 		return nil, nil
@@ -107,38 +104,13 @@ func (u UpstreamTLS) ClientConfig(reloaded func(error)) (*tls.Config, error) {
 		}
 		return nil, err
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: u.ServerName, InsecureSkipVerify: u.InsecureSkipVerify} //nolint:gosec // asked for, and warned about at start
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: u.ServerName, InsecureSkipVerify: u.InsecureSkipVerify, RootCAs: files.Get().pool} //nolint:gosec // asked for, and warned about at start
 	if u.CertFile != "" {
 		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 			return files.Get().pair, nil
 		}
 	}
-	if u.CAFile != "" && !u.InsecureSkipVerify {
-		cfg.InsecureSkipVerify = true //nolint:gosec // verified in VerifyConnection against the current CA file
-		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-			return verifyUpstream(cs, files.Get().pool)
-		}
-	}
 	return cfg, nil
-}
-
-// verifyUpstream is crypto/tls's check of a server's certificate: its chain
-// to roots and the server name.
-func verifyUpstream(cs tls.ConnectionState, roots *x509.CertPool) error {
-	if cs.ServerName == "" {
-		return errors.New("upstream TLS: no server name to verify the broker's certificate against")
-	}
-	if len(cs.PeerCertificates) == 0 {
-		return errors.New("upstream TLS: the broker sent no certificate")
-	}
-	opts := x509.VerifyOptions{DNSName: cs.ServerName, Roots: roots, Intermediates: x509.NewCertPool()}
-	for _, c := range cs.PeerCertificates[1:] {
-		opts.Intermediates.AddCert(c)
-	}
-	if _, err := cs.PeerCertificates[0].Verify(opts); err != nil {
-		return fmt.Errorf("upstream TLS: %w", err)
-	}
-	return nil
 }
 
 func (c *Config) validateSecurity() []string {

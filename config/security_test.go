@@ -48,9 +48,8 @@ func TestSecurityKeys(t *testing.T) {
 		t.Fatalf("tls %+v", cfg.TLS)
 	}
 	up := cfg.UpstreamTLSConfig()
-	// The CA file and the client certificate are read on use (reloaded:
-	// TestUpstreamTLSReload), so crypto/tls's fixed check is replaced.
-	if up == nil || up.ServerName != "kafka.internal" || up.VerifyConnection == nil || up.GetClientCertificate == nil {
+	// The client certificate is read on use (reloaded: TestUpstreamTLSReload).
+	if up == nil || up.ServerName != "kafka.internal" || up.RootCAs == nil || up.GetClientCertificate == nil || up.InsecureSkipVerify {
 		t.Fatalf("upstream TLS %+v", up)
 	}
 	if plain, _, err := Load([]string{"--upstream", "a:1"}, nil, io.Discard); err != nil || plain.UpstreamTLSConfig() != nil || plain.TLS.Enabled() {

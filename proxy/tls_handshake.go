@@ -178,9 +178,7 @@ func handshakeCause(err error) (cause, hint string) {
 // loop (upstreamConn.wrap).
 func (uc *upstreamConn) upstreamHandshake(nc net.Conn, base *tls.Config, timeout time.Duration) error {
 	cfg := base
-	// A configuration that checks the certificate itself (VerifyConnection,
-	// config/security.go) needs the name too.
-	if cfg.ServerName == "" && (!cfg.InsecureSkipVerify || cfg.VerifyConnection != nil) {
+	if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
 		host, _, err := net.SplitHostPort(uc.addr)
 		if err != nil {
 			return fmt.Errorf("upstream address %s: %w", uc.addr, err)
@@ -230,7 +228,7 @@ func (cc *clientConn) upstreamTLSTraffic(up *tlsConn) gnet.Action {
 // setupTLS loads the listener certificates and warns of an upstream whose
 // certificate is not checked.
 func (p *Proxy) setupTLS() error {
-	if u := p.opts.UpstreamTLS; u != nil && u.InsecureSkipVerify && u.VerifyConnection == nil {
+	if u := p.opts.UpstreamTLS; u != nil && u.InsecureSkipVerify {
 		p.log.Warn().Msg("upstream-tls.insecure-skip-verify: upstream certificates are NOT verified; anyone on the path can read and change the traffic")
 	}
 	if p.opts.TLS == nil {
