@@ -44,13 +44,9 @@ type clientConn struct {
 	// the same for a client request going upstream (startRequestStream).
 	streamLeft    int
 	reqStreamLeft int
-	// inRing and upRing are the bytes of the client's and the upstream's
-	// input in gnet's inbound ring rather than in the current read (see
-	// ringChunk); 0 for TLS connections, whose Peek reads plaintext.
-	inRing, upRing int
-	closed         bool
-	reason         string   // why the proxy closed the connection, for the log
-	asking         askState // requests of the proxy's own (ask.go)
+	closed        bool
+	reason        string   // why the proxy closed the connection, for the log
+	asking        askState // requests of the proxy's own (ask.go)
 
 	requests  uint64
 	clientID  string
@@ -235,7 +231,7 @@ func (cc *clientConn) readRequests() gnet.Action {
 		if cc.reqStreamLeft > 0 {
 			// The rest of a request already partly sent upstream, even
 			// while draining: the upstream must see whole frames.
-			n := ringChunk(min(cc.conn.InboundBuffered(), cc.reqStreamLeft, streamChunk), cc.inRing)
+			n := min(cc.conn.InboundBuffered(), cc.reqStreamLeft, streamChunk)
 			if n == 0 {
 				return gnet.None
 			}
@@ -245,7 +241,6 @@ func (cc *clientConn) readRequests() gnet.Action {
 			}
 			_, _ = cc.up.Write(chunk)
 			_, _ = cc.conn.Discard(n)
-			cc.inRing = max(0, cc.inRing-n)
 			cc.reqStreamLeft -= n
 			continue
 		}
@@ -290,13 +285,7 @@ func (cc *clientConn) readRequests() gnet.Action {
 			}
 		}
 		cc.paused = false
-		// A large frame still arriving goes upstream as it comes; so does a
-		// whole one that begins in gnet's ring and ends in the current read,
-		// which Peek would otherwise join with a copy of the whole frame
-		// (small frames are written whole: one write, not two).
-		buffered := cc.conn.InboundBuffered()
-		spansRing := cc.inRing > 0 && cc.inRing < 4+size && 4+size <= buffered && 4+size >= streamMin
-		if buffered >= streamMin && (4+size > buffered || spansRing) {
+		if buffered := cc.conn.InboundBuffered(); 4+size > buffered && buffered >= streamMin {
 			prefix, err := cc.conn.Peek(min(buffered, streamMin))
 			if err == nil && cc.startRequestStream(prefix, size) {
 				continue
@@ -308,7 +297,6 @@ func (cc *clientConn) readRequests() gnet.Action {
 		}
 		act := cc.handleRequest(frame)
 		_, _ = cc.conn.Discard(4 + size)
-		cc.inRing = max(0, cc.inRing-4-size)
 		if act != gnet.None {
 			return act
 		}
@@ -501,7 +489,7 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 		// while the client's unsent responses pass the high-water mark,
 		// see readRequests), and gnet would read and hold them anyway.
 		if cc.streamLeft > 0 {
-			n := ringChunk(min(up.InboundBuffered(), cc.streamLeft, streamChunk), cc.upRing)
+			n := min(up.InboundBuffered(), cc.streamLeft, streamChunk)
 			if n == 0 {
 				break
 			}
@@ -511,7 +499,6 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 			}
 			_, _ = cc.conn.Write(chunk)
 			_, _ = up.Discard(n)
-			cc.upRing = max(0, cc.upRing-n)
 			cc.streamLeft -= n
 			if cc.streamLeft == 0 {
 				cc.flush()
@@ -553,7 +540,6 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 			return cc.upstreamProtocolError(err.Error())
 		}
 		_, _ = up.Discard(4 + size)
-		cc.upRing = max(0, cc.upRing-4-size)
 		cc.flush()
 	}
 	if cc.inflWait && cc.sent.len() < p.opts.MaxInflight {
@@ -578,21 +564,6 @@ var upstreamSendBufferAllowed = sync.OnceValue(func() bool {
 	limit, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	return err == nil && limit >= upstreamSendBuffer
 })
-
-// ringChunk bounds a pass-through chunk of n bytes so that it does not span
-// gnet's inbound ring (the ring bytes left at the end of the last OnTraffic,
-// where gnet moves what a read left) and the bytes of the current read:
-// gnet's Peek joins the two with a copy of the whole chunk, so the first
-// chunk of every large frame whose start arrived in an earlier read was
-// copied once more before Write copied it again. Two Writes instead: the
-// ring part, then the read buffer in place. A wrong ring count changes only
-// the chunk sizes, never the bytes.
-func ringChunk(n, ring int) int {
-	if ring > 0 && ring < n {
-		return ring
-	}
-	return n
-}
 
 // streamChunk bounds one pass-through write, and so the copy gnet makes when
 // the buffered bytes wrap around its ring.

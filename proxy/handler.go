@@ -71,18 +71,13 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 			if act, ready := x.tlsTraffic(tc); !ready {
 				return act
 			}
-			return x.readRequests()
 		}
-		act := x.readRequests()
-		x.inRing = c.InboundBuffered() // gnet moves what is left into its ring
-		return act
+		return x.readRequests()
 	case *upstreamConn:
 		if x.tls != nil {
 			return x.cc.upstreamTLSTraffic(x.wrap(c).(*tlsConn))
 		}
-		act := x.cc.readResponses(c)
-		x.cc.upRing = c.InboundBuffered()
-		return act
+		return x.cc.readResponses(c)
 	}
 	return gnet.Close
 }
