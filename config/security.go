@@ -55,33 +55,32 @@ func defaultTLS() TLS {
 	return TLS{ClientAuth: "none", HandshakeTimeout: 10 * time.Second, MaxHandshakes: 1024}
 }
 
-// upstreamFiles is what the upstream TLS files hold.
-type upstreamFiles struct {
-	pool *x509.CertPool   // nil: the system pool
-	pair *tls.Certificate // nil: no client certificate
+// loadPool reads the CA file (nil: none, the system pool).
+func (u UpstreamTLS) loadPool() (*x509.CertPool, error) {
+	if u.CAFile == "" {
+		return nil, nil
+	}
+	pem, err := os.ReadFile(u.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("upstream-tls.ca-file: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("upstream-tls.ca-file %s: no PEM certificate in it", u.CAFile)
+	}
+	return pool, nil
 }
 
-func (u UpstreamTLS) loadFiles() (upstreamFiles, error) {
-	var f upstreamFiles
-	if u.CAFile != "" {
-		pem, err := os.ReadFile(u.CAFile)
-		if err != nil {
-			return f, fmt.Errorf("upstream-tls.ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return f, fmt.Errorf("upstream-tls.ca-file %s: no PEM certificate in it", u.CAFile)
-		}
-		f.pool = pool
+// loadPair reads the client certificate (nil: none).
+func (u UpstreamTLS) loadPair() (*tls.Certificate, error) {
+	if u.CertFile == "" && u.KeyFile == "" {
+		return nil, nil
 	}
-	if u.CertFile != "" || u.KeyFile != "" {
-		pair, err := tls.LoadX509KeyPair(u.CertFile, u.KeyFile)
-		if err != nil {
-			return f, fmt.Errorf("upstream-tls.cert-file / key-file: %w", err)
-		}
-		f.pair = &pair
+	pair, err := tls.LoadX509KeyPair(u.CertFile, u.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("upstream-tls.cert-file / key-file: %w", err)
 	}
-	return f, nil
+	return &pair, nil
 }
 
 // ClientConfig builds the upstream TLS configuration, nil when it is off.
@@ -96,19 +95,24 @@ func (u UpstreamTLS) ClientConfig(reloaded func(error)) (*tls.Config, error) {
 	if !u.Enabled {
 		return nil, nil
 	}
-	files, err := reload.New([]string{u.CAFile, u.CertFile, u.KeyFile}, u.loadFiles, reloaded)
+	pool, err := u.loadPool()
+	if err != nil {
+		return nil, err
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: u.ServerName, InsecureSkipVerify: u.InsecureSkipVerify, RootCAs: pool} //nolint:gosec // asked for, and warned about at start
+	if u.CertFile == "" && u.KeyFile == "" {
+		return cfg, nil
+	}
+	pair, err := reload.New([]string{u.CertFile, u.KeyFile}, u.loadPair, reloaded)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
-			return nil, fmt.Errorf("upstream-tls: %w", err)
+			return nil, fmt.Errorf("upstream-tls.cert-file / key-file: %w", err)
 		}
 		return nil, err
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: u.ServerName, InsecureSkipVerify: u.InsecureSkipVerify, RootCAs: files.Get().pool} //nolint:gosec // asked for, and warned about at start
-	if u.CertFile != "" {
-		cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-			return files.Get().pair, nil
-		}
+	cfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		return pair.Get(), nil
 	}
 	return cfg, nil
 }
