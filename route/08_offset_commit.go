@@ -12,8 +12,8 @@ import (
 // there (offsetsMaxVersion): ownership, gate, validation and the anchor's
 // rewrite are commit's. A commit held by a takeover's gate shows its
 // member's session alive.
-func (rs *Routes) offsetCommit(req *proxy.Request, out proxy.Outcome) {
-	rs.commit(req, out, offsetCommitted(req.Body.(*kmsg.OffsetCommitRequest), req.Version))
+func (rs *Routes) offsetCommit(req *proxy.Request, r *kmsg.OffsetCommitRequest, out proxy.Outcome) {
+	rs.commit(req, out, offsetCommitted(r, req.Version))
 }
 
 // offsetCommitted is how commit reads and answers an OffsetCommit of the

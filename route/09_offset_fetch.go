@@ -16,8 +16,8 @@ import (
 // the migration on, a fetch of one group passes the gate (a takeover holds
 // a group's fetches with its other requests) and what goes upstream is
 // counted in flight.
-func (rs *Routes) offsetFetch(req *proxy.Request, out proxy.Outcome) {
-	rs.gated(req, out, fetchedGroup(req.Body.(*kmsg.OffsetFetchRequest)), nil, func(out proxy.Outcome) { rs.offsetFetchGated(req, out) })
+func (rs *Routes) offsetFetch(req *proxy.Request, r *kmsg.OffsetFetchRequest, out proxy.Outcome) {
+	rs.gated(req, out, fetchedGroup(r), nil, func(out proxy.Outcome) { rs.offsetFetchGated(req, r, out) })
 }
 
 // offsetFetchGated: a v9+ fetch naming a member of an owned group is checked
@@ -25,8 +25,7 @@ func (rs *Routes) offsetFetch(req *proxy.Request, out proxy.Outcome) {
 // then forwarded without the member fields, which the upstream's classic
 // group would not know. Groups that fail the check are answered here and
 // merged into the upstream's response; other groups pass untouched.
-func (rs *Routes) offsetFetchGated(req *proxy.Request, out proxy.Outcome) {
-	r := req.Body.(*kmsg.OffsetFetchRequest)
+func (rs *Routes) offsetFetchGated(req *proxy.Request, r *kmsg.OffsetFetchRequest, out proxy.Outcome) {
 	up := rs.upstreamMax(req.Key)
 	if req.Version < 9 {
 		forwardAt(req, out, up)

@@ -23,8 +23,7 @@ const coordinatorTypeGroup = 0
 // node id may be the owner's own (Cluster.Coordinator).
 // Transaction coordinators (and other key types) are any instance's, and
 // so are the groups of clients that are not host-routed (cluster.go).
-func (rs *Routes) findCoordinator(req *proxy.Request, out proxy.Outcome) {
-	r := req.Body.(*kmsg.FindCoordinatorRequest)
+func (rs *Routes) findCoordinator(req *proxy.Request, r *kmsg.FindCoordinatorRequest, out proxy.Outcome) {
 	p := rs.p
 	out.ForwardRewritten(r, req.Version, func(resp kmsg.Response) kmsg.Response {
 		fr := resp.(*kmsg.FindCoordinatorResponse)

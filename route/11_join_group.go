@@ -12,6 +12,6 @@ import (
 // (classic). A JoinGroup of a group not served here that carries a member
 // id the translator gave out goes upstream without it (ForwardJoin): the
 // broker would not know that id.
-func (rs *Routes) joinGroup(req *proxy.Request, out proxy.Outcome) {
-	rs.mig.classic(req, out, req.Body.(*kmsg.JoinGroupRequest).Group)
+func (rs *Routes) joinGroup(req *proxy.Request, r *kmsg.JoinGroupRequest, out proxy.Outcome) {
+	rs.mig.classic(req, out, r.Group)
 }

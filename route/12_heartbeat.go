@@ -11,6 +11,6 @@ import (
 // coordinator may serve (translate/12_heartbeat.go: a classic member is
 // moved with REBALANCE_IN_PROGRESS only), else upstream at once (classic),
 // where the answer feeds the ClassicObserver (generation, liveness).
-func (rs *Routes) heartbeat(req *proxy.Request, out proxy.Outcome) {
-	rs.mig.classic(req, out, req.Body.(*kmsg.HeartbeatRequest).Group)
+func (rs *Routes) heartbeat(req *proxy.Request, r *kmsg.HeartbeatRequest, out proxy.Outcome) {
+	rs.mig.classic(req, out, r.Group)
 }

@@ -10,6 +10,6 @@ import (
 // with the migration on only: the gate, then the translator for a group the
 // coordinator may serve (translate/13_leave_group.go), else upstream at once
 // (classic).
-func (rs *Routes) leaveGroup(req *proxy.Request, out proxy.Outcome) {
-	rs.mig.classic(req, out, req.Body.(*kmsg.LeaveGroupRequest).Group)
+func (rs *Routes) leaveGroup(req *proxy.Request, r *kmsg.LeaveGroupRequest, out proxy.Outcome) {
+	rs.mig.classic(req, out, r.Group)
 }

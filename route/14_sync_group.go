@@ -11,6 +11,6 @@ import (
 // coordinator may serve (translate/14_sync_group.go: the streams group
 // assigns), else upstream at once (classic), where the answer feeds the
 // ClassicObserver (generation).
-func (rs *Routes) syncGroup(req *proxy.Request, out proxy.Outcome) {
-	rs.mig.classic(req, out, req.Body.(*kmsg.SyncGroupRequest).Group)
+func (rs *Routes) syncGroup(req *proxy.Request, r *kmsg.SyncGroupRequest, out proxy.Outcome) {
+	rs.mig.classic(req, out, r.Group)
 }

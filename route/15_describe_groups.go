@@ -15,8 +15,7 @@ import (
 // GROUP_ID_NOT_FOUND "Group <id> is not a classic group." from v6, state Dead
 // before. Other groups go upstream; a mixed request is split and the answers
 // merged in request order.
-func (rs *Routes) describeGroups(req *proxy.Request, out proxy.Outcome) {
-	r := req.Body.(*kmsg.DescribeGroupsRequest)
+func (rs *Routes) describeGroups(req *proxy.Request, r *kmsg.DescribeGroupsRequest, out proxy.Outcome) {
 	// An owned group the client may not DESCRIBE goes upstream, which
 	// refuses it with Kafka's GROUP_AUTHORIZATION_FAILED
 	// (authorize_groups.go).

@@ -27,8 +27,7 @@ import (
 // or the upstream forgot an empty group) is added to the answer of its
 // upstream coordinator (Options.CoordinatorNode), or of every broker
 // when that is unknown.
-func (rs *Routes) listGroups(req *proxy.Request, out proxy.Outcome) {
-	r := req.Body.(*kmsg.ListGroupsRequest)
+func (rs *Routes) listGroups(req *proxy.Request, r *kmsg.ListGroupsRequest, out proxy.Outcome) {
 	all := make(chan []coordinator.ListedGroup, 1)
 	rs.o.Coordinator.ListGroups(nil, func(gs []coordinator.ListedGroup) { all <- gs })
 	var owned []coordinator.ListedGroup

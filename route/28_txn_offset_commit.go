@@ -16,8 +16,8 @@ import (
 // client's own connection, whose producer id and epoch the broker checks as
 // usual (commit). As in Kafka, STALE_MEMBER_EPOCH is reported as
 // ILLEGAL_GENERATION below v6.
-func (rs *Routes) txnOffsetCommit(req *proxy.Request, out proxy.Outcome) {
-	rs.commit(req, out, txnOffsetCommitted(req.Body.(*kmsg.TxnOffsetCommitRequest), req.Version))
+func (rs *Routes) txnOffsetCommit(req *proxy.Request, r *kmsg.TxnOffsetCommitRequest, out proxy.Outcome) {
+	rs.commit(req, out, txnOffsetCommitted(r, req.Version))
 }
 
 // txnOffsetCommitted is how commit reads and answers a TxnOffsetCommit of

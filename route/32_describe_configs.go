@@ -22,8 +22,7 @@ func (rs *Routes) describesGroupResource(res kmsg.DescribeConfigsRequestResource
 // their default. A mixed request is split; results keep request order. A
 // client that may not DESCRIBE_CONFIGS gets GROUP_AUTHORIZATION_FAILED for
 // them (authorize_configs.go).
-func (rs *Routes) describeConfigs(req *proxy.Request, out proxy.Outcome) {
-	r := req.Body.(*kmsg.DescribeConfigsRequest)
+func (rs *Routes) describeConfigs(req *proxy.Request, r *kmsg.DescribeConfigsRequest, out proxy.Outcome) {
 	owned, upstream := servedHere(r.Resources, rs.describesGroupResource)
 	var refused int16
 	var refusal string

@@ -1,7 +1,6 @@
 package route
 
 import (
-	"context"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -17,8 +16,7 @@ import (
 // the group log), then its anchor leaves the upstream group, and the
 // DeleteGroups forwarded for it deletes the committed offsets upstream. Other
 // groups go upstream as they are; results come back in request order.
-func (rs *Routes) deleteGroups(req *proxy.Request, out proxy.Outcome) {
-	r := req.Body.(*kmsg.DeleteGroupsRequest)
+func (rs *Routes) deleteGroups(req *proxy.Request, r *kmsg.DeleteGroupsRequest, out proxy.Outcome) {
 	local := map[int]kmsg.DeleteGroupsResponseGroup{}
 	deleted := map[string]bool{}
 	var upstream []string
@@ -91,13 +89,4 @@ func (rs *Routes) deleteOwned(req *proxy.Request, id string) error {
 	// is what the client must see (its offsets are still there).
 	rs.leaveAnchor(id)
 	return nil
-}
-
-// leaveAnchor removes the group's anchor member from the upstream group,
-// waiting at most AnchorLeaveTimeout. A failure is left for the forwarded
-// request to report: the upstream then still sees the anchor.
-func (rs *Routes) leaveAnchor(group string) {
-	ctx, cancel := context.WithTimeout(context.Background(), rs.o.AnchorLeaveTimeout)
-	defer cancel()
-	_ = rs.o.Anchors.Leave(ctx, group)
 }

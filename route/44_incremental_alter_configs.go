@@ -15,8 +15,7 @@ import (
 // or nothing). A mixed request is split; results keep request order. A
 // client that may not ALTER_CONFIGS gets GROUP_AUTHORIZATION_FAILED for them
 // and changes nothing (authorize_configs.go).
-func (rs *Routes) incrementalAlterConfigs(req *proxy.Request, out proxy.Outcome) {
-	r := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
+func (rs *Routes) incrementalAlterConfigs(req *proxy.Request, r *kmsg.IncrementalAlterConfigsRequest, out proxy.Outcome) {
 	owned, upstream := servedHere(r.Resources, rs.altersGroupResource)
 	// The alterations apply before the rest goes upstream, as a broker
 	// answers once it has applied them.

@@ -13,8 +13,7 @@ import (
 // source (or repartition-source) topic of a non-empty owned group, as Kafka
 // does for a streams group, and forwards the rest of the request. Offsets
 // live upstream, so deleting them is always the upstream's work.
-func (rs *Routes) offsetDelete(req *proxy.Request, out proxy.Outcome) {
-	r := req.Body.(*kmsg.OffsetDeleteRequest)
+func (rs *Routes) offsetDelete(req *proxy.Request, r *kmsg.OffsetDeleteRequest, out proxy.Outcome) {
 	sum, ok := rs.o.Coordinator.Summary(r.Group)
 	if !ok {
 		out.Forward()

@@ -25,8 +25,7 @@ import (
 //     group succeeds.
 //
 // Every heartbeat carrying a topology (re)states the anchor's subscription.
-func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, out proxy.Outcome) {
-	hb := req.Body.(*kmsg.StreamsGroupHeartbeatRequest)
+func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, hb *kmsg.StreamsGroupHeartbeatRequest, out proxy.Outcome) {
 	// The broker's ACLs first, for the client's own principal, as Kafka
 	// checks them before its group coordinator sees the request
 	// (authorize_streams.go).

@@ -17,8 +17,7 @@ import (
 // DESCRIBE is hidden, as Kafka 4.4 does (authorize_streams.go).
 // Handle takes every request of this key; Forward is only the answer to a
 // request it would not take.
-func (rs *Routes) streamsGroupDescribe(req *proxy.Request, out proxy.Outcome) {
-	r := req.Body.(*kmsg.StreamsGroupDescribeRequest)
+func (rs *Routes) streamsGroupDescribe(req *proxy.Request, r *kmsg.StreamsGroupDescribeRequest, out proxy.Outcome) {
 	allowed, denied, err := rs.streamsDescribeDenied(req, r.Groups)
 	if err != nil {
 		out.Respond(notServed(r, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)))

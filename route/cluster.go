@@ -37,11 +37,12 @@ type Cluster interface {
 // broker's (streamshift serves Kafka Streams, a Java client), so this
 // instance forwards them as a single instance would. The streams keys are
 // only ever this proxy's and are gated for every client.
-func (rs *Routes) clusterGate(serve proxy.InterceptorFunc) proxy.InterceptorFunc {
+func (rs *Routes) clusterGate(h handler) handler {
 	if rs.o.Cluster == nil {
-		return serve
+		return h
 	}
-	return func(req *proxy.Request, out proxy.Outcome) {
+	serve := h.serve
+	h.serve = func(req *proxy.Request, out proxy.Outcome) {
 		group, ok := gatedGroup(req.Body)
 		if ok && !hostRouted(req.Client) && !streamsKey(req.Key) {
 			ok = false
@@ -56,6 +57,7 @@ func (rs *Routes) clusterGate(serve proxy.InterceptorFunc) proxy.InterceptorFunc
 		}
 		serve(req, out)
 	}
+	return h
 }
 
 // gatedGroup is the one group a group request is for.

@@ -122,7 +122,7 @@ func New(o Options) (*Routes, error) {
 // route is one intercepted key. Versions from 0 to max are served; a
 // client's request above max goes upstream untouched unless capped.
 type route struct {
-	key kmsg.Key
+	handler
 	max int16
 	// advertise: ApiVersions answers list the key up to max whatever the
 	// upstream supports.
@@ -136,7 +136,30 @@ type route struct {
 	migration bool
 	// cluster: routed only with several instances (Options.Cluster).
 	cluster bool
-	serve   proxy.InterceptorFunc
+}
+
+// handler is a route's handler with the wire key it serves.
+type handler struct {
+	key   kmsg.Key
+	serve proxy.InterceptorFunc
+}
+
+// handle types a handler by its request: the key is the request type's, so
+// a table row cannot pair one key with another key's handler, and the body
+// is asserted here once instead of at the top of every handler.
+func handle[R kmsg.Request](serve func(req *proxy.Request, r R, out proxy.Outcome)) handler {
+	var zero R // Key has a pointer receiver that reads nothing: nil is fine
+	return handler{kmsg.Key(zero.Key()), func(req *proxy.Request, out proxy.Outcome) {
+		r, ok := req.Body.(R)
+		if !ok {
+			// The proxy decodes a body by the key it was registered
+			// for, so this is a proxy bug, not a client's: the request
+			// goes upstream untouched rather than panicking the loop.
+			out.Forward()
+			return
+		}
+		serve(req, r, out)
+	}}
 }
 
 // table is every intercepted key, in key order.
@@ -154,22 +177,22 @@ func (rs *Routes) table() []route {
 	// Group requests of groups another instance owns never get past gate.
 	gate := rs.clusterGate
 	return []route{
-		{key: kmsg.OffsetCommit, max: offsetsMaxVersion, advertise: true, capped: true, serve: gate(rs.offsetCommit)},
-		{key: kmsg.OffsetFetch, max: offsetsMaxVersion, advertise: true, capped: true, serve: gate(rs.offsetFetch)},
-		{key: kmsg.FindCoordinator, max: min(up(int16(kmsg.FindCoordinator)), top(kmsg.FindCoordinator)), cluster: true, serve: rs.findCoordinator},
-		{key: kmsg.JoinGroup, max: up(int16(kmsg.JoinGroup)), migration: true, serve: gate(rs.joinGroup)},
-		{key: kmsg.Heartbeat, max: up(int16(kmsg.Heartbeat)), migration: true, serve: gate(rs.heartbeat)},
-		{key: kmsg.LeaveGroup, max: up(int16(kmsg.LeaveGroup)), migration: true, serve: gate(rs.leaveGroup)},
-		{key: kmsg.SyncGroup, max: up(int16(kmsg.SyncGroup)), migration: true, serve: gate(rs.syncGroup)},
-		{key: kmsg.DescribeGroups, max: top(kmsg.DescribeGroups), serve: rs.describeGroups},
-		{key: kmsg.ListGroups, max: top(kmsg.ListGroups), serve: rs.listGroups},
-		{key: kmsg.TxnOffsetCommit, max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true, serve: gate(rs.txnOffsetCommit)},
-		{key: kmsg.DescribeConfigs, max: top(kmsg.DescribeConfigs), serve: rs.describeConfigs},
-		{key: kmsg.DeleteGroups, max: top(kmsg.DeleteGroups), serve: rs.deleteGroups},
-		{key: kmsg.IncrementalAlterConfigs, max: top(kmsg.IncrementalAlterConfigs), serve: rs.incrementalAlterConfigs},
-		{key: kmsg.OffsetDelete, max: top(kmsg.OffsetDelete), serve: rs.offsetDelete},
-		{key: kmsg.StreamsGroupHeartbeat, max: 1, advertise: true, serve: gate(rs.streamsGroupHeartbeat)},
-		{key: kmsg.StreamsGroupDescribe, max: 1, advertise: true, serve: gate(rs.streamsGroupDescribe)},
+		{handler: gate(handle(rs.offsetCommit)), max: offsetsMaxVersion, advertise: true, capped: true},
+		{handler: gate(handle(rs.offsetFetch)), max: offsetsMaxVersion, advertise: true, capped: true},
+		{handler: handle(rs.findCoordinator), max: min(up(int16(kmsg.FindCoordinator)), top(kmsg.FindCoordinator)), cluster: true},
+		{handler: gate(handle(rs.joinGroup)), max: up(int16(kmsg.JoinGroup)), migration: true},
+		{handler: gate(handle(rs.heartbeat)), max: up(int16(kmsg.Heartbeat)), migration: true},
+		{handler: gate(handle(rs.leaveGroup)), max: up(int16(kmsg.LeaveGroup)), migration: true},
+		{handler: gate(handle(rs.syncGroup)), max: up(int16(kmsg.SyncGroup)), migration: true},
+		{handler: handle(rs.describeGroups), max: top(kmsg.DescribeGroups)},
+		{handler: handle(rs.listGroups), max: top(kmsg.ListGroups)},
+		{handler: gate(handle(rs.txnOffsetCommit)), max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true},
+		{handler: handle(rs.describeConfigs), max: top(kmsg.DescribeConfigs)},
+		{handler: handle(rs.deleteGroups), max: top(kmsg.DeleteGroups)},
+		{handler: handle(rs.incrementalAlterConfigs), max: top(kmsg.IncrementalAlterConfigs)},
+		{handler: handle(rs.offsetDelete), max: top(kmsg.OffsetDelete)},
+		{handler: gate(handle(rs.streamsGroupHeartbeat)), max: 1, advertise: true},
+		{handler: gate(handle(rs.streamsGroupDescribe)), max: 1, advertise: true},
 	}
 }
 

@@ -103,3 +103,37 @@ func TestRegisterOnce(t *testing.T) {
 		t.Fatalf("second registration: %v, want OffsetCommit already registered", err)
 	}
 }
+
+// outcomeCount counts what a handler did with a request.
+type outcomeCount struct{ responded, forwarded int }
+
+func (o *outcomeCount) Respond(kmsg.Response) { o.responded++ }
+func (o *outcomeCount) Forward()              { o.forwarded++ }
+func (o *outcomeCount) ForwardRewritten(kmsg.Request, int16, func(kmsg.Response) kmsg.Response) {
+	o.forwarded++
+}
+
+// TestHandleTyped: a handler's key is its request type's, its body reaches
+// it typed, and a body of another key (a proxy bug) goes upstream untouched
+// instead of panicking the event loop.
+func TestHandleTyped(t *testing.T) {
+	var got *kmsg.DeleteGroupsRequest
+	h := handle(func(_ *proxy.Request, r *kmsg.DeleteGroupsRequest, out proxy.Outcome) {
+		got = r
+		out.Respond(kmsg.NewPtrDeleteGroupsResponse())
+	})
+	if h.key != kmsg.DeleteGroups {
+		t.Fatalf("key %d, want DeleteGroups (%d)", h.key, kmsg.DeleteGroups)
+	}
+	body := kmsg.NewPtrDeleteGroupsRequest()
+	var out outcomeCount
+	h.serve(&proxy.Request{Body: body}, &out)
+	if got != body || out.responded != 1 {
+		t.Fatalf("typed body not served: got %p want %p, %+v", got, body, out)
+	}
+	got, out = nil, outcomeCount{}
+	h.serve(&proxy.Request{Body: kmsg.NewPtrListGroupsRequest()}, &out)
+	if got != nil || out.forwarded != 1 || out.responded != 0 {
+		t.Fatalf("a ListGroups body reached the DeleteGroups handler: served %v, %+v", got != nil, out)
+	}
+}
