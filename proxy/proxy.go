@@ -37,7 +37,9 @@ type Options struct {
 	// port + 1.
 	NodePortBase int
 	// NodeIDMin and NodeIDMax bound the node ids that get a pre-bound port
-	// (gnet cannot add listeners at runtime). Default 0..31.
+	// (gnet cannot add listeners at runtime). No default: zero values are
+	// node 0 alone, a one-broker cluster's range (config's default is
+	// 0..31); a zero-value default would read a configured 0..0 as unset.
 	NodeIDMin, NodeIDMax int32
 	// DialTimeout bounds one upstream dial. Default 5s.
 	DialTimeout time.Duration
@@ -101,9 +103,6 @@ func (o *Options) setDefaults() error {
 		o.AdvertisedHost = host
 	}
 	o.NodePortBase = cmp.Or(o.NodePortBase, port+1)
-	if o.NodeIDMin == 0 && o.NodeIDMax == 0 {
-		o.NodeIDMax = 31
-	}
 	if o.NodeIDMin < 0 || o.NodeIDMax < o.NodeIDMin {
 		return fmt.Errorf("node id range %d..%d is empty or negative", o.NodeIDMin, o.NodeIDMax)
 	}

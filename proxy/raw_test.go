@@ -293,6 +293,18 @@ func TestNodeOutsidePortRange(t *testing.T) {
 		t.Fatalf("Run: %v, want an error naming node 2", err)
 	}
 
+	// A configured 0..0 is node 0 alone, not an unset range.
+	p1, err := New(Options{Upstream: c.ListenAddrs(), Listen: "127.0.0.1:1", NodePortBase: 2, NodeIDMin: 0, NodeIDMax: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bounded: a proxy that took 0..0 as unset would serve until cancelled.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p1.Run(ctx); err == nil || !strings.Contains(err.Error(), "upstream node 1") {
+		t.Fatalf("Run with node ids 0..0: %v, want an error naming node 1", err)
+	}
+
 	// At runtime a new node outside the range is hidden, never leaked.
 	p2 := startProxy(t, c.ListenAddrs(), func(o *Options) { o.NodeIDMax = 3 })
 	if _, _, err := c.AddNode(9, 0); err != nil {
