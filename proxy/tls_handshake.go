@@ -143,6 +143,24 @@ func tlsReadReason(err error) string {
 	return "TLS: " + err.Error()
 }
 
+// handshakeCauses are the handshake errors told apart by their message
+// alone (crypto/tls and the peers' alerts give them no error type), in the
+// order handshakeCause tries them: the first whose substrings the message
+// holds one of is the cause.
+var handshakeCauses = []struct {
+	substrings  []string
+	cause, hint string
+}{
+	{[]string{"unknown certificate authority"}, "unknown-ca", "the client does not trust the CA of tls.cert-file (check its truststore)"},
+	{[]string{"expired", "not yet valid"}, "expired", "a certificate is outside its validity period"},
+	{[]string{"client didn't provide a certificate", "certificate required"}, "no-client-cert", "tls.client-auth=require and the client sent no certificate"},
+	{[]string{"certificate signed by unknown authority"}, "unknown-ca", "the client certificate is not signed by a CA of tls.client-ca-file"},
+	// Go and Java clients answer a server certificate of a CA they do not
+	// trust with these alerts, not unknown_ca.
+	{[]string{"bad certificate", "certificate unknown"}, "bad-certificate", "the client rejected the server certificate: not signed by a CA in its truststore, a name it does not match, or expired"},
+	{[]string{"protocol version", "no cipher suite"}, "version", "the client offers no TLS 1.2+ version or cipher suite in common"},
+}
+
 // handshakeCause sorts a handshake error into a short cause (a metric label)
 // and a hint for the operator reading the log.
 func handshakeCause(err error) (cause, hint string) {
@@ -153,21 +171,15 @@ func handshakeCause(err error) (cause, hint string) {
 		return "timeout", "the client did not finish the handshake in tls.handshake-timeout"
 	case errors.As(err, &rec) || strings.Contains(msg, "does not look like a TLS handshake"):
 		return "not-tls", "the client speaks plaintext (or another protocol) to a TLS listener: set security.protocol=SSL or SASL_SSL"
-	case strings.Contains(msg, "unknown certificate authority"):
-		return "unknown-ca", "the client does not trust the CA of tls.cert-file (check its truststore)"
-	case strings.Contains(msg, "expired") || strings.Contains(msg, "not yet valid"):
-		return "expired", "a certificate is outside its validity period"
-	case strings.Contains(msg, "client didn't provide a certificate") || strings.Contains(msg, "certificate required"):
-		return "no-client-cert", "tls.client-auth=require and the client sent no certificate"
-	case strings.Contains(msg, "certificate signed by unknown authority"):
-		return "unknown-ca", "the client certificate is not signed by a CA of tls.client-ca-file"
-	case strings.Contains(msg, "bad certificate") || strings.Contains(msg, "certificate unknown"):
-		// Go and Java clients answer a server certificate of a CA they
-		// do not trust with these alerts, not unknown_ca.
-		return "bad-certificate", "the client rejected the server certificate: not signed by a CA in its truststore, a name it does not match, or expired"
-	case strings.Contains(msg, "protocol version") || strings.Contains(msg, "no cipher suite"):
-		return "version", "the client offers no TLS 1.2+ version or cipher suite in common"
-	case errors.Is(err, context.Canceled) || errors.Is(err, net.ErrClosed) || msg == "EOF" || strings.Contains(msg, "connection reset"):
+	}
+	for _, c := range handshakeCauses {
+		for _, sub := range c.substrings {
+			if strings.Contains(msg, sub) {
+				return c.cause, c.hint
+			}
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, net.ErrClosed) || msg == "EOF" || strings.Contains(msg, "connection reset") {
 		return "closed", "the client closed the connection during the handshake (a client that rejects the server certificate may close without saying why: check its truststore)"
 	}
 	return "other", ""

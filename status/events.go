@@ -103,27 +103,27 @@ func boundedLabel(reason string) string {
 	return b.String()
 }
 
+// migrationPhases is the Phase Kind and State each migration event starts;
+// an event not in it (hand-back-anchor-left) is a step within a phase and
+// leaves the phase as it is.
+var migrationPhases = map[string]struct{ kind, state string }{
+	migration.EventTakeoverStarted: {"takeover", "running"},
+	migration.EventTakeoverDone:    {"takeover", "done"},
+	migration.EventTakeoverFailed:  {"takeover", "failed"},
+	migration.EventHandBackStarted: {"hand-back", "running"},
+	migration.EventHandBackDone:    {"hand-back", "done"},
+	migration.EventHandBackFailed:  {"hand-back", "failed"},
+}
+
 // MigrationEvent keeps the group's phase and counts takeovers and
 // hand-backs with their durations.
 func (e *Events) MigrationEvent(ev migration.MigrationEvent) {
 	now := e.now()
-	kind, state := "", ""
-	switch ev.Kind {
-	case migration.EventTakeoverStarted:
-		kind, state = "takeover", "running"
-	case migration.EventTakeoverDone:
-		kind, state = "takeover", "done"
-	case migration.EventTakeoverFailed:
-		kind, state = "takeover", "failed"
-	case migration.EventHandBackStarted:
-		kind, state = "hand-back", "running"
-	case migration.EventHandBackDone:
-		kind, state = "hand-back", "done"
-	case migration.EventHandBackFailed:
-		kind, state = "hand-back", "failed"
-	default:
+	ph, ok := migrationPhases[ev.Kind]
+	if !ok {
 		return
 	}
+	kind, state := ph.kind, ph.state
 	e.mu.Lock()
 	prev, had := e.phase[ev.Group]
 	p := Phase{Kind: kind, State: state, Since: now}

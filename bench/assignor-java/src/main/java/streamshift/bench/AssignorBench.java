@@ -39,8 +39,38 @@ import java.util.TreeMap;
  */
 public final class AssignorBench {
 
-    record Member(String processId, Map<String, Set<Integer>> active, Map<String, Set<Integer>> standby,
-                  Map<String, Map<Integer, Long>> offsets) {}
+    /**
+     * A member of the input: its record components are the assignor's view
+     * of it (the metadata and the assignment state), the rest of both views
+     * is empty, so one object serves GroupSpec for both.
+     */
+    record Member(String processId, Map<String, Set<Integer>> activeTasks, Map<String, Set<Integer>> standbyTasks,
+                  Map<String, Map<Integer, Long>> taskOffsets) implements MemberAssignmentMetadata, MemberAssignmentState {
+        @Override
+        public Optional<String> instanceId() {
+            return Optional.empty();
+        }
+
+        @Override
+        public Optional<String> rackId() {
+            return Optional.empty();
+        }
+
+        @Override
+        public Map<String, String> clientTags() {
+            return Map.of();
+        }
+
+        @Override
+        public Map<String, Set<Integer>> warmupTasks() {
+            return Map.of();
+        }
+
+        @Override
+        public Map<String, Map<Integer, Long>> taskEndOffsets() {
+            return Map.of();
+        }
+    }
 
     public static void main(String[] args) throws Exception {
         if (args.length != 4) {
@@ -149,59 +179,12 @@ public final class AssignorBench {
 
             @Override
             public MemberAssignmentMetadata memberMetadata(String memberId) {
-                final Member m = members.get(memberId);
-                return new MemberAssignmentMetadata() {
-                    @Override
-                    public Optional<String> instanceId() {
-                        return Optional.empty();
-                    }
-
-                    @Override
-                    public Optional<String> rackId() {
-                        return Optional.empty();
-                    }
-
-                    @Override
-                    public String processId() {
-                        return m.processId();
-                    }
-
-                    @Override
-                    public Map<String, String> clientTags() {
-                        return Map.of();
-                    }
-                };
+                return members.get(memberId);
             }
 
             @Override
             public MemberAssignmentState memberAssignmentState(String memberId) {
-                final Member m = members.get(memberId);
-                return new MemberAssignmentState() {
-                    @Override
-                    public Map<String, Set<Integer>> activeTasks() {
-                        return m.active();
-                    }
-
-                    @Override
-                    public Map<String, Set<Integer>> standbyTasks() {
-                        return m.standby();
-                    }
-
-                    @Override
-                    public Map<String, Set<Integer>> warmupTasks() {
-                        return Map.of();
-                    }
-
-                    @Override
-                    public Map<String, Map<Integer, Long>> taskOffsets() {
-                        return m.offsets();
-                    }
-
-                    @Override
-                    public Map<String, Map<Integer, Long>> taskEndOffsets() {
-                        return Map.of();
-                    }
-                };
+                return members.get(memberId);
             }
 
             @Override
