@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serdes;
@@ -90,8 +91,19 @@ public final class CountApp {
             .put("guarantee", p.getProperty("processing.guarantee", "at_least_once"))
             .put("pid", ProcessHandle.current().pid()).emit();
 
-        ks.setStateListener((next, prev) ->
-            Evt.of("state").put("from", prev.name()).put("to", next.name()).emit());
+        // The tasks and processed reports carry the state the last "state" event told, taken
+        // and emitted under one lock with the listener's: the harness takes a report's state
+        // as the app's current one, so a state read before a transition and emitted after its
+        // event (ks.state() in the loop below) would leave it stale until the next report,
+        // which a stable app may never send. Nothing of KafkaStreams is called under the lock.
+        final Object reportLock = new Object();
+        final AtomicReference<KafkaStreams.State> told = new AtomicReference<>(ks.state());
+        ks.setStateListener((next, prev) -> {
+            synchronized (reportLock) {
+                told.set(next);
+                Evt.of("state").put("from", prev.name()).put("to", next.name()).emit();
+            }
+        });
         ks.setUncaughtExceptionHandler(ex -> {
             Evt.of("uncaught").put("error", String.valueOf(ex)).emit();
             return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
@@ -158,8 +170,10 @@ public final class CountApp {
                     Collections.sort(active);
                     Collections.sort(standby);
                     if (!active.equals(lastActive) || !standby.equals(lastStandby)) {
-                        Evt.of("tasks").put("state", st.name()).put("active", active)
-                            .put("standby", standby).put("threads", threads).emit();
+                        synchronized (reportLock) {
+                            Evt.of("tasks").put("state", told.get().name()).put("active", active)
+                                .put("standby", standby).put("threads", threads).emit();
+                        }
                         lastActive = active;
                         lastStandby = standby;
                     }
@@ -176,7 +190,9 @@ public final class CountApp {
             if (now - lastReport >= 1000) {
                 long n = processed.get();
                 if (n != lastProcessed) {
-                    Evt.of("processed").put("count", n).put("state", st.name()).emit();
+                    synchronized (reportLock) {
+                        Evt.of("processed").put("count", n).put("state", told.get().name()).emit();
+                    }
                     lastProcessed = n;
                 }
                 long loaded = standbyLoaded.get();
