@@ -144,9 +144,10 @@ type handler struct {
 	serve proxy.InterceptorFunc
 }
 
-// handle types a handler by its request: the key is the request type's, so
-// a table row cannot pair one key with another key's handler, and the body
-// is asserted here once instead of at the top of every handler.
+// handle types a handler by its request: the key registered is the request
+// type's, so a table row cannot register one key for another key's handler,
+// and the body is asserted here once instead of at the top of every
+// handler. (A row's version rule, up(...) or top(...), still names its key.)
 func handle[R kmsg.Request](serve func(req *proxy.Request, r R, out proxy.Outcome)) handler {
 	var zero R // Key has a pointer receiver that reads nothing: nil is fine
 	return handler{kmsg.Key(zero.Key()), func(req *proxy.Request, out proxy.Outcome) {
