@@ -61,22 +61,24 @@ func isUnsupportedVersionReply(frame []byte) bool {
 // rewriteApiVersions rewrites a successful ApiVersions response: every key is
 // capped to versionCap, keys kmsg does not know are removed (they could carry
 // addresses the proxy cannot rewrite), and locally served keys are merged in.
-// It returns nil when the frame must pass through untouched.
-func rewriteApiVersions(regs []*registration, version int16, frame []byte) ([]byte, error) {
+// It returns nil when the frame must pass through untouched; otherwise adv
+// is what the answer advertises, the only keys and versions the client may
+// send afterwards (advertised.go).
+func rewriteApiVersions(regs []*registration, version int16, frame []byte) (out []byte, adv apiTable, err error) {
 	if isUnsupportedVersionReply(frame) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	r, err := decodeResponse(int16(kmsg.ApiVersions), version, frame[4:])
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp := r.(*kmsg.ApiVersionsResponse)
 	if resp.ErrorCode != 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	capApiVersions(resp, regs)
 	corr := int32(uint32(frame[4])<<24 | uint32(frame[5])<<16 | uint32(frame[6])<<8 | uint32(frame[7]))
-	return appendResponseFrame(make([]byte, 0, len(frame)+64), corr, resp), nil
+	return appendResponseFrame(make([]byte, 0, len(frame)+64), corr, resp), newAPITable(resp.ApiKeys), nil
 }
 
 // capApiVersions applies the proxy's view to the broker's key list in place.

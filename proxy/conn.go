@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -50,6 +52,15 @@ type clientConn struct {
 
 	requests  uint64
 	clientID  string
+	ip        netip.Addr // counted by limits.max-connections-per-ip (conn_limits.go)
+	adv       *apiTable  // what the last ApiVersions answer told the client; nil: none yet (advertised.go)
+
+	// The ticker's sweep reads lastRequest and partialSince off the loop
+	// (timeouts.go); noteArrival sets them from the loop.
+	lastRequest  atomic.Int64 // coarse clock of the last request (or the accept)
+	partialSince atomic.Int64 // coarse clock of the first bytes of an incomplete head frame, 0: none
+	seenRequests uint64       // requests when lastRequest was set
+	partialOf    uint64       // requests when partialSince was set
 	swName    string
 	swVersion string
 }
@@ -182,6 +193,7 @@ func (cc *clientConn) closedClient(err error) {
 	}
 	p.mu.Lock()
 	delete(p.conns, cc)
+	p.releaseLocked(cc.ip)
 	p.mu.Unlock()
 	p.active.Add(-1)
 	p.m.clientConns.Dec()
@@ -337,7 +349,7 @@ func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 	if key == int16(kmsg.ApiVersions) || key == int16(kmsg.SASLHandshake) || p.reg.lookup(key, version) != nil {
 		return false
 	}
-	if _, above := p.reg.cappedAbove(key, version); above {
+	if _, above := p.reg.cappedAbove(key, version); above || !cc.advertised(key, version) {
 		return false // refused by handleRequest
 	}
 	rewrite := needsRewrite(key, version)
@@ -405,6 +417,10 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 	}
 	if top, above := p.reg.cappedAbove(key, version); above {
 		return cc.reject(fmt.Sprintf("version above the advertised %d", top), key, version)
+	}
+	if !cc.advertised(key, version) {
+		cc.rejectUnadvertised(key, version)
+		return gnet.Close
 	}
 	rewrite := needsRewrite(key, version)
 	if rewrite || key == int16(kmsg.Fetch) {
@@ -608,7 +624,11 @@ func (cc *clientConn) completeForwarded(s *slot, frame []byte) error {
 		var rw []byte
 		var err error
 		if s.key == int16(kmsg.ApiVersions) {
-			rw, err = rewriteApiVersions(p.reg.apiVersionsRegs(), s.version, frame)
+			var adv apiTable
+			rw, adv, err = rewriteApiVersions(p.reg.apiVersionsRegs(), s.version, frame)
+			if adv != nil {
+				cc.setAdvertised(adv)
+			}
 		} else {
 			rw, err = rewriteResponse(p.nodes, s.key, s.version, frame)
 		}

@@ -27,10 +27,18 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, uc.cc.upstreamOpened(uc.wrap(c), uc)
 	}
 	p := h.p
-	if p.draining.Load() {
+	if p.draining.Load() || !p.serving.Load() {
+		return nil, gnet.Close
+	}
+	// Refused before anything else is spent on it: no context, no dial.
+	ip := remoteIP(c)
+	if !p.admit(ip) {
 		return nil, gnet.Close
 	}
 	if p.tls != nil && !p.tls.acquire() {
+		p.mu.Lock()
+		p.releaseLocked(ip)
+		p.mu.Unlock()
 		p.logHandshakesFull(c)
 		return nil, gnet.Close
 	}
@@ -45,9 +53,11 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		loop:   c.EventLoop(),
 		node:   node,
 		remote: c.RemoteAddr().String(),
+		ip:     ip,
 		since:  time.Now(),
 		done:   make(chan struct{}),
 	}
+	cc.lastRequest.Store(p.clock.Load())
 	c.SetContext(cc)
 	p.active.Add(1)
 	p.mu.Lock()
@@ -72,7 +82,9 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 				return act
 			}
 		}
-		return x.readRequests()
+		act := x.readRequests()
+		x.noteArrival()
+		return act
 	case *upstreamConn:
 		if x.tls != nil {
 			return x.cc.upstreamTLSTraffic(x.wrap(c).(*tlsConn))
@@ -80,6 +92,11 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 		return x.cc.readResponses(c)
 	}
 	return gnet.Close
+}
+
+// OnTick runs on gnet's ticker goroutine, not on a loop.
+func (h *handler) OnTick() (time.Duration, gnet.Action) {
+	return h.p.tick(), gnet.None
 }
 
 func (h *handler) OnClose(c gnet.Conn, err error) gnet.Action {

@@ -66,6 +66,22 @@ type Options struct {
 	// EventLoops is the number of gnet loops. Default: number of CPUs.
 	EventLoops int
 
+	// MaxConnections caps client connections (Kafka's max.connections);
+	// one beyond is closed at once. Default, and the most allowed: what the
+	// descriptor limit leaves (maxConnectionsFor); a larger value is
+	// lowered to it with a warning.
+	MaxConnections int
+	// MaxConnectionsPerIP caps the client connections from one IP address
+	// (Kafka's max.connections.per.ip). Default 0: no limit.
+	MaxConnectionsPerIP int
+	// RequestTimeout: a request frame whose bytes have not all arrived
+	// within it closes the connection. Default 30s.
+	RequestTimeout time.Duration
+	// ConnectionsMaxIdle: a client connection with no request and nothing
+	// in flight for that long is closed (Kafka's connections.max.idle.ms).
+	// Default 10m.
+	ConnectionsMaxIdle time.Duration
+
 	// ControlPlane are extra options of the proxy's own upstream client
 	// (the node-table metadata fetch): the credentials the upstream wants
 	// from streamshift itself, such as kgo.SASL or kgo.DialTLSConfig.
@@ -121,6 +137,11 @@ func (o *Options) setDefaults() error {
 	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, 30*time.Second)
 	o.MetadataRefresh = cmp.Or(o.MetadataRefresh, time.Minute)
 	o.EventLoops = cmp.Or(o.EventLoops, runtime.NumCPU())
+	if o.MaxConnections < 0 || o.MaxConnectionsPerIP < 0 || o.RequestTimeout < 0 || o.ConnectionsMaxIdle < 0 {
+		return errors.New("connection limits and timeouts must not be negative")
+	}
+	o.RequestTimeout = cmp.Or(o.RequestTimeout, 30*time.Second)
+	o.ConnectionsMaxIdle = cmp.Or(o.ConnectionsMaxIdle, 10*time.Minute)
 	if o.TLS != nil {
 		o.TLS.HandshakeTimeout = cmp.Or(o.TLS.HandshakeTimeout, 10*time.Second)
 		o.TLS.MaxHandshakes = cmp.Or(o.TLS.MaxHandshakes, 1024)
@@ -142,12 +163,26 @@ type Proxy struct {
 	refreshMu sync.Mutex
 	tls       *tlsServer // nil: plaintext listeners
 
+	limits          *connLimits
+	timeouts        *timeoutMetrics
+	clock           atomic.Int64 // unix nanos, set by the ticker (timeouts.go)
+	expired         []*clientConn
+	lastAdv         atomic.Pointer[apiTable] // shared by connections told the same (advertised.go)
+	unadvertisedLog logLimiter
+
 	connSeq   atomic.Uint64
 	bootstrap atomic.Uint32
 	active    atomic.Int64
 	draining  atomic.Bool
 	booted    atomic.Bool
 	metaOK    atomic.Bool
+	serving   atomic.Bool // Run opened the listeners to clients
+
+	// Set by Listen: the engine's result, the background loops' cancel.
+	engineErr  chan error
+	engineDone atomic.Bool // engineErr was read
+	stopBg     context.CancelFunc
+	stopOnce   sync.Once
 
 	mu    sync.Mutex
 	conns map[*clientConn]gnet.Conn // every open client connection, for the drain
@@ -173,6 +208,10 @@ func New(opts Options) (*Proxy, error) {
 		wake:       make(map[gnet.Conn]struct{}),
 	}
 	p.nodes = newNodeTable(opts.AdvertisedHost, opts.NodePortBase, opts.NodeIDMin, opts.NodeIDMax, opts.Log)
+	p.clock.Store(time.Now().UnixNano())
+	p.unadvertisedLog.interval = int64(refusalLogInterval)
+	p.limits = newConnLimits(p.connectionLimit(), opts.MaxConnectionsPerIP, opts.Metrics)
+	p.timeouts = newTimeoutMetrics(opts.Metrics)
 	if err := p.setupTLS(); err != nil {
 		return nil, err
 	}
@@ -210,10 +249,12 @@ func (p *Proxy) NodeAddr(node int32) string {
 }
 
 // Ready reports whether the proxy accepts connections and knows the cluster.
-func (p *Proxy) Ready() bool { return p.booted.Load() && p.metaOK.Load() && !p.draining.Load() }
+func (p *Proxy) Ready() bool {
+	return p.booted.Load() && p.serving.Load() && p.metaOK.Load() && !p.draining.Load()
+}
 
-// Live reports whether the proxy's loops run.
-func (p *Proxy) Live() bool { return p.booted.Load() }
+// Live reports whether the proxy's loops run and serve clients.
+func (p *Proxy) Live() bool { return p.booted.Load() && p.serving.Load() }
 
 // listenAddrs is the bootstrap listener followed by one listener per node id.
 func (p *Proxy) listenAddrs() []string {
@@ -224,15 +265,27 @@ func (p *Proxy) listenAddrs() []string {
 	return addrs
 }
 
-// Run starts the proxy and blocks until ctx is cancelled (then drains
-// in-flight requests, at most ShutdownTimeout) or the engine fails.
-func (p *Proxy) Run(ctx context.Context) error {
+// Listen binds every listener (the bootstrap one and one per node id) and
+// starts the event loops, but closes every client connection at once until
+// Run serves them: a process binds its ports before it changes anything
+// upstream (the group log, the instance group), and a taken port is then
+// an error that names it. Run calls Listen if it was not called; Close
+// stops a proxy that listened and never ran.
+func (p *Proxy) Listen(ctx context.Context) error {
+	if p.engineErr != nil {
+		return errors.New("proxy already listening")
+	}
 	ctl, err := kgo.NewClient(p.controlPlaneOpts()...)
 	if err != nil {
 		return fmt.Errorf("control-plane client: %w", err)
 	}
 	p.ctl = ctl
-	defer ctl.Close()
+	ok := false
+	defer func() {
+		if !ok {
+			ctl.Close()
+		}
+	}()
 
 	// A node outside the port range at start is a configuration error; later
 	// ones are logged by the node table when they appear.
@@ -249,6 +302,11 @@ func (p *Proxy) Run(ctx context.Context) error {
 		}
 	}
 
+	// gnet reports a failed bind as the setsockopt error that follows it,
+	// naming no address: each address is tried here first.
+	if err := p.probeListeners(); err != nil {
+		return fmt.Errorf("start listeners: %w", err)
+	}
 	h := &handler{p: p, bootCh: make(chan struct{})}
 	errCh := make(chan error, 1)
 	addrs := p.listenAddrs()
@@ -264,6 +322,8 @@ func (p *Proxy) Run(ctx context.Context) error {
 			// A restarted instance binds its ports again at once, although
 			// connections of the previous one linger in TIME_WAIT.
 			gnet.WithReuseAddr(true),
+			// OnTick: the coarse clock and the timeout sweep (timeouts.go).
+			gnet.WithTicker(true),
 		)
 	}()
 	select {
@@ -272,33 +332,70 @@ func (p *Proxy) Run(ctx context.Context) error {
 	case <-h.bootCh:
 	}
 	p.booted.Store(true)
+	p.engineErr = errCh
+	bg, stopBg := context.WithCancel(context.Background())
+	p.stopBg = stopBg
+	go p.wakeLoop(bg)
+	go p.refreshLoop(bg)
+	go p.reclaimLoop(bg, 10*time.Second)
+	ok = true
+	return nil
+}
+
+// Run serves clients (after Listen, which it calls if it was not) and
+// blocks until ctx is cancelled (then drains in-flight requests, at most
+// ShutdownTimeout) or the engine fails.
+func (p *Proxy) Run(ctx context.Context) error {
+	if p.engineErr == nil {
+		if err := p.Listen(ctx); err != nil {
+			return err
+		}
+	}
+	defer p.Close()
+	p.serving.Store(true)
 	p.log.Info().Str("listen", p.opts.Listen).Str("advertised_host", p.opts.AdvertisedHost).
 		Int("node_port_first", p.opts.NodePortBase+int(p.opts.NodeIDMin)).Int("node_port_last", p.opts.NodePortBase+int(p.opts.NodeIDMax)).
 		Strs("upstream", p.opts.Upstream).Msg("proxy listening")
 
-	bg, stopBg := context.WithCancel(context.Background())
-	defer stopBg()
-	go p.wakeLoop(bg)
-	go p.refreshLoop(bg)
-	go p.reclaimLoop(bg, 10*time.Second)
-
 	select {
-	case err := <-errCh:
-		if err != nil {
-			return fmt.Errorf("engine: %w", err)
+	case err := <-p.engineErr:
+		// Nothing restarts the loops: a proxy whose listeners stopped
+		// accepting must stop, so that whatever supervises it notices.
+		p.engineDone.Store(true)
+		p.booted.Store(false)
+		if err == nil {
+			err = errors.New("no error reported")
 		}
-		return errors.New("engine stopped")
+		return fmt.Errorf("engine stopped on its own, the listeners accept no more connections (gnet logs why just before; an accept error such as EMFILE stops it): %w", err)
 	case <-ctx.Done():
 	}
 	p.drain()
-	stopCtx, cancelStop := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancelStop()
-	if err := p.engine.Stop(stopCtx); err != nil {
-		return fmt.Errorf("stop engine: %w", err)
-	}
-	<-errCh
-	p.log.Info().Msg("proxy stopped")
-	return nil
+	return p.Close()
+}
+
+// Close stops the engine and the background loops of a proxy that
+// listened; Run calls it when it ends. Later calls do nothing.
+func (p *Proxy) Close() error {
+	var err error
+	p.stopOnce.Do(func() {
+		if p.engineErr == nil {
+			return
+		}
+		if !p.engineDone.Load() {
+			stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if e := p.engine.Stop(stopCtx); e != nil {
+				err = fmt.Errorf("stop engine: %w", e)
+			} else {
+				<-p.engineErr
+			}
+			cancel()
+			p.log.Info().Msg("proxy stopped")
+		}
+		p.booted.Store(false)
+		p.stopBg()
+		p.ctl.Close()
+	})
+	return err
 }
 
 // drain stops reading new requests, lets in-flight ones finish and closes

@@ -1,0 +1,158 @@
+package proxy
+
+import (
+	"net"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// connLimits bound the client connections, as Kafka's max.connections and
+// max.connections.per.ip do: a connection beyond them is accepted and closed
+// at once in OnOpen, before any upstream dial, so it costs one descriptor
+// for a moment and nothing upstream. Its counts are under Proxy.mu.
+type connLimits struct {
+	max   int // 0 < max: derived from the descriptor limit or configured
+	perIP int // 0: no limit
+	open  int // connections admitted and not closed yet
+	byIP  map[netip.Addr]int
+
+	refused     *prometheus.CounterVec
+	refusedMax  prometheus.Counter
+	refusedIP   prometheus.Counter
+	refusedLogs [2]logLimiter // one line per interval per reason
+}
+
+// Reasons of streamshift_connections_refused_total.
+const (
+	refusedMaxConnections = "max-connections"
+	refusedPerIP          = "max-connections-per-ip"
+)
+
+func newConnLimits(max, perIP int, reg prometheus.Registerer) *connLimits {
+	l := &connLimits{max: max, perIP: perIP, byIP: make(map[netip.Addr]int),
+		refused: newCounterVec("streamshift_connections_refused_total",
+			"Client connections closed at once because limits.max-connections or limits.max-connections-per-ip was reached, by reason.", "reason"),
+	}
+	l.refusedMax = l.refused.WithLabelValues(refusedMaxConnections)
+	l.refusedIP = l.refused.WithLabelValues(refusedPerIP)
+	for i := range l.refusedLogs {
+		l.refusedLogs[i].interval = int64(refusalLogInterval)
+	}
+	if reg != nil {
+		reg.MustRegister(l.refused)
+	}
+	return l
+}
+
+// refusalLogInterval spaces the log lines about refused connections: a flood
+// of connections must not become a flood of log lines.
+const refusalLogInterval = 10 * time.Second
+
+// remoteIP is the client's address a per-IP limit counts, IPv4 in IPv6
+// unmapped so one client is one key.
+func remoteIP(c gnet.Conn) netip.Addr {
+	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
+			return ip.Unmap()
+		}
+	}
+	return netip.Addr{}
+}
+
+// admit counts a new client connection from ip, or refuses it (logged at
+// most once per interval per reason) when a limit is reached.
+func (p *Proxy) admit(ip netip.Addr) bool {
+	l := p.limits
+	p.mu.Lock()
+	reason := ""
+	switch {
+	case l.open >= l.max:
+		reason = refusedMaxConnections
+	case l.perIP > 0 && l.byIP[ip] >= l.perIP:
+		reason = refusedPerIP
+	default:
+		l.open++
+		if l.perIP > 0 {
+			l.byIP[ip]++
+		}
+	}
+	open, fromIP := l.open, l.byIP[ip]
+	p.mu.Unlock()
+	if reason == "" {
+		return true
+	}
+	i, limit, counter := 0, l.max, l.refusedMax
+	if reason == refusedPerIP {
+		i, limit, counter = 1, l.perIP, l.refusedIP
+	}
+	counter.Inc()
+	if ok, held := l.refusedLogs[i].allow(p.clock.Load()); ok {
+		p.log.Warn().Str("limit", "limits."+reason).Int("max", limit).Int("open", open).Int("open_from_ip", fromIP).
+			Str("remote_ip", ip.String()).Int64("refused_since_last_line", held).
+			Msg("client connection refused (closed at once): connection limit reached")
+	}
+	return false
+}
+
+// release uncounts an admitted connection; p.mu must be held.
+func (p *Proxy) releaseLocked(ip netip.Addr) {
+	l := p.limits
+	l.open--
+	if l.perIP > 0 {
+		if n := l.byIP[ip] - 1; n > 0 {
+			l.byIP[ip] = n
+		} else {
+			delete(l.byIP, ip)
+		}
+	}
+}
+
+// logLimiter lets one log line through per interval (on the coarse clock)
+// and counts the ones it held back, for the next line to tell.
+type logLimiter struct {
+	interval int64 // nanoseconds
+	next     atomic.Int64
+	held     atomic.Int64
+}
+
+func (l *logLimiter) allow(now int64) (ok bool, held int64) {
+	next := l.next.Load()
+	if now < next || !l.next.CompareAndSwap(next, now+l.interval) {
+		l.held.Add(1)
+		return false, 0
+	}
+	return true, l.held.Swap(0)
+}
+
+// connectionLimit settles MaxConnections against the descriptor limit
+// (raised to the hard limit first) and logs both.
+func (p *Proxy) connectionLimit() int {
+	n := p.opts.MaxConnections
+	nofile, err := raiseFileLimit()
+	if err != nil {
+		p.log.Warn().Err(err).Msg("descriptor limit (RLIMIT_NOFILE) unknown; limits.max-connections is not checked against it")
+		if n == 0 {
+			n = maxConnectionsFor(1024, len(p.listenAddrs()), defaultSomaxconn)
+		}
+		p.opts.MaxConnections = n
+		return n
+	}
+	allowed := maxConnectionsFor(nofile, len(p.listenAddrs()), acceptBacklog())
+	switch {
+	case n == 0:
+		n = allowed
+	case n > allowed:
+		p.log.Warn().Int("configured", n).Int("allowed", allowed).Uint64("nofile", nofile).
+			Msg("limits.max-connections needs more descriptors than RLIMIT_NOFILE leaves (2 per client connection, plus listeners, accept backlog and 256 for the rest); lowered to what it allows")
+		n = allowed
+	}
+	p.log.Info().Uint64("nofile", nofile).Int("max_connections", n).Int("max_connections_per_ip", p.opts.MaxConnectionsPerIP).
+		Dur("request_timeout", p.opts.RequestTimeout).Dur("connections_max_idle", p.opts.ConnectionsMaxIdle).
+		Msg("client connection limits")
+	p.opts.MaxConnections = n
+	return n
+}
