@@ -52,17 +52,17 @@ type clientConn struct {
 
 	requests  uint64
 	clientID  string
-	ip        netip.Addr // counted by limits.max-connections-per-ip (conn_limits.go)
-	adv       *apiTable  // what the last ApiVersions answer told the client; nil: none yet (advertised.go)
+	swName    string
+	swVersion string
 
+	ip  netip.Addr // counted by limits.max-connections-per-ip (conn_limits.go)
+	adv *apiTable  // what the last ApiVersions answer told the client; nil: none yet (advertised.go)
 	// The ticker's sweep reads lastRequest and partialSince off the loop
-	// (timeouts.go); noteArrival sets them from the loop.
+	// (timeouts.go); noteArrival sets them on the loop.
 	lastRequest  atomic.Int64 // coarse clock of the last request (or the accept)
 	partialSince atomic.Int64 // coarse clock of the first bytes of an incomplete head frame, 0: none
 	seenRequests uint64       // requests when lastRequest was set
 	partialOf    uint64       // requests when partialSince was set
-	swName    string
-	swVersion string
 }
 
 // upstreamConn is the context of an upstream connection.
