@@ -76,6 +76,19 @@ type Limits struct {
 	// BufferHighWaterBytes: a connection whose unsent bytes pass it stops
 	// feeding more until they drain.
 	BufferHighWaterBytes int `koanf:"buffer-high-water-bytes"`
+
+	// MaxConnections caps client connections (Kafka's max.connections);
+	// 0: what the descriptor limit leaves (proxy.Options.MaxConnections).
+	MaxConnections int `koanf:"max-connections"`
+	// MaxConnectionsPerIP caps client connections from one IP address
+	// (Kafka's max.connections.per.ip); 0: no limit.
+	MaxConnectionsPerIP int `koanf:"max-connections-per-ip"`
+	// RequestTimeout: a request whose bytes have not all arrived within it
+	// closes the connection.
+	RequestTimeout time.Duration `koanf:"request-timeout"`
+	// ConnectionsMaxIdle: a connection with no request and nothing in
+	// flight for that long is closed (Kafka's connections.max.idle.ms).
+	ConnectionsMaxIdle time.Duration `koanf:"connections-max-idle"`
 }
 
 // Log configures zerolog.
@@ -101,6 +114,8 @@ func Default() Config {
 			MaxInterceptedBytes:  8 << 20,
 			MaxInflightRequests:  256,
 			BufferHighWaterBytes: 4 << 20,
+			RequestTimeout:       30 * time.Second,
+			ConnectionsMaxIdle:   10 * time.Minute,
 		},
 		Log:           Log{Level: "info", Format: "json"},
 		TLS:           defaultTLS(),

@@ -41,6 +41,10 @@ var flagKeys = []struct{ flag, key string }{
 	{"max-intercepted-bytes", "limits.max-intercepted-bytes"},
 	{"max-inflight-requests", "limits.max-inflight-requests"},
 	{"buffer-high-water-bytes", "limits.buffer-high-water-bytes"},
+	{"max-connections", "limits.max-connections"},
+	{"max-connections-per-ip", "limits.max-connections-per-ip"},
+	{"request-timeout", "limits.request-timeout"},
+	{"connections-max-idle", "limits.connections-max-idle"},
 	{"log-level", "log.level"},
 	{"log-format", "log.format"},
 	{"proxy-id", "proxy-id"},
@@ -238,6 +242,18 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.BufferHighWaterBytes < 1024 {
 		add("limits.buffer-high-water-bytes: must be >= 1024, got %d", c.Limits.BufferHighWaterBytes)
+	}
+	if c.Limits.MaxConnections < 0 {
+		add("limits.max-connections: must be >= 0 (0: derived from the descriptor limit), got %d", c.Limits.MaxConnections)
+	}
+	if c.Limits.MaxConnectionsPerIP < 0 {
+		add("limits.max-connections-per-ip: must be >= 0 (0: no limit), got %d", c.Limits.MaxConnectionsPerIP)
+	}
+	if c.Limits.RequestTimeout <= 0 {
+		add("limits.request-timeout: must be positive, got %v", c.Limits.RequestTimeout)
+	}
+	if c.Limits.ConnectionsMaxIdle <= 0 {
+		add("limits.connections-max-idle: must be positive, got %v", c.Limits.ConnectionsMaxIdle)
 	}
 	if _, err := zerolog.ParseLevel(c.Log.Level); err != nil || c.Log.Level == "" {
 		add("log.level %q: want trace, debug, info, warn or error", c.Log.Level)

@@ -41,6 +41,10 @@ var keyDocs = []keyDoc{
 	{"limits.max-intercepted-bytes", sectionProxy, "largest request decoded for local handling", ""},
 	{"limits.max-inflight-requests", sectionProxy, "forwarded requests awaiting a response, per connection", ""},
 	{"limits.buffer-high-water-bytes", sectionProxy, "a client's unsent responses before its requests stop being forwarded; the request bytes held for one connection are capped at max-frame-bytes + 2× this (then the client is disconnected)", ""},
+	{"limits.max-connections", sectionProxy, "client connections at once (Kafka's max.connections); one beyond is accepted and closed at once (streamshift_connections_refused_total); a value above what RLIMIT_NOFILE (raised to its hard limit at start) leaves is lowered to it with a warning", "0: (RLIMIT_NOFILE − 256 − listeners − min(net.core.somaxconn, RLIMIT_NOFILE/4)) / 2"},
+	{"limits.max-connections-per-ip", sectionProxy, "client connections at once from one IP address (Kafka's max.connections.per.ip), refused the same way", "0 (no limit)"},
+	{"limits.request-timeout", sectionProxy, "a request whose bytes have not all arrived within it closes the connection (streamshift_connections_timed_out_total)", ""},
+	{"limits.connections-max-idle", sectionProxy, "a client connection with no request and nothing in flight for that long is closed (Kafka's connections.max.idle.ms)", ""},
 	{"log.level", sectionProxy, "trace, debug, info, warn, error", ""},
 	{"log.format", sectionProxy, "json or console", ""},
 

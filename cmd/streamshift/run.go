@@ -119,6 +119,14 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 		fatalErr.CompareAndSwap(nil, &err)
 		stopProxy()
 	}
+	// Every listener is bound before anything changes upstream (the group
+	// log topic, the instance group, anchors): a taken port stops the start
+	// with nothing to undo. Clients are closed at once until p.Run.
+	if err := p.Listen(pctx); err != nil {
+		log.Error().Err(err).Msg("proxy failed")
+		return 1
+	}
+	defer p.Close()
 	streams, err := startStreams(ctx, cfg, p, reg, groupEvents{captureEvents{rec}, statusEvents}, log, fatal)
 	if err != nil {
 		log.Error().Err(err).Msg("streams-group coordinator")
@@ -209,6 +217,10 @@ func proxyOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Registe
 		MaxInterceptedBytes: cfg.Limits.MaxInterceptedBytes,
 		MaxInflight:         cfg.Limits.MaxInflightRequests,
 		BufferHighWater:     cfg.Limits.BufferHighWaterBytes,
+		MaxConnections:      cfg.Limits.MaxConnections,
+		MaxConnectionsPerIP: cfg.Limits.MaxConnectionsPerIP,
+		RequestTimeout:      cfg.Limits.RequestTimeout,
+		ConnectionsMaxIdle:  cfg.Limits.ConnectionsMaxIdle,
 		ShutdownTimeout:     cfg.ShutdownTimeout,
 		MetadataRefresh:     cfg.MetadataRefreshInterval,
 		EventLoops:          cfg.EventLoops,
