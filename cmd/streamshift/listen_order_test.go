@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamshift/streamshift/config"
+)
+
+// lockedBuffer is a log destination read while serve may still write.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestTakenPortStopsBeforeUpstream: with a node port already taken,
+// `streamshift run` stops with an error naming the port and its node, and
+// has changed nothing upstream: no group-log topic, no instance group.
+func TestTakenPortStopsBeforeUpstream(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := taken.Addr().(*net.TCPAddr).Port
+	// Node 1 is served on base+1, the taken port.
+	args := []string{"--upstream", c.ListenAddrs()[0], "--listen", "127.0.0.1:" + strconv.Itoa(port-2),
+		"--node-port-base", strconv.Itoa(port - 1), "--node-id-min", "0", "--node-id-max", "1",
+		"--admin-listen", "", "--proxy-id", "taken"}
+	cfg, _, err := config.Load(args, []string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=true"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if code := serve(ctx, cfg, zerolog.New(logs), nil); code != 1 {
+		t.Fatalf("serve exited with %d, want 1; log:\n%s", code, logs)
+	}
+	want := "listen 127.0.0.1:" + strconv.Itoa(port) + " (node 1): address already in use"
+	if !strings.Contains(logs.String(), want) {
+		t.Fatalf("log does not say %q:\n%s", want, logs)
+	}
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	topics, err := adm.ListTopicsWithInternal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics.Has(cfg.Coordinator.LogTopic) {
+		t.Errorf("group-log topic %s created upstream before the listeners were bound", cfg.Coordinator.LogTopic)
+	}
+	groups, err := adm.ListGroups(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := groups[cfg.InstanceGroup()]; ok {
+		t.Errorf("instance group %s joined upstream before the listeners were bound", cfg.InstanceGroup())
+	}
+}
