@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"encoding/binary"
+	"errors"
+	"io"
 	"net"
 	"sync"
 	"testing"
@@ -26,6 +28,15 @@ func startRecordingBroker(t *testing.T) *recordingBroker {
 		for {
 			h, msg, err := readRequest(c, buf)
 			if err != nil {
+				var ne net.Error
+				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne) {
+					return
+				}
+				if len(msg) >= 2 { // a header it cannot parse: a key it does not know
+					r.mu.Lock()
+					r.seen = append(r.seen, kmsg.Key(binary.BigEndian.Uint16(msg)))
+					r.mu.Unlock()
+				}
 				return
 			}
 			buf = msg
