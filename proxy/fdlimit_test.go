@@ -1,0 +1,161 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// childNofile is the descriptor limit of the proxy process in
+// TestConnectionFloodBeyondDescriptors.
+const childNofile = 400
+
+// TestConnectionFloodBeyondDescriptors: a proxy with few descriptors
+// (RLIMIT_NOFILE 400, in a child process) meets more connections than it
+// has descriptors for. The connection limit derived from the descriptor
+// limit refuses them in OnOpen before accept runs out of descriptors: with
+// EMFILE gnet's acceptor stops for good and the proxy would exit. Once the
+// flood closes, a new client is served.
+func TestConnectionFloodBeyondDescriptors(t *testing.T) {
+	if os.Getenv("STREAMSHIFT_FD_CHILD") != "" {
+		runDescriptorChild(t)
+		return
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConnectionFloodBeyondDescriptors$", "-test.v")
+	cmd.Env = append(os.Environ(), "STREAMSHIFT_FD_CHILD="+addr)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	lines := bufio.NewScanner(out)
+	exited := make(chan string, 1)
+	ready := make(chan struct{})
+	go func() {
+		var all strings.Builder
+		for lines.Scan() {
+			all.WriteString(lines.Text() + "\n")
+			if strings.Contains(lines.Text(), "CHILD READY") {
+				close(ready)
+			}
+		}
+		exited <- all.String()
+	}()
+	select {
+	case <-ready:
+	case log := <-exited:
+		t.Fatalf("child exited before serving:\n%s", log)
+	case <-time.After(30 * time.Second):
+		t.Fatal("child not ready")
+	}
+
+	var flood []net.Conn
+	for range 3 * childNofile / 4 * 2 { // 600: 3 descriptors each in the child
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			break // the child stopped listening
+		}
+		flood = append(flood, c)
+	}
+	// Each connection is served or closed; reading one byte with no
+	// request sent tells which without waiting long on served ones.
+	for _, c := range flood {
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Millisecond))
+		var b [1]byte
+		_, _ = c.Read(b[:])
+		c.Close()
+	}
+	select {
+	case log := <-exited:
+		t.Fatalf("the proxy stopped under the flood:\n%s", log)
+	default:
+	}
+	waitFor(t, "a client served after the flood", func() error {
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+		rc := &rawConn{t, c}
+		id := "after"
+		if _, err := c.Write(appendRequestFrame(nil, 1, &id, apiVersionsReq(3))); err != nil {
+			return err
+		}
+		var head [8]byte
+		if _, err := io.ReadFull(rc, head[:]); err != nil {
+			select {
+			case log := <-exited:
+				t.Fatalf("the proxy stopped under the flood:\n%s", log)
+			default:
+			}
+			return err
+		}
+		return nil
+	})
+}
+
+// runDescriptorChild serves a proxy in front of a fake broker with
+// childNofile descriptors, until killed; its Run's result is printed.
+func runDescriptorChild(t *testing.T) {
+	lim := syscall.Rlimit{Cur: childNofile, Max: childNofile}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	b := startFakeBroker(t, func(b *fakeBroker, c net.Conn) {
+		var buf []byte
+		for {
+			h, msg, err := readRequest(c, buf)
+			if err != nil {
+				return
+			}
+			buf = msg
+			if out := b.controlPlaneAnswer(h); out != nil {
+				if _, err := c.Write(out); err != nil {
+					return
+				}
+			}
+		}
+	})
+	_, port, _ := net.SplitHostPort(os.Getenv("STREAMSHIFT_FD_CHILD"))
+	n, _ := strconv.Atoi(port)
+	p, err := New(Options{Upstream: []string{b.addr()}, Listen: "127.0.0.1:" + port, NodePortBase: n + 1,
+		EventLoops: 2, Log: zerolog.New(os.Stdout).Level(zerolog.WarnLevel)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := p.Listen(ctx); err != nil {
+		t.Fatal(err)
+	}
+	errCh := make(chan error, 1)
+	go func() { errCh <- p.Run(ctx) }()
+	for !p.Live() {
+		time.Sleep(time.Millisecond)
+	}
+	os.Stdout.WriteString("CHILD READY max_connections=" + strconv.Itoa(p.limits.max) + "\n")
+	err = <-errCh
+	os.Stdout.WriteString("CHILD EXIT: " + err.Error() + "\n")
+	os.Exit(1)
+}
