@@ -31,42 +31,22 @@ func TestConnectionFloodBeyondDescriptors(t *testing.T) {
 		runDescriptorChild(t)
 		return
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestConnectionFloodBeyondDescriptors$", "-test.v")
-	cmd.Env = append(os.Environ(), "STREAMSHIFT_FD_CHILD="+addr)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	lines := bufio.NewScanner(out)
-	exited := make(chan string, 1)
-	ready := make(chan struct{})
-	go func() {
-		var all strings.Builder
-		for lines.Scan() {
-			all.WriteString(lines.Text() + "\n")
-			if strings.Contains(lines.Text(), "CHILD READY") {
-				close(ready)
-			}
+	var addr string
+	var exited chan string
+	for attempt := 0; ; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
 		}
-		exited <- all.String()
-	}()
-	select {
-	case <-ready:
-	case log := <-exited:
-		t.Fatalf("child exited before serving:\n%s", log)
-	case <-time.After(30 * time.Second):
-		t.Fatal("child not ready")
+		addr = ln.Addr().String()
+		ln.Close()
+		var log string
+		if exited, log = startDescriptorChild(t, addr); exited != nil {
+			break
+		}
+		if attempt == 5 || !strings.Contains(log, "address already in use") {
+			t.Fatalf("child exited before serving:\n%s", log)
+		}
 	}
 
 	var flood []net.Conn
@@ -113,6 +93,45 @@ func TestConnectionFloodBeyondDescriptors(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// startDescriptorChild starts the child serving on addr (and the next
+// port, node 0). exited tells its output once it exits; nil if it exited
+// before serving, with log its output.
+func startDescriptorChild(t *testing.T, addr string) (exited chan string, log string) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestConnectionFloodBeyondDescriptors$", "-test.v")
+	cmd.Env = append(os.Environ(), "STREAMSHIFT_FD_CHILD="+addr)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(out)
+	exited = make(chan string, 1)
+	ready := make(chan struct{})
+	go func() {
+		var all strings.Builder
+		for lines.Scan() {
+			all.WriteString(lines.Text() + "\n")
+			if strings.Contains(lines.Text(), "CHILD READY") {
+				close(ready)
+			}
+		}
+		exited <- all.String()
+	}()
+	select {
+	case <-ready:
+		return exited, ""
+	case log := <-exited:
+		return nil, log
+	case <-time.After(30 * time.Second):
+		t.Fatal("child not ready")
+	}
+	return nil, ""
 }
 
 // runDescriptorChild serves a proxy in front of a fake broker with
