@@ -91,8 +91,11 @@ func (p *Proxy) admit(ip netip.Addr) bool {
 	}
 	counter.Inc()
 	if ok, held := l.refusedLogs[i].allow(p.clock.Load()); ok {
-		p.log.Warn().Str("limit", "limits."+reason).Int("max", limit).Int("open", open).Int("open_from_ip", fromIP).
-			Str("remote_ip", ip.String()).Int64("refused_since_last_line", held).
+		ev := p.log.Warn().Str("limit", "limits."+reason).Int("max", limit).Int("open", open)
+		if l.perIP > 0 {
+			ev = ev.Int("open_from_ip", fromIP)
+		}
+		ev.Str("remote_ip", ip.String()).Int64("refused_since_last_line", held).
 			Msg("client connection refused (closed at once): connection limit reached")
 	}
 	return false
