@@ -10,9 +10,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 const demoUsage = `usage: streamshift demo [--produce TOPIC] [flags of streamshift run, except --upstream]
@@ -54,7 +51,7 @@ func demoCmd(args []string) int {
 		fmt.Fprintf(os.Stderr, "streamshift demo: %v\n\n%s", err, demoUsage)
 		return 2
 	}
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V3_9_0()))
+	cluster, err := newDemoCluster()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "streamshift demo: embedded cluster: %v\n", err)
 		return 1
