@@ -27,6 +27,12 @@ import (
 //     a classic Kafka Streams app creating its repartition topic. A broker
 //     answers the topic's every config with its source (KIP-525); the demo
 //     does the same, with the configs kfake's DescribeConfigs gives.
+//   - ApiVersions v3 carries no supported feature with min version 0. kfake
+//     answers a 3.9 cluster's features (kraft.version, group.version, …)
+//     with min 0 at every version; clients before Kafka 3.9 reject a range
+//     starting at 0 (KAFKA-17011: "Expected minValue >= 1"), which killed
+//     a kafka-streams 3.6 app's producer. Kafka answers requests below v4
+//     with such a feature's min as 1, as done here.
 const (
 	demoBrokers       = 3
 	demoNumPartitions = 1 // Kafka's num.partitions default
@@ -58,6 +64,10 @@ func newDemoCluster() (*demoCluster, error) {
 	c.ControlKey(kmsg.CreateTopics.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
 		c.KeepControl()
 		return d.createTopics(req.(*kmsg.CreateTopicsRequest))
+	})
+	c.ControlKey(kmsg.ApiVersions.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		return d.apiVersions(req.(*kmsg.ApiVersionsRequest))
 	})
 	return d, nil
 }
@@ -200,4 +210,39 @@ func (d *demoCluster) topicConfigs(topics []string) (map[string]kmsg.DescribeCon
 		out[r.ResourceName] = r
 	}
 	return out, nil
+}
+
+// apiVersions answers ApiVersions v3 (the last version before KIP-1022's
+// v4) with kfake's own answer, asked at its current version, its supported
+// features' min version 0 raised to 1 as Kafka does for such a request.
+// Other versions are kfake's: v0-v2 have no features, v4+ may carry 0.
+func (d *demoCluster) apiVersions(req *kmsg.ApiVersionsRequest) (kmsg.Response, error, bool) {
+	if req.Version != 3 {
+		return nil, nil, false
+	}
+	ask := kmsg.NewPtrApiVersionsRequest()
+	ask.ClientSoftwareName, ask.ClientSoftwareVersion = req.ClientSoftwareName, req.ClientSoftwareVersion
+	var (
+		resp *kmsg.ApiVersionsResponse
+		err  error
+	)
+	d.SleepControl(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err = ask.RequestWith(ctx, d.admin)
+	})
+	if err != nil || resp.Version < 4 {
+		return nil, nil, false // kfake answers it as it is
+	}
+	out := *resp
+	out.Version = req.Version
+	out.SupportedFeatures = nil
+	for _, f := range resp.SupportedFeatures {
+		if f.MaxVersion < 1 {
+			continue // no range of 1.. to give
+		}
+		f.MinVersion = max(f.MinVersion, 1)
+		out.SupportedFeatures = append(out.SupportedFeatures, f)
+	}
+	return &out, nil, true
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // TestDemoClusterCreateTopics: the embedded cluster answers CreateTopics as
@@ -110,5 +111,42 @@ func TestDemoClusterAutoCreate(t *testing.T) {
 	}
 	if n := len(c.PartitionInfos("never-created")); n != demoNumPartitions {
 		t.Fatalf("auto-created topic has %d partitions, want %d", n, demoNumPartitions)
+	}
+}
+
+// TestDemoClusterApiVersionsV3: an ApiVersions v3 answer has no supported
+// feature starting at 0 (clients before Kafka 3.9 refuse it: KAFKA-17011),
+// and still lists the cluster's features and API keys; v4 keeps kfake's.
+func TestDemoClusterApiVersionsV3(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := newDemoCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, tc := range []struct {
+		versions *kversion.Versions
+		want     int16
+	}{{kversion.V3_8_0(), 3}, {kversion.V3_9_0(), 4}} {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.MaxVersions(tc.versions))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, cl)
+		cl.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Version != tc.want || resp.ErrorCode != 0 || len(resp.ApiKeys) == 0 || len(resp.SupportedFeatures) == 0 {
+			t.Fatalf("v%d answer: version %d, error %d, %d keys, %d features", tc.want, resp.Version, resp.ErrorCode, len(resp.ApiKeys), len(resp.SupportedFeatures))
+		}
+		zero := false
+		for _, f := range resp.SupportedFeatures {
+			zero = zero || f.MinVersion < 1
+		}
+		if tc.want == 3 && zero {
+			t.Fatalf("v3 answer has a feature starting at 0: %+v", resp.SupportedFeatures)
+		}
 	}
 }
