@@ -7,8 +7,14 @@ E2E_TIMEOUT ?= 30m
 
 .PHONY: test test-unit test-e2e e2e-build vet build
 
+# The commit and version (git describe) are stamped with -X as well: Go stamps its own VCS
+# information only in a checkout whose .git is a directory (not a git worktree).
+GIT_COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+GIT_VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null)
+LDFLAGS := -X main.buildCommit=$(GIT_COMMIT) -X main.buildVersionTag=$(GIT_VERSION)
+
 build:
-	$(GO) build -o bin/streamshift ./cmd/streamshift
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/streamshift ./cmd/streamshift
 
 # go mod tidy -diff prints what tidy would change: a go.mod that lists an unused module, or a
 # direct dependency as // indirect, fails here instead of drifting.

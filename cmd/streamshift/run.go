@@ -70,6 +70,7 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	var clusterView atomic.Pointer[clusterRuntime]
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerBuildInfo(reg)
 	rec, err := newRecorder(cfg, log, reg)
 	if err != nil {
 		log.Error().Err(err).Msg("capture")
