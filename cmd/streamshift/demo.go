@@ -57,7 +57,7 @@ func demoCmd(args []string) int {
 		return 1
 	}
 	defer cluster.Close() // last: after the proxy drained and the coordinator closed
-	cfg, log, code := loadConfig("demo", append([]string{"--upstream", strings.Join(cluster.ListenAddrs(), ",")}, rest...))
+	cfg, log, code := loadConfig("demo", append([]string{"--upstream", strings.Join(cluster.ListenAddrs(), ",")}, demoLogFormat(rest, os.LookupEnv)...))
 	if cfg == nil {
 		return code
 	}
@@ -82,6 +82,21 @@ func demoCmd(args []string) int {
 }
 
 var errDemoHelp = errors.New("help")
+
+// demoLogFormat makes the demo's logs console lines unless the user chose a
+// format (--log-format, STREAMSHIFT_LOG_FORMAT): the demo runs in a
+// terminal, its logs under its banner, where JSON lines read badly.
+func demoLogFormat(args []string, lookupEnv func(string) (string, bool)) []string {
+	if _, set := lookupEnv("STREAMSHIFT_LOG_FORMAT"); set {
+		return args
+	}
+	for _, a := range args {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "log-format" {
+			return args
+		}
+	}
+	return append([]string{"--log-format", "console"}, args...)
+}
 
 // demoArgs takes the demo's own flag (--produce TOPIC) out of args; the rest
 // are run's flags. --upstream is refused: the demo is its own upstream.
@@ -139,6 +154,8 @@ func printDemoBanner(w io.Writer, bootstrap, admin, advertised, topic string) {
 	if t == "" {
 		t = "words"
 	}
+	rule := strings.Repeat("─", 78)
+	fmt.Fprintf(w, "\n%s", rule)
 	fmt.Fprintf(w, `
 streamshift demo: streamshift in front of an embedded 3-broker Kafka cluster
 (kfake, in this process, playing Kafka 3.9: streams groups are served by streamshift).
@@ -157,7 +174,8 @@ Try it:
 	if topic != "" {
 		fmt.Fprintf(w, "Producing to %q through streamshift (a few records a second: key a word, value a line of words) until stopped.\n", topic)
 	}
-	fmt.Fprintln(w, "Ctrl-C or SIGTERM stops it.")
+	fmt.Fprintln(w, "Ctrl-C or SIGTERM stops it. Its log follows (stderr).")
+	fmt.Fprintf(w, "%s\n\n", rule)
 }
 
 // adminURL is the admin listener's URL, or says it is off.
