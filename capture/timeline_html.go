@@ -160,7 +160,11 @@ func (t *Timeline) view() htmlView {
 	}
 	for i := 0; i <= 10; i++ {
 		at := t.Start.Add(span * time.Duration(i) / 10)
-		v.Ticks = append(v.Ticks, htmlShape{Class: "tick", Label: rel(at), F0: float64(i) / 10, F1: float64(i) / 10, Y: 12})
+		class := "tick"
+		if i == 10 {
+			class = "tick tick-end" // ends at the axis's end, not past it
+		}
+		v.Ticks = append(v.Ticks, htmlShape{Class: class, Label: rel(at), F0: float64(i) / 10, F1: float64(i) / 10, Y: 12})
 	}
 	return v
 }
@@ -208,6 +212,7 @@ h1{font-size:18px;margin:0 0 4px}
 .mark{stroke:#888;stroke-dasharray:2 3}.mark-member-fenced{stroke:#d00}
 text{font-size:10px;pointer-events:none}
 .phase-label{font-weight:bold;font-size:11px}
+.tick-end{text-anchor:end}
 </style></head><body>
 <h1>group {{.T.Group}}</h1>
 <div class="summary"><span>{{.T.Start.UTC.Format "2006-01-02 15:04:05.000"}} UTC, {{.Duration}}</span>
@@ -223,7 +228,7 @@ text{font-size:10px;pointer-events:none}
 {{range .Tasks}}<div class="task" data-task="{{.Task}}" style="top:{{.Y}}px;line-height:16px;font-size:11px">task {{.Task}}</div>{{end}}
 </div><div id="scroll"><svg id="tl" height="{{.Height}}" width="1000" xmlns="http://www.w3.org/2000/svg">
 <defs><pattern id="hatch-light" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#f4f4f4"/><rect width="2" height="8" fill="#ccc"/></pattern><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#999"/></pattern></defs>
-{{range .Ticks}}<text class="z" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}">{{.Label}}</text>{{end}}
+{{range .Ticks}}<text class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}">{{.Label}}</text>{{end}}
 {{range .Phases}}<g><title>{{.Title}}</title><rect class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}" height="{{.H}}"></rect></g><text class="z phase-label" data-f0="{{.F0}}" data-f1="{{.F0}}" y="32">{{.Label}}</text>{{end}}
 {{range .Lanes}}{{range .Shapes}}<g><title>{{.Title}}</title><rect class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}" height="{{.H}}"{{if .Color}} fill="{{.Color}}"{{end}}></rect></g>{{if .Label}}<text class="z" data-f0="{{.F0}}" data-f1="{{.F0}}" y="{{.Y}}" dy="11" dx="2">{{.Label}}</text>{{end}}{{end}}{{end}}
 {{range .Tasks}}{{range .Shapes}}<g><title>{{.Title}}</title><rect class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}" height="{{.H}}"{{if .Color}} fill="{{.Color}}"{{end}}></rect></g>{{end}}{{end}}

@@ -127,9 +127,10 @@ func TestTimelineWarmups(t *testing.T) {
 }
 
 // TestTimelinePageFits1400: the page, in headless Chromium with a 1400 px
-// wide window, is no wider than the window (the time axis fills what the
-// labels leave; zoom scrolls inside it). A script added after the page's
-// own writes the document's width into the title, which --dump-dom shows.
+// wide window, is no wider than the window, and at zoom 1 its whole time
+// axis is in view (no scrolling sideways to see the end: the axis fills what
+// the labels leave; zooming in scrolls). A script added after the page's
+// own writes the widths into the title, which --dump-dom shows.
 func TestTimelinePageFits1400(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -143,7 +144,7 @@ func TestTimelinePageFits1400(t *testing.T) {
 	if err := tl.WriteHTML(&page); err != nil {
 		t.Fatal(err)
 	}
-	html := strings.Replace(page.String(), "</body>", "<script>document.title='width='+document.documentElement.scrollWidth</script></body>", 1)
+	html := strings.Replace(page.String(), "</body>", "<script>var s=document.getElementById('scroll');document.title='width='+document.documentElement.scrollWidth+' hidden='+(s.scrollWidth-s.clientWidth)</script></body>", 1)
 	file := filepath.Join(t.TempDir(), "timeline.html")
 	if err := os.WriteFile(file, []byte(html), 0o644); err != nil {
 		t.Fatal(err)
@@ -154,11 +155,14 @@ func TestTimelinePageFits1400(t *testing.T) {
 	if err != nil {
 		t.Fatalf("chromium: %v", err)
 	}
-	m := regexp.MustCompile(`<title>width=(\d+)</title>`).FindStringSubmatch(string(dom))
+	m := regexp.MustCompile(`<title>width=(\d+) hidden=(-?\d+)</title>`).FindStringSubmatch(string(dom))
 	if m == nil {
 		t.Fatalf("no width in the DOM:\n%.500s", dom)
 	}
 	if w, _ := strconv.Atoi(m[1]); w > 1400 {
-		t.Fatalf("the page is %d px wide in a 1400 px window", w)
+		t.Errorf("the page is %d px wide in a 1400 px window", w)
+	}
+	if hidden, _ := strconv.Atoi(m[2]); hidden > 0 {
+		t.Errorf("at zoom 1, %d px of the time axis are out of view", hidden)
 	}
 }
