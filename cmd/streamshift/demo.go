@@ -23,6 +23,11 @@ The cluster plays Kafka 3.9 (kfake.MaxVersions(kversion.V3_9_0())), which has
 no streams groups: streamshift's own coordinator serves group.protocol=streams,
 as it does in front of a real 3.9 cluster.
 
+Like a broker with its defaults, it creates a topic on first use
+(auto.create.topics.enable, num.partitions=1), so a Kafka Streams app's output
+topic appears; Kafka's Java admin, CLI tools and Kafka Streams apps of both
+protocols work against it. Logs are console lines (--log-format json for JSON).
+
   --produce TOPIC   create TOPIC (3 partitions) if missing and keep a small
                     input stream going through streamshift until stopped: a few
                     records a second, key a word, value a line of words (for a
