@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -29,7 +33,7 @@ func awaitUpstream(ctx context.Context, cl *kgo.Client, seeds []string, attempt 
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		_, err := kmsg.NewPtrMetadataRequest().RequestWith(actx, cl)
 		cancel()
-		if err == nil {
+		if err == nil || answered(err) {
 			if tries > 1 {
 				log.Info().Strs("upstream", seeds).Int("tries", tries).Msg("upstream reachable")
 			}
@@ -38,8 +42,12 @@ func awaitUpstream(ctx context.Context, cl *kgo.Client, seeds []string, attempt 
 		if ctx.Err() != nil {
 			return fmt.Errorf("upstream %s unreachable (%d tries): %w", strings.Join(seeds, ","), tries, err)
 		}
+		if !unreachable(err) {
+			// Reached, but not as configured (TLS, …): no wait mends that.
+			return fmt.Errorf("upstream %s: %w", strings.Join(seeds, ","), err)
+		}
 		log.Warn().Err(err).Strs("upstream", seeds).Str("retry_in", wait.String()).
-			Msg("upstream unreachable: no broker of --upstream answers; retrying (check the addresses, and that the brokers run)")
+			Msg("upstream unreachable: no broker of --upstream answers; retrying (check that the brokers run, the addresses, and upstream-tls: a TLS mismatch times out the same way)")
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("upstream %s unreachable (%d tries): %w", strings.Join(seeds, ","), tries, err)
@@ -47,4 +55,21 @@ func awaitUpstream(ctx context.Context, cl *kgo.Client, seeds []string, attempt 
 		}
 		wait = min(2*wait, upstreamRetryMax)
 	}
+}
+
+// answered tells an error the broker sent (SASL refused, not authorized,
+// …): the upstream is reachable, and what comes next reports the error in
+// its own terms.
+func answered(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke)
+}
+
+// unreachable tells an error of getting no answer: a dial or a connection
+// that failed, a timeout, a connection closed before the first response (a
+// broker still starting).
+func unreachable(err error) bool {
+	var ne net.Error
+	var eof *kgo.ErrFirstReadEOF
+	return errors.As(err, &ne) || errors.As(err, &eof) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.EOF)
 }

@@ -107,3 +107,4 @@ func mustPort(t *testing.T, addr string) int {
 	}
 	return n
 }
+
