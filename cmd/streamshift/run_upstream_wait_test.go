@@ -107,4 +107,3 @@ func mustPort(t *testing.T, addr string) int {
 	}
 	return n
 }
-
