@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -25,7 +26,9 @@ import (
 // --create (with and without --config) succeeds without an exception, and a
 // classic-protocol Kafka Streams 3.6 count app (a repartition topic and an
 // output topic, neither created by hand) reaches RUNNING, creates its
-// repartition topic and writes its output topic, created on first use.
+// repartition topic and writes its output topic, created on first use. Then
+// the README's migration: a 4.4 instance on the streams protocol joins (the
+// takeover), runs tasks, and leaves (the hand-back).
 func TestDemoFirstRun(t *testing.T) {
 	if err := harness.CheckBuilt("app-3.6", "tools-4.4"); err != nil {
 		t.Fatal(err)
@@ -94,6 +97,51 @@ func TestDemoFirstRun(t *testing.T) {
 		}
 	}
 	t.Logf("output topic %s written, repartition topic %s created", output, repartition)
+
+	// The README's five-minute migration: a kafka-streams 4.4 instance on
+	// the streams protocol joins the live classic group (the takeover),
+	// runs tasks, and leaves (the hand-back).
+	streamsApp, err := harness.StartApp(harness.AppOptions{
+		Name: "s1", Build: harness.App44, Dir: filepath.Join(dir, "app-s1"), Bootstrap: bootstrap,
+		ApplicationID: appID, Input: "words", Output: output, GroupProtocol: "streams",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = streamsApp.Stop() }()
+	if err := waitDemoLog(ctx, filepath.Join(dir, "demo.log"), "takeover done"); err != nil {
+		t.Fatalf("no takeover: %v", err)
+	}
+	if _, err := streamsApp.WaitEvent(ctx, func(e harness.Event) bool {
+		return e.Kind == "tasks" && e.State == "RUNNING" && len(e.Active) > 0
+	}); err != nil {
+		t.Fatalf("the streams instance never ran a task: %v", err)
+	}
+	if err := streamsApp.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waitDemoLog(ctx, filepath.Join(dir, "demo.log"), "hand-back done"); err != nil {
+		t.Fatalf("no hand-back: %v", err)
+	}
+	for _, e := range append(app.Events(), streamsApp.Events()...) {
+		if e.Kind == "uncaught" {
+			t.Fatalf("an app failed: %s", e.Error)
+		}
+	}
+}
+
+// waitDemoLog waits until the demo's log has a line containing want.
+func waitDemoLog(ctx context.Context, file, want string) error {
+	for {
+		if b, err := os.ReadFile(file); err == nil && strings.Contains(string(b), want) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%q not in %s: %w", want, file, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
 
 // startDemoProc starts `streamshift demo --produce words` on free loopback
