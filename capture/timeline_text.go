@@ -62,7 +62,11 @@ func (t *Timeline) WriteText(w io.Writer) {
 		for _, s := range th.Owners {
 			owners = append(owners, fmt.Sprintf("%s %s..%s", s.Lane, rel(s.From), rel(s.To)))
 		}
-		fmt.Fprintf(w, "  %s: %d owner changes: %s\n", th.Task, th.OwnerChanges(), strings.Join(owners, "; "))
+		changes := fmt.Sprintf("%d owner changes", th.OwnerChanges())
+		if th.OwnerChanges() == 1 {
+			changes = "1 owner change"
+		}
+		fmt.Fprintf(w, "  %s: %s: %s\n", th.Task, changes, strings.Join(owners, "; "))
 		for _, o := range th.Overlaps {
 			overlaps++
 			fmt.Fprintf(w, "    !! TWO OWNERS %s..%s (%s): %s\n", rel(o.From), rel(o.To), o.Dur().Round(time.Millisecond), o.Lane)
