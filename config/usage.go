@@ -34,7 +34,11 @@ func PrintUsage(w io.Writer, command string) {
 		fmt.Fprintf(w, "  --%s %s\n        %s (default: %s; %s)\n", f.flag, flagArg(f.key), meaningOf(f.key), shownDefault(f.key), envName(f.key))
 	}
 	for _, section := range referenceSections() {
-		fmt.Fprintf(w, "\n%s:\n", sectionTitles[section])
+		title := sectionTitles[section]
+		if title == "" {
+			title = section // a section added without a title here
+		}
+		fmt.Fprintf(w, "\n%s:\n", title)
 		for _, d := range keyDocs {
 			if d.section != section {
 				continue
