@@ -1,13 +1,12 @@
 # streamshift: a static binary on an empty base image, running as a non-root user.
-FROM golang:1.26 AS build
-WORKDIR /src
-COPY go.mod go.sum ./
-RUN go mod download
-COPY . .
-RUN CGO_ENABLED=0 GOFLAGS=-trimpath go build -ldflags="-s -w" -o /out/streamshift ./cmd/streamshift
-
+#
+# The build needs no registry: `make image` builds the binary with the local Go (CGO_ENABLED=0:
+# static, no libc) into bin/image/, with the machine's CA bundle (Debian's ca-certificates)
+# for upstream TLS, and `docker build` copies both onto scratch. .dockerignore sends only
+# bin/image/ as the context.
 FROM scratch
-COPY --from=build /out/streamshift /usr/local/bin/streamshift
+COPY bin/image/streamshift /usr/local/bin/streamshift
+COPY bin/image/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 # No shell, no libc, no root: a numeric uid (scratch has no /etc/passwd).
 USER 65532:65532
 # Bootstrap listener, node ports for node ids 0..31, admin HTTP.

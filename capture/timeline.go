@@ -98,12 +98,47 @@ type Lane struct {
 	// Epochs are member epochs (streams) and generations (classic).
 	Epochs []At[string]
 	// Owned is each assignment the member got.
-	Owned  []At[[]string]
+	Owned []At[[]string]
+	// Warmups and Standbys are the streams protocol's warm-up and standby
+	// tasks the member was given over time (a heartbeat answer lists them
+	// when they change).
+	Warmups, Standbys []At[[]string]
+	// Away are the times the member was out of the group: from its leave
+	// (LeaveGroup, a heartbeat with epoch -1 or -2) or its fencing (from
+	// its last request: it was gone since) until it joined again, or the
+	// capture's end.
+	Away   []Span
 	Errors map[string]int
 	// ErrorsAt are the errors as they came, for markers.
 	ErrorsAt []At[string]
 	owned    []string
-	left     bool
+	// awaySince is when the member left, zero while it is in the group;
+	// lastSeen its last request.
+	awaySince, lastSeen time.Time
+}
+
+// leave marks the member out of the group from at (kept if it already is).
+func (ln *Lane) leave(at time.Time) {
+	if ln.awaySince.IsZero() {
+		ln.awaySince = at
+	}
+}
+
+// back ends the member's time out of the group at at.
+func (ln *Lane) back(at time.Time) {
+	if !ln.awaySince.IsZero() {
+		ln.Away = append(ln.Away, Span{ln.ClientID, ln.awaySince, at})
+		ln.awaySince = time.Time{}
+	}
+}
+
+// setTasks records a new set of warm-up or standby tasks when it changed.
+func setTasks(list *[]At[[]string], at time.Time, tasks []string) {
+	slices.Sort(tasks)
+	if n := len(*list); n > 0 && slices.Equal((*list)[n-1].Value, tasks) || n == 0 && len(tasks) == 0 {
+		return
+	}
+	*list = append(*list, At[[]string]{at, tasks})
 }
 
 // At is a value from a time on.
@@ -247,6 +282,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		ok := len(l.ErrorCodes) == 0 && resp != nil
 		switch l.APIName {
 		case "JoinGroup":
+			ln.back(l.Wall)
 			t.Rebalances = append(t.Rebalances, l.Wall)
 			protocol(ln, l.Wall, "classic")
 			member(ln, str(req["memberId"]))
@@ -260,36 +296,47 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 			if ok {
 				epoch(ln, l.Wall, fmt.Sprintf("generation %v", req["generationId"]))
 				setOwned(ln, l.Wall, assignmentTasks(resp))
-				ln.left = false
+				ln.back(l.Wall)
 			}
 		case "LeaveGroup":
 			t.Rebalances = append(t.Rebalances, l.Wall)
 			setOwned(ln, l.Wall, nil)
-			ln.left = true
+			ln.leave(l.Wall)
 		case "StreamsGroupHeartbeat":
 			protocol(ln, l.Wall, "streams")
 			member(ln, str(req["memberId"]))
 			if e, _ := req["memberEpoch"].(float64); e < 0 {
 				t.Rebalances = append(t.Rebalances, l.Wall)
 				setOwned(ln, l.Wall, nil)
-				ln.left = true
+				setTasks(&ln.Warmups, l.Wall, nil)
+				setTasks(&ln.Standbys, l.Wall, nil)
+				ln.leave(l.Wall)
+				ln.lastSeen = l.Wall
 				continue
 			}
+			ln.back(l.Wall)
 			if ok {
 				member(ln, str(resp["memberId"]))
 				epoch(ln, l.Wall, fmt.Sprintf("epoch %v", resp["memberEpoch"]))
 				if at, isList := resp["activeTasks"].([]any); isList {
 					setOwned(ln, l.Wall, streamsTasks(at))
-					ln.left = false
+				}
+				if wt, isList := resp["warmupTasks"].([]any); isList {
+					setTasks(&ln.Warmups, l.Wall, streamsTasks(wt))
+				}
+				if st, isList := resp["standbyTasks"].([]any); isList {
+					setTasks(&ln.Standbys, l.Wall, streamsTasks(st))
 				}
 			}
 		}
+		ln.lastSeen = l.Wall
 	}
 	kept := t.Lanes[:0]
 	for _, ln := range t.Lanes {
 		n := len(ln.Owned)
 		setOwned(ln, t.End, nil)
 		ln.Owned = ln.Owned[:n] // the capture's end is no assignment
+		ln.back(t.End)
 		// Lanes of no member protocol are the EOS producers' offset
 		// commits: shown only when they got errors.
 		if len(ln.Protocols) > 0 || len(ln.Errors) > 0 {
@@ -322,6 +369,18 @@ func (t *Timeline) rebalanceDuring(from, to time.Time) bool {
 		i++ // one at the very instant the owner got the task gave it
 	}
 	return i < len(t.Rebalances) && !t.Rebalances[i].After(to)
+}
+
+// OwnerChanges counts the times the task went to another member: one
+// owner all along is none, however often it was assigned again.
+func (th *TaskHistory) OwnerChanges() int {
+	n := 0
+	for i := 1; i < len(th.Owners); i++ {
+		if th.Owners[i].Lane != th.Owners[i-1].Lane {
+			n++
+		}
+	}
+	return n
 }
 
 // ownedSince is when the owner whose span ended at end got the task (the
@@ -371,6 +430,15 @@ func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, b
 		m := Mark{At: l.Wall, Kind: l.Event, Member: l.Member, Message: l.Message}
 		if ln := byMember[l.Member]; ln != nil {
 			m.Lane = ln.ClientID
+			if l.Event == streams.EventMemberFenced || l.Event == streams.EventMemberLeft {
+				// Gone since its last request (a fencing is a session
+				// that expired after it).
+				since := ln.lastSeen
+				if since.IsZero() || since.After(l.Wall) {
+					since = l.Wall
+				}
+				ln.leave(since)
+			}
 			if l.Event == streams.EventMemberFenced {
 				setOwned(ln, l.Wall, nil)
 			}

@@ -77,7 +77,31 @@ func (t *Timeline) view() htmlView {
 			if j+1 < len(ln.Protocols) {
 				to = ln.Protocols[j+1].At
 			}
-			hl.Shapes = append(hl.Shapes, htmlShape{Class: "proto proto-" + p.Value, Label: p.Value, Title: p.Value + " from " + rel(p.At), F0: f(p.At), F1: f(to), Y: y + 2, H: laneH - 4})
+			// The protocol's band is drawn only while the member was in
+			// the group: its times away are drawn as such.
+			for _, in := range present(p.At, to, ln.Away) {
+				hl.Shapes = append(hl.Shapes, htmlShape{Class: "proto proto-" + p.Value, Label: p.Value, Title: p.Value + " from " + rel(in.From), F0: f(in.From), F1: f(in.To), Y: y + 2, H: laneH - 4})
+			}
+		}
+		for _, a := range ln.Away {
+			hl.Shapes = append(hl.Shapes, htmlShape{Class: "away", Label: "away", Title: fmt.Sprintf("out of the group %s..%s (%s)", rel(a.From), rel(a.To), a.Dur().Round(time.Millisecond)), F0: f(a.From), F1: f(a.To), Y: y + 2, H: laneH - 4})
+		}
+		for _, ws := range []struct {
+			list  []At[[]string]
+			class string
+			what  string
+		}{{ln.Warmups, "warmup", "warms up"}, {ln.Standbys, "standby", "standbys"}} {
+			for j, o := range ws.list {
+				to := t.End
+				if j+1 < len(ws.list) {
+					to = ws.list[j+1].At
+				}
+				if len(o.Value) == 0 {
+					continue
+				}
+				label := strings.Join(o.Value, " ")
+				hl.Shapes = append(hl.Shapes, htmlShape{Class: ws.class, Label: ws.class + " " + label, Title: rel(o.At) + " " + ws.what + " " + label, F0: f(o.At), F1: f(to), Y: y + 28, H: 5, Color: color[ln.ClientID]})
+			}
 		}
 		for j, o := range ln.Owned {
 			to := t.End
@@ -136,9 +160,33 @@ func (t *Timeline) view() htmlView {
 	}
 	for i := 0; i <= 10; i++ {
 		at := t.Start.Add(span * time.Duration(i) / 10)
-		v.Ticks = append(v.Ticks, htmlShape{Class: "tick", Label: rel(at), F0: float64(i) / 10, F1: float64(i) / 10, Y: 12})
+		class := "tick"
+		if i == 10 {
+			class = "tick tick-end" // ends at the axis's end, not past it
+		}
+		v.Ticks = append(v.Ticks, htmlShape{Class: class, Label: rel(at), F0: float64(i) / 10, F1: float64(i) / 10, Y: 12})
 	}
 	return v
+}
+
+// present are the parts of from..to outside the spans away (sorted, as a
+// lane's are).
+func present(from, to time.Time, away []Span) []Span {
+	var out []Span
+	at := from
+	for _, a := range away {
+		if !a.To.After(at) || !a.From.Before(to) {
+			continue
+		}
+		if a.From.After(at) {
+			out = append(out, Span{From: at, To: a.From})
+		}
+		at = a.To
+	}
+	if to.After(at) {
+		out = append(out, Span{From: at, To: to})
+	}
+	return out
 }
 
 var timelinePage = template.Must(template.New("timeline").Funcs(template.FuncMap{
@@ -152,17 +200,19 @@ h1{font-size:18px;margin:0 0 4px}
 .summary span{margin-right:16px}
 .bad{color:#c00;font-weight:bold}
 #wrap{display:flex;border:1px solid #ccc}
-#labels{flex:none;width:300px;position:relative;border-right:1px solid #ccc;background:#fafafa}
+#labels{flex:none;width:220px;position:relative;border-right:1px solid #ccc;background:#fafafa}
 #labels div{position:absolute;left:4px;right:4px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-#scroll{overflow-x:auto;flex:1}
+#scroll{overflow-x:auto;flex:1;min-width:0}
 .proto-classic{fill:#dbe7f5}.proto-streams{fill:#dcf1d8}
 .owned{stroke:#fff;stroke-width:.5}
+.away{fill:url(#hatch-light)}.warmup{fill-opacity:.45}.standby{fill-opacity:.2}
 .epoch{fill:#333}.error{fill:#d00}
 .gap{fill:url(#hatch)}.gap.rebalance{fill:#ddd}.overlap{fill:#e00;fill-opacity:.7}
 .phase-takeover{fill:#ffd54f;fill-opacity:.25}.phase-hand-back{fill:#ce93d8;fill-opacity:.25}
 .mark{stroke:#888;stroke-dasharray:2 3}.mark-member-fenced{stroke:#d00}
 text{font-size:10px;pointer-events:none}
 .phase-label{font-weight:bold;font-size:11px}
+.tick-end{text-anchor:end}
 </style></head><body>
 <h1>group {{.T.Group}}</h1>
 <div class="summary"><span>{{.T.Start.UTC.Format "2006-01-02 15:04:05.000"}} UTC, {{.Duration}}</span>
@@ -176,9 +226,9 @@ text{font-size:10px;pointer-events:none}
 <div id="wrap"><div id="labels" style="height:{{.Height}}px">
 {{range .Lanes}}<div class="member" data-member="{{.Name}}" title="{{.Members}}" style="top:{{.Y}}px;line-height:34px">{{.Name}}</div>{{end}}
 {{range .Tasks}}<div class="task" data-task="{{.Task}}" style="top:{{.Y}}px;line-height:16px;font-size:11px">task {{.Task}}</div>{{end}}
-</div><div id="scroll"><svg id="tl" height="{{.Height}}" width="1200" xmlns="http://www.w3.org/2000/svg">
-<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#999"/></pattern></defs>
-{{range .Ticks}}<text class="z" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}">{{.Label}}</text>{{end}}
+</div><div id="scroll"><svg id="tl" height="{{.Height}}" width="1000" xmlns="http://www.w3.org/2000/svg">
+<defs><pattern id="hatch-light" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#f4f4f4"/><rect width="2" height="8" fill="#ccc"/></pattern><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#999"/></pattern></defs>
+{{range .Ticks}}<text class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}">{{.Label}}</text>{{end}}
 {{range .Phases}}<g><title>{{.Title}}</title><rect class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}" height="{{.H}}"></rect></g><text class="z phase-label" data-f0="{{.F0}}" data-f1="{{.F0}}" y="32">{{.Label}}</text>{{end}}
 {{range .Lanes}}{{range .Shapes}}<g><title>{{.Title}}</title><rect class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}" height="{{.H}}"{{if .Color}} fill="{{.Color}}"{{end}}></rect></g>{{if .Label}}<text class="z" data-f0="{{.F0}}" data-f1="{{.F0}}" y="{{.Y}}" dy="11" dx="2">{{.Label}}</text>{{end}}{{end}}{{end}}
 {{range .Tasks}}{{range .Shapes}}<g><title>{{.Title}}</title><rect class="z {{.Class}}" data-f0="{{.F0}}" data-f1="{{.F1}}" y="{{.Y}}" height="{{.H}}"{{if .Color}} fill="{{.Color}}"{{end}}></rect></g>{{end}}{{end}}
@@ -186,9 +236,10 @@ text{font-size:10px;pointer-events:none}
 </svg></div></div>
 <script>
 (function(){
-  var svg=document.getElementById('tl'), base=1200, zoom=1;
+  // The time axis at zoom 1 fills the window's width beside the labels.
+  var svg=document.getElementById('tl'), scroll=document.getElementById('scroll'), zoom=1;
   function layout(){
-    var w=base*zoom; svg.setAttribute('width', w+20);
+    var base=Math.max(400, scroll.clientWidth-20), w=base*zoom; svg.setAttribute('width', w+10);
     svg.querySelectorAll('.z').forEach(function(e){
       var a=parseFloat(e.dataset.f0)*w+5, b=parseFloat(e.dataset.f1)*w+5;
       if(e.tagName==='rect'){e.setAttribute('x',a);e.setAttribute('width',Math.max(b-a,2));}
@@ -202,6 +253,7 @@ text{font-size:10px;pointer-events:none}
     if(!ev.ctrlKey)return; ev.preventDefault();
     zoom=Math.min(40,Math.max(1,zoom*(ev.deltaY<0?1.25:0.8))); z.value=zoom; layout();
   },{passive:false});
+  window.addEventListener('resize', layout);
   layout();
 })();
 </script></body></html>

@@ -45,6 +45,15 @@ func (t *Timeline) WriteText(w io.Writer) {
 		for _, o := range ln.Owned {
 			fmt.Fprintf(w, "    %s owns [%s]\n", rel(o.At), strings.Join(o.Value, " "))
 		}
+		for _, o := range ln.Warmups {
+			fmt.Fprintf(w, "    %s warms up [%s]\n", rel(o.At), strings.Join(o.Value, " "))
+		}
+		for _, o := range ln.Standbys {
+			fmt.Fprintf(w, "    %s standbys [%s]\n", rel(o.At), strings.Join(o.Value, " "))
+		}
+		for _, a := range ln.Away {
+			fmt.Fprintf(w, "    away %s..%s (%s): out of the group\n", rel(a.From), rel(a.To), a.Dur().Round(time.Millisecond))
+		}
 	}
 	fmt.Fprintf(w, "\ntasks\n")
 	overlaps, gaps, rebalances := 0, 0, 0
@@ -53,7 +62,11 @@ func (t *Timeline) WriteText(w io.Writer) {
 		for _, s := range th.Owners {
 			owners = append(owners, fmt.Sprintf("%s %s..%s", s.Lane, rel(s.From), rel(s.To)))
 		}
-		fmt.Fprintf(w, "  %s: %d owner changes: %s\n", th.Task, len(th.Owners), strings.Join(owners, "; "))
+		changes := fmt.Sprintf("%d owner changes", th.OwnerChanges())
+		if th.OwnerChanges() == 1 {
+			changes = "1 owner change"
+		}
+		fmt.Fprintf(w, "  %s: %s: %s\n", th.Task, changes, strings.Join(owners, "; "))
 		for _, o := range th.Overlaps {
 			overlaps++
 			fmt.Fprintf(w, "    !! TWO OWNERS %s..%s (%s): %s\n", rel(o.From), rel(o.To), o.Dur().Round(time.Millisecond), o.Lane)

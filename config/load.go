@@ -85,10 +85,7 @@ func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []s
 	for _, f := range flagKeys {
 		fs.String(f.flag, def[f.key], meaningOf(f.key))
 	}
-	fs.Usage = func() {
-		fmt.Fprintf(usageOut, "usage: streamshift run [flags]\n\nPrecedence: flags > STREAMSHIFT_* environment > --config file > defaults.\n\n")
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { PrintUsage(usageOut, "run") }
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
@@ -102,6 +99,7 @@ func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []s
 			return nil, nil, fmt.Errorf("config file %s: %w", *configPath, err)
 		}
 	}
+	fromEnv, fromFlags := map[string]string{}, map[string]string{} // key → value, to name a bad one
 	byEnv := map[string]string{}
 	for _, key := range knownKeys() {
 		byEnv[envName(key)] = key
@@ -119,6 +117,7 @@ func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []s
 		if err := k.Set(key, val); err != nil {
 			return nil, nil, fmt.Errorf("environment %s: %w", name, err)
 		}
+		fromEnv[key] = val
 	}
 	var flagErr error
 	fs.Visit(func(f *flag.Flag) {
@@ -127,6 +126,7 @@ func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []s
 				if err := k.Set(fk.key, f.Value.String()); err != nil && flagErr == nil {
 					flagErr = fmt.Errorf("flag --%s: %w", f.Name, err)
 				}
+				fromFlags[fk.key] = f.Value.String()
 			}
 		}
 	})
@@ -151,13 +151,13 @@ func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []s
 
 	c := Default()
 	if err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{DecoderConfig: decoderConfig(&c)}); err != nil {
-		return nil, nil, fmt.Errorf("configuration: %w", err)
+		return nil, nil, sourceOfError(err, fromFlags, fromEnv, *configPath)
 	}
 	if err := k.UnmarshalWithConf("streams", &c.Streams, koanf.UnmarshalConf{FlatPaths: true, DecoderConfig: decoderConfig(&c.Streams)}); err != nil {
-		return nil, nil, fmt.Errorf("configuration streams: %w", err)
+		return nil, nil, sourceOfError(fmt.Errorf("streams: %w", err), fromFlags, fromEnv, *configPath)
 	}
 	if err := c.Validate(); err != nil {
-		return nil, nil, err
+		return nil, nil, withSources(err, fromFlags, fromEnv)
 	}
 	return &c, warnings, nil
 }

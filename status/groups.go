@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -50,7 +51,11 @@ type Member struct {
 	Standby     []string `json:"standbyTasks"`
 	Warmup      []string `json:"warmupTasks"`
 	// Lag is the sum over the member's tasks of changelog end offset minus
-	// offset, when the member reported them (TaskOffsets, TaskEndOffsets).
+	// its offset: for a standby or warm-up task, the end any member reported
+	// (TaskEndOffsets: the active owner's) minus this member's TaskOffsets;
+	// an active task without an offset of its own counts 0 (its owner writes
+	// the changelog). Nil until a report gives one term (Kafka Streams
+	// reports every task.offset.interval.ms; a classic member never does).
 	Lag *int64 `json:"lag,omitempty"`
 }
 
@@ -142,6 +147,7 @@ func fromDescribed(d kmsg.StreamsGroupDescribeResponseGroup) Group {
 	if d.Topology != nil {
 		g.TopologyEpoch = d.Topology.Epoch
 	}
+	ends := groupEndOffsets(d.Members)
 	for _, m := range d.Members {
 		mm := Member{MemberID: m.MemberID, Protocol: "streams", MemberEpoch: m.MemberEpoch, ProcessID: m.ProcessID,
 			ClientID: m.ClientID, ClientHost: m.ClientHost, InstanceID: m.InstanceID,
@@ -149,7 +155,7 @@ func fromDescribed(d kmsg.StreamsGroupDescribeResponseGroup) Group {
 		if m.IsClassic {
 			mm.Protocol = "classic"
 		}
-		mm.Lag = lag(m.TaskOffsets, m.TaskEndOffsets)
+		mm.Lag = lag(m, ends)
 		g.Members = append(g.Members, mm)
 	}
 	sort.Slice(g.Members, func(i, j int) bool {
@@ -170,27 +176,60 @@ func taskNames(ts []kmsg.TaskIDs) []string {
 	return out
 }
 
-// lag sums end offset minus offset over the tasks reported with both.
-func lag(offsets, ends []kmsg.TaskOffset) *int64 {
-	if len(offsets) == 0 || len(ends) == 0 {
-		return nil
+// taskKey is a task as TaskOffsets name it.
+type taskKey struct {
+	st string
+	p  int32
+}
+
+// groupEndOffsets are the largest changelog end offsets any member reported
+// per task: a changelog's end is the same for every reader, and it is the
+// active owner that reports it (a standby or warm-up reports its offset).
+func groupEndOffsets(members []kmsg.StreamsGroupDescribeResponseGroupMember) map[taskKey]int64 {
+	out := map[taskKey]int64{}
+	for _, m := range members {
+		for _, e := range m.TaskEndOffsets {
+			if e.Offset < 0 || e.Offset == math.MaxInt64 {
+				continue // unknown, or an overflowed sum
+			}
+			k := taskKey{e.SubtopologyID, e.Partition}
+			if cur, ok := out[k]; !ok || e.Offset > cur {
+				out[k] = e.Offset
+			}
+		}
 	}
-	type key struct {
-		st string
-		p  int32
-	}
-	end := map[key]int64{}
-	for _, e := range ends {
-		end[key{e.SubtopologyID, e.Partition}] = e.Offset
+	return out
+}
+
+// lag sums, over the member's tasks whose end is known, end minus the
+// member's offset; an active task without an offset of its own counts 0.
+func lag(m kmsg.StreamsGroupDescribeResponseGroupMember, ends map[taskKey]int64) *int64 {
+	own := map[taskKey]int64{}
+	for _, o := range m.TaskOffsets {
+		own[taskKey{o.SubtopologyID, o.Partition}] = o.Offset
 	}
 	var sum int64
 	known := false
-	for _, o := range offsets {
-		if e, ok := end[key{o.SubtopologyID, o.Partition}]; ok {
-			sum += max(e-o.Offset, 0)
-			known = true
+	add := func(ts []kmsg.TaskIDs, active bool) {
+		for _, t := range ts {
+			for _, p := range t.Partitions {
+				k := taskKey{t.SubtopologyID, p}
+				end, ok := ends[k]
+				if !ok {
+					continue
+				}
+				if off, ok := own[k]; ok && off >= 0 {
+					sum += max(end-off, 0)
+					known = true
+				} else if active {
+					known = true
+				}
+			}
 		}
 	}
+	add(m.Assignment.ActiveTasks, true)
+	add(m.Assignment.StandbyTasks, false)
+	add(m.Assignment.WarmupTasks, false)
 	if !known {
 		return nil
 	}

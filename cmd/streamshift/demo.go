@@ -10,9 +10,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-
-	"github.com/twmb/franz-go/pkg/kfake"
-	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 const demoUsage = `usage: streamshift demo [--produce TOPIC] [flags of streamshift run, except --upstream]
@@ -25,6 +22,11 @@ group is gone when the demo stops.
 The cluster plays Kafka 3.9 (kfake.MaxVersions(kversion.V3_9_0())), which has
 no streams groups: streamshift's own coordinator serves group.protocol=streams,
 as it does in front of a real 3.9 cluster.
+
+Like a broker with its defaults, it creates a topic on first use
+(auto.create.topics.enable, num.partitions=1), so a Kafka Streams app's output
+topic appears; Kafka's Java admin, CLI tools and Kafka Streams apps of both
+protocols work against it. Logs are console lines (--log-format json for JSON).
 
   --produce TOPIC   create TOPIC (3 partitions) if missing and keep a small
                     input stream going through streamshift until stopped: a few
@@ -54,13 +56,13 @@ func demoCmd(args []string) int {
 		fmt.Fprintf(os.Stderr, "streamshift demo: %v\n\n%s", err, demoUsage)
 		return 2
 	}
-	cluster, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.MaxVersions(kversion.V3_9_0()))
+	cluster, err := newDemoCluster()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "streamshift demo: embedded cluster: %v\n", err)
 		return 1
 	}
 	defer cluster.Close() // last: after the proxy drained and the coordinator closed
-	cfg, log, code := loadConfig("demo", append([]string{"--upstream", strings.Join(cluster.ListenAddrs(), ",")}, rest...))
+	cfg, log, code := loadConfig("demo", append([]string{"--upstream", strings.Join(cluster.ListenAddrs(), ",")}, demoLogFormat(rest, os.LookupEnv)...))
 	if cfg == nil {
 		return code
 	}
@@ -85,6 +87,21 @@ func demoCmd(args []string) int {
 }
 
 var errDemoHelp = errors.New("help")
+
+// demoLogFormat makes the demo's logs console lines unless the user chose a
+// format (--log-format, STREAMSHIFT_LOG_FORMAT): the demo runs in a
+// terminal, its logs under its banner, where JSON lines read badly.
+func demoLogFormat(args []string, lookupEnv func(string) (string, bool)) []string {
+	if _, set := lookupEnv("STREAMSHIFT_LOG_FORMAT"); set {
+		return args
+	}
+	for _, a := range args {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "log-format" {
+			return args
+		}
+	}
+	return append([]string{"--log-format", "console"}, args...)
+}
 
 // demoArgs takes the demo's own flag (--produce TOPIC) out of args; the rest
 // are run's flags. --upstream is refused: the demo is its own upstream.
@@ -142,6 +159,8 @@ func printDemoBanner(w io.Writer, bootstrap, admin, advertised, topic string) {
 	if t == "" {
 		t = "words"
 	}
+	rule := strings.Repeat("─", 78)
+	fmt.Fprintf(w, "\n%s", rule)
 	fmt.Fprintf(w, `
 streamshift demo: streamshift in front of an embedded 3-broker Kafka cluster
 (kfake, in this process, playing Kafka 3.9: streams groups are served by streamshift).
@@ -160,7 +179,8 @@ Try it:
 	if topic != "" {
 		fmt.Fprintf(w, "Producing to %q through streamshift (a few records a second: key a word, value a line of words) until stopped.\n", topic)
 	}
-	fmt.Fprintln(w, "Ctrl-C or SIGTERM stops it.")
+	fmt.Fprintln(w, "Ctrl-C or SIGTERM stops it. Its log follows (stderr).")
+	fmt.Fprintf(w, "%s\n\n", rule)
 }
 
 // adminURL is the admin listener's URL, or says it is off.

@@ -71,8 +71,8 @@ func TestDemo(t *testing.T) {
 		t.Fatalf("demo output:\n%s", out)
 	}
 	// The coordinator's own log lines (the group epoch bumped by the join)
-	// reach the process's log.
-	if b, err := os.ReadFile(d.logs); err != nil || !bytes.Contains(b, []byte(`"component":"coordinator"`)) || !bytes.Contains(b, []byte("Bumped streams group epoch")) {
+	// reach the process's log, as console lines (the demo's default).
+	if b, err := os.ReadFile(d.logs); err != nil || !bytes.Contains(b, []byte(`component=coordinator`)) || !bytes.Contains(b, []byte("Bumped streams group epoch")) {
 		t.Fatalf("demo logs lack the coordinator's lines (%v):\n%s", err, b)
 	}
 }
@@ -106,5 +106,23 @@ func TestDemoArgs(t *testing.T) {
 	}
 	if _, _, err := demoArgs([]string{"--help"}); !errors.Is(err, errDemoHelp) {
 		t.Errorf("--help: %v", err)
+	}
+}
+
+// TestDemoLogFormat: the demo logs console lines unless the user chose a
+// format by flag or variable.
+func TestDemoLogFormat(t *testing.T) {
+	none := func(string) (string, bool) { return "", false }
+	if got := demoLogFormat([]string{"--listen", "x"}, none); !slices.Equal(got, []string{"--log-format", "console", "--listen", "x"}) {
+		t.Errorf("default: %q", got)
+	}
+	for _, args := range [][]string{{"--log-format", "json"}, {"-log-format=json"}} {
+		if got := demoLogFormat(args, none); !slices.Equal(got, args) {
+			t.Errorf("%q: %q", args, got)
+		}
+	}
+	env := func(k string) (string, bool) { return "json", k == "STREAMSHIFT_LOG_FORMAT" }
+	if got := demoLogFormat(nil, env); len(got) != 0 {
+		t.Errorf("with STREAMSHIFT_LOG_FORMAT: %q", got)
 	}
 }

@@ -14,6 +14,7 @@ commands:
   demo      run it in front of an embedded in-memory Kafka cluster, nothing else needed (see: streamshift demo --help)
   inspect   decode captured Kafka Streams rebalance metadata (see: streamshift inspect --help)
   timeline  a group's history from capture files, as text or HTML (see: streamshift timeline --help)
+  version   print the version and commit of this build (also: --version)
 `
 
 func main() {
@@ -30,6 +31,8 @@ func main() {
 		os.Exit(inspectCmd(os.Args[2:]))
 	case "timeline":
 		os.Exit(runTimeline(os.Args[2:], os.Stdout, os.Stderr))
+	case "version", "--version", "-version":
+		printVersion(os.Stdout)
 	case "-h", "--help", "help":
 		fmt.Print(usage)
 	default:

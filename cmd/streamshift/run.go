@@ -70,6 +70,7 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	var clusterView atomic.Pointer[clusterRuntime]
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registerBuildInfo(reg)
 	rec, err := newRecorder(cfg, log, reg)
 	if err != nil {
 		log.Error().Err(err).Msg("capture")
@@ -236,7 +237,10 @@ func newLogger(c config.Log) zerolog.Logger {
 	level, _ := zerolog.ParseLevel(c.Level) // validated by config
 	var log zerolog.Logger
 	if c.Format == "console" {
-		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.RFC3339})
+		// Colours only on a terminal: not in a file or a pipe.
+		st, err := os.Stderr.Stat()
+		noColor := err != nil || st.Mode()&os.ModeCharDevice == 0
+		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.RFC3339, NoColor: noColor})
 	} else {
 		log = zerolog.New(os.Stderr)
 	}

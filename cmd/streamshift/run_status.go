@@ -81,6 +81,9 @@ func adminWithStatus(admin http.Handler, srv func() *status.Server) http.Handler
 	}
 	mux.HandleFunc("/ui", st)
 	mux.HandleFunc("/api/", st)
+	// The root is where a person opening the admin URL lands: the status
+	// page, not a 404.
+	mux.Handle("/{$}", http.RedirectHandler("/ui", http.StatusFound))
 	mux.Handle("/", admin)
 	return mux
 }

@@ -85,6 +85,10 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 			rt.close()
 		}
 	}()
+	// Everything below needs the upstream: wait for it, saying so.
+	if err := awaitUpstream(ctx, ctl, cfg.Upstream, cfg.UpstreamDialTimeout+time.Second, log); err != nil {
+		return nil, err
+	}
 	adm := kadm.NewClient(ctl)
 	meta := upstream.NewMetadata(adm, cfg.Coordinator.MetadataRefreshInterval)
 	go meta.Run(rctx)
