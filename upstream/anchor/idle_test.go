@@ -58,3 +58,37 @@ func goroutinesAndHeap() (int, int64) {
 	runtime.ReadMemStats(&ms)
 	return runtime.NumGoroutine(), int64(ms.HeapAlloc + ms.StackInuse)
 }
+
+// With YieldWhenReplaced, an anchor fenced by another manager's of the same
+// instance id stops and leaves the manager; the other one stays.
+func TestReplacedAnchorStops(t *testing.T) {
+	cl, _ := newCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	newYielding := func() *Manager {
+		m, err := New(Options{Client: cl, InstanceID: "streamshift-c", HeartbeatInterval: 20 * time.Millisecond, YieldWhenReplaced: true, Log: zerolog.Nop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(m.Close)
+		return m
+	}
+	m1, m2 := newYielding(), newYielding()
+	m1.Ensure("g", []string{"a"})
+	if _, err := m1.Generation(ctx, "g"); err != nil {
+		t.Fatal(err)
+	}
+	m2.Ensure("g", []string{"a"})
+	if _, err := m2.Generation(ctx, "g"); err != nil {
+		t.Fatal(err)
+	}
+	for m1.Running("g") {
+		if ctx.Err() != nil {
+			t.Fatal("the replaced anchor never stopped")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !m2.Running("g") {
+		t.Fatal("the replacing anchor stopped")
+	}
+}
