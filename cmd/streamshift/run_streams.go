@@ -92,12 +92,22 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	// Internal topics are created for a member that may CREATE them
 	// (the broker's answer for its own principal, route/authorize_topics.go).
 	topicGate := route.NewInternalTopicGate(upstream.NewTopicCreator(ctl, meta, 0))
+	expired := &expiredAnchors{
+		leave:   func(ctx context.Context, group string) error { return rt.anchors.Leave(ctx, group) },
+		served:  func(group string) bool { return rt.coord.Owns(group) },
+		timeout: 30 * time.Second,
+		log:     log.With().Str("component", "anchor").Logger(),
+	}
 	opts := coordinator.Options{
-		Config:       ccfg,
-		Metadata:     meta,
-		TopicCreator: topicGate,
-		Events:       events,
-		Logger:       log.With().Str("component", "coordinator").Logger(),
+		Config:          ccfg,
+		Metadata:        meta,
+		TopicCreator:    topicGate,
+		Events:          events,
+		Logger:          log.With().Str("component", "coordinator").Logger(),
+		GroupExpiration: cfg.Coordinator.OffsetsRetentionCheckInterval,
+		// Set before any group exists: rt.anchors and rt.coord are set
+		// below, before the routes serve.
+		OnGroupExpired: expired.expired,
 	}
 	durable := cfg.Coordinator.DurableLog
 	if durable {
@@ -129,6 +139,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		SessionTimeout:    cfg.Coordinator.AnchorSessionTimeout,
 		HeartbeatInterval: cfg.Coordinator.AnchorHeartbeatInterval,
 		RebalanceTimeout:  cfg.Coordinator.AnchorRebalanceTimeout,
+		MaxInflight:       cfg.Coordinator.AnchorMaxInflight,
 		YieldWhenReplaced: durable,
 		Log:               log.With().Str("component", "anchor").Logger(),
 	})
