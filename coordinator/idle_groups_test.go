@@ -3,8 +3,8 @@ package coordinator
 import (
 	"fmt"
 	"runtime"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
