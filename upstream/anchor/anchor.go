@@ -91,10 +91,9 @@ type Manager struct {
 	mu      sync.Mutex
 	anchors map[string]*anchor
 	closed  bool
-	// The scheduler (scheduler.go): the anchors waiting to act, the tasks
-	// running, its wake-up and its end.
-	due           dueQueue
-	running       int
+	// The scheduler (scheduler.go): its lanes (the anchors waiting to
+	// act, the tasks running), its wake-up and its end.
+	lanes         [lanes]lane
 	wake          chan struct{}
 	schedulerDone chan struct{}
 }
@@ -144,7 +143,7 @@ func (m *Manager) Ensure(group string, topics []string) {
 		a = &anchor{m: m, group: group, topics: topics, ctx: ctx, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{}), index: -1}
 		m.anchors[group] = a
 		m.startScheduler()
-		m.schedule(a, time.Now())
+		m.schedule(a, time.Now(), true)
 		m.mu.Unlock()
 		return
 	}

@@ -25,7 +25,8 @@ type anchor struct {
 
 	// Guarded by m.mu: the scheduler's part.
 	next    time.Time // when it acts next, while queued
-	index   int       // in the queue; -1 when not queued
+	index   int       // in its lane's queue; -1 when not queued
+	lane    int       // the lane it is queued in or runs in
 	busy    bool      // a task of it runs
 	stopped bool
 	kicked  bool // woken while busy: act again at once
@@ -53,7 +54,7 @@ func (a *anchor) wake() {
 	case a.busy:
 		a.kicked = true
 	default:
-		m.schedule(a, time.Now())
+		m.schedule(a, time.Now(), true)
 	}
 }
 
@@ -88,16 +89,20 @@ func (a *anchor) sessionTimeouts() []time.Duration {
 	return out
 }
 
+// mustJoin reports whether the anchor's next task is a join.
+func (a *anchor) mustJoin() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return !a.synced || a.rejoin
+}
+
 // step is one task: a join and sync if the anchor is not a synced member
 // or must rejoin, else a heartbeat. It returns when the anchor acts next,
 // or stop when it must end (cancelled, or replaced by another instance's).
 func (a *anchor) step() (next time.Time, stop bool) {
 	ctx := a.ctx
-	a.mu.Lock()
-	join := !a.synced || a.rejoin
-	a.mu.Unlock()
 	var err error
-	if join {
+	if a.mustJoin() {
 		if err = a.joinAndSync(ctx); err == nil {
 			a.backoff = 0
 			a.log().Info().Str("member", a.gen.MemberID).Int32("generation", a.gen.Generation).Msg("anchor member joined the upstream group")

@@ -7,37 +7,60 @@ import (
 
 // An idle anchor holds no goroutine: a proxy may anchor tens of thousands of
 // groups, and a goroutine (with its stack) per anchor made each idle group
-// cost one. The manager's scheduler goroutine keeps the anchors in a queue
-// ordered by when each acts next (its next heartbeat, or its next join after
-// a failure) and starts a short task for each due one: a heartbeat, or a
-// join and sync. At most MaxInflight tasks run at once; a due anchor waits
-// in the queue while they do.
+// cost one. The manager's scheduler goroutine keeps the anchors in queues
+// ordered by when each acts next and starts a short task for each due one.
+// There are two lanes, each running at most MaxInflight tasks at once: joins
+// (a JoinGroup may wait for the upstream's rebalance, seconds for a new
+// group) and heartbeats, so slow joins never hold up the heartbeats of the
+// anchors already in their groups. A due anchor waits in its lane's queue
+// while the lane is full.
 
-// DefaultMaxInflight bounds the anchor tasks running at once.
+// DefaultMaxInflight bounds the anchor tasks of a lane running at once.
 const DefaultMaxInflight = 256
 
-// schedule puts a (not running, not stopped) anchor in the queue to act at
-// at. m.mu held.
-func (m *Manager) schedule(a *anchor, at time.Time) {
-	a.next = at
-	if a.index >= 0 {
-		heap.Fix(&m.due, a.index)
-	} else {
-		heap.Push(&m.due, a)
+// The lanes.
+const (
+	heartbeatLane = iota
+	joinLane
+	lanes
+)
+
+// lane is one lane's queue and its running tasks.
+type lane struct {
+	due     dueQueue
+	running int
+}
+
+// schedule puts a (not running, not stopped) anchor in a lane's queue to
+// act at at: the join lane if join, else the heartbeat lane. m.mu held.
+func (m *Manager) schedule(a *anchor, at time.Time, join bool) {
+	l := heartbeatLane
+	if join {
+		l = joinLane
 	}
-	if m.due[0] == a {
+	if a.index >= 0 && a.lane != l {
+		m.unschedule(a)
+	}
+	a.next, a.lane = at, l
+	q := &m.lanes[l].due
+	if a.index >= 0 {
+		heap.Fix(q, a.index)
+	} else {
+		heap.Push(q, a)
+	}
+	if (*q)[0] == a {
 		m.poke()
 	}
 }
 
-// unschedule takes a out of the queue. m.mu held.
+// unschedule takes a out of its queue. m.mu held.
 func (m *Manager) unschedule(a *anchor) {
 	if a.index >= 0 {
-		heap.Remove(&m.due, a.index)
+		heap.Remove(&m.lanes[a.lane].due, a.index)
 	}
 }
 
-// poke wakes the scheduler (the queue's head changed, or a task ended).
+// poke wakes the scheduler (a queue's head changed, or a task ended).
 func (m *Manager) poke() {
 	select {
 	case m.wake <- struct{}{}:
@@ -65,15 +88,18 @@ func (m *Manager) runScheduler() {
 			return
 		}
 		now := time.Now()
-		for len(m.due) > 0 && !m.due[0].next.After(now) && m.running < m.opts.MaxInflight {
-			a := heap.Pop(&m.due).(*anchor)
-			a.busy = true
-			m.running++
-			go m.act(a)
-		}
 		wait := time.Hour
-		if len(m.due) > 0 && m.running < m.opts.MaxInflight {
-			wait = max(m.due[0].next.Sub(now), 0)
+		for i := range m.lanes {
+			l := &m.lanes[i]
+			for len(l.due) > 0 && !l.due[0].next.After(now) && l.running < m.opts.MaxInflight {
+				a := heap.Pop(&l.due).(*anchor)
+				a.busy = true
+				l.running++
+				go m.act(a)
+			}
+			if len(l.due) > 0 && l.running < m.opts.MaxInflight {
+				wait = min(wait, max(l.due[0].next.Sub(now), 0))
+			}
 		}
 		m.mu.Unlock()
 		timer.Reset(wait)
@@ -92,12 +118,13 @@ func (m *Manager) runScheduler() {
 
 // act is one task of an anchor: a join and sync if it is not a synced
 // member (or must rejoin), a heartbeat otherwise. Then the anchor goes back
-// to the queue, or, stopped meanwhile, ends.
+// to a queue, or, stopped meanwhile, ends.
 func (m *Manager) act(a *anchor) {
 	next, stop := a.step()
+	join := a.mustJoin()
 	m.mu.Lock()
 	a.busy = false
-	m.running--
+	m.lanes[a.lane].running--
 	if stop && !a.stopped {
 		a.stopped = true
 		a.cancel()
@@ -109,18 +136,18 @@ func (m *Manager) act(a *anchor) {
 		// Woken while this task ran (a subscription change, a fenced
 		// commit): act again at once.
 		a.kicked = false
-		next = time.Now()
+		next, join = time.Now(), true
 	}
 	if a.stopped {
 		close(a.done)
 	} else {
-		m.schedule(a, next)
+		m.schedule(a, next, join)
 	}
 	m.poke()
 	m.mu.Unlock()
 }
 
-// stop stops an anchor: it leaves the queue at once, or ends once its
+// stop stops an anchor: it leaves its queue at once, or ends once its
 // running task does; done is closed then. m.mu held.
 func (m *Manager) stop(a *anchor) {
 	if a.stopped {
