@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 )
 
@@ -22,6 +23,8 @@ type expiredAnchors struct {
 	served  func(group string) bool
 	timeout time.Duration
 	log     zerolog.Logger
+	// count, if set, counts the expired groups.
+	count prometheus.Counter
 
 	mu      sync.Mutex
 	queue   []string
@@ -30,6 +33,9 @@ type expiredAnchors struct {
 
 // expired queues the group's anchor leave; it never blocks.
 func (e *expiredAnchors) expired(group string) {
+	if e.count != nil {
+		e.count.Inc()
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.queue = append(e.queue, group)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -47,6 +48,27 @@ func TestExpiredGroupsAnchorLeaves(t *testing.T) {
 		served:  func(g string) bool { return coord.Owns(g) },
 		timeout: 10 * time.Second,
 		log:     zerolog.Nop(),
+		count:   newExpiredCounter(),
+	}
+	reg := prometheus.NewRegistry()
+	registerAnchorMetrics(reg, anchors, expired.count)
+	metric := func(name string) float64 {
+		t.Helper()
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				m := mf.GetMetric()[0]
+				if m.GetCounter() != nil {
+					return m.GetCounter().GetValue()
+				}
+				return m.GetGauge().GetValue()
+			}
+		}
+		t.Fatalf("no metric %s", name)
+		return 0
 	}
 	coord, err = coordinator.New(coordinator.Options{Clock: clock, Metadata: md, GroupExpiration: 10 * time.Minute, OnGroupExpired: expired.expired})
 	if err != nil {
@@ -100,15 +122,24 @@ func TestExpiredGroupsAnchorLeaves(t *testing.T) {
 	if !coord.Owns("g") || !anchors.Running("g") || upstreamMembers() != 1 {
 		t.Fatal("the group or its anchor went before the check interval")
 	}
+	if n := metric("streamshift_anchor_members"); n != 1 {
+		t.Fatalf("streamshift_anchor_members %v, want 1", n)
+	}
 	clock.Advance(time.Second)
 	if coord.Owns("g") {
 		t.Fatal("the Empty group was not deleted after the check interval")
+	}
+	if n := metric("streamshift_groups_expired_total"); n != 1 {
+		t.Fatalf("streamshift_groups_expired_total %v, want 1", n)
 	}
 	for upstreamMembers() != 0 || anchors.Running("g") {
 		if ctx.Err() != nil {
 			t.Fatal("the anchor of the expired group never left the upstream group")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if n := metric("streamshift_anchor_members"); n != 0 {
+		t.Fatalf("streamshift_anchor_members %v after the anchor left, want 0", n)
 	}
 	join("m2")
 	if !coord.Owns("g") || upstreamMembers() != 1 {

@@ -97,6 +97,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		served:  func(group string) bool { return rt.coord.Owns(group) },
 		timeout: 30 * time.Second,
 		log:     log.With().Str("component", "anchor").Logger(),
+		count:   newExpiredCounter(),
 	}
 	opts := coordinator.Options{
 		Config:          ccfg,
@@ -146,6 +147,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	if err != nil {
 		return nil, err
 	}
+	registerAnchorMetrics(reg, rt.anchors, expired.count)
 	var cluster route.Cluster
 	if durable {
 		parts := coordinator.NewPartitions(rt.coord, rt.topic.Partitions())

@@ -184,3 +184,17 @@ func (q *dueQueue) Pop() any {
 	*q = old[:len(old)-1]
 	return a
 }
+
+// Stats is what the manager holds now, for its metrics.
+type Stats struct {
+	Anchors           int // anchors running (idle or acting)
+	HeartbeatsRunning int
+	JoinsRunning      int
+}
+
+// Stats reads the manager's counts.
+func (m *Manager) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return Stats{Anchors: len(m.anchors), HeartbeatsRunning: m.lanes[heartbeatLane].running, JoinsRunning: m.lanes[joinLane].running}
+}
