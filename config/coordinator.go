@@ -45,6 +45,14 @@ type Coordinator struct {
 	AnchorSessionTimeout    time.Duration `koanf:"anchor-session-timeout"`
 	AnchorHeartbeatInterval time.Duration `koanf:"anchor-heartbeat-interval"`
 	AnchorRebalanceTimeout  time.Duration `koanf:"anchor-rebalance-timeout"`
+	// AnchorMaxInflight bounds the anchors' heartbeats and joins running
+	// at once (an idle anchor holds no goroutine).
+	AnchorMaxInflight int `koanf:"anchor-max-inflight"`
+	// OffsetsRetentionCheckInterval is how long a streams group stays
+	// Empty before its state is deleted and its anchor leaves the upstream
+	// group (Kafka's offsets.retention.check.interval.ms); 0 keeps Empty
+	// groups.
+	OffsetsRetentionCheckInterval time.Duration `koanf:"offsets-retention-check-interval"`
 }
 
 // DefaultCoordinator returns the coordinator settings before any source.
@@ -59,6 +67,9 @@ func DefaultCoordinator() Coordinator {
 		AnchorSessionTimeout:    30 * time.Minute,
 		AnchorHeartbeatInterval: 3 * time.Second,
 		AnchorRebalanceTimeout:  time.Minute,
+		AnchorMaxInflight:       256,
+		// Kafka's offsets.retention.check.interval.ms default.
+		OffsetsRetentionCheckInterval: 10 * time.Minute,
 	}
 }
 
@@ -92,6 +103,12 @@ func (c *Config) validateCoordinator() []string {
 		if d <= 0 {
 			errs = append(errs, fmt.Sprintf("%s: must be positive, got %v", name, d))
 		}
+	}
+	if c.Coordinator.AnchorMaxInflight < 1 {
+		errs = append(errs, fmt.Sprintf("coordinator.anchor-max-inflight: must be positive, got %d", c.Coordinator.AnchorMaxInflight))
+	}
+	if c.Coordinator.OffsetsRetentionCheckInterval < 0 {
+		errs = append(errs, fmt.Sprintf("coordinator.offsets-retention-check-interval: must not be negative (0 keeps Empty groups), got %v", c.Coordinator.OffsetsRetentionCheckInterval))
 	}
 	if c.Coordinator.DurableLog && c.Coordinator.LogTopic == "" {
 		errs = append(errs, "coordinator.log-topic: required with coordinator.durable-log")

@@ -58,6 +58,8 @@ var keyDocs = []keyDoc{
 	{"coordinator.anchor-session-timeout", sectionStreams, "session timeout of the anchor members; falls back to 5m, 45s, 10s if the broker's group.max.session.timeout.ms refuses it", ""},
 	{"coordinator.anchor-heartbeat-interval", sectionStreams, "heartbeat interval of the anchor members", ""},
 	{"coordinator.anchor-rebalance-timeout", sectionStreams, "rebalance timeout of the anchor members", ""},
+	{"coordinator.anchor-max-inflight", sectionStreams, "the anchor members' heartbeats running at once, and their joins (a lane of their own, so slow upstream rebalances never hold up heartbeats); an idle anchor holds no goroutine, one scheduler starts these as short tasks", ""},
+	{"coordinator.offsets-retention-check-interval", sectionStreams, "how long a streams group stays Empty before its state is deleted (tombstoned in the group log) and its anchor member leaves the upstream group, whose own offset retention then applies (Kafka's offsets.retention.check.interval.ms); 0 keeps Empty groups", ""},
 	{"control-plane.sasl-mechanism", sectionStreams, "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512: streamshift's own credentials for metadata, CreateTopics, DescribeGroups, the anchors and the group log, and for the proxy's own upstream client (broker list, readiness); clients still authenticate as themselves", "none"},
 	{"control-plane.sasl-username", sectionStreams, "the control plane's SASL user", ""},
 	{"control-plane.sasl-password", sectionStreams, "its password", ""},

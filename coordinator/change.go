@@ -184,6 +184,9 @@ func (c *Coordinator) commit(s *shard, ch *streams.Change) error {
 	}
 	recordsEvent(c.events, ch.Now, s.id, ch.Records)
 	ch.Records = nil
+	if ch.Deleted {
+		c.expired(s)
+	}
 	return nil
 }
 

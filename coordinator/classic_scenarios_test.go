@@ -17,6 +17,11 @@ import (
 func mixedGroup(t *testing.T) (*world, *classicClient) {
 	h := newHarness(t, nil)
 	h.md.SetTopic("foo", 6)
+	return mixedGroupOf(t, h)
+}
+
+// mixedGroupOf builds mixedGroup's group on h (topic foo of 6 partitions).
+func mixedGroupOf(t *testing.T, h *harness) (*world, *classicClient) {
 	w := newWorld(t, h, "g")
 	w.streamsJoin("s1", "ps", sourceTopology("foo"))
 	if got := streams.TasksCount(w.streams["s1"].owned.Active); got != 6 {

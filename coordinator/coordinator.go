@@ -31,6 +31,14 @@ type Options struct {
 	Logger zerolog.Logger
 	// Events, if set, hears the group events (events.go).
 	Events Events
+	// GroupExpiration is how long a group stays Empty before its state is
+	// deleted (group_expiration.go), Kafka's
+	// offsets.retention.check.interval.ms; 0 keeps Empty groups.
+	GroupExpiration time.Duration
+	// OnGroupExpired, if set, is told (on the group's executor: it must
+	// return at once) that an Empty group's state was deleted: its anchor
+	// member leaves the upstream group.
+	OnGroupExpired func(groupID string)
 }
 
 // Coordinator serves the streams groups. Its entry points never block: the
@@ -46,6 +54,10 @@ type Coordinator struct {
 	logger    zerolog.Logger
 	events    Events
 	timings   Timings
+	// expireAfter and onExpired: Options.GroupExpiration and
+	// OnGroupExpired.
+	expireAfter time.Duration
+	onExpired   func(groupID string)
 
 	// configMu serializes group config changes end to end (validate,
 	// append to the log, install) without holding mu across the append.
@@ -88,17 +100,19 @@ func New(opts Options) (*Coordinator, error) {
 		opts.Log = NewMemoryLog()
 	}
 	return &Coordinator{
-		clock:     opts.Clock,
-		log:       opts.Log,
-		metadata:  opts.Metadata,
-		creator:   opts.TopicCreator,
-		assignor:  opts.Assignor,
-		configure: streams.DefaultConfigure,
-		logger:    opts.Logger,
-		events:    opts.Events,
-		timings:   timings(opts.Events),
-		cfg:       opts.Config,
-		shards:    map[string]*shard{},
+		clock:       opts.Clock,
+		log:         opts.Log,
+		metadata:    opts.Metadata,
+		creator:     opts.TopicCreator,
+		assignor:    opts.Assignor,
+		configure:   streams.DefaultConfigure,
+		logger:      opts.Logger,
+		events:      opts.Events,
+		timings:     timings(opts.Events),
+		expireAfter: opts.GroupExpiration,
+		onExpired:   opts.OnGroupExpired,
+		cfg:         opts.Config,
+		shards:      map[string]*shard{},
 	}, nil
 }
 

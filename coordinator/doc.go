@@ -46,8 +46,9 @@
 //   - runtime (Kafka's CoordinatorRuntime): coordinator.go (Coordinator,
 //     Options), executor.go (per-group executors, Close, Unload),
 //     change.go (a change's inputs, carrying out its I/O, commit,
-//     rollback), timers.go, clock.go, log.go, load.go, append_errors.go
-//     (what a failed append answers);
+//     rollback), timers.go (with the Empty groups' expiration timer),
+//     clock.go, log.go, load.go, append_errors.go (what a failed append
+//     answers);
 //   - the group log's partitions: partitions.go (a group's partition, by
 //     Kafka's __consumer_offsets rule), partition_table.go (Partitions:
 //     which partitions this instance loads and serves; Serving is what

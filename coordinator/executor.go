@@ -78,7 +78,7 @@ func (c *Coordinator) run(groupID string, f func(*shard), fail func(*streams.Coo
 	}
 	if c.inline {
 		c.mu.Unlock()
-		s.do(f)
+		c.do(s, f)
 		return
 	}
 	s.mu.Lock()
@@ -111,15 +111,18 @@ func (c *Coordinator) drain(s *shard) {
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
 		c.mu.Unlock()
-		s.do(w.run)
+		c.do(s, w.run)
 	}
 }
 
-// do runs one work of the group under its lock, then tells a hand-back
-// whose barrier the work ended, outside the lock (barrierEnded).
-func (s *shard) do(f func(*shard)) {
+// do runs one work of the group under its lock, then arms or cancels the
+// group's expiration (group_expiration.go) as the work left the group, and
+// tells a hand-back whose barrier the work ended, outside the lock
+// (barrierEnded).
+func (c *Coordinator) do(s *shard, f func(*shard)) {
 	s.exec.Lock()
 	f(s)
+	c.watchExpiration(s)
 	tell := s.barrierEnded(false)
 	s.exec.Unlock()
 	tell()

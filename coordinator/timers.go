@@ -77,3 +77,38 @@ func (s *shard) HasTimer(key streams.TimerKey) bool {
 	_, ok := s.timers[key]
 	return ok
 }
+
+// The group expiration timer (streams/group_expiration.go) is armed and
+// fired by the runtime: after every work of a group, and on the commit of
+// its tombstones.
+
+// watchExpiration arms the group's expiration timer when a work leaves it
+// Expirable (Empty, no hand-back) and cancels it when a work leaves it
+// otherwise; a group that stays Empty keeps the timer it armed when it
+// became Empty, so it expires GroupExpiration after that. It runs after
+// every work of the group, under its lock.
+func (c *Coordinator) watchExpiration(s *shard) {
+	if c.expireAfter <= 0 {
+		return
+	}
+	key := streams.GroupExpirationTimerKey
+	switch {
+	case !streams.Expirable(s.group):
+		s.cancelTimer(key)
+	case !s.HasTimer(key):
+		emptySince := c.clock.Now()
+		c.armTimer(s, emptySince, streams.TimerOp{Key: key, After: c.expireAfter, Fire: func(ch *streams.Change) {
+			ch.ExpireGroup(ch.Now.Sub(emptySince))
+		}})
+	}
+}
+
+// expired drops the state of a group whose tombstones are in the log, and
+// tells OnGroupExpired.
+func (c *Coordinator) expired(s *shard) {
+	s.stopTimers()
+	s.group = nil
+	if c.onExpired != nil {
+		c.onExpired(s.id)
+	}
+}

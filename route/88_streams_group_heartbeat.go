@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -30,6 +31,13 @@ func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, hb *kmsg.StreamsGrou
 	// checks them before its group coordinator sees the request
 	// (authorize_streams.go).
 	if resp := rs.authorizeStreamsHeartbeat(req, hb); resp != nil {
+		out.Respond(resp)
+		return
+	}
+	// Kafka's request validation, with the bounds of the records the
+	// heartbeat would write (coordinator/streams/record_bounds.go), before
+	// any work for it: a takeover, an ownership claim, an anchor member.
+	if resp := streams.ValidateHeartbeat(hb); resp != nil {
 		out.Respond(resp)
 		return
 	}

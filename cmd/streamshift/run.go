@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/streamshift/streamshift/config"
+	"github.com/streamshift/streamshift/internal/logcap"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/status"
 )
@@ -233,16 +235,19 @@ func proxyOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Registe
 	}
 }
 
-func newLogger(c config.Log) zerolog.Logger {
+func newLogger(c config.Log) zerolog.Logger { return newLoggerTo(c, os.Stderr) }
+
+func newLoggerTo(c config.Log, w io.Writer) zerolog.Logger {
 	level, _ := zerolog.ParseLevel(c.Level) // validated by config
-	var log zerolog.Logger
+	// Lines carry client-supplied strings (ids of up to megabytes): the
+	// capping writer bounds each line, before the console writer too.
+	out := w
 	if c.Format == "console" {
 		// Colours only on a terminal: not in a file or a pipe.
 		st, err := os.Stderr.Stat()
-		noColor := err != nil || st.Mode()&os.ModeCharDevice == 0
-		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, TimeFormat: time.RFC3339, NoColor: noColor})
-	} else {
-		log = zerolog.New(os.Stderr)
+		noColor := err != nil || st.Mode()&os.ModeCharDevice == 0 || w != io.Writer(os.Stderr)
+		out = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339, NoColor: noColor}
 	}
+	log := zerolog.New(logcap.New(out))
 	return log.Level(level).With().Timestamp().Logger()
 }

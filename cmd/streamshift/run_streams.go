@@ -96,12 +96,23 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	// Internal topics are created for a member that may CREATE them
 	// (the broker's answer for its own principal, route/authorize_topics.go).
 	topicGate := route.NewInternalTopicGate(upstream.NewTopicCreator(ctl, meta, 0))
+	expired := &expiredAnchors{
+		leave:   func(ctx context.Context, group string) error { return rt.anchors.Leave(ctx, group) },
+		served:  func(group string) bool { return rt.coord.Owns(group) },
+		timeout: 30 * time.Second,
+		log:     log.With().Str("component", "anchor").Logger(),
+		count:   newExpiredCounter(),
+	}
 	opts := coordinator.Options{
-		Config:       ccfg,
-		Metadata:     meta,
-		TopicCreator: topicGate,
-		Events:       events,
-		Logger:       log.With().Str("component", "coordinator").Logger(),
+		Config:          ccfg,
+		Metadata:        meta,
+		TopicCreator:    topicGate,
+		Events:          events,
+		Logger:          log.With().Str("component", "coordinator").Logger(),
+		GroupExpiration: cfg.Coordinator.OffsetsRetentionCheckInterval,
+		// Set before any group exists: rt.anchors and rt.coord are set
+		// below, before the routes serve.
+		OnGroupExpired: expired.expired,
 	}
 	durable := cfg.Coordinator.DurableLog
 	if durable {
@@ -133,12 +144,14 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		SessionTimeout:    cfg.Coordinator.AnchorSessionTimeout,
 		HeartbeatInterval: cfg.Coordinator.AnchorHeartbeatInterval,
 		RebalanceTimeout:  cfg.Coordinator.AnchorRebalanceTimeout,
+		MaxInflight:       cfg.Coordinator.AnchorMaxInflight,
 		YieldWhenReplaced: durable,
 		Log:               log.With().Str("component", "anchor").Logger(),
 	})
 	if err != nil {
 		return nil, err
 	}
+	registerAnchorMetrics(reg, rt.anchors, expired.count)
 	var cluster route.Cluster
 	if durable {
 		parts := coordinator.NewPartitions(rt.coord, rt.topic.Partitions())

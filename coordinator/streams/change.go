@@ -21,6 +21,9 @@ type Change struct {
 	Now     time.Time
 	Records []Record
 	Created bool // the group did not exist before this change
+	// Deleted: the change tombstones the group; once its records are in
+	// the log the group's state goes (ExpireGroup).
+	Deleted bool
 	// Classic is the classic metadata of the JoinGroup this change runs
 	// as a heartbeat (classic_join.go); nil for streams heartbeats.
 	Classic *ClassicMemberMetadata

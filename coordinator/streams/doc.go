@@ -44,7 +44,8 @@
 //     log_entry.go, logging.go (Kafka's log lines), metadata.go (the
 //     metadata image, the topics to create);
 //   - the streams heartbeat: heartbeat_validate.go (request checks, before
-//     the group's queue), heartbeat.go (StreamsGroupHeartbeat: Kafka's
+//     the group's queue), record_bounds.go (the record sizes Kafka's log
+//     would refuse, checked from lengths), heartbeat.go (StreamsGroupHeartbeat: Kafka's
 //     streamsGroupHeartbeat in its named steps: getOrCreateGroup,
 //     getOrCreateMember, updateMemberMetadata, checkTopology, writeMember,
 //     maybeBumpGroupEpoch, updateTargetAssignment, maybeReconcile,
@@ -60,7 +61,8 @@
 //     (removing a member), session.go (session, rebalance and classic
 //     timeouts);
 //   - the other operations: describe.go, offsets.go (offset commit and
-//     fetch validation), delete_group.go;
+//     fetch validation), delete_group.go, group_expiration.go (an Empty
+//     group's deletion after the check interval);
 //   - classic members and the migration's records: classic_join.go,
 //     classic_sync.go, classic_heartbeat.go (Heartbeat and LeaveGroup),
 //     classic_takeover.go (TakeOverClassicGroup), classic_handback.go.

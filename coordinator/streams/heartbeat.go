@@ -178,7 +178,17 @@ func (hb *streamsHeartbeat) updateMemberMetadata() error {
 	}
 	meta, err := hb.ch.classicMetadata(hb.m, updatedMemberMetadata(hb.oldMeta, hb.req, hb.client))
 	hb.meta = meta
-	return err
+	if err != nil {
+		return err
+	}
+	if meta != hb.oldMeta {
+		// The request's own fields were checked; merged with the kept
+		// ones the record may still be too large.
+		if ce := checkMemberRecord(hb.ch.Group.ID, hb.req.MemberID, meta); ce != nil {
+			return ce
+		}
+	}
+	return nil
 }
 
 // checkTopology is steps 4 and 5: the topology, checked before anything is

@@ -90,5 +90,7 @@ func checkHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *CoordError {
 			return invalid("Topology can only be provided when (re-)joining.")
 		}
 	}
-	return nil
+	// What Kafka would fail to write (record_bounds.go), once the request
+	// is otherwise valid, as Kafka finds it only then.
+	return checkRecordBounds(req)
 }

@@ -19,6 +19,7 @@ const (
 	rebalanceTimer
 	initialDelayTimer
 	assignmentIntervalTimer
+	groupExpirationTimer
 )
 
 // Name is the timer's name in Kafka's form ("session-timeout-<g>-<m>"), for
@@ -34,6 +35,8 @@ func (k TimerKey) Name(groupID string) string {
 		kind = "initial-rebalance-timeout"
 	case assignmentIntervalTimer:
 		kind = "assignment-interval"
+	case groupExpirationTimer:
+		kind = "group-expiration"
 	case classicSyncTimer:
 		kind = "sync"
 	case classicJoinTimer:

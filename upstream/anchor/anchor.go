@@ -65,7 +65,10 @@ type Options struct {
 	YieldWhenReplaced bool
 	// MaxBackoff caps the pause between failed attempts. Default 5s.
 	MaxBackoff time.Duration
-	Log        zerolog.Logger
+	// MaxInflight bounds the anchors' heartbeats and joins running at once
+	// (scheduler.go). Default DefaultMaxInflight.
+	MaxInflight int
+	Log         zerolog.Logger
 }
 
 // fallbackSessionTimeouts are tried, in order, after the configured one is
@@ -88,6 +91,11 @@ type Manager struct {
 	mu      sync.Mutex
 	anchors map[string]*anchor
 	closed  bool
+	// The scheduler (scheduler.go): its lanes (the anchors waiting to
+	// act, the tasks running), its wake-up and its end.
+	lanes         [lanes]lane
+	wake          chan struct{}
+	schedulerDone chan struct{}
 }
 
 // New returns a manager.
@@ -110,7 +118,10 @@ func New(opts Options) (*Manager, error) {
 	if opts.MaxBackoff <= 0 {
 		opts.MaxBackoff = 5 * time.Second
 	}
-	return &Manager{opts: opts, anchors: map[string]*anchor{}}, nil
+	if opts.MaxInflight <= 0 {
+		opts.MaxInflight = DefaultMaxInflight
+	}
+	return &Manager{opts: opts, anchors: map[string]*anchor{}, wake: make(chan struct{}, 1)}, nil
 }
 
 // InstanceID is the anchors' group.instance.id.
@@ -122,18 +133,21 @@ func (m *Manager) InstanceID() string { return m.opts.InstanceID }
 func (m *Manager) Ensure(group string, topics []string) {
 	topics = normalize(topics)
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return
 	}
 	a := m.anchors[group]
 	if a == nil {
 		ctx, cancel := context.WithCancel(context.Background())
-		a = &anchor{m: m, group: group, topics: topics, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{}), kick: make(chan struct{}, 1)}
+		a = &anchor{m: m, group: group, topics: topics, ctx: ctx, cancel: cancel, done: make(chan struct{}), ready: make(chan struct{}), index: -1}
 		m.anchors[group] = a
-		go a.run(ctx)
+		m.startScheduler()
+		m.schedule(a, time.Now(), true)
+		m.mu.Unlock()
 		return
 	}
+	m.mu.Unlock()
 	if topics != nil {
 		a.setTopics(topics)
 	}
@@ -235,12 +249,18 @@ func (m *Manager) Close() {
 	m.closed = true
 	anchors := make([]*anchor, 0, len(m.anchors))
 	for _, a := range m.anchors {
+		m.stop(a)
 		anchors = append(anchors, a)
 	}
+	clear(m.anchors)
+	scheduler := m.schedulerDone
+	m.poke()
 	m.mu.Unlock()
 	for _, a := range anchors {
-		a.cancel()
 		<-a.done
+	}
+	if scheduler != nil {
+		<-scheduler
 	}
 }
 

@@ -8,18 +8,31 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// anchor is one group's anchor member: a goroutine joining, syncing and
-// heartbeating the upstream classic group.
+// anchor is one group's anchor member: joined, synced and heartbeated in
+// the upstream classic group by short tasks the manager's scheduler starts
+// (scheduler.go); between them it holds no goroutine.
 type anchor struct {
 	m      *Manager
 	group  string
+	ctx    context.Context // cancelled when the anchor stops
 	cancel context.CancelFunc
-	done   chan struct{}
-	kick   chan struct{}
+	done   chan struct{} // closed once stopped and no task of it runs
+
+	// Guarded by m.mu: the scheduler's part.
+	next    time.Time // when it acts next, while queued
+	index   int       // in its lane's queue; -1 when not queued
+	lane    int       // the lane it is queued in or runs in
+	busy    bool      // a task of it runs
+	stopped bool
+	kicked  bool // woken while busy: act again at once
+
+	// Owned by its tasks, which never overlap.
+	backoff time.Duration
 
 	mu       sync.Mutex
 	topics   []string
@@ -31,10 +44,17 @@ type anchor struct {
 	session  int           // index into the session timeouts being tried
 }
 
+// wake makes the anchor act at once (a rejoin was asked for).
 func (a *anchor) wake() {
-	select {
-	case a.kick <- struct{}{}:
+	m := a.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case a.stopped:
+	case a.busy:
+		a.kicked = true
 	default:
+		m.schedule(a, time.Now(), true)
 	}
 }
 
@@ -69,33 +89,50 @@ func (a *anchor) sessionTimeouts() []time.Duration {
 	return out
 }
 
-func (a *anchor) run(ctx context.Context) {
-	defer close(a.done)
-	log := a.m.opts.Log.With().Str("group", a.group).Str("instance", a.m.opts.InstanceID).Logger()
-	backoff := 100 * time.Millisecond
-	for ctx.Err() == nil {
-		err := a.joinAndSync(ctx)
-		if err == nil {
-			backoff = 100 * time.Millisecond
-			log.Info().Str("member", a.gen.MemberID).Int32("generation", a.gen.Generation).Msg("anchor member joined the upstream group")
-			err = a.heartbeatLoop(ctx)
+// mustJoin reports whether the anchor's next task is a join.
+func (a *anchor) mustJoin() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return !a.synced || a.rejoin
+}
+
+// step is one task: a join and sync if the anchor is not a synced member
+// or must rejoin, else a heartbeat. It returns when the anchor acts next,
+// or stop when it must end (cancelled, or replaced by another instance's).
+func (a *anchor) step() (next time.Time, stop bool) {
+	ctx := a.ctx
+	var err error
+	if a.mustJoin() {
+		if err = a.joinAndSync(ctx); err == nil {
+			a.backoff = 0
+			a.log().Info().Str("member", a.gen.MemberID).Int32("generation", a.gen.Generation).Msg("anchor member joined the upstream group")
+			return time.Now().Add(a.m.opts.HeartbeatInterval), false
 		}
-		if ctx.Err() != nil {
-			return
-		}
-		if a.m.opts.YieldWhenReplaced && errors.Is(err, kerr.FencedInstanceID) {
-			a.m.forget(a)
-			log.Info().Err(err).Msg("anchor member replaced by another streamshift instance's (the group moved there); this one stops")
-			return
-		}
-		log.Warn().Err(err).Dur("backoff", backoff).Msg("anchor member rejoins")
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, a.m.opts.MaxBackoff)
+	} else if err = a.heartbeat(ctx); err == nil {
+		return time.Now().Add(a.m.opts.HeartbeatInterval), false
 	}
+	if ctx.Err() != nil {
+		return time.Time{}, true
+	}
+	if a.m.opts.YieldWhenReplaced && errors.Is(err, kerr.FencedInstanceID) {
+		a.log().Info().Err(err).Msg("anchor member replaced by another streamshift instance's (the group moved there); this one stops")
+		return time.Time{}, true
+	}
+	a.mu.Lock()
+	a.unsync()
+	a.mu.Unlock()
+	if a.backoff == 0 {
+		a.backoff = 100 * time.Millisecond
+	} else {
+		a.backoff = min(2*a.backoff, a.m.opts.MaxBackoff)
+	}
+	a.log().Warn().Err(err).Dur("backoff", a.backoff).Msg("anchor member rejoins")
+	return time.Now().Add(a.backoff), false
+}
+
+func (a *anchor) log() *zerolog.Logger {
+	l := a.m.opts.Log.With().Str("group", a.group).Str("instance", a.m.opts.InstanceID).Logger()
+	return &l
 }
 
 // joinAndSync joins the upstream group and, as its leader, syncs empty
@@ -184,46 +221,34 @@ func (a *anchor) joinAndSync(ctx context.Context) error {
 	return nil
 }
 
-// heartbeatLoop heartbeats until the anchor must rejoin.
-func (a *anchor) heartbeatLoop(ctx context.Context) error {
-	t := time.NewTicker(a.m.opts.HeartbeatInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		case <-a.kick:
-		}
-		a.mu.Lock()
-		gen, rejoin := a.gen, a.rejoin
-		a.mu.Unlock()
-		if rejoin {
-			return errors.New("rejoin requested (subscription changed or a commit was fenced)")
-		}
-		req := kmsg.NewPtrHeartbeatRequest()
-		req.Group = a.group
-		req.Generation = gen.Generation
-		req.MemberID = gen.MemberID
-		req.InstanceID = &gen.InstanceID
-		hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		resp, err := a.m.opts.Client.Request(hctx, req)
-		cancel()
-		if err != nil {
-			// The coordinator may have moved: kgo finds it again on the
-			// next request; a rejoin settles the membership.
-			return fmt.Errorf("heartbeat: %w", err)
-		}
-		switch err := kerr.ErrorForCode(resp.(*kmsg.HeartbeatResponse).ErrorCode); {
-		case err == nil:
-		case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.FencedInstanceID):
-			a.setMemberID("")
-			return fmt.Errorf("heartbeat: %w", err)
-		default:
-			// REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, NOT_COORDINATOR,
-			// COORDINATOR_NOT_AVAILABLE, ...: rejoin.
-			return fmt.Errorf("heartbeat: %w", err)
-		}
+// heartbeat sends one heartbeat; an error means the anchor must rejoin.
+func (a *anchor) heartbeat(ctx context.Context) error {
+	a.mu.Lock()
+	gen := a.gen
+	a.mu.Unlock()
+	req := kmsg.NewPtrHeartbeatRequest()
+	req.Group = a.group
+	req.Generation = gen.Generation
+	req.MemberID = gen.MemberID
+	req.InstanceID = &gen.InstanceID
+	hctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	resp, err := a.m.opts.Client.Request(hctx, req)
+	cancel()
+	if err != nil {
+		// The coordinator may have moved: kgo finds it again on the
+		// next request; a rejoin settles the membership.
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	switch err := kerr.ErrorForCode(resp.(*kmsg.HeartbeatResponse).ErrorCode); {
+	case err == nil:
+		return nil
+	case errors.Is(err, kerr.UnknownMemberID), errors.Is(err, kerr.FencedInstanceID):
+		a.setMemberID("")
+		return fmt.Errorf("heartbeat: %w", err)
+	default:
+		// REBALANCE_IN_PROGRESS, ILLEGAL_GENERATION, NOT_COORDINATOR,
+		// COORDINATOR_NOT_AVAILABLE, ...: rejoin.
+		return fmt.Errorf("heartbeat: %w", err)
 	}
 }
 
