@@ -294,7 +294,9 @@ func TestTakeoverCreatesMissingInternalTopics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing := slices.ContainsFunc(resp.Status, func(s kmsg.StreamsGroupHeartbeatResponseStatus) bool { return s.StatusCode == statusMissingInternalTopics })
+	missing := slices.ContainsFunc(resp.Status, func(s kmsg.StreamsGroupHeartbeatResponseStatus) bool {
+		return s.StatusCode == statusMissingInternalTopics
+	})
 	if resp.ErrorCode != 0 || !missing || !e.coord.Owns("legacy") {
 		t.Fatalf("takeover with a missing changelog: %v %s status %+v owned %v", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage), resp.Status, e.coord.Owns("legacy"))
 	}
