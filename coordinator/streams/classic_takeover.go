@@ -195,7 +195,7 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 	}
 	if code, why := takeoverTopologyRefusal(configured); code != nil {
 		ch.RollBack()
-		return fail(code, "Takeover of classic group %s: %s", state.GroupID, why), 0
+		return fail(code, "Takeover of classic group %s %s", state.GroupID, why), 0
 	}
 	members, err := importClassicMembers(liveClassicMembers(state, ch.Now), configured, topo.Epoch, ch.Now)
 	if errors.Is(err, errNoSubscription) {
@@ -261,8 +261,8 @@ func takeoverTopologyRefusal(c *configuredTopology) (*kerr.Error, string) {
 	case StatusIncorrectlyPartitionedTopics:
 		return kerr.StreamsInvalidTopology, "cannot succeed: INCORRECTLY_PARTITIONED_TOPICS: " + c.Err.Message
 	case StatusMissingSourceTopics:
-		return kerr.CoordinatorLoadInProgress, "waiting: MISSING_SOURCE_TOPICS: " + c.Err.Message
+		return kerr.CoordinatorLoadInProgress, "waits for its source topics: MISSING_SOURCE_TOPICS: " + c.Err.Message
 	default:
-		return kerr.CoordinatorLoadInProgress, "waiting: the topology is not ready: " + c.Err.Message
+		return kerr.CoordinatorLoadInProgress, "waits for its topology to be ready: " + c.Err.Message
 	}
 }
