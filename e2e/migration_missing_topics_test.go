@@ -28,8 +28,9 @@ import (
 // MISSING_INTERNAL_TOPICS meanwhile, the takeover completes, both instances
 // run the topology's tasks, and records produced afterwards are counted
 // exactly (1, 2, ..., N per key: the counts of the earlier keys start again
-// from nothing, as on Kafka, since their changelog is gone). The group's
-// flight recorder writes at most a few files. Before the fix every join
+// from nothing, as on Kafka, since their changelog is gone); no task is
+// closed dirty and no member fenced. The group's flight recorder writes at
+// most a few files. Before the fix every join
 // failed ("the topology is not ready") for as long as the instance retried,
 // and every failure wrote a flight-recorder file.
 func TestStreamsProxyTakeoverMissingChangelog(t *testing.T) {
@@ -96,6 +97,7 @@ func TestStreamsProxyTakeoverMissingChangelog(t *testing.T) {
 	}
 	waitTopic(ctx, t, adm, changelog, false)
 	t.Logf("%s deleted; a 4.4 streams instance joins", changelog)
+	joined := time.Now()
 
 	s1 := start("s1", harness.App44, "streams")
 	if err := waitLogLine(ctx, s1.Log, "Membership is in the following statuses: (3)"); err != nil {
@@ -108,6 +110,7 @@ func TestStreamsProxyTakeoverMissingChangelog(t *testing.T) {
 	if parts != 4 {
 		t.Fatalf("%s recreated with %d partitions, want 4", changelog, parts)
 	}
+	t.Logf("takeover done and %s recreated %v after the streams instance started", changelog, time.Since(joined).Round(time.Millisecond))
 	// Both instances run the topology's tasks.
 	want := harness.TopologyTasks(4)
 	for {
@@ -125,6 +128,7 @@ func TestStreamsProxyTakeoverMissingChangelog(t *testing.T) {
 		}
 	}
 
+	t.Logf("tasks spread over both instances %v after the streams instance started", time.Since(joined).Round(time.Millisecond))
 	// New input is counted exactly.
 	after := map[string]int64{}
 	produce(after, 25, "b0", "b1", "b2", "b3", "b4", "b5")
@@ -138,6 +142,13 @@ func TestStreamsProxyTakeoverMissingChangelog(t *testing.T) {
 		}
 	}
 	if err := harness.VerifyCounts(after, updates, true); err != nil {
+		t.Fatal(err)
+	}
+
+	// The takeover moved the classic instance as any takeover does: no
+	// task closed dirty, no member fenced.
+	if err := checkSmokeClientFiles(out, "app.log", "Closed dirty", "TaskMigratedException", "as lost", "UNKNOWN_MEMBER_ID", "ILLEGAL_GENERATION",
+		"Unknown member", "Illegal generation"); err != nil {
 		t.Fatal(err)
 	}
 
