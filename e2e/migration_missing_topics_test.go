@@ -21,8 +21,13 @@ import (
 // TestStreamsProxyTakeoverMissingChangelog: a classic Kafka Streams app
 // (kafka-streams 3.6, exactly once) runs through streamshift on Kafka 3.9;
 // its changelog topic is deleted while no input flows (the classic app does
-// not notice: it writes there only when it processes). Then a kafka-streams
-// 4.4 instance with group.protocol=streams joins: the takeover must go on.
+// not notice: it writes there only when it processes). First it is
+// recreated with 2 partitions instead of 4: a kafka-streams 4.4 instance
+// with group.protocol=streams joining must be told, in its log, that the
+// takeover cannot succeed (STREAMS_INVALID_TOPOLOGY naming
+// INCORRECTLY_PARTITIONED_TOPICS), and the classic group stays as it was.
+// Then it is deleted again and another 4.4 instance joins: the takeover
+// must go on.
 // streamshift recreates the changelog as a Kafka 4.4 join does (4
 // partitions, compacted), the 4.4 instance logs status
 // MISSING_INTERNAL_TOPICS meanwhile, the takeover completes, both instances
@@ -91,11 +96,35 @@ func TestStreamsProxyTakeoverMissingChangelog(t *testing.T) {
 	}
 	t.Logf("classic app counted %v", col.Latest())
 
-	// Its changelog goes.
-	if _, err := adm.DeleteTopic(ctx, changelog); err != nil {
-		t.Fatalf("delete %s: %v", changelog, err)
+	// Its changelog goes, and comes back with the wrong partition count: a
+	// takeover that cannot succeed. The streams instance is told why
+	// (fatal, as Kafka answers a topology it cannot take); the classic
+	// group goes on upstream.
+	deleteTopic := func() {
+		t.Helper()
+		if _, err := adm.DeleteTopic(ctx, changelog); err != nil {
+			t.Fatalf("delete %s: %v", changelog, err)
+		}
+		waitTopic(ctx, t, adm, changelog, false)
 	}
-	waitTopic(ctx, t, adm, changelog, false)
+	deleteTopic()
+	if err := harness.CreateTopics(ctx, b.Bootstrap, 2, changelog); err != nil {
+		t.Fatal(err)
+	}
+	s0 := start("s0", harness.App44, "streams")
+	if err := waitLogLine(ctx, s0.Log, "failed due to STREAMS_INVALID_TOPOLOGY: Takeover of classic group e2e-count cannot succeed: INCORRECTLY_PARTITIONED_TOPICS"); err != nil {
+		t.Fatalf("the streams instance was not told why the takeover cannot succeed: %v", err)
+	}
+	if err := s0.Stop(); err != nil {
+		t.Logf("stop s0: %v", err)
+	}
+	if g, err := describeUpstream(ctx, b.Bootstrap, "e2e-count"); err != nil || g.Protocol != "stream" || len(g.Members) != 1 {
+		t.Fatalf("after the refused takeover the upstream group is %+v (%v), want the classic app alone", g, err)
+	}
+	t.Logf("refused takeover: the streams instance was told INCORRECTLY_PARTITIONED_TOPICS, the classic group goes on")
+
+	// The changelog gone altogether: the takeover goes on.
+	deleteTopic()
 	t.Logf("%s deleted; a 4.4 streams instance joins", changelog)
 	joined := time.Now()
 

@@ -2,6 +2,7 @@ package migration
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -41,6 +42,12 @@ type Options struct {
 	// Events, if set, hears the phases of takeovers and hand-backs
 	// (events.go).
 	Events Events
+	// RefreshMetadata, if set, fetches the cluster's topics into the
+	// coordinator's metadata image; a takeover runs it first, so that
+	// the topology is configured against the cluster as it is (a topic
+	// deleted or recreated a moment ago) and a refusal is not the
+	// image's lag.
+	RefreshMetadata func(context.Context) error
 }
 
 // Migration is the online migration of the groups the routes see: the

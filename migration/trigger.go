@@ -72,6 +72,13 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 		respond(takeoverRefused(hb, kerr.CoordinatorLoadInProgress, fmt.Errorf("group %s is %s: %w", hb.Group, g.State, ErrNotStable)))
 		return true
 	}
+	if m.o.RefreshMetadata != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), m.o.RequestTimeout)
+		if err := m.o.RefreshMetadata(ctx); err != nil {
+			m.log.Debug().Str("group", hb.Group).Err(err).Msg("takeover: metadata refresh failed; the last image is used")
+		}
+		cancel()
+	}
 	m.log.Info().Str("group", hb.Group).Str("upstream_state", g.State).Str("protocol", g.Protocol).
 		Int("classic_members", len(g.Members)).Msg("takeover of a live classic group starts")
 	tell(m.o.Events, EventTakeoverStarted, hb.Group, nil, map[string]any{"upstreamState": g.State, "protocol": g.Protocol, "classicMembers": len(g.Members), "memberId": hb.MemberID})

@@ -38,11 +38,6 @@ func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, hb *kmsg.StreamsGrou
 			// Its join ends the group's restart recovery.
 			out = joinedOutcome{Outcome: out, r: r, group: hb.Group}
 		}
-		if hb.MemberEpoch == 0 {
-			// A takeover configures the topology against the image
-			// too: missing source topics there refuse it.
-			rs.refreshFor(req, hb.Topology)
-		}
 		// The internal topics a takeover asked for are decided for this
 		// member as for any join (authorize_topics.go): created while
 		// it waits with status MISSING_INTERNAL_TOPICS.
