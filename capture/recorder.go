@@ -363,6 +363,10 @@ func (r *Recorder) writeEvent(e *Event, line []byte) {
 			r.dumpLocked(fr, e)
 		}
 	case e.Kind == migration.EventTakeoverDone || e.Kind == migration.EventHandBackDone:
+		if fr.incidentFailures > 1 {
+			r.o.Log.Info().Str("group", fr.group).Int("failures", fr.incidentFailures).Str("event", e.Kind).
+				Msg("flight recorder: the group's incident is over; its failures after the first wrote no file")
+		}
 		fr.endIncident()
 	}
 }
