@@ -83,7 +83,11 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 func importClassicMembers(state ClassicGroupState, topo *configuredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
 	tt := importTaskTopology(topo)
 	if tt == nil {
-		return nil, fmt.Errorf("the topology is not ready (%s), the classic tasks cannot be checked", topo.Err.Message)
+		why := "its subtopologies have no classic task ids"
+		if topo.Err != nil {
+			why = "it is not ready: " + topo.Err.Message
+		}
+		return nil, fmt.Errorf("the classic tasks cannot be checked against the topology (%s)", why)
 	}
 	owner := map[TaskID]string{}
 	out := make([]importedMember, 0, len(state.Members))
@@ -252,8 +256,9 @@ var errNoSubscription = errors.New("no subscription")
 // and the takeover goes on): nil when it may go on. Incorrectly
 // partitioned internal topics never fix themselves: STREAMS_INVALID_TOPOLOGY
 // with Kafka's status and detail (a joined member would get the status and
-// fail with a TopologyException). Missing source topics may be a metadata
-// image behind the cluster (a refresh is asked): retriable.
+// fail with a TopologyException). Missing source topics may be on their way
+// (the image is fetched before each attempt, migration.MaybeTakeOver):
+// retriable, at the paced rate.
 func takeoverTopologyRefusal(c *configuredTopology) (*kerr.Error, string) {
 	switch c.Status() {
 	case -1, StatusMissingInternalTopics:
