@@ -16,9 +16,11 @@ type flightRecorder struct {
 	bytes    int
 	// pinned: started on request (admin API), not by a migration.
 	pinned bool
-	// lastDump is when the ring was last written to a file, to write one
-	// file per incident rather than one per fencing in a burst.
-	lastDump time.Time
+	// incidentLast is the last failure of the group's current incident
+	// (zero: none), incidentFailures how many it had: one file per
+	// incident (flight_files.go).
+	incidentLast     time.Time
+	incidentFailures int
 	// until, if set, is when the recorder of a finished migration goes.
 	until time.Time
 }

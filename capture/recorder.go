@@ -42,10 +42,16 @@ type Options struct {
 	FlightMaxBytes  int
 	FlightMaxGroups int
 	// FlightDir receives a group's flight recorder when a takeover or
-	// hand-back fails or a member is fenced; empty: the capture file's
-	// directory, else the system's temporary directory.
+	// hand-back fails or a member is fenced, once per incident
+	// (flight_files.go); empty: the capture file's directory, else the
+	// system's temporary directory.
 	FlightDir string
-	Log       zerolog.Logger
+	// FlightMaxFiles and FlightMaxTotalBytes cap the flight-recorder files
+	// in FlightDir, an earlier run's included: the oldest are removed
+	// first. Defaults 32 and 64 MiB.
+	FlightMaxFiles      int
+	FlightMaxTotalBytes int64
+	Log                 zerolog.Logger
 	// Registerer gets the capture's metrics; nil: none.
 	Registerer prometheus.Registerer
 	// Queue is how many exchanges and events wait for the writer before
@@ -105,6 +111,12 @@ func New(o Options) (*Recorder, error) {
 	}
 	if o.FlightMaxGroups <= 0 {
 		o.FlightMaxGroups = 32
+	}
+	if o.FlightMaxFiles <= 0 {
+		o.FlightMaxFiles = 32
+	}
+	if o.FlightMaxTotalBytes <= 0 {
+		o.FlightMaxTotalBytes = 64 << 20
 	}
 	if o.Queue <= 0 {
 		o.Queue = 8192
@@ -345,9 +357,17 @@ func (r *Recorder) writeEvent(e *Event, line []byte) {
 		return
 	}
 	fr.add(e.At, slices.Clone(line))
-	if e.failure() && e.At.Sub(fr.lastDump) > time.Second {
-		fr.lastDump = e.At
-		r.dumpLocked(fr, e)
+	switch {
+	case e.failure():
+		if !fr.flightIncident(e.At, r.o.FlightWindow) {
+			r.dumpLocked(fr, e)
+		}
+	case e.Kind == migration.EventTakeoverDone || e.Kind == migration.EventHandBackDone:
+		if fr.incidentFailures > 1 {
+			r.o.Log.Info().Str("group", fr.group).Int("failures", fr.incidentFailures).Str("event", e.Kind).
+				Msg("flight recorder: the group's incident is over; its failures after the first wrote no file")
+		}
+		fr.endIncident()
 	}
 }
 
@@ -365,17 +385,6 @@ func (r *Recorder) writeFile(line []byte) {
 	}
 	r.m.lines.Inc()
 	r.m.bytes.Add(float64(len(line)))
-}
-
-// dumpLocked writes a group's flight recorder to a file of its own.
-func (r *Recorder) dumpLocked(fr *flightRecorder, why *Event) {
-	name := filepath.Join(r.o.FlightDir, fmt.Sprintf("streamshift-flight-%s-%s.jsonl", sanitize(fr.group), why.At.UTC().Format("20060102T150405.000")))
-	if err := os.WriteFile(name, fr.snapshot(why.At), 0o600); err != nil {
-		r.o.Log.Error().Err(err).Str("group", fr.group).Msg("flight recorder not written")
-		return
-	}
-	r.m.dumps.Inc()
-	r.o.Log.Warn().Str("group", fr.group).Str("event", why.Kind).Str("file", name).Msg("flight recorder written")
 }
 
 func sanitize(s string) string {

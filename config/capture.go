@@ -35,12 +35,20 @@ type Capture struct {
 	FlightMaxBytes  int           `koanf:"flight-max-bytes"`
 	FlightMaxGroups int           `koanf:"flight-max-groups"`
 	FlightDir       string        `koanf:"flight-dir"`
+	// FlightMaxFiles and FlightMaxTotalBytes cap the flight-recorder
+	// files in FlightDir (an earlier run's included): the oldest are
+	// removed before a new one is written. A group failing repeatedly
+	// writes one file per incident (capture/flight_files.go).
+	FlightMaxFiles      int   `koanf:"flight-max-files"`
+	FlightMaxTotalBytes int64 `koanf:"flight-max-total-bytes"`
 }
 
 // DefaultCapture is off, with 5 × 64 MiB files and 32 × 2 MiB flight
-// recorders of 5 minutes when turned on.
+// recorders of 5 minutes when turned on, and at most 32 flight-recorder
+// files of 64 MiB in all on disk.
 func DefaultCapture() Capture {
-	return Capture{MaxBytes: 64 << 20, MaxFiles: 5, FlightWindow: 5 * time.Minute, FlightMaxBytes: 2 << 20, FlightMaxGroups: 32}
+	return Capture{MaxBytes: 64 << 20, MaxFiles: 5, FlightWindow: 5 * time.Minute, FlightMaxBytes: 2 << 20, FlightMaxGroups: 32,
+		FlightMaxFiles: 32, FlightMaxTotalBytes: 64 << 20}
 }
 
 // List splits a comma-separated key's value, blank entries dropped: the
@@ -63,6 +71,12 @@ func (c Capture) validate() []string {
 	}
 	if c.FlightMaxGroups < 1 {
 		errs = append(errs, fmt.Sprintf("capture.flight-max-groups: must be >= 1, got %d", c.FlightMaxGroups))
+	}
+	if c.FlightMaxFiles < 1 {
+		errs = append(errs, fmt.Sprintf("capture.flight-max-files: must be >= 1, got %d", c.FlightMaxFiles))
+	}
+	if c.FlightMaxTotalBytes < int64(c.FlightMaxBytes) {
+		errs = append(errs, fmt.Sprintf("capture.flight-max-total-bytes: must hold one flight recorder (>= capture.flight-max-bytes %d), got %d", c.FlightMaxBytes, c.FlightMaxTotalBytes))
 	}
 	return errs
 }

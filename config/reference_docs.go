@@ -90,7 +90,9 @@ var keyDocs = []keyDoc{
 	{"capture.flight-window", sectionCapture, "what a group's flight recorder keeps", ""},
 	{"capture.flight-max-bytes", sectionCapture, "bound of one flight recorder", ""},
 	{"capture.flight-max-groups", sectionCapture, "flight recorders at once (memory: this × max-bytes)", ""},
-	{"capture.flight-dir", sectionCapture, "where a flight recorder is written on a failure", "the file's directory, else the temp dir"},
+	{"capture.flight-dir", sectionCapture, "where a flight recorder is written on a failure: one file per incident (a group failing again and again is one incident until it succeeds or a quiet flight-window passes)", "the file's directory, else the temp dir"},
+	{"capture.flight-max-files", sectionCapture, "flight-recorder files kept in flight-dir, an earlier run's included (the oldest are removed; instances sharing the directory share the cap)", ""},
+	{"capture.flight-max-total-bytes", sectionCapture, "bytes of flight-recorder files kept in flight-dir, the same way; at least flight-max-bytes", ""},
 }
 
 // docOf is the keyDoc of key.

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,7 +100,9 @@ func TestTakeOverClassicGroup(t *testing.T) {
 }
 
 // A takeover that cannot be checked leaves nothing behind: the group stays
-// classic upstream and the streams member gets a retriable error.
+// classic upstream and the streams member is told why, with Kafka's fatal
+// answer to a topology it cannot take (no retry changes the classic
+// members' tasks).
 func TestTakeOverRefusesUnknownTasks(t *testing.T) {
 	h := newHarness(t, nil)
 	h.md.SetTopic("foo", 6)
@@ -108,7 +111,7 @@ func TestTakeOverRefusesUnknownTasks(t *testing.T) {
 	c1 := w.newClassic("c1", "p1")
 	c1.owned, c1.active = []classicstreams.TopicPartition{{Topic: "bar", Partition: 0}}, cTasks(0)
 	resp := w.takeOver(classicState(5, c1), "s1", "ps")
-	if resp.ErrorCode != kerr.CoordinatorNotAvailable.Code || h.group("g") != nil || len(h.log.All()) != 0 {
+	if resp.ErrorCode != kerr.StreamsInvalidTopology.Code || h.group("g") != nil || len(h.log.All()) != 0 || !strings.Contains(deref(resp.ErrorMessage), "bar") {
 		t.Fatalf("takeover with an unknown partition: %d group %v records %d", resp.ErrorCode, h.group("g") != nil, len(h.log.All()))
 	}
 	// Nor over a group already here.
@@ -197,5 +200,71 @@ func TestTakeOverKeepsClassicSessionClocks(t *testing.T) {
 	}
 	if n1, ns := len(c1.active), streams.TasksCount(w.streams["s1"].owned.Active); n1+ns != 6 || h.group("g").Members["c1"] == nil {
 		t.Fatalf("after c2's session: c1 %v s1 %v", c1.active, w.streams["s1"].owned.Active)
+	}
+}
+
+// takeOverWith runs the takeover of st by member s1 joining with topo.
+func (h *harness) takeOverWith(st streams.ClassicGroupState, topo *kmsg.StreamsGroupHeartbeatRequestTopology) *kmsg.StreamsGroupHeartbeatResponse {
+	h.t.Helper()
+	var resp *kmsg.StreamsGroupHeartbeatResponse
+	h.c.TakeOverClassicGroup(st, joinReq("g", "s1", "ps", topo), streams.ClientInfo{ClientID: "client-s1", ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	h.checkReplay()
+	return resp
+}
+
+func hasStatus(resp *kmsg.StreamsGroupHeartbeatResponse, code int8) bool {
+	return slices.ContainsFunc(resp.Status, func(s kmsg.StreamsGroupHeartbeatResponseStatus) bool { return s.StatusCode == code })
+}
+
+// Internal topics gone (deleted, or a store new in this version) do not stop
+// a takeover: they are created as for a Kafka 4.4 join, the streams member
+// waits with status MISSING_INTERNAL_TOPICS, and the group goes on once
+// they exist. (Before: "the topology is not ready, the classic tasks cannot
+// be checked" on every attempt.)
+func TestTakeOverCreatesMissingInternalTopics(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 6)
+	w := newWorld(t, h, "g")
+	c1 := w.newClassic("c1", "p1")
+	c1.owned, c1.active = fooPartitions(0, 1, 2, 3, 4, 5), cTasks(0, 1, 2, 3, 4, 5)
+	resp := h.takeOverWith(classicState(9, c1), statefulTopology("foo"))
+	if resp.ErrorCode != 0 || !hasStatus(resp, streams.StatusMissingInternalTopics) || resp.MemberEpoch != 10 {
+		t.Fatalf("takeover with a missing changelog: code %d %s status %+v epoch %d", resp.ErrorCode, deref(resp.ErrorMessage), resp.Status, resp.MemberEpoch)
+	}
+	g := h.group("g")
+	if g == nil || g.Members["c1"] == nil {
+		t.Fatal("the classic member was not carried over")
+	}
+	h.creator.mu.Lock()
+	calls, dones := h.creator.calls, h.creator.dones
+	h.creator.mu.Unlock()
+	if len(calls) != 1 || len(calls[0]) != 1 || calls[0][0].Name != "app-store-changelog" || calls[0][0].Partitions != 6 {
+		t.Fatalf("topics asked for: %+v", calls)
+	}
+	// Created: the next heartbeat finds the topology ready.
+	h.md.SetTopic("app-store-changelog", 6)
+	dones[0](nil)
+	req := joinReq("g", "s1", "ps", nil)
+	req.MemberEpoch = resp.MemberEpoch
+	req.Topology = nil
+	r := h.ok(req)
+	if hasStatus(r, streams.StatusMissingInternalTopics) {
+		t.Fatalf("status after the creation: %+v", r.Status)
+	}
+}
+
+// Internal topics with the wrong partition count never fix themselves: the
+// takeover is refused with Kafka's status named, fatal for the streams
+// member, and nothing is left here.
+func TestTakeOverRefusesIncorrectlyPartitionedTopics(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 6)
+	h.md.SetTopic("app-store-changelog", 2)
+	w := newWorld(t, h, "g")
+	c1 := w.newClassic("c1", "p1")
+	c1.owned, c1.active = fooPartitions(0, 1, 2, 3, 4, 5), cTasks(0, 1, 2, 3, 4, 5)
+	resp := h.takeOverWith(classicState(9, c1), statefulTopology("foo"))
+	if resp.ErrorCode != kerr.StreamsInvalidTopology.Code || !strings.Contains(deref(resp.ErrorMessage), "INCORRECTLY_PARTITIONED_TOPICS") || h.group("g") != nil || len(h.log.All()) != 0 {
+		t.Fatalf("takeover with a mispartitioned changelog: code %d %s group %v", resp.ErrorCode, deref(resp.ErrorMessage), h.group("g") != nil)
 	}
 }

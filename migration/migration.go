@@ -2,6 +2,7 @@ package migration
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -41,6 +42,12 @@ type Options struct {
 	// Events, if set, hears the phases of takeovers and hand-backs
 	// (events.go).
 	Events Events
+	// RefreshMetadata, if set, fetches the cluster's topics into the
+	// coordinator's metadata image; a takeover runs it first, so that
+	// the topology is configured against the cluster as it is (a topic
+	// deleted or recreated a moment ago) and a refusal is not the
+	// image's lag.
+	RefreshMetadata func(context.Context) error
 }
 
 // Migration is the online migration of the groups the routes see: the
@@ -59,6 +66,10 @@ type Migration struct {
 	t        *translate.Translator
 	takeover *Takeover
 	recovery *Recovery
+
+	// pacing holds the joins of a group whose takeover failed until its
+	// backoff has passed (pacing.go).
+	pacing *takeoverPacing
 
 	mu        sync.Mutex
 	takeovers map[string]chan struct{}
@@ -82,6 +93,7 @@ func New(o Options) (*Migration, error) {
 		observer:  &ClassicObserver{Now: c.Now},
 		up:        &migrationUpstream{groups: o.Groups, anchors: o.Anchors, timeout: o.RequestTimeout, clock: c, log: o.Log},
 		takeovers: map[string]chan struct{}{},
+		pacing:    newTakeoverPacing(c),
 	}
 	hb := &HandBack{Coordinator: c, Upstream: m.up, Migration: o.Policy, Events: o.Events}
 	m.t = translate.New(translate.Options{Coordinator: c, HandBack: hb, Log: o.Log})

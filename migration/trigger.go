@@ -27,6 +27,14 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 	if hb.Group == "" || hb.MemberEpoch != 0 || m.o.Ownership.Owns(hb.Group) {
 		return false
 	}
+	// After a failed attempt the join waits out the group's backoff
+	// (pacing.go): a JOINING 4.4 member resends at once.
+	if !m.pacing.wait(hb.Group, cancel) {
+		return true // the client is gone: nobody to answer
+	}
+	if m.o.Ownership.Owns(hb.Group) {
+		return false // taken over while it waited
+	}
 	m.mu.Lock()
 	if running := m.takeovers[hb.Group]; running != nil {
 		m.mu.Unlock()
@@ -59,18 +67,28 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 		// answered at once, without holding the group's requests, which
 		// its rebalance needs to go upstream. The member retries.
 		finish()
+		m.pacing.notReady(hb.Group)
 		m.log.Debug().Str("group", hb.Group).Str("upstream_state", g.State).Msg("takeover waits for the classic group to be stable upstream")
 		respond(takeoverRefused(hb, kerr.CoordinatorLoadInProgress, fmt.Errorf("group %s is %s: %w", hb.Group, g.State, ErrNotStable)))
 		return true
+	}
+	if m.o.RefreshMetadata != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), m.o.RequestTimeout)
+		if err := m.o.RefreshMetadata(ctx); err != nil {
+			m.log.Debug().Str("group", hb.Group).Err(err).Msg("takeover: metadata refresh failed; the last image is used")
+		}
+		cancel()
 	}
 	m.log.Info().Str("group", hb.Group).Str("upstream_state", g.State).Str("protocol", g.Protocol).
 		Int("classic_members", len(g.Members)).Msg("takeover of a live classic group starts")
 	tell(m.o.Events, EventTakeoverStarted, hb.Group, nil, map[string]any{"upstreamState": g.State, "protocol": g.Protocol, "classicMembers": len(g.Members), "memberId": hb.MemberID})
 	m.takeover.Run(hb, client, func(resp *kmsg.StreamsGroupHeartbeatResponse) {
 		if resp.ErrorCode != 0 {
-			m.log.Warn().Str("group", hb.Group).Int16("error_code", resp.ErrorCode).Str("error", deref(resp.ErrorMessage)).Msg("takeover did not complete")
+			backoff := m.pacing.failed(hb.Group)
+			m.log.Warn().Str("group", hb.Group).Int16("error_code", resp.ErrorCode).Str("error", deref(resp.ErrorMessage)).Dur("next_attempt_in", backoff).Msg("takeover did not complete")
 			tell(m.o.Events, EventTakeoverFailed, hb.Group, fmt.Errorf("error code %d: %s", resp.ErrorCode, deref(resp.ErrorMessage)), map[string]any{"errorCode": resp.ErrorCode})
 		} else {
+			m.pacing.succeeded(hb.Group)
 			m.log.Info().Str("group", hb.Group).Int32("group_epoch", resp.MemberEpoch).Msg("takeover done: the group is served by streamshift")
 			tell(m.o.Events, EventTakeoverDone, hb.Group, nil, map[string]any{"groupEpoch": resp.MemberEpoch})
 		}

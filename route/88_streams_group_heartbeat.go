@@ -46,7 +46,11 @@ func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, hb *kmsg.StreamsGrou
 			// Its join ends the group's restart recovery.
 			out = joinedOutcome{Outcome: out, r: r, group: hb.Group}
 		}
-		respond := func(resp *kmsg.StreamsGroupHeartbeatResponse) { out.Respond(resp) }
+		// The internal topics a takeover asked for are decided for this
+		// member as for any join (authorize_topics.go): created while
+		// it waits with status MISSING_INTERNAL_TOPICS.
+		answer := rs.answerAfterCreation(req, hb.Group, internalTopicNames(hb.Topology), out.Respond)
+		respond := func(resp *kmsg.StreamsGroupHeartbeatResponse) { answer(resp) }
 		if m.mig.MaybeTakeOver(hb, coordinatorClient(req), req.Done(), respond) {
 			return
 		}

@@ -57,7 +57,7 @@ func newMigration(r *Routes, o MigrationOptions) (*Migration, error) {
 	if o.Client == nil {
 		return nil, fmt.Errorf("migration: a control-plane client is required")
 	}
-	mig, err := migration.New(migration.Options{
+	mo := migration.Options{
 		Coordinator:    r.o.Coordinator,
 		Ownership:      r.o.Ownership,
 		Policy:         o.Policy,
@@ -68,7 +68,11 @@ func newMigration(r *Routes, o MigrationOptions) (*Migration, error) {
 		RecoveryWindow: o.RecoveryWindow,
 		Log:            r.o.Log,
 		Events:         o.Events,
-	})
+	}
+	if r.o.Metadata != nil {
+		mo.RefreshMetadata = r.o.Metadata.Refresh
+	}
+	mig, err := migration.New(mo)
 	if err != nil {
 		return nil, err
 	}

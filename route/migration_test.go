@@ -3,6 +3,7 @@ package route
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -275,6 +276,40 @@ func TestOnlineTakeover(t *testing.T) {
 	}
 	if code := c.commit(7); code != 0 {
 		t.Fatalf("classic commit after its rejoin: %v", kerr.ErrorForCode(code))
+	}
+}
+
+// TestTakeoverCreatesMissingInternalTopics: the streams member of a live
+// classic group joins with a topology whose changelog does not exist (it
+// was deleted, or the store is new): the takeover goes on, the member gets
+// status MISSING_INTERNAL_TOPICS, and the changelog is created upstream as
+// for a Kafka 4.4 join. Before, the takeover failed on every heartbeat
+// ("the topology is not ready") and nothing was created.
+func TestTakeoverCreatesMissingInternalTopics(t *testing.T) {
+	e := newEnv(t, withMigration(migration.MigrationBidirectional))
+	e.classicLeader(nil)
+	req := join("legacy", "s1")
+	req.Topology.Subtopologies[0].StateChangelogTopics = []kmsg.TopicInfo{{Topic: "legacy-store-changelog"}}
+	resp, err := req.RequestWith(e.ctx, e.broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := slices.ContainsFunc(resp.Status, func(s kmsg.StreamsGroupHeartbeatResponseStatus) bool {
+		return s.StatusCode == statusMissingInternalTopics
+	})
+	if resp.ErrorCode != 0 || !missing || !e.coord.Owns("legacy") {
+		t.Fatalf("takeover with a missing changelog: %v %s status %+v owned %v", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage), resp.Status, e.coord.Owns("legacy"))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		topics, err := e.adm.ListTopics(e.ctx, "legacy-store-changelog")
+		if err == nil && topics.Has("legacy-store-changelog") && len(topics["legacy-store-changelog"].Partitions) == 4 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("changelog not created upstream: %v %v", topics, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

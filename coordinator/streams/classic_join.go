@@ -123,6 +123,11 @@ func classicTaskTopology(topo *configuredTopology) *classicstreams.TaskTopology 
 	if !topo.IsReady() {
 		return nil
 	}
+	return taskTopologyOf(topo)
+}
+
+// taskTopologyOf is the configured subtopologies in classicstreams' terms.
+func taskTopologyOf(topo *configuredTopology) *classicstreams.TaskTopology {
 	inputs := map[string][]string{}
 	for _, s := range topo.ConfiguredSubtopologies {
 		inputs[s.ID] = s.SourceTopics

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -80,15 +81,19 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 // claimed by two members as active is an error: the classic group itself
 // would be broken.
 func importClassicMembers(state ClassicGroupState, topo *configuredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
-	tt := classicTaskTopology(topo)
+	tt := importTaskTopology(topo)
 	if tt == nil {
-		return nil, fmt.Errorf("the topology is not ready, the classic tasks cannot be checked")
+		why := "its subtopologies have no classic task ids"
+		if topo.Err != nil {
+			why = "it is not ready: " + topo.Err.Message
+		}
+		return nil, fmt.Errorf("the classic tasks cannot be checked against the topology (%s)", why)
 	}
 	owner := map[TaskID]string{}
 	out := make([]importedMember, 0, len(state.Members))
 	for _, cm := range state.Members {
 		if cm.Subscription == nil || cm.Info == nil {
-			return nil, fmt.Errorf("member %s: no subscription", cm.MemberID)
+			return nil, fmt.Errorf("member %s: %w", cm.MemberID, errNoSubscription)
 		}
 		meta := classicMemberMetadata(cm)
 		meta.TopologyEpoch = topologyEpoch
@@ -123,6 +128,22 @@ func importClassicMembers(state ClassicGroupState, topo *configuredTopology, top
 			sessionLeft: classicSessionLeft(cm, now)})
 	}
 	return out, nil
+}
+
+// importTaskTopology is the task topology the classic members' tasks are
+// checked against: the configured one, also while internal topics are
+// missing (their partition counts are decided, only the topics are absent;
+// they are created as for any join, and the group waits with status
+// MISSING_INTERNAL_TOPICS as a Kafka 4.4 group does). nil when the topology
+// cannot be configured otherwise.
+func importTaskTopology(topo *configuredTopology) *classicstreams.TaskTopology {
+	if topo.IsReady() {
+		return classicTaskTopology(topo)
+	}
+	if topo.Status() != StatusMissingInternalTopics || len(topo.ConfiguredSubtopologies) == 0 {
+		return nil
+	}
+	return taskTopologyOf(topo)
 }
 
 func checkedTask(t classicstreams.TaskID, topo *configuredTopology) (TaskID, error) {
@@ -170,13 +191,30 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 	topo := TopologyFromRequest(first.Topology)
 	configured, _, err := ch.configureTopology(&topo)
 	if err != nil {
+		// The topology itself is refused (Kafka's answer to this join
+		// of a new group, e.g. STREAMS_INVALID_TOPOLOGY).
 		ch.RollBack()
-		return fail(kerr.UnknownServerError, "Takeover of %s: %v", state.GroupID, err), 0
+		ce := asCoordError(err)
+		return fail(ce.Code, "Takeover of classic group %s: %s", state.GroupID, ce.Msg), 0
+	}
+	if code, why := takeoverTopologyRefusal(configured); code != nil {
+		ch.RollBack()
+		return fail(code, "Takeover of classic group %s %s", state.GroupID, why), 0
 	}
 	members, err := importClassicMembers(liveClassicMembers(state, ch.Now), configured, topo.Epoch, ch.Now)
-	if err != nil {
+	if errors.Is(err, errNoSubscription) {
+		// What passed through does not cover every member yet (a
+		// restart of streamshift): a later attempt may see it.
 		ch.RollBack()
-		return fail(kerr.CoordinatorNotAvailable, "Takeover of %s: %v", state.GroupID, err), 0
+		return fail(kerr.CoordinatorLoadInProgress, "Takeover of classic group %s: %v", state.GroupID, err), 0
+	}
+	if err != nil {
+		// The classic members hold tasks the streams topology does not
+		// have: the apps disagree on the topology, and no retry changes
+		// that. Fatal for the streams member, as Kafka answers a
+		// topology it cannot take; the classic group goes on upstream.
+		ch.RollBack()
+		return fail(kerr.StreamsInvalidTopology, "Takeover of classic group %s cannot succeed: %v", state.GroupID, err), 0
 	}
 
 	// The group is the proxy's from this change on (coordinator/ownership.go). A
@@ -208,4 +246,28 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 	}
 	ch.Commit()
 	return resp, len(members)
+}
+
+// errNoSubscription: a classic member's subscription is not known here.
+var errNoSubscription = errors.New("no subscription")
+
+// takeoverTopologyRefusal is the answer to a takeover whose topology is not
+// ready for a reason other than missing internal topics (those are created
+// and the takeover goes on): nil when it may go on. Incorrectly
+// partitioned internal topics never fix themselves: STREAMS_INVALID_TOPOLOGY
+// with Kafka's status and detail (a joined member would get the status and
+// fail with a TopologyException). Missing source topics may be on their way
+// (the image is fetched before each attempt, migration.MaybeTakeOver):
+// retriable, at the paced rate.
+func takeoverTopologyRefusal(c *configuredTopology) (*kerr.Error, string) {
+	switch c.Status() {
+	case -1, StatusMissingInternalTopics:
+		return nil, ""
+	case StatusIncorrectlyPartitionedTopics:
+		return kerr.StreamsInvalidTopology, "cannot succeed: INCORRECTLY_PARTITIONED_TOPICS: " + c.Err.Message
+	case StatusMissingSourceTopics:
+		return kerr.CoordinatorLoadInProgress, "waits for its source topics: MISSING_SOURCE_TOPICS: " + c.Err.Message
+	default:
+		return kerr.CoordinatorLoadInProgress, "waits for its topology to be ready: " + c.Err.Message
+	}
 }

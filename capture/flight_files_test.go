@@ -1,0 +1,125 @@
+package capture
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/streamshift/streamshift/migration"
+)
+
+// flightFiles lists the flight-recorder files of dir, sorted by name.
+func flightFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), flightFilePrefix) {
+			out = append(out, e.Name())
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// A takeover failing every few seconds for minutes is one incident: one
+// file. Its success ends the incident (the next failure writes a file), and
+// so does a quiet flight window. Before, every failure more than a second
+// after the last wrote a file (230 files in a few minutes).
+func TestFlightRecorderOneFilePerIncident(t *testing.T) {
+	dir := t.TempDir()
+	r, err := New(Options{FlightDir: dir, FlightWindow: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	event := func(kind string) {
+		r.Event(Event{Kind: kind, Group: "app", At: at})
+	}
+	event(migration.EventTakeoverStarted)
+	for range 120 { // two minutes of a failure every second
+		at = at.Add(time.Second)
+		event(migration.EventTakeoverFailed)
+	}
+	at = at.Add(time.Second)
+	event(migration.EventTakeoverDone)
+	at = at.Add(time.Second)
+	event(migration.EventTakeoverFailed) // a new incident
+	at = at.Add(30 * time.Second)
+	event(migration.EventTakeoverFailed) // the same
+	at = at.Add(61 * time.Second)
+	event(migration.EventTakeoverFailed) // after a quiet window: new
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := flightFiles(t, dir); len(got) != 3 {
+		t.Fatalf("%d files, want 3 (one per incident): first %v", len(got), got[:min(len(got), 3)])
+	}
+}
+
+// The files in the flight directory stay within capture.flight-max-files
+// and capture.flight-max-total-bytes, an earlier run's counted: the oldest
+// go first, and other files are left alone.
+func TestFlightRecorderFilesCapped(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		maxFiles   int
+		maxTotal   int64
+		keptBefore int // files of the earlier run kept
+	}{
+		{"files", 5, 64 << 20, 4},
+		{"bytes", 32, 10<<10 + 100, 9}, // 10 KiB of old files + the new one's few hundred bytes
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			old := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+			var earlier []string
+			for i := range 40 { // an earlier run's files, oldest first
+				name := fmt.Sprintf("%sold-%02d%s", flightFilePrefix, i, flightFileSuffix)
+				p := filepath.Join(dir, name)
+				if err := os.WriteFile(p, make([]byte, 1<<10), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				mod := old.Add(time.Duration(i) * time.Minute)
+				if err := os.Chtimes(p, mod, mod); err != nil {
+					t.Fatal(err)
+				}
+				earlier = append(earlier, name)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "notes.txt"), make([]byte, 1<<20), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r, err := New(Options{FlightDir: dir, FlightMaxFiles: tc.maxFiles, FlightMaxTotalBytes: tc.maxTotal})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Event(Event{Kind: migration.EventTakeoverStarted, Group: "app"})
+			r.Event(Event{Kind: migration.EventTakeoverFailed, Group: "app"})
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got := flightFiles(t, dir)
+			var kept, written []string
+			for _, n := range got {
+				if strings.Contains(n, "-old-") {
+					kept = append(kept, n)
+				} else if strings.Contains(n, "-app-") {
+					written = append(written, n)
+				}
+			}
+			if !slices.Equal(kept, earlier[40-tc.keptBefore:]) || len(written) != 1 || len(got) != tc.keptBefore+1 {
+				t.Fatalf("%d files after the dump (%d of the earlier run: %v), want the newest %d of the earlier run and the new one", len(got), len(kept), kept[:min(len(kept), 3)], tc.keptBefore)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
+				t.Fatalf("a file not of the flight recorder was touched: %v", err)
+			}
+		})
+	}
+}
