@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/binary"
 	"sync/atomic"
 
 	"github.com/panjf2000/gnet/v2"
@@ -29,8 +30,11 @@ type memBudget struct {
 // behind the head, requests waiting for the upstream socket and the part of a
 // response still arriving from it. gnet drains outbound bytes without telling
 // the handler, so while any wait the connection is woken again shortly to
-// publish the lower figure.
-func (cc *clientConn) account() {
+// publish the lower figure. It reports whether the budget is exhausted and cc
+// holds more than its fair share: the caller that read the client's bytes
+// then closes cc at once (the biggest holder is closed too, overBudget), so
+// the total passes the budget by at most a read per event loop.
+func (cc *clientConn) account() (over bool) {
 	out := cc.conn.OutboundBuffered()
 	held := cc.in.n + cc.conn.InboundBuffered() + out + cc.buffered
 	if cc.up != nil {
@@ -43,19 +47,34 @@ func (cc *clientConn) account() {
 	}
 	d := int64(held) - cc.held.Load()
 	if d == 0 {
-		return
+		return false
 	}
 	cc.held.Store(int64(held))
 	b := &cc.p.mem
 	total := b.total.Add(d)
-	if d > 0 {
-		if total > b.peak.Load() {
-			b.peak.Store(total) // racy max: good enough for a test's upper bound
-		}
-		if total > b.limit {
-			cc.p.overBudget()
-		}
+	if d < 0 {
+		return false
 	}
+	if total > b.peak.Load() {
+		b.peak.Store(total) // a racy max: a test's upper bound
+	}
+	if total <= b.limit {
+		return false
+	}
+	cc.p.overBudget()
+	return int64(held) > b.limit/max(cc.p.active.Load(), 1)
+}
+
+// closeOverBudget refuses a connection that holds more than its share of an
+// exhausted budget; the caller returns gnet.Close.
+func (cc *clientConn) closeOverBudget() gnet.Action {
+	p := cc.p
+	p.m.connsClosed.WithLabelValues("memory").Inc()
+	p.log.Warn().Uint64("conn", cc.id).Str("remote", cc.remote).Int64("held_bytes", cc.held.Load()).
+		Int64("buffered_bytes", p.mem.total.Load()).Int64("max_buffered_bytes", p.mem.limit).
+		Msg("proxy memory budget exhausted; closing a client connection holding more than its share")
+	cc.reason = "memory budget (limits.max-buffered-bytes) exhausted; this connection held more than its share"
+	return gnet.Close
 }
 
 // unaccount drops a closed connection's bytes from the total.
@@ -128,7 +147,7 @@ func (cc *clientConn) refuseOversizedLocal() gnet.Action {
 	if size <= cc.p.opts.MaxInterceptedBytes {
 		return gnet.None
 	}
-	key, version, _ := fixedHeader(head[4:])
+	key, version := int16(binary.BigEndian.Uint16(head[4:])), int16(binary.BigEndian.Uint16(head[6:]))
 	if key != int16(kmsg.ApiVersions) && key != int16(kmsg.SASLHandshake) && cc.p.reg.lookup(key, version) == nil {
 		return gnet.None
 	}

@@ -222,7 +222,9 @@ func (cc *clientConn) readRequests() gnet.Action {
 	act := cc.readFrames()
 	if act == gnet.None {
 		cc.keepInput()
-		cc.account()
+		if cc.account() {
+			return cc.closeOverBudget()
+		}
 	}
 	return act
 }
@@ -689,7 +691,7 @@ func (cc *clientConn) completeLocal(s *slot, frame []byte) {
 	s.resp, s.done = frame, true
 	cc.buffered += len(frame)
 	cc.flush()
-	cc.account()
+	cc.account() // the client's requests are refused where they are read
 }
 
 // flush writes done slots from the head of the ring, never into the middle

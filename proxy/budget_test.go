@@ -1,0 +1,260 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"net"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// counterValue reads one series of a counter vector.
+func counterValue(t *testing.T, v *prometheus.CounterVec, label string) float64 {
+	t.Helper()
+	c, err := v.GetMetricWithLabelValues(label)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// silentBroker answers the proxy's control plane (a connection that starts
+// with ApiVersions, as kgo's do) and never reads a proxied connection past
+// its first request: requests forwarded to it stay in the kernel's buffers
+// and the rest stays in the proxy.
+func silentBroker(t *testing.T) *fakeBroker {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	return startFakeBroker(t, func(b *fakeBroker, c net.Conn) {
+		h, _, err := readRequest(c, nil)
+		if err != nil {
+			return
+		}
+		if h.key != int16(kmsg.ApiVersions) {
+			<-stop // a proxied connection: open and unread until the test ends
+			return
+		}
+		if _, err := c.Write(b.controlPlaneAnswer(h)); err != nil {
+			return
+		}
+		serveControl(b, c)
+	})
+}
+
+// serveControl answers ApiVersions and Metadata only.
+func serveControl(b *fakeBroker, c net.Conn) {
+	var msg []byte
+	for {
+		h, m, err := readRequest(c, msg)
+		if err != nil {
+			return
+		}
+		msg = m
+		out := b.controlPlaneAnswer(h)
+		if out == nil {
+			return
+		}
+		if _, err := c.Write(out); err != nil {
+			return
+		}
+	}
+}
+
+// metadataBatch is size bytes of pipelined Metadata v9 requests (whole
+// frames) and the length of one frame.
+func metadataBatch(size int) ([]byte, int) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 9
+	id := "pipeliner"
+	frame := appendRequestFrame(nil, 1, &id, req)
+	var b []byte
+	for len(b)+len(frame) <= size {
+		b = append(b, frame...)
+	}
+	return b, len(frame)
+}
+
+// TestConnectionMemoryBound: connections pipelining requests the proxy cannot
+// forward (the broker reads nothing) and never reading make the proxy hold
+// their bytes; the heap they cost must be the bytes held, not a multiple of
+// it. gnet's inbound ring grew through power-of-two pool buffers and kept
+// the outgrown ones: 4 such connections holding 108 MiB each took 1.6 GiB.
+func TestConnectionMemoryBound(t *testing.T) {
+	const conns, maxFrame, hw, send = 4, 16 << 20, 1 << 20, 12 << 20
+	up := silentBroker(t)
+	p := startProxy(t, []string{up.addr()}, func(o *Options) {
+		o.MaxFrameBytes = maxFrame
+		o.BufferHighWater = hw
+		o.MaxBufferedBytes = 1 << 30
+	})
+	batch, frameLen := metadataBatch(send)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := 0; i < conns; i++ {
+		c := dialRaw(t, p.addr)
+		go func() { _, _ = c.Write(batch) }() // the proxy takes it all; nothing is read back
+	}
+	// Everything sent is held but the requests forwarded before the
+	// in-flight cap (the kernel takes those).
+	want := int64(conns * (len(batch) - p.opts.MaxInflight*frameLen))
+	waitFor(t, "the proxy holding the pipelined requests", func() error {
+		if got := p.mem.total.Load(); got < want {
+			return fmtErr("held %d bytes, want at least %d", got, want)
+		}
+		return nil
+	})
+	runtime.GC() // garbage goes; what gnet's pools keep survives one collection
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	held := p.mem.total.Load()
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("held %d MiB for %d connections, heap grew %d MiB", held>>20, conns, grown>>20)
+	if perConn := held / conns; perConn > maxFrame+2*hw {
+		t.Errorf("a connection holds %d bytes, above the stated bound %d", perConn, maxFrame+2*hw)
+	}
+	// The bytes held plus an eighth for allocation size classes and the
+	// test's own garbage.
+	if grown > held+held/8 {
+		t.Errorf("heap grew %d MiB while the proxy holds %d MiB of requests", grown>>20, held>>20)
+	}
+}
+
+// TestInterceptedSizePrefixRefused: a request of an intercepted key is
+// decoded whole, so one over MaxInterceptedBytes is refused from its size
+// prefix, before its body is buffered.
+func TestInterceptedSizePrefixRefused(t *testing.T) {
+	up := startFakeBroker(t, serveControl)
+	p := startProxy(t, []string{up.addr()}, nil)
+	if err := p.Register(int16(kmsg.JoinGroup), 0, 9, false, InterceptorFunc(func(*Request, Outcome) {
+		t.Error("interceptor called for a request over the limit")
+	})); err != nil {
+		t.Fatal(err)
+	}
+	c := dialRaw(t, p.addr)
+	var head [12]byte
+	binary.BigEndian.PutUint32(head[:], 100<<20)
+	binary.BigEndian.PutUint16(head[4:], uint16(kmsg.JoinGroup))
+	binary.BigEndian.PutUint16(head[6:], 5)
+	binary.BigEndian.PutUint32(head[8:], 1)
+	if _, err := c.Write(head[:]); err != nil {
+		t.Fatal(err)
+	}
+	// 40 MiB of the body follow, as the report's client sent; the proxy
+	// must close the connection before taking them.
+	chunk := make([]byte, 256<<10)
+	sent, refused := 0, false
+	for sent < 40<<20 {
+		_ = c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if _, err := c.Write(chunk); err != nil {
+			refused = true
+			break
+		}
+		sent += len(chunk)
+	}
+	if !refused {
+		c.expectClosed()
+	}
+	if got := counterValue(t, p.m.frameRejected, "locally handled request over max-intercepted-bytes"); got != 1 {
+		t.Errorf("refusals counted: %v, want 1", got)
+	}
+	if peak := p.mem.peak.Load(); peak > 2<<20 {
+		t.Errorf("the proxy held up to %d bytes of a request it refuses from its prefix", peak)
+	}
+}
+
+// TestMemoryBudget: connections that pipeline without reading (each up to
+// its own cap) and one that stalls mid-frame together want more than the
+// budget; the proxy closes the biggest holders, the held total never passes
+// the budget by more than a read per event loop, and a well-behaved client
+// keeps getting its answers throughout.
+func TestMemoryBudget(t *testing.T) {
+	const budget, maxFrame, hw = 12 << 20, 8 << 20, 256 << 10
+	up := startFakeBroker(t, serveEcho)
+	p := startProxy(t, []string{up.addr()}, func(o *Options) {
+		o.MaxFrameBytes = maxFrame
+		o.MaxInterceptedBytes = 4 << 20
+		o.BufferHighWater = hw
+		o.MaxBufferedBytes = budget
+	})
+	if err := p.Register(int16(kmsg.JoinGroup), 0, 9, false, InterceptorFunc(func(*Request, Outcome) {
+		t.Error("interceptor called for a request never completed")
+	})); err != nil {
+		t.Fatal(err)
+	}
+	good := dialRaw(t, p.addr)
+	frame := benchProduceFrame(1 << 10)
+	var buf []byte
+	roundTrip := func(corr int32) {
+		t.Helper()
+		_ = good.SetDeadline(time.Now().Add(20 * time.Second))
+		buf = rawRoundTrip(t, good, frame, buf, corr)
+	}
+	roundTrip(0)
+
+	// Stalled mid-frame: 1 of the 2 MiB of a JoinGroup (under the
+	// intercepted limit, so it is awaited whole).
+	stalled := dialRaw(t, p.addr)
+	var head [12]byte
+	binary.BigEndian.PutUint32(head[:], 2<<20-4)
+	binary.BigEndian.PutUint16(head[4:], uint16(kmsg.JoinGroup))
+	binary.BigEndian.PutUint16(head[6:], 5)
+	if _, err := stalled.Write(append(head[:], make([]byte, 1<<20)...)); err != nil {
+		t.Fatal(err)
+	}
+	// Pipeliners: write until the proxy closes them.
+	batch, _ := metadataBatch(256 << 10)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		c := dialRaw(t, p.addr)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				_ = c.SetWriteDeadline(time.Now().Add(20 * time.Second))
+				if _, err := c.Write(batch); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for corr := int32(1); ; corr++ {
+		roundTrip(corr)
+		select {
+		case <-done:
+		default:
+			continue
+		}
+		break
+	}
+	roundTrip(-1)
+	if got := counterValue(t, p.m.connsClosed, "memory"); got < 1 {
+		t.Errorf("connections closed for the budget: %v, want at least 1", got)
+	}
+	// Past the budget a connection above its fair share is closed after the
+	// read that brought it there (one read of 1 MiB per event loop at a
+	// time), while those under it may still grow to their share.
+	slack := int64(p.opts.EventLoops)<<20 + budget/6
+	if peak := p.mem.peak.Load(); peak > budget+slack {
+		t.Errorf("held up to %d bytes, budget %d (+%d)", peak, budget, slack)
+	}
+	// The stalled connection held less than the pipeliners: still open.
+	_ = stalled.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	var b [1]byte
+	if _, err := stalled.Read(b[:]); err == nil {
+		t.Error("the stalled connection got bytes")
+	} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		t.Errorf("the stalled connection, holding less than the pipeliners, was closed: %v", err)
+	}
+}
