@@ -64,7 +64,7 @@ type Config struct {
 	Capture Capture `koanf:"capture"`
 }
 
-// Limits bound the proxy's memory per connection.
+// Limits bound the proxy's memory, per connection and in all.
 type Limits struct {
 	// MaxFrameBytes caps a request (Kafka's socket.request.max.bytes).
 	MaxFrameBytes int `koanf:"max-frame-bytes"`
@@ -76,6 +76,9 @@ type Limits struct {
 	// BufferHighWaterBytes: a connection whose unsent bytes pass it stops
 	// feeding more until they drain.
 	BufferHighWaterBytes int `koanf:"buffer-high-water-bytes"`
+	// MaxBufferedBytes bounds the request and response bytes held across
+	// all client connections (Kafka's queued.max.request.bytes).
+	MaxBufferedBytes int `koanf:"max-buffered-bytes"`
 }
 
 // Log configures zerolog.
@@ -101,6 +104,7 @@ func Default() Config {
 			MaxInterceptedBytes:  8 << 20,
 			MaxInflightRequests:  256,
 			BufferHighWaterBytes: 4 << 20,
+			MaxBufferedBytes:     256 << 20,
 		},
 		Log:           Log{Level: "info", Format: "json"},
 		TLS:           defaultTLS(),

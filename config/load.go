@@ -41,6 +41,7 @@ var flagKeys = []struct{ flag, key string }{
 	{"max-intercepted-bytes", "limits.max-intercepted-bytes"},
 	{"max-inflight-requests", "limits.max-inflight-requests"},
 	{"buffer-high-water-bytes", "limits.buffer-high-water-bytes"},
+	{"max-buffered-bytes", "limits.max-buffered-bytes"},
 	{"log-level", "log.level"},
 	{"log-format", "log.format"},
 	{"proxy-id", "proxy-id"},
@@ -238,6 +239,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.BufferHighWaterBytes < 1024 {
 		add("limits.buffer-high-water-bytes: must be >= 1024, got %d", c.Limits.BufferHighWaterBytes)
+	}
+	if c.Limits.MaxBufferedBytes < 1<<20 {
+		add("limits.max-buffered-bytes: must be >= 1048576, got %d", c.Limits.MaxBufferedBytes)
 	}
 	if _, err := zerolog.ParseLevel(c.Log.Level); err != nil || c.Log.Level == "" {
 		add("log.level %q: want trace, debug, info, warn or error", c.Log.Level)

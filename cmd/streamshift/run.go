@@ -209,6 +209,7 @@ func proxyOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Registe
 		MaxInterceptedBytes: cfg.Limits.MaxInterceptedBytes,
 		MaxInflight:         cfg.Limits.MaxInflightRequests,
 		BufferHighWater:     cfg.Limits.BufferHighWaterBytes,
+		MaxBufferedBytes:    cfg.Limits.MaxBufferedBytes,
 		ShutdownTimeout:     cfg.ShutdownTimeout,
 		MetadataRefresh:     cfg.MetadataRefreshInterval,
 		EventLoops:          cfg.EventLoops,
