@@ -83,14 +83,19 @@ func (cc *clientConn) unaccount() {
 }
 
 // overShare says whether cc should take no new request: the budget is half
-// used and cc holds more than its fair share of it.
+// used and cc holds more than its fair share of it in bytes that pausing
+// lets drain (responses and forwarded requests; its unread input only grows
+// while it is paused, and is refused past the budget instead).
 func (cc *clientConn) overShare() bool {
 	b := &cc.p.mem
-	total := b.total.Load()
-	if total <= b.limit/2 {
+	if b.total.Load() <= b.limit/2 {
 		return false
 	}
-	return cc.held.Load() > b.limit/max(cc.p.active.Load(), 1)
+	draining := cc.conn.OutboundBuffered() + cc.buffered
+	if cc.up != nil {
+		draining += cc.up.OutboundBuffered() + cc.up.InboundBuffered()
+	}
+	return int64(draining) > b.limit/max(cc.p.active.Load(), 1)
 }
 
 // overBudget closes the connection holding the most bytes, unless one is
