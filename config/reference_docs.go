@@ -41,7 +41,7 @@ var keyDocs = []keyDoc{
 	{"limits.max-intercepted-bytes", sectionProxy, "largest request decoded for local handling (intercepted keys, ApiVersions); a larger one is refused from its size prefix by closing the connection", ""},
 	{"limits.max-inflight-requests", sectionProxy, "forwarded requests awaiting a response, per connection", ""},
 	{"limits.buffer-high-water-bytes", sectionProxy, "a client's unsent responses before its requests stop being forwarded (answers to requests already forwarded still arrive: at most max-inflight-requests of them, 2 Fetch); the request bytes held for one connection (unread input and requests waiting for the upstream socket) are capped at max-frame-bytes + 2× this, then the client is disconnected", ""},
-	{"limits.max-buffered-bytes", sectionProxy, "request and response bytes held across all client connections (Kafka's queued.max.request.bytes): above half of it a connection holding more than its share (this / connections) takes no new request; past it that connection, and the one holding the most, are closed", ""},
+	{"limits.max-buffered-bytes", sectionProxy, "request and response bytes held across all client connections (Kafka's queued.max.request.bytes): above half of it a connection whose unsent responses and forwarded requests pass its share (this / connections) gets no new request forwarded until they drain; past it a connection above its share is closed by the read that brought the total there, and so is the one holding the most", ""},
 	{"log.level", sectionProxy, "trace, debug, info, warn, error", ""},
 	{"log.format", sectionProxy, "json or console", ""},
 
