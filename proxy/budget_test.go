@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/panjf2000/gnet/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -365,4 +366,99 @@ func TestHeldInputKeepsOrder(t *testing.T) {
 			t.Fatalf("request %d reached the broker with %d record bytes, want %d", corr, got, size)
 		}
 	}
+}
+
+// bufferedConn is a gnet.Conn that reports fixed buffered byte counts.
+type bufferedConn struct {
+	gnet.Conn
+	in, out int
+}
+
+func (c *bufferedConn) InboundBuffered() int  { return c.in }
+func (c *bufferedConn) OutboundBuffered() int { return c.out }
+
+// TestOverShare: past half the budget, a connection whose responses and
+// forwarded requests pass its share takes no new request; its unread input
+// does not count (pausing would only make that grow).
+func TestOverShare(t *testing.T) {
+	p := &Proxy{}
+	p.mem.limit = 8 << 20
+	p.active.Store(4) // share: 2 MiB
+	for _, tc := range []struct {
+		name             string
+		total            int64
+		out, up, in, buf int
+		want             bool
+	}{
+		{"budget under half used", 4 << 20, 3 << 20, 0, 0, 0, false},
+		{"under its share", 5 << 20, 1 << 20, 0, 0, 512 << 10, false},
+		{"responses over its share", 5 << 20, 1 << 20, 0, 0, 1<<20 + 1, true},
+		{"requests waiting upstream over its share", 5 << 20, 0, 3 << 20, 0, 0, true},
+		{"unread input only", 5 << 20, 0, 0, 3 << 20, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p.mem.total.Store(tc.total)
+			cc := &clientConn{p: p, conn: &bufferedConn{in: tc.in, out: tc.out}, up: &bufferedConn{out: tc.up}, buffered: tc.buf}
+			if got := cc.overShare(); got != tc.want {
+				t.Errorf("overShare = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestHeldBytesFallAfterDrain: a large answer waits in the proxy for a
+// client that reads it only later; gnet writes it out without an event of
+// the proxy's, yet the bytes published must fall back to zero.
+func TestHeldBytesFallAfterDrain(t *testing.T) {
+	const answer = 16 << 20
+	up := startFakeBroker(t, func(b *fakeBroker, c net.Conn) {
+		var msg []byte
+		for {
+			h, m, err := readRequest(c, msg)
+			if err != nil {
+				return
+			}
+			msg = m
+			out := b.controlPlaneAnswer(h)
+			if h.key == int16(kmsg.Produce) {
+				resp := kmsg.NewPtrProduceResponse()
+				resp.SetVersion(h.version)
+				big := string(make([]byte, answer))
+				resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{ErrorMessage: &big}}}}
+				out = appendResponseFrame(nil, h.corr, resp)
+			}
+			if out == nil {
+				return
+			}
+			if _, err := c.Write(out); err != nil {
+				return
+			}
+		}
+	})
+	p := startProxy(t, []string{up.addr()}, nil)
+	c := dialRaw(t, p.addr)
+	// A small receive buffer (no autotuning): the kernel takes little of
+	// the answer, the proxy holds the rest.
+	if err := c.Conn.(*net.TCPConn).SetReadBuffer(64 << 10); err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 8
+	req.Acks = 1
+	c.send(1, req)
+	waitFor(t, "the answer held in the proxy", func() error {
+		if got := p.mem.total.Load(); got < 4<<20 {
+			return fmtErr("%d bytes held (peak %d)", got, p.mem.peak.Load())
+		}
+		return nil
+	})
+	if frame := c.recv(); len(frame) < answer {
+		t.Fatalf("answer of %d bytes", len(frame))
+	}
+	waitFor(t, "the held bytes published falling to zero", func() error {
+		if got := p.mem.total.Load(); got != 0 {
+			return fmtErr("%d bytes still counted", got)
+		}
+		return nil
+	})
 }

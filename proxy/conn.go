@@ -569,6 +569,7 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 		cc.inflWait = false
 		_ = cc.conn.Wake(nil)
 	}
+	cc.account() // never closes here: an answer in flight keeps flowing
 	return gnet.None
 }
 
