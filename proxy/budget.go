@@ -30,11 +30,13 @@ type memBudget struct {
 // behind the head, requests waiting for the upstream socket and the part of a
 // response still arriving from it. gnet drains outbound bytes without telling
 // the handler, so while any wait the connection is woken again shortly to
-// publish the lower figure. It reports whether the budget is exhausted and cc
-// holds more than its fair share: the caller that read the client's bytes
-// then closes cc at once (the biggest holder is closed too, overBudget), so
-// the total passes the budget by at most a read per event loop.
-func (cc *clientConn) account() (over bool) {
+// publish the lower figure. With enforce (the caller read the client's
+// bytes) it reports whether the budget is exhausted and cc holds more than
+// its fair share: the caller then closes cc at once, and the biggest holder
+// is closed too (overBudget), so the total passes the budget by at most a
+// read per event loop. Without (an answer arrived), nothing is refused: an
+// answer in flight keeps flowing, and the client's next request is judged.
+func (cc *clientConn) account(enforce bool) (over bool) {
 	out := cc.conn.OutboundBuffered()
 	held := cc.in.n + cc.conn.InboundBuffered() + out + cc.buffered
 	if cc.up != nil {
@@ -58,7 +60,7 @@ func (cc *clientConn) account() (over bool) {
 	if total > b.peak.Load() {
 		b.peak.Store(total) // a racy max: a test's upper bound
 	}
-	if total <= b.limit {
+	if !enforce || total <= b.limit {
 		return false
 	}
 	cc.p.overBudget()

@@ -266,8 +266,8 @@ func TestMemoryBudget(t *testing.T) {
 // records are the bytes the client put there (every byte is the request's
 // correlation id), so a request the proxy split, held in pieces and passed
 // on out of order or mixed with another fails; it answers the control plane
-// like the other fake brokers.
-func serveProduceCheck(t *testing.T) func(b *fakeBroker, c net.Conn) {
+// like the other fake brokers. It answers no Produce before release closes.
+func serveProduceCheck(t *testing.T, release <-chan struct{}) func(b *fakeBroker, c net.Conn) {
 	return func(b *fakeBroker, c net.Conn) {
 		var msg []byte
 		for {
@@ -278,6 +278,7 @@ func serveProduceCheck(t *testing.T) func(b *fakeBroker, c net.Conn) {
 			msg = m
 			var out []byte
 			if h.key == int16(kmsg.Produce) {
+				<-release
 				req := kmsg.NewPtrProduceRequest()
 				req.SetVersion(h.version)
 				if err := req.ReadFrom(m[h.bodyAt:]); err != nil {
@@ -306,13 +307,14 @@ func serveProduceCheck(t *testing.T) func(b *fakeBroker, c net.Conn) {
 }
 
 // TestHeldInputKeepsOrder: requests of many sizes, written in pieces that
-// split them anywhere, while the client reads nothing (so the proxy stops
-// forwarding at the high-water mark and holds the rest): every request
-// reaches the broker whole and in order, and every answer comes back in order.
+// split them anywhere, while the first is not answered (with one request in
+// flight at most, the proxy holds all the others): every request reaches the
+// broker whole and in order, and every answer comes back in order.
 func TestHeldInputKeepsOrder(t *testing.T) {
-	up := startFakeBroker(t, serveProduceCheck(t))
+	release := make(chan struct{})
+	up := startFakeBroker(t, serveProduceCheck(t, release))
 	p := startProxy(t, []string{up.addr()}, func(o *Options) {
-		o.BufferHighWater = 16 << 10
+		o.MaxInflight = 1
 		o.MaxFrameBytes = 64 << 20 // holds all the client writes
 	})
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -349,6 +351,13 @@ func TestHeldInputKeepsOrder(t *testing.T) {
 	if err := <-wrote; err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the proxy holding the requests", func() error {
+		if got, want := p.mem.total.Load(), int64(len(stream)/2); got < want {
+			return fmtErr("held %d bytes, want at least %d", got, want)
+		}
+		return nil
+	})
+	close(release)
 	if peak := p.mem.peak.Load(); peak < 1<<20 {
 		t.Errorf("the proxy held at most %d bytes: the test did not make it hold requests", peak)
 	}

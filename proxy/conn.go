@@ -222,7 +222,7 @@ func (cc *clientConn) readRequests() gnet.Action {
 	act := cc.readFrames()
 	if act == gnet.None {
 		cc.keepInput()
-		if cc.account() {
+		if cc.account(true) {
 			return cc.closeOverBudget()
 		}
 	}
@@ -569,7 +569,7 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 		cc.inflWait = false
 		_ = cc.conn.Wake(nil)
 	}
-	cc.account() // never closes here: an answer in flight keeps flowing
+	cc.account(false) // an answer in flight keeps flowing
 	return gnet.None
 }
 
@@ -692,7 +692,7 @@ func (cc *clientConn) completeLocal(s *slot, frame []byte) {
 	s.resp, s.done = frame, true
 	cc.buffered += len(frame)
 	cc.flush()
-	cc.account() // the client's requests are refused where they are read
+	cc.account(false) // the client's requests are refused where they are read
 }
 
 // flush writes done slots from the head of the ring, never into the middle
