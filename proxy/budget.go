@@ -13,9 +13,11 @@ import (
 // client connections, as Kafka's queued.max.request.bytes bounds a broker's
 // request queue. Each connection publishes what it holds (account) from its
 // own loop when that changes, so the total is one atomic add away. Above half
-// the budget, a connection holding more than its fair share (the budget over
-// the open connections) takes no new request until it is back under it; past
-// the budget the connection holding the most is closed, one at a time.
+// the budget, a connection whose responses and forwarded requests pass its
+// fair share (the budget over the open connections) gets no new request
+// forwarded until they drain (overShare); past the budget, a connection above
+// its share is closed by the read that brought the total there, and the
+// connection holding the most is closed too, one at a time (overBudget).
 type memBudget struct {
 	limit int64
 	total atomic.Int64
