@@ -64,7 +64,7 @@ type Config struct {
 	Capture Capture `koanf:"capture"`
 }
 
-// Limits bound the proxy's memory per connection.
+// Limits bound the proxy's memory, per connection and in all.
 type Limits struct {
 	// MaxFrameBytes caps a request (Kafka's socket.request.max.bytes).
 	MaxFrameBytes int `koanf:"max-frame-bytes"`
@@ -89,6 +89,9 @@ type Limits struct {
 	// ConnectionsMaxIdle: a connection with no request and nothing in
 	// flight for that long is closed (Kafka's connections.max.idle.ms).
 	ConnectionsMaxIdle time.Duration `koanf:"connections-max-idle"`
+	// MaxBufferedBytes bounds the request and response bytes held across
+	// all client connections (Kafka's queued.max.request.bytes).
+	MaxBufferedBytes int `koanf:"max-buffered-bytes"`
 }
 
 // Log configures zerolog.
@@ -116,6 +119,7 @@ func Default() Config {
 			BufferHighWaterBytes: 4 << 20,
 			RequestTimeout:       30 * time.Second,
 			ConnectionsMaxIdle:   10 * time.Minute,
+			MaxBufferedBytes:     256 << 20,
 		},
 		Log:           Log{Level: "info", Format: "json"},
 		TLS:           defaultTLS(),

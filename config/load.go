@@ -45,6 +45,7 @@ var flagKeys = []struct{ flag, key string }{
 	{"max-connections-per-ip", "limits.max-connections-per-ip"},
 	{"request-timeout", "limits.request-timeout"},
 	{"connections-max-idle", "limits.connections-max-idle"},
+	{"max-buffered-bytes", "limits.max-buffered-bytes"},
 	{"log-level", "log.level"},
 	{"log-format", "log.format"},
 	{"proxy-id", "proxy-id"},
@@ -254,6 +255,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.ConnectionsMaxIdle <= 0 {
 		add("limits.connections-max-idle: must be positive, got %v", c.Limits.ConnectionsMaxIdle)
+	}
+	if c.Limits.MaxBufferedBytes < 1<<20 {
+		add("limits.max-buffered-bytes: must be >= 1048576, got %d", c.Limits.MaxBufferedBytes)
 	}
 	if _, err := zerolog.ParseLevel(c.Log.Level); err != nil || c.Log.Level == "" {
 		add("log.level %q: want trace, debug, info, warn or error", c.Log.Level)

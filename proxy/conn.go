@@ -47,8 +47,10 @@ type clientConn struct {
 	streamLeft    int
 	reqStreamLeft int
 	closed        bool
-	reason        string   // why the proxy closed the connection, for the log
-	asking        askState // requests of the proxy's own (ask.go)
+	reason        string       // why the proxy closed the connection, for the log
+	in            heldInput    // request bytes taken out of gnet (inbound.go)
+	held          atomic.Int64 // bytes held, as last published (budget.go)
+	asking        askState     // requests of the proxy's own (ask.go)
 
 	requests  uint64
 	clientID  string
@@ -191,9 +193,12 @@ func (cc *clientConn) closedClient(err error) {
 	if cc.up != nil {
 		_ = cc.up.Close()
 	}
+	cc.in = heldInput{}
+	cc.unaccount()
 	p.mu.Lock()
 	delete(p.conns, cc)
 	p.releaseLocked(cc.ip)
+	p.budgetClosed(cc)
 	p.mu.Unlock()
 	p.active.Add(-1)
 	p.m.clientConns.Dec()
@@ -221,15 +226,30 @@ func (cc *clientConn) reject(reason string, key, version int16) gnet.Action {
 }
 
 // readRequests consumes whole request frames from the client while the limits
-// allow. Bytes it leaves stay in gnet's inbound buffer; whoever lifts the
-// limit wakes the connection.
+// allow. Bytes it leaves are held (inbound.go); whoever lifts the limit wakes
+// the connection. What the connection holds then counts against the memory
+// budget (budget.go).
 func (cc *clientConn) readRequests() gnet.Action {
+	act := cc.readFrames()
+	if act == gnet.None {
+		cc.keepInput()
+		if cc.account(true) {
+			return cc.closeOverBudget()
+		}
+	}
+	return act
+}
+
+func (cc *clientConn) readFrames() gnet.Action {
 	p := cc.p
 	for {
 		if cc.closed {
 			return gnet.Close
 		}
 		if !cc.upReady || cc.blocked {
+			if act := cc.refuseOversizedLocal(); act != gnet.None {
+				return act
+			}
 			return cc.checkInboundCap()
 		}
 		// Requests go upstream at once whatever the upstream socket takes:
@@ -243,16 +263,13 @@ func (cc *clientConn) readRequests() gnet.Action {
 		if cc.reqStreamLeft > 0 {
 			// The rest of a request already partly sent upstream, even
 			// while draining: the upstream must see whole frames.
-			n := min(cc.conn.InboundBuffered(), cc.reqStreamLeft, streamChunk)
+			chunk := cc.inPeekSome(min(cc.reqStreamLeft, streamChunk))
+			n := len(chunk)
 			if n == 0 {
 				return gnet.None
 			}
-			chunk, err := cc.conn.Peek(n)
-			if err != nil {
-				return gnet.None
-			}
 			_, _ = cc.up.Write(chunk)
-			_, _ = cc.conn.Discard(n)
+			cc.inDiscard(n)
 			cc.reqStreamLeft -= n
 			continue
 		}
@@ -272,12 +289,12 @@ func (cc *clientConn) readRequests() gnet.Action {
 		// A client that does not read its responses gets no more requests
 		// forwarded, so no more responses pile up for it. Requests waiting
 		// for the upstream socket do not pause reading (see above).
-		if cc.conn.OutboundBuffered()+cc.buffered > hw {
+		if cc.conn.OutboundBuffered()+cc.buffered > hw || cc.overShare() {
 			cc.notePause()
 			p.parkConn(cc.conn)
 			return cc.checkInboundCap()
 		}
-		head, err := cc.conn.Peek(4)
+		head, err := cc.inPeek(4)
 		if err != nil {
 			return gnet.None
 		}
@@ -285,8 +302,13 @@ func (cc *clientConn) readRequests() gnet.Action {
 		if size < minRequestSize || size > p.opts.MaxFrameBytes {
 			return cc.reject(fmt.Sprintf("frame size %d outside %d..%d", size, minRequestSize, p.opts.MaxFrameBytes), -1, -1)
 		}
+		if size > p.opts.MaxInterceptedBytes {
+			if act := cc.refuseOversizedLocal(); act != gnet.None {
+				return act
+			}
+		}
 		if cc.sent.fetches >= maxInflightFetches {
-			key, err := cc.conn.Peek(6)
+			key, err := cc.inPeek(6)
 			if err != nil {
 				return cc.checkInboundCap()
 			}
@@ -297,18 +319,18 @@ func (cc *clientConn) readRequests() gnet.Action {
 			}
 		}
 		cc.paused = false
-		if buffered := cc.conn.InboundBuffered(); 4+size > buffered && buffered >= streamMin {
-			prefix, err := cc.conn.Peek(min(buffered, streamMin))
+		if buffered := cc.inBuffered(); 4+size > buffered && buffered >= streamMin {
+			prefix, err := cc.inPeek(min(buffered, streamMin))
 			if err == nil && cc.startRequestStream(prefix, size) {
 				continue
 			}
 		}
-		frame, err := cc.conn.Peek(4 + size)
+		frame, err := cc.inPeek(4 + size)
 		if err != nil {
 			return cc.checkInboundCap()
 		}
 		act := cc.handleRequest(frame)
-		_, _ = cc.conn.Discard(4 + size)
+		cc.inDiscard(4 + size)
 		if act != gnet.None {
 			return act
 		}
@@ -385,7 +407,7 @@ func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 // requests outstanding and a broker reads the next as soon as it answered
 // one, so more than a full frame beyond twice the high-water mark is abuse.
 func (cc *clientConn) checkInboundCap() gnet.Action {
-	held := cc.conn.InboundBuffered()
+	held := cc.inBuffered()
 	if cc.up != nil {
 		held += cc.up.OutboundBuffered()
 	}
@@ -562,6 +584,7 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 		cc.inflWait = false
 		_ = cc.conn.Wake(nil)
 	}
+	cc.account(false) // an answer in flight keeps flowing
 	return gnet.None
 }
 
@@ -688,6 +711,7 @@ func (cc *clientConn) completeLocal(s *slot, frame []byte) {
 	s.resp, s.done = frame, true
 	cc.buffered += len(frame)
 	cc.flush()
+	cc.account(false) // the client's requests are refused where they are read
 }
 
 // flush writes done slots from the head of the ring, never into the middle

@@ -113,7 +113,7 @@ func benchProduceFrame(size int) []byte {
 
 // rawRoundTrip writes frame on c with correlation id corr and reads the
 // answer into buf (returned, grown as needed), checking its correlation id.
-func rawRoundTrip(b *testing.B, c *rawConn, frame, buf []byte, corr int32) []byte {
+func rawRoundTrip(b testing.TB, c *rawConn, frame, buf []byte, corr int32) []byte {
 	binary.BigEndian.PutUint32(frame[8:], uint32(corr))
 	if _, err := c.Write(frame); err != nil {
 		b.Fatal(err)

@@ -17,6 +17,7 @@ type metrics struct {
 	localResponses     prometheus.Counter
 	intercepted        prometheus.Counter
 	paused             prometheus.Counter
+	connsClosed        *prometheus.CounterVec
 	metadataRefreshes  *prometheus.CounterVec
 
 	requests        *prometheus.CounterVec
@@ -35,6 +36,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		localResponses:     newCounter("streamshift_local_responses_total", "Responses produced by the proxy itself."),
 		intercepted:        newCounter("streamshift_intercepted_requests_total", "Requests handed to a registered interceptor."),
 		paused:             newCounter("streamshift_read_pauses_total", "Times a connection stopped being read because a limit was reached."),
+		connsClosed:        newCounterVec("streamshift_connections_closed_total", "Client connections the proxy closed to stay within a limit, by reason.", "reason"),
 		metadataRefreshes:  newCounterVec("streamshift_metadata_refreshes_total", "Control-plane metadata fetches, by result.", "result"),
 		requests:           newCounterVec("streamshift_requests_total", "Client requests, by api.", "api"),
 		requestsByKey:      make(map[int16]prometheus.Counter),
@@ -45,7 +47,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m.requestsUnknown = m.requests.WithLabelValues("Unknown")
 	if reg != nil {
 		reg.MustRegister(m.clientConns, m.clientConnsTotal, m.upstreamConns, m.upstreamDialFailed,
-			m.frameRejected, m.protocolErrors, m.localResponses, m.intercepted, m.paused,
+			m.frameRejected, m.protocolErrors, m.localResponses, m.intercepted, m.paused, m.connsClosed,
 			m.metadataRefreshes, m.requests)
 	}
 	return m

@@ -58,6 +58,10 @@ type Options struct {
 	// the upstream socket) are capped at MaxFrameBytes + 2*BufferHighWater;
 	// beyond that the client is disconnected. Default 4 MiB.
 	BufferHighWater int
+	// MaxBufferedBytes bounds the request and response bytes held across
+	// all client connections (Kafka's queued.max.request.bytes, budget.go).
+	// Default 256 MiB.
+	MaxBufferedBytes int
 	// ShutdownTimeout bounds the drain of in-flight requests. Default 30s.
 	ShutdownTimeout time.Duration
 	// MetadataRefresh is the period of the control-plane metadata fetch that
@@ -134,6 +138,7 @@ func (o *Options) setDefaults() error {
 	o.MaxInterceptedBytes = cmp.Or(o.MaxInterceptedBytes, 8<<20)
 	o.MaxInflight = cmp.Or(o.MaxInflight, 256)
 	o.BufferHighWater = cmp.Or(o.BufferHighWater, 4<<20)
+	o.MaxBufferedBytes = cmp.Or(o.MaxBufferedBytes, 256<<20)
 	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, 30*time.Second)
 	o.MetadataRefresh = cmp.Or(o.MetadataRefresh, time.Minute)
 	o.EventLoops = cmp.Or(o.EventLoops, runtime.NumCPU())
@@ -159,6 +164,7 @@ type Proxy struct {
 	listenHost string
 	listenPort int
 
+	mem       memBudget
 	ctl       *kgo.Client
 	refreshMu sync.Mutex
 	tls       *tlsServer // nil: plaintext listeners
@@ -207,6 +213,8 @@ func New(opts Options) (*Proxy, error) {
 		conns:      make(map[*clientConn]gnet.Conn),
 		wake:       make(map[gnet.Conn]struct{}),
 	}
+	p.mem.limit = int64(opts.MaxBufferedBytes)
+	p.registerBudgetGauge(opts.Metrics)
 	p.nodes = newNodeTable(opts.AdvertisedHost, opts.NodePortBase, opts.NodeIDMin, opts.NodeIDMax, opts.Log)
 	p.clock.Store(time.Now().UnixNano())
 	p.unadvertisedLog.interval = int64(refusalLogInterval)

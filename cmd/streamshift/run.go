@@ -224,6 +224,7 @@ func proxyOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Registe
 		MaxConnectionsPerIP: cfg.Limits.MaxConnectionsPerIP,
 		RequestTimeout:      cfg.Limits.RequestTimeout,
 		ConnectionsMaxIdle:  cfg.Limits.ConnectionsMaxIdle,
+		MaxBufferedBytes:    cfg.Limits.MaxBufferedBytes,
 		ShutdownTimeout:     cfg.ShutdownTimeout,
 		MetadataRefresh:     cfg.MetadataRefreshInterval,
 		EventLoops:          cfg.EventLoops,
