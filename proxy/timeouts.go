@@ -86,7 +86,7 @@ func (cc *clientConn) expire(now int64) {
 		return
 	}
 	if cc.ring.len() > 0 || cc.sent.len() > 0 || cc.blocked || cc.streamLeft > 0 || cc.reqStreamLeft > 0 ||
-		cc.conn.InboundBuffered() > 0 || cc.conn.OutboundBuffered() > 0 {
+		cc.inBuffered() > 0 || cc.conn.OutboundBuffered() > 0 {
 		cc.lastRequest.Store(now)
 		return
 	}
@@ -125,14 +125,14 @@ func (cc *clientConn) awaitingBytes() bool {
 	if cc.reqStreamLeft > 0 {
 		return true
 	}
-	n := cc.conn.InboundBuffered()
+	n := cc.inBuffered() // held outside gnet too (inbound.go)
 	switch {
 	case n == 0:
 		return false
 	case n < 4:
 		return true
 	}
-	head, err := cc.conn.Peek(4)
+	head, err := cc.inPeek(4)
 	if err != nil {
 		return true
 	}
