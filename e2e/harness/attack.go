@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -132,11 +133,39 @@ type Flood struct {
 	Answered, Closed, Stalled, Refused int // Refused: the dial itself failed
 }
 
-// OpenFlood opens n connections to addr, round-robin over the source
+// Dialer opens one attack connection from a source address.
+type Dialer func(src string) (net.Conn, error)
+
+// TCPDialer dials addr over plain TCP.
+func TCPDialer(addr string, timeout time.Duration) Dialer {
+	return func(src string) (net.Conn, error) { return DialFrom(src, addr, timeout) }
+}
+
+// TLSDialer dials addr and completes a TLS handshake within timeout.
+func TLSDialer(addr string, cfg *tls.Config, timeout time.Duration) Dialer {
+	return func(src string) (net.Conn, error) {
+		c, err := DialFrom(src, addr, timeout)
+		if err != nil {
+			return nil, err
+		}
+		tc := tls.Client(c, cfg)
+		_ = tc.SetDeadline(time.Now().Add(timeout))
+		if err := tc.Handshake(); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("tls handshake: %w", err)
+		}
+		_ = tc.SetDeadline(time.Time{})
+		return tc, nil
+	}
+}
+
+// OpenFlood opens n connections with dial, round-robin over the source
 // addresses srcs, in batches of batch dials at once, each probed with
 // ApiVersions (timeout each). Answered connections stay open; the others
-// are closed. It stops early when ctx ends.
-func OpenFlood(ctx context.Context, addr string, srcs []string, n, batch int, timeout time.Duration) *Flood {
+// are closed. A dial refused by the kernel counts as Refused, one closed or
+// stalled in a TLS handshake as Closed or Stalled. It stops early when ctx
+// ends.
+func OpenFlood(ctx context.Context, dial Dialer, srcs []string, n, batch int, timeout time.Duration) *Flood {
 	f := &Flood{}
 	var mu sync.Mutex
 	for start := 0; start < n && ctx.Err() == nil; start += batch {
@@ -145,33 +174,42 @@ func OpenFlood(ctx context.Context, addr string, srcs []string, n, batch int, ti
 			wg.Add(1)
 			go func(src string) {
 				defer wg.Done()
-				c, err := DialFrom(src, addr, timeout)
-				if err != nil {
-					mu.Lock()
-					f.Refused++
-					mu.Unlock()
-					return
+				c, err := dial(src)
+				o := Answered
+				if err == nil {
+					o = Probe(c, timeout)
 				}
-				o := Probe(c, timeout)
 				mu.Lock()
 				defer mu.Unlock()
-				switch o {
-				case Answered:
+				var op *net.OpError
+				switch {
+				case err != nil && errors.As(err, &op) && op.Op == "dial":
+					f.Refused++
+				case err != nil && outcomeOf(err) == Stalled:
+					f.Stalled++
+				case err != nil:
+					f.Closed++
+				case o == Answered:
 					f.Answered++
 					f.Open = append(f.Open, c)
 					return
-				case Closed:
+				case o == Closed:
 					f.Closed++
-				case Stalled:
+				case o == Stalled:
 					f.Stalled++
 				}
-				c.Close()
+				if c != nil {
+					c.Close()
+				}
 			}(srcs[i%len(srcs)])
 		}
 		wg.Wait()
 	}
 	return f
 }
+
+// Total is the number of connections tried.
+func (f *Flood) Total() int { return f.Answered + f.Closed + f.Stalled + f.Refused }
 
 // Close closes the flood's open connections.
 func (f *Flood) Close() {
@@ -275,3 +313,31 @@ func LoopbackSources(base, n int) []string {
 // IsClosedErr reports whether err is the peer closing or resetting the
 // connection (not a timeout).
 func IsClosedErr(err error) bool { return err != nil && outcomeOf(err) == Closed }
+
+// ReadResponse reads one response frame from c within timeout into r (its
+// version set to the request's): correlation id, the flexible header's tag
+// buffer, body. An error that IsClosedErr means the peer closed instead.
+func ReadResponse(c net.Conn, r kmsg.Response, timeout time.Duration) (correlationID int32, err error) {
+	_ = c.SetReadDeadline(time.Now().Add(timeout))
+	defer c.SetReadDeadline(time.Time{})
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		return 0, err
+	}
+	b := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c, b); err != nil {
+		return 0, err
+	}
+	if len(b) < 4 {
+		return 0, fmt.Errorf("response of %d bytes", len(b))
+	}
+	correlationID, b = int32(binary.BigEndian.Uint32(b)), b[4:]
+	if r.IsFlexible() {
+		// The response header's tagged fields: none from Kafka today.
+		if len(b) == 0 || b[0] != 0 {
+			return correlationID, fmt.Errorf("response header with tagged fields")
+		}
+		b = b[1:]
+	}
+	return correlationID, r.ReadFrom(b)
+}

@@ -135,12 +135,12 @@ func TestProbeOutcomes(t *testing.T) {
 		c.Close()
 	}
 
-	f := OpenFlood(context.Background(), answer, LoopbackSources(0, 3), 7, 3, time.Second)
+	f := OpenFlood(context.Background(), TCPDialer(answer, time.Second), LoopbackSources(0, 3), 7, 3, time.Second)
 	if f.Answered != 7 || len(f.Open) != 7 {
 		t.Fatalf("flood on an answering server: %+v", f)
 	}
 	f.Close()
-	f = OpenFlood(context.Background(), closer, LoopbackSources(0, 2), 5, 5, time.Second)
+	f = OpenFlood(context.Background(), TCPDialer(closer, time.Second), LoopbackSources(0, 2), 5, 5, time.Second)
 	if f.Closed != 5 || len(f.Open) != 0 {
 		t.Fatalf("flood on a closing server: %+v", f)
 	}
@@ -168,5 +168,32 @@ func TestWaitClosedAndPipeline(t *testing.T) {
 	n, err := SendPartial(d, []byte{0, 0, 1, 0}, 64<<20, 200*time.Millisecond)
 	if err == nil || IsClosedErr(err) || n == 0 || n >= 64<<20 {
 		t.Fatalf("partial frame into a non-reader: %d bytes, %v (want a stall)", n, err)
+	}
+}
+
+func TestReadResponse(t *testing.T) {
+	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.ErrorCode = 42
+	msg := "too big"
+	resp.ErrorMessage = &msg
+	body := binary.BigEndian.AppendUint32(nil, 9)
+	body = append(body, 0) // flexible header: no tagged fields
+	body = resp.AppendTo(body)
+	addr := serve(t, func(c net.Conn) {
+		_, _ = c.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...))
+		c.Close()
+	})
+	c, err := DialFrom("", addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	corr, err := ReadResponse(c, got, time.Second)
+	if err != nil || corr != 9 || got.ErrorCode != 42 || got.ErrorMessage == nil || *got.ErrorMessage != msg {
+		t.Fatalf("corr %d, %+v, %v", corr, got, err)
+	}
+	if _, err := ReadResponse(c, got, time.Second); !IsClosedErr(err) {
+		t.Fatalf("after the server closed: %v, want a close", err)
 	}
 }
