@@ -141,8 +141,13 @@ func TCPDialer(addr string, timeout time.Duration) Dialer {
 	return func(src string) (net.Conn, error) { return DialFrom(src, addr, timeout) }
 }
 
-// TLSDialer dials addr and completes a TLS handshake within timeout.
+// TLSDialer dials addr and completes a TLS handshake within timeout (the
+// server name checked is addr's host unless cfg names one).
 func TLSDialer(addr string, cfg *tls.Config, timeout time.Duration) Dialer {
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
 	return func(src string) (net.Conn, error) {
 		c, err := DialFrom(src, addr, timeout)
 		if err != nil {
