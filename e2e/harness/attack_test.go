@@ -3,6 +3,7 @@ package harness
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"io"
 	"net"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/testpki"
 )
 
 // readRequest reads one request frame and decodes its header (v1 or v2).
@@ -195,5 +198,51 @@ func TestReadResponse(t *testing.T) {
 	}
 	if _, err := ReadResponse(c, got, time.Second); !IsClosedErr(err) {
 		t.Fatalf("after the server closed: %v, want a close", err)
+	}
+}
+
+func TestTLSDialerChecksAddrHost(t *testing.T) {
+	ca, err := testpki.NewCA("attack-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := ca.IssueNow("attack", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := pair.TLS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				var size [4]byte
+				if _, err := io.ReadFull(c, size[:]); err == nil {
+					_, _ = io.CopyN(io.Discard, c, int64(binary.BigEndian.Uint32(size[:])))
+					_, _ = c.Write([]byte{0, 0, 0, 4, 0, 0, 0, 1})
+				}
+			}()
+		}
+	}()
+	// No ServerName in the config: the dialer checks the address's host.
+	f := OpenFlood(context.Background(), TLSDialer(l.Addr().String(), &tls.Config{RootCAs: ca.Pool()}, time.Second), LoopbackSources(0, 2), 4, 4, time.Second)
+	defer f.Close()
+	if f.Answered != 4 {
+		t.Fatalf("TLS flood on a TLS server: %+v", f)
+	}
+	f = OpenFlood(context.Background(), TLSDialer(l.Addr().String(), &tls.Config{}, time.Second), LoopbackSources(0, 1), 2, 2, time.Second)
+	if f.Closed != 2 {
+		t.Fatalf("an unknown CA must fail the handshake: %+v", f)
 	}
 }
