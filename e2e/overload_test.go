@@ -44,7 +44,8 @@ const (
 	// limits.connections-max-idle here; the checks allow 25 s more.
 	overloadRequestTimeout = 5 * time.Second
 	overloadIdle           = 15 * time.Second
-	overloadHandshake      = 3 * time.Second // tls.handshake-timeout
+	overloadHandshake      = 3 * time.Second  // tls.handshake-timeout
+	overloadGroupExpiry    = 10 * time.Second // coordinator.offsets-retention-check-interval
 	overloadSlack          = 25 * time.Second
 )
 
@@ -59,6 +60,10 @@ var overloadEnv = []string{
 	"STREAMSHIFT_LIMITS_MAX_CONNECTIONS=0",
 	"STREAMSHIFT_LIMITS_REQUEST_TIMEOUT=" + overloadRequestTimeout.String(),
 	"STREAMSHIFT_LIMITS_CONNECTIONS_MAX_IDLE=" + overloadIdle.String(),
+	// An Empty streams group is deleted, and its anchor leaves the
+	// upstream group, this long after it became Empty (Kafka's
+	// offsets.retention.check.interval.ms; default 10m).
+	"STREAMSHIFT_COORDINATOR_OFFSETS_RETENTION_CHECK_INTERVAL=" + overloadGroupExpiry.String(),
 }
 
 // overloadRun is the one broker, the proxies and the good clients the
