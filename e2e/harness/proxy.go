@@ -46,7 +46,9 @@ type ProxyOptions struct {
 type Proxy struct {
 	Bootstrap string // 127.0.0.1:<port>
 	Log       string
-	p         *proc
+
+	mu sync.Mutex // guards p: Restart replaces it while watchers read it
+	p  *proc
 
 	// What Restart starts again: the same binary, ports and settings.
 	bin   string
@@ -148,14 +150,16 @@ func (px *Proxy) start(ctx context.Context, logFlag int) error {
 		return fmt.Errorf("start streamshift: %w", err)
 	}
 	p := &proc{name: "streamshift", cmd: cmd, done: make(chan struct{})}
+	px.mu.Lock()
 	px.p = p
+	px.mu.Unlock()
 	go func() {
 		p.err = cmd.Wait()
 		logf.Close()
 		close(p.done)
 	}()
 	if err := WaitKafkaReady(ctx, px.Bootstrap, px.ready, p.done, px.probe...); err != nil {
-		_ = px.Stop()
+		_ = p.stop(20 * time.Second)
 		return fmt.Errorf("streamshift (log %s): %w", px.Log, err)
 	}
 	return nil
@@ -171,23 +175,31 @@ func (px *Proxy) Restart(ctx context.Context) error {
 // ExitErr is the proxy's exit status once it has ended (nil: exit code 0
 // or still running).
 func (px *Proxy) ExitErr() error {
-	if !px.p.exited() {
+	p := px.proc()
+	if !p.exited() {
 		return nil
 	}
-	return px.p.err
+	return p.err
 }
 
 // Done is closed when the proxy process ends.
-func (px *Proxy) Done() <-chan struct{} { return px.p.done }
+func (px *Proxy) Done() <-chan struct{} { return px.proc().done }
+
+// proc is the current process (Restart replaces it).
+func (px *Proxy) proc() *proc {
+	px.mu.Lock()
+	defer px.mu.Unlock()
+	return px.p
+}
 
 // PID is the proxy's process id.
-func (px *Proxy) PID() int { return px.p.pid() }
+func (px *Proxy) PID() int { return px.proc().pid() }
 
 // Exited reports whether the proxy has ended.
-func (px *Proxy) Exited() bool { return px.p.exited() }
+func (px *Proxy) Exited() bool { return px.proc().exited() }
 
 // Stop stops the proxy by PID: TERM, then KILL after 20s.
-func (px *Proxy) Stop() error { return px.p.stop(20 * time.Second) }
+func (px *Proxy) Stop() error { return px.proc().stop(20 * time.Second) }
 
 // ProxyRoute is a Scenario.Route that starts streamshift in front of the
 // run's broker (logs in <run dir>/proxy) with the given streams settings;
