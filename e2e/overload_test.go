@@ -274,12 +274,13 @@ func (o *overloadRun) progress(tls bool) error {
 	})
 	if f, died := o.appDied(); died {
 		// The next attacks get a live app again.
+		dead := o.app.Log
 		_ = o.app.Stop()
 		if err := o.startApp(); err != nil {
-			return fmt.Errorf("the Streams app died: %s (log %s); restart: %w", f, o.app.Log, err)
+			return fmt.Errorf("the Streams app died: %s (log %s); restart: %w", f, dead, err)
 		}
 		_ = waitFor(o.ctx, 120*time.Second, func() bool { return o.processed.Load() > 0 })
-		return fmt.Errorf("the Streams app died: %s (log %s), restarted", f, o.app.Log)
+		return fmt.Errorf("the Streams app died: %s (log %s), restarted", f, dead)
 	}
 	if err != nil {
 		return fmt.Errorf("good clients stalled for 90 s after the attack: acked %d → %d, consumed %d → %d, Streams app processed %d → %d",
