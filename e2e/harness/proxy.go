@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -35,13 +36,26 @@ type ProxyOptions struct {
 	Probe []kgo.Opt
 	// ReadyTimeout bounds the wait for the proxy to answer (default 60s).
 	ReadyTimeout time.Duration
+	// NoFile, when set, is the descriptor limit (soft and hard) the proxy
+	// runs under (prlimit --nofile): a connection flood then reaches it
+	// with a few thousand connects.
+	NoFile int
 }
 
 // Proxy is a running `streamshift run` process on loopback.
 type Proxy struct {
 	Bootstrap string // 127.0.0.1:<port>
 	Log       string
-	p         *proc
+
+	mu sync.Mutex // guards p: Restart replaces it while watchers read it
+	p  *proc
+
+	// What Restart starts again: the same binary, ports and settings.
+	bin   string
+	args  []string
+	env   []string
+	ready time.Duration
+	probe []kgo.Opt
 }
 
 var (
@@ -100,49 +114,92 @@ func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	px := &Proxy{Bootstrap: "127.0.0.1:" + strconv.Itoa(ports[0]), Log: filepath.Join(o.Dir, "streamshift.log")}
-	args := append([]string{"run", "--upstream", o.Upstream, "--listen", px.Bootstrap,
+	px := &Proxy{Bootstrap: "127.0.0.1:" + strconv.Itoa(ports[0]), Log: filepath.Join(o.Dir, "streamshift.log"),
+		bin: bin, ready: cmp.Or(o.ReadyTimeout, 60*time.Second), probe: o.Probe}
+	px.args = append([]string{"run", "--upstream", o.Upstream, "--listen", px.Bootstrap,
 		"--node-port-base", strconv.Itoa(ports[1] - 1), "--node-id-min", "1", "--node-id-max", "1",
 		"--proxy-id", "e2e"}, o.Args...)
-	logf, err := os.Create(px.Log)
-	if err != nil {
-		return nil, fmt.Errorf("proxy log: %w", err)
+	if o.NoFile > 0 {
+		// prlimit execs the binary: the PID stays the proxy's.
+		n := strconv.Itoa(o.NoFile)
+		px.args = append([]string{"--nofile=" + n + ":" + n, "--", px.bin}, px.args...)
+		px.bin = "prlimit"
 	}
-	cmd := exec.Command(bin, args...)
 	// The in-memory log unless a test asks for the durable one (the
 	// default of `streamshift run`): later entries win.
-	cmd.Env = append(append(append([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, os.Environ()...), StreamsEnv(o.Streams)...), o.Env...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("start streamshift: %w", err)
-	}
-	px.p = &proc{name: "streamshift", cmd: cmd, done: make(chan struct{})}
-	go func() {
-		px.p.err = cmd.Wait()
-		logf.Close()
-		close(px.p.done)
-	}()
-	timeout := o.ReadyTimeout
-	if timeout == 0 {
-		timeout = 60 * time.Second
-	}
-	if err := WaitKafkaReady(ctx, px.Bootstrap, timeout, px.p.done, o.Probe...); err != nil {
-		_ = px.Stop()
-		return nil, fmt.Errorf("streamshift (log %s): %w", px.Log, err)
+	px.env = append(append(append([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, os.Environ()...), StreamsEnv(o.Streams)...), o.Env...)
+	if err := px.start(ctx, os.O_TRUNC); err != nil {
+		return nil, err
 	}
 	return px, nil
 }
 
+// start runs the proxy process (its log truncated or appended to, by flag)
+// and waits until it answers.
+func (px *Proxy) start(ctx context.Context, logFlag int) error {
+	logf, err := os.OpenFile(px.Log, os.O_CREATE|os.O_WRONLY|logFlag, 0o644)
+	if err != nil {
+		return fmt.Errorf("proxy log: %w", err)
+	}
+	cmd := exec.Command(px.bin, px.args...)
+	cmd.Env = px.env
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start streamshift: %w", err)
+	}
+	p := &proc{name: "streamshift", cmd: cmd, done: make(chan struct{})}
+	px.mu.Lock()
+	px.p = p
+	px.mu.Unlock()
+	go func() {
+		p.err = cmd.Wait()
+		logf.Close()
+		close(p.done)
+	}()
+	if err := WaitKafkaReady(ctx, px.Bootstrap, px.ready, p.done, px.probe...); err != nil {
+		_ = p.stop(20 * time.Second)
+		return fmt.Errorf("streamshift (log %s): %w", px.Log, err)
+	}
+	return nil
+}
+
+// Restart starts the proxy again on the same ports with the same settings
+// (appending to its log) after it exited; a running proxy is stopped first.
+func (px *Proxy) Restart(ctx context.Context) error {
+	_ = px.Stop()
+	return px.start(ctx, os.O_APPEND)
+}
+
+// ExitErr is the proxy's exit status once it has ended (nil: exit code 0
+// or still running).
+func (px *Proxy) ExitErr() error {
+	p := px.proc()
+	if !p.exited() {
+		return nil
+	}
+	return p.err
+}
+
+// Done is closed when the proxy process ends.
+func (px *Proxy) Done() <-chan struct{} { return px.proc().done }
+
+// proc is the current process (Restart replaces it).
+func (px *Proxy) proc() *proc {
+	px.mu.Lock()
+	defer px.mu.Unlock()
+	return px.p
+}
+
 // PID is the proxy's process id.
-func (px *Proxy) PID() int { return px.p.pid() }
+func (px *Proxy) PID() int { return px.proc().pid() }
 
 // Exited reports whether the proxy has ended.
-func (px *Proxy) Exited() bool { return px.p.exited() }
+func (px *Proxy) Exited() bool { return px.proc().exited() }
 
 // Stop stops the proxy by PID: TERM, then KILL after 20s.
-func (px *Proxy) Stop() error { return px.p.stop(20 * time.Second) }
+func (px *Proxy) Stop() error { return px.proc().stop(20 * time.Second) }
 
 // ProxyRoute is a Scenario.Route that starts streamshift in front of the
 // run's broker (logs in <run dir>/proxy) with the given streams settings;
