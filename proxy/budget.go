@@ -30,7 +30,8 @@ type memBudget struct {
 // account publishes the bytes cc holds: unconsumed requests (held chunks and
 // gnet's inbound), responses waiting for the client's socket and in slots
 // behind the head, requests waiting for the upstream socket and the part of a
-// response still arriving from it. gnet drains outbound bytes without telling
+// response still arriving from it, and an intercepted request while it is
+// handled (its copy and decoded body). gnet drains outbound bytes without telling
 // the handler, so while any wait the connection is woken again shortly to
 // publish the lower figure. With enforce (the caller read the client's
 // bytes) it reports whether the budget is exhausted and cc holds more than
@@ -40,7 +41,7 @@ type memBudget struct {
 // answer in flight keeps flowing, and the client's next request is judged.
 func (cc *clientConn) account(enforce bool) (over bool) {
 	out := cc.conn.OutboundBuffered()
-	held := cc.in.n + cc.conn.InboundBuffered() + out + cc.buffered
+	held := cc.in.n + cc.conn.InboundBuffered() + out + cc.buffered + cc.decoded
 	if cc.up != nil {
 		upOut := cc.up.OutboundBuffered()
 		out += upOut

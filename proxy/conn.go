@@ -39,6 +39,7 @@ type clientConn struct {
 	sent     slotQueue // slots awaiting an upstream response, upstream order
 	buffered int       // bytes of responses held in slots behind the head
 	blocked  bool      // an intercepted request awaits its outcome
+	decoded  int       // what the intercepted request costs meanwhile (interceptHoldFactor)
 	inflWait bool      // reading stopped at the in-flight cap
 	paused   bool      // reading stopped at a limit (for the pause metric)
 	// streamLeft is what remains of an upstream response being passed

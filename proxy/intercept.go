@@ -85,6 +85,11 @@ type registration struct {
 	// accepted (RegisterCapped).
 	capped bool
 	i      Interceptor
+	// bodyLimit, when positive, is the largest request (after its size
+	// prefix) that is decoded; a larger one is answered by oversize
+	// without being decoded (LimitBody).
+	bodyLimit int
+	oversize  func(version int16, size int) kmsg.Response
 }
 
 // registry holds the interceptors, one per key: a key registered twice is
@@ -127,6 +132,29 @@ func (r *registry) register(reg *registration) error {
 		}
 	}
 	next[reg.key] = reg
+	r.snap.Store(&next)
+	return nil
+}
+
+// limitBody sets the body limit of a registered key (Proxy.LimitBody).
+func (r *registry) limitBody(key int16, maxBytes int, answer func(version int16, size int) kmsg.Response) error {
+	name := kmsg.NameForKey(key)
+	if maxBytes <= 0 || answer == nil {
+		return fmt.Errorf("limit %s: want a positive size and an answer", name)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	cur := r.snap.Load()
+	if cur == nil || (*cur)[key] == nil {
+		return fmt.Errorf("limit %s (key %d): not registered", name, key)
+	}
+	next := make(map[int16]*registration, len(*cur))
+	for k, v := range *cur {
+		next[k] = v
+	}
+	reg := *next[key]
+	reg.bodyLimit, reg.oversize = maxBytes, answer
+	next[key] = &reg
 	r.snap.Store(&next)
 	return nil
 }

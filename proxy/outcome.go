@@ -17,6 +17,9 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	if len(frame) > p.opts.MaxInterceptedBytes {
 		return cc.reject(fmt.Sprintf("%d bytes exceed the %d-byte limit of locally handled requests", len(frame), p.opts.MaxInterceptedBytes), key, version)
 	}
+	if reg.bodyLimit > 0 && len(frame)-4 > reg.bodyLimit {
+		return cc.answerOversize(reg, key, version, corr, len(frame)-4)
+	}
 	own := clone(frame)
 	h, err := parseRequestHeader(own[4:])
 	if err != nil {
@@ -36,6 +39,9 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	}
 	cc.ring.push(s)
 	cc.blocked = true
+	// The copy and the decoded body are held until the outcome, and count
+	// against the memory budget (decoding allocates several times the size).
+	cc.decoded = interceptHoldFactor * len(own)
 	p.m.intercepted.Inc()
 	req := &Request{Client: cc.info(), Key: key, Version: version, CorrelationID: corr, Body: body, done: cc.done, cc: cc}
 	out := &outcome{cc: cc, s: s, raw: own, clientID: h.clientID}
@@ -50,6 +56,33 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 		}()
 		reg.i.Intercept(req, out)
 	}()
+	return gnet.None
+}
+
+// interceptHoldFactor is what an intercepted request costs while it is
+// handled, in multiples of its size: the proxy's copy of the frame and the
+// decoded body (kmsg's structs, a string per name: about 7 times the frame
+// for a topology of many small subtopologies).
+const interceptHoldFactor = 8
+
+// answerOversize answers a request above its key's body limit (LimitBody)
+// without decoding it; the frame is discarded by the caller.
+func (cc *clientConn) answerOversize(reg *registration, key, version int16, corr int32, size int) gnet.Action {
+	p := cc.p
+	resp := reg.oversize(version, size)
+	if resp == nil || resp.Key() != key {
+		return cc.reject(fmt.Sprintf("%d bytes exceed the %d-byte limit of %s", size, reg.bodyLimit, kmsg.NameForKey(key)), key, version)
+	}
+	resp.SetVersion(version)
+	out := appendResponseFrame(nil, corr, resp)
+	p.m.frameRejected.WithLabelValues("request over its api's body limit, answered undecoded").Inc()
+	p.log.Warn().Uint64("conn", cc.id).Str("remote", cc.remote).Str("api", kmsg.NameForKey(key)).Int16("version", version).
+		Int("bytes", size).Int("limit", reg.bodyLimit).Msg("request larger than any its api can accept; answered without decoding it")
+	s := &slot{corr: corr, key: key, version: version, local: true, done: true, resp: out}
+	cc.buffered += len(out)
+	cc.ring.push(s)
+	p.m.localResponses.Inc()
+	cc.flush()
 	return gnet.None
 }
 
@@ -91,7 +124,7 @@ func (o *outcome) Respond(resp kmsg.Response) {
 	cc, s := o.cc, o.s
 	cc.onLoop(func() {
 		cc.p.m.localResponses.Inc()
-		cc.blocked = false
+		cc.blocked, cc.decoded = false, 0
 		cc.completeLocal(s, frame)
 		_ = cc.conn.Wake(nil)
 	})
@@ -133,7 +166,7 @@ func (cc *clientConn) sendIntercepted(s *slot, frame []byte) {
 	s.local = false
 	s.upstream = true
 	cc.sent.push(s)
-	cc.blocked = false
+	cc.blocked, cc.decoded = false, 0
 	if cc.up == nil {
 		cc.closeWith("upstream connection lost")
 		return

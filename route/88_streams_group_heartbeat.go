@@ -11,6 +11,27 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// maxStreamsHeartbeatBytes is the largest StreamsGroupHeartbeat the proxy
+// decodes. What a heartbeat carries becomes records of at most
+// streams.MaxRecordBytes each (its topology, its member's metadata, its
+// owned tasks in the member's assignment); only the task offsets it reports
+// are not stored, and a member reports them for its own tasks. A request
+// four times a record's bound cannot be written by Kafka 4.4 either, which
+// decodes it first and then answers UNKNOWN_SERVER_ERROR; the proxy answers
+// the same without decoding it (decoding takes about 7 times the request's
+// size: the budget charge of intercepted requests, proxy.LimitBody).
+const maxStreamsHeartbeatBytes = 4 * streams.MaxRecordBytes
+
+// oversizedStreamsHeartbeat answers a heartbeat above maxStreamsHeartbeatBytes.
+func oversizedStreamsHeartbeat(_ int16, size int) kmsg.Response {
+	resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+	resp.ErrorCode = kerr.UnknownServerError.Code
+	msg := fmt.Sprintf("The StreamsGroupHeartbeat request is %d bytes; its topology, member metadata and tasks cannot fit the coordinator's records of at most %d bytes each (at most %d bytes in all are read).",
+		size, streams.MaxRecordBytes, maxStreamsHeartbeatBytes)
+	resp.ErrorMessage = &msg
+	return resp
+}
+
 // streamsGroupHeartbeat serves StreamsGroupHeartbeat v0-v1, advertised
 // whatever the upstream knows (the proxy is the streams-group coordinator).
 // With the migration on, a join of a live classic group upstream first

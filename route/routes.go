@@ -221,6 +221,11 @@ func (rs *Routes) Register(p *proxy.Proxy) error {
 		if err := register(int16(rt.key), 0, rt.max, rt.advertise, rt.serve); err != nil {
 			return fmt.Errorf("route key %d (%s): %w", rt.key, rt.key.Name(), err)
 		}
+		if rt.key == kmsg.StreamsGroupHeartbeat {
+			if err := p.LimitBody(int16(rt.key), maxStreamsHeartbeatBytes, oversizedStreamsHeartbeat); err != nil {
+				return fmt.Errorf("route key %d (%s): %w", rt.key, rt.key.Name(), err)
+			}
+		}
 	}
 	return nil
 }
