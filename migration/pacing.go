@@ -75,12 +75,7 @@ func (p *takeoverPacing) failed(group string) time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
-	p.forgetQuietLocked(now)
-	g := p.groups[group]
-	if g == nil {
-		g = &groupPace{delay: p.initial}
-		p.groups[group] = g
-	}
+	g := p.paceLocked(group, now)
 	wait := g.delay
 	g.next = now.Add(wait)
 	g.delay = min(2*g.delay, p.maximum)
@@ -94,13 +89,19 @@ func (p *takeoverPacing) notReady(group string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
+	p.paceLocked(group, now).next = now.Add(p.initial)
+}
+
+// paceLocked returns the group's backoff, new at the initial delay if it
+// had none, after forgetting the groups quiet for long enough.
+func (p *takeoverPacing) paceLocked(group string, now time.Time) *groupPace {
 	p.forgetQuietLocked(now)
 	g := p.groups[group]
 	if g == nil {
 		g = &groupPace{delay: p.initial}
 		p.groups[group] = g
 	}
-	g.next = now.Add(p.initial)
+	return g
 }
 
 // succeeded forgets the group's backoff.
