@@ -3,7 +3,7 @@ GO ?= go
 MVN ?= mvn
 MVNFLAGS ?= -B -q
 # The e2e suite starts real brokers and Kafka Streams JVMs: one package at a time on 2 cores.
-E2E_TIMEOUT ?= 30m
+E2E_TIMEOUT ?= 50m
 
 .PHONY: test test-unit test-e2e e2e-build vet build image
 
