@@ -5,12 +5,10 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"testing"
 	"time"
 
-	"testing"
-
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/e2e/harness"
 )
@@ -65,39 +63,10 @@ func TestStreamsProxyEmptyGroupExpires(t *testing.T) {
 // waitUpstreamEmptyWithOffsets waits until the broker shows the group Empty
 // (the anchor left) with committed offsets for every input partition.
 func waitUpstreamEmptyWithOffsets(ctx context.Context, upstream, group string) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(upstream))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	var last error
-	for ctx.Err() == nil {
-		last = func() error {
-			described, err := adm.DescribeGroups(ctx, group)
-			if err != nil {
-				return fmt.Errorf("describe upstream group: %w", err)
-			}
-			if g := described[group]; g.Err != nil || g.State != "Empty" || len(g.Members) != 0 {
-				return fmt.Errorf("upstream group: state %s, %d members (%v); want Empty once the streams group expired", g.State, len(g.Members), g.Err)
-			}
-			offsets, err := adm.FetchOffsets(ctx, group)
-			if err != nil {
-				return fmt.Errorf("fetch upstream offsets: %w", err)
-			}
-			for p := int32(0); p < 4; p++ {
-				if o, ok := offsets.Lookup("e2e-input", p); !ok || o.At <= 0 {
-					return fmt.Errorf("no committed offset upstream for e2e-input-%d after the expiry (%+v)", p, o)
-				}
-			}
-			return nil
-		}()
-		if last == nil {
-			return nil
+	return waitUpstreamGroup(ctx, upstream, group, 90*time.Second, func(g kadm.DescribedGroup) error {
+		if g.State != "Empty" || len(g.Members) != 0 {
+			return fmt.Errorf("upstream group: state %s, %d members; want Empty once the streams group expired", g.State, len(g.Members))
 		}
-		time.Sleep(500 * time.Millisecond)
-	}
-	return last
+		return nil
+	})
 }

@@ -172,13 +172,28 @@ func TestStreamsProxySmoke(t *testing.T) {
 // the group: one member, the anchor, with protocol streamshift, and
 // committed offsets for every input partition.
 func checkUpstreamGroup(ctx context.Context, upstream, group, anchorID string) error {
+	return waitUpstreamGroup(ctx, upstream, group, 30*time.Second, func(g kadm.DescribedGroup) error {
+		if g.Protocol != "streamshift" || g.ProtocolType != "consumer" || len(g.Members) != 1 || g.State != "Stable" {
+			return fmt.Errorf("upstream group: state %s, protocol %s/%s, %d members; want Stable consumer/streamshift with the anchor only", g.State, g.ProtocolType, g.Protocol, len(g.Members))
+		}
+		if id := g.Members[0].InstanceID; id == nil || *id != anchorID {
+			return fmt.Errorf("upstream group member instance id %v, want %s", id, anchorID)
+		}
+		return nil
+	})
+}
+
+// waitUpstreamGroup polls the broker directly (not through the proxy) until
+// the group passes check and has committed offsets for every partition of
+// e2e-input, at most for timeout.
+func waitUpstreamGroup(ctx context.Context, upstream, group string, timeout time.Duration, check func(kadm.DescribedGroup) error) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(upstream))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
 	for ctx.Err() == nil {
@@ -191,11 +206,8 @@ func checkUpstreamGroup(ctx context.Context, upstream, group, anchorID string) e
 			if g.Err != nil {
 				return fmt.Errorf("describe upstream group: %w", g.Err)
 			}
-			if g.Protocol != "streamshift" || g.ProtocolType != "consumer" || len(g.Members) != 1 || g.State != "Stable" {
-				return fmt.Errorf("upstream group: state %s, protocol %s/%s, %d members; want Stable consumer/streamshift with the anchor only", g.State, g.ProtocolType, g.Protocol, len(g.Members))
-			}
-			if id := g.Members[0].InstanceID; id == nil || *id != anchorID {
-				return fmt.Errorf("upstream group member instance id %v, want %s", id, anchorID)
+			if err := check(g); err != nil {
+				return err
 			}
 			offsets, err := adm.FetchOffsets(ctx, group)
 			if err != nil {
@@ -215,7 +227,7 @@ func checkUpstreamGroup(ctx context.Context, upstream, group, anchorID string) e
 		if last == nil {
 			return nil
 		}
-		time.Sleep(time.Second)
+		time.Sleep(500 * time.Millisecond)
 	}
 	return last
 }
