@@ -3,7 +3,6 @@ package status
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"time"
@@ -50,13 +49,17 @@ type Member struct {
 	Active      []string `json:"activeTasks"`
 	Standby     []string `json:"standbyTasks"`
 	Warmup      []string `json:"warmupTasks"`
-	// Lag is the sum over the member's tasks of changelog end offset minus
-	// its offset: for a standby or warm-up task, the end any member reported
-	// (TaskEndOffsets: the active owner's) minus this member's TaskOffsets;
-	// an active task without an offset of its own counts 0 (its owner writes
-	// the changelog). Nil until a report gives one term (Kafka Streams
-	// reports every task.offset.interval.ms; a classic member never does).
-	Lag *int64 `json:"lag,omitempty"`
+	// Lag is the sum of the member's task lags (Tasks) that are known; nil
+	// (shown "–") when none is, and LagWhy says why.
+	Lag    *int64 `json:"lag,omitempty"`
+	LagWhy string `json:"lagWhy,omitempty"`
+	// LagReportedAt is when the member last reported offsets (a streams
+	// member every task.offset.interval.ms, a classic member at each
+	// JoinGroup); LagAge is how long ago that was, as the page says it.
+	LagReportedAt *time.Time `json:"lagReportedAt,omitempty"`
+	LagAge        string     `json:"lagAge,omitempty"`
+	// Tasks are the member's tasks with their lag (lag.go).
+	Tasks []TaskLag `json:"tasks"`
 }
 
 // EpochName is how Kafka names the member's epoch in its protocol.
@@ -103,6 +106,7 @@ func (s *Server) groups(ctx context.Context, id string) ([]Group, error) {
 		}
 		s.events.forget(served)
 	}
+	inputs := s.lagInputs(ctx, described)
 	for _, d := range described {
 		if d.ErrorCode == kerr.GroupIDNotFound.Code {
 			continue
@@ -110,7 +114,7 @@ func (s *Server) groups(ctx context.Context, id string) ([]Group, error) {
 		if d.ErrorCode != 0 {
 			return nil, fmt.Errorf("describe group %s: %w", d.Group, kerr.ErrorForCode(d.ErrorCode))
 		}
-		out = append(out, fromDescribed(d))
+		out = append(out, fromDescribed(d, inputs[d.Group]))
 	}
 	for i := range out {
 		byID[out[i].ID] = &out[i]
@@ -142,12 +146,12 @@ func (s *Server) groups(ctx context.Context, id string) ([]Group, error) {
 	return out, nil
 }
 
-func fromDescribed(d kmsg.StreamsGroupDescribeResponseGroup) Group {
+func fromDescribed(d kmsg.StreamsGroupDescribeResponseGroup, in lagInputs) Group {
 	g := Group{ID: d.Group, Served: true, State: d.State, GroupEpoch: d.Epoch, AssignmentEpoch: d.AssignmentEpoch, Members: []Member{}}
 	if d.Topology != nil {
 		g.TopologyEpoch = d.Topology.Epoch
 	}
-	ends := groupEndOffsets(d.Members)
+	ends := newTaskEnds(d, in.fetched, in.fetchErr)
 	for _, m := range d.Members {
 		mm := Member{MemberID: m.MemberID, Protocol: "streams", MemberEpoch: m.MemberEpoch, ProcessID: m.ProcessID,
 			ClientID: m.ClientID, ClientHost: m.ClientHost, InstanceID: m.InstanceID,
@@ -155,7 +159,7 @@ func fromDescribed(d kmsg.StreamsGroupDescribeResponseGroup) Group {
 		if m.IsClassic {
 			mm.Protocol = "classic"
 		}
-		mm.Lag = lag(m, ends)
+		mm.setLag(m, in.reports[m.MemberID], ends, in.now)
 		g.Members = append(g.Members, mm)
 	}
 	sort.Slice(g.Members, func(i, j int) bool {
@@ -174,66 +178,6 @@ func taskNames(ts []kmsg.TaskIDs) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// taskKey is a task as TaskOffsets name it.
-type taskKey struct {
-	st string
-	p  int32
-}
-
-// groupEndOffsets are the largest changelog end offsets any member reported
-// per task: a changelog's end is the same for every reader, and it is the
-// active owner that reports it (a standby or warm-up reports its offset).
-func groupEndOffsets(members []kmsg.StreamsGroupDescribeResponseGroupMember) map[taskKey]int64 {
-	out := map[taskKey]int64{}
-	for _, m := range members {
-		for _, e := range m.TaskEndOffsets {
-			if e.Offset < 0 || e.Offset == math.MaxInt64 {
-				continue // unknown, or an overflowed sum
-			}
-			k := taskKey{e.SubtopologyID, e.Partition}
-			if cur, ok := out[k]; !ok || e.Offset > cur {
-				out[k] = e.Offset
-			}
-		}
-	}
-	return out
-}
-
-// lag sums, over the member's tasks whose end is known, end minus the
-// member's offset; an active task without an offset of its own counts 0.
-func lag(m kmsg.StreamsGroupDescribeResponseGroupMember, ends map[taskKey]int64) *int64 {
-	own := map[taskKey]int64{}
-	for _, o := range m.TaskOffsets {
-		own[taskKey{o.SubtopologyID, o.Partition}] = o.Offset
-	}
-	var sum int64
-	known := false
-	add := func(ts []kmsg.TaskIDs, active bool) {
-		for _, t := range ts {
-			for _, p := range t.Partitions {
-				k := taskKey{t.SubtopologyID, p}
-				end, ok := ends[k]
-				if !ok {
-					continue
-				}
-				if off, ok := own[k]; ok && off >= 0 {
-					sum += max(end-off, 0)
-					known = true
-				} else if active {
-					known = true
-				}
-			}
-		}
-	}
-	add(m.Assignment.ActiveTasks, true)
-	add(m.Assignment.StandbyTasks, false)
-	add(m.Assignment.WarmupTasks, false)
-	if !known {
-		return nil
-	}
-	return &sum
 }
 
 // Phase is a group's migration phase, from the migration's events.

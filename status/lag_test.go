@@ -1,9 +1,15 @@
 package status
 
 import (
+	"errors"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // TestLagFromTheActiveOwnersEnd: a standby's lag is the changelog end its
@@ -30,7 +36,7 @@ func TestLagFromTheActiveOwnersEnd(t *testing.T) {
 	d.Group = "g"
 	d.Members = append(d.Members, active, standby, silent)
 	want := map[string]*int64{"active": ptr(0), "standby": ptr(45), "silent": nil}
-	for _, m := range fromDescribed(d).Members {
+	for _, m := range fromDescribed(d, lagInputs{}).Members {
 		w := want[m.MemberID]
 		if (w == nil) != (m.Lag == nil) || w != nil && *w != *m.Lag {
 			t.Errorf("%s: lag %v, want %v", m.MemberID, deref(m.Lag), deref(w))
@@ -45,4 +51,57 @@ func deref(p *int64) any {
 		return "none"
 	}
 	return *p
+}
+
+// TestClassicLagFromOffsetSums: a classic member's task lag is its changelog
+// partitions' end offsets (read from the upstream) minus the task offset sum
+// of its SubscriptionInfo; a running active task (-2) lags 0; a task with no
+// sum (or -1) and a stateless task have none, each with its reason; the
+// member's lag is the sum of the known ones, with the report's age. Without
+// the upstream's end offsets every stateful task says so.
+func TestClassicLagFromOffsetSums(t *testing.T) {
+	d := kmsg.NewStreamsGroupDescribeResponseGroup()
+	d.Group = "g"
+	d.Topology = &kmsg.StreamsGroupDescribeResponseGroupTopology{Subtopologies: []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{
+		{SubtopologyID: "0", StateChangelogTopics: []kmsg.TopicInfo{{Topic: "a-changelog"}, {Topic: "b-changelog"}}},
+		{SubtopologyID: "1"},
+	}}
+	c := kmsg.NewStreamsGroupDescribeResponseGroupMember()
+	c.MemberID = "c"
+	c.IsClassic = true
+	c.Assignment.ActiveTasks = []kmsg.TaskIDs{{SubtopologyID: "0", Partitions: []int32{0, 3}}, {SubtopologyID: "1", Partitions: []int32{0}}}
+	c.Assignment.StandbyTasks = []kmsg.TaskIDs{{SubtopologyID: "0", Partitions: []int32{1, 2}}}
+	// A streams-protocol field a classic member never fills: ignored.
+	c.TaskOffsets = []kmsg.TaskOffset{{SubtopologyID: "0", Partition: 1, Offset: 0}}
+	d.Members = append(d.Members, c)
+	now := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
+	in := lagInputs{
+		reports: map[string]streams.OffsetReport{"c": {At: now.Add(-30 * time.Second), ClassicSums: []kmsg.TaskOffset{
+			{SubtopologyID: "0", Partition: 0, Offset: classicstreams.OffsetSumRunningActive},
+			{SubtopologyID: "0", Partition: 1, Offset: 70},
+			{SubtopologyID: "0", Partition: 2, Offset: -1},
+		}}},
+		fetched: map[string]map[int32]int64{"a-changelog": {0: 40, 1: 60, 2: 5, 3: 1}, "b-changelog": {0: 10, 1: 20, 2: 5, 3: 1}},
+		now:     now,
+	}
+	m := fromDescribed(d, in).Members[0]
+	want := map[string]string{"0_0": "0", "0_3": whyNoOffsets, "1_0": whyStateless, "0_1": "10", "0_2": whyNoOffsets}
+	for _, tl := range m.Tasks {
+		got := tl.Why
+		if tl.Lag != nil {
+			got = strconv.FormatInt(*tl.Lag, 10)
+		}
+		if got != want[tl.Task] {
+			t.Errorf("task %s (%s): %q, want %q", tl.Task, tl.Kind, got, want[tl.Task])
+		}
+	}
+	if len(m.Tasks) != len(want) || m.Lag == nil || *m.Lag != 10 || m.LagAge != "30s" || m.LagReportedAt == nil {
+		t.Fatalf("member %+v lag %v", m, deref(m.Lag))
+	}
+
+	in.fetched, in.fetchErr = nil, errors.New("upstream down")
+	m = fromDescribed(d, in).Members[0]
+	if m.Lag != nil || m.LagWhy != whyNoEnd+": upstream down" {
+		t.Fatalf("without end offsets: lag %v why %q", deref(m.Lag), m.LagWhy)
+	}
 }

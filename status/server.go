@@ -21,6 +21,10 @@ type Options struct {
 	// page's instances and partition owners and each group's owner; nil
 	// without the durable log.
 	Cluster Cluster
+	// EndOffsets reads changelog end offsets from the upstream, for the
+	// lag of members that do not report them (classic members); nil: only
+	// reported ends are known.
+	EndOffsets EndOffsets
 }
 
 // Server serves the status page and its JSON.
@@ -29,6 +33,8 @@ type Server struct {
 	events  *Events
 	flights func() []string
 	cluster Cluster
+	// endOffsets: Options.EndOffsets.
+	endOffsets EndOffsets
 	handler http.Handler
 }
 
@@ -37,7 +43,7 @@ func New(o Options) *Server {
 	if o.Events == nil {
 		o.Events = NewEvents(nil)
 	}
-	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders, cluster: o.Cluster}
+	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders, cluster: o.Cluster, endOffsets: o.EndOffsets}
 	s.handler = s.routes()
 	return s
 }

@@ -142,7 +142,7 @@ func TestStatusPage(t *testing.T) {
 	}
 	mm := g.Members[0]
 	if mm.MemberID != "m1" || mm.Protocol != "streams" || mm.MemberEpoch != resp.MemberEpoch || mm.ProcessID != "process-m1" || mm.ClientID != "client-m1" ||
-		mm.ClientHost != "/127.0.0.1" || strings.Join(mm.Active, " ") != "0_0 0_1" || mm.Lag == nil || *mm.Lag != 15 {
+		mm.ClientHost != "/127.0.0.1" || strings.Join(mm.Active, " ") != "0_0 0_1" || mm.Lag == nil || *mm.Lag != 15 || mm.LagReportedAt == nil {
 		t.Fatalf("member %+v (lag %v)", mm, mm.Lag)
 	}
 
@@ -158,7 +158,7 @@ func TestStatusPage(t *testing.T) {
 
 	code, page := get(t, h, "/ui")
 	for _, want := range []string{`data-group="app" data-served="true"`, `data-member="m1" data-protocol="streams"`, `data-phase="takeover" data-phase-state="done"`,
-		`data-group="old" data-served="false"`, "anchor &lt;leave&gt; failed", `href="/capture/groups/app/flight-recorder"`, `href="/api/groups/app"`, "0_0 0_1", "client-m1", "process-m1", ">15<"} {
+		`data-group="old" data-served="false"`, "anchor &lt;leave&gt; failed", `href="/capture/groups/app/flight-recorder"`, `href="/api/groups/app"`, `data-task="0_0"`, `data-task="0_1"`, "client-m1", "process-m1", `data-lag="15"`, `class="age"`} {
 		if code != http.StatusOK || !strings.Contains(page, want) {
 			t.Errorf("/ui lacks %s", want)
 		}

@@ -137,7 +137,8 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	}
 	defer streams.close()
 	groupMetrics.Bind(streams.coord, statusEvents)
-	sopts := status.Options{Coordinator: streams.coord, Events: statusEvents, FlightRecorders: flightRecorders(rec)}
+	sopts := status.Options{Coordinator: streams.coord, Events: statusEvents, FlightRecorders: flightRecorders(rec),
+		EndOffsets: changelogEndOffsets(streams.ctl)}
 	var stCluster *statusCluster
 	if streams.cluster != nil {
 		clusterView.Store(streams.cluster)

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/capture"
 	"github.com/streamshift/streamshift/coordinator"
@@ -117,3 +122,26 @@ func (s *statusCluster) View() status.ClusterView {
 }
 
 func (s *statusCluster) PartitionOf(group string) int32 { return s.cr.parts.Of(group) }
+
+// changelogEndOffsets reads end offsets with the control-plane client, for
+// the status page's lag of members that report none (classic members).
+func changelogEndOffsets(cl *kgo.Client) status.EndOffsets {
+	adm := kadm.NewClient(cl)
+	return func(ctx context.Context, topics []string) (map[string]map[int32]int64, error) {
+		listed, err := adm.ListEndOffsets(ctx, topics...)
+		if err != nil {
+			return nil, fmt.Errorf("list end offsets of %v: %w", topics, err)
+		}
+		out := map[string]map[int32]int64{}
+		listed.Each(func(o kadm.ListedOffset) {
+			if o.Err != nil {
+				return
+			}
+			if out[o.Topic] == nil {
+				out[o.Topic] = map[int32]int64{}
+			}
+			out[o.Topic][o.Partition] = o.Offset
+		})
+		return out, nil
+	}
+}

@@ -222,6 +222,7 @@ func (ch *Change) ClassicJoinGroup(req ClassicJoinRequest) ClassicJoinResult {
 		return ClassicJoinResult{Err: fmt.Errorf("join %s: %v: %w", g.ID, err, kerr.UnknownServerError)}
 	}
 	m = g.Members[resp.MemberID]
+	m.Report = classicOffsetReport(req.Info, ch.Now)
 	ch.cancel(classicJoinTimerKey(m.ID))
 	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, ClassicSyncTimeoutReason, nil)
 	ch.Commit()

@@ -60,6 +60,10 @@ type Member struct {
 	// In memory only ([4.4]): the last reported changelog offsets.
 	TaskOffsets    []kmsg.TaskOffset
 	TaskEndOffsets []kmsg.TaskOffset
+	// In memory only (beyond 4.4, for the status page's lag and its age):
+	// when the member last reported offsets, and a classic member's task
+	// offset sums of its last JoinGroup's SubscriptionInfo.
+	Report OffsetReport
 
 	// In memory only (beyond 4.4, heartbeat_session_expiry.go): when the
 	// member's session timer fires; zero for a classic member.

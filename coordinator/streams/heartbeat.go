@@ -275,6 +275,9 @@ func (hb *streamsHeartbeat) writeMember() {
 	if req.TaskEndOffsets != nil {
 		hb.m.TaskEndOffsets = req.TaskEndOffsets
 	}
+	if req.TaskOffsets != nil || req.TaskEndOffsets != nil {
+		hb.m.Report.At = ch.Now
+	}
 	// A new group epoch for a caught-up warm-up, unless one is already
 	// pending: that assignment sees the same offsets.
 	if (req.TaskOffsets != nil || req.TaskEndOffsets != nil) && len(hb.bump) == 0 && g.GroupEpoch <= g.AssignmentEpoch &&
