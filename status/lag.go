@@ -257,4 +257,3 @@ func lagWhy(ts []TaskLag) string {
 	}
 	return whyStateless
 }
-

@@ -35,7 +35,7 @@ type Server struct {
 	cluster Cluster
 	// endOffsets: Options.EndOffsets.
 	endOffsets EndOffsets
-	handler http.Handler
+	handler    http.Handler
 }
 
 // New returns the status server.
