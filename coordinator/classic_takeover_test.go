@@ -73,6 +73,11 @@ func TestTakeOverClassicGroup(t *testing.T) {
 	if g.Ownership == nil || g.Ownership.Source != streams.OwnershipTakeover {
 		t.Fatalf("ownership %+v", g.Ownership)
 	}
+	// The status page's lag: each member's offset sums of its last upstream
+	// JoinGroup (three running active tasks), sent when is not known.
+	if r := g.Members["c1"].Report; len(r.ClassicSums) != 3 || r.ClassicSums[0].Offset != classicstreams.OffsetSumRunningActive || !r.At.IsZero() {
+		t.Fatalf("c1's offset report after the takeover: %+v", r)
+	}
 	// The same join run again by the normal path (the ownership claim
 	// flow joins after the takeover hook) changes nothing.
 	if r := h.ok(joinReq("g", "s1", "ps", sourceTopology("foo"))); r.MemberEpoch != 23 || g.GroupEpoch != 23 {

@@ -49,6 +49,9 @@ type importedMember struct {
 	Meta        *MemberMetadataValue
 	Tasks       TaskSets
 	sessionLeft time.Duration
+	// sums are the task offset sums of the member's last upstream
+	// JoinGroup, for the status page's lag (when is not known: At is zero).
+	sums []kmsg.TaskOffset
 }
 
 // liveClassicMembers drops the members whose session ran out before now: the
@@ -125,7 +128,7 @@ func importClassicMembers(state ClassicGroupState, topo *configuredTopology, top
 			}
 		}
 		out = append(out, importedMember{ID: cm.MemberID, Meta: meta, Tasks: TaskSets{Active: active.Build(), Standby: standby.Build()},
-			sessionLeft: classicSessionLeft(cm, now)})
+			sessionLeft: classicSessionLeft(cm, now), sums: classicOffsetReport(cm.Info, time.Time{}).ClassicSums})
 	}
 	return out, nil
 }
@@ -243,6 +246,9 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 	}
 	for _, im := range members {
 		ch.scheduleCarriedSession(im.ID, im.sessionLeft)
+		if m := g.Members[im.ID]; m != nil {
+			m.Report = OffsetReport{ClassicSums: im.sums}
+		}
 	}
 	ch.Commit()
 	return resp, len(members)
