@@ -28,18 +28,28 @@ import (
 // output topic, neither created by hand) reaches RUNNING, creates its
 // repartition topic and writes its output topic, created on first use. Then
 // the README's migration: a 4.4 instance on the streams protocol joins (the
-// takeover), runs tasks, and leaves (the hand-back).
+// takeover), runs tasks, and leaves (the hand-back), the output verified
+// against the input before, in between and after. A Kafka Streams 4.4 word
+// count on the streams protocol runs beside it, its output verified too.
+// Kafka's group tools (kafka-consumer-groups, kafka-streams-groups,
+// kafka-configs --entity-type groups) describe both groups with no error
+// line, and the status page shows a member's lag in headless Chromium
+// (screenshot ui-takeover.png in the test's folder).
 func TestDemoFirstRun(t *testing.T) {
-	if err := harness.CheckBuilt("app-3.6", "tools-4.4"); err != nil {
+	if err := harness.CheckBuilt("app-3.6", "app-4.4", "tools-4.4"); err != nil {
 		t.Fatal(err)
 	}
 	dir, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	chromium, err := exec.LookPath("chromium")
+	if err != nil && os.Getenv("CI") != "" {
+		t.Fatalf("chromium is required under CI: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	bootstrap := startDemoProc(ctx, t, dir)
+	bootstrap, admin := startDemoProc(ctx, t, dir)
 
 	// Kafka's CLI: the CreateTopics answer the Java admin reads.
 	for _, args := range [][]string{
@@ -97,6 +107,36 @@ func TestDemoFirstRun(t *testing.T) {
 		}
 	}
 	t.Logf("output topic %s written, repartition topic %s created", output, repartition)
+	verifyDemoOutput(ctx, t, bootstrap, "words", output, "classic")
+	if out := demoTool(ctx, t, dir, bootstrap, "kafka-consumer-groups", "--list"); !strings.Contains(out, appID) {
+		t.Fatalf("kafka-consumer-groups --list lacks %s:\n%s", appID, out)
+	}
+	demoTool(ctx, t, dir, bootstrap, "kafka-consumer-groups", "--describe", "--group", appID)
+
+	// A Kafka Streams 4.4 word count on the streams protocol from the start:
+	// a streams group streamshift serves.
+	const streamsID, streamsOutput = "first-run-streams", "first-run-streams-counts"
+	wc, err := harness.StartApp(harness.AppOptions{
+		Name: "w1", Build: harness.App44, Dir: filepath.Join(dir, "app-w1"), Bootstrap: bootstrap,
+		ApplicationID: streamsID, Input: "words", Output: streamsOutput, GroupProtocol: "streams",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = wc.Stop() }()
+	if _, err := wc.WaitEvent(ctx, func(e harness.Event) bool { return e.Kind == "state" && e.To == "RUNNING" }); err != nil {
+		t.Fatalf("the streams word count never reached RUNNING (log %s): %v", wc.Log, err)
+	}
+	verifyDemoOutput(ctx, t, bootstrap, "words", streamsOutput, "streams word count")
+	if out := demoTool(ctx, t, dir, bootstrap, "kafka-streams-groups", "--list"); !strings.Contains(out, streamsID) {
+		t.Fatalf("kafka-streams-groups --list lacks %s:\n%s", streamsID, out)
+	}
+	for _, args := range [][]string{{"--describe", "--group", streamsID}, {"--describe", "--group", streamsID, "--members", "--verbose"}, {"--describe", "--group", streamsID, "--state"}} {
+		demoTool(ctx, t, dir, bootstrap, "kafka-streams-groups", args...)
+	}
+	if out := demoTool(ctx, t, dir, bootstrap, "kafka-configs", "--describe", "--entity-type", "groups", "--entity-name", streamsID, "--all"); !strings.Contains(out, "streams.session.timeout.ms") {
+		t.Fatalf("kafka-configs --describe --entity-type groups lacks the streams group configs:\n%s", out)
+	}
 
 	// The README's five-minute migration: a kafka-streams 4.4 instance on
 	// the streams protocol joins the live classic group (the takeover),
@@ -117,13 +157,22 @@ func TestDemoFirstRun(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the streams instance never ran a task: %v", err)
 	}
+	verifyDemoOutput(ctx, t, bootstrap, "words", output, "after the takeover")
+	demoTool(ctx, t, dir, bootstrap, "kafka-streams-groups", "--describe", "--group", appID, "--members", "--verbose")
+	if chromium != "" {
+		checkDemoStatusPage(ctx, t, chromium, admin, appID, dir, "takeover")
+	} else {
+		t.Log("chromium not installed (apt-get install -y chromium): the status page is not checked in a browser")
+	}
 	if err := streamsApp.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	if err := waitDemoLog(ctx, filepath.Join(dir, "demo.log"), "hand-back done"); err != nil {
 		t.Fatalf("no hand-back: %v", err)
 	}
-	for _, e := range append(app.Events(), streamsApp.Events()...) {
+	verifyDemoOutput(ctx, t, bootstrap, "words", output, "after the hand-back")
+	demoTool(ctx, t, dir, bootstrap, "kafka-consumer-groups", "--describe", "--group", appID)
+	for _, e := range append(append(app.Events(), streamsApp.Events()...), wc.Events()...) {
 		if e.Kind == "uncaught" {
 			t.Fatalf("an app failed: %s", e.Error)
 		}
@@ -146,9 +195,10 @@ func waitDemoLog(ctx context.Context, file, want string) error {
 
 // startDemoProc starts `streamshift demo --produce words` on free loopback
 // ports (the bootstrap port and the node ports of its three brokers, 0..2,
-// right above it), logs to dir/demo.log, and returns its bootstrap address
-// once it answers Kafka requests; it is stopped when the test ends.
-func startDemoProc(ctx context.Context, t *testing.T, dir string) string {
+// right above it, and the admin endpoints on another), logs to dir/demo.log,
+// and returns its bootstrap and admin addresses once it answers Kafka
+// requests; it is stopped when the test ends.
+func startDemoProc(ctx context.Context, t *testing.T, dir string) (bootstrap, admin string) {
 	t.Helper()
 	bin, err := harness.BuildStreamshift(dir)
 	if err != nil {
@@ -160,7 +210,12 @@ func startDemoProc(ctx context.Context, t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "demo", "--produce", "words", "--listen", listen, "--node-id-max", "2", "--admin-listen", "")
+	adminPort, err := harness.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin = "127.0.0.1:" + strconv.Itoa(adminPort[0])
+	cmd := exec.Command(bin, "demo", "--produce", "words", "--listen", listen, "--node-id-max", "2", "--admin-listen", admin)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -180,7 +235,7 @@ func startDemoProc(ctx context.Context, t *testing.T, dir string) string {
 	if err := harness.WaitKafkaReady(ctx, listen, time.Minute, died); err != nil {
 		t.Fatalf("streamshift demo (log %s): %v", logf.Name(), err)
 	}
-	return listen
+	return listen, admin
 }
 
 // freeRun finds n consecutive free loopback ports and returns the first.
