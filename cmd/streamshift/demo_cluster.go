@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -33,6 +34,10 @@ import (
 //     starting at 0 (KAFKA-17011: "Expected minValue >= 1"), which killed
 //     a kafka-streams 3.6 app's producer. Kafka answers requests below v4
 //     with such a feature's min as 1, as done here.
+//   - ListGroups' types filter is read case-insensitively, as Kafka reads
+//     it (GroupType.parse). kfake compares it case-sensitively with its
+//     lower-case types, and Kafka's Java admin sends "Classic" and
+//     "Consumer": `kafka-consumer-groups --list` listed no group at all.
 const (
 	demoBrokers       = 3
 	demoNumPartitions = 1 // Kafka's num.partitions default
@@ -69,7 +74,20 @@ func newDemoCluster() (*demoCluster, error) {
 		c.KeepControl()
 		return d.apiVersions(req.(*kmsg.ApiVersionsRequest))
 	})
+	c.ControlKey(kmsg.ListGroups.Int16(), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		lowerTypesFilter(req.(*kmsg.ListGroupsRequest))
+		return nil, nil, false // kfake answers the request, its filter fixed
+	})
 	return d, nil
+}
+
+// lowerTypesFilter writes a ListGroups types filter in kfake's spelling of
+// the group types (lower case), which Kafka matches case-insensitively.
+func lowerTypesFilter(req *kmsg.ListGroupsRequest) {
+	for i, t := range req.TypesFilter {
+		req.TypesFilter[i] = strings.ToLower(strings.TrimSpace(t))
+	}
 }
 
 // Close stops the cluster's own client, then the cluster.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,6 +148,50 @@ func TestDemoClusterApiVersionsV3(t *testing.T) {
 		}
 		if tc.want == 3 && zero {
 			t.Fatalf("v3 answer has a feature starting at 0: %+v", resp.SupportedFeatures)
+		}
+	}
+}
+
+// TestDemoClusterListGroupsTypes: a ListGroups types filter spelled as
+// Kafka's Java admin spells it ("Classic", "Consumer") lists the classic
+// group, as a broker does (kfake alone lists none).
+func TestDemoClusterListGroupsTypes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := newDemoCluster()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	joined := make(chan struct{})
+	var once sync.Once
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.ConsumerGroup("listed"), kgo.ConsumeTopics("t"), kgo.AllowAutoTopicCreation(),
+		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) { once.Do(func() { close(joined) }) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	go cl.PollFetches(pollCtx)
+	select {
+	case <-joined:
+	case <-ctx.Done():
+		t.Fatal("the consumer never joined its group")
+	}
+	for _, types := range [][]string{{"Classic", "Consumer"}, {"classic"}} {
+		req := kmsg.NewPtrListGroupsRequest()
+		req.TypesFilter = types
+		resp, err := req.RequestWith(ctx, cl) // kgo asks every broker
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, g := range resp.Groups {
+			found = found || g.Group == "listed" && g.GroupType == "classic"
+		}
+		if !found {
+			t.Errorf("ListGroups with types %v does not list the classic group: %+v", types, resp.Groups)
 		}
 	}
 }
