@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -211,7 +212,7 @@ func (cc *clientConn) closedClient(err error) {
 	default:
 		reason = "client closed the connection"
 	}
-	p.log.Info().Uint64("conn", cc.id).Str("remote", cc.remote).Str("reason", reason).
+	p.connLog().Uint64("conn", cc.id).Str("remote", cc.remote).Str("reason", reason).
 		Uint64("requests", cc.requests).Dur("duration", time.Since(cc.since)).Msg("client disconnected")
 }
 
@@ -740,3 +741,12 @@ func (cc *clientConn) writeClient(s *slot, b []byte) {
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// connLog is the event of a client connect or disconnect line: info, or
+// debug with Options.ConnLogDebug.
+func (p *Proxy) connLog() *zerolog.Event {
+	if p.opts.ConnLogDebug {
+		return p.log.Debug()
+	}
+	return p.log.Info()
+}

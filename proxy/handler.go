@@ -65,7 +65,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	p.mu.Unlock()
 	p.m.clientConns.Inc()
 	p.m.clientConnsTotal.Inc()
-	p.log.Info().Uint64("conn", cc.id).Str("remote", cc.remote).Int32("node", node).Msg("client connected")
+	p.connLog().Uint64("conn", cc.id).Str("remote", cc.remote).Int32("node", node).Msg("client connected")
 	if p.tls != nil {
 		cc.startTLS(c) // dials once the handshake is done
 		return nil, gnet.None

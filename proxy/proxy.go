@@ -100,9 +100,13 @@ type Options struct {
 	// (kgo.DialTLSConfig).
 	UpstreamTLS *tls.Config
 
-	Log     zerolog.Logger
-	Metrics prometheus.Registerer
-	Tap     Tap
+	Log zerolog.Logger
+	// ConnLogDebug logs each client connect and disconnect at debug, not
+	// info: the demo's clients connect often, and a line each would bury
+	// its banner and the lines that matter.
+	ConnLogDebug bool
+	Metrics      prometheus.Registerer
+	Tap          Tap
 }
 
 func (o *Options) setDefaults() error {

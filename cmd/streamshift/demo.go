@@ -10,6 +10,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/streamshift/streamshift/proxy"
 )
 
 const demoUsage = `usage: streamshift demo [--produce TOPIC] [flags of streamshift run, except --upstream]
@@ -26,7 +28,8 @@ as it does in front of a real 3.9 cluster.
 Like a broker with its defaults, it creates a topic on first use
 (auto.create.topics.enable, num.partitions=1), so a Kafka Streams app's output
 topic appears; Kafka's Java admin, CLI tools and Kafka Streams apps of both
-protocols work against it. Logs are console lines (--log-format json for JSON).
+protocols work against it. Logs are console lines (--log-format json for JSON);
+client connects and disconnects are logged at debug (--log-level debug).
 
   --produce TOPIC   create TOPIC (3 partitions) if missing and keep a small
                     input stream going through streamshift until stopped: a few
@@ -81,6 +84,11 @@ func demoCmd(args []string) int {
 		if topic != "" {
 			produceInput(ctx, bootstrap, topic, log)
 		}
+	}, func(o *proxy.Options) {
+		// A line per client connection would bury the banner and the
+		// lines that matter (takeovers, hand-backs); --log-level debug
+		// shows them.
+		o.ConnLogDebug = true
 	})
 	fmt.Println("streamshift demo: stopped; the embedded cluster and everything in it are gone.")
 	return code

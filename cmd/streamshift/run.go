@@ -67,8 +67,9 @@ func loadConfig(command string, args []string) (cfg *config.Config, log zerolog.
 // the proxy drains and the coordinator closes). ready, if set, runs in its
 // own goroutine once the proxy accepts connections, with ctx and the admin
 // listener's address (empty when it is off); serve returns after it does.
-// The result is the process's exit code.
-func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready func(ctx context.Context, admin string)) int {
+// The result is the process's exit code. tweaks adjust the proxy's options
+// (the demo's quieter connection lines).
+func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready func(ctx context.Context, admin string), tweaks ...func(*proxy.Options)) int {
 	var clusterView atomic.Pointer[clusterRuntime]
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -84,6 +85,9 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	var statusSrv atomic.Pointer[status.Server]
 	popts := proxyOptions(cfg, log, reg)
 	popts.Tap = captureTap{rec}
+	for _, tw := range tweaks {
+		tw(&popts)
+	}
 	p, err := proxy.New(popts)
 	if err != nil {
 		log.Error().Err(err).Msg("invalid proxy configuration")
