@@ -70,6 +70,21 @@ type Member struct {
 	sessionExpires time.Time
 }
 
+// OffsetReport is what a member last said of its state's progress, for the
+// status page: when, and for a classic member the task offset sums of its
+// SubscriptionInfo (a streams member's offsets are its TaskOffsets).
+type OffsetReport struct {
+	// At is when the member last reported offsets: a streams heartbeat
+	// with TaskOffsets or TaskEndOffsets, a classic JoinGroup; zero: never.
+	At time.Time
+	// ClassicSums are a classic member's task offset sums as its
+	// SubscriptionInfo gives them: a changelog offset sum per task with
+	// local state, classicstreams.OffsetSumRunningActive for a running
+	// active task. Tasks of named topologies are never here (such a join
+	// is refused).
+	ClassicSums []kmsg.TaskOffset
+}
+
 var emptyCurrent = &CurrentMemberAssignmentValue{State: MemberStable}
 
 func (m *Member) CurrentAssignment() *CurrentMemberAssignmentValue {
