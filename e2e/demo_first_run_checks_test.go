@@ -117,11 +117,11 @@ func demoTool(ctx context.Context, t *testing.T, dir, bootstrap, name string, ar
 var lagCell = regexp.MustCompile(`<td class="lag" data-lag="(\d+)"`)
 
 // checkDemoStatusPage waits until /api/groups shows a numeric lag for a
-// member of group (what its members report, against the changelogs' ends),
-// then loads /ui in headless chromium: the member's lag cell has the number,
-// its tasks are listed with theirs, and the page says what "–" means. The
-// screenshot is kept in dir as ui-<name>.png.
-func checkDemoStatusPage(ctx context.Context, t *testing.T, chromium, admin, group, dir, name string) {
+// member of group speaking protocol (what it reports, against the
+// changelogs' ends), then loads /ui in headless chromium: that member's lag
+// cell has a number, its tasks are listed with theirs, and the page says
+// what "–" means. The screenshot is kept in dir as ui-<name>.png.
+func checkDemoStatusPage(ctx context.Context, t *testing.T, chromium, admin, group, protocol, dir, name string) {
 	t.Helper()
 	var member status.Member
 	for member.Lag == nil {
@@ -132,7 +132,7 @@ func checkDemoStatusPage(ctx context.Context, t *testing.T, chromium, admin, gro
 				t.Fatalf("/api/groups/%s: %v\n%s", group, err, body)
 			}
 			for _, m := range g.Members {
-				if m.Lag != nil {
+				if m.Lag != nil && m.Protocol == protocol {
 					member = m
 				}
 			}
@@ -142,7 +142,7 @@ func checkDemoStatusPage(ctx context.Context, t *testing.T, chromium, admin, gro
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("no member of %s with a lag on /api/groups (last %d %v): %v", group, code, err, ctx.Err())
+			t.Fatalf("no %s member of %s with a lag on /api/groups (last %d %v): %v", protocol, group, code, err, ctx.Err())
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
@@ -156,8 +156,9 @@ func checkDemoStatusPage(ctx context.Context, t *testing.T, chromium, admin, gro
 			t.Fatalf("/ui's DOM lacks %s", want)
 		}
 	}
-	if !lagCell.MatchString(dom) {
-		t.Fatalf("/ui shows no member with a numeric lag")
+	row := regexp.MustCompile(`(?s)data-member="` + regexp.QuoteMeta(member.MemberID) + `" data-protocol="` + protocol + `">.*?</tr>`).FindString(dom)
+	if !lagCell.MatchString(row) {
+		t.Fatalf("/ui shows no numeric lag for %s member %s: %s", protocol, member.MemberID, row)
 	}
 	shot := filepath.Join(dir, "ui-"+name+".png")
 	if err := chromiumScreenshot(ctx, chromium, url, shot); err != nil {

@@ -33,8 +33,9 @@ import (
 // count on the streams protocol runs beside it, its output verified too.
 // Kafka's group tools (kafka-consumer-groups, kafka-streams-groups,
 // kafka-configs --entity-type groups) describe both groups with no error
-// line, and the status page shows a member's lag in headless Chromium
-// (screenshot ui-takeover.png in the test's folder).
+// line, and the status page shows the classic member's lag (from its task
+// offset sums) in headless Chromium (screenshot ui-takeover.png in the
+// test's folder).
 func TestDemoFirstRun(t *testing.T) {
 	if err := harness.CheckBuilt("app-3.6", "app-4.4", "tools-4.4"); err != nil {
 		t.Fatal(err)
@@ -160,7 +161,7 @@ func TestDemoFirstRun(t *testing.T) {
 	verifyDemoOutput(ctx, t, bootstrap, "words", output, "after the takeover")
 	demoTool(ctx, t, dir, bootstrap, "kafka-streams-groups", "--describe", "--group", appID, "--members", "--verbose")
 	if chromium != "" {
-		checkDemoStatusPage(ctx, t, chromium, admin, appID, dir, "takeover")
+		checkDemoStatusPage(ctx, t, chromium, admin, appID, "classic", dir, "takeover")
 	} else {
 		t.Log("chromium not installed (apt-get install -y chromium): the status page is not checked in a browser")
 	}
