@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -38,11 +39,15 @@ type Conn struct {
 	corr int32
 }
 
-// NewConn is a connection (ConnID 1, client id "streams-app", from
-// 127.0.0.1) whose asks broker answers; nil: every ask fails.
+// connIDs numbers the connections of the process, as the proxy does.
+var connIDs atomic.Uint64
+
+// NewConn is a connection (a ConnID of its own, client id "streams-app",
+// from 127.0.0.1, on the bootstrap listener) whose asks broker answers;
+// nil: every ask fails.
 func NewConn(broker Broker) *Conn {
 	return &Conn{
-		Client: proxy.ClientInfo{ConnID: 1, RemoteAddr: "127.0.0.1:50000", Node: -1, ClientID: "streams-app"},
+		Client: proxy.ClientInfo{ConnID: connIDs.Add(1), RemoteAddr: "127.0.0.1:50000", Node: -1, ClientID: "streams-app"},
 		broker: broker,
 		done:   make(chan struct{}),
 	}
