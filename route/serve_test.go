@@ -1,7 +1,6 @@
 package route
 
 import (
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
