@@ -17,7 +17,7 @@
 // the group's goroutine, and must not block or call back into the
 // coordinator synchronously). Work that will not run is answered instead,
 // on the caller's goroutine or Close's or Unload's, as Kafka's runtime
-// fails the pending operations of a shard it closes or unloads:
+// fails the pending operations of a shard (a log partition) it closes or unloads:
 // COORDINATOR_NOT_AVAILABLE once the coordinator is closed, NOT_COORDINATOR
 // for a group unloaded (Unload) while its requests waited:
 //
