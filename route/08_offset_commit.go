@@ -3,7 +3,7 @@ package route
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -29,8 +29,8 @@ func offsetCommitted(r *kmsg.OffsetCommitRequest, version int16) anchoredCommit 
 		heldAlive: true,
 		sizes:     sizes,
 		code:      kafkaCode,
-		validation: func() coordinator.OffsetCommitRequest {
-			return coordinator.OffsetCommitRequest{
+		validation: func() streams.OffsetCommitRequest {
+			return streams.OffsetCommitRequest{
 				GroupID: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID),
 				MemberEpoch: r.Generation, Version: version,
 				Partitions: commitPartitions(r.Topics, func(t kmsg.OffsetCommitRequestTopic, add func(string, int32)) {

@@ -4,7 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -38,8 +38,8 @@ func txnOffsetCommitted(r *kmsg.TxnOffsetCommitRequest, version int16) anchoredC
 			}
 			return c
 		},
-		validation: func() coordinator.OffsetCommitRequest {
-			vr := coordinator.OffsetCommitRequest{
+		validation: func() streams.OffsetCommitRequest {
+			vr := streams.OffsetCommitRequest{
 				GroupID: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID),
 				MemberEpoch: r.Generation, Transactional: true, Version: version,
 				Partitions: commitPartitions(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic, add func(string, int32)) {

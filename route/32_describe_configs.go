@@ -3,7 +3,7 @@ package route
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -69,7 +69,7 @@ func (rs *Routes) describeGroupResource(rr kmsg.DescribeConfigsRequestResource, 
 			}
 			def := rs.o.Coordinator.DefaultGroupConfigValue(e.Name)
 			syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-			syn.Name, syn.Value, syn.Source = coordinator.DefaultGroupConfigName(e.Name), &def, kmsg.ConfigSourceDefaultConfig
+			syn.Name, syn.Value, syn.Source = streams.DefaultGroupConfigName(e.Name), &def, kmsg.ConfigSourceDefaultConfig
 			ce.ConfigSynonyms = append(ce.ConfigSynonyms, syn)
 		}
 		if docs {

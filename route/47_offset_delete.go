@@ -4,7 +4,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -26,7 +26,7 @@ func (rs *Routes) offsetDelete(req *proxy.Request, r *kmsg.OffsetDeleteRequest, 
 		out.Forward()
 		return
 	}
-	if sum.State == coordinator.GroupEmpty {
+	if sum.State == streams.GroupEmpty {
 		// Kafka deletes any offset of an Empty streams group. Upstream the
 		// anchor member still holds the group, subscribed to the source
 		// topics, so the broker would refuse: the anchor leaves first (the

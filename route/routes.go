@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -83,7 +84,7 @@ type Options struct {
 // FreshMetadata is a metadata source that can fetch on demand
 // (*upstream.Metadata).
 type FreshMetadata interface {
-	Image() coordinator.MetadataImage
+	Image() streams.MetadataImage
 	Refresh(ctx context.Context) error
 }
 
