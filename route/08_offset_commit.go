@@ -8,6 +8,21 @@ import (
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
+// OffsetCommit (key 8): v0-v9 served, advertised up to v9 and capped
+// there whatever the upstream speaks (versions.go: v10 names topics by id).
+//
+// By version:
+//   - v0-v8 from a streams-protocol member of a group the proxy owns:
+//     UNSUPPORTED_VERSION, as Kafka answers (a classic member of the group,
+//     with the migration on, commits at its own version); of any other
+//     group, forwarded (re-encoded at the upstream's newest version when
+//     that is older).
+//   - v9: an owned group's commit is validated as Kafka's streams group
+//     validates it (member, epoch, the member's tasks), then forwarded
+//     under the anchor's member id, generation and instance id (v7+
+//     carries InstanceID); refused partitions are answered here.
+//   - Offsets stay upstream at every version (DESIGN: offsets).
+
 // offsetCommit serves OffsetCommit v0-v9, advertised up to v9 and capped
 // there (offsetsMaxVersion): ownership, gate, validation and the anchor's
 // rewrite are commit's. A commit held by a takeover's gate shows its

@@ -7,6 +7,14 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// DescribeConfigs (key 32): v0-v4 (the upstream's range, capped to
+// kmsg's), unadvertised.
+//
+// By version: the same at every version; GROUP resources (KIP-848, type
+// 32) of served groups are described here, synonyms (v1+) and documentation
+// (v3+) filled as the request asks; every other resource goes upstream at
+// the client's version.
+
 // describesGroupResource reports whether a DescribeConfigs resource is
 // served locally: a GROUP resource of an owned group, or of a group with
 // streams.* settings made here before it was owned (the upstream would not

@@ -7,6 +7,12 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// DeleteGroups (key 42): v0-v3 (the upstream's range, capped to kmsg's),
+// unadvertised.
+//
+// By version: the same at every version (v2+ is flexible): owned groups
+// are deleted here, the rest goes upstream.
+
 // deleteGroups routes DeleteGroups at the upstream's versions (capped to
 // what kmsg decodes), unadvertised. It deletes owned groups as Kafka deletes
 // a streams group:

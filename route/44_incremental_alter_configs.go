@@ -7,6 +7,12 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// IncrementalAlterConfigs (key 44): v0-v1 (the upstream's range, capped to
+// kmsg's), unadvertised.
+//
+// By version: the same at both versions (v1 is flexible): GROUP resources
+// of served groups are altered here, the rest goes upstream.
+
 // incrementalAlterConfigs routes IncrementalAlterConfigs at the upstream's
 // versions (capped to what kmsg decodes), unadvertised. It alters the
 // streams.* configs of the GROUP resources served locally

@@ -8,6 +8,8 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// OffsetDelete (key 47): v0, the only version, unadvertised.
+
 // offsetDelete routes OffsetDelete at the upstream's versions (capped to what
 // kmsg decodes), unadvertised. It answers GROUP_SUBSCRIBED_TO_TOPIC for every partition of a
 // source (or repartition-source) topic of a non-empty owned group, as Kafka

@@ -12,6 +12,17 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
+// JoinGroup (key 11): the upstream's versions (v0-v9 kmsg knows), routed by
+// route/classic.go with the migration on, unadvertised; this file is the
+// key's only one: what a classic member's join becomes in a streams group.
+//
+// By version:
+//   - v0: no rebalance timeout: the session timeout stands for it.
+//   - v4+: a member without an id gets MEMBER_ID_REQUIRED first (KIP-394);
+//     a static member (v5+, group.instance.id) joins at once.
+//   - v7+: the response carries the protocol type; v9's SkipAssignment is
+//     not used: the answer is leaderless at every version.
+
 // JoinGroup serves a classic member's JoinGroup in a streams group. The
 // answer is leaderless, as in Kafka's KIP-848 classic path: leader "", no
 // member list (so the member never runs the Streams assignor), the member

@@ -9,6 +9,13 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
+// Heartbeat (key 12): the upstream's versions (v0-v4 kmsg knows), routed by
+// route/classic.go with the migration on, unadvertised; this file is the
+// key's only one.
+//
+// By version: the same at every version (v3+ carries group.instance.id,
+// v4 is flexible).
+
 // Heartbeat keeps the member's session; REBALANCE_IN_PROGRESS sends it back
 // to JoinGroup when the streams group has something for it.
 func (t *Translator) Heartbeat(req *kmsg.HeartbeatRequest, respond func(*kmsg.HeartbeatResponse), forward Forward) {

@@ -8,6 +8,14 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
+// LeaveGroup (key 13): the upstream's versions (v0-v5 kmsg knows), routed
+// by route/classic.go with the migration on, unadvertised; this file is the
+// key's only one.
+//
+// By version: v0-v2 leave one member (MemberID); v3+ a batch of members
+// with their instance ids (KIP-345), answered per member (v5's reason is
+// not used).
+
 // LeaveGroup fences the leaving members (v0-v2: one member; v3+: a batch,
 // answered per member).
 func (t *Translator) LeaveGroup(req *kmsg.LeaveGroupRequest, respond func(*kmsg.LeaveGroupResponse), forward Forward) {

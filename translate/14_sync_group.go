@@ -8,6 +8,15 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
+// SyncGroup (key 14): the upstream's versions (v0-v5 kmsg knows), routed by
+// route/classic.go with the migration on, unadvertised; this file is the
+// key's only one.
+//
+// By version: v5 adds protocol type and name, checked against the
+// group's classic protocol and echoed in the answer; the assignment is the
+// streams group's at every version (AssignmentInfo at the member's own
+// metadata version).
+
 // SyncGroup answers with the member's current assignment: the partitions of
 // its active tasks and an AssignmentInfo at its own version. Assignments a
 // member sends are ignored; the streams group assigns.
