@@ -225,13 +225,23 @@ func (e *env) do(body kmsg.Request) (kmsg.Response, error) {
 	if !e.direct {
 		return e.broker.Request(e.ctx, body)
 	}
+	if e.negotiate(body) {
+		return e.through(e.conn(allowAll), body), nil
+	}
+	return e.ctl.Request(e.ctx, body)
+}
+
+// negotiate sets body's version to what a client negotiates with the proxy
+// for a routed key (the route's highest, as kgo picks the highest common
+// version) and says whether the key is routed.
+func (e *env) negotiate(body kmsg.Request) bool {
 	for _, rt := range e.routes.active() {
 		if int16(rt.key) == body.Key() {
 			body.SetVersion(min(rt.max, body.MaxVersion()))
-			return e.through(e.conn(allowAll), body), nil
+			return true
 		}
 	}
-	return e.ctl.Request(e.ctx, body)
+	return false
 }
 
 // unrouted sends body, of a key no route serves, as the client does:
