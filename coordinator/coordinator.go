@@ -21,8 +21,12 @@ type Options struct {
 	Log Log
 	// Metadata supplies topic metadata; required.
 	Metadata MetadataSource
-	// TopicCreator creates missing internal topics; nil leaves them missing.
-	TopicCreator TopicCreator
+	// CreateTopics: the callers of the operations that find internal
+	// topics missing (a streams heartbeat, a takeover, a classic join or
+	// sync) create them; those operations return them in their result
+	// (HeartbeatResult.CreatableTopics) and the caller reports the outcome
+	// with TopicsCreated. False: none are returned; they stay missing.
+	CreateTopics bool
 	// Assignor computes target assignments; defaults to Kafka's sticky task
 	// assignor.
 	Assignor assignor.TaskAssignor
@@ -45,15 +49,16 @@ type Options struct {
 // work of each group runs on that group's own serial queue, and the response
 // is delivered through a callback once the records it caused are in the log.
 type Coordinator struct {
-	clock     Clock
-	log       Log
-	metadata  MetadataSource
-	creator   TopicCreator
-	assignor  assignor.TaskAssignor
-	configure streams.ConfigureFunc
-	logger    zerolog.Logger
-	events    Events
-	timings   Timings
+	clock    Clock
+	log      Log
+	metadata MetadataSource
+	// createTopics: Options.CreateTopics.
+	createTopics bool
+	assignor     assignor.TaskAssignor
+	configure    streams.ConfigureFunc
+	logger       zerolog.Logger
+	events       Events
+	timings      Timings
 	// expireAfter and onExpired: Options.GroupExpiration and
 	// OnGroupExpired.
 	expireAfter time.Duration
@@ -100,19 +105,19 @@ func New(opts Options) (*Coordinator, error) {
 		opts.Log = NewMemoryLog()
 	}
 	return &Coordinator{
-		clock:       opts.Clock,
-		log:         opts.Log,
-		metadata:    opts.Metadata,
-		creator:     opts.TopicCreator,
-		assignor:    opts.Assignor,
-		configure:   streams.DefaultConfigure,
-		logger:      opts.Logger,
-		events:      opts.Events,
-		timings:     timings(opts.Events),
-		expireAfter: opts.GroupExpiration,
-		onExpired:   opts.OnGroupExpired,
-		cfg:         opts.Config,
-		shards:      map[string]*shard{},
+		clock:        opts.Clock,
+		log:          opts.Log,
+		metadata:     opts.Metadata,
+		createTopics: opts.CreateTopics,
+		assignor:     opts.Assignor,
+		configure:    streams.DefaultConfigure,
+		logger:       opts.Logger,
+		events:       opts.Events,
+		timings:      timings(opts.Events),
+		expireAfter:  opts.GroupExpiration,
+		onExpired:    opts.OnGroupExpired,
+		cfg:          opts.Config,
+		shards:       map[string]*shard{},
 	}, nil
 }
 

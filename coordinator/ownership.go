@@ -73,6 +73,13 @@ func (o *Ownership) Owns(group string) bool {
 	return o.c.claimed(group) || o.c.Owns(group)
 }
 
+// Claimed reports whether a join in flight claimed the group (Claim
+// succeeded, and the join creating the group has not run yet). It does not
+// wait for the group's queue.
+func (o *Ownership) Claimed(group string) bool {
+	return o.c.claimed(group)
+}
+
 // Claim makes the group the proxy's if the upstream allows it, asking the
 // upstream once however many members join at the same time. It blocks on
 // the upstream: call it off the event loops and off the group's queue. The

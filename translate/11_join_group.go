@@ -17,7 +17,9 @@ import (
 // member list (so the member never runs the Streams assignor), the member
 // epoch as the generation, protocol "stream"; the assignment follows in
 // SyncGroup.
-func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.ClientInfo, respond func(*kmsg.JoinGroupResponse), forward Forward) {
+//
+// The internal topics the join finds missing go to create.
+func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.ClientInfo, respond func(*kmsg.JoinGroupResponse), create CreateTopics, forward Forward) {
 	instanceID := ""
 	if req.InstanceID != nil {
 		instanceID = *req.InstanceID
@@ -60,12 +62,13 @@ func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.Cl
 		}
 	}
 	t.c.ClassicJoinGroup(jr, func(res coordinator.ClassicJoinResult) {
+		t.create(req.Group, res.CreatableTopics, create)
 		if errors.Is(res.Err, coordinator.ErrClassicNotServed) {
 			t.ForwardJoin(req, forward)
 			return
 		}
 		if errors.Is(res.Err, coordinator.ErrHandBackHeld) {
-			t.hold(HeldJoin{Req: req, Client: client, Respond: respond, Forward: forward})
+			t.hold(HeldJoin{Req: req, Client: client, Respond: respond, Create: create, Forward: forward})
 			return
 		}
 		if errors.Is(res.Err, kerr.MemberIDRequired) {
