@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -75,6 +76,9 @@ type Coordinator struct {
 	// claims are ownership claims (ownership.go) waiting for the join
 	// that creates their group.
 	claims map[string]*streams.OwnershipValue
+
+	// queued counts the works run queued (QueuedWork).
+	queued atomic.Uint64
 
 	// inline runs group work on the caller's goroutine (tests in virtual
 	// time); the group's mutex still serializes it.

@@ -76,6 +76,7 @@ func (c *Coordinator) run(groupID string, f func(*shard), fail func(*streams.Coo
 		w.answer(unloaded(groupID))
 		return
 	}
+	c.queued.Add(1)
 	if c.inline {
 		c.mu.Unlock()
 		c.do(s, f)
@@ -91,6 +92,11 @@ func (c *Coordinator) run(groupID string, f func(*shard), fail func(*streams.Coo
 		go c.drain(s)
 	}
 }
+
+// QueuedWork is how many works were queued on the groups' executors since
+// the coordinator started: each is one crossing of a group's queue (a
+// steady heartbeat through the route is one).
+func (c *Coordinator) QueuedWork() uint64 { return c.queued.Load() }
 
 func (c *Coordinator) drain(s *shard) {
 	for {
