@@ -57,12 +57,22 @@ func (c *Coordinator) Heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client s
 
 // StreamsGroupHeartbeat serves one heartbeat for a caller that creates no
 // topics (tests, tools): the topics it returns are reported not created at
-// once, so a later heartbeat returns them again.
+// once, so a later heartbeat returns them again. (Heartbeat's work, without
+// an adapter closure per call.)
 func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
-	c.Heartbeat(req, client, HeartbeatOptions{}, func(res HeartbeatResult) {
+	if resp := streams.ValidateHeartbeat(req); resp != nil {
+		respond(resp)
+		return
+	}
+	start := time.Now()
+	c.run(req.Group, func(s *shard) {
+		res := c.heartbeat(s, req, client)
 		c.TopicsCreated(req.Group, TopicNames(res.CreatableTopics), nil)
 		respond(res.Response)
-	})
+		if c.timings != nil {
+			c.timings.HeartbeatHandled(time.Since(start))
+		}
+	}, func(e *streams.CoordError) { respond(streams.HeartbeatError(req, e)) })
 }
 
 // heartbeat runs one validated StreamsGroupHeartbeat on the group's queue.
