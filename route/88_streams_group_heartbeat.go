@@ -79,8 +79,9 @@ func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, hb *kmsg.StreamsGrou
 			return
 		}
 	}
-	if hb.MemberEpoch == 0 {
-		// Before the coordinator sees the join's topology.
+	if hb.MemberEpoch >= 0 {
+		// Before the coordinator sees the heartbeat's topology (a
+		// member heartbeat has none: nothing to do).
 		rs.refreshFor(req, hb.Topology)
 	}
 	rs.o.Coordinator.Heartbeat(hb, coordinatorClient(req), coordinator.HeartbeatOptions{ServedOnly: true}, func(res coordinator.HeartbeatResult) {
