@@ -36,12 +36,19 @@ func (c *Coordinator) Summary(groupID string) (sum GroupSummary, ok bool) {
 	return <-ch, true
 }
 
-// Owns reports whether the coordinator holds a streams group with this id.
-func (c *Coordinator) Owns(groupID string) bool {
+// hasQueue reports whether the group has an executor here: it holds the
+// group, or work for the group is queued. It does not wait.
+func (c *Coordinator) hasQueue(groupID string) bool {
 	c.mu.Lock()
 	_, ok := c.queues[groupID]
 	c.mu.Unlock()
-	if !ok {
+	return ok
+}
+
+// Owns reports whether the coordinator holds a streams group with this id.
+// It waits for the group's queue (one crossing) unless the group has none.
+func (c *Coordinator) Owns(groupID string) bool {
+	if !c.hasQueue(groupID) {
 		return false
 	}
 	ch := make(chan bool, 1)

@@ -3,6 +3,7 @@ package coordinator
 import (
 	"fmt"
 	"runtime"
+	"syscall"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -233,4 +234,54 @@ func BenchmarkGroupFormation(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+}
+
+// BenchmarkServedHeartbeat: a steady member's heartbeat as the route sends
+// it, one at a time through the group's queue (the asynchronous entry
+// point), in a 4-member group: "served-only" is the route's one crossing
+// (HeartbeatOptions.ServedOnly), "owns-then-heartbeat" the two crossings
+// it made before (Owns, then the heartbeat). It reports the process's CPU
+// time per heartbeat (cpu-ns/op) beside the wall time.
+func BenchmarkServedHeartbeat(b *testing.B) {
+	for _, mode := range []string{"owns-then-heartbeat", "served-only"} {
+		b.Run(mode, func(b *testing.B) {
+			c, clock, md := newBenchCoordinator(b)
+			epochs := benchGroup(b, c, clock, md, 4, 4, 1, 4)
+			c.inline = false
+			c.clock = SystemClock{}
+			defer c.Close()
+			req := hbReq("bench", "member-0000", epochs["member-0000"], nil)
+			req.EndpointInformationEpoch = 0
+			client := streams.ClientInfo{ClientID: "bench", ClientHost: "/127.0.0.1"}
+			done := make(chan HeartbeatResult, 1)
+			respond := func(r HeartbeatResult) { done <- r }
+			b.ReportAllocs()
+			cpu0 := processCPU(b)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				opts := HeartbeatOptions{ServedOnly: true}
+				if mode == "owns-then-heartbeat" {
+					if !c.Owns("bench") {
+						b.Fatal("group not held")
+					}
+					opts.ServedOnly = false
+				}
+				c.Heartbeat(req, client, opts, respond)
+				if r := <-done; r.NotServed || r.Response.ErrorCode != 0 {
+					b.Fatalf("heartbeat: %+v", r)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU is the process's user and system CPU time so far, in ns.
+func processCPU(tb testing.TB) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -21,15 +21,17 @@ func (c *Coordinator) newChange(s *groupQueue) *streams.Change {
 	cfg, maxSize, claim := c.cfg.Group(s.id), c.cfg.MaxGroupSize, c.claims[s.id]
 	c.mu.Unlock()
 	return &streams.Change{
-		GroupID:         s.id,
-		Group:           s.group,
-		Config:          cfg,
-		Now:             c.clock.Now(),
-		Image:           c.metadata.Image(),
-		Assignor:        c.assignor,
-		Configure:       c.configure,
-		MaxGroupSize:    maxSize,
-		CanCreateTopics: c.creator != nil,
+		GroupID:      s.id,
+		Group:        s.group,
+		Config:       cfg,
+		Now:          c.clock.Now(),
+		Image:        c.metadata.Image(),
+		Assignor:     c.assignor,
+		Configure:    c.configure,
+		MaxGroupSize: maxSize,
+		// Only an operation whose caller creates the topics it returns
+		// may ask for them (withTopics).
+		CanCreateTopics: false,
 		Claim:           claim,
 		Pending:         s,
 		Wall:            time.Now,
@@ -38,8 +40,10 @@ func (c *Coordinator) newChange(s *groupQueue) *streams.Change {
 }
 
 // carryOut does what the change asked for, in order: its log lines, the
-// claim it took, its timers, its metadata refreshes and topic creations. The
-// group the change holds becomes its queue's. It runs once an operation
+// claim it took, its timers and its metadata refreshes. The internal topics
+// it asks for are not created here: the operation returns them to its
+// caller (creatableTopics), as Kafka's StreamsGroupHeartbeatResult does.
+// The group the change holds becomes the shard's. It runs once an operation
 // returns, before its records are committed or rolled back, and again for
 // what a later step of the same change asks.
 func (c *Coordinator) carryOut(s *groupQueue, ch *streams.Change) {
@@ -65,10 +69,6 @@ func (c *Coordinator) carryOut(s *groupQueue, ch *streams.Change) {
 		c.metadata.RequestRefresh(topics)
 	}
 	ch.Refresh = nil
-	for _, todo := range ch.Topics {
-		c.createTopics(s.id, todo)
-	}
-	ch.Topics = nil
 }
 
 // dropClaim drops the group's pending claim once the join creating the
@@ -81,27 +81,6 @@ func (c *Coordinator) dropClaim(group string, taken *streams.OwnershipValue) {
 	if c.claims[group] == taken {
 		delete(c.claims, group)
 	}
-}
-
-// createTopics asks the topic creator for the topics, and gives the result
-// to the group once it is in (topicsCreated).
-func (c *Coordinator) createTopics(groupID string, todo []streams.CreatableTopic) {
-	names := make([]string, len(todo))
-	for i, t := range todo {
-		names[i] = t.Name
-	}
-	c.creator.CreateTopics(todo, func(failed map[string]error) {
-		if c.timings != nil {
-			c.timings.TopicsCreated(len(todo)-len(failed), len(failed))
-		}
-		c.metadata.RequestRefresh(names)
-		c.run(groupID, func(s *groupQueue) {
-			if s.group == nil {
-				return
-			}
-			streams.TopicsCreated(s.group, names, failed, c.clock.Now(), c.groupConfig(groupID).HeartbeatInterval)
-		}, nil) // a result for a closed or unloaded group is moot
-	})
 }
 
 // writeLog writes a change's log entry to the coordinator's logger.

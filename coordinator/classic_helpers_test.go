@@ -166,7 +166,10 @@ func (c *classicClient) join() streams.ClassicJoinResult {
 		Client:           streams.ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
 		SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000,
 		Subscription: sub, Info: info, NewMember: !c.joined,
-	}, func(r streams.ClassicJoinResult) { res = r })
+	}, func(r streams.ClassicJoinResult) {
+		res = r
+		c.w.h.create(c.w.group, r.CreatableTopics)
+	})
 	c.w.h.checkReplay()
 	if res.Err == nil {
 		c.generation = res.Generation
@@ -183,7 +186,10 @@ func (c *classicClient) sync() (streams.ClassicSyncResult, bool) {
 	var res streams.ClassicSyncResult
 	pt, pn := streams.ClassicProtocolType, streams.ClassicProtocolName
 	c.w.h.c.ClassicSyncGroup(streams.ClassicSyncRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation, ProtocolType: &pt, ProtocolName: &pn},
-		func(r streams.ClassicSyncResult) { res = r })
+		func(r streams.ClassicSyncResult) {
+			res = r
+			c.w.h.create(c.w.group, r.CreatableTopics)
+		})
 	c.w.h.checkReplay()
 	if res.Err != nil {
 		return res, false

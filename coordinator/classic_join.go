@@ -8,14 +8,33 @@ import "github.com/streamshift/streamshift/coordinator/streams"
 // partitions and offset sums, metadata from the SubscriptionInfo), answered
 // at once with the member epoch as the generation; the assignment follows in
 // SyncGroup.
+// The result carries the group's missing internal topics, as a streams
+// heartbeat's does (HeartbeatResult.CreatableTopics).
 func (c *Coordinator) ClassicJoinGroup(req streams.ClassicJoinRequest, done func(streams.ClassicJoinResult)) {
-	runChange(c, req.GroupID, "join", func(ch *streams.Change) streams.ClassicJoinResult { return ch.ClassicJoinGroup(req) },
-		func(err error) streams.ClassicJoinResult { return streams.ClassicJoinResult{Err: err} }, done)
+	var topics []streams.CreatableTopic
+	runChange(c, req.GroupID, "join", func(ch *streams.Change) streams.ClassicJoinResult {
+		res := c.withTopics(ch).ClassicJoinGroup(req)
+		topics = creatableTopics(ch)
+		return res
+	}, func(err error) streams.ClassicJoinResult { return streams.ClassicJoinResult{Err: err} },
+		func(res streams.ClassicJoinResult) {
+			res.CreatableTopics = topics
+			done(res)
+		})
 }
 
 // ClassicSyncGroup serves a classic member's SyncGroup from its current
 // assignment (Kafka's classicGroupSyncToConsumerGroup); it writes nothing.
+// Its result carries the missing internal topics as a join's does.
 func (c *Coordinator) ClassicSyncGroup(req streams.ClassicSyncRequest, done func(streams.ClassicSyncResult)) {
-	runChange(c, req.GroupID, "sync", func(ch *streams.Change) streams.ClassicSyncResult { return ch.ClassicSyncGroup(req) },
-		func(err error) streams.ClassicSyncResult { return streams.ClassicSyncResult{Err: err} }, done)
+	var topics []streams.CreatableTopic
+	runChange(c, req.GroupID, "sync", func(ch *streams.Change) streams.ClassicSyncResult {
+		res := c.withTopics(ch).ClassicSyncGroup(req)
+		topics = creatableTopics(ch)
+		return res
+	}, func(err error) streams.ClassicSyncResult { return streams.ClassicSyncResult{Err: err} },
+		func(res streams.ClassicSyncResult) {
+			res.CreatableTopics = topics
+			done(res)
+		})
 }

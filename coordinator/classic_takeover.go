@@ -25,29 +25,33 @@ import (
 // that is not a first join with a topology, or a classic task the topology
 // does not know (the classic app and the streams member disagree on the
 // topology, and the task's owner could not be tracked).
-func (c *Coordinator) TakeOverClassicGroup(state streams.ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
+func (c *Coordinator) TakeOverClassicGroup(state streams.ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo, done func(HeartbeatResult)) {
 	if resp := streams.ValidateHeartbeat(first); resp != nil {
-		respond(resp)
+		done(HeartbeatResult{Response: resp})
 		return
 	}
-	c.run(state.GroupID, func(s *groupQueue) { respond(c.takeOver(s, state, first, client)) },
-		func(e *streams.CoordError) { respond(streams.HeartbeatError(first, e)) })
+	c.run(state.GroupID, func(s *groupQueue) { done(c.takeOver(s, state, first, client)) },
+		func(e *streams.CoordError) { done(HeartbeatResult{Response: streams.HeartbeatError(first, e)}) })
 }
 
-func (c *Coordinator) takeOver(s *groupQueue, state streams.ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
+// takeOver runs the takeover on the group's queue; its result carries the
+// missing internal topics as a heartbeat's does (a takeover whose
+// changelog is gone creates it, as the join would).
+func (c *Coordinator) takeOver(s *groupQueue, state streams.ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo) HeartbeatResult {
 	if s.group == nil && len(state.Members) == 0 {
 		// An empty classic group has nothing to take over: only its
 		// offsets, which stay upstream. The join creates the group.
 		return c.heartbeat(s, first, client)
 	}
-	ch := c.newChange(s)
+	ch := c.withTopics(c.newChange(s))
 	resp, imported := ch.TakeOverClassicGroup(state, first, client)
+	topics := creatableTopics(ch)
 	if err := c.finish(s, ch); err != nil {
-		return streams.HeartbeatError(first, streams.Errorf(appendFailed(err), "Takeover of %s: %v", state.GroupID, err))
+		return HeartbeatResult{Response: streams.HeartbeatError(first, streams.Errorf(appendFailed(err), "Takeover of %s: %v", state.GroupID, err)), CreatableTopics: topics}
 	}
 	if ch.Outcome == streams.OutcomeCommit {
 		c.logger.Info().Str("group", state.GroupID).Int32("generation", state.Generation).Int("classic_members", imported).
 			Msgf("[GroupId %s] Converted the classic group at generation %d with %d live members to a streams group.", state.GroupID, state.Generation, imported)
 	}
-	return resp
+	return HeartbeatResult{Response: resp, CreatableTopics: topics}
 }

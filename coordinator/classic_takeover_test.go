@@ -39,7 +39,10 @@ func (w *world) takeOver(st streams.ClassicGroupState, id, process string) *kmsg
 	s := &streamsClient{id: id, process: process}
 	w.streams[id] = s
 	var resp *kmsg.StreamsGroupHeartbeatResponse
-	w.h.c.TakeOverClassicGroup(st, joinReq("g", id, process, sourceTopology("foo")), streams.ClientInfo{ClientID: "client-" + id, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	w.h.c.TakeOverClassicGroup(st, joinReq("g", id, process, sourceTopology("foo")), streams.ClientInfo{ClientID: "client-" + id, ClientHost: "/127.0.0.1"}, func(r HeartbeatResult) {
+		resp = r.Response
+		w.h.create("g", r.CreatableTopics)
+	})
 	w.h.checkReplay()
 	if resp.ErrorCode == 0 {
 		s.apply(resp)
@@ -212,7 +215,10 @@ func TestTakeOverKeepsClassicSessionClocks(t *testing.T) {
 func (h *harness) takeOverWith(st streams.ClassicGroupState, topo *kmsg.StreamsGroupHeartbeatRequestTopology) *kmsg.StreamsGroupHeartbeatResponse {
 	h.t.Helper()
 	var resp *kmsg.StreamsGroupHeartbeatResponse
-	h.c.TakeOverClassicGroup(st, joinReq("g", "s1", "ps", topo), streams.ClientInfo{ClientID: "client-s1", ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	h.c.TakeOverClassicGroup(st, joinReq("g", "s1", "ps", topo), streams.ClientInfo{ClientID: "client-s1", ClientHost: "/127.0.0.1"}, func(r HeartbeatResult) {
+		resp = r.Response
+		h.create("g", r.CreatableTopics)
+	})
 	h.checkReplay()
 	return resp
 }

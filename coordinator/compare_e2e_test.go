@@ -29,11 +29,14 @@ import (
 // compareEnv is a real Kafka 4.4 broker and a coordinator reading its
 // metadata, configured alike.
 type compareEnv struct {
-	ctx    context.Context
-	broker *kgo.Broker // the group coordinator node
-	v0     *kgo.Broker // the same node, through a client capped at 4.3's versions
-	c      *Coordinator
-	client streams.ClientInfo
+	// creator creates the internal topics the heartbeats return (the
+	// route's part, without its authorization).
+	creator TopicCreator
+	ctx     context.Context
+	broker  *kgo.Broker // the group coordinator node
+	v0      *kgo.Broker // the same node, through a client capped at 4.3's versions
+	c       *Coordinator
+	client  streams.ClientInfo
 	// countsOnly compares how many tasks, not which: Kafka's sticky
 	// assignor breaks ties by hash-map order, streamshift's by id.
 	countsOnly bool
@@ -121,12 +124,12 @@ func startCompare(t *testing.T, ctx context.Context, standbys int, delays ...tim
 	// warm-ups, and the configured heartbeat interval while reconciling.
 	cfg.Defaults.NumWarmupReplicas = 0
 	cfg.Defaults.ReconciliationHeartbeatInterval = cfg.Defaults.HeartbeatInterval
-	c, err := New(Options{Config: cfg, Metadata: md, TopicCreator: creator})
+	c, err := New(Options{Config: cfg, Metadata: md, CreateTopics: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return &compareEnv{ctx: ctx, broker: cl.Broker(int(node)), v0: old.Broker(int(node)), c: c, client: streams.ClientInfo{ClientID: "cmp", ClientHost: "/127.0.0.1"}}
+	return &compareEnv{creator: creator, ctx: ctx, broker: cl.Broker(int(node)), v0: old.Broker(int(node)), c: c, client: streams.ClientInfo{ClientID: "cmp", ClientHost: "/127.0.0.1"}}
 }
 
 // step sends req to both and compares the answers; it returns Kafka's.
@@ -144,7 +147,13 @@ func (e *compareEnv) step(t *testing.T, name string, req *kmsg.StreamsGroupHeart
 	sreq := *req
 	sreq.Version = kresp.Version
 	ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	e.c.StreamsGroupHeartbeat(&sreq, e.client, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+	e.c.Heartbeat(&sreq, e.client, HeartbeatOptions{}, func(r HeartbeatResult) {
+		if len(r.CreatableTopics) > 0 {
+			names := TopicNames(r.CreatableTopics)
+			e.creator.CreateTopics(r.CreatableTopics, func(failed map[string]error) { e.c.TopicsCreated(sreq.Group, names, failed) })
+		}
+		ch <- r.Response
+	})
 	compareResponses(t, name, kresp, <-ch, e.countsOnly)
 	if testing.Verbose() {
 		t.Logf("%s: error %d epoch %d status %v tasks %v/%v endpoints %d", name, kresp.ErrorCode, kresp.MemberEpoch, statusCodes(kresp), kresp.ActiveTasks, kresp.StandbyTasks, len(kresp.PartitionsByUserEndpoint))
@@ -290,7 +299,13 @@ func TestCompareWithKafka44(t *testing.T) {
 		}
 		ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
 		sreq := hbReq("app5", "m1", epoch, &streams.TaskSets{})
-		env.c.StreamsGroupHeartbeat(sreq, env.client, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+		env.c.Heartbeat(sreq, env.client, HeartbeatOptions{}, func(r HeartbeatResult) {
+			if len(r.CreatableTopics) > 0 {
+				names := TopicNames(r.CreatableTopics)
+				env.creator.CreateTopics(r.CreatableTopics, func(failed map[string]error) { env.c.TopicsCreated(sreq.Group, names, failed) })
+			}
+			ch <- r.Response
+		})
 		sresp := <-ch
 		if len(kresp.Status) == 0 && len(sresp.Status) == 0 && kresp.MemberEpoch == sresp.MemberEpoch {
 			epoch = kresp.MemberEpoch

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -21,8 +22,12 @@ type Options struct {
 	Log Log
 	// Metadata supplies topic metadata; required.
 	Metadata MetadataSource
-	// TopicCreator creates missing internal topics; nil leaves them missing.
-	TopicCreator TopicCreator
+	// CreateTopics: the callers of the operations that find internal
+	// topics missing (a streams heartbeat, a takeover, a classic join or
+	// sync) create them; those operations return them in their result
+	// (HeartbeatResult.CreatableTopics) and the caller reports the outcome
+	// with TopicsCreated. False: none are returned; they stay missing.
+	CreateTopics bool
 	// Assignor computes target assignments; defaults to Kafka's sticky task
 	// assignor.
 	Assignor assignor.TaskAssignor
@@ -45,15 +50,16 @@ type Options struct {
 // work of each group runs on that group's own serial queue, and the response
 // is delivered through a callback once the records it caused are in the log.
 type Coordinator struct {
-	clock     Clock
-	log       Log
-	metadata  MetadataSource
-	creator   TopicCreator
-	assignor  assignor.TaskAssignor
-	configure streams.ConfigureFunc
-	logger    zerolog.Logger
-	events    Events
-	timings   Timings
+	clock    Clock
+	log      Log
+	metadata MetadataSource
+	// createTopics: Options.CreateTopics.
+	createTopics bool
+	assignor     assignor.TaskAssignor
+	configure    streams.ConfigureFunc
+	logger       zerolog.Logger
+	events       Events
+	timings      Timings
 	// expireAfter and onExpired: Options.GroupExpiration and
 	// OnGroupExpired.
 	expireAfter time.Duration
@@ -70,6 +76,9 @@ type Coordinator struct {
 	// claims are ownership claims (ownership.go) waiting for the join
 	// that creates their group.
 	claims map[string]*streams.OwnershipValue
+
+	// queued counts the works run queued (QueuedWork).
+	queued atomic.Uint64
 
 	// inline runs group work on the caller's goroutine (tests in virtual
 	// time); the group's mutex still serializes it.
@@ -100,19 +109,19 @@ func New(opts Options) (*Coordinator, error) {
 		opts.Log = NewMemoryLog()
 	}
 	return &Coordinator{
-		clock:       opts.Clock,
-		log:         opts.Log,
-		metadata:    opts.Metadata,
-		creator:     opts.TopicCreator,
-		assignor:    opts.Assignor,
-		configure:   streams.DefaultConfigure,
-		logger:      opts.Logger,
-		events:      opts.Events,
-		timings:     timings(opts.Events),
-		expireAfter: opts.GroupExpiration,
-		onExpired:   opts.OnGroupExpired,
-		cfg:         opts.Config,
-		queues:      map[string]*groupQueue{},
+		clock:        opts.Clock,
+		log:          opts.Log,
+		metadata:     opts.Metadata,
+		createTopics: opts.CreateTopics,
+		assignor:     opts.Assignor,
+		configure:    streams.DefaultConfigure,
+		logger:       opts.Logger,
+		events:       opts.Events,
+		timings:      timings(opts.Events),
+		expireAfter:  opts.GroupExpiration,
+		onExpired:    opts.OnGroupExpired,
+		cfg:          opts.Config,
+		queues:       map[string]*groupQueue{},
 	}, nil
 }
 

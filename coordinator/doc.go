@@ -61,12 +61,16 @@
 //     list_groups.go, admin_groups.go, group_configs.go, ownership.go,
 //     classic_join.go (JoinGroup and SyncGroup), classic_heartbeat.go,
 //     classic_served.go, classic_takeover.go, classic_handback.go;
-//   - metadata.go: the MetadataSource and TopicCreator the runtime reaches
-//     the cluster through.
-//
-// The requests, results, errors, configs and records of the entry points
-// are package streams' own types: callers name them there (one name per
-// type).
+//   - api.go: the request and result types of the entry points, declared
+//     in streams; metadata.go: the MetadataSource the runtime reaches the
+//     cluster through, and the TopicCreator its callers create the
+//     internal topics with that operations return (internal_topics.go:
+//     TopicsCreated takes the outcome back).
+//   - internal_topics.go: the internal topics an operation finds missing
+//     are returned in its result (HeartbeatResult.CreatableTopics, the
+//     classic join and sync results), as Kafka's
+//     StreamsGroupHeartbeatResult.creatableTopics, for the caller to
+//     authorize and create.
 //
 // Options.Events (events.go) hears the same events as values, with the
 // records each commit wrote, for the capture.
@@ -78,8 +82,9 @@
 // Cluster access goes through interfaces, implemented on the upstream
 // cluster by package upstream (the coordinator does no upstream I/O itself,
 // and cmd/streamshift wires the two): a MetadataSource (partition counts of
-// topics; upstream.Metadata lists them), a TopicCreator (internal topics;
-// upstream.TopicCreator sends CreateTopics) and the durable Log.
+// topics; upstream.Metadata lists them) and the durable Log. Internal
+// topics are created by the operations' callers (package route authorizes
+// the member, then upstream.TopicCreator sends CreateTopics), not here.
 //
 // The sticky task assignor and the topology configuration are pure functions in
 // the packages streams/assignor and streams/topology.

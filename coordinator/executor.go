@@ -77,6 +77,7 @@ func (c *Coordinator) run(groupID string, f func(*groupQueue), fail func(*stream
 		w.answer(unloaded(groupID))
 		return
 	}
+	c.queued.Add(1)
 	if c.inline {
 		c.mu.Unlock()
 		c.do(s, f)
@@ -92,6 +93,11 @@ func (c *Coordinator) run(groupID string, f func(*groupQueue), fail func(*stream
 		go c.drain(s)
 	}
 }
+
+// QueuedWork is how many works were queued on the groups' executors since
+// the coordinator started: each is one crossing of a group's queue (a
+// steady heartbeat through the route is one).
+func (c *Coordinator) QueuedWork() uint64 { return c.queued.Load() }
 
 func (c *Coordinator) drain(s *groupQueue) {
 	for {

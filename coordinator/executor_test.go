@@ -73,7 +73,7 @@ func entryPoints() []entryPoint {
 		}},
 		{"TakeOverClassicGroup", func(c *Coordinator, g string, answer func(int16)) {
 			c.TakeOverClassicGroup(streams.ClassicGroupState{GroupID: g}, joinReq(g, "m9", "p9", sourceTopology("foo")), client,
-				func(r *kmsg.StreamsGroupHeartbeatResponse) { answer(r.ErrorCode) })
+				func(r HeartbeatResult) { answer(r.Response.ErrorCode) })
 		}},
 		{"DeleteGroup", func(c *Coordinator, g string, answer func(int16)) { c.DeleteGroup(g, errCode(answer)) }},
 		{"BeginHandBack", func(c *Coordinator, g string, answer func(int16)) {

@@ -160,6 +160,17 @@ func (f *fakeCreator) CreateTopics(topics []streams.CreatableTopic, done func(ma
 	f.dones = append(f.dones, done)
 }
 
+// create does what the route does with the internal topics an operation
+// returned, without the authorization: the fake creator gets them, and its
+// done reports to the coordinator.
+func (h *harness) create(group string, topics []streams.CreatableTopic) {
+	if len(topics) == 0 {
+		return
+	}
+	names := TopicNames(topics)
+	h.creator.CreateTopics(topics, func(failed map[string]error) { h.c.TopicsCreated(group, names, failed) })
+}
+
 type harness struct {
 	t       *testing.T
 	c       *Coordinator
@@ -182,7 +193,7 @@ func newHarness(t *testing.T, mut func(*streams.Config)) *harness {
 		mut(&cfg)
 	}
 	h := &harness{t: t, clock: NewManualClock(testStart), log: &recordingLog{MemoryLog: NewMemoryLog()}, md: NewStaticMetadata(), creator: &fakeCreator{}}
-	c, err := New(Options{Config: cfg, Clock: h.clock, Log: h.log, Metadata: h.md, TopicCreator: h.creator, Assignor: testAssignor{}})
+	c, err := New(Options{Config: cfg, Clock: h.clock, Log: h.log, Metadata: h.md, CreateTopics: true, Assignor: testAssignor{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +205,10 @@ func newHarness(t *testing.T, mut func(*streams.Config)) *harness {
 func (h *harness) hb(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 	h.t.Helper()
 	var resp *kmsg.StreamsGroupHeartbeatResponse
-	h.c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	h.c.Heartbeat(req, streams.ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}, HeartbeatOptions{}, func(r HeartbeatResult) {
+		resp = r.Response
+		h.create(req.Group, r.CreatableTopics)
+	})
 	if resp == nil {
 		h.t.Fatal("no response")
 	}

@@ -85,7 +85,9 @@ func (s *StaticMetadata) update(f func(map[string]streams.TopicMetadata)) {
 	s.img = &mapImage{version: s.img.version + 1, topics: topics}
 }
 
-// TopicCreator creates internal topics. CreateTopics must not block: it starts
+// TopicCreator creates internal topics for the coordinator's callers (the
+// topics its operations return; the coordinator itself creates none).
+// CreateTopics must not block: it starts
 // the creation and calls done (from any goroutine) with the error of each
 // topic that failed; a topic that already exists is no error.
 type TopicCreator interface {

@@ -6,7 +6,7 @@ import "github.com/streamshift/streamshift/coordinator/streams"
 // id (when each last reported, a classic member's task offset sums), read on
 // the group's executor; nil when the group is not served here.
 func (c *Coordinator) OffsetReports(id string, done func(map[string]streams.OffsetReport)) {
-	c.run(id, func(s *shard) {
+	c.run(id, func(s *groupQueue) {
 		if s.group == nil {
 			done(nil)
 			return

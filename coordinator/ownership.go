@@ -73,6 +73,22 @@ func (o *Ownership) Owns(group string) bool {
 	return o.c.claimed(group) || o.c.Owns(group)
 }
 
+// MayOwn reports, without waiting for the group's queue, whether the proxy
+// may serve the group: it is claimed, or the coordinator has a queue for
+// it. False means it does not; true is settled on the group's queue by the
+// operation itself (a group it does not hold answers GROUP_ID_NOT_FOUND or
+// NotServed), so a request crosses the queue once.
+func (o *Ownership) MayOwn(group string) bool {
+	return o.c.claimed(group) || o.c.hasQueue(group)
+}
+
+// Claimed reports whether a join in flight claimed the group (Claim
+// succeeded, and the join creating the group has not run yet). It does not
+// wait for the group's queue.
+func (o *Ownership) Claimed(group string) bool {
+	return o.c.claimed(group)
+}
+
 // Claim makes the group the proxy's if the upstream allows it, asking the
 // upstream once however many members join at the same time. It blocks on
 // the upstream: call it off the event loops and off the group's queue. The

@@ -148,7 +148,7 @@ func newConvergenceSim(tb testing.TB, partitions int, fast bool) *convergenceSim
 		cfg.Defaults.ReconciliationHeartbeatInterval = cfg.Defaults.HeartbeatInterval
 	}
 	h := &harness{clock: NewManualClock(testStart), log: &recordingLog{MemoryLog: NewMemoryLog()}, md: NewStaticMetadata(), creator: &fakeCreator{}}
-	c, err := New(Options{Config: cfg, Clock: h.clock, Log: h.log, Metadata: h.md, TopicCreator: h.creator, Assignor: testAssignor{}})
+	c, err := New(Options{Config: cfg, Clock: h.clock, Log: h.log, Metadata: h.md, CreateTopics: true, Assignor: testAssignor{}})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -259,7 +259,10 @@ func simulateKill(tb testing.TB, members, partitions int, fast bool) (time.Durat
 // rawHeartbeat heartbeats without a test to fail (the simulation's harness).
 func (h *harness) rawHeartbeat(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 	var resp *kmsg.StreamsGroupHeartbeatResponse
-	h.c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { resp = r })
+	h.c.Heartbeat(req, streams.ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}, HeartbeatOptions{}, func(r HeartbeatResult) {
+		resp = r.Response
+		h.create(req.Group, r.CreatableTopics)
+	})
 	return resp
 }
 

@@ -208,7 +208,7 @@ func TestWarmupSurvivesReload(t *testing.T) {
 	h2 := &harness{t: t, clock: h.clock, log: h.log, md: h.md, creator: &fakeCreator{}}
 	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
-	c, err := New(Options{Config: cfg, Clock: h.clock, Log: h.log, Metadata: h.md, TopicCreator: h2.creator, Assignor: testAssignor{}})
+	c, err := New(Options{Config: cfg, Clock: h.clock, Log: h.log, Metadata: h.md, CreateTopics: true, Assignor: testAssignor{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func newStickyHarness(t *testing.T, mut func(*streams.Config)) *harness {
 	if mut != nil {
 		mut(&cfg)
 	}
-	c, err := New(Options{Config: cfg, Clock: h.clock, Log: h.log, Metadata: h.md, TopicCreator: h.creator, Assignor: assignor.StickyTaskAssignor{}})
+	c, err := New(Options{Config: cfg, Clock: h.clock, Log: h.log, Metadata: h.md, CreateTopics: true, Assignor: assignor.StickyTaskAssignor{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,7 +128,7 @@ func (h *HandBack) Hold(j translate.HeldJoin) {
 	}
 	h.mu.Unlock()
 	fwd := func(kmsg.Request, func(kmsg.Response)) { h.forwardHeld(j, nil) }
-	h.Coordinator.AbortHandBack(group, func() { h.Translator.JoinGroup(j.Req, j.Client, j.Respond, fwd) })
+	h.Coordinator.AbortHandBack(group, func() { h.Translator.JoinGroup(j.Req, j.Client, j.Respond, j.Create, fwd) })
 }
 
 // stepHandBack acts on the end of the barrier, as the coordinator tells it
@@ -166,7 +166,7 @@ func (h *HandBack) stepHandBack(group string, run *handBackRun, st streams.HandB
 func (h *HandBack) abortHandBack(group string, run *handBackRun) {
 	h.Coordinator.AbortHandBack(group, func() {
 		for _, j := range h.endHandBack(group, run) {
-			h.Translator.JoinGroup(j.Req, j.Client, j.Respond, j.Forward)
+			h.Translator.JoinGroup(j.Req, j.Client, j.Respond, j.Create, j.Forward)
 		}
 	})
 }

@@ -76,7 +76,7 @@ func TestTakeoverAttemptsArePaced(t *testing.T) {
 	go func() {
 		for {
 			got := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-			if !m.MaybeTakeOver(firstJoin(), streams.ClientInfo{ClientID: "s1"}, gone, func(r *kmsg.StreamsGroupHeartbeatResponse) { got <- r }) {
+			if !m.MaybeTakeOver(firstJoin(), streams.ClientInfo{ClientID: "s1"}, gone, func(r coordinator.HeartbeatResult) { got <- r.Response }) {
 				answers <- answer{code: -1}
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
@@ -35,7 +36,7 @@ type TakeoverUpstream interface {
 
 // TakeoverCoordinator is the coordinator's takeover part.
 type TakeoverCoordinator interface {
-	TakeOverClassicGroup(streams.ClassicGroupState, *kmsg.StreamsGroupHeartbeatRequest, streams.ClientInfo, func(*kmsg.StreamsGroupHeartbeatResponse))
+	TakeOverClassicGroup(streams.ClassicGroupState, *kmsg.StreamsGroupHeartbeatRequest, streams.ClientInfo, func(coordinator.HeartbeatResult))
 	AbandonTakeOver(groupID string, done func(error))
 }
 
@@ -59,12 +60,15 @@ type Takeover struct {
 }
 
 // Run takes the group of first (a StreamsGroupHeartbeat join with its
-// topology) over and answers it.
-func (tk *Takeover) Run(first *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
+// topology) over and answers it. The result carries the internal topics
+// the takeover found missing (the caller creates them as for a join),
+// also when a later step failed.
+func (tk *Takeover) Run(first *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo, respond func(coordinator.HeartbeatResult)) {
 	group := first.Group
+	var topics []streams.CreatableTopic
 	retriable := func(code *kerr.Error, why error) {
 		tk.Gate.Release(group)
-		respond(takeoverRefused(first, code, why))
+		respond(coordinator.HeartbeatResult{Response: takeoverRefused(first, code, why), CreatableTopics: topics})
 	}
 	// While the group drains, a member rejoining ends the attempt (see
 	// WatchRejoin): the group's requests go on upstream, and the streams
@@ -96,10 +100,11 @@ func (tk *Takeover) Run(first *kmsg.StreamsGroupHeartbeatRequest, client streams
 				retriable(kerr.GroupIDNotFound, fmt.Errorf("migration.policy %v does not allow the upgrade of a non-empty classic group", tk.Migration.PolicyFor(group)))
 				return
 			}
-			tk.Coordinator.TakeOverClassicGroup(state, first, client, func(resp *kmsg.StreamsGroupHeartbeatResponse) {
-				if resp.ErrorCode != 0 {
+			tk.Coordinator.TakeOverClassicGroup(state, first, client, func(res coordinator.HeartbeatResult) {
+				topics = res.CreatableTopics
+				if res.Response.ErrorCode != 0 {
 					tk.Gate.Release(group)
-					respond(resp)
+					respond(res)
 					return
 				}
 				tk.fenceAndAnchor(state, func(err error) {
@@ -116,7 +121,7 @@ func (tk *Takeover) Run(first *kmsg.StreamsGroupHeartbeatRequest, client streams
 						tk.TakenOver(state)
 					}
 					tk.Gate.Release(group)
-					respond(resp)
+					respond(res)
 				})
 			})
 		})

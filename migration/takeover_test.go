@@ -98,7 +98,7 @@ func coordinatorOn(t *testing.T, clock coordinator.Clock) *coordinator.Coordinat
 // member the first to join, and returns that member's answer.
 func takeOver(c *coordinator.Coordinator, st streams.ClassicGroupState) *kmsg.StreamsGroupHeartbeatResponse {
 	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.TakeOverClassicGroup(st, firstJoin(), streams.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	c.TakeOverClassicGroup(st, firstJoin(), streams.ClientInfo{ClientID: "s1"}, func(r coordinator.HeartbeatResult) { done <- r.Response })
 	return <-done
 }
 
@@ -112,7 +112,7 @@ func classicCommit(c *coordinator.Coordinator, id string) error {
 
 func runTakeover(tk *Takeover) *kmsg.StreamsGroupHeartbeatResponse {
 	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	tk.Run(firstJoin(), streams.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	tk.Run(firstJoin(), streams.ClientInfo{ClientID: "s1"}, func(r coordinator.HeartbeatResult) { done <- r.Response })
 	return <-done
 }
 
@@ -182,7 +182,7 @@ func drainingTakeover(tk *Takeover) (*heldGate, chan *kmsg.StreamsGroupHeartbeat
 	gate := &heldGate{}
 	tk.Gate = gate
 	answered := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	tk.Run(firstJoin(), streams.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { answered <- r })
+	tk.Run(firstJoin(), streams.ClientInfo{}, func(r coordinator.HeartbeatResult) { answered <- r.Response })
 	return gate, answered
 }
 

@@ -13,13 +13,14 @@ import (
 
 // MaybeTakeOver starts the takeover of a live classic Kafka Streams group
 // upstream when a streams-protocol member joins it and the policy allows
-// the upgrade: Takeover answers that join itself (respond), and
+// the upgrade: Takeover answers that join itself (respond, with the
+// internal topics it found missing for the caller to create), and
 // MaybeTakeOver reports the request handled. Joins of the same group
 // meanwhile wait for it, then take the normal path, which then finds the
 // group served here. Everything else is not handled here: the caller serves
 // it as without the migration (route's streamsGroupHeartbeat). cancel is
 // closed when the client's connection closes.
-func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo, cancel <-chan struct{}, respond func(*kmsg.StreamsGroupHeartbeatResponse)) (handled bool) {
+func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo, cancel <-chan struct{}, respond func(coordinator.HeartbeatResult)) (handled bool) {
 	if hb.MemberEpoch == 0 {
 		// A join during a hand-back's last steps would find the group
 		// neither here nor formed upstream yet.
@@ -70,7 +71,7 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 		finish()
 		m.pacing.notReady(hb.Group)
 		m.log.Debug().Str("group", hb.Group).Str("upstream_state", g.State).Msg("takeover waits for the classic group to be stable upstream")
-		respond(takeoverRefused(hb, kerr.CoordinatorLoadInProgress, fmt.Errorf("group %s is %s: %w", hb.Group, g.State, ErrNotStable)))
+		respond(coordinator.HeartbeatResult{Response: takeoverRefused(hb, kerr.CoordinatorLoadInProgress, fmt.Errorf("group %s is %s: %w", hb.Group, g.State, ErrNotStable))})
 		return true
 	}
 	if m.o.RefreshMetadata != nil {
@@ -83,7 +84,8 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 	m.log.Info().Str("group", hb.Group).Str("upstream_state", g.State).Str("protocol", g.Protocol).
 		Int("classic_members", len(g.Members)).Msg("takeover of a live classic group starts")
 	tell(m.o.Events, EventTakeoverStarted, hb.Group, nil, map[string]any{"upstreamState": g.State, "protocol": g.Protocol, "classicMembers": len(g.Members), "memberId": hb.MemberID})
-	m.takeover.Run(hb, client, func(resp *kmsg.StreamsGroupHeartbeatResponse) {
+	m.takeover.Run(hb, client, func(res coordinator.HeartbeatResult) {
+		resp := res.Response
 		if resp.ErrorCode != 0 {
 			backoff := m.pacing.failed(hb.Group)
 			m.log.Warn().Str("group", hb.Group).Int16("error_code", resp.ErrorCode).Str("error", deref(resp.ErrorMessage)).Dur("next_attempt_in", backoff).Msg("takeover did not complete")
@@ -94,7 +96,7 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 			tell(m.o.Events, EventTakeoverDone, hb.Group, nil, map[string]any{"groupEpoch": resp.MemberEpoch})
 		}
 		finish()
-		respond(resp)
+		respond(res)
 	})
 	return true
 }

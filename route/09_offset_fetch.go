@@ -49,24 +49,20 @@ func (rs *Routes) offsetFetchGated(req *proxy.Request, r *kmsg.OffsetFetchReques
 		err error
 	}
 	var (
-		mu      sync.Mutex
-		wg      sync.WaitGroup
-		checks  []check
-		touched bool
+		mu     sync.Mutex
+		wg     sync.WaitGroup
+		checks []check
 	)
 	for i, g := range r.Groups {
 		if g.MemberID == nil && g.MemberEpoch < 0 {
 			continue
 		}
-		if !rs.o.Ownership.Owns(g.Group) {
+		// Whether the group is served here is settled by the check
+		// itself (GROUP_ID_NOT_FOUND), in one crossing of its queue; a
+		// group without a queue here is not asked.
+		if !rs.o.Ownership.MayOwn(g.Group) {
 			continue
 		}
-		// A group the client may not DESCRIBE is not checked here: the
-		// broker refuses it when forwarded (authorize_groups.go).
-		if denied, _ := rs.groupDescribeDenied(req, g.Group); denied {
-			continue
-		}
-		touched = true
 		wg.Add(1)
 		rs.o.Coordinator.ValidateOffsetFetch(g.Group, deref(g.MemberID), g.MemberEpoch, func(err error) {
 			mu.Lock()
@@ -75,16 +71,30 @@ func (rs *Routes) offsetFetchGated(req *proxy.Request, r *kmsg.OffsetFetchReques
 			wg.Done()
 		})
 	}
+	wg.Wait()
+	owned := map[int]bool{}
+	failed := map[int]error{}
+	touched := false
+	for _, c := range checks {
+		group := r.Groups[c.i].Group
+		notHeld := errors.Is(c.err, kerr.GroupIDNotFound)
+		if notHeld && !rs.o.Ownership.Claimed(group) {
+			continue // not served here
+		}
+		owned[c.i] = true
+		// A group the client may not DESCRIBE is not checked here: the
+		// broker refuses it when forwarded (authorize_groups.go).
+		if denied, _ := rs.groupDescribeDenied(req, group); denied {
+			continue
+		}
+		touched = true
+		if c.err != nil && !notHeld {
+			failed[c.i] = c.err
+		}
+	}
 	if !touched {
 		forwardAt(req, out, up)
 		return
-	}
-	wg.Wait()
-	failed := map[int]error{}
-	for _, c := range checks {
-		if c.err != nil && !errors.Is(c.err, kerr.GroupIDNotFound) {
-			failed[c.i] = c.err
-		}
 	}
 	fwd := *r
 	fwd.Groups = nil
@@ -95,7 +105,7 @@ func (rs *Routes) offsetFetchGated(req *proxy.Request, r *kmsg.OffsetFetchReques
 			refused = append(refused, kmsg.OffsetFetchResponseGroup{Group: g.Group, ErrorCode: code})
 			continue
 		}
-		if rs.o.Ownership.Owns(g.Group) {
+		if owned[i] {
 			g.MemberID = nil
 			g.MemberEpoch = -1
 		}

@@ -27,14 +27,17 @@ func (rs *Routes) describeGroups(req *proxy.Request, r *kmsg.DescribeGroupsReque
 	// An owned group the client may not DESCRIBE goes upstream, which
 	// refuses it with Kafka's GROUP_AUTHORIZATION_FAILED
 	// (authorize_groups.go).
+	// Each group's queue is asked once (Owns).
 	var ownedIDs []string
+	isOwned := map[string]bool{}
 	for _, g := range r.Groups {
 		if rs.o.Coordinator.Owns(g) {
 			ownedIDs = append(ownedIDs, g)
+			isOwned[g] = true
 		}
 	}
 	denied := rs.groupsDenied(req, kmsg.ACLOperationDescribe, ownedIDs)
-	owned, upstream := servedHere(r.Groups, func(g string) bool { return rs.o.Coordinator.Owns(g) && !denied[g] })
+	owned, upstream := servedHere(r.Groups, func(g string) bool { return isOwned[g] && !denied[g] })
 	rest := func() kmsg.Request {
 		fwd := *r
 		fwd.Groups = upstream

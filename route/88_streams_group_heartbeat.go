@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
@@ -44,17 +45,20 @@ func oversizedStreamsHeartbeat(_ int16, size int) kmsg.Response {
 // whatever the upstream knows (the proxy is the streams-group coordinator).
 // With the migration on, a join of a live classic group upstream first
 // takes it over (migration.Migration.MaybeTakeOver).
-// Then the heartbeat is gated on ownership before the coordinator serves it:
-//   - a join (epoch 0) of a group the proxy does not serve yet asks the
-//     upstream first (Ownership.Claim), and is refused if the upstream has a
-//     live classic group there;
-//   - a member heartbeat (epoch > 0) of a group the proxy does not know
-//     means the proxy lost its state (restart without a durable log): the
-//     member gets UNKNOWN_MEMBER_ID and rejoins, never GROUP_ID_NOT_FOUND,
-//     which the Java client treats as fatal; a leave (epoch < 0) of such a
-//     group succeeds.
+// Then the coordinator serves it if it holds the group, in one crossing of
+// the group's queue (HeartbeatOptions.ServedOnly), as Kafka's operation
+// decides UNKNOWN_MEMBER_ID itself. A group it does not hold:
+//   - a join (epoch 0) asks the upstream first (Ownership.Claim), and is
+//     refused if the upstream has a live classic group there; else the
+//     coordinator serves it, creating the group;
+//   - a member heartbeat (epoch > 0) means the proxy lost its state
+//     (restart without a durable log): the member gets UNKNOWN_MEMBER_ID
+//     and rejoins, never GROUP_ID_NOT_FOUND, which the Java client treats
+//     as fatal; a leave (epoch < 0) of such a group succeeds.
 //
-// Every heartbeat carrying a topology (re)states the anchor's subscription.
+// The internal topics the result names are created for the member if it
+// may (authorize_topics.go) before it is answered. Every heartbeat
+// carrying a topology (re)states the anchor's subscription.
 func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, hb *kmsg.StreamsGroupHeartbeatRequest, out proxy.Outcome) {
 	// The broker's ACLs first, for the client's own principal, as Kafka
 	// checks them before its group coordinator sees the request
@@ -75,35 +79,55 @@ func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, hb *kmsg.StreamsGrou
 			// Its join ends the group's restart recovery.
 			out = joinedOutcome{Outcome: out, r: r, group: hb.Group}
 		}
-		// The internal topics a takeover asked for are decided for this
-		// member as for any join (authorize_topics.go): created while
-		// it waits with status MISSING_INTERNAL_TOPICS.
-		answer := rs.answerAfterCreation(req, hb.Group, internalTopicNames(hb.Topology), out.Respond)
-		respond := func(resp *kmsg.StreamsGroupHeartbeatResponse) { answer(resp) }
+		// The internal topics a takeover found missing are created for
+		// this member as for any join: created while it waits with
+		// status MISSING_INTERNAL_TOPICS.
+		respond := func(res coordinator.HeartbeatResult) { rs.answerHeartbeat(req, hb.Group, res, out.Respond) }
 		if m.mig.MaybeTakeOver(hb, coordinatorClient(req), req.Done(), respond) {
 			return
 		}
 	}
-	// The coordinator itself must hold the group: a claim alone (another
-	// member's join in flight) is not enough for a member heartbeat, which
-	// the coordinator would answer GROUP_ID_NOT_FOUND, as Kafka does.
-	if hb.Group != "" && hb.MemberEpoch > 0 && !rs.o.Coordinator.Owns(hb.Group) {
-		out.Respond(heartbeatError(hb, fmt.Errorf("streamshift holds no state of group %s (a restart?); rejoin: %w", hb.Group, kerr.UnknownMemberID)))
-		return
+	if hb.MemberEpoch >= 0 {
+		// Before the coordinator sees the heartbeat's topology (a
+		// member heartbeat has none: nothing to do).
+		rs.refreshFor(req, hb.Topology)
 	}
-	// A member leaving a group the proxy holds no state of (a restart, or a
-	// member fenced by a commit after it) is gone already: Kafka's leave
-	// answer, not GROUP_ID_NOT_FOUND, which the Java client treats as fatal
-	// even while leaving.
-	if hb.Group != "" && hb.MemberEpoch < 0 && !rs.o.Coordinator.Owns(hb.Group) {
-		resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
-		resp.SetVersion(hb.Version)
-		resp.MemberID, resp.MemberEpoch = hb.MemberID, hb.MemberEpoch
-		resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
-		out.Respond(resp)
-		return
-	}
-	if hb.Group != "" && hb.MemberEpoch == 0 && !rs.o.Ownership.Owns(hb.Group) {
+	rs.o.Coordinator.Heartbeat(hb, coordinatorClient(req), coordinator.HeartbeatOptions{ServedOnly: true}, func(res coordinator.HeartbeatResult) {
+		// On the group's queue: nothing here may wait for it.
+		switch {
+		case !res.NotServed:
+			if hb.MemberEpoch >= 0 {
+				rs.ensureAnchorFromQueue(hb.Group, topologyTopics(hb.Topology))
+			}
+			rs.answerHeartbeat(req, hb.Group, res, out.Respond)
+		case hb.MemberEpoch > 0:
+			// The coordinator itself must hold the group: a claim
+			// alone (another member's join in flight) is not enough
+			// for a member heartbeat, which the coordinator would
+			// answer GROUP_ID_NOT_FOUND, as Kafka does.
+			out.Respond(heartbeatError(hb, fmt.Errorf("streamshift holds no state of group %s (a restart?); rejoin: %w", hb.Group, kerr.UnknownMemberID)))
+		case hb.MemberEpoch < 0:
+			// A member leaving a group the proxy holds no state of (a
+			// restart, or a member fenced by a commit after it) is
+			// gone already: Kafka's leave answer, not
+			// GROUP_ID_NOT_FOUND, which the Java client treats as
+			// fatal even while leaving.
+			resp := kmsg.NewPtrStreamsGroupHeartbeatResponse()
+			resp.SetVersion(hb.Version)
+			resp.MemberID, resp.MemberEpoch = hb.MemberID, hb.MemberEpoch
+			resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
+			out.Respond(resp)
+		default:
+			go rs.joinNewGroup(req, hb, out) // the claim asks the upstream
+		}
+	})
+}
+
+// joinNewGroup serves a join of a group the coordinator does not hold: the
+// proxy claims the group (unless a join in flight claimed it already) and
+// the coordinator creates it.
+func (rs *Routes) joinNewGroup(req *proxy.Request, hb *kmsg.StreamsGroupHeartbeatRequest, out proxy.Outcome) {
+	if !rs.o.Ownership.Claimed(hb.Group) {
 		ctx, cancel := requestContext(req, rs.o.ClaimWait)
 		err := rs.o.Ownership.Claim(ctx, hb.Group)
 		cancel()
@@ -114,11 +138,21 @@ func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, hb *kmsg.StreamsGrou
 		}
 		rs.o.Log.Info().Str("group", hb.Group).Msg("group is now served by streamshift")
 	}
-	if hb.Group != "" && hb.MemberEpoch >= 0 {
-		rs.ensureAnchor(hb.Group, topologyTopics(hb.Topology))
-		rs.refreshFor(req, hb.Topology)
+	rs.ensureAnchor(hb.Group, topologyTopics(hb.Topology))
+	rs.o.Coordinator.Heartbeat(hb, coordinatorClient(req), coordinator.HeartbeatOptions{}, func(res coordinator.HeartbeatResult) {
+		rs.answerHeartbeat(req, hb.Group, res, out.Respond)
+	})
+}
+
+// ensureAnchorFromQueue is ensureAnchor for a caller on the group's queue:
+// an anchor that needs the topology the coordinator holds starts off the
+// queue (SourceTopics queues on it).
+func (rs *Routes) ensureAnchorFromQueue(group string, topics []string) {
+	if topics == nil && !rs.o.Anchors.Running(group) {
+		go rs.ensureAnchor(group, nil)
+		return
 	}
-	rs.o.Coordinator.Handle(hb, coordinatorClient(req), rs.answerAfterCreation(req, hb.Group, internalTopicNames(hb.Topology), out.Respond))
+	rs.o.Anchors.Ensure(group, topics)
 }
 
 // ensureAnchor starts or updates the group's anchor. Without a topology in

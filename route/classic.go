@@ -60,11 +60,10 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string)
 			return
 		}
 		m.translated.Add(1)
-		m.mig.Translator().Handle(req.Body, coordinatorClient(req),
-			m.a.answerAfterCreation(req, group, nil, func(resp kmsg.Response) {
-				answered()
-				out.Respond(resp)
-			}), forward)
+		m.mig.Translator().Serve(req.Body, coordinatorClient(req), func(resp kmsg.Response) {
+			answered()
+			out.Respond(resp)
+		}, m.a.creator(req), forward)
 	}, func() { m.mig.Observer().ObserveHeld(group, req.Body) })
 }
 

@@ -61,15 +61,10 @@ func (rs *Routes) commit(req *proxy.Request, out proxy.Outcome, c anchoredCommit
 	}
 	rs.gated(req, out, c.group, held, func(out proxy.Outcome) {
 		up := rs.upstreamMax(req.Key)
-		if !rs.o.Ownership.Owns(c.group) {
-			forwardAt(req, out, up)
-			return
-		}
-		// A client that may not READ the group gets the broker's refusal
-		// before any validation of ours (authorize_groups.go). Without an
-		// answer the commit goes on: what is forwarded is checked by the
-		// broker for the client's principal anyway.
-		if denied, _ := rs.groupReadDenied(req, c.group); denied {
+		// Whether the group is served here is settled by the validation
+		// itself (GROUP_ID_NOT_FOUND: forwarded), in one crossing of the
+		// group's queue; a group without a queue here is not asked.
+		if !rs.o.Ownership.MayOwn(c.group) {
 			forwardAt(req, out, up)
 			return
 		}
@@ -86,7 +81,16 @@ func (rs *Routes) commit(req *proxy.Request, out proxy.Outcome, c anchoredCommit
 // commitValidated finishes a commit the streams group validated.
 func (rs *Routes) commitValidated(req *proxy.Request, out proxy.Outcome, up int16, c anchoredCommit, res streams.OffsetCommitResult) {
 	if errors.Is(res.Err, kerr.GroupIDNotFound) {
-		// Deleted meanwhile: the upstream answers as for any group.
+		// Not served here (or deleted meanwhile): the upstream answers
+		// as for any group.
+		forwardAt(req, out, up)
+		return
+	}
+	// A client that may not READ the group gets the broker's refusal,
+	// whatever our validation found (authorize_groups.go). Without an
+	// answer the commit goes on: what is forwarded is checked by the
+	// broker for the client's principal anyway.
+	if denied, _ := rs.groupReadDenied(req, c.group); denied {
 		forwardAt(req, out, up)
 		return
 	}

@@ -171,8 +171,7 @@ func (e *env) start() {
 	go md.Run(e.ctx)
 	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
-	gate := NewInternalTopicGate(upstream.NewTopicCreator(e.ctl, md, 10*time.Second))
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: gate})
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, CreateTopics: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +185,7 @@ func (e *env) start() {
 		Metadata:           md,
 		CoordinatorNode:    upstream.FindCoordinatorNode(e.ctl),
 		AuthorizationCache: e.authCache,
-		TopicGate:          gate,
+		TopicCreator:       upstream.NewTopicCreator(e.ctl, md, 10*time.Second),
 		Log:                zerolog.Nop(),
 	}
 	if e.upstream != nil {

@@ -75,11 +75,12 @@ type Options struct {
 	// connection, resource and operation is reused (authorize.go); zero
 	// asks the broker on every request.
 	AuthorizationCache time.Duration
-	// TopicGate, if not nil, is the coordinator's TopicCreator: internal
-	// topics are created only for a member whose principal the broker
-	// allows to CREATE them (authorize_topics.go).
-	TopicGate *InternalTopicGate
-	Log       zerolog.Logger
+	// TopicCreator, if not nil, creates the internal topics the
+	// coordinator's operations return (the coordinator is built with
+	// CreateTopics), for a member whose principal the broker allows to
+	// CREATE them (authorize_topics.go). Nil: none are created.
+	TopicCreator coordinator.TopicCreator
+	Log          zerolog.Logger
 }
 
 // FreshMetadata is a metadata source that can fetch on demand

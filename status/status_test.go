@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,7 +62,14 @@ func heartbeat(t *testing.T, c *coordinator.Coordinator, req *kmsg.StreamsGroupH
 	t.Helper()
 	member := req.MemberID
 	ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "client-" + member, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+	c.Heartbeat(req, streams.ClientInfo{ClientID: "client-" + member, ClientHost: "/127.0.0.1"}, coordinator.HeartbeatOptions{}, func(r coordinator.HeartbeatResult) {
+		if md, ok := metadataOf.Load(c); ok && len(r.CreatableTopics) > 0 {
+			// What the route does (without its authorization).
+			names := coordinator.TopicNames(r.CreatableTopics)
+			creator{md.(*coordinator.StaticMetadata)}.CreateTopics(r.CreatableTopics, func(failed map[string]error) { c.TopicsCreated(req.Group, names, failed) })
+		}
+		ch <- r.Response
+	})
 	select {
 	case r := <-ch:
 		if r.ErrorCode != 0 {
@@ -73,6 +81,10 @@ func heartbeat(t *testing.T, c *coordinator.Coordinator, req *kmsg.StreamsGroupH
 		return nil
 	}
 }
+
+// metadataOf is the static metadata of each coordinator newCoordinator
+// built, where creator creates the topics its heartbeats return.
+var metadataOf sync.Map
 
 // creator creates the internal topics in the static metadata at once.
 type creator struct{ md *coordinator.StaticMetadata }
@@ -92,10 +104,12 @@ func newCoordinator(t *testing.T, ev *Events) *coordinator.Coordinator {
 	md.SetTopic("input", 2)
 	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
-	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, Events: ev, TopicCreator: creator{md}})
+	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, Events: ev, CreateTopics: true})
 	if err != nil {
 		t.Fatal(err)
 	}
+	metadataOf.Store(c, md)
+	t.Cleanup(func() { metadataOf.Delete(c) })
 	t.Cleanup(c.Close)
 	return c
 }

@@ -28,7 +28,9 @@ import (
 // member list (so the member never runs the Streams assignor), the member
 // epoch as the generation, protocol "stream"; the assignment follows in
 // SyncGroup.
-func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client streams.ClientInfo, respond func(*kmsg.JoinGroupResponse), forward Forward) {
+//
+// The internal topics the join finds missing go to create.
+func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client streams.ClientInfo, respond func(*kmsg.JoinGroupResponse), create CreateTopics, forward Forward) {
 	instanceID := ""
 	if req.InstanceID != nil {
 		instanceID = *req.InstanceID
@@ -71,12 +73,13 @@ func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client streams.Client
 		}
 	}
 	t.c.ClassicJoinGroup(jr, func(res streams.ClassicJoinResult) {
+		t.create(req.Group, res.CreatableTopics, create)
 		if errors.Is(res.Err, streams.ErrClassicNotServed) {
 			t.ForwardJoin(req, forward)
 			return
 		}
 		if errors.Is(res.Err, streams.ErrHandBackHeld) {
-			t.hold(HeldJoin{Req: req, Client: client, Respond: respond, Forward: forward})
+			t.hold(HeldJoin{Req: req, Client: client, Respond: respond, Create: create, Forward: forward})
 			return
 		}
 		if errors.Is(res.Err, kerr.MemberIDRequired) {

@@ -20,12 +20,15 @@ import (
 // SyncGroup answers with the member's current assignment: the partitions of
 // its active tasks and an AssignmentInfo at its own version. Assignments a
 // member sends are ignored; the streams group assigns.
-func (t *Translator) SyncGroup(req *kmsg.SyncGroupRequest, respond func(*kmsg.SyncGroupResponse), forward Forward) {
+//
+// The internal topics the sync finds missing go to create.
+func (t *Translator) SyncGroup(req *kmsg.SyncGroupRequest, respond func(*kmsg.SyncGroupResponse), create CreateTopics, forward Forward) {
 	r := streams.ClassicSyncRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation, ProtocolType: req.ProtocolType, ProtocolName: req.Protocol}
 	if req.InstanceID != nil {
 		r.InstanceID = *req.InstanceID
 	}
 	t.c.ClassicSyncGroup(r, func(res streams.ClassicSyncResult) {
+		t.create(req.Group, res.CreatableTopics, create)
 		if errors.Is(res.Err, streams.ErrClassicNotServed) {
 			forward(nil, nil)
 			return

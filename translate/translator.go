@@ -25,6 +25,27 @@ type Coordinator interface {
 	ClassicSyncGroup(streams.ClassicSyncRequest, func(streams.ClassicSyncResult))
 	ClassicHeartbeat(streams.ClassicHeartbeatRequest, func(error))
 	ClassicLeaveGroup(groupID string, members []streams.ClassicLeaveMember, done func([]error, error))
+	// TopicsCreated reports the creation of the internal topics a join or
+	// sync returned (coordinator.Coordinator.TopicsCreated).
+	TopicsCreated(groupID string, names []string, failed map[string]error)
+}
+
+// CreateTopics creates the internal topics a classic join or sync of group
+// found missing, if the member may (the route authorizes it on its
+// connection), and reports the outcome to the coordinator (TopicsCreated).
+// A nil CreateTopics creates none: they are reported not created.
+type CreateTopics func(group string, topics []streams.CreatableTopic)
+
+// create hands the topics a join or sync of group returned to create.
+func (t *Translator) create(group string, topics []streams.CreatableTopic, create CreateTopics) {
+	if len(topics) == 0 {
+		return
+	}
+	if create == nil {
+		t.c.TopicsCreated(group, coordinator.TopicNames(topics), nil)
+		return
+	}
+	create(group, topics)
 }
 
 // HandBack is the online migration's hand-back (migration.HandBack), which
@@ -47,6 +68,7 @@ type HeldJoin struct {
 	Req     *kmsg.JoinGroupRequest
 	Client  streams.ClientInfo
 	Respond func(*kmsg.JoinGroupResponse)
+	Create  CreateTopics
 	Forward Forward
 }
 
@@ -133,16 +155,22 @@ func (t *Translator) dropPending(id string) {
 // does; it is not called if the client's connection closes first.
 type Forward func(rewritten kmsg.Request, answered func(kmsg.Response))
 
-// Handle serves req if it is a classic group request; it reports whether it
+// Handle is Serve for a caller that creates no internal topics.
+func (t *Translator) Handle(req kmsg.Request, client streams.ClientInfo, respond func(kmsg.Response), forward Forward) bool {
+	return t.Serve(req, client, respond, nil, forward)
+}
+
+// Serve serves req if it is a classic group request; it reports whether it
 // took it. It never blocks. Exactly one of respond and forward is called,
 // later, possibly on a coordinator goroutine (neither may block): forward
-// when the group is not a streams group served here.
-func (t *Translator) Handle(req kmsg.Request, client streams.ClientInfo, respond func(kmsg.Response), forward Forward) bool {
+// when the group is not a streams group served here. The internal topics a
+// join or sync finds missing go to create, before respond.
+func (t *Translator) Serve(req kmsg.Request, client streams.ClientInfo, respond func(kmsg.Response), create CreateTopics, forward Forward) bool {
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
-		t.JoinGroup(r, client, func(resp *kmsg.JoinGroupResponse) { respond(resp) }, forward)
+		t.JoinGroup(r, client, func(resp *kmsg.JoinGroupResponse) { respond(resp) }, create, forward)
 	case *kmsg.SyncGroupRequest:
-		t.SyncGroup(r, func(resp *kmsg.SyncGroupResponse) { respond(resp) }, forward)
+		t.SyncGroup(r, func(resp *kmsg.SyncGroupResponse) { respond(resp) }, create, forward)
 	case *kmsg.HeartbeatRequest:
 		t.Heartbeat(r, func(resp *kmsg.HeartbeatResponse) { respond(resp) }, forward)
 	case *kmsg.LeaveGroupRequest:

@@ -7,10 +7,10 @@
 //   - Metadata (metadata.go) is the coordinator's MetadataSource: the
 //     cluster's topics, listed every interval and soon after a request, like
 //     a broker's metadata image.
-//   - TopicCreator (topic_creator.go) is its TopicCreator: a heartbeat's
-//     missing internal topics in one CreateTopics request, as a 4.x broker
-//     creates the creatable topics its group coordinator returns, then their
-//     metadata at once.
+//   - TopicCreator (topic_creator.go) is the route's TopicCreator: a
+//     heartbeat's missing internal topics (the coordinator returns them) in
+//     one CreateTopics request, as a 4.x broker creates the creatable
+//     topics its group coordinator returns, then their metadata at once.
 //   - GroupLog (group_log.go) is its durable Log: the group log, a compacted
 //     topic of fixed partitions written with one producer transaction per
 //     change and read back with read_committed when a partition is gained,

@@ -12,7 +12,8 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
-// TopicCreator is the coordinator's TopicCreator on the upstream cluster: it
+// TopicCreator is a coordinator.TopicCreator on the upstream cluster (the
+// route creates the topics the coordinator's operations return with it): it
 // creates internal topics with CreateTopics, as a 4.x broker does for streams
 // groups, and then reads their metadata at once so the group's next
 // heartbeat finds them.

@@ -93,9 +93,10 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	meta := upstream.NewMetadata(adm, cfg.Coordinator.MetadataRefreshInterval)
 	go meta.Run(rctx)
 
-	// Internal topics are created for a member that may CREATE them
-	// (the broker's answer for its own principal, route/authorize_topics.go).
-	topicGate := route.NewInternalTopicGate(upstream.NewTopicCreator(ctl, meta, 0))
+	// Internal topics the coordinator's operations return are created for
+	// a member that may CREATE them (the broker's answer for its own
+	// principal, route/authorize_topics.go).
+	topicCreator := upstream.NewTopicCreator(ctl, meta, 0)
 	expired := &expiredAnchors{
 		leave:   func(ctx context.Context, group string) error { return rt.anchors.Leave(ctx, group) },
 		served:  func(group string) bool { return rt.coord.Owns(group) },
@@ -106,7 +107,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	opts := coordinator.Options{
 		Config:          ccfg,
 		Metadata:        meta,
-		TopicCreator:    topicGate,
+		CreateTopics:    true,
 		Events:          events,
 		Logger:          log.With().Str("component", "coordinator").Logger(),
 		GroupExpiration: cfg.Coordinator.OffsetsRetentionCheckInterval,
@@ -173,7 +174,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		Migration:           mig,
 		Cluster:             cluster,
 		AuthorizationCache:  cfg.Authorization.CacheTTL,
-		TopicGate:           topicGate,
+		TopicCreator:        topicCreator,
 		Log:                 log.With().Str("component", "streams").Logger(),
 	})
 	if err != nil {

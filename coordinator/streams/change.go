@@ -29,10 +29,13 @@ type Change struct {
 	Classic *ClassicMemberMetadata
 
 	// Inputs the runtime gives.
-	Image           MetadataImage
-	Assignor        assignor.TaskAssignor
-	Configure       ConfigureFunc
-	MaxGroupSize    int
+	Image        MetadataImage
+	Assignor     assignor.TaskAssignor
+	Configure    ConfigureFunc
+	MaxGroupSize int
+	// CanCreateTopics: the operation's caller creates the internal topics
+	// it asks for (Topics); timers and admin operations have no caller
+	// that would, and ask for none.
 	CanCreateTopics bool
 	// Claim is the ownership claim waiting for the join that creates the
 	// group; a change that creates the group takes it (takeClaim).
@@ -45,7 +48,9 @@ type Change struct {
 	DebugWanted bool // debug lines are wanted
 
 	// Effects, in the order the operation asked for them.
-	Timers     []TimerOp
+	Timers []TimerOp
+	// Topics are the internal topics to create, for the operation's
+	// caller (the runtime does not create them).
 	Topics     [][]CreatableTopic
 	Refresh    [][]string
 	Logs       []*LogEntry

@@ -48,6 +48,9 @@ type ClassicJoinResult struct {
 	Err        error
 	MemberID   string
 	Generation int32
+	// CreatableTopics are the group's missing internal topics, for the
+	// caller to create (coordinator.HeartbeatResult.CreatableTopics).
+	CreatableTopics []CreatableTopic
 }
 
 // classicCode maps streams-heartbeat errors to what a classic member

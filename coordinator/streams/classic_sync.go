@@ -31,6 +31,8 @@ type ClassicSyncResult struct {
 	Active     Tasks
 	Standby    Tasks
 	Info       *classicstreams.AssignmentInfo
+	// CreatableTopics: as ClassicJoinResult's.
+	CreatableTopics []CreatableTopic
 }
 
 // ClassicProtocolType and ClassicProtocolName are what a classic Kafka

@@ -1,0 +1,66 @@
+package coordinator
+
+import (
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
+
+// Internal topics are I/O an operation returns, as Kafka's group
+// coordinator returns StreamsGroupHeartbeatResult.creatableTopics: the
+// operations a client's request runs (a streams heartbeat, a takeover, a
+// classic join or sync) give the topics they found missing to their
+// caller, which authorizes the client (CREATE) and creates them, then
+// reports the outcome with TopicsCreated. Until then the group counts them
+// as being created and does not return them again (streams' creatingTopics:
+// one creation in flight per topic and group).
+
+// withTopics lets the change's operation ask for internal topics if the
+// coordinator's callers create them (Options.CreateTopics).
+func (c *Coordinator) withTopics(ch *streams.Change) *streams.Change {
+	ch.CanCreateTopics = c.createTopics
+	return ch
+}
+
+// creatableTopics are the topics the change's operation asked for, in one
+// list (read before the change finishes).
+func creatableTopics(ch *streams.Change) []streams.CreatableTopic {
+	if len(ch.Topics) == 1 {
+		return ch.Topics[0]
+	}
+	var out []streams.CreatableTopic
+	for _, todo := range ch.Topics {
+		out = append(out, todo...)
+	}
+	return out
+}
+
+// TopicsCreated reports the creation of internal topics an operation of
+// the group returned: they are no longer being created, and the errors of
+// those in failed are reported in the group's status for two heartbeat
+// intervals. A creation not attempted (the client may not CREATE them, or
+// its authorization got no answer) is reported with no failure: a later
+// heartbeat that still finds them missing returns them again, as Kafka's
+// does. It does not block: the group's queue takes the result.
+func (c *Coordinator) TopicsCreated(groupID string, names []string, failed map[string]error) {
+	if len(names) == 0 {
+		return
+	}
+	if c.timings != nil {
+		c.timings.TopicsCreated(len(names)-len(failed), len(failed))
+	}
+	c.metadata.RequestRefresh(names)
+	c.run(groupID, func(s *groupQueue) {
+		if s.group == nil {
+			return
+		}
+		streams.TopicsCreated(s.group, names, failed, c.clock.Now(), c.groupConfig(groupID).HeartbeatInterval)
+	}, nil) // a result for a closed or unloaded group is moot
+}
+
+// TopicNames are the names of topics.
+func TopicNames(topics []streams.CreatableTopic) []string {
+	names := make([]string, len(topics))
+	for i, t := range topics {
+		names[i] = t.Name
+	}
+	return names
+}
