@@ -30,6 +30,7 @@ import (
 // the README's migration: a 4.4 instance on the streams protocol joins (the
 // takeover), runs tasks, and leaves (the hand-back).
 func TestDemoFirstRun(t *testing.T) {
+	t.Parallel()
 	if err := harness.CheckBuilt("app-3.6", "tools-4.4"); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 // killed -9, the output verified exactly. Kafka 3.9 is covered by the rest
 // of the suite, and native 4.4 by TestBaselineStreams44 (the reference).
 func TestStreamsProxyBrokerVersions(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{harness.Kafka28, harness.Kafka35} {
 		t.Run("kafka-"+v, func(t *testing.T) {
 			harness.RunScenario(t, harness.Scenario{

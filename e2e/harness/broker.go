@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -62,6 +63,31 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 	if entries, err := os.ReadDir(o.Dir); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("broker dir %s is not empty", o.Dir)
 	}
+	timeout := o.ReadyTimeout
+	if timeout == 0 {
+		timeout = 90 * time.Second
+	}
+	// The ports were free when FreePorts closed them; the JVMs start seconds later, and
+	// tests running in parallel make connections meanwhile, whose local ports come from
+	// the same range. A broker that lost a port that way is started again on others.
+	for attempt := 1; ; attempt++ {
+		b, err := startBrokerOnce(ctx, o, timeout)
+		if err == nil || attempt == 3 || !portTaken(filepath.Join(o.Dir, "broker.out")) {
+			return b, err
+		}
+		if err := os.RemoveAll(o.Dir); err != nil {
+			return nil, fmt.Errorf("broker dir: %w", err)
+		}
+	}
+}
+
+// portTaken reports whether a broker's log says a listener's port was in use.
+func portTaken(log string) bool {
+	out, err := os.ReadFile(log)
+	return err == nil && bytes.Contains(out, []byte("Address already in use"))
+}
+
+func startBrokerOnce(ctx context.Context, o BrokerOptions, timeout time.Duration) (*Broker, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("broker dir: %w", err)
 	}
@@ -79,10 +105,6 @@ func StartBroker(ctx context.Context, o BrokerOptions) (*Broker, error) {
 	b.p, err = startProc("broker-"+o.Version, b.Log, b.Log, nil, nil, nil, filepath.Join(Root(), "bin", "broker.sh"), args...)
 	if err != nil {
 		return nil, err
-	}
-	timeout := o.ReadyTimeout
-	if timeout == 0 {
-		timeout = 90 * time.Second
 	}
 	if err := WaitKafkaReady(ctx, b.Bootstrap, timeout, b.p.done); err != nil {
 		_ = b.Stop()
