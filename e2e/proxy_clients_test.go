@@ -290,6 +290,7 @@ func TestProxyKafkaSmokeClassic(t *testing.T) {
 		{harness.Kafka44, "exactly_once_v2"},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel() // a broker of its own each
 			b, err := harness.StartBroker(context.Background(), harness.BrokerOptions{Version: tc.version, Dir: filepath.Join(out, "broker-"+tc.version)})
 			if err != nil {
 				t.Fatalf("start broker: %v", err)

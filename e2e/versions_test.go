@@ -18,6 +18,7 @@ func TestStreamsProxyBrokerVersions(t *testing.T) {
 	t.Parallel()
 	for _, v := range []string{harness.Kafka28, harness.Kafka35} {
 		t.Run("kafka-"+v, func(t *testing.T) {
+			t.Parallel() // two brokers of their own: they fill both of make's e2e lanes
 			harness.RunScenario(t, harness.Scenario{
 				Name:          "streams through streamshift on " + v + ", a member crash",
 				Broker:        v,
