@@ -2,8 +2,15 @@
 GO ?= go
 MVN ?= mvn
 MVNFLAGS ?= -B -q
-# The e2e suite starts real brokers and Kafka Streams JVMs: one package at a time on 2 cores.
+# The e2e suite starts real brokers and Kafka Streams JVMs: one package at a time, two tests at
+# a time within it (E2E_PARALLEL; tests call t.Parallel). A test spends most of its time waiting
+# for Kafka Streams (session timeouts, rebalances, the smoke driver's input) at about 0.7 of a
+# core, so two fill the 2-core machine. Tests that measure the machine (TestOverload, the
+# benchmarks) do not call t.Parallel: they run first, alone.
+E2E_PARALLEL ?= 2
 E2E_TIMEOUT ?= 50m
+# Unit tests that call t.Parallel wait on sockets and timers far more than they compute.
+UNIT_PARALLEL ?= 8
 
 .PHONY: test test-unit test-e2e e2e-build vet build image
 
@@ -35,7 +42,7 @@ vet:
 
 # Fast: vet and every Go test that needs no real Kafka.
 test-unit: vet
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -parallel $(UNIT_PARALLEL) ./...
 
 # The real-Kafka e2e suite alone: Maven builds brokers 3.9/4.4, tools and the test apps into
 # e2e/*/target/lib (downloads on the first run, seconds afterwards), then the scenarios run
@@ -46,7 +53,7 @@ test-unit: vet
 test-e2e: e2e-build
 	$(GO) vet -tags e2e,kafkajava ./...
 	$(GO) test -tags kafkajava -count=1 -run Kafka ./coordinator/streams/topology/ ./coordinator/streams/assignor/
-	$(GO) test -tags e2e -count=1 -p 1 -timeout $(E2E_TIMEOUT) -v ./coordinator/ ./e2e/...
+	$(GO) test -tags e2e -count=1 -p 1 -parallel $(E2E_PARALLEL) -timeout $(E2E_TIMEOUT) -v ./coordinator/ ./e2e/...
 
 # The online migration for real, in one command (a few minutes): Maven fetches Kafka, one Kafka
 # 3.9 broker starts with streamshift in front, three Kafka Streams instances (kafka-streams 4.4,

@@ -181,6 +181,7 @@ func (e *compareEnv) describe(t *testing.T, name string, groups ...string) {
 // responses on the wire, ignoring throttle times and error messages (and
 // reporting message differences).
 func TestCompareWithKafka44(t *testing.T) {
+	t.Parallel() // a broker of its own
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	env := startCompare(t, ctx, 0)
@@ -323,6 +324,7 @@ func TestCompareWithKafka44(t *testing.T) {
 // TestCompareWithKafka44Standbys compares a stateful group with one standby
 // replica: target assignments, in-place reconciliation and the IQ map.
 func TestCompareWithKafka44Standbys(t *testing.T) {
+	t.Parallel() // a broker of its own
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	env := startCompare(t, ctx, 1)
@@ -512,6 +514,7 @@ func jsonOf(v any) string {
 // TestCompareWithKafka44Delays compares the initial rebalance delay (3 s)
 // and the assignment interval (1 s), Kafka's defaults.
 func TestCompareWithKafka44Delays(t *testing.T) {
+	// Not parallel: its steps must fall inside a 3 s delay and a 1 s interval.
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	env := startCompare(t, ctx, 0, 3*time.Second, time.Second)

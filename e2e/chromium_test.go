@@ -3,10 +3,12 @@
 package e2e_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 )
 
@@ -31,10 +33,30 @@ func needChromium(t *testing.T) string {
 	return ""
 }
 
+// chromiumRun runs chromium with chromiumFlags and more, in a profile
+// directory of its own: tests run in parallel, and a second chromium on the
+// default profile hands its command to the first one and exits.
+func chromiumRun(ctx context.Context, chromium string, more ...string) ([]byte, error) {
+	profile, err := os.MkdirTemp("", "e2e-chromium-")
+	if err != nil {
+		return nil, fmt.Errorf("chromium profile: %w", err)
+	}
+	defer os.RemoveAll(profile)
+	args := append(append(slices.Clone(chromiumFlags), "--user-data-dir="+profile), more...)
+	cmd := exec.CommandContext(ctx, chromium, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%w: %s", err, stderr.Bytes())
+	}
+	return out, nil
+}
+
 // chromiumDOM loads url in headless chromium and returns its DOM after the
 // page's scripts ran.
 func chromiumDOM(ctx context.Context, chromium, url string) (string, error) {
-	dom, err := exec.CommandContext(ctx, chromium, append(chromiumFlags, "--dump-dom", url)...).Output()
+	dom, err := chromiumRun(ctx, chromium, "--dump-dom", url)
 	if err != nil {
 		return "", fmt.Errorf("chromium --dump-dom %s: %w", url, err)
 	}
@@ -43,7 +65,7 @@ func chromiumDOM(ctx context.Context, chromium, url string) (string, error) {
 
 // chromiumScreenshot saves a screenshot of url as the PNG file shot.
 func chromiumScreenshot(ctx context.Context, chromium, url, shot string) error {
-	if out, err := exec.CommandContext(ctx, chromium, append(chromiumFlags, "--screenshot="+shot, url)...).CombinedOutput(); err != nil {
+	if out, err := chromiumRun(ctx, chromium, "--screenshot="+shot, url); err != nil {
 		return fmt.Errorf("chromium --screenshot %s: %w: %s", url, err, out)
 	}
 	return nil

@@ -37,6 +37,7 @@ import (
 // offset sums) in headless Chromium (screenshot ui-takeover.png in the
 // test's folder).
 func TestDemoFirstRun(t *testing.T) {
+	t.Parallel()
 	if err := harness.CheckBuilt("app-3.6", "app-4.4", "tools-4.4"); err != nil {
 		t.Fatal(err)
 	}

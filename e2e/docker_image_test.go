@@ -32,6 +32,7 @@ const dockerImage = "streamshift-e2e"
 // except under CI (.ci/run installs docker.io and starts dockerd), where it
 // fails.
 func TestDockerImage(t *testing.T) {
+	t.Parallel()
 	if out, err := exec.Command("docker", "info", "--format", "{{.ServerVersion}}").CombinedOutput(); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("docker is required under CI: %v\n%s", err, out)

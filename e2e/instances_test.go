@@ -256,6 +256,7 @@ func others(i int) []int {
 // The status page (/ui) of the instances, in headless Chromium, shows the
 // instances and the group's owner before the kill and the new owner after.
 func TestStreamsProxyInstances(t *testing.T) {
+	t.Parallel()
 	const group = "e2e-count"
 	chromium := needChromium(t)
 	var c *ssCluster
@@ -405,6 +406,7 @@ func TestStreamsProxyInstances(t *testing.T) {
 // closed dirty, and the group ends as the broker's classic group of the two
 // classic clients.
 func TestStreamsProxyInstancesMigration(t *testing.T) {
+	t.Parallel()
 	const group = "SmokeTest"
 	out, ctx, b := smokeBroker(t, 8*time.Minute)
 	c, err := startSSCluster(ctx, t, out, b.Bootstrap, nativeTestSettings...)

@@ -39,6 +39,7 @@ import (
 // failed ("the topology is not ready") for as long as the instance retried,
 // and every failure wrote a flight-recorder file.
 func TestStreamsProxyTakeoverMissingChangelog(t *testing.T) {
+	t.Parallel()
 	out, ctx, b := smokeBroker(t, 3*time.Minute)
 	flightDir := filepath.Join(out, "flight")
 	if err := os.MkdirAll(flightDir, 0o755); err != nil {

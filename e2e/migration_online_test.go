@@ -126,6 +126,7 @@ func (m *migrationRoll) check() harness.Step {
 // headless Chromium, its DOM checked and a screenshot saved next to the
 // test's logs.
 func TestStreamsProxyOnlineMigration(t *testing.T) {
+	t.Parallel()
 	chromium := needChromium(t)
 	roll := &migrationRoll{ends: map[string]time.Time{}}
 	var captureFile string

@@ -28,6 +28,7 @@ import (
 // and the group ends as the broker's classic group of the two classic
 // clients, without the anchor.
 func TestStreamsProxySmokeMigrationRestart(t *testing.T) {
+	t.Parallel()
 	out, ctx, b := smokeBroker(t, 7*time.Minute)
 	ss := newStreamshift(ctx, t, out, b.Bootstrap, "smoke-restart", nativeTestSettings...)
 	defer ss.stop()

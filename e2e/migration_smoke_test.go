@@ -36,6 +36,7 @@ import (
 // group is the broker's classic group of the two static members, without the
 // anchor.
 func TestStreamsProxySmokeMigration(t *testing.T) {
+	t.Parallel()
 	out, ctx, b := smokeBroker(t, 6*time.Minute)
 	addr, stop := startStreamshift(ctx, t, out, b.Bootstrap, "smoke-migration", nativeTestSettings...)
 	defer stop()

@@ -109,6 +109,8 @@ type overloadAttack struct {
 // overloadRSSLimit (idle + 2 × the budget). The report goes to
 // e2e/out/TestOverload/report.md (BENCHMARKS.md "Overload (issue #26)").
 func TestOverload(t *testing.T) {
+	// Not parallel (it runs first, alone): the good clients' progress under each attack and the
+	// proxies' RSS are read with no other test's JVMs competing for the two cores.
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)

@@ -99,6 +99,7 @@ func startE2EProxy(t *testing.T, upstream, logPath string) *e2eProxy {
 // real 3.9 and 4.4 brokers: it must behave exactly as it does direct
 // (e2e/scenarios TestClientCheck).
 func TestProxyJavaClients(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		broker, protocol, build string
 		txn                     bool
@@ -204,6 +205,7 @@ func (w *addrWatch) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ 
 // and runs a transaction through the proxy with franz-go, asserting the
 // client never learns an upstream address.
 func TestProxyFranzGo(t *testing.T) {
+	t.Parallel()
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -278,6 +280,7 @@ func TestProxyFranzGo(t *testing.T) {
 // re-keying, a foreign-key join) on the classic protocol through the proxy,
 // against 3.9 (at-least-once) and 4.4 (exactly-once v2).
 func TestProxyKafkaSmokeClassic(t *testing.T) {
+	t.Parallel()
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -287,6 +290,7 @@ func TestProxyKafkaSmokeClassic(t *testing.T) {
 		{harness.Kafka44, "exactly_once_v2"},
 	} {
 		t.Run(tc.version, func(t *testing.T) {
+			t.Parallel() // a broker of its own each
 			b, err := harness.StartBroker(context.Background(), harness.BrokerOptions{Version: tc.version, Dir: filepath.Join(out, "broker-"+tc.version)})
 			if err != nil {
 				t.Fatalf("start broker: %v", err)

@@ -52,6 +52,7 @@ var secureUsers = map[string]string{"streamshift": "streamshift-secret", "app": 
 //     (kafka-consumer-groups);
 //   - a second streamshift in front of SASL_PLAINTEXT, plaintext both sides.
 func TestSecuritySASLSSL(t *testing.T) {
+	t.Parallel()
 	pki := t.TempDir()
 	sec, overrides, err := harness.NewSecureListeners(filepath.Join(pki, "broker"), secureUsers)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 // fresh group that resumes from those offsets: the output, exactly once, is
 // exact.
 func TestStreamsProxyEmptyGroupExpires(t *testing.T) {
+	t.Parallel()
 	const group = "e2e-count"
 	var upstream string
 	harness.RunScenario(t, harness.Scenario{

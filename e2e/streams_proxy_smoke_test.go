@@ -144,6 +144,7 @@ func (p *streamshiftProc) kill9() {
 // group (protocol streamshift) and the app's committed offsets, readable by
 // any lag tool.
 func TestStreamsProxySmoke(t *testing.T) {
+	t.Parallel()
 	const group = "e2e-count"
 	var upstream string
 	harness.RunScenario(t, harness.Scenario{
@@ -245,6 +246,7 @@ var nativeTestSettings = []string{
 // one) of the native 4.4 baseline through streamshift on Kafka 3.9, exactly
 // once, output verified exactly.
 func TestStreamsProxyScale(t *testing.T) {
+	t.Parallel()
 	harness.RunScenario(t, harness.Scenario{
 		Name:          "streams through streamshift on 3.9, scale and crash",
 		Broker:        harness.Kafka39,
@@ -266,6 +268,7 @@ func TestStreamsProxyScale(t *testing.T) {
 // fatal GROUP_ID_NOT_FOUND), rejoin, and carry on; the anchor takes its
 // place back upstream (static instance id) and the output stays exact.
 func TestStreamsProxyRestart(t *testing.T) {
+	t.Parallel()
 	testStreamsProxyRestart(t, "restart", false)
 }
 
@@ -273,6 +276,7 @@ func TestStreamsProxyRestart(t *testing.T) {
 // (coordinator.durable-log): the restarted streamshift reads its groups back
 // and the members carry on without losing their tasks.
 func TestStreamsProxyRestartDurable(t *testing.T) {
+	t.Parallel()
 	testStreamsProxyRestart(t, "durable", true)
 }
 
@@ -358,6 +362,7 @@ func dirtyCloses(r *harness.Run, names ...string) int {
 // migration), the app resumes from the committed offsets and its changelog,
 // and the output is exact across the switch.
 func TestStreamsProxyOfflineMigration(t *testing.T) {
+	t.Parallel()
 	harness.RunScenario(t, harness.Scenario{
 		Name:          "offline migration classic → streams through streamshift on 3.9",
 		Broker:        harness.Kafka39,

@@ -142,6 +142,7 @@ func subscriptionAt(v int32) cs.SubscriptionInfo {
 // can read (2.8: SubscriptionInfo/AssignmentInfo v1-v9, consumer protocol
 // v0-v1).
 func TestJavaDecodesGoEncoded(t *testing.T) {
+	t.Parallel()
 	var assignments []cs.AssignmentInfo
 	for v := int32(1); v <= cs.LatestSupportedVersion; v++ {
 		assignments = append(assignments, assignmentAt(v))

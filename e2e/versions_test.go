@@ -15,8 +15,10 @@ import (
 // killed -9, the output verified exactly. Kafka 3.9 is covered by the rest
 // of the suite, and native 4.4 by TestBaselineStreams44 (the reference).
 func TestStreamsProxyBrokerVersions(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{harness.Kafka28, harness.Kafka35} {
 		t.Run("kafka-"+v, func(t *testing.T) {
+			t.Parallel() // two brokers of their own: they fill both of make's e2e lanes
 			harness.RunScenario(t, harness.Scenario{
 				Name:          "streams through streamshift on " + v + ", a member crash",
 				Broker:        v,

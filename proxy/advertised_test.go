@@ -96,6 +96,7 @@ func rawRequest(key, version int16, corr int32) []byte {
 // version above the advertised one. A known key is still forwarded before
 // any ApiVersions (clients may skip it).
 func TestUnadvertisedRequestCloses(t *testing.T) {
+	t.Parallel()
 	b := startRecordingBroker(t)
 	p := startProxy(t, []string{b.addr()}, nil)
 	waitFor(t, "proxy ready", func() error {

@@ -54,6 +54,7 @@ func (askingHeartbeat) Intercept(req *Request, out Outcome) {
 // and ACLs) answers it for the client's principal: alice may DESCRIBE
 // "open", not "secret"; the superuser may both.
 func TestAskForTheClientsPrincipal(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, kfake.SeedTopics(1, "open", "secret"), kfake.EnableSASL(), kfake.EnableACLs(),
 		kfake.Superuser("PLAIN", "admin", "admin"),
 		kfake.User("PLAIN", "alice", "alice", kfake.ACL{Resource: kmsg.ACLResourceTypeTopic, Name: "open",
@@ -92,6 +93,7 @@ func TestAskForTheClientsPrincipal(t *testing.T) {
 // ApiVersions and asking heartbeats come back in request order, each with
 // its own answer.
 func TestAskPipelined(t *testing.T) {
+	t.Parallel()
 	checkPipelined(t, askingHeartbeat{}, func(corr int32, hbr *kmsg.StreamsGroupHeartbeatResponse) {
 		if hbr.MemberEpoch != corr || deref(hbr.ErrorMessage) != "p=0" {
 			t.Fatalf("heartbeat %d: epoch %d, ask answered %q", corr, hbr.MemberEpoch, deref(hbr.ErrorMessage))
@@ -125,6 +127,7 @@ func (h heldAsks) Intercept(req *Request, out Outcome) {
 // TestAskBounded: a connection has at most maxAsksInFlight asks awaiting
 // their answer; more are refused at once, the others answered.
 func TestAskBounded(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, kfake.SeedTopics(1, "p"))
 	p := startProxy(t, c.ListenAddrs(), nil)
 	h := heldAsks{n: maxAsksInFlight + 1, errs: make(chan error, maxAsksInFlight+1)}
@@ -187,6 +190,7 @@ func (a closingAsk) Intercept(req *Request, out Outcome) {
 // TestAskAfterClose: an ask of a connection that closed is answered with
 // ErrAskClosed, not left waiting.
 func TestAskAfterClose(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	p := startProxy(t, c.ListenAddrs(), nil)
 	a := closingAsk{started: make(chan struct{}), err: make(chan error, 1)}

@@ -15,6 +15,7 @@ import (
 // StreamsGroupHeartbeat of 30,000 subtopologies cost the proxy about 45 MiB
 // to decode before the coordinator refused it.
 func TestLimitBodyAnswersUndecoded(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	p := startProxy(t, c.ListenAddrs(), nil)
 	var fake fakeHeartbeat

@@ -76,6 +76,7 @@ func metadataBatch(size int) ([]byte, int) {
 // it. gnet's inbound ring grew through power-of-two pool buffers and kept
 // the outgrown ones: 4 such connections holding 108 MiB each took 1.6 GiB.
 func TestConnectionMemoryBound(t *testing.T) {
+	// Not parallel: it measures the process's heap, which other tests would grow.
 	const conns, maxFrame, hw, send = 4, 16 << 20, 1 << 20, 12 << 20
 	up := silentBroker(t)
 	p := startProxy(t, []string{up.addr()}, func(o *Options) {
@@ -120,6 +121,7 @@ func TestConnectionMemoryBound(t *testing.T) {
 // decoded whole, so one over MaxInterceptedBytes is refused from its size
 // prefix, before its body is buffered.
 func TestInterceptedSizePrefixRefused(t *testing.T) {
+	t.Parallel()
 	up := startFakeBroker(t, serveControl)
 	p := startProxy(t, []string{up.addr()}, nil)
 	if err := p.Register(int16(kmsg.JoinGroup), 0, 9, false, InterceptorFunc(func(*Request, Outcome) {
@@ -165,6 +167,7 @@ func TestInterceptedSizePrefixRefused(t *testing.T) {
 // the budget by more than a read per event loop, and a well-behaved client
 // keeps getting its answers throughout.
 func TestMemoryBudget(t *testing.T) {
+	t.Parallel()
 	const budget, maxFrame, hw = 12 << 20, 8 << 20, 256 << 10
 	up := startFakeBroker(t, serveEcho)
 	p := startProxy(t, []string{up.addr()}, func(o *Options) {
@@ -295,6 +298,7 @@ func serveProduceCheck(t *testing.T, release <-chan struct{}) func(b *fakeBroker
 // flight at most, the proxy holds all the others): every request reaches the
 // broker whole and in order, and every answer comes back in order.
 func TestHeldInputKeepsOrder(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	up := startFakeBroker(t, serveProduceCheck(t, release))
 	p := startProxy(t, []string{up.addr()}, func(o *Options) {
@@ -374,6 +378,7 @@ func (c *bufferedConn) OutboundBuffered() int { return c.out }
 // forwarded requests pass its share takes no new request; its unread input
 // does not count (pausing would only make that grow).
 func TestOverShare(t *testing.T) {
+	t.Parallel()
 	p := &Proxy{}
 	p.mem.limit = 8 << 20
 	p.active.Store(4) // share: 2 MiB
@@ -403,6 +408,7 @@ func TestOverShare(t *testing.T) {
 // client that reads it only later; gnet writes it out without an event of
 // the proxy's, yet the bytes published must fall back to zero.
 func TestHeldBytesFallAfterDrain(t *testing.T) {
+	t.Parallel()
 	const answer = 16 << 20
 	up := startFakeBroker(t, func(b *fakeBroker, c net.Conn) {
 		var msg []byte

@@ -8,6 +8,7 @@ import (
 )
 
 func TestApiVersionsCappedRegistrations(t *testing.T) {
+	t.Parallel()
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{
 		{ApiKey: 8, MinVersion: 2, MaxVersion: 10},  // OffsetCommit, capped at 9, advertised
@@ -42,6 +43,7 @@ func TestApiVersionsCappedRegistrations(t *testing.T) {
 // TestCappedVersionRefused: a request above a capped registration (a client
 // ignoring ApiVersions) must not bypass the interceptor upstream.
 func TestCappedVersionRefused(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	tp := startProxy(t, c.ListenAddrs(), nil)
 	var mu sync.Mutex

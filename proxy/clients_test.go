@@ -72,6 +72,7 @@ func consumeN(t *testing.T, ctx context.Context, cl *kgo.Client, n int) map[stri
 }
 
 func TestConsumerGroups(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		opts []kgo.Opt
@@ -131,6 +132,7 @@ func TestConsumerGroups(t *testing.T) {
 }
 
 func TestTransactions(t *testing.T) {
+	t.Parallel()
 	c, p, w, ctx := proxiedCluster(t, 60*time.Second, nil, kfake.SeedTopics(3, "in", "out"))
 	cl := newClient(t, p, w, kgo.TransactionalID("txn-1"))
 	for i, commit := range []bool{true, false, true} {
@@ -184,6 +186,7 @@ func TestTransactions(t *testing.T) {
 }
 
 func TestAdminAddresses(t *testing.T) {
+	t.Parallel()
 	c, p, w, ctx := proxiedCluster(t, 30*time.Second, nil, kfake.SeedTopics(4, "a"))
 	adm := kadm.NewClient(newClient(t, p, w))
 	proxyAddrs := map[string]bool{}
@@ -250,6 +253,7 @@ func TestAdminAddresses(t *testing.T) {
 }
 
 func TestLeaderMoves(t *testing.T) {
+	t.Parallel()
 	c, p, w, ctx := proxiedCluster(t, 60*time.Second, nil, kfake.SeedTopics(8, "m"))
 	prod := newClient(t, p, w)
 	cons := newClient(t, p, w, kgo.ConsumeTopics("m"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -277,6 +281,7 @@ func TestLeaderMoves(t *testing.T) {
 // release's versions: the proxy's caps and rewrites work on whatever the
 // upstream negotiates.
 func TestOldBroker(t *testing.T) {
+	t.Parallel()
 	for _, v := range []struct {
 		name string
 		v    *kversion.Versions
@@ -307,6 +312,7 @@ func TestOldBroker(t *testing.T) {
 }
 
 func TestAcksZero(t *testing.T) {
+	t.Parallel()
 	_, p, w, ctx := proxiedCluster(t, 30*time.Second, nil, kfake.SeedTopics(1, "z"))
 	prod := newClient(t, p, w, kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite())
 	produceN(t, ctx, prod, "z", 0, 100)
@@ -322,6 +328,7 @@ func TestAcksZero(t *testing.T) {
 // constantly: one request in flight, 1 KiB of unsent bytes, while 10 KiB
 // records go both ways. Everything must still arrive, in order.
 func TestBackpressure(t *testing.T) {
+	t.Parallel()
 	_, p, w, ctx := proxiedCluster(t, 60*time.Second, func(o *Options) {
 		o.MaxInflight = 1
 		o.BufferHighWater = 1024

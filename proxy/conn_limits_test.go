@@ -44,6 +44,7 @@ func dialFrom(t testing.TB, ip, addr string) *rawConn {
 // TestMaxConnections: beyond limits.max-connections a connection is closed
 // at once while the admitted ones keep working; one closing makes room.
 func TestMaxConnections(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	p := startProxy(t, c.ListenAddrs(), func(o *Options) { o.MaxConnections = 2 })
 	a, b := dialRaw(t, p.addr), dialRaw(t, p.NodeAddr(0))
@@ -73,6 +74,7 @@ func TestMaxConnections(t *testing.T) {
 // client's IP, not the listener or the port: a second connection from
 // 127.0.0.2 is closed, one from 127.0.0.3 is served.
 func TestMaxConnectionsPerIP(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	p := startProxy(t, c.ListenAddrs(), func(o *Options) { o.MaxConnectionsPerIP = 1 })
 	first := dialFrom(t, "127.0.0.2", p.addr)
@@ -89,6 +91,7 @@ func TestMaxConnectionsPerIP(t *testing.T) {
 // TestMaxConnectionsFromDescriptors: the default leaves two descriptors per
 // client, the listeners, an accept backlog and a reserve.
 func TestMaxConnectionsFromDescriptors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		nofile             uint64
 		listeners, backlog int

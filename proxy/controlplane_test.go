@@ -14,6 +14,7 @@ import (
 // own metadata fetch (the node table, readiness) works only with the
 // credentials given in Options.ControlPlane.
 func TestControlPlaneSASL(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, kfake.EnableSASL(), kfake.Superuser("PLAIN", "streamshift", "secret"))
 	for _, tc := range []struct {
 		name string

@@ -27,6 +27,7 @@ const childNofile = 400
 // EMFILE gnet's acceptor stops for good and the proxy would exit. Once the
 // flood closes, a new client is served.
 func TestConnectionFloodBeyondDescriptors(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("STREAMSHIFT_FD_CHILD") != "" {
 		runDescriptorChild(t)
 		return

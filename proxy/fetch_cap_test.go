@@ -18,6 +18,7 @@ import (
 // answered, in order. The fake broker answers each Fetch 20 ms after reading
 // it and counts the Fetches it holds unanswered.
 func TestInflightFetchesCapped(t *testing.T) {
+	t.Parallel()
 	var held, most atomic.Int32
 	b := startFakeBroker(t, func(b *fakeBroker, c net.Conn) { serveDelayedFetches(b, c, &held, &most) })
 	p := startProxy(t, []string{b.addr()}, nil)

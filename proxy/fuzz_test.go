@@ -109,6 +109,7 @@ func FuzzRewriteResponse(f *testing.F) {
 // TestRewriteSeeds checks each seed is rewritten to proxy endpoints only and
 // that out-of-range nodes vanish.
 func TestRewriteSeeds(t *testing.T) {
+	t.Parallel()
 	nodes := fuzzNodes()
 	for key, resps := range responseSeeds() {
 		if key == 18 {
@@ -185,6 +186,7 @@ func endpoints(r kmsg.Response) []endpoint {
 // lengths claim far more than the frame holds: decoding must fail without
 // allocating in proportion to the claims.
 func TestHostileLengthsAllocateLittle(t *testing.T) {
+	// Not parallel: it measures the process's heap, which other tests would grow.
 	nodes := fuzzNodes()
 	hostile := map[int16][]byte{
 		3:  {0, 0, 0, 9, 0, 0, 0, 0, 0x7f, 0xff, 0xff, 0xff},             // Metadata v1: throttle... brokers count 2^31-1

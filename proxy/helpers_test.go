@@ -28,7 +28,10 @@ type testProxy struct {
 func startProxy(t testing.TB, upstream []string, tweak func(*Options)) *testProxy {
 	t.Helper()
 	for attempt := 0; attempt < 20; attempt++ {
-		base := 20000 + rand.IntN(30000)
+		// Below Linux's ephemeral range (32768-60999), where the kernel
+		// puts kfake's listeners and every outgoing connection: a base
+		// there could meet a port another parallel test is using.
+		base := 10000 + rand.IntN(22000)
 		opts := Options{
 			Upstream:        upstream,
 			Listen:          "127.0.0.1:" + strconv.Itoa(base),

@@ -40,6 +40,7 @@ func (f *fakeHeartbeat) Intercept(req *Request, out Outcome) {
 }
 
 func TestInterceptLocalAnswer(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t) // kfake has no StreamsGroupHeartbeat: a broker without KIP-1071
 	p := startProxy(t, c.ListenAddrs(), nil)
 	var fake fakeHeartbeat
@@ -120,6 +121,7 @@ func (r *commitRewriter) Intercept(req *Request, out Outcome) {
 }
 
 func TestInterceptRewriteOffsetCommit(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, kfake.SeedTopics(2, "oc"))
 	p := startProxy(t, c.ListenAddrs(), nil)
 	var rw commitRewriter
@@ -176,6 +178,7 @@ func TestInterceptRewriteOffsetCommit(t *testing.T) {
 }
 
 func TestRegisterRejects(t *testing.T) {
+	t.Parallel()
 	p, err := New(Options{Upstream: []string{"x:1"}, Listen: "127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)
@@ -201,6 +204,7 @@ func TestRegisterRejects(t *testing.T) {
 // plain or capped, is refused with an error naming the key, and the first
 // stays.
 func TestRegisterTwice(t *testing.T) {
+	t.Parallel()
 	p, err := New(Options{Upstream: []string{"x:1"}, Listen: "127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)

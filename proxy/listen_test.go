@@ -14,6 +14,7 @@ import (
 // TestTakenPortNamed: a listen address already taken stops the start with
 // an error naming it and its node (gnet's own error names none).
 func TestTakenPortNamed(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	for attempt := 0; attempt < 10; attempt++ {
 		taken, err := net.Listen("tcp", "127.0.0.1:0")
@@ -46,6 +47,7 @@ func TestTakenPortNamed(t *testing.T) {
 // TestListenBeforeServe: between Listen and Run every port is bound (a
 // second proxy on them fails) and clients are closed at once.
 func TestListenBeforeServe(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	tp := startProxy(t, c.ListenAddrs(), nil)
 	tp.stop() // frees its ports, known to be free

@@ -16,6 +16,7 @@ import (
 // without bound: past MaxFrameBytes + 2*BufferHighWater held for the
 // connection it is closed, and the rejection is counted.
 func TestStalledUpstreamBoundsMemory(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

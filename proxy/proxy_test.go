@@ -11,6 +11,7 @@ import (
 )
 
 func TestProduceConsume(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, kfake.SeedTopics(8, "t"))
 	p := startProxy(t, c.ListenAddrs(), nil)
 	var w addrWatch

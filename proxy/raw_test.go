@@ -80,6 +80,7 @@ func apiVersionsReq(v int16) *kmsg.ApiVersionsRequest {
 }
 
 func TestApiVersionsTooNew(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	p := startProxy(t, c.ListenAddrs(), nil)
 	rc := dialRaw(t, p.addr)
@@ -116,6 +117,7 @@ type unknownVersion struct {
 func (u *unknownVersion) GetVersion() int16 { return u.v }
 
 func TestApiVersionsBrokerRejectPassesThrough(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t, kfake.MaxVersions(kversion.V2_8_0())) // ApiVersions up to v3
 	p := startProxy(t, c.ListenAddrs(), nil)
 	direct := dialRaw(t, c.ListenAddrs()[0])
@@ -132,6 +134,7 @@ func TestApiVersionsBrokerRejectPassesThrough(t *testing.T) {
 }
 
 func TestApiVersionsCaps(t *testing.T) {
+	t.Parallel()
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{
 		{ApiKey: 0, MinVersion: 3, MaxVersion: 99}, // Produce beyond kmsg
@@ -161,9 +164,17 @@ func TestApiVersionsCaps(t *testing.T) {
 
 // slowHeartbeat answers after a delay that decreases, so a ring that wrote
 // responses in completion order would reorder them.
-type slowHeartbeat struct{ delay time.Duration }
+type slowHeartbeat struct {
+	delay time.Duration
+	// reached, if set, is closed when the first request reaches Intercept.
+	reached chan struct{}
+	once    sync.Once
+}
 
 func (s *slowHeartbeat) Intercept(req *Request, out Outcome) {
+	if s.reached != nil {
+		s.once.Do(func() { close(s.reached) })
+	}
 	d := s.delay
 	go func() {
 		time.Sleep(d)
@@ -174,6 +185,7 @@ func (s *slowHeartbeat) Intercept(req *Request, out Outcome) {
 }
 
 func TestPipelinedResponsesInOrder(t *testing.T) {
+	t.Parallel()
 	checkPipelined(t, &slowHeartbeat{delay: 50 * time.Millisecond}, func(corr int32, hbr *kmsg.StreamsGroupHeartbeatResponse) {
 		if hbr.MemberEpoch != corr {
 			t.Fatalf("heartbeat answer %d for request %d", hbr.MemberEpoch, corr)
@@ -231,6 +243,7 @@ func checkPipelined(t *testing.T, i Interceptor, check func(corr int32, hbr *kms
 }
 
 func TestBadFramesCloseTheConnection(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	p := startProxy(t, c.ListenAddrs(), func(o *Options) { o.MaxFrameBytes = 4096 })
 	if err := p.Register(int16(kmsg.StreamsGroupHeartbeat), 0, 1, true, &slowHeartbeat{}); err != nil {
@@ -264,6 +277,7 @@ func TestBadFramesCloseTheConnection(t *testing.T) {
 }
 
 func TestUpstreamUnreachable(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -283,6 +297,7 @@ func TestUpstreamUnreachable(t *testing.T) {
 }
 
 func TestNodeOutsidePortRange(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t) // nodes 0..2
 	p, err := New(Options{Upstream: c.ListenAddrs(), Listen: "127.0.0.1:1", NodePortBase: 2, NodeIDMax: 1})
 	if err != nil {
@@ -327,14 +342,16 @@ func TestNodeOutsidePortRange(t *testing.T) {
 }
 
 func TestDrainAnswersInFlight(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	p := startProxy(t, c.ListenAddrs(), nil)
-	if err := p.Register(int16(kmsg.StreamsGroupHeartbeat), 0, 1, true, &slowHeartbeat{delay: 300 * time.Millisecond}); err != nil {
+	hb := &slowHeartbeat{delay: 300 * time.Millisecond, reached: make(chan struct{})}
+	if err := p.Register(int16(kmsg.StreamsGroupHeartbeat), 0, 1, true, hb); err != nil {
 		t.Fatal(err)
 	}
 	rc := dialRaw(t, p.addr)
 	rc.send(5, &kmsg.StreamsGroupHeartbeatRequest{Version: 1, Group: "g"})
-	time.Sleep(50 * time.Millisecond) // let the request reach the interceptor
+	<-hb.reached // the request is in flight: the drain must wait for its answer
 	go p.stop()
 	if frameCorr(rc.recv()) != 5 {
 		t.Fatal("bad correlation id")
@@ -358,6 +375,7 @@ func (r *recordingTap) Exchange(e *Exchange) {
 }
 
 func TestTapSeesExchanges(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	tap := &recordingTap{}
 	p := startProxy(t, c.ListenAddrs(), func(o *Options) { o.Tap = tap })
@@ -397,6 +415,7 @@ func TestTapSeesExchanges(t *testing.T) {
 // TestTapOnlyWantedKeys: a key the tap does not want is neither copied nor
 // handed over.
 func TestTapOnlyWantedKeys(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	tap := &recordingTap{only: []int16{int16(kmsg.ApiVersions)}}
 	p := startProxy(t, c.ListenAddrs(), func(o *Options) { o.Tap = tap })

@@ -75,6 +75,7 @@ func serveStream(b *fakeBroker, c net.Conn) {
 // request must reach the broker byte for byte and every response must reach
 // its client byte for byte, in order.
 func TestLargeFramesPassThroughIntact(t *testing.T) {
+	t.Parallel()
 	b := startFakeBroker(t, serveStream)
 	p := startProxy(t, []string{b.addr()}, func(o *Options) {
 		o.Log = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)

@@ -77,6 +77,12 @@ func (p *Proxy) sweep(now int64) {
 // responses its client has not read yet) starts a new idle period instead.
 func (cc *clientConn) expire(now int64) {
 	p := cc.p
+	if cc.reason != "" {
+		// Already closing (gnet closes asynchronously, so the connection
+		// stays in p.conns until OnClose): a sweep that ran before OnClose
+		// must not count it again.
+		return
+	}
 	if since := cc.partialSince.Load(); since != 0 && now-since >= int64(p.opts.RequestTimeout) {
 		p.timeouts.request.Inc()
 		cc.closeWith("request not received in full within limits.request-timeout (" + p.opts.RequestTimeout.String() + ")")

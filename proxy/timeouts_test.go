@@ -12,6 +12,7 @@ import (
 // flight for limits.connections-max-idle is closed; one whose request is
 // still being served is not, however long that takes.
 func TestIdleConnectionClosed(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	p := startProxy(t, c.ListenAddrs(), func(o *Options) { o.ConnectionsMaxIdle = 300 * time.Millisecond })
 	// Served for longer than the idle time: not idle while in flight.
@@ -37,6 +38,7 @@ func TestIdleConnectionClosed(t *testing.T) {
 // limits.request-timeout, although the connection is younger than the
 // idle timeout.
 func TestRequestTimeout(t *testing.T) {
+	t.Parallel()
 	c := newCluster(t)
 	p := startProxy(t, c.ListenAddrs(), func(o *Options) { o.RequestTimeout = 300 * time.Millisecond })
 	rc := dialRaw(t, p.addr)
@@ -56,6 +58,7 @@ func TestRequestTimeout(t *testing.T) {
 // TestTLSTimeouts: both timeouts hold on TLS client connections once their
 // handshake is done (before, tls.handshake-timeout does).
 func TestTLSTimeouts(t *testing.T) {
+	t.Parallel()
 	s := startTLSSetup(t, func(o *Options) {
 		o.RequestTimeout = 300 * time.Millisecond
 		o.ConnectionsMaxIdle = 600 * time.Millisecond

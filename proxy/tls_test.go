@@ -114,6 +114,7 @@ func (s *tlsSetup) client(t *testing.T, tlsCfg *tls.Config, opts ...kgo.Opt) *kg
 // to the brokers, produce and consume through node ports, large records
 // included (they cross the pass-through paths, many TLS records each).
 func TestTLSBothSides(t *testing.T) {
+	t.Parallel()
 	s := startTLSSetup(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -145,6 +146,7 @@ func TestTLSBothSides(t *testing.T) {
 // plaintext client on the TLS port and (mTLS) an expired client certificate
 // each fail their handshake with a log line that names the cause.
 func TestTLSHandshakeFailures(t *testing.T) {
+	t.Parallel()
 	clientCA := must(testpki.NewCA("client-ca"))
 	dir := t.TempDir()
 	caFile := must(clientCA.WriteCA(dir, "client-ca"))
@@ -203,6 +205,7 @@ func TestTLSHandshakeFailures(t *testing.T) {
 // TestTLSCertificateReload: replacing the certificate files changes what new
 // handshakes are served, without a restart.
 func TestTLSCertificateReload(t *testing.T) {
+	t.Parallel()
 	s := startTLSSetup(t, nil)
 	served := func() string {
 		c, err := tls.Dial("tcp", s.p.addr, s.clientPool)
@@ -239,6 +242,7 @@ func TestTLSCertificateReload(t *testing.T) {
 // a ClientHello is closed at the handshake timeout, and the proxy dials no
 // upstream for it.
 func TestTLSStalledHandshake(t *testing.T) {
+	t.Parallel()
 	s := startTLSSetup(t, func(o *Options) { o.TLS.HandshakeTimeout = 300 * time.Millisecond })
 	c, err := net.Dial("tcp", s.p.addr)
 	if err != nil {
@@ -268,6 +272,7 @@ func TestTLSStalledHandshake(t *testing.T) {
 // ones beyond are closed at once, and once the flood is gone a real client
 // gets through.
 func TestTLSHandshakeFlood(t *testing.T) {
+	t.Parallel()
 	const max = 8
 	s := startTLSSetup(t, func(o *Options) { o.TLS.MaxHandshakes = max })
 	var conns []net.Conn
@@ -335,6 +340,7 @@ func osWriteFile(name string, b []byte) error {
 // behind its Finished, before the proxy's handshake goroutine is done, gets
 // its answer (the request is not taken for an oversized handshake).
 func TestTLSRequestBehindFinished(t *testing.T) {
+	t.Parallel()
 	s := startTLSSetup(t, nil)
 	// Before SASL only ApiVersions is allowed: a large one (1 MiB of
 	// software name).
@@ -368,6 +374,7 @@ func TestTLSRequestBehindFinished(t *testing.T) {
 // buffer (thousands of idle clients cost the pools' few buffers, not
 // hundreds of KiB each).
 func TestTLSIdleConnectionHoldsNoBuffer(t *testing.T) {
+	t.Parallel()
 	s := startTLSSetup(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -418,6 +425,7 @@ func TestTLSIdleConnectionHoldsNoBuffer(t *testing.T) {
 // control-plane connections with upstream-tls's certificate, and refuses
 // them without one.
 func TestTLSUpstreamClientCertificate(t *testing.T) {
+	t.Parallel()
 	brokerCA := must(testpki.NewCA("broker-ca"))
 	clientCA := must(testpki.NewCA("proxy-client-ca"))
 	broker := must(must(brokerCA.IssueNow("broker", "127.0.0.1")).TLS())
@@ -450,6 +458,7 @@ func TestTLSUpstreamClientCertificate(t *testing.T) {
 // certificate fails its handshake (cause no-client-cert); one with a
 // certificate of the client CA gets through.
 func TestTLSClientAuthRequire(t *testing.T) {
+	t.Parallel()
 	clientCA := must(testpki.NewCA("client-ca"))
 	caFile := must(clientCA.WriteCA(t.TempDir(), "client-ca"))
 	s := startTLSSetup(t, func(o *Options) { o.TLS.ClientCAFile, o.TLS.ClientAuth = caFile, "require" })

@@ -15,6 +15,7 @@ import (
 // Plain kafka-clients (idempotent and transactional producers, classic and KIP-848 consumer
 // groups) directly against both brokers: the reference the proxy must reproduce.
 func TestClientCheck(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		broker   string
 		protocol string

@@ -14,6 +14,7 @@ import (
 // harness sees dirty closes (the signal migration tests rely on) and that the output stays
 // exact under exactly-once.
 func TestPauseClassic39(t *testing.T) {
+	t.Parallel()
 	rep := harness.RunScenario(t, harness.Scenario{
 		Name:          "pause on classic 3.9",
 		Broker:        harness.Kafka39,

@@ -20,6 +20,7 @@ import (
 // runs (NON_EMPTY_GROUP), then, once the app closed, the group's state, its
 // anchor member and its committed offsets are gone, upstream included.
 func TestStreamsProxyDeleteGroup39(t *testing.T) {
+	t.Parallel()
 	dir, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)

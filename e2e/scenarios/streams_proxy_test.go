@@ -498,6 +498,7 @@ func firstLineWith(out, s string) string {
 // with streamshift's streams settings equal to the native broker's test
 // settings.
 func TestStreamsProxy39(t *testing.T) {
+	t.Parallel()
 	s := newStreamsScript(t, true)
 	harness.RunScenario(t, harness.Scenario{
 		Name:          "streams through streamshift on 3.9",
@@ -514,6 +515,7 @@ func TestStreamsProxy39(t *testing.T) {
 // TestStreamsNativeScript44: the same script against Kafka 4.4's own
 // streams-group coordinator (the reference for the timings).
 func TestStreamsNativeScript44(t *testing.T) {
+	t.Parallel()
 	s := newStreamsScript(t, false)
 	harness.RunScenario(t, harness.Scenario{
 		Name:          "native streams on 4.4 (same script)",
