@@ -11,8 +11,8 @@ import (
 // SyncGroup answers with the member's current assignment: the partitions of
 // its active tasks and an AssignmentInfo at its own version. Assignments a
 // member sends are ignored; the streams group assigns.
-func (t *Translator) SyncGroup(req *kmsg.SyncGroupRequest, respond func(*kmsg.SyncGroupResponse), forward Forward) {
-	r := coordinator.ClassicSyncRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation, ProtocolType: req.ProtocolType, ProtocolName: req.Protocol}
+func (t *Translator) SyncGroup(req *kmsg.SyncGroupRequest, client coordinator.ClientInfo, respond func(*kmsg.SyncGroupResponse), forward Forward) {
+	r := coordinator.ClassicSyncRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation, ProtocolType: req.ProtocolType, ProtocolName: req.Protocol, Client: client}
 	if req.InstanceID != nil {
 		r.InstanceID = *req.InstanceID
 	}
