@@ -353,14 +353,22 @@ func checkCaptureTimeline(ctx context.Context, r *harness.Run, chromium, file st
 	if err := os.WriteFile(filepath.Join(r.Dir, "timeline.txt"), []byte(text.String()), 0o644); err != nil {
 		return err
 	}
-	protocols := map[string]int{}
+	// Each successor runs on its predecessor's state directory, so it keeps
+	// its process id, and its client id: the timeline shows one lane per
+	// instance lineage, classic → streams → classic.
+	var paths []string
 	for _, ln := range tl.Lanes {
-		if len(ln.Protocols) > 0 && len(ln.Owned) > 0 {
-			protocols[ln.Protocols[0].Value]++
+		if len(ln.Owned) == 0 {
+			continue
 		}
+		var seq []string
+		for _, p := range ln.Protocols {
+			seq = append(seq, p.Value)
+		}
+		paths = append(paths, strings.Join(seq, " → "))
 	}
-	if protocols["classic"] < 6 || protocols["streams"] < 3 {
-		return fmt.Errorf("timeline members with tasks by protocol %v, want 6 classic and 3 streams (timeline.txt)", protocols)
+	if len(paths) != 3 || slices.ContainsFunc(paths, func(p string) bool { return p != "classic → streams → classic" }) {
+		return fmt.Errorf("timeline members with tasks: %q, want 3 of classic → streams → classic (timeline.txt)", paths)
 	}
 	done := map[string]int{}
 	for _, p := range tl.Phases {
