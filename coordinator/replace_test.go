@@ -209,8 +209,13 @@ func TestReplaceNotForLiveTwin(t *testing.T) {
 	// Connections never known (nil: after a failover, say) count as open.
 	w2, d1, d2 := rollGroupOn(t, false)
 	d1.gone, d2.gone = true, true
+	logs2 := captureLogs(w2.h)
 	if a2, _ := w2.streamsJoinOn("a2", d1.process.String(), "", nil); a2 == nil || w2.h.group("g").Members["c1"] == nil {
 		t.Fatal("replaced over connections not known to be closed")
+	}
+	// Unknown is not known to be live: no warning about a copy.
+	if n := len(logs2.find(t, "warn", "A copied state directory?")); n != 0 {
+		t.Fatalf("%d copy warnings for members whose connections are unknown", n)
 	}
 }
 

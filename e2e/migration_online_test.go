@@ -167,7 +167,7 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 		AppBuild:      harness.App44,
 		GroupProtocol: "classic",
 		Guarantee:     "exactly_once_v2",
-		AppExtra:      []string{"app.store=rocksdb"},
+		AppExtra:      rollAppExtra,
 		Hold:          10 * time.Second,
 		Route: func(ctx context.Context, r *harness.Run) (string, error) {
 			runDir = r.Dir
@@ -225,7 +225,7 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 			AppBuild:      harness.App44,
 			GroupProtocol: "classic",
 			Guarantee:     "exactly_once_v2",
-			AppExtra:      []string{"app.store=rocksdb"},
+			AppExtra:      rollAppExtra,
 			Hold:          5 * time.Second,
 			Steps: []harness.Step{
 				base.start("c1", harness.App44, "classic"),
@@ -242,6 +242,14 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 		}
 	})
 }
+
+// rollAppExtra: persistent stores, so each instance's process id lives in
+// its state directory (KAFKA-10716), and classic sessions of 30 s (the
+// harness's default is 10 s; Kafka's 45 s): a stopped classic instance
+// keeps its tasks that long unless it is replaced, and its successor's JVM
+// start (up to ~17 s seen on a loaded machine) ends well before, so the
+// replacement, not the session, is what moves its tasks.
+var rollAppExtra = []string{"app.store=rocksdb", "consumer.session.timeout.ms=30000"}
 
 // checkReplacedEvents: every roll inside the served streams group (not the
 // takeover, the first roll, whose stopped member is still upstream) is a

@@ -36,6 +36,12 @@ func (g *Group) connGone(memberID string) bool {
 	}
 }
 
+// connKnown reports whether the connection of the member's latest request is
+// known.
+func (g *Group) connKnown(memberID string) bool {
+	return g.Mem.conns[memberID].closed != nil
+}
+
 // connIDOf is the connection id of the member's latest request, 0 if unknown
 // (for log lines).
 func (g *Group) connIDOf(memberID string) uint64 {

@@ -40,13 +40,14 @@ func (ch *Change) replacedByProcess(joining string, pid *string) []*Member {
 	g := ch.Group
 	joinClassic := ch.Classic != nil
 	var olds []*Member
-	live := false
+	live, known := false, true
 	for _, m := range g.Members {
 		if m.ID == joining || m.IsClassic() == joinClassic || m.ProcessID() != *pid {
 			continue
 		}
 		if !g.connGone(m.ID) {
 			live = true
+			known = known && g.connKnown(m.ID)
 		}
 		olds = append(olds, m)
 	}
@@ -54,7 +55,11 @@ func (ch *Change) replacedByProcess(joining string, pid *string) []*Member {
 		return nil
 	}
 	if live {
-		ch.warnTwin(joining, *pid, olds)
+		if known {
+			// Connected, not merely unknown (a member carried over by
+			// a takeover, or from before a failover).
+			ch.warnTwin(joining, *pid, olds)
+		}
 		return nil
 	}
 	sort.Slice(olds, func(i, j int) bool { return olds[i].ID < olds[j].ID })
