@@ -217,6 +217,13 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 	}
 	// The same instances rolled the same way straight on the broker (Kafka
 	// 3.9 has no streams protocol: classic to 4.4 classic), for report.md.
+	// Opt-in (about 4 more minutes, and its outcome is Kafka's: on a loaded
+	// machine the 2.8 client hit InvalidProducerEpochException and a run's
+	// output did not catch up within the drain time).
+	if os.Getenv("STREAMSHIFT_E2E_MIGRATION_BASELINE") != "1" {
+		t.Log("the same roll straight on the broker: set STREAMSHIFT_E2E_MIGRATION_BASELINE=1")
+		return
+	}
 	t.Run("broker", func(t *testing.T) {
 		base := &migrationRoll{ends: map[string]time.Time{}, keepState: true}
 		brep := harness.RunScenario(t, harness.Scenario{
