@@ -157,9 +157,13 @@ func (ch *Change) logReplaced(olds []*Member, memberID, key, value string, moved
 	for i, o := range olds {
 		ids[i] = o.ID
 	}
+	why := "are gone from the wire (connections closed)"
+	if key == "instance" {
+		why = "of the other protocol hold its instance id"
+	}
 	ch.logInfo(memberID).Ev(EventMemberReplaced).Strs("replaced_members", ids).Str("key", key).Str(key, value).
 		Int("active_tasks", TasksCount(moved.Active)).Int("standby_tasks", TasksCount(moved.Standby)).
 		Str("reason", "replaced by identity ("+key+")").
-		Msgf("[GroupId %s][MemberId %s] Member with %s id %s joins the streams group using the %s protocol; its earlier members %s are gone from the wire (connections closed). Created a new member %s to replace them (replaced by identity (%s)); %d active and %d standby tasks moved.",
-			ch.GroupID, memberID, key, value, protocol, strings.Join(ids, ", "), memberID, key, TasksCount(moved.Active), TasksCount(moved.Standby))
+		Msgf("[GroupId %s][MemberId %s] Member with %s id %s joins the streams group using the %s protocol; its earlier members %s %s. Created a new member %s to replace them (replaced by identity (%s)); %d active and %d standby tasks moved.",
+			ch.GroupID, memberID, key, value, protocol, strings.Join(ids, ", "), why, memberID, key, TasksCount(moved.Active), TasksCount(moved.Standby))
 }
