@@ -49,6 +49,9 @@ type classicClient struct {
 	joined bool
 	// syncDue: joined, SyncGroup not sent yet.
 	syncDue bool
+	// conn is the client's coordinator connection, closed when the client
+	// stops (replace_test.go); nil: unknown.
+	conn chan struct{}
 }
 
 type streamsClient struct {
@@ -163,7 +166,7 @@ func (c *classicClient) join() streams.ClassicJoinResult {
 	var res streams.ClassicJoinResult
 	c.w.h.c.ClassicJoinGroup(streams.ClassicJoinRequest{
 		GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance,
-		Client:           streams.ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1"},
+		Client:           streams.ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1", Closed: c.closed()},
 		SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000,
 		Subscription: sub, Info: info, NewMember: !c.joined,
 	}, func(r streams.ClassicJoinResult) {
@@ -185,7 +188,7 @@ func (c *classicClient) sync() (streams.ClassicSyncResult, bool) {
 	c.w.t.Helper()
 	var res streams.ClassicSyncResult
 	pt, pn := streams.ClassicProtocolType, streams.ClassicProtocolName
-	c.w.h.c.ClassicSyncGroup(streams.ClassicSyncRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation, ProtocolType: &pt, ProtocolName: &pn},
+	c.w.h.c.ClassicSyncGroup(streams.ClassicSyncRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation, ProtocolType: &pt, ProtocolName: &pn, Client: streams.ClientInfo{Closed: c.closed()}},
 		func(r streams.ClassicSyncResult) {
 			res = r
 			c.w.h.create(c.w.group, r.CreatableTopics)
@@ -234,7 +237,7 @@ func (c *classicClient) sync() (streams.ClassicSyncResult, bool) {
 
 func (c *classicClient) heartbeat() error {
 	var err error
-	c.w.h.c.ClassicHeartbeat(streams.ClassicHeartbeatRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation}, func(e error) { err = e })
+	c.w.h.c.ClassicHeartbeat(streams.ClassicHeartbeatRequest{GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance, Generation: c.generation, Client: streams.ClientInfo{Closed: c.closed()}}, func(e error) { err = e })
 	c.w.h.checkReplay()
 	return err
 }
@@ -286,6 +289,14 @@ func (c *classicClient) mustRejoin() bool {
 		c.w.t.Fatalf("%s: Heartbeat: %v", c.id, err)
 	}
 	return err != nil
+}
+
+// closed is the client's connection as ClientInfo.Closed (nil: unknown).
+func (c *classicClient) closed() <-chan struct{} {
+	if c.conn == nil {
+		return nil
+	}
+	return c.conn
 }
 
 func cTasks(ps ...int32) []classicstreams.TaskID {

@@ -15,7 +15,10 @@ import (
 // coordinatorClient is the client of a request as the coordinator reports
 // it in StreamsGroupDescribe (Kafka's client id and client host).
 func coordinatorClient(req *proxy.Request) streams.ClientInfo {
-	return streams.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
+	// ConnID and Closed let the coordinator tell whether the connection of
+	// a member's latest request is closed (replacement by identity, #28).
+	return streams.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr),
+		ConnID: req.Client.ConnID, Closed: req.Done()}
 }
 
 // clientHost renders an address as Kafka reports a client host ("/1.2.3.4").

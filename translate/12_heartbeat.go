@@ -18,8 +18,8 @@ import (
 
 // Heartbeat keeps the member's session; REBALANCE_IN_PROGRESS sends it back
 // to JoinGroup when the streams group has something for it.
-func (t *Translator) Heartbeat(req *kmsg.HeartbeatRequest, respond func(*kmsg.HeartbeatResponse), forward Forward) {
-	r := streams.ClassicHeartbeatRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation}
+func (t *Translator) Heartbeat(req *kmsg.HeartbeatRequest, client streams.ClientInfo, respond func(*kmsg.HeartbeatResponse), forward Forward) {
+	r := streams.ClassicHeartbeatRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation, Client: client}
 	if req.InstanceID != nil {
 		r.InstanceID = *req.InstanceID
 	}

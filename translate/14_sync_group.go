@@ -22,8 +22,8 @@ import (
 // member sends are ignored; the streams group assigns.
 //
 // The internal topics the sync finds missing go to create.
-func (t *Translator) SyncGroup(req *kmsg.SyncGroupRequest, respond func(*kmsg.SyncGroupResponse), create CreateTopics, forward Forward) {
-	r := streams.ClassicSyncRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation, ProtocolType: req.ProtocolType, ProtocolName: req.Protocol}
+func (t *Translator) SyncGroup(req *kmsg.SyncGroupRequest, client streams.ClientInfo, respond func(*kmsg.SyncGroupResponse), create CreateTopics, forward Forward) {
+	r := streams.ClassicSyncRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation, ProtocolType: req.ProtocolType, ProtocolName: req.Protocol, Client: client}
 	if req.InstanceID != nil {
 		r.InstanceID = *req.InstanceID
 	}

@@ -170,9 +170,9 @@ func (t *Translator) Serve(req kmsg.Request, client streams.ClientInfo, respond 
 	case *kmsg.JoinGroupRequest:
 		t.JoinGroup(r, client, func(resp *kmsg.JoinGroupResponse) { respond(resp) }, create, forward)
 	case *kmsg.SyncGroupRequest:
-		t.SyncGroup(r, func(resp *kmsg.SyncGroupResponse) { respond(resp) }, create, forward)
+		t.SyncGroup(r, client, func(resp *kmsg.SyncGroupResponse) { respond(resp) }, create, forward)
 	case *kmsg.HeartbeatRequest:
-		t.Heartbeat(r, func(resp *kmsg.HeartbeatResponse) { respond(resp) }, forward)
+		t.Heartbeat(r, client, func(resp *kmsg.HeartbeatResponse) { respond(resp) }, forward)
 	case *kmsg.LeaveGroupRequest:
 		t.LeaveGroup(r, func(resp *kmsg.LeaveGroupResponse) { respond(resp) }, forward)
 	default:

@@ -12,6 +12,7 @@ type ClassicHeartbeatRequest struct {
 	MemberID   string
 	InstanceID string
 	Generation int32
+	Client     ClientInfo // the connection it came on (member_conn.go)
 }
 
 // classicMustRejoin: would a JoinGroup of the member change its assignment?
@@ -64,6 +65,7 @@ func (ch *Change) ClassicHeartbeat(req ClassicHeartbeatRequest) error {
 	if err != nil {
 		return err
 	}
+	ch.noteConn(m.ID, req.Client)
 	if req.Generation != m.MemberEpoch() {
 		return fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.Generation, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)
 	}

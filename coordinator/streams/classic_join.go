@@ -182,6 +182,10 @@ func (ch *Change) ClassicJoinGroup(req ClassicJoinRequest) ClassicJoinResult {
 	if req.InstanceID != "" {
 		if owner, ok := g.StaticMembers[req.InstanceID]; ok && owner != req.MemberID {
 			old := g.Members[owner]
+			if !old.IsClassic() && old.MemberEpoch() != leaveGroupStaticMemberEpoch && ch.replacesStaticByInstance(old) {
+				// Its streams owner is gone from the wire (replace.go).
+				ch.releaseForReplacement(old, req.MemberID)
+			}
 			if !old.IsClassic() && old.MemberEpoch() != leaveGroupStaticMemberEpoch {
 				return ClassicJoinResult{Err: fmt.Errorf("instance id %s is owned by streams member %s: %w", req.InstanceID, owner, kerr.UnreleasedInstanceID)}
 			}

@@ -19,6 +19,7 @@ type ClassicSyncRequest struct {
 	Generation   int32
 	ProtocolType *string // nil when the request does not carry it (v0-v4)
 	ProtocolName *string
+	Client       ClientInfo // the connection it came on (member_conn.go)
 }
 
 // ClassicSyncResult is the SyncGroup answer: the member's assignment bytes
@@ -182,6 +183,7 @@ func (ch *Change) ClassicSyncGroup(req ClassicSyncRequest) ClassicSyncResult {
 	if err != nil {
 		return ClassicSyncResult{Err: err}
 	}
+	ch.noteConn(m.ID, req.Client)
 	if req.Generation != m.MemberEpoch() {
 		return ClassicSyncResult{Err: fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.Generation, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)}
 	}

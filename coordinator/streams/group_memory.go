@@ -22,6 +22,17 @@ type GroupMemory struct {
 	// sessionScan: no session expiry needs watching before then
 	// (heartbeat_session_expiry.go).
 	sessionScan time.Time
+	// conns: member id -> the connection of its latest group request
+	// (member_conn.go); warnedTwins: process ids already warned about as
+	// used by two live members (replace.go).
+	conns       map[string]memberConn
+	warnedTwins map[string]bool
+}
+
+// memberConn is a client connection as ClientInfo names it.
+type memberConn struct {
+	id     uint64
+	closed <-chan struct{}
 }
 
 type topicCreationError struct {

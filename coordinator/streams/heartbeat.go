@@ -59,6 +59,7 @@ func (ch *Change) Heartbeat(req *kmsg.StreamsGroupHeartbeatRequest, client Clien
 	}
 	hb.updateSession()
 	hb.buildResponse(resp)
+	ch.noteConn(hb.m.ID, client)
 	return nil
 }
 
@@ -76,6 +77,9 @@ type streamsHeartbeat struct {
 	instanceID string
 	m          *Member // nil for a new member until writeMember
 	replaced   *Member // the released static member this one replaces
+	// byProcess: the other-protocol members of the joining process this
+	// new member replaces (replace.go).
+	byProcess []*Member
 
 	oldMeta, meta *MemberMetadataValue
 
@@ -131,15 +135,18 @@ func (hb *streamsHeartbeat) getOrCreateMember() error {
 		if hb.joining {
 			if known {
 				old := g.Members[ownerID]
+				if old.MemberEpoch() != leaveGroupStaticMemberEpoch && ch.replacesStaticByInstance(old) {
+					ch.releaseForReplacement(old, req.MemberID)
+				}
 				if old.MemberEpoch() != leaveGroupStaticMemberEpoch {
 					return Errorf(kerr.UnreleasedInstanceID, "Static member %s with instance id %s cannot join the group because the instance id is owned by %s member.", req.MemberID, hb.instanceID, ownerID)
 				}
 				hb.replaced = old
 			} else {
-				if err := ch.checkGroupSize(req.MemberID); err != nil {
+				hb.m = g.Members[req.MemberID]
+				if err := hb.maybeReplaceByProcess(); err != nil {
 					return err
 				}
-				hb.m = g.Members[req.MemberID]
 			}
 		} else {
 			if !known {
@@ -153,7 +160,7 @@ func (hb *streamsHeartbeat) getOrCreateMember() error {
 	} else {
 		hb.m = g.Members[req.MemberID]
 		if hb.joining && hb.m == nil {
-			if err := ch.checkGroupSize(req.MemberID); err != nil {
+			if err := hb.maybeReplaceByProcess(); err != nil {
 				return err
 			}
 		}
@@ -165,6 +172,20 @@ func (hb *streamsHeartbeat) getOrCreateMember() error {
 		return checkMemberEpoch(hb.m, req)
 	}
 	return nil
+}
+
+// maybeReplaceByProcess: a new member replaces the other-protocol members of
+// its process that are gone from the wire (replace.go); otherwise it needs
+// room in the group.
+func (hb *streamsHeartbeat) maybeReplaceByProcess() error {
+	if hb.m != nil {
+		return nil
+	}
+	hb.byProcess = hb.ch.replacedByProcess(hb.req.MemberID, hb.req.ProcessID)
+	if len(hb.byProcess) > 0 {
+		return nil
+	}
+	return hb.ch.checkGroupSize(hb.req.MemberID)
 }
 
 // updateMemberMetadata is step 3: the member's new metadata; null fields
@@ -240,6 +261,9 @@ func (hb *streamsHeartbeat) writeMember() {
 		if staticMetadataChanged(hb.oldMeta, hb.meta) {
 			hb.bump = append(hb.bump, bumpStaticMemberMetadata)
 		}
+	case hb.m == nil && len(hb.byProcess) > 0:
+		hb.m = ch.replaceMembers(hb.byProcess, req.MemberID, hb.meta)
+		hb.bump = append(hb.bump, BumpMemberJoined)
 	case hb.m == nil:
 		hb.m = &Member{ID: req.MemberID}
 		hb.bump = append(hb.bump, BumpMemberJoined)

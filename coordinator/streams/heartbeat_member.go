@@ -12,6 +12,12 @@ import (
 type ClientInfo struct {
 	ClientID   string // the request header's client id
 	ClientHost string // the client's address, as Kafka reports it ("/10.0.0.1")
+	// ConnID names the client connection (unique for the proxy's life);
+	// Closed is closed when that connection closes. Closed nil: unknown
+	// (a test, a request the coordinator did not get from a client), which
+	// counts as open (member_conn.go).
+	ConnID uint64
+	Closed <-chan struct{}
 }
 
 func (ch *Change) checkGroupSize(memberID string) error {
@@ -197,6 +203,13 @@ func (ch *Change) classicMetadata(m *Member, meta *MemberMetadataValue) (*Member
 	if ch.Classic == nil {
 		if m != nil && m.IsClassic() {
 			return nil, Errorf(kerr.UnknownMemberID, "Member %s of group %s uses the classic protocol.", m.ID, ch.Group.ID)
+		}
+		if meta != nil && meta.Classic != nil {
+			// A streams member that replaced a classic one (replace.go)
+			// starts from its metadata, not from its protocol.
+			v := *meta
+			v.Classic = nil
+			return &v, nil
 		}
 		return meta, nil
 	}

@@ -32,7 +32,10 @@ const (
 	EventGroupEpochBumped = "group-epoch-bumped"
 	EventTargetAssignment = "target-assignment-computed"
 	EventMemberFenced     = "member-fenced"
-	EventMemberLeft       = "member-left"
+	// EventMemberReplaced: a join replaced members of the other protocol
+	// by process id or instance id (replace.go), beyond Kafka.
+	EventMemberReplaced = "member-replaced"
+	EventMemberLeft     = "member-left"
 )
 
 // logAt starts an entry of the group at level; nil for a debug line when

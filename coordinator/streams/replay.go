@@ -113,6 +113,7 @@ func (g *Group) Replay(r Record) error {
 				delete(g.StaticMembers, id)
 			}
 			delete(g.Members, r.MemberID)
+			delete(g.Mem.conns, r.MemberID)
 			return nil
 		}
 		v, err := valueOf[MemberMetadataValue](r)
