@@ -36,6 +36,10 @@ type InstanceInfo struct {
 	// Host is the instance's advertised host, unique in the cluster: the
 	// owner's FindCoordinator answer.
 	Host string `json:"host"`
+	// Internal is the address of the instance's internal listener
+	// (cluster.advertised-address), where the other instances' links
+	// connect; empty for a release without one.
+	Internal string `json:"internal,omitempty"`
 	// Version is the instance's streamshift release (informational).
 	Version string `json:"version,omitempty"`
 	// Owned are the log partitions the instance holds now, which the

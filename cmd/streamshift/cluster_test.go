@@ -52,6 +52,7 @@ func startInstance(t *testing.T, seeds []string, id, host string, port int) *tes
 		"STREAMSHIFT_COORDINATOR_LOG_PARTITIONS=" + strconv.Itoa(clusterPartitions),
 		"STREAMSHIFT_COORDINATOR_INSTANCE_SESSION_TIMEOUT=6s",
 		"STREAMSHIFT_STREAMS_INITIAL_REBALANCE_DELAY_MS=0",
+		"STREAMSHIFT_CLUSTER_LISTEN=" + in.internal(port),
 	}
 	cfg, _, err := config.Load(args, env, io.Discard)
 	if err != nil {
@@ -95,6 +96,44 @@ func (in *testInstance) stop() {
 		}
 	case <-time.After(60 * time.Second):
 		panic("instance " + in.id + " did not stop")
+	}
+}
+
+// internal is the instance's internal listener: port+4 on its host.
+func (in *testInstance) internal(port int) string {
+	return net.JoinHostPort(in.host, strconv.Itoa(port+4))
+}
+
+// waitLinks waits until every instance has a link up to each of the
+// others, dialled at the internal address the map publishes for it, and
+// none to an instance that left.
+func waitLinks(t *testing.T, ctx context.Context, port int, ins ...*testInstance) {
+	t.Helper()
+	for {
+		ok := true
+		for _, in := range ins {
+			v := in.view(t)
+			if v.Self.Internal != in.internal(port) || len(v.Links) != len(ins)-1 {
+				ok = false
+				break
+			}
+			for _, other := range ins {
+				if other != in && (!v.Links[other.id] || v.Instances[other.id].Internal != other.internal(port)) {
+					ok = false
+				}
+			}
+		}
+		if ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			for _, in := range ins {
+				t.Logf("%s: links %v, self %+v", in.id, in.view(t).Links, in.view(t).Self)
+			}
+			t.Fatal("the instances' links did not come up")
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
 }
 
@@ -322,8 +361,8 @@ func TestClusterOwnershipMovesAndFencing(t *testing.T) {
 	seeds := cluster.ListenAddrs()
 	hosts := []string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}
 	// Node ports +1 and +2 (nodes 0 and 1: the proxy reads a range of 0..0
-	// as unset), the admin port +3.
-	port, err := harness.FreePortsOnHosts(hosts, 4)
+	// as unset), the admin port +3, the internal listener +4.
+	port, err := harness.FreePortsOnHosts(hosts, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,6 +379,7 @@ func TestClusterOwnershipMovesAndFencing(t *testing.T) {
 	if count["a"] != 2 || count["b"] != 2 || count["c"] != 2 {
 		t.Fatalf("partitions spread %v, want 2 each", count)
 	}
+	waitLinks(t, ctx, port, ins...)
 
 	const group = "app"
 	p := coordinator.PartitionFor(group, clusterPartitions)
@@ -393,6 +433,7 @@ func TestClusterOwnershipMovesAndFencing(t *testing.T) {
 		}
 	}
 	owners = settle(t, ctx, rest...)
+	waitLinks(t, ctx, port, rest...)
 	next := byID(rest, owners[p])
 	for _, in := range rest {
 		checkUI(t, in, group, next, rest, owners)

@@ -36,6 +36,9 @@ type clusterRuntime struct {
 	logger  zerolog.Logger
 	// group is set once joined (startCluster); nil before.
 	group atomic.Pointer[upstream.InstanceGroup]
+	// links are the internal listener and the links to the other
+	// instances, started by join.
+	links *clusterLinks
 
 	// loading serializes the loads of each partition: a load that lost
 	// its partition releases the writer it acquired, never a newer load's.
@@ -60,6 +63,7 @@ type clusterRuntime struct {
 	changes  prometheus.Counter
 	loadTime prometheus.Histogram
 	fenced   prometheus.Counter
+	refused  *prometheus.CounterVec
 }
 
 // advertisedHost is the host clients are told for this instance: the
@@ -92,15 +96,23 @@ func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coord
 		stopLoad:  map[int32]context.CancelFunc{},
 	}
 	cr.changes, cr.loadTime, cr.fenced = newClusterMetrics()
+	cr.refused = newForwardRefused()
 	if reg != nil {
-		reg.MustRegister(cr.changes, cr.loadTime, cr.fenced)
+		reg.MustRegister(cr.changes, cr.loadTime, cr.fenced, cr.refused)
 	}
 	return cr
 }
 
-// join joins the instance group; fatal is told an error that must stop
-// the instance.
+// join starts the internal listener, so the map publishes this instance's
+// internal address, and joins the instance group; fatal is told an error
+// that must stop the instance.
 func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
+	links, err := startClusterLinks(cfg, cr.refused, cr.logger)
+	if err != nil {
+		return err
+	}
+	cr.links = links
+	cr.self.Internal = links.internal
 	g, err := upstream.JoinInstanceGroup(upstream.InstanceGroupOptions{
 		Seeds:          cfg.Upstream,
 		Opts:           controlPlaneOpts(cfg)[1:],
@@ -112,12 +124,16 @@ func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
 		Assigned:       cr.assigned,
 		Revoked:        cr.revoked,
 		Fatal:          fatal,
+		MapChanged:     links.mapChanged,
 		Log:            cr.logger,
 	})
 	if err != nil {
+		links.close()
 		return err
 	}
 	cr.group.Store(g)
+	links.watch(g.Map)
+	links.mapChanged() // a map that came before watch started
 	return nil
 }
 
@@ -289,6 +305,9 @@ func (cr *clusterRuntime) close() {
 		if g := cr.group.Load(); g != nil {
 			g.Close()
 		}
+		if cr.links != nil {
+			cr.links.close()
+		}
 		cr.wg.Wait()
 		for _, s := range cr.parts.Status() {
 			cr.drop(s.Partition)
@@ -304,6 +323,8 @@ type clusterView struct {
 	Owners     []string                         `json:"owners"`
 	Partitions []coordinator.PartitionStatus    `json:"partitions"`
 	Topic      string                           `json:"topic"`
+	// Links are the links to the other instances: up or not.
+	Links map[string]bool `json:"links,omitempty"`
 }
 
 // ServeHTTP is /cluster: the instances, every partition's owner, and this
@@ -313,6 +334,9 @@ func (cr *clusterRuntime) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	if g := cr.group.Load(); g != nil {
 		m := g.Map()
 		v.Instances, v.Owners = m.Instances, m.Owners
+	}
+	if cr.links != nil {
+		v.Links = cr.links.links.Status()
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(v); err != nil {
