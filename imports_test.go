@@ -63,6 +63,11 @@ var importRules = []importRule{
 		deny: []string{kfake},
 	},
 	{
+		rule: "proxy/proxytest only in tests",
+		pkgs: []string{"..."},
+		deny: []string{"proxy/proxytest"},
+	},
+	{
 		rule: "internal/classictest only in tests",
 		pkgs: []string{"..."},
 		deny: []string{"internal/classictest"},

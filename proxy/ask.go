@@ -46,13 +46,8 @@ type askState struct {
 // askCall is one ask awaiting its answer.
 type askCall struct {
 	key, version int16
-	// answer gets the response frame (owned) or an error, once; buffered.
-	answer chan askAnswer
-}
-
-type askAnswer struct {
-	frame []byte
-	err   error
+	// answer gets the response body (owned) or an error, once; buffered.
+	answer chan AskAnswer
 }
 
 // Ask sends req at version on the client's own upstream connection, after
@@ -66,55 +61,61 @@ func (r *Request) Ask(ctx context.Context, req kmsg.Request, version int16) (kms
 	return r.Send(req, version).Wait(ctx)
 }
 
-// Send is Ask without the wait: the request is queued for the connection's
-// loop before Send returns, so it goes upstream before anything the
-// interceptor does after (its outcome included); Wait gets the answer.
+// Send is Ask without the wait: the request is queued on the connection
+// before Send returns, so it goes upstream before anything the interceptor
+// does after (its outcome included); Wait gets the answer.
 func (r *Request) Send(req kmsg.Request, version int16) *Pending {
-	if r.cc == nil {
-		return &Pending{err: errors.New("ask: request of no client connection")}
+	name := kmsg.NameForKey(req.Key())
+	if r.conn == nil {
+		return &Pending{name: name, err: errors.New("request of no client connection")}
 	}
-	return r.cc.send(req, version)
+	if version < 0 || version > req.MaxVersion() {
+		return &Pending{name: name, err: fmt.Errorf("v%d: unknown version", version)}
+	}
+	req.SetVersion(version)
+	return &Pending{name: name, key: req.Key(), version: version, answer: r.conn.Ask(req), done: r.conn.Done()}
 }
 
 // Pending is an ask sent and not yet answered.
 type Pending struct {
-	cc   *clientConn
-	call *askCall
-	name string
-	err  error
+	name         string
+	key, version int16
+	answer       <-chan AskAnswer
+	done         <-chan struct{}
+	err          error
 }
 
-func (cc *clientConn) send(req kmsg.Request, version int16) *Pending {
-	name := kmsg.NameForKey(req.Key())
-	if version < 0 || version > req.MaxVersion() {
-		return &Pending{err: fmt.Errorf("ask %s v%d: unknown version", name, version)}
-	}
-	req.SetVersion(version)
-	call := &askCall{key: req.Key(), version: version, answer: make(chan askAnswer, 1)}
-	// Encoded here, off the loop; the loop only stamps the correlation id.
+// Ask encodes req here, off the loop, and queues it on the loop, which only
+// stamps the correlation id (ClientConn).
+func (cc *clientConn) Ask(req kmsg.Request) <-chan AskAnswer {
+	call := &askCall{key: req.Key(), version: req.GetVersion(), answer: make(chan AskAnswer, 1)}
 	clientID := "streamshift"
 	frame := appendRequestFrame(nil, 0, &clientID, req)
 	cc.onLoop(func() { cc.sendAsk(call, frame) })
-	return &Pending{cc: cc, call: call, name: name}
+	return call.answer
 }
+
+// Done is closed with the client connection (ClientConn).
+func (cc *clientConn) Done() <-chan struct{} { return cc.done }
 
 // Wait returns the broker's decoded answer, ErrAskClosed if the connection
 // closed first, or ctx's error.
 func (p *Pending) Wait(ctx context.Context) (kmsg.Response, error) {
 	if p.err != nil {
-		return nil, p.err
+		return nil, fmt.Errorf("ask %s: %w", p.name, p.err)
 	}
 	select {
-	case a := <-p.call.answer:
-		if a.err != nil {
-			return nil, fmt.Errorf("ask %s: %w", p.name, a.err)
+	case a := <-p.answer:
+		if a.Err != nil {
+			return nil, fmt.Errorf("ask %s: %w", p.name, a.Err)
 		}
-		resp, err := decodeResponse(p.call.key, p.call.version, a.frame[4:])
-		if err != nil {
-			return nil, fmt.Errorf("ask %s: %w", p.name, err)
+		resp := kmsg.ResponseForKey(p.key)
+		resp.SetVersion(p.version)
+		if err := resp.ReadFrom(a.Body); err != nil {
+			return nil, fmt.Errorf("ask %s: decode v%d response: %w", p.name, p.version, err)
 		}
 		return resp, nil
-	case <-p.cc.done:
+	case <-p.done:
 		return nil, fmt.Errorf("ask %s: %w", p.name, ErrAskClosed)
 	case <-ctx.Done():
 		return nil, fmt.Errorf("ask %s: %w", p.name, ctx.Err())
@@ -126,11 +127,11 @@ func (p *Pending) Wait(ctx context.Context) (kmsg.Response, error) {
 // holds.
 func (cc *clientConn) sendAsk(call *askCall, frame []byte) {
 	if cc.up == nil || !cc.upReady {
-		call.answer <- askAnswer{err: ErrAskClosed}
+		call.answer <- AskAnswer{Err: ErrAskClosed}
 		return
 	}
 	if cc.asking.inFlight >= maxAsksInFlight {
-		call.answer <- askAnswer{err: errTooManyAsks}
+		call.answer <- AskAnswer{Err: errTooManyAsks}
 		return
 	}
 	cc.asking.inFlight++
@@ -144,12 +145,20 @@ func (cc *clientConn) sendAsk(call *askCall, frame []byte) {
 	_, _ = cc.up.Write(frame)
 }
 
-// answerAsk runs on the loop for the upstream response of an ask slot.
+// answerAsk runs on the loop for the upstream response of an ask slot: it
+// hands over the body, past the response header, to be decoded off the
+// loop (Pending.Wait).
 func (cc *clientConn) answerAsk(s *slot, frame []byte) {
 	cc.asking.inFlight--
 	if len(frame) > maxAskResponseBytes {
-		s.ask.answer <- askAnswer{err: fmt.Errorf("%d-byte response exceeds %d bytes", len(frame), maxAskResponseBytes)}
+		s.ask.answer <- AskAnswer{Err: fmt.Errorf("%d-byte response exceeds %d bytes", len(frame), maxAskResponseBytes)}
 		return
 	}
-	s.ask.answer <- askAnswer{frame: clone(frame)}
+	flexible, _ := requestFlexible(s.key, s.version)
+	at, err := responseBodyAt(frame[4:], s.key, flexible)
+	if err != nil {
+		s.ask.answer <- AskAnswer{Err: err}
+		return
+	}
+	s.ask.answer <- AskAnswer{Body: clone(frame[4+at:])}
 }

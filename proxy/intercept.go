@@ -49,13 +49,48 @@ type Request struct {
 	// Body is decoded at Version and owned by the interceptor.
 	Body kmsg.Request
 
-	done <-chan struct{}
-	cc   *clientConn // for Ask
+	conn ClientConn // for Ask, Send and Done
+}
+
+// NewRequest is a request of body (at its version) that arrived on conn:
+// the proxy builds one per intercepted request; a test builds one on a
+// connection of its own (package proxytest) to run a handler without
+// sockets.
+func NewRequest(conn ClientConn, client ClientInfo, corr int32, body kmsg.Request) *Request {
+	return &Request{Client: client, Key: body.Key(), Version: body.GetVersion(), CorrelationID: corr, Body: body, conn: conn}
 }
 
 // Done is closed when the client connection closes; a response given after
 // that is dropped.
-func (r *Request) Done() <-chan struct{} { return r.done }
+func (r *Request) Done() <-chan struct{} {
+	if r.conn == nil {
+		return nil // never closes: a request of no connection
+	}
+	return r.conn.Done()
+}
+
+// ClientConn is the client connection an intercepted request arrived on, as
+// its handler reaches it: the proxy's own connection (clientConn), a test's
+// (package proxytest), and later one held by another streamshift instance
+// and reached over a link (docs/one-address.md, remoteConn). How the
+// request is completed is the Outcome's, not the connection's.
+type ClientConn interface {
+	// Ask writes req, its version set, on the client's own upstream
+	// connection after every request that connection sent already, so the
+	// broker answers for the client's principal, and delivers the broker's
+	// answer on the returned channel once (the channel is buffered: nobody
+	// has to read it). Ask must not block on the broker.
+	Ask(req kmsg.Request) <-chan AskAnswer
+	// Done is closed when the client connection closes.
+	Done() <-chan struct{}
+}
+
+// AskAnswer is the broker's answer to an ask: the response body encoded at
+// the ask's version (after the response header), or why there is none.
+type AskAnswer struct {
+	Body []byte
+	Err  error
+}
 
 // Outcome completes an intercepted request. Exactly one method is called once;
 // later calls are ignored and logged.

@@ -43,7 +43,7 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	// against the memory budget (decoding allocates several times the size).
 	cc.decoded = interceptHoldFactor * len(own)
 	p.m.intercepted.Inc()
-	req := &Request{Client: cc.info(), Key: key, Version: version, CorrelationID: corr, Body: body, done: cc.done, cc: cc}
+	req := NewRequest(cc, cc.info(), corr, body)
 	out := &outcome{cc: cc, s: s, raw: own, clientID: h.clientID}
 	go func() {
 		defer func() {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/streamshift/streamshift/proxy/proxytest"
 )
 
 // adminEnv is the production route set over kfake (newEnv, at kfake's
@@ -18,6 +18,9 @@ import (
 type adminEnv struct {
 	*env
 	epoch int32
+	// member is the connection of member-1 and of the admin requests (no
+	// ACLs).
+	member *proxytest.Conn
 
 	mu   sync.Mutex
 	left []string // the groups the anchor left upstream
@@ -27,9 +30,10 @@ func newAdminEnv(t *testing.T) *adminEnv { return newAdminEnvBrokers(t, 1) }
 
 func newAdminEnvBrokers(t *testing.T, brokers int) *adminEnv {
 	t.Helper()
-	e := &adminEnv{env: newEnv(t, func(e *env) {
+	e := &adminEnv{env: newEnv(t, direct, func(e *env) {
 		e.brokers, e.upstream, e.partitions, e.topics, e.timeout = brokers, nil, 3, []string{"words", "other"}, 30*time.Second
 	})}
+	e.member = e.conn(allowAll)
 	// The anchor's LeaveGroups, as the upstream sees them.
 	e.cluster.ControlKey(int16(kmsg.LeaveGroup), func(kr kmsg.Request) (kmsg.Response, error, bool) {
 		lr := kr.(*kmsg.LeaveGroupRequest)
@@ -56,11 +60,12 @@ func newAdminEnvBrokers(t *testing.T, brokers int) *adminEnv {
 	return e
 }
 
-// join makes member-1 join "app" and heartbeats until it has its tasks.
+// join makes member-1 join "app" and heartbeats until it has its tasks:
+// "words" is in the metadata from the start, so a few heartbeats do.
 func (e *adminEnv) join(t *testing.T) {
 	t.Helper()
 	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-	req.Group, req.MemberID, req.EndpointInformationEpoch, req.RebalanceTimeoutMillis = "app", "member-1", -1, 30000
+	req.Version, req.Group, req.MemberID, req.EndpointInformationEpoch, req.RebalanceTimeoutMillis = 1, "app", "member-1", -1, 30000
 	pid := "process-1"
 	req.ProcessID = &pid
 	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
@@ -69,25 +74,22 @@ func (e *adminEnv) join(t *testing.T) {
 	topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
 	req.Topology = &topo
 	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	for {
+	for range 5 {
 		resp := e.heartbeat(t, req)
 		e.epoch = resp.MemberEpoch
 		if len(resp.Status) == 0 && resp.ActiveTasks != nil {
 			return
 		}
 		req = kmsg.NewPtrStreamsGroupHeartbeatRequest()
-		req.Group, req.MemberID, req.MemberEpoch = "app", "member-1", e.epoch
-		time.Sleep(50 * time.Millisecond)
+		req.Version, req.Group, req.MemberID, req.MemberEpoch = 1, "app", "member-1", e.epoch
 	}
+	t.Fatal("member-1 not assigned after 5 heartbeats")
 }
 
 func (e *adminEnv) heartbeat(t *testing.T, req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 	t.Helper()
-	// Any broker connection of the proxy serves key 88.
-	resp, err := req.RequestWith(e.ctx, e.cl.Broker(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	req.Version = 1
+	resp := respond[*kmsg.StreamsGroupHeartbeatResponse](e.env, e.member, req)
 	if resp.ErrorCode != 0 {
 		t.Fatalf("heartbeat: %v %v", kerr.ErrorForCode(resp.ErrorCode), resp.ErrorMessage)
 	}
@@ -101,33 +103,32 @@ func (e *adminEnv) leave(t *testing.T) {
 	e.heartbeat(t, req)
 }
 
+// listGroups is a ListGroups v5 with these filters on a connection to node
+// (-1: bootstrap), as the client gets it.
+func (e *adminEnv) listGroups(node int32, states, types []string) *kmsg.ListGroupsResponse {
+	req := kmsg.NewPtrListGroupsRequest()
+	req.Version, req.StatesFilter, req.TypesFilter = 5, states, types
+	c := e.conn(allowAll)
+	c.Client.Node = node
+	return e.through(c, req).(*kmsg.ListGroupsResponse)
+}
+
 func TestAdminListGroups(t *testing.T) {
 	e := newAdminEnv(t)
-	adm := kadm.NewClient(e.cl)
-	listed, err := adm.ListGroups(e.ctx)
-	if err != nil {
-		t.Fatal(err)
+	listed := map[string][]kmsg.ListGroupsResponseGroup{}
+	for _, g := range e.listGroups(-1, nil, nil).Groups {
+		listed[g.Group] = append(listed[g.Group], g)
 	}
-	app, plain := listed["app"], listed["plain"]
-	if app.ProtocolType != "streams" || app.GroupType != "streams" || app.State != "Stable" {
+	// The upstream's own entry for "app" is gone: the answer has it once.
+	if len(listed["app"]) != 1 || len(listed["plain"]) != 1 {
+		t.Fatalf("app listed %d times, plain %d: %+v", len(listed["app"]), len(listed["plain"]), listed)
+	}
+	app, plain := listed["app"][0], listed["plain"][0]
+	if app.ProtocolType != "streams" || app.GroupType != "streams" || app.GroupState != "Stable" {
 		t.Fatalf("app listed as %+v", app)
 	}
 	if plain.ProtocolType != "consumer" && plain.ProtocolType != "" {
 		t.Fatalf("plain listed as %+v", plain)
-	}
-	// The upstream's own entry for "app" is gone: raw answer has it once.
-	raw, err := kmsg.NewPtrListGroupsRequest().RequestWith(e.ctx, e.cl.Broker(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, g := range raw.Groups {
-		if g.Group == "app" {
-			n++
-		}
-	}
-	if n != 1 {
-		t.Fatalf("app listed %d times: %+v", n, raw.Groups)
 	}
 
 	for _, tc := range []struct {
@@ -141,12 +142,7 @@ func TestAdminListGroups(t *testing.T) {
 		{"state empty", []string{"empty"}, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req := kmsg.NewPtrListGroupsRequest()
-			req.StatesFilter, req.TypesFilter = tc.states, tc.types
-			resp, err := req.RequestWith(e.ctx, e.cl.Broker(0))
-			if err != nil {
-				t.Fatal(err)
-			}
+			resp := e.listGroups(-1, tc.states, tc.types)
 			got := false
 			for _, g := range resp.Groups {
 				got = got || g.Group == "app"
@@ -164,12 +160,8 @@ func TestAdminListGroups(t *testing.T) {
 func TestAdminListGroupsOncePerCluster(t *testing.T) {
 	e := newAdminEnvBrokers(t, 3)
 	seen := 0
-	for node := 0; node < 3; node++ {
-		resp, err := kmsg.NewPtrListGroupsRequest().RequestWith(e.ctx, e.cl.Broker(node))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, g := range resp.Groups {
+	for node := int32(0); node < 3; node++ {
+		for _, g := range e.listGroups(node, nil, nil).Groups {
 			if g.Group == "app" {
 				seen++
 				if g.GroupType != "streams" || g.ProtocolType != "streams" {
@@ -186,15 +178,9 @@ func TestAdminListGroupsOncePerCluster(t *testing.T) {
 func TestAdminDescribeGroups(t *testing.T) {
 	e := newAdminEnv(t)
 	for _, v := range []int16{5, 6} {
-		vs := kversion.Stable()
-		vs.SetMaxKeyVersion(int16(kmsg.DescribeGroups), v)
-		cl := e.client(kgo.MaxVersions(vs))
 		req := kmsg.NewPtrDescribeGroupsRequest()
-		req.Groups = []string{"plain", "app", "missing"}
-		resp, err := req.RequestWith(e.ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
+		req.Version, req.Groups = v, []string{"plain", "app", "missing"}
+		resp := e.through(e.member, req).(*kmsg.DescribeGroupsResponse)
 		if resp.Version != v || len(resp.Groups) != 3 {
 			t.Fatalf("v%d: %+v", v, resp)
 		}
@@ -226,10 +212,7 @@ func TestAdminOffsetDelete(t *testing.T) {
 		rt.Partitions = []kmsg.OffsetDeleteRequestTopicPartition{{Partition: 0}}
 		req.Topics = append(req.Topics, rt)
 	}
-	resp, err := req.RequestWith(e.ctx, e.cl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := e.through(e.member, req).(*kmsg.OffsetDeleteResponse)
 	codes := map[string]int16{}
 	for _, rt := range resp.Topics {
 		for _, p := range rt.Partitions {
@@ -241,10 +224,7 @@ func TestAdminOffsetDelete(t *testing.T) {
 	}
 	// An Empty group: everything goes upstream, which deletes.
 	e.leave(t)
-	resp, err = req.RequestWith(e.ctx, e.cl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = e.through(e.member, req).(*kmsg.OffsetDeleteResponse)
 	for _, rt := range resp.Topics {
 		for _, p := range rt.Partitions {
 			if p.ErrorCode != 0 {
@@ -263,21 +243,26 @@ func TestAdminOffsetDelete(t *testing.T) {
 
 func TestAdminDeleteGroups(t *testing.T) {
 	e := newAdminEnv(t)
-	adm := kadm.NewClient(e.cl)
-	res, err := adm.DeleteGroups(e.ctx, "app")
-	if err != nil {
-		t.Fatal(err)
+	deleteGroups := func(groups ...string) map[string]error {
+		req := kmsg.NewPtrDeleteGroupsRequest()
+		req.Version, req.Groups = 2, groups
+		resp := e.through(e.member, req).(*kmsg.DeleteGroupsResponse)
+		out := map[string]error{}
+		for _, g := range resp.Groups {
+			out[g.Group] = kerr.ErrorForCode(g.ErrorCode)
+		}
+		if len(out) != len(groups) {
+			t.Fatalf("delete %v answered %+v", groups, resp.Groups)
+		}
+		return out
 	}
-	if !kerrIs(res["app"].Err, kerr.NonEmptyGroup) {
+	if res := deleteGroups("app"); !kerrIs(res["app"], kerr.NonEmptyGroup) {
 		t.Fatalf("non-empty: %+v", res)
 	}
 	e.leave(t)
-	res, err = adm.DeleteGroups(e.ctx, "plain", "app", "missing")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res["app"].Err != nil || res["plain"].Err != nil || !kerrIs(res["missing"].Err, kerr.GroupIDNotFound) {
-		t.Fatalf("delete: app %v plain %v missing %v", res["app"].Err, res["plain"].Err, res["missing"].Err)
+	res := deleteGroups("plain", "app", "missing")
+	if res["app"] != nil || res["plain"] != nil || !kerrIs(res["missing"], kerr.GroupIDNotFound) {
+		t.Fatalf("delete: app %v plain %v missing %v", res["app"], res["plain"], res["missing"])
 	}
 	if e.coord.Owns("app") {
 		t.Fatal("app still owned")
@@ -326,10 +311,8 @@ func TestAdminGroupConfigs(t *testing.T) {
 		topic.ResourceType, topic.ResourceName = kmsg.ConfigResourceTypeTopic, "words"
 		topic.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{set("retention.ms", "100000")}
 		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{topic, r}
-		resp, err := req.RequestWith(e.ctx, e.cl)
-		if err != nil {
-			t.Fatal(err)
-		}
+		req.Version = 1
+		resp := e.through(e.member, req).(*kmsg.IncrementalAlterConfigsResponse)
 		if len(resp.Resources) != 2 || resp.Resources[0].ResourceName != "words" || resp.Resources[0].ErrorCode != 0 || resp.Resources[1].ResourceName != "app" {
 			t.Fatalf("mixed alter: %+v", resp.Resources)
 		}
@@ -366,10 +349,8 @@ func TestAdminGroupConfigs(t *testing.T) {
 		topic := kmsg.NewDescribeConfigsRequestResource()
 		topic.ResourceType, topic.ResourceName = kmsg.ConfigResourceTypeTopic, "words"
 		req.Resources = []kmsg.DescribeConfigsRequestResource{g, topic}
-		resp, err := req.RequestWith(e.ctx, e.cl)
-		if err != nil {
-			t.Fatal(err)
-		}
+		req.Version = 4
+		resp := e.through(e.member, req).(*kmsg.DescribeConfigsResponse)
 		if len(resp.Resources) != 2 || resp.Resources[0].ResourceName != "app" || resp.Resources[1].ResourceName != "words" || resp.Resources[1].ErrorCode != 0 {
 			t.Fatalf("mixed describe: %+v", resp.Resources)
 		}
@@ -415,10 +396,10 @@ func TestAdminGroupConfigs(t *testing.T) {
 func (e *adminEnv) groupEpoch(t *testing.T) int32 {
 	t.Helper()
 	req := kmsg.NewPtrStreamsGroupDescribeRequest()
-	req.Groups = []string{"app"}
-	resp, err := req.RequestWith(e.ctx, e.cl.Broker(0))
-	if err != nil || len(resp.Groups) != 1 {
-		t.Fatalf("describe: %+v %v", resp, err)
+	req.Version, req.Groups = 1, []string{"app"}
+	resp := respond[*kmsg.StreamsGroupDescribeResponse](e.env, e.member, req)
+	if len(resp.Groups) != 1 {
+		t.Fatalf("describe: %+v", resp)
 	}
 	return resp.Groups[0].Epoch
 }
@@ -430,11 +411,8 @@ func TestAdminGroupConfigsBeforeOwned(t *testing.T) {
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	r := groupResource("future-app")
 	r.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{set("streams.num.standby.replicas", "2")}
-	req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{r}
-	resp, err := req.RequestWith(e.ctx, e.cl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	req.Version, req.Resources = 1, []kmsg.IncrementalAlterConfigsRequestResource{r}
+	resp := e.through(e.member, req).(*kmsg.IncrementalAlterConfigsResponse)
 	if len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 {
 		t.Fatalf("alter: %+v", resp.Resources)
 	}
@@ -445,11 +423,8 @@ func TestAdminGroupConfigsBeforeOwned(t *testing.T) {
 	g := kmsg.NewDescribeConfigsRequestResource()
 	g.ResourceType, g.ResourceName, g.ConfigNames = kmsg.ConfigResourceTypeGroupConfig, "future-app", []string{"streams.num.standby.replicas"}
 	dreq.Resources = []kmsg.DescribeConfigsRequestResource{g}
-	dreq.IncludeSynonyms = true
-	dresp, err := dreq.RequestWith(e.ctx, e.cl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dreq.Version, dreq.IncludeSynonyms = 4, true
+	dresp := e.through(e.member, dreq).(*kmsg.DescribeConfigsResponse)
 	if len(dresp.Resources) != 1 || len(dresp.Resources[0].Configs) != 1 {
 		t.Fatalf("describe: %+v", dresp.Resources)
 	}

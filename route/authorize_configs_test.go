@@ -5,6 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy/proxytest"
 )
 
 // TestAuthorizeGroupConfigs: a served group's configs are described and
@@ -14,48 +16,48 @@ import (
 // GROUP_AUTHORIZATION_FAILED "Group authorization failed." for the group's
 // resource and changes nothing.
 func TestAuthorizeGroupConfigs(t *testing.T) {
-	alter := func(t *testing.T, e *env, value string) kmsg.IncrementalAlterConfigsResponseResource {
+	alter := func(t *testing.T, e *env, c *proxytest.Conn, value string) kmsg.IncrementalAlterConfigsResponseResource {
 		t.Helper()
 		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 		r := groupResource("app")
 		r.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{set("streams.num.standby.replicas", value)}
 		req.Resources = []kmsg.IncrementalAlterConfigsRequestResource{r}
-		resp, err := req.RequestWith(e.ctx, e.broker)
-		if err != nil || len(resp.Resources) != 1 {
-			t.Fatalf("alter: %v %+v", err, resp)
+		resp := respond[*kmsg.IncrementalAlterConfigsResponse](e, c, req)
+		if len(resp.Resources) != 1 {
+			t.Fatalf("alter: %+v", resp)
 		}
 		return resp.Resources[0]
 	}
-	describe := func(t *testing.T, e *env) kmsg.DescribeConfigsResponseResource {
+	describe := func(t *testing.T, e *env, c *proxytest.Conn) kmsg.DescribeConfigsResponseResource {
 		t.Helper()
 		req := kmsg.NewPtrDescribeConfigsRequest()
 		g := kmsg.NewDescribeConfigsRequestResource()
 		g.ResourceType, g.ResourceName, g.ConfigNames = kmsg.ConfigResourceTypeGroupConfig, "app", []string{"streams.num.standby.replicas"}
 		req.Resources = []kmsg.DescribeConfigsRequestResource{g}
-		resp, err := req.RequestWith(e.ctx, e.broker)
-		if err != nil || len(resp.Resources) != 1 {
-			t.Fatalf("describe: %v %+v", err, resp)
+		resp := respond[*kmsg.DescribeConfigsResponse](e, c, req)
+		if len(resp.Resources) != 1 {
+			t.Fatalf("describe: %+v", resp)
 		}
 		return resp.Resources[0]
 	}
-	served := func(t *testing.T, e *env) {
+	served := func(t *testing.T, e *env, c *proxytest.Conn) {
 		t.Helper()
-		resp, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker)
-		if err != nil || resp.ErrorCode != 0 {
-			t.Fatalf("join: %v %+v", err, resp)
+		if resp := respond[*kmsg.StreamsGroupHeartbeatResponse](e, c, aclJoin("app", "m-1", "in")); resp.ErrorCode != 0 {
+			t.Fatalf("join: %+v", resp)
 		}
 	}
 
 	t.Run("denied", func(t *testing.T) {
-		e := newEnv(t, withACLs)
-		served(t, e)
+		e := newEnv(t, direct)
+		alice := e.conn(aliceACL())
+		served(t, e, alice)
 		refused := func(code int16, msg *string) bool {
 			return code == kerr.GroupAuthorizationFailed.Code && msg != nil && *msg == "Group authorization failed."
 		}
-		if r := alter(t, e, "1"); !refused(r.ErrorCode, r.ErrorMessage) {
+		if r := alter(t, e, alice, "1"); !refused(r.ErrorCode, r.ErrorMessage) {
 			t.Fatalf("alter without ALTER_CONFIGS: %v %v, want GROUP_AUTHORIZATION_FAILED", kerr.ErrorForCode(r.ErrorCode), deref(r.ErrorMessage))
 		}
-		if r := describe(t, e); !refused(r.ErrorCode, r.ErrorMessage) || len(r.Configs) != 0 {
+		if r := describe(t, e, alice); !refused(r.ErrorCode, r.ErrorMessage) || len(r.Configs) != 0 {
 			t.Fatalf("describe without DESCRIBE_CONFIGS: %v %v %+v, want GROUP_AUTHORIZATION_FAILED", kerr.ErrorForCode(r.ErrorCode), deref(r.ErrorMessage), r.Configs)
 		}
 		if got := e.coord.DescribeGroupConfigs("app", []string{"streams.num.standby.replicas"}); len(got) != 1 || got[0].Overridden {
@@ -63,14 +65,15 @@ func TestAuthorizeGroupConfigs(t *testing.T) {
 		}
 	})
 	t.Run("allowed", func(t *testing.T) {
-		e := newEnv(t, withACLsAnd(
-			allow(kmsg.ACLResourceTypeCluster, clusterName, kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationAlterConfigs),
-			allow(kmsg.ACLResourceTypeCluster, clusterName, kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLOperationDescribeConfigs)))
-		served(t, e)
-		if r := alter(t, e, "1"); r.ErrorCode != 0 {
+		e := newEnv(t, direct)
+		alice := e.conn(aliceACL(
+			allowing(kmsg.ACLResourceTypeCluster, kmsg.ACLOperationAlterConfigs),
+			allowing(kmsg.ACLResourceTypeCluster, kmsg.ACLOperationDescribeConfigs)))
+		served(t, e, alice)
+		if r := alter(t, e, alice, "1"); r.ErrorCode != 0 {
 			t.Fatalf("alter with ALTER_CONFIGS: %v %v", kerr.ErrorForCode(r.ErrorCode), deref(r.ErrorMessage))
 		}
-		r := describe(t, e)
+		r := describe(t, e, alice)
 		if r.ErrorCode != 0 || len(r.Configs) != 1 || r.Configs[0].Value == nil || *r.Configs[0].Value != "1" {
 			t.Fatalf("describe with DESCRIBE_CONFIGS: %v %+v", kerr.ErrorForCode(r.ErrorCode), r.Configs)
 		}

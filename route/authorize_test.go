@@ -1,7 +1,10 @@
 package route
 
 import (
+	"context"
 	"fmt"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"github.com/streamshift/streamshift/proxy/proxytest"
 )
 
 // withACLs: a cluster with SASL PLAIN and ACLs: "admin" is a superuser (the
@@ -49,41 +54,66 @@ func aclJoin(group, member string, source ...string) *kmsg.StreamsGroupHeartbeat
 	return req
 }
 
+// aliceACL is withACLs' alice as the broker authorizes her: she may
+// DESCRIBE topic "in" and topics prefixed "app-", do anything on groups,
+// and nothing else, unless more allows it.
+func aliceACL(more ...acl) acl {
+	return func(rt kmsg.ACLResourceType, op kmsg.ACLOperation, name string) bool {
+		for _, m := range more {
+			if !m(rt, op, name) {
+				return false
+			}
+		}
+		switch rt {
+		case kmsg.ACLResourceTypeGroup:
+			return false
+		case kmsg.ACLResourceTypeTopic:
+			return op != kmsg.ACLOperationDescribe || (name != "in" && !strings.HasPrefix(name, "app-"))
+		}
+		return true
+	}
+}
+
+// allowing is an acl refusing everything but op on rt.
+func allowing(rt kmsg.ACLResourceType, op kmsg.ACLOperation) acl {
+	return func(r kmsg.ACLResourceType, o kmsg.ACLOperation, _ string) bool { return r != rt || o != op }
+}
+
+// asked names the asks of c from the from-th on.
+func asked(c *proxytest.Conn, from int) []string {
+	var out []string
+	for _, r := range c.Asks()[from:] {
+		out = append(out, kmsg.NameForKey(r.Key()))
+	}
+	return out
+}
+
 // TestAuthorizeStreamsHeartbeatTopics: a streams join naming a topic the
 // client's principal may not DESCRIBE gets TOPIC_AUTHORIZATION_FAILED
-// without a message, as Kafka 4.4 answers, decided by the broker (kfake
-// with ACLs) for the client's own SASL principal on its own connection; a
-// join with topics it may describe goes on. The answers are cached per
-// connection: the same join again asks nothing, unless the cache is off.
+// without a message, as Kafka 4.4 answers, decided by the broker for the
+// client's own principal on its own connection; a join with topics it may
+// describe goes on. The answers are cached per connection: the same join
+// again asks nothing, unless the cache is off.
 func TestAuthorizeStreamsHeartbeatTopics(t *testing.T) {
-	e := newEnv(t, withACLs, func(e *env) { e.authCache = 1 << 62 })
-	resp, err := aclJoin("app", "m-1", "secret").RequestWith(e.ctx, e.broker)
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnv(t, direct, func(e *env) { e.topics, e.authCache = []string{"in", "secret"}, 1<<62 })
+	alice := e.conn(aliceACL())
+	resp := respond[*kmsg.StreamsGroupHeartbeatResponse](e, alice, aclJoin("app", "m-1", "secret"))
 	if resp.ErrorCode != kerr.TopicAuthorizationFailed.Code || resp.ErrorMessage != nil {
 		t.Fatalf("join naming a topic alice may not describe: code %d message %q, want TOPIC_AUTHORIZATION_FAILED, none", resp.ErrorCode, deref(resp.ErrorMessage))
 	}
-	resp, err = aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp = respond[*kmsg.StreamsGroupHeartbeatResponse](e, alice, aclJoin("app", "m-1", "in"))
 	if resp.ErrorCode != 0 {
 		t.Fatalf("join with allowed topics: %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
-	asked := e.routes.auth.probes()
-	if _, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker); err != nil {
-		t.Fatal(err)
-	}
-	if n := e.routes.auth.probes(); n != asked {
-		t.Errorf("the same join again sent %d probes, want none (cached)", n-asked)
+	n := len(alice.Asks())
+	respond[*kmsg.StreamsGroupHeartbeatResponse](e, alice, aclJoin("app", "m-1", "in"))
+	if got := asked(alice, n); len(got) != 0 {
+		t.Errorf("the same join again asked %v, want nothing (cached)", got)
 	}
 	e.routes.auth.setTTL(0)
-	if _, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker); err != nil {
-		t.Fatal(err)
-	}
-	if n := e.routes.auth.probes(); n != asked+3 {
-		t.Errorf("without the cache the join sent %d probes, want 3 (group READ, topics DESCRIBE, changelog CREATE)", n-asked)
+	respond[*kmsg.StreamsGroupHeartbeatResponse](e, alice, aclJoin("app", "m-1", "in"))
+	if got, want := asked(alice, n), []string{"Heartbeat", "Metadata", "CreateTopics"}; !slices.Equal(got, want) {
+		t.Errorf("without the cache the join asked %v, want %v (group READ, topics DESCRIBE, changelog CREATE)", got, want)
 	}
 }
 
@@ -92,21 +122,16 @@ func TestAuthorizeStreamsHeartbeatTopics(t *testing.T) {
 // TOPIC_AUTHORIZATION_FAILED with Kafka 4.4's message and no members; a
 // group it may see is described.
 func TestAuthorizeStreamsDescribeTopics(t *testing.T) {
-	e := newEnv(t, withACLs)
-	admin := e.client(kgo.SASL(plain.Auth{User: "admin", Pass: "admin"}.AsMechanism()))
-	adminBroker := e.coordinatorOf("app", admin)
+	e := newEnv(t, direct, func(e *env) { e.topics = []string{"in", "secret"} })
+	admin := e.conn(allowAll)
 	for _, j := range []*kmsg.StreamsGroupHeartbeatRequest{aclJoin("hidden", "m-1", "secret"), aclJoin("app", "m-2", "in")} {
-		resp, err := j.RequestWith(e.ctx, adminBroker)
-		if err != nil || resp.ErrorCode != 0 {
-			t.Fatalf("admin's join of %s: %v %v", j.Group, err, kerr.ErrorForCode(resp.ErrorCode))
+		if resp := respond[*kmsg.StreamsGroupHeartbeatResponse](e, admin, j); resp.ErrorCode != 0 {
+			t.Fatalf("admin's join of %s: %v", j.Group, kerr.ErrorForCode(resp.ErrorCode))
 		}
 	}
 	d := kmsg.NewPtrStreamsGroupDescribeRequest()
-	d.Groups = []string{"hidden", "app"}
-	resp, err := d.RequestWith(e.ctx, e.broker)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d.Version, d.Groups = 1, []string{"hidden", "app"}
+	resp := respond[*kmsg.StreamsGroupDescribeResponse](e, e.conn(aliceACL()), d)
 	if len(resp.Groups) != 2 {
 		t.Fatalf("%d groups described, want 2", len(resp.Groups))
 	}
@@ -208,7 +233,7 @@ func TestAuthorizationCacheBounded(t *testing.T) {
 // background, so it never expires while the member heartbeats; only an
 // answer past its whole life is waited for.
 func TestAuthorizationRefreshedAhead(t *testing.T) {
-	e := newEnv(t, withACLs, func(e *env) { e.authCache = 10 * time.Second })
+	e := newEnv(t, direct, func(e *env) { e.authCache = 10 * time.Second })
 	a := e.routes.auth
 	var mu sync.Mutex
 	now := time.Now()
@@ -218,33 +243,34 @@ func TestAuthorizationRefreshedAhead(t *testing.T) {
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 	counts := func() (uint64, uint64) { a.mu.Lock(); defer a.mu.Unlock(); return a.asked, a.refreshed }
 
-	epoch := e.joinAndAssign("app", "m-1")
+	member := e.conn(allowAll)
+	epoch := e.joinDirect(member, "app", "m-1")
 	heartbeat := func() {
 		t.Helper()
 		hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
-		hb.Group, hb.MemberID, hb.MemberEpoch = "app", "m-1", epoch
-		resp, err := hb.RequestWith(e.ctx, e.broker)
-		if err != nil || resp.ErrorCode != 0 {
-			t.Fatalf("heartbeat: %v %+v", err, resp)
+		hb.Version, hb.Group, hb.MemberID, hb.MemberEpoch = 1, "app", "m-1", epoch
+		resp := respond[*kmsg.StreamsGroupHeartbeatResponse](e, member, hb)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("heartbeat: %v", kerr.ErrorForCode(resp.ErrorCode))
 		}
 		epoch = resp.MemberEpoch
 	}
-	// refreshedAt waits until the group READ answer was taken at the
-	// clock's current time (the background answer came).
+	// refreshed waits until the group READ answer was taken at the
+	// clock's current time (the background answer was stored).
 	refreshed := func() {
 		t.Helper()
 		a.mu.Lock()
 		at := a.now()
 		a.mu.Unlock()
-		waitFor(t, "the background answer", func() error {
+		eventually(t, e.ctx, "the background answer", func() bool {
 			a.mu.Lock()
 			defer a.mu.Unlock()
 			for k, en := range a.entries {
 				if k.resource == kmsg.ACLResourceTypeGroup && k.op == kmsg.ACLOperationRead && en.at.Equal(at) && !en.refreshing {
-					return nil
+					return true
 				}
 			}
-			return fmt.Errorf("not yet")
+			return false
 		})
 	}
 	asked, bg := counts()
@@ -260,5 +286,17 @@ func TestAuthorizationRefreshedAhead(t *testing.T) {
 	heartbeat()
 	if a2, _ := counts(); a2 != asked+1 {
 		t.Errorf("an expired answer: %d probes waited for, want 1", a2-asked)
+	}
+}
+
+// eventually yields until cond holds, for what other goroutines of the
+// process finish without waiting on anything outside it; ctx bounds it.
+func eventually(t *testing.T, ctx context.Context, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		if ctx.Err() != nil {
+			t.Fatalf("%s: %v", what, ctx.Err())
+		}
+		runtime.Gosched()
 	}
 }

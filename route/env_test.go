@@ -121,7 +121,14 @@ type env struct {
 	ctlOpts, proxyClientOpts []kgo.Opt
 	// authCache is the routes' AuthorizationCache.
 	authCache time.Duration
+	// direct: no proxy and no client through it (p, addr, cl and broker
+	// stay nil); the tests call the handlers with proxytest requests
+	// (serve). The control plane still talks to the cluster.
+	direct bool
 }
+
+// direct builds the env without a proxy (env.direct).
+func direct(e *env) { e.direct = true }
 
 // newEnv builds an env; opts change its options before anything starts.
 func newEnv(t testing.TB, opts ...func(*env)) *env {
@@ -191,6 +198,14 @@ func (e *env) start() {
 	routes, err := New(o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if e.direct {
+		e.coord, e.own, e.anchors, e.routes = c, own, anchors, routes
+		e.stop = sync.OnceFunc(func() {
+			anchors.Close()
+			c.Close()
+		})
+		return
 	}
 	p, addr, stopProxy := startProxy(t, e.cluster.ListenAddrs(), e.ctlOpts...)
 	if err := routes.Register(p); err != nil {

@@ -11,8 +11,9 @@ import (
 // A heartbeat whose records Kafka could not write is refused before any
 // work for it: no ownership claim, no anchor member upstream.
 func TestOversizedHeartbeatRefusedBeforeWork(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, direct)
 	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Version = 1
 	req.Group, req.MemberID, req.EndpointInformationEpoch, req.RebalanceTimeoutMillis = "app", "member-1", -1, 30000
 	pid := strings.Repeat("p", 1<<20)
 	req.ProcessID = &pid
@@ -22,10 +23,7 @@ func TestOversizedHeartbeatRefusedBeforeWork(t *testing.T) {
 	topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
 	req.Topology = &topo
 	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
-	resp, err := req.RequestWith(e.ctx, e.broker)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := respond[*kmsg.StreamsGroupHeartbeatResponse](e, e.conn(allowAll), req)
 	if resp.ErrorCode != kerr.UnknownServerError.Code || resp.ErrorMessage == nil || !strings.Contains(*resp.ErrorMessage, "StreamsGroupMemberMetadata record of") {
 		t.Fatalf("error %d %.200v, want UNKNOWN_SERVER_ERROR about the member's record", resp.ErrorCode, resp.ErrorMessage)
 	}
