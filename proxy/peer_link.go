@@ -342,13 +342,36 @@ func (l *PeerLink) read(conn net.Conn) error {
 }
 
 // Call sends a request (header and body, without the size prefix) to the
-// peer and returns its ResponseData. p's Kind picks the budget; TimeoutMs
-// is set from the time left. timeout ≤ 0 is the link's Timeout; a shorter
-// ctx deadline wins. A call beyond the budget or while the link is down
-// fails at once; a timeout or a lost link fails it; none is resent.
+// peer and returns its ResponseData: Start, then Wait.
 func (l *PeerLink) Call(ctx context.Context, p ConnPrincipal, requestData []byte, clientIP net.IP, timeout time.Duration) ([]byte, error) {
+	return l.Start(ctx, p, requestData, clientIP, timeout).Wait()
+}
+
+// PeerPending is a call started on a link; Wait must be called once (it
+// gives the call's budget back).
+type PeerPending struct {
+	l       *PeerLink
+	ctx     context.Context
+	corr    int32
+	ch      chan peerResult
+	timeout time.Duration
+	// release gives the budget back; err is set when the call failed
+	// before it was written.
+	release func()
+	err     error
+}
+
+// Start writes the call on the link before it returns, so calls started
+// one after the other from one goroutine reach the peer in that order. p's
+// Kind picks the budget; TimeoutMs is set from the time left. timeout ≤ 0
+// is the link's Timeout; a shorter ctx deadline wins. A call beyond the
+// budget or while the link is down fails at once; a timeout or a lost link
+// fails it (Wait); none is resent.
+func (l *PeerLink) Start(ctx context.Context, p ConnPrincipal, requestData []byte, clientIP net.IP, timeout time.Duration) *PeerPending {
+	pp := &PeerPending{l: l, ctx: ctx}
 	if p.Kind < 0 || p.Kind >= peerKinds {
-		return nil, fmt.Errorf("call to streamshift instance %q: unknown kind %d", l.o.Peer, p.Kind)
+		pp.err = fmt.Errorf("call to streamshift instance %q: unknown kind %d", l.o.Peer, p.Kind)
+		return pp
 	}
 	if timeout <= 0 {
 		timeout = l.o.Timeout
@@ -356,46 +379,61 @@ func (l *PeerLink) Call(ctx context.Context, p ConnPrincipal, requestData []byte
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
 	}
+	pp.timeout = timeout
 	b := &l.budgets[p.Kind]
 	size := int64(len(requestData))
 	if reason := b.take(size); reason != "" {
-		return nil, l.refuse(reason, fmt.Sprintf("busy: %d %s calls in flight to it, limit %d calls and %d request bytes", b.inflight(), p.Kind, b.max, b.maxBytes))
+		pp.err = l.refuse(reason, fmt.Sprintf("busy: %d %s calls in flight to it, limit %d calls and %d request bytes", b.inflight(), p.Kind, b.max, b.maxBytes))
+		return pp
 	}
-	defer b.give(size)
-	p.TimeoutMs = int32(min(timeout.Milliseconds(), 1<<31-1))
+	pp.release = func() { b.give(size) }
+	p.TimeoutMs = int32(min(max(timeout.Milliseconds(), 0), 1<<31-1))
 
-	ch := make(chan peerResult, 1)
+	pp.ch = make(chan peerResult, 1)
 	l.mu.Lock()
 	conn := l.conn
 	if conn == nil {
 		l.mu.Unlock()
-		return nil, l.refuse("link_down", "link down")
+		pp.err = l.refuse("link_down", "link down")
+		return pp
 	}
 	l.corr++
 	if l.corr <= 0 {
 		l.corr = 1
 	}
-	corr := l.corr
-	l.pending[corr] = ch
+	pp.corr = l.corr
+	l.pending[pp.corr] = pp.ch
 	l.mu.Unlock()
+	frame := appendRequestFrame(nil, pp.corr, &l.o.Self, envelopeRequest(&p, requestData, clientIP))
 
-	frame := appendRequestFrame(nil, corr, &l.o.Self, envelopeRequest(&p, requestData, clientIP))
 	if err := l.write(conn, frame, timeout); err != nil {
-		l.forget(corr)
+		l.forget(pp.corr)
 		_ = conn.Close() // the reader sees it and takes the link down
-		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("link lost: %v", err)}
+		pp.err = &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("link lost: %v", err)}
 	}
-	t := time.NewTimer(timeout)
+	return pp
+}
+
+// Wait returns the call's ResponseData, or why there is none.
+func (pp *PeerPending) Wait() ([]byte, error) {
+	if pp.release != nil {
+		defer pp.release()
+	}
+	if pp.err != nil {
+		return nil, pp.err
+	}
+	l := pp.l
+	t := time.NewTimer(pp.timeout)
 	defer t.Stop()
 	select {
-	case r := <-ch:
+	case r := <-pp.ch:
 		return r.data, r.err
 	case <-t.C:
-		l.forget(corr)
-		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("no answer within %v", timeout)}
-	case <-ctx.Done():
-		l.forget(corr)
-		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: ctx.Err().Error()}
+		l.forget(pp.corr)
+		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("no answer within %v", pp.timeout)}
+	case <-pp.ctx.Done():
+		l.forget(pp.corr)
+		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: pp.ctx.Err().Error()}
 	}
 }
 

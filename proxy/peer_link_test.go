@@ -55,10 +55,21 @@ func (r *refusals) get(reason string) int {
 	return r.n[reason]
 }
 
+// blockingHandler is a test's handler: it may block (BlockingPeerHandler).
+type blockingHandler = func(context.Context, *PeerCall) ([]byte, int16)
+
+func blocking(m map[PeerCallKind]blockingHandler) map[PeerCallKind]PeerHandler {
+	out := map[PeerCallKind]PeerHandler{}
+	for k, f := range m {
+		out[k] = BlockingPeerHandler(f)
+	}
+	return out
+}
+
 // startPeerPair starts a listener with handlers and a link to it, up.
-func startPeerPair(t *testing.T, handlers map[PeerCallKind]PeerHandler, lo func(*PeerListenerOptions), ko func(*PeerLinkOptions)) (*PeerListener, *PeerLink) {
+func startPeerPair(t *testing.T, handlers map[PeerCallKind]blockingHandler, lo func(*PeerListenerOptions), ko func(*PeerLinkOptions)) (*PeerListener, *PeerLink) {
 	t.Helper()
-	o := PeerListenerOptions{Addr: "127.0.0.1:0", Handlers: handlers, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}
+	o := PeerListenerOptions{Addr: "127.0.0.1:0", Handlers: blocking(handlers), Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}
 	if lo != nil {
 		lo(&o)
 	}
@@ -88,7 +99,7 @@ func localhost() net.IP { return net.IPv4(127, 0, 0, 1) }
 // one on the same link (a held JoinGroup and the heartbeats behind it).
 func TestPeerLinkOutOfOrder(t *testing.T) {
 	held, release := make(chan struct{}), make(chan struct{})
-	_, l := startPeerPair(t, map[PeerCallKind]PeerHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	_, l := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
 		if c.Corr == 1 {
 			close(held)
 			<-release
@@ -124,7 +135,7 @@ func TestPeerLinkBounds(t *testing.T) {
 	var started atomic.Int32
 	release := make(chan struct{})
 	var refused refusals
-	_, l := startPeerPair(t, map[PeerCallKind]PeerHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	_, l := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
 		started.Add(1)
 		<-release
 		return echoData(c), 0
@@ -168,7 +179,7 @@ func TestPeerLinkBounds(t *testing.T) {
 	// Bytes: one small call held, then one that would pass 64 MiB in all.
 	held := make(chan struct{})
 	release2 := make(chan struct{})
-	_, l2 := startPeerPair(t, map[PeerCallKind]PeerHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	_, l2 := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
 		close(held)
 		<-release2
 		return echoData(c), 0
@@ -198,7 +209,7 @@ func TestPeerListenerBounds(t *testing.T) {
 	var started atomic.Int32
 	release := make(chan struct{})
 	var refused refusals
-	_, l := startPeerPair(t, map[PeerCallKind]PeerHandler{
+	_, l := startPeerPair(t, map[PeerCallKind]blockingHandler{
 		PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
 			started.Add(1)
 			<-release
@@ -239,7 +250,7 @@ func TestPeerListenerBounds(t *testing.T) {
 func TestPeerLinkTimeout(t *testing.T) {
 	release := make(chan struct{})
 	var calls atomic.Int32
-	_, l := startPeerPair(t, map[PeerCallKind]PeerHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	_, l := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
 		if calls.Add(1) == 1 {
 			<-release
 		}
@@ -267,7 +278,7 @@ func TestPeerLinkLost(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	var refused refusals
-	pl, l := startPeerPair(t, map[PeerCallKind]PeerHandler{PeerServe: func(ctx context.Context, c *PeerCall) ([]byte, int16) {
+	pl, l := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(ctx context.Context, c *PeerCall) ([]byte, int16) {
 		started.Add(1)
 		select {
 		case <-release:
@@ -318,7 +329,7 @@ func TestPeerLinkLost(t *testing.T) {
 
 // TestPeerLinkReconnects: a link comes back once its peer listens again.
 func TestPeerLinkReconnects(t *testing.T) {
-	h := map[PeerCallKind]PeerHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }}
+	h := map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }}
 	pl, l := startPeerPair(t, h, nil, nil)
 	addr := pl.Addr().String()
 	_ = pl.Close()
@@ -328,7 +339,7 @@ func TestPeerLinkReconnects(t *testing.T) {
 		}
 		return nil
 	})
-	pl2, err := ListenPeers(PeerListenerOptions{Addr: addr, Handlers: h, Log: zerolog.New(zerolog.NewTestWriter(t))})
+	pl2, err := ListenPeers(PeerListenerOptions{Addr: addr, Handlers: blocking(h), Log: zerolog.New(zerolog.NewTestWriter(t))})
 	if err != nil {
 		t.Skipf("port %s taken meanwhile: %v", addr, err)
 	}
@@ -374,7 +385,7 @@ func TestPeerLinkNoDeadlock(t *testing.T) {
 		}
 		upstream := func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }
 		pl, err := ListenPeers(PeerListenerOptions{Addr: "127.0.0.1:0", MaxInflight: limit, Log: log,
-			Handlers: map[PeerCallKind]PeerHandler{PeerServe: serve, PeerUpstream: upstream}})
+			Handlers: blocking(map[PeerCallKind]blockingHandler{PeerServe: serve, PeerUpstream: upstream})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -451,7 +462,7 @@ func dialPeerOnce(o PeerLinkOptions) error {
 func TestPeerLinkTLS(t *testing.T) {
 	f := tlsPeerFiles(t)
 	lt := &TLSListener{CertFile: f.CertFile, KeyFile: f.KeyFile}
-	h := map[PeerCallKind]PeerHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }}
+	h := map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }}
 	dial := must(PeerDialTLS(lt, f.CAFile, zerolog.Nop()))
 	pl, l := startPeerPair(t, h, func(o *PeerListenerOptions) { o.TLS = lt }, func(o *PeerLinkOptions) { o.TLS = dial })
 	if data, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(3), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 3 {
@@ -471,7 +482,7 @@ func TestPeerLinkMutualTLS(t *testing.T) {
 	// Every instance's listener certificate is signed by the cluster's CA,
 	// which is also tls.client-ca-file.
 	lt := &TLSListener{CertFile: f.CertFile, KeyFile: f.KeyFile, ClientCAFile: f.CAFile, ClientAuth: "require"}
-	h := map[PeerCallKind]PeerHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }}
+	h := map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }}
 	dial := must(PeerDialTLS(lt, f.CAFile, zerolog.Nop()))
 	if dial.GetClientCertificate == nil {
 		t.Fatal("tls.client-auth=require: the links present no certificate")
@@ -507,7 +518,7 @@ func TestPeerListenerRefusesOtherKeys(t *testing.T) {
 // not read is answered with Kafka's code, the link stays up, no handler runs.
 func TestPeerListenerMalformedPrincipal(t *testing.T) {
 	var ran atomic.Bool
-	pl, _ := startPeerPair(t, map[PeerCallKind]PeerHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	pl, _ := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
 		ran.Store(true)
 		return echoData(c), 0
 	}}, nil, nil)

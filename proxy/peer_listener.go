@@ -22,11 +22,35 @@ import (
 // other key closes the connection, as Kafka closes a connection sending a
 // key its listener does not serve. Keep its port off the load balancer.
 
-// PeerHandler runs one call: it returns the ResponseData (a response
-// header and body, byte for byte what a client would get), or an envelope
-// error code with nothing done. ctx ends at the call's deadline (the
-// origin's TimeoutMs) or when the listener closes.
-type PeerHandler func(ctx context.Context, c *PeerCall) (responseData []byte, code int16)
+// PeerHandler starts one call and returns where its answer will come. It
+// runs on the link's reader and must not block: what it starts before it
+// returns is started in the order the link brought the calls (an owner's
+// asks and forwards for one request reach the client's upstream connection
+// in the order the owner made them). ctx ends at the call's deadline (the
+// origin's TimeoutMs) or when the listener closes; an answer after that is
+// dropped and the call answered COORDINATOR_NOT_AVAILABLE.
+type PeerHandler func(ctx context.Context, c *PeerCall) <-chan PeerAnswer
+
+// PeerAnswer is a call's answer: the ResponseData (a response header and
+// body, byte for byte what a client would get), or an envelope error code
+// with nothing done.
+type PeerAnswer struct {
+	Data []byte
+	Code int16
+}
+
+// BlockingPeerHandler adapts a handler that may block: it runs on a
+// goroutine of its own.
+func BlockingPeerHandler(f func(ctx context.Context, c *PeerCall) ([]byte, int16)) PeerHandler {
+	return func(ctx context.Context, c *PeerCall) <-chan PeerAnswer {
+		ch := make(chan PeerAnswer, 1)
+		go func() {
+			data, code := f(ctx, c)
+			ch <- PeerAnswer{Data: data, Code: code}
+		}()
+		return ch
+	}
+}
 
 // PeerListenerOptions configure the internal listener.
 type PeerListenerOptions struct {
@@ -258,16 +282,22 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 		}
 		return pc.answer(h.corr, envelopeError(kerr.CoordinatorNotAvailable.Code))
 	}
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(call.Principal.TimeoutMs)*time.Millisecond)
+	answer := handler(cctx, &call)
 	pc.pl.wg.Add(1)
 	go func() {
 		defer pc.pl.wg.Done()
 		defer b.give(size)
-		cctx, cancel := context.WithTimeout(ctx, time.Duration(call.Principal.TimeoutMs)*time.Millisecond)
 		defer cancel()
-		data, code := handler(cctx, &call)
-		resp := envelopeError(code)
-		if code == 0 {
-			resp.ResponseData = data
+		var a PeerAnswer
+		select {
+		case a = <-answer:
+		case <-cctx.Done():
+			a.Code = kerr.CoordinatorNotAvailable.Code
+		}
+		resp := envelopeError(a.Code)
+		if a.Code == 0 {
+			resp.ResponseData = a.Data
 		}
 		if err := pc.answer(h.corr, resp); err != nil {
 			// The link's reader sees the broken connection too.
