@@ -193,8 +193,8 @@ func (l *PeerLink) Inflight(k PeerCallKind) int { return l.budgets[k].inflight()
 
 // Close drops the link for good; calls in flight fail.
 func (l *PeerLink) Close() {
-	l.cancel()
 	l.mu.Lock()
+	l.cancel() // under mu: setUp sees it or Close sees the connection
 	if l.conn != nil {
 		_ = l.conn.Close()
 	}
@@ -208,8 +208,10 @@ func (l *PeerLink) run() {
 	for {
 		conn, err := l.connect()
 		if err == nil {
+			if !l.setUp(conn) {
+				return // closed while it connected
+			}
 			backoff = peerBackoffMin
-			l.setUp(conn)
 			err = l.read(conn)
 			l.setDown(conn, err)
 		}
@@ -290,11 +292,19 @@ func (l *PeerLink) checkVersions(ctx context.Context, conn net.Conn) error {
 	return fmt.Errorf("%s does not serve Envelope v0: not a streamshift internal listener", l.o.Addr)
 }
 
-func (l *PeerLink) setUp(conn net.Conn) {
+// setUp makes conn the link's, unless Close came first (it closes only
+// the connection it finds).
+func (l *PeerLink) setUp(conn net.Conn) bool {
 	l.mu.Lock()
+	if l.ctx.Err() != nil {
+		l.mu.Unlock()
+		_ = conn.Close()
+		return false
+	}
 	l.conn = conn
 	l.mu.Unlock()
 	l.o.Log.Info().Msg("cluster: link to a streamshift instance up")
+	return true
 }
 
 // setDown fails every call in flight: a call is never resent, the client
