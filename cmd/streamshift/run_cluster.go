@@ -17,6 +17,7 @@ import (
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/internal/lockedmap"
+	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -103,11 +104,11 @@ func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coord
 	return cr
 }
 
-// join starts the internal listener, so the map publishes this instance's
-// internal address, and joins the instance group; fatal is told an error
-// that must stop the instance.
-func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
-	links, err := startClusterLinks(cfg, cr.refused, cr.logger)
+// join starts the internal listener (serving other instances' calls on
+// p), so the map publishes this instance's internal address, and joins the
+// instance group; fatal is told an error that must stop the instance.
+func (cr *clusterRuntime) join(cfg *config.Config, p *proxy.Proxy, fatal func(error)) error {
+	links, err := startClusterLinks(cfg, p, cr.refused, cr.logger)
 	if err != nil {
 		return err
 	}

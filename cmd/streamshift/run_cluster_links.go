@@ -17,8 +17,10 @@ import (
 
 // clusterLinks is this instance's end of the instance-to-instance path
 // (docs/one-address.md §3): the internal listener, and a link to every
-// other instance the cluster map lists with an internal address. Nothing
-// sends calls on them yet: the routes use them from step 3 of the design on.
+// other instance the cluster map lists with an internal address. The
+// listener runs other instances' serve calls on this proxy's interceptors
+// and their upstream calls on its client connections; the routes do not
+// send serve calls yet (the design's step 4).
 type clusterLinks struct {
 	listener *proxy.PeerListener
 	links    *proxy.PeerLinks
@@ -42,11 +44,27 @@ func newForwardRefused() *prometheus.CounterVec {
 
 // startClusterLinks binds the internal listener; the links follow the map
 // (watch).
-func startClusterLinks(cfg *config.Config, refused *prometheus.CounterVec, log zerolog.Logger) (*clusterLinks, error) {
+func startClusterLinks(cfg *config.Config, p *proxy.Proxy, refused *prometheus.CounterVec, log zerolog.Logger) (*clusterLinks, error) {
 	lt := listenerTLS(cfg.TLS)
+	dial, err := proxy.PeerDialTLS(lt, cfg.Cluster.TLSCAFile, log)
+	if err != nil {
+		return nil, err
+	}
+	links := proxy.NewPeerLinks(proxy.PeerLinkOptions{
+		Self:          cfg.ProxyID,
+		TLS:           dial,
+		MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
+		MaxBytes:      int64(cfg.Cluster.MaxPeerBytes),
+		Timeout:       cfg.Cluster.ForwardTimeout,
+		MaxFrameBytes: cfg.Limits.MaxFrameBytes,
+		DialTimeout:   cfg.UpstreamDialTimeout,
+		Refused:       func(reason string) { refused.WithLabelValues(reason).Inc() },
+		Log:           log,
+	})
 	pl, err := proxy.ListenPeers(proxy.PeerListenerOptions{
 		Addr:          cfg.ClusterListen(),
 		TLS:           lt,
+		Handlers:      p.PeerHandlers(cfg.ProxyID, links),
 		MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
 		MaxBytes:      int64(cfg.Cluster.MaxPeerBytes),
 		MaxFrameBytes: cfg.Limits.MaxFrameBytes,
@@ -61,24 +79,8 @@ func startClusterLinks(cfg *config.Config, refused *prometheus.CounterVec, log z
 		_ = pl.Close()
 		return nil, err
 	}
-	dial, err := proxy.PeerDialTLS(lt, cfg.Cluster.TLSCAFile, log)
-	if err != nil {
-		_ = pl.Close()
-		return nil, err
-	}
 	cl := &clusterLinks{
-		listener: pl, self: cfg.ProxyID, internal: internal,
-		links: proxy.NewPeerLinks(proxy.PeerLinkOptions{
-			Self:          cfg.ProxyID,
-			TLS:           dial,
-			MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
-			MaxBytes:      int64(cfg.Cluster.MaxPeerBytes),
-			Timeout:       cfg.Cluster.ForwardTimeout,
-			MaxFrameBytes: cfg.Limits.MaxFrameBytes,
-			DialTimeout:   cfg.UpstreamDialTimeout,
-			Refused:       func(reason string) { refused.WithLabelValues(reason).Inc() },
-			Log:           log,
-		}),
+		listener: pl, self: cfg.ProxyID, internal: internal, links: links,
 		changed: make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 	}

@@ -185,7 +185,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	}
 	logMigration(mig, log)
 	if durable {
-		if err := rt.cluster.join(cfg, fatal); err != nil {
+		if err := rt.cluster.join(cfg, p, fatal); err != nil {
 			return nil, err
 		}
 		// Serve once this instance's first partitions are loaded; a
