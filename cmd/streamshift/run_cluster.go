@@ -17,7 +17,6 @@ import (
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/internal/lockedmap"
-	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -38,7 +37,7 @@ type clusterRuntime struct {
 	// group is set once joined (startCluster); nil before.
 	group atomic.Pointer[upstream.InstanceGroup]
 	// links are the internal listener and the links to the other
-	// instances, started by join.
+	// instances; the map they follow comes with join.
 	links *clusterLinks
 
 	// loading serializes the loads of each partition: a load that lost
@@ -64,7 +63,6 @@ type clusterRuntime struct {
 	changes  prometheus.Counter
 	loadTime prometheus.Histogram
 	fenced   prometheus.Counter
-	refused  *prometheus.CounterVec
 }
 
 // advertisedHost is the host clients are told for this instance: the
@@ -87,33 +85,27 @@ func releaseVersion() string {
 	return ""
 }
 
-func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coordinator.Partitions, anchors *anchor.Manager, reg prometheus.Registerer, log zerolog.Logger) *clusterRuntime {
+func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coordinator.Partitions, anchors *anchor.Manager, links *clusterLinks, reg prometheus.Registerer, log zerolog.Logger) *clusterRuntime {
 	ctx, cancel := context.WithCancel(context.Background())
 	cr := &clusterRuntime{
 		log: glog, parts: parts, anchors: anchors, logger: log, ctx: ctx, cancel: cancel,
-		self:      upstream.InstanceInfo{ProxyID: cfg.ProxyID, Host: advertisedHost(cfg), Version: releaseVersion()},
+		self:      upstream.InstanceInfo{ProxyID: cfg.ProxyID, Host: advertisedHost(cfg), Internal: links.internal, Version: releaseVersion()},
+		links:     links,
 		firstLoad: make(chan struct{}),
 		loading:   make([]sync.Mutex, glog.Partitions()),
 		stopLoad:  map[int32]context.CancelFunc{},
 	}
 	cr.changes, cr.loadTime, cr.fenced = newClusterMetrics()
-	cr.refused = newForwardRefused()
 	if reg != nil {
-		reg.MustRegister(cr.changes, cr.loadTime, cr.fenced, cr.refused)
+		reg.MustRegister(cr.changes, cr.loadTime, cr.fenced, links.refused)
 	}
 	return cr
 }
 
-// join starts the internal listener (serving other instances' calls on
-// p), so the map publishes this instance's internal address, and joins the
-// instance group; fatal is told an error that must stop the instance.
-func (cr *clusterRuntime) join(cfg *config.Config, p *proxy.Proxy, fatal func(error)) error {
-	links, err := startClusterLinks(cfg, p, cr.refused, cr.logger)
-	if err != nil {
-		return err
-	}
-	cr.links = links
-	cr.self.Internal = links.internal
+// join joins the instance group, publishing this instance's internal
+// address; fatal is told an error that must stop the instance.
+func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
+	links := cr.links
 	g, err := upstream.JoinInstanceGroup(upstream.InstanceGroupOptions{
 		Seeds:          cfg.Upstream,
 		Opts:           controlPlaneOpts(cfg)[1:],
@@ -129,7 +121,6 @@ func (cr *clusterRuntime) join(cfg *config.Config, p *proxy.Proxy, fatal func(er
 		Log:            cr.logger,
 	})
 	if err != nil {
-		links.close()
 		return err
 	}
 	cr.group.Store(g)
@@ -306,9 +297,7 @@ func (cr *clusterRuntime) close() {
 		if g := cr.group.Load(); g != nil {
 			g.Close()
 		}
-		if cr.links != nil {
-			cr.links.close()
-		}
+		cr.links.close()
 		cr.wg.Wait()
 		for _, s := range cr.parts.Status() {
 			cr.drop(s.Partition)
@@ -336,9 +325,7 @@ func (cr *clusterRuntime) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 		m := g.Map()
 		v.Instances, v.Owners = m.Instances, m.Owners
 	}
-	if cr.links != nil {
-		v.Links = cr.links.links.Status()
-	}
+	v.Links = cr.links.links.Status()
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(v); err != nil {
 		http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)

@@ -32,6 +32,7 @@ type clusterLinks struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	once    sync.Once
+	refused *prometheus.CounterVec
 }
 
 // newForwardRefused is streamshift_cluster_forward_refused_total: calls to
@@ -44,7 +45,8 @@ func newForwardRefused() *prometheus.CounterVec {
 
 // startClusterLinks binds the internal listener; the links follow the map
 // (watch).
-func startClusterLinks(cfg *config.Config, p *proxy.Proxy, refused *prometheus.CounterVec, log zerolog.Logger) (*clusterLinks, error) {
+func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (*clusterLinks, error) {
+	refused := newForwardRefused()
 	lt := listenerTLS(cfg.TLS)
 	dial, err := proxy.PeerDialTLS(lt, cfg.Cluster.TLSCAFile, log)
 	if err != nil {
@@ -80,7 +82,7 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, refused *prometheus.C
 		return nil, err
 	}
 	cl := &clusterLinks{
-		listener: pl, self: cfg.ProxyID, internal: internal, links: links,
+		listener: pl, self: cfg.ProxyID, internal: internal, links: links, refused: refused,
 		changed: make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 	}
