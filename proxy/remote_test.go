@@ -230,22 +230,55 @@ func TestRemoteForClientsPrincipal(t *testing.T) {
 }
 
 // TestRemoteClientGone: an upstream call naming a connection the origin
-// does not have (closed, or of an earlier start) is answered
-// NETWORK_EXCEPTION, nothing sent.
+// does not have (closed, of an earlier start, of another instance) is
+// answered NETWORK_EXCEPTION, nothing sent; one naming a live connection
+// is answered by the broker, under the call's correlation id.
 func TestRemoteClientGone(t *testing.T) {
 	c := newCluster(t, kfake.NumBrokers(1))
 	p := startProxy(t, c.ListenAddrs(), nil)
+	conn, err := net.Dial("tcp", p.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var live uint64
+	waitFor(t, "client connection with its upstream", func() error {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for id := range p.byID {
+			live = id
+			return nil
+		}
+		return errNotYet
+	})
 	h := p.PeerHandlers("origin", nil)[PeerUpstream]
 	cid := "app"
-	data := appendRequestFrame(nil, 1, &cid, kmsg.NewPtrMetadataRequest())[4:]
-	for name, pr := range map[string]ConnPrincipal{
-		"unknown connection": {Kind: PeerUpstream, Origin: "origin", Incarnation: p.Incarnation(), ConnID: 1 << 40},
-		"earlier start":      {Kind: PeerUpstream, Origin: "origin", Incarnation: p.Incarnation() + 1, ConnID: 1},
-		"another origin":     {Kind: PeerUpstream, Origin: "other", Incarnation: p.Incarnation(), ConnID: 1},
+	data := appendRequestFrame(nil, 77, &cid, &kmsg.MetadataRequest{Version: 9})[4:]
+	for name, tc := range map[string]struct {
+		pr   ConnPrincipal
+		code int16
+	}{
+		"live":               {ConnPrincipal{Kind: PeerUpstream, Origin: "origin", Incarnation: p.Incarnation(), ConnID: int64(live)}, 0},
+		"unknown connection": {ConnPrincipal{Kind: PeerUpstream, Origin: "origin", Incarnation: p.Incarnation(), ConnID: 1 << 40}, kerr.NetworkException.Code},
+		"earlier start":      {ConnPrincipal{Kind: PeerUpstream, Origin: "origin", Incarnation: p.Incarnation() + 1, ConnID: int64(live)}, kerr.NetworkException.Code},
+		"another origin":     {ConnPrincipal{Kind: PeerUpstream, Origin: "other", Incarnation: p.Incarnation(), ConnID: int64(live)}, kerr.NetworkException.Code},
 	} {
-		a := <-h(context.Background(), &PeerCall{Principal: pr, RequestData: data, Key: int16(kmsg.Metadata), Corr: 1})
-		if a.Code != kerr.NetworkException.Code {
-			t.Errorf("%s: code %d, want NETWORK_EXCEPTION", name, a.Code)
+		var a PeerAnswer
+		waitFor(t, name, func() error {
+			a = <-h(context.Background(), &PeerCall{Principal: tc.pr, RequestData: data, Key: int16(kmsg.Metadata), Version: 9, Corr: 77})
+			if tc.code == 0 && a.Code == kerr.NetworkException.Code {
+				return errNotYet // the upstream connection is still being dialled
+			}
+			return nil
+		})
+		if a.Code != tc.code {
+			t.Errorf("%s: code %d, want %d", name, a.Code, tc.code)
+			continue
+		}
+		if tc.code == 0 {
+			if _, err := decodeResponse(int16(kmsg.Metadata), 9, a.Data); err != nil || len(a.Data) < 4 || a.Data[3] != 77 {
+				t.Errorf("%s: answer %x (%v), want a Metadata response of correlation id 77", name, a.Data, err)
+			}
 		}
 	}
 }
