@@ -3,7 +3,7 @@ package config
 import (
 	"reflect"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // Streams is the `streams:` section: settings of the streams groups the proxy
@@ -18,7 +18,7 @@ import (
 // the key then becomes known to the file, environment and unknown-key checks
 // automatically.
 //
-// Values are kept as text and parsed by coordinator.ParseConfig (Kafka's
+// Values are kept as text and parsed by streams.ParseConfig (Kafka's
 // group.streams.* names without the prefix; empty means Kafka's default).
 type Streams struct {
 	SessionTimeout          string `koanf:"session.timeout.ms"`
@@ -42,7 +42,7 @@ type Streams struct {
 // DefaultStreams returns the streams settings before any source is applied.
 func DefaultStreams() Streams { return Streams{} }
 
-// KeyValues returns the set keys, as coordinator.ParseConfig reads them.
+// KeyValues returns the set keys, as streams.ParseConfig reads them.
 func (s Streams) KeyValues() map[string]string {
 	out := map[string]string{}
 	v := reflect.ValueOf(s)
@@ -56,8 +56,8 @@ func (s Streams) KeyValues() map[string]string {
 }
 
 // CoordinatorConfig parses the section.
-func (s Streams) CoordinatorConfig() (coordinator.Config, error) {
-	return coordinator.ParseConfig(s.KeyValues())
+func (s Streams) CoordinatorConfig() (streams.Config, error) {
+	return streams.ParseConfig(s.KeyValues())
 }
 
 func (s Streams) validate() []string {

@@ -17,7 +17,7 @@ type GroupSummary struct {
 func (c *Coordinator) Summary(groupID string) (sum GroupSummary, ok bool) {
 	ch := make(chan GroupSummary, 1)
 	found := make(chan bool, 1)
-	c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *groupQueue) {
 		g := s.group
 		if g == nil {
 			found <- false
@@ -39,12 +39,12 @@ func (c *Coordinator) Summary(groupID string) (sum GroupSummary, ok bool) {
 // Owns reports whether the coordinator holds a streams group with this id.
 func (c *Coordinator) Owns(groupID string) bool {
 	c.mu.Lock()
-	_, ok := c.shards[groupID]
+	_, ok := c.queues[groupID]
 	c.mu.Unlock()
 	if !ok {
 		return false
 	}
 	ch := make(chan bool, 1)
-	c.run(groupID, func(s *shard) { ch <- s.group != nil }, func(*streams.CoordError) { ch <- false })
+	c.run(groupID, func(s *groupQueue) { ch <- s.group != nil }, func(*streams.CoordError) { ch <- false })
 	return <-ch
 }

@@ -50,7 +50,7 @@ func benchGroup(tb testing.TB, c *Coordinator, clock *ManualClock, md *StaticMet
 			call(hbReq("bench", id, epochs[id], &o))
 		}
 	}
-	g := c.shards["bench"].group
+	g := c.queues["bench"].group
 	if g.State() != streams.GroupStable {
 		tb.Fatalf("bench group not stable: %v", g.State())
 	}
@@ -228,7 +228,7 @@ func BenchmarkGroupFormation(b *testing.B) {
 			})
 		}
 		b.StopTimer()
-		if st := c.shards["bench"].group.State(); st != streams.GroupStable {
+		if st := c.queues["bench"].group.State(); st != streams.GroupStable {
 			b.Fatalf("state %v", st)
 		}
 		b.StartTimer()

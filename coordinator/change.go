@@ -16,7 +16,7 @@ import (
 
 // newChange starts a change of the group on its executor, with the inputs an
 // operation reads.
-func (c *Coordinator) newChange(s *shard) *streams.Change {
+func (c *Coordinator) newChange(s *groupQueue) *streams.Change {
 	c.mu.Lock()
 	cfg, maxSize, claim := c.cfg.Group(s.id), c.cfg.MaxGroupSize, c.claims[s.id]
 	c.mu.Unlock()
@@ -39,10 +39,10 @@ func (c *Coordinator) newChange(s *shard) *streams.Change {
 
 // carryOut does what the change asked for, in order: its log lines, the
 // claim it took, its timers, its metadata refreshes and topic creations. The
-// group the change holds becomes the shard's. It runs once an operation
+// group the change holds becomes its queue's. It runs once an operation
 // returns, before its records are committed or rolled back, and again for
 // what a later step of the same change asks.
-func (c *Coordinator) carryOut(s *shard, ch *streams.Change) {
+func (c *Coordinator) carryOut(s *groupQueue, ch *streams.Change) {
 	s.group = ch.Group
 	for _, e := range ch.Logs {
 		c.writeLog(e)
@@ -95,7 +95,7 @@ func (c *Coordinator) createTopics(groupID string, todo []streams.CreatableTopic
 			c.timings.TopicsCreated(len(todo)-len(failed), len(failed))
 		}
 		c.metadata.RequestRefresh(names)
-		c.run(groupID, func(s *shard) {
+		c.run(groupID, func(s *groupQueue) {
 			if s.group == nil {
 				return
 			}
@@ -152,7 +152,7 @@ func (c *Coordinator) writeLog(e *streams.LogEntry) {
 // finish ends an operation's change as the operation asked (its Outcome):
 // its I/O carried out, its records appended or rolled back. It reports a
 // failed append, which the caller answers.
-func (c *Coordinator) finish(s *shard, ch *streams.Change) error {
+func (c *Coordinator) finish(s *groupQueue, ch *streams.Change) error {
 	switch ch.Outcome {
 	case streams.OutcomeCommit:
 		return c.commit(s, ch)
@@ -166,7 +166,7 @@ func (c *Coordinator) finish(s *shard, ch *streams.Change) error {
 
 // commit carries out the change's I/O and appends its records to the log.
 // On failure the group goes back to what the log holds.
-func (c *Coordinator) commit(s *shard, ch *streams.Change) error {
+func (c *Coordinator) commit(s *groupQueue, ch *streams.Change) error {
 	c.carryOut(s, ch)
 	if len(ch.Records) == 0 {
 		return nil
@@ -193,7 +193,7 @@ func (c *Coordinator) commit(s *shard, ch *streams.Change) error {
 // rollback carries out the change's I/O and discards its records: the
 // group is rebuilt from its records in the log; what lives in memory only
 // is kept.
-func (c *Coordinator) rollback(s *shard, ch *streams.Change) {
+func (c *Coordinator) rollback(s *groupQueue, ch *streams.Change) {
 	c.carryOut(s, ch)
 	if len(ch.Records) == 0 && !ch.Created {
 		return

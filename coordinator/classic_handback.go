@@ -22,7 +22,7 @@ import (
 // coordinator; like the coordinator's other callbacks it must not block.
 // BeginHandBack on a barrier already up moves its onBarrier to this caller.
 func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(streams.HandBackState), done func(error)) {
-	c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *groupQueue) {
 		ch := c.newChange(s)
 		hb, err := ch.BeginHandBack(onBarrier)
 		c.finish(s, ch) // it writes nothing
@@ -35,14 +35,14 @@ func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(streams.HandB
 
 // HandBack reports the state of a group's hand-back.
 func (c *Coordinator) HandBack(groupID string, done func(streams.HandBackState)) {
-	c.run(groupID, func(s *shard) { done(streams.HandBackStateOf(s.group)) }, func(*streams.CoordError) { done(streams.HandBackState{}) })
+	c.run(groupID, func(s *groupQueue) { done(streams.HandBackStateOf(s.group)) }, func(*streams.CoordError) { done(streams.HandBackState{}) })
 }
 
 // AbortHandBack takes the barrier down: held members get their session
 // timers back; the caller runs their held JoinGroups through
 // ClassicJoinGroup, where they are served by the streams group.
 func (c *Coordinator) AbortHandBack(groupID string, done func()) {
-	c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *groupQueue) {
 		ch := c.newChange(s)
 		ch.AbortHandBack()
 		c.finish(s, ch) // it writes nothing
@@ -55,7 +55,7 @@ func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 // do. The caller has made the anchor leave upstream before, and forwards
 // the held JoinGroups upstream after.
 func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
-	c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *groupQueue) {
 		g := s.group
 		if st := streams.HandBackStateOf(g); !st.Ready {
 			done(fmt.Errorf("hand-back of %s is not ready (%+v): %w", groupID, st, kerr.RebalanceInProgress))
@@ -70,7 +70,7 @@ func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
 // could not be fenced there, or the anchor could not join): the group is
 // left to the upstream classic coordinator as if nothing happened.
 func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
-	c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *groupQueue) {
 		if s.group == nil {
 			done(nil)
 			return
@@ -84,7 +84,7 @@ func (c *Coordinator) AbandonTakeOver(groupID string, done func(error)) {
 // target metadata, members, group metadata, topology, ownership. A failed
 // append is appendFailed's code for what asked (a hand-back, an abandoned
 // takeover).
-func (c *Coordinator) dropGroup(s *shard, what string) error {
+func (c *Coordinator) dropGroup(s *groupQueue, what string) error {
 	ch := c.newChange(s)
 	ch.TombstoneGroup(true)
 	if err := c.commit(s, ch); err != nil {
@@ -98,7 +98,7 @@ func (c *Coordinator) dropGroup(s *shard, what string) error {
 // ClassicOnly reports whether the group is a streams group here whose
 // members are all classic: the condition of a hand-back.
 func (c *Coordinator) ClassicOnly(groupID string, done func(bool)) {
-	c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *groupQueue) {
 		g := s.group
 		done(g != nil && len(g.Members) > 0 && !streams.HasStreamsMember(g))
 	}, func(*streams.CoordError) { done(false) })

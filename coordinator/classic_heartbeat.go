@@ -21,10 +21,10 @@ func (c *Coordinator) ClassicHeartbeat(req streams.ClassicHeartbeatRequest, done
 // error per member (nil, or wrapping UNKNOWN_MEMBER_ID / FENCED_INSTANCE_ID),
 // or ErrClassicNotServed for the whole request.
 func (c *Coordinator) ClassicLeaveGroup(groupID string, members []streams.ClassicLeaveMember, done func([]error, error)) {
-	c.run(groupID, func(s *shard) { done(c.classicLeave(s, groupID, members)) }, func(e *streams.CoordError) { done(nil, e) })
+	c.run(groupID, func(s *groupQueue) { done(c.classicLeave(s, groupID, members)) }, func(e *streams.CoordError) { done(nil, e) })
 }
 
-func (c *Coordinator) classicLeave(s *shard, groupID string, members []streams.ClassicLeaveMember) ([]error, error) {
+func (c *Coordinator) classicLeave(s *groupQueue, groupID string, members []streams.ClassicLeaveMember) ([]error, error) {
 	ch := c.newChange(s)
 	errs, err := ch.ClassicLeaveGroup(groupID, members)
 	if err := c.finish(s, ch); err != nil {
@@ -43,5 +43,5 @@ func (c *Coordinator) classicLeave(s *shard, groupID string, members []streams.C
 // group is empty or, for TxnOffsetCommit, always, as Kafka does. A streams
 // member is checked by ValidateOffsetCommit.
 func (c *Coordinator) ValidateClassicOffsetCommit(req streams.OffsetCommitRequest, done func(streams.OffsetCommitResult)) {
-	c.run(req.GroupID, func(s *shard) { done(streams.ValidateClassicOffsetCommit(s.group, req)) }, func(e *streams.CoordError) { done(streams.OffsetCommitResult{Err: e}) })
+	c.run(req.GroupID, func(s *groupQueue) { done(streams.ValidateClassicOffsetCommit(s.group, req)) }, func(e *streams.CoordError) { done(streams.OffsetCommitResult{Err: e}) })
 }

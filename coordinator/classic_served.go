@@ -11,7 +11,7 @@ package coordinator
 // the request as if it had been answered ErrClassicNotServed.
 func (c *Coordinator) MayServeClassic(groupID string) bool {
 	c.mu.Lock()
-	_, ok := c.shards[groupID]
+	_, ok := c.queues[groupID]
 	c.mu.Unlock()
 	return ok
 }

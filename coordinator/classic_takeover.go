@@ -30,11 +30,11 @@ func (c *Coordinator) TakeOverClassicGroup(state streams.ClassicGroupState, firs
 		respond(resp)
 		return
 	}
-	c.run(state.GroupID, func(s *shard) { respond(c.takeOver(s, state, first, client)) },
+	c.run(state.GroupID, func(s *groupQueue) { respond(c.takeOver(s, state, first, client)) },
 		func(e *streams.CoordError) { respond(streams.HeartbeatError(first, e)) })
 }
 
-func (c *Coordinator) takeOver(s *shard, state streams.ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
+func (c *Coordinator) takeOver(s *groupQueue, state streams.ClassicGroupState, first *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
 	if s.group == nil && len(state.Members) == 0 {
 		// An empty classic group has nothing to take over: only its
 		// offsets, which stay upstream. The join creates the group.

@@ -65,7 +65,7 @@ type Coordinator struct {
 
 	mu     sync.Mutex
 	cfg    streams.Config
-	shards map[string]*shard
+	queues map[string]*groupQueue
 	closed bool
 	// claims are ownership claims (ownership.go) waiting for the join
 	// that creates their group.
@@ -112,7 +112,7 @@ func New(opts Options) (*Coordinator, error) {
 		expireAfter: opts.GroupExpiration,
 		onExpired:   opts.OnGroupExpired,
 		cfg:         opts.Config,
-		shards:      map[string]*shard{},
+		queues:      map[string]*groupQueue{},
 	}, nil
 }
 

@@ -11,7 +11,7 @@ import (
 // done gets nil or a *kerr.Error once the tombstones are in the log. Its
 // committed offsets stay on the upstream; deleting them is the caller's part.
 func (c *Coordinator) DeleteGroup(groupID string, done func(error)) {
-	c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *groupQueue) {
 		ch := c.newChange(s)
 		if err := ch.DeleteGroup(); err != nil {
 			c.finish(s, ch) // it wrote nothing

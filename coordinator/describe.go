@@ -44,7 +44,7 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 	for _, id := range ids {
 		slot := i
 		i++
-		c.run(id, func(s *shard) {
+		c.run(id, func(s *groupQueue) {
 			resp.Groups[slot] = c.describeGroup(s, req)
 			done()
 		}, func(e *streams.CoordError) {
@@ -54,7 +54,7 @@ func (c *Coordinator) StreamsGroupDescribe(req *kmsg.StreamsGroupDescribeRequest
 	}
 }
 
-func (c *Coordinator) describeGroup(s *shard, req *kmsg.StreamsGroupDescribeRequest) kmsg.StreamsGroupDescribeResponseGroup {
+func (c *Coordinator) describeGroup(s *groupQueue, req *kmsg.StreamsGroupDescribeRequest) kmsg.StreamsGroupDescribeResponseGroup {
 	ch := c.newChange(s)
 	out := ch.DescribeGroup(req)
 	c.finish(s, ch) // it only reads

@@ -17,7 +17,7 @@
 // the group's goroutine, and must not block or call back into the
 // coordinator synchronously). Work that will not run is answered instead,
 // on the caller's goroutine or Close's or Unload's, as Kafka's runtime
-// fails the pending operations of a shard it closes or unloads:
+// fails the pending operations of a shard (a log partition) it closes or unloads:
 // COORDINATOR_NOT_AVAILABLE once the coordinator is closed, NOT_COORDINATOR
 // for a group unloaded (Unload) while its requests waited:
 //
@@ -61,9 +61,12 @@
 //     list_groups.go, admin_groups.go, group_configs.go, ownership.go,
 //     classic_join.go (JoinGroup and SyncGroup), classic_heartbeat.go,
 //     classic_served.go, classic_takeover.go, classic_handback.go;
-//   - api.go: the request and result types of the entry points, declared
-//     in streams; metadata.go: the MetadataSource and TopicCreator the
-//     runtime reaches the cluster through.
+//   - metadata.go: the MetadataSource and TopicCreator the runtime reaches
+//     the cluster through.
+//
+// The requests, results, errors, configs and records of the entry points
+// are package streams' own types: callers name them there (one name per
+// type).
 //
 // Options.Events (events.go) hears the same events as values, with the
 // records each commit wrote, for the capture.

@@ -8,9 +8,10 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
-// shard is one group's executor: its serial queue and the state only its
-// work touches.
-type shard struct {
+// groupQueue is one group's executor: its serial queue of work and the
+// state only that work touches. (It is not Kafka's shard: a shard there is a
+// partition of the group log, which here is partitions.go's.)
+type groupQueue struct {
 	id      string
 	mu      sync.Mutex // guards queue and running
 	queue   []work
@@ -31,10 +32,10 @@ type shard struct {
 // caller instead when the work will never run: the coordinator closed
 // (COORDINATOR_NOT_AVAILABLE) or the group was unloaded (NOT_COORDINATOR),
 // as Kafka's runtime fails the pending events of a closed or unloaded
-// shard. The coordinator's own work (timers, topic creation results) has
+// shard (a partition of its log). The coordinator's own work (timers, topic creation results) has
 // nobody to answer and passes a nil fail.
 type work struct {
-	run  func(*shard)
+	run  func(*groupQueue)
 	fail func(*streams.CoordError)
 }
 
@@ -55,10 +56,10 @@ func unloaded(groupID string) *streams.CoordError {
 // run queues work for one group. Work of one group runs in order, one at a
 // time; different groups run in parallel. Exactly one of f and fail runs:
 // fail at once if the coordinator is closed, or later if it closes or the
-// group is unloaded before f's turn. A shard whose work left no group
-// (requests for unknown groups) is dropped once its queue drains; the shard
+// group is unloaded before f's turn. A queue whose work left no group
+// (requests for unknown groups) is dropped once it drains; the queues
 // map's lock makes lookup-and-enqueue atomic with that drop.
-func (c *Coordinator) run(groupID string, f func(*shard), fail func(*streams.CoordError)) {
+func (c *Coordinator) run(groupID string, f func(*groupQueue), fail func(*streams.CoordError)) {
 	w := work{run: f, fail: fail}
 	c.mu.Lock()
 	if c.closed {
@@ -66,10 +67,10 @@ func (c *Coordinator) run(groupID string, f func(*shard), fail func(*streams.Coo
 		w.answer(shuttingDown(groupID))
 		return
 	}
-	s := c.shards[groupID]
+	s := c.queues[groupID]
 	if s == nil {
-		s = &shard{id: groupID}
-		c.shards[groupID] = s
+		s = &groupQueue{id: groupID}
+		c.queues[groupID] = s
 	}
 	if s.unloading {
 		c.mu.Unlock()
@@ -92,15 +93,15 @@ func (c *Coordinator) run(groupID string, f func(*shard), fail func(*streams.Coo
 	}
 }
 
-func (c *Coordinator) drain(s *shard) {
+func (c *Coordinator) drain(s *groupQueue) {
 	for {
 		c.mu.Lock()
 		s.mu.Lock()
 		if len(s.queue) == 0 {
 			s.running = false
 			s.queue = nil
-			if s.group == nil && c.shards[s.id] == s {
-				delete(c.shards, s.id)
+			if s.group == nil && c.queues[s.id] == s {
+				delete(c.queues, s.id)
 			}
 			s.mu.Unlock()
 			c.mu.Unlock()
@@ -119,7 +120,7 @@ func (c *Coordinator) drain(s *shard) {
 // group's expiration (group_expiration.go) as the work left the group, and
 // tells a hand-back whose barrier the work ended, outside the lock
 // (barrierEnded).
-func (c *Coordinator) do(s *shard, f func(*shard)) {
+func (c *Coordinator) do(s *groupQueue, f func(*groupQueue)) {
 	s.exec.Lock()
 	f(s)
 	c.watchExpiration(s)
@@ -128,10 +129,10 @@ func (c *Coordinator) do(s *shard, f func(*shard)) {
 	tell()
 }
 
-// takeQueue empties the shard's queue. The caller holds c.mu and has
-// closed the coordinator or marked the shard unloading, so no work joins
+// takeQueue empties the group's queue. The caller holds c.mu and has
+// closed the coordinator or marked the queue unloading, so no work joins
 // the queue afterwards and drain starts none of what it held.
-func (s *shard) takeQueue() []work {
+func (s *groupQueue) takeQueue() []work {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.queue
@@ -145,15 +146,15 @@ func (s *shard) takeQueue() []work {
 func (c *Coordinator) Close() {
 	c.mu.Lock()
 	c.closed = true
-	shards := make([]*shard, 0, len(c.shards))
-	queued := make([][]work, 0, len(c.shards))
-	for _, s := range c.shards {
-		shards = append(shards, s)
+	queues := make([]*groupQueue, 0, len(c.queues))
+	queued := make([][]work, 0, len(c.queues))
+	for _, s := range c.queues {
+		queues = append(queues, s)
 		queued = append(queued, s.takeQueue())
 	}
 	c.mu.Unlock()
 	answered := 0
-	for i, s := range shards {
+	for i, s := range queues {
 		// Answered outside the locks: a callback may call the coordinator.
 		for _, w := range queued[i] {
 			w.answer(shuttingDown(s.id))
@@ -178,7 +179,7 @@ func (c *Coordinator) Close() {
 // coordinator never held: the caller stops routing the group here first.
 func (c *Coordinator) Unload(groupID string) {
 	c.mu.Lock()
-	s := c.shards[groupID]
+	s := c.queues[groupID]
 	if s == nil || s.unloading {
 		c.mu.Unlock()
 		return
@@ -199,8 +200,8 @@ func (c *Coordinator) Unload(groupID string) {
 	// drain reads s.group under mu.
 	c.mu.Lock()
 	s.group = nil
-	if c.shards[groupID] == s {
-		delete(c.shards, groupID)
+	if c.queues[groupID] == s {
+		delete(c.queues, groupID)
 	}
 	c.mu.Unlock()
 	tell := s.barrierEnded(true)
@@ -210,14 +211,14 @@ func (c *Coordinator) Unload(groupID string) {
 		Msgf("[GroupId %s] Unloaded group metadata for group epoch %d; %d queued requests answered NOT_COORDINATOR.", groupID, epoch, len(queued))
 }
 
-// barrierEnded takes the signal of the shard's hand-back (BeginHandBack's
+// barrierEnded takes the signal of the group's hand-back (BeginHandBack's
 // onBarrier) if the barrier has ended: it is Ready or Aborted, or it is not
 // the group's any more (taken down, the group deleted or unloaded); gone
 // (the coordinator closed, the group unloading) ends it whatever its state.
 // It runs after each work of the group, with the group's lock held; the
 // caller calls tell once it has let the lock go. tell does nothing when
 // there is nothing to tell.
-func (s *shard) barrierEnded(gone bool) (tell func()) {
+func (s *groupQueue) barrierEnded(gone bool) (tell func()) {
 	hb := s.barrier
 	if hb == nil {
 		return func() {}

@@ -17,7 +17,7 @@ func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatReque
 	// The handling time rides in the closure run allocates anyway: timing
 	// costs a clock read, no allocation.
 	start := time.Now()
-	c.run(req.Group, func(s *shard) {
+	c.run(req.Group, func(s *groupQueue) {
 		respond(c.heartbeat(s, req, client))
 		if c.timings != nil {
 			c.timings.HeartbeatHandled(time.Since(start))
@@ -26,7 +26,7 @@ func (c *Coordinator) StreamsGroupHeartbeat(req *kmsg.StreamsGroupHeartbeatReque
 }
 
 // heartbeat runs one validated StreamsGroupHeartbeat on the group's queue.
-func (c *Coordinator) heartbeat(s *shard, req *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
+func (c *Coordinator) heartbeat(s *groupQueue, req *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo) *kmsg.StreamsGroupHeartbeatResponse {
 	ch := c.newChange(s)
 	resp := ch.StreamsGroupHeartbeat(req, client)
 	if err := c.finish(s, ch); err != nil {

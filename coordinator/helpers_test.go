@@ -225,17 +225,17 @@ func (h *harness) advance(d time.Duration) {
 }
 
 func (h *harness) group(id string) *streams.Group {
-	s := h.shard(id)
+	s := h.queue(id)
 	if s == nil {
 		return nil
 	}
 	return s.group
 }
 
-func (h *harness) shard(id string) *shard {
+func (h *harness) queue(id string) *groupQueue {
 	h.c.mu.Lock()
 	defer h.c.mu.Unlock()
-	return h.c.shards[id]
+	return h.c.queues[id]
 }
 
 // checkReplay asserts that replaying the log gives the live state.
@@ -247,7 +247,7 @@ func (h *harness) checkReplay() {
 	}
 	h.c.mu.Lock()
 	var ids []string
-	for id := range h.c.shards {
+	for id := range h.c.queues {
 		ids = append(ids, id)
 	}
 	h.c.mu.Unlock()

@@ -51,7 +51,7 @@ func goroutinesAndHeap() (int, int64) {
 }
 
 // Groups whose members' sessions expired are Empty; once the check
-// interval passed their state is gone: no shard, no timer left.
+// interval passed their state is gone: no queue, no timer left.
 func TestExpiredGroupsFreeTheirState(t *testing.T) {
 	md := NewStaticMetadata()
 	md.SetTopic("foo", 4)
@@ -74,7 +74,7 @@ func TestExpiredGroupsFreeTheirState(t *testing.T) {
 	clock.Advance(testExpiration)
 	waitIdle(t, c)
 	c.mu.Lock()
-	left := len(c.shards)
+	left := len(c.queues)
 	c.mu.Unlock()
 	after, heapAfter := goroutinesAndHeap()
 	t.Logf("%d groups: %.1f KiB per group while joined, %.1f KiB per group left after they expired; %+d goroutines",
@@ -90,7 +90,7 @@ func waitIdle(t *testing.T, c *Coordinator) {
 	for {
 		c.mu.Lock()
 		busy := 0
-		for _, s := range c.shards {
+		for _, s := range c.queues {
 			s.mu.Lock()
 			if s.running {
 				busy++

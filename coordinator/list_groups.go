@@ -24,8 +24,8 @@ func (c *Coordinator) ListGroups(states []string, done func([]ListedGroup)) {
 		want[strings.ToLower(s)] = true
 	}
 	c.mu.Lock()
-	ids := make([]string, 0, len(c.shards))
-	for id := range c.shards {
+	ids := make([]string, 0, len(c.queues))
+	for id := range c.queues {
 		ids = append(ids, id)
 	}
 	c.mu.Unlock()
@@ -42,7 +42,7 @@ func (c *Coordinator) ListGroups(states []string, done func([]ListedGroup)) {
 		}
 	}
 	for _, id := range ids {
-		c.run(id, func(s *shard) {
+		c.run(id, func(s *groupQueue) {
 			mu.Lock()
 			defer mu.Unlock()
 			if g := s.group; g != nil {

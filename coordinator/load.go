@@ -30,7 +30,7 @@ func (c *Coordinator) Load(records []streams.Record) error {
 		recs := byGroup[id]
 		done := make(chan error, 1)
 		var notRun *streams.CoordError // closed (or unloaded) under the load
-		c.run(id, func(s *shard) {
+		c.run(id, func(s *groupQueue) {
 			gs, err := streams.Replay(nil, recs)
 			if err != nil {
 				done <- fmt.Errorf("load %s: %w", id, err)
@@ -107,7 +107,7 @@ func (c *Coordinator) loadGroupConfigs(records []streams.Record) ([]streams.Reco
 
 // onLoaded arms the timers of a group just replayed from the log: a session
 // timer for every member and a rebalance timer for every member revoking.
-func (c *Coordinator) onLoaded(s *shard) {
+func (c *Coordinator) onLoaded(s *groupQueue) {
 	ch := c.newChange(s)
 	ch.OnLoaded()
 	c.finish(s, ch) // it writes nothing

@@ -12,7 +12,7 @@ import (
 // group's queue and calls done once. A group the coordinator does not hold
 // gives GROUP_ID_NOT_FOUND: the caller forwards such commits.
 func (c *Coordinator) ValidateOffsetCommit(req streams.OffsetCommitRequest, done func(streams.OffsetCommitResult)) {
-	c.run(req.GroupID, func(s *shard) { done(streams.ValidateOffsetCommit(s.group, req)) }, func(e *streams.CoordError) { done(streams.OffsetCommitResult{Err: e}) })
+	c.run(req.GroupID, func(s *groupQueue) { done(streams.ValidateOffsetCommit(s.group, req)) }, func(e *streams.CoordError) { done(streams.OffsetCommitResult{Err: e}) })
 }
 
 // ValidateOffsetFetch checks an OffsetFetch v9+ of a streams group member
@@ -21,7 +21,7 @@ func (c *Coordinator) ValidateOffsetCommit(req streams.OffsetCommitRequest, done
 // nil or the error; GROUP_ID_NOT_FOUND for a group the coordinator does not
 // hold.
 func (c *Coordinator) ValidateOffsetFetch(groupID, memberID string, memberEpoch int32, done func(error)) {
-	c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *groupQueue) {
 		g := s.group
 		switch {
 		case g == nil:

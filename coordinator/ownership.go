@@ -178,7 +178,7 @@ func (c *Coordinator) claimed(group string) bool {
 // event loops.
 func (c *Coordinator) SourceTopics(groupID string) []string {
 	ch := make(chan []string, 1)
-	c.run(groupID, func(s *shard) {
+	c.run(groupID, func(s *groupQueue) {
 		if s.group == nil || s.group.Topology == nil {
 			ch <- nil
 			return

@@ -147,7 +147,7 @@ func (ps *Partitions) unloadGroups(p int32) int {
 	c := ps.c
 	c.mu.Lock()
 	var ids []string
-	for id := range c.shards {
+	for id := range c.queues {
 		if PartitionFor(id, ps.n) == p {
 			ids = append(ids, id)
 		}

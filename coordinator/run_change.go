@@ -14,7 +14,7 @@ import (
 // cannot run (closed, unloading) answers fail(its CoordError): what
 // serves, the caller's op only says.
 func runChange[R any](c *Coordinator, group, what string, op func(*streams.Change) R, fail func(error) R, done func(R)) {
-	c.run(group, func(s *shard) {
+	c.run(group, func(s *groupQueue) {
 		ch := c.newChange(s)
 		res := op(ch)
 		if err := c.finish(s, ch); err != nil {

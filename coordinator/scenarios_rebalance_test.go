@@ -56,7 +56,7 @@ func TestScenario16ThirdMemberJoins(t *testing.T) {
 	if c := g.Members["m1"].CurrentAssignment(); c.State != streams.MemberUnrevokedTasks || !streams.TasksEqual(c.PendingRevocation.Active, tasks("0", 2)) {
 		t.Fatalf("m1 current %+v", c)
 	}
-	if !h.c.inline || h.shard("g").timers[streams.RebalanceTimerKey("m1")] == nil {
+	if !h.c.inline || h.queue("g").timers[streams.RebalanceTimerKey("m1")] == nil {
 		t.Fatal("no rebalance timer while revoking")
 	}
 	// Still owning task 2: nothing moves.
@@ -70,7 +70,7 @@ func TestScenario16ThirdMemberJoins(t *testing.T) {
 	}
 	// m1 revokes: it moves to epoch 4 and task 2 becomes free.
 	r1 = h.ok(hbReq("g", "m1", 3, &streams.TaskSets{Active: tasks("0", 0, 1)}))
-	if r1.MemberEpoch != 4 || h.shard("g").timers[streams.RebalanceTimerKey("m1")] != nil {
+	if r1.MemberEpoch != 4 || h.queue("g").timers[streams.RebalanceTimerKey("m1")] != nil {
 		t.Fatalf("m1 after revoking: epoch %d", r1.MemberEpoch)
 	}
 	r3 = h.ok(hbReq("g", "m3", 4, &streams.TaskSets{}))

@@ -17,7 +17,7 @@ type groupTimer struct {
 
 // stopTimers stops the group's timers: the group is gone (deleted,
 // unloaded, back to a log without it) or the coordinator closed.
-func (s *shard) stopTimers() {
+func (s *groupQueue) stopTimers() {
 	for k, t := range s.timers {
 		t.t.Stop()
 		delete(s.timers, k)
@@ -27,7 +27,7 @@ func (s *shard) stopTimers() {
 // armTimer arms (or re-arms) a timer of the group as a change asked
 // (timerOp); its fire runs as a change of its own on the group's queue.
 // Re-arming a pending timer resets it in place.
-func (c *Coordinator) armTimer(s *shard, now time.Time, op streams.TimerOp) {
+func (c *Coordinator) armTimer(s *groupQueue, now time.Time, op streams.TimerOp) {
 	key, d, fire := op.Key, op.After, op.Fire
 	if s.timers == nil {
 		s.timers = map[streams.TimerKey]*groupTimer{}
@@ -42,7 +42,7 @@ func (c *Coordinator) armTimer(s *shard, now time.Time, op streams.TimerOp) {
 	groupID := s.id
 	gt := &groupTimer{deadline: deadline, fire: fire}
 	gt.t = c.clock.AfterFunc(d, func() {
-		c.run(groupID, func(s *shard) {
+		c.run(groupID, func(s *groupQueue) {
 			if s.group == nil || s.timers[key] != gt {
 				return
 			}
@@ -65,15 +65,15 @@ func (c *Coordinator) armTimer(s *shard, now time.Time, op streams.TimerOp) {
 	s.timers[key] = gt
 }
 
-func (s *shard) cancelTimer(key streams.TimerKey) {
+func (s *groupQueue) cancelTimer(key streams.TimerKey) {
 	if t := s.timers[key]; t != nil {
 		t.t.Stop()
 		delete(s.timers, key)
 	}
 }
 
-// HasTimer makes a shard the streams.ArmedTimers of its group.
-func (s *shard) HasTimer(key streams.TimerKey) bool {
+// HasTimer makes a group's queue the streams.ArmedTimers of its group.
+func (s *groupQueue) HasTimer(key streams.TimerKey) bool {
 	_, ok := s.timers[key]
 	return ok
 }
@@ -87,7 +87,7 @@ func (s *shard) HasTimer(key streams.TimerKey) bool {
 // otherwise; a group that stays Empty keeps the timer it armed when it
 // became Empty, so it expires GroupExpiration after that. It runs after
 // every work of the group, under its lock.
-func (c *Coordinator) watchExpiration(s *shard) {
+func (c *Coordinator) watchExpiration(s *groupQueue) {
 	if c.expireAfter <= 0 {
 		return
 	}
@@ -105,7 +105,7 @@ func (c *Coordinator) watchExpiration(s *shard) {
 
 // expired drops the state of a group whose tombstones are in the log, and
 // tells OnGroupExpired.
-func (c *Coordinator) expired(s *shard) {
+func (c *Coordinator) expired(s *groupQueue) {
 	s.stopTimers()
 	s.group = nil
 	if c.onExpired != nil {

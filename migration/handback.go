@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/translate"
 )
 
@@ -34,7 +35,7 @@ type HandBackCoordinator interface {
 	// timeout run on it, as the members' sessions do.
 	coordinator.Clock
 	ClassicOnly(groupID string, done func(bool))
-	BeginHandBack(groupID string, onBarrier func(coordinator.HandBackState), done func(error))
+	BeginHandBack(groupID string, onBarrier func(streams.HandBackState), done func(error))
 	AbortHandBack(groupID string, done func())
 	FinishHandBack(groupID string, done func(error))
 }
@@ -100,7 +101,7 @@ func (h *HandBack) AfterHeartbeat(group string) {
 		run := &handBackRun{}
 		h.runs[group] = run
 		h.mu.Unlock()
-		onBarrier := func(st coordinator.HandBackState) { h.stepHandBack(group, run, st) }
+		onBarrier := func(st streams.HandBackState) { h.stepHandBack(group, run, st) }
 		tell(h.Events, EventHandBackStarted, group, nil, nil)
 		hc.BeginHandBack(group, onBarrier, func(err error) {
 			if err != nil {
@@ -134,7 +135,7 @@ func (h *HandBack) Hold(j translate.HeldJoin) {
 // (BeginHandBack's onBarrier): ready → anchor leaves, group deleted, held
 // joins forwarded upstream with an empty member id; aborted (a streams
 // member joined), gone or failed → barrier down, held joins served here.
-func (h *HandBack) stepHandBack(group string, run *handBackRun, st coordinator.HandBackState) {
+func (h *HandBack) stepHandBack(group string, run *handBackRun, st streams.HandBackState) {
 	if !st.Ready {
 		tell(h.Events, EventHandBackFailed, group, fmt.Errorf("barrier ended without the group ready (a streams member joined, or the group is gone)"), nil)
 		h.abortHandBack(group, run)

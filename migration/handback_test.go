@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/internal/classictest"
 	"github.com/streamshift/streamshift/translate"
 )
@@ -75,7 +76,7 @@ type barrierWatch struct {
 	up chan struct{}
 }
 
-func (b barrierWatch) BeginHandBack(group string, onBarrier func(coordinator.HandBackState), done func(error)) {
+func (b barrierWatch) BeginHandBack(group string, onBarrier func(streams.HandBackState), done func(error)) {
 	b.Coordinator.BeginHandBack(group, onBarrier, func(err error) {
 		done(err)
 		if err == nil {
@@ -129,7 +130,7 @@ func lastStreamsMemberLeaves(t *testing.T, tr *translate.Translator, c *coordina
 // before it, and so told whatever barrier's end that work caused.
 func queued(c *coordinator.Coordinator) {
 	done := make(chan struct{})
-	c.HandBack("app", func(coordinator.HandBackState) { close(done) })
+	c.HandBack("app", func(streams.HandBackState) { close(done) })
 	<-done
 }
 
@@ -192,14 +193,14 @@ func TestHandBackToUpstream(t *testing.T) {
 	r, _ := classictest.Call(t, tr.Handle, classictest.JoinRequest(t, 9, "", "stream"))
 	newcomerID := r.(*kmsg.JoinGroupResponse).MemberID
 	newcomer := newMemberConn(t)
-	tr.Handle(classictest.JoinRequest(t, 9, newcomerID, "stream"), coordinator.ClientInfo{ClientID: "cc"}, newcomer.respond, newcomer.forward)
+	tr.Handle(classictest.JoinRequest(t, 9, newcomerID, "stream"), streams.ClientInfo{ClientID: "cc"}, newcomer.respond, newcomer.forward)
 	queued(c)
 	newcomer.noAnswer("the newcomer's join during the barrier")
 
 	// The member's join is held and completes the barrier: the coordinator
 	// says so, and the hand-back runs at once.
 	conn := newMemberConn(t)
-	tr.Handle(classictest.JoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
+	tr.Handle(classictest.JoinRequest(t, 9, "cc-id1", "stream"), streams.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
 	if j := newcomer.answer("the newcomer's held join"); j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "cc-upstream-uuid" {
 		t.Fatalf("newcomer's upstream answer %+v", j)
 	}
@@ -222,7 +223,7 @@ func oneOfTwoHeld(t *testing.T) (*coordinator.Coordinator, *coordinator.ManualCl
 	tr, c, clock, up, gens, barrierUp := handBackFixture(t, 2)
 	lastStreamsMemberLeaves(t, tr, c, "cc-id1", gens[0], barrierUp)
 	conn := newMemberConn(t)
-	tr.Handle(classictest.JoinRequest(t, 9, "cc-id1", "stream"), coordinator.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
+	tr.Handle(classictest.JoinRequest(t, 9, "cc-id1", "stream"), streams.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
 	queued(c)
 	conn.noAnswer("the held join, with cc-id2 still to rejoin")
 	return c, clock, up, gens, conn

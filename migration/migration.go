@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/translate"
 )
 
@@ -128,7 +129,7 @@ func (m *Migration) Recovery() *Recovery { return m.recovery }
 // logTakenOver logs each classic member a takeover found upstream: how long
 // before the takeover the upstream last renewed its session, and whether it
 // was carried over (its session had not run out) with what was left of it.
-func (m *Migration) logTakenOver(st coordinator.ClassicGroupState) {
+func (m *Migration) logTakenOver(st streams.ClassicGroupState) {
 	now := m.c.Now()
 	for _, cm := range st.Members {
 		session := time.Duration(cm.SessionTimeoutMs) * time.Millisecond

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // ErrNotStable is the answer of ClassicGroupStateOf for a classic group that
@@ -231,8 +231,8 @@ func (o *ClassicObserver) Forget(group string) {
 // member was last seen at; members seen at different generations, or none
 // seen at all, give ErrNotStable too: a wrong generation would fail the
 // members' commits after the takeover.
-func ClassicGroupStateOf(d *kmsg.DescribeGroupsResponseGroup, o *ClassicObserver) (coordinator.ClassicGroupState, error) {
-	st := coordinator.ClassicGroupState{GroupID: d.Group}
+func ClassicGroupStateOf(d *kmsg.DescribeGroupsResponseGroup, o *ClassicObserver) (streams.ClassicGroupState, error) {
+	st := streams.ClassicGroupState{GroupID: d.Group}
 	if d.ErrorCode != 0 {
 		return st, fmt.Errorf("describe %s: error %d", d.Group, d.ErrorCode)
 	}
@@ -243,16 +243,16 @@ func ClassicGroupStateOf(d *kmsg.DescribeGroupsResponseGroup, o *ClassicObserver
 	default:
 		return st, fmt.Errorf("group %s is %s: %w", d.Group, d.State, ErrNotStable)
 	}
-	if d.ProtocolType != coordinator.ClassicProtocolType || d.Protocol != coordinator.ClassicProtocolName {
+	if d.ProtocolType != streams.ClassicProtocolType || d.Protocol != streams.ClassicProtocolName {
 		return st, fmt.Errorf("group %s runs %s/%s, not a Kafka Streams group", d.Group, d.ProtocolType, d.Protocol)
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	gen, haveGen := int32(0), false
 	for _, dm := range d.Members {
-		cm := coordinator.ClassicMemberState{
+		cm := streams.ClassicMemberState{
 			MemberID: dm.MemberID,
-			Client:   coordinator.ClientInfo{ClientID: dm.ClientID, ClientHost: dm.ClientHost},
+			Client:   streams.ClientInfo{ClientID: dm.ClientID, ClientHost: dm.ClientHost},
 		}
 		if dm.InstanceID != nil {
 			cm.InstanceID = *dm.InstanceID

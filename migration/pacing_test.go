@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // describingGroups is an upstream whose group "legacy" is a live, stable
@@ -75,7 +76,7 @@ func TestTakeoverAttemptsArePaced(t *testing.T) {
 	go func() {
 		for {
 			got := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-			if !m.MaybeTakeOver(firstJoin(), coordinator.ClientInfo{ClientID: "s1"}, gone, func(r *kmsg.StreamsGroupHeartbeatResponse) { got <- r }) {
+			if !m.MaybeTakeOver(firstJoin(), streams.ClientInfo{ClientID: "s1"}, gone, func(r *kmsg.StreamsGroupHeartbeatResponse) { got <- r }) {
 				answers <- answer{code: -1}
 				return
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // Holder holds a group's client requests at the proxy during a takeover
@@ -35,7 +35,7 @@ type TakeoverUpstream interface {
 
 // TakeoverCoordinator is the coordinator's takeover part.
 type TakeoverCoordinator interface {
-	TakeOverClassicGroup(coordinator.ClassicGroupState, *kmsg.StreamsGroupHeartbeatRequest, coordinator.ClientInfo, func(*kmsg.StreamsGroupHeartbeatResponse))
+	TakeOverClassicGroup(streams.ClassicGroupState, *kmsg.StreamsGroupHeartbeatRequest, streams.ClientInfo, func(*kmsg.StreamsGroupHeartbeatResponse))
 	AbandonTakeOver(groupID string, done func(error))
 }
 
@@ -55,12 +55,12 @@ type Takeover struct {
 	Migration   MigrationConfig
 	// TakenOver, if set, is told what was taken over (for the log) once
 	// the takeover completed, before the group's requests are released.
-	TakenOver func(coordinator.ClassicGroupState)
+	TakenOver func(streams.ClassicGroupState)
 }
 
 // Run takes the group of first (a StreamsGroupHeartbeat join with its
 // topology) over and answers it.
-func (tk *Takeover) Run(first *kmsg.StreamsGroupHeartbeatRequest, client coordinator.ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
+func (tk *Takeover) Run(first *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo, respond func(*kmsg.StreamsGroupHeartbeatResponse)) {
 	group := first.Group
 	retriable := func(code *kerr.Error, why error) {
 		tk.Gate.Release(group)
@@ -137,7 +137,7 @@ func takeoverRefused(first *kmsg.StreamsGroupHeartbeatRequest, code *kerr.Error,
 // fenceAndAnchor removes the classic members from the upstream group (their
 // sessions now live here), then joins the anchor, which the members' protocol
 // would have refused while they were in.
-func (tk *Takeover) fenceAndAnchor(state coordinator.ClassicGroupState, done func(error)) {
+func (tk *Takeover) fenceAndAnchor(state streams.ClassicGroupState, done func(error)) {
 	anchor := func() {
 		tk.Upstream.JoinAnchor(state.GroupID, func(err error) {
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 type fakeGate struct {
@@ -85,7 +86,7 @@ func coordinatorOn(t *testing.T, clock coordinator.Clock) *coordinator.Coordinat
 	t.Helper()
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 6)
-	c, err := coordinator.New(coordinator.Options{Config: coordinator.DefaultConfig(), Clock: clock, Metadata: md})
+	c, err := coordinator.New(coordinator.Options{Config: streams.DefaultConfig(), Clock: clock, Metadata: md})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,30 +96,30 @@ func coordinatorOn(t *testing.T, clock coordinator.Clock) *coordinator.Coordinat
 
 // takeOver takes the classic group st over in c, firstJoin's streams
 // member the first to join, and returns that member's answer.
-func takeOver(c *coordinator.Coordinator, st coordinator.ClassicGroupState) *kmsg.StreamsGroupHeartbeatResponse {
+func takeOver(c *coordinator.Coordinator, st streams.ClassicGroupState) *kmsg.StreamsGroupHeartbeatResponse {
 	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.TakeOverClassicGroup(st, firstJoin(), coordinator.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	c.TakeOverClassicGroup(st, firstJoin(), streams.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
 	return <-done
 }
 
 // classicCommit is c's verdict on an offset commit of classic member id of
 // group legacy at generation 7.
 func classicCommit(c *coordinator.Coordinator, id string) error {
-	res := make(chan coordinator.OffsetCommitResult, 1)
-	c.ValidateClassicOffsetCommit(coordinator.OffsetCommitRequest{GroupID: "legacy", MemberID: id, MemberEpoch: 7}, func(r coordinator.OffsetCommitResult) { res <- r })
+	res := make(chan streams.OffsetCommitResult, 1)
+	c.ValidateClassicOffsetCommit(streams.OffsetCommitRequest{GroupID: "legacy", MemberID: id, MemberEpoch: 7}, func(r streams.OffsetCommitResult) { res <- r })
 	return (<-res).Err
 }
 
 func runTakeover(tk *Takeover) *kmsg.StreamsGroupHeartbeatResponse {
 	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	tk.Run(firstJoin(), coordinator.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	tk.Run(firstJoin(), streams.ClientInfo{ClientID: "s1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
 	return <-done
 }
 
 func TestTakeoverRun(t *testing.T) {
 	tk, up, gate, c := takeoverFixture(t, nil, MigrationBidirectional)
-	var taken []coordinator.ClassicGroupState
-	tk.TakenOver = func(st coordinator.ClassicGroupState) { taken = append(taken, st) }
+	var taken []streams.ClassicGroupState
+	tk.TakenOver = func(st streams.ClassicGroupState) { taken = append(taken, st) }
 	r := runTakeover(tk)
 	if r.ErrorCode != 0 || len(up.fenced) != 2 || up.anchored != 1 || gate.held != 1 || gate.released != 1 || !c.Owns("legacy") {
 		t.Fatalf("takeover: code %d fenced %d anchored %d gate %d/%d", r.ErrorCode, len(up.fenced), up.anchored, gate.held, gate.released)
@@ -132,7 +133,7 @@ func TestTakeoverRun(t *testing.T) {
 // the streams member told to retry; the classic group stays as it was.
 func TestTakeoverUndoneOnUpstreamFailure(t *testing.T) {
 	tk, up, gate, c := takeoverFixture(t, errors.New("broker down"), MigrationBidirectional)
-	tk.TakenOver = func(coordinator.ClassicGroupState) { t.Error("a failed takeover reported as taken over") }
+	tk.TakenOver = func(streams.ClassicGroupState) { t.Error("a failed takeover reported as taken over") }
 	r := runTakeover(tk)
 	if r.ErrorCode != kerr.CoordinatorLoadInProgress.Code || up.anchored != 0 || gate.released != 1 || c.Owns("legacy") {
 		t.Fatalf("failed takeover: code %d anchored %d released %d owned %v", r.ErrorCode, up.anchored, gate.released, c.Owns("legacy"))
@@ -181,7 +182,7 @@ func drainingTakeover(tk *Takeover) (*heldGate, chan *kmsg.StreamsGroupHeartbeat
 	gate := &heldGate{}
 	tk.Gate = gate
 	answered := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	tk.Run(firstJoin(), coordinator.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { answered <- r })
+	tk.Run(firstJoin(), streams.ClientInfo{}, func(r *kmsg.StreamsGroupHeartbeatResponse) { answered <- r })
 	return gate, answered
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // MaybeTakeOver starts the takeover of a live classic Kafka Streams group
@@ -18,7 +19,7 @@ import (
 // group served here. Everything else is not handled here: the caller serves
 // it as without the migration (route's streamsGroupHeartbeat). cancel is
 // closed when the client's connection closes.
-func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client coordinator.ClientInfo, cancel <-chan struct{}, respond func(*kmsg.StreamsGroupHeartbeatResponse)) (handled bool) {
+func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client streams.ClientInfo, cancel <-chan struct{}, respond func(*kmsg.StreamsGroupHeartbeatResponse)) (handled bool) {
 	if hb.MemberEpoch == 0 {
 		// A join during a hand-back's last steps would find the group
 		// neither here nor formed upstream yet.

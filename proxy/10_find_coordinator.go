@@ -7,6 +7,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// FindCoordinator (key 10): every forwarded response, all versions: v0-v3
+// answer one coordinator in top-level fields, v4+ a batch (KIP-699); both
+// are rewritten to the proxy's ports.
+//
+// Two files serve key 10, on purpose: this one rewrites addresses for every
+// instance; route/10_find_coordinator.go, registered only with several
+// instances, also names the instance owning each group, and calls this
+// rewrite (RewriteFindCoordinator) because the proxy does not rewrite the
+// responses of requests an interceptor forwarded itself.
+
 // rewriteFindCoordinator rewrites the coordinator endpoint of both layouts:
 // v0-3 carry one coordinator in top-level fields, v4+ a batch (KIP-699) of
 // entries with the same fields. The (node id, host, port) triple must equal

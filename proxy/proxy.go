@@ -409,12 +409,20 @@ func (p *Proxy) Close() error {
 		}
 		if !p.engineDone.Load() {
 			stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			if e := p.engine.Stop(stopCtx); e != nil {
-				err = fmt.Errorf("stop engine: %w", e)
-			} else {
-				<-p.engineErr
+			// gnet's Stop checks every 500 ms whether the engine ended;
+			// gnet.Run returning (engineErr) says so at once.
+			stopped := make(chan error, 1)
+			go func() { stopped <- p.engine.Stop(stopCtx) }()
+			select {
+			case <-p.engineErr:
+			case e := <-stopped:
+				if e != nil {
+					err = fmt.Errorf("stop engine: %w", e)
+				} else {
+					<-p.engineErr
+				}
 			}
-			cancel()
+			cancel() // ends Stop's wait, if still polling
 			p.log.Info().Msg("proxy stopped")
 		}
 		p.booted.Store(false)

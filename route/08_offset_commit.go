@@ -3,10 +3,25 @@ package route
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
+
+// OffsetCommit (key 8): v0-v9 served, advertised up to v9 and capped
+// there whatever the upstream speaks (versions.go: v10 names topics by id).
+//
+// By version:
+//   - v0-v8 from a streams-protocol member of a group the proxy owns:
+//     UNSUPPORTED_VERSION, as Kafka answers (a classic member of the group,
+//     with the migration on, commits at its own version); of any other
+//     group, forwarded (re-encoded at the upstream's newest version when
+//     that is older).
+//   - v9: an owned group's commit is validated as Kafka's streams group
+//     validates it (member, epoch, the member's tasks), then forwarded
+//     under the anchor's member id, generation and instance id (v7+
+//     carries InstanceID); refused partitions are answered here.
+//   - Offsets stay upstream at every version (DESIGN: offsets).
 
 // offsetCommit serves OffsetCommit v0-v9, advertised up to v9 and capped
 // there (offsetsMaxVersion): ownership, gate, validation and the anchor's
@@ -29,8 +44,8 @@ func offsetCommitted(r *kmsg.OffsetCommitRequest, version int16) anchoredCommit 
 		heldAlive: true,
 		sizes:     sizes,
 		code:      kafkaCode,
-		validation: func() coordinator.OffsetCommitRequest {
-			return coordinator.OffsetCommitRequest{
+		validation: func() streams.OffsetCommitRequest {
+			return streams.OffsetCommitRequest{
 				GroupID: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID),
 				MemberEpoch: r.Generation, Version: version,
 				Partitions: commitPartitions(r.Topics, func(t kmsg.OffsetCommitRequestTopic, add func(string, int32)) {

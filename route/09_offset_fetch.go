@@ -11,6 +11,19 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// OffsetFetch (key 9): v0-v9 served, advertised up to v9 and capped there
+// whatever the upstream speaks (versions.go).
+//
+// By version:
+//   - v0-v7: one group, no member fields: forwarded (re-encoded at the
+//     upstream's newest version when older).
+//   - v8: a batch of groups (KIP-709); to an upstream below v8 a batch of
+//     one group is down-converted and its answer converted back, a batch of
+//     several is answered UNSUPPORTED_VERSION.
+//   - v9: member id and epoch per group (KIP-848): checked against an owned
+//     streams group (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID), then forwarded
+//     without them.
+
 // offsetFetch serves OffsetFetch v0-v9, advertised up to v9 and capped
 // there (offsetsMaxVersion); an older upstream gets it down-converted. With
 // the migration on, a fetch of one group passes the gate (a takeover holds

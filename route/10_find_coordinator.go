@@ -9,6 +9,18 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// FindCoordinator (key 10): v0-v6 (all kmsg knows), routed only with
+// several instances (Options.Cluster), unadvertised.
+//
+// By version: v0-v3 answer one coordinator in top-level fields, v4+ a batch
+// of keys (KIP-699); both get the same rewrite.
+//
+// Two files serve key 10, on purpose: proxy/10_find_coordinator.go points
+// every forwarded FindCoordinator at the proxy's port of the node (with one
+// instance this route is not registered and the proxy's rewrite is all
+// there is); this file, with several instances, also names the instance
+// owning each group (RewriteFindCoordinator, then ownerHost).
+
 // coordinatorTypeGroup is FindCoordinator's key type of a consumer group.
 const coordinatorTypeGroup = 0
 

@@ -9,6 +9,14 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// DescribeGroups (key 15): v0-v6 (the upstream's range, capped to kmsg's),
+// unadvertised.
+//
+// By version: an owned (streams) group is answered here with state Dead
+// before v6, and GROUP_ID_NOT_FOUND "Group <id> is not a classic group."
+// from v6 (which has per-group error messages), as Kafka 4.4 answers; other
+// groups go upstream at the client's version.
+
 // describeGroups routes DescribeGroups at the upstream's versions (capped to
 // what kmsg decodes), unadvertised. It answers for owned groups as Kafka 4.4 answers
 // it for a streams group (DescribeGroups only describes classic groups):

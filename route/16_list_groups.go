@@ -12,6 +12,16 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// ListGroups (key 16): v0-v5 (the upstream's range, capped to kmsg's),
+// unadvertised.
+//
+// By version:
+//   - v0-v3: no filters; the owned groups are merged into the upstream's
+//     answer (their state from v4, their type from v5 are in the response).
+//   - v4: StatesFilter; v5: TypesFilter (KIP-848). Both go upstream
+//     removed, and the proxy applies them to the merged answer, so the
+//     upstream's entry of an owned group is always found and replaced.
+
 // listGroups routes ListGroups at the upstream's versions (capped to what
 // kmsg decodes), unadvertised. It merges the owned groups into ListGroups,
 // with protocol type and group type "streams" and their state, honouring

@@ -4,10 +4,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
+
+// TxnOffsetCommit (key 28): v0-v5 at most (the upstream's range up to v5,
+// capped there: v6 names topics by id, versions.go), unadvertised.
+//
+// By version:
+//   - v0-v2: no member fields: an owned group's commit is not checked
+//     against a member, as Kafka checks none, and is forwarded under the
+//     anchor.
+//   - v3+: member id and generation (KIP-447): validated as the member's
+//     epoch, then rewritten to the anchor's; a stale epoch is
+//     ILLEGAL_GENERATION below v6, as Kafka answers.
 
 // txnOffsetCommit serves TxnOffsetCommit at the upstream's versions up to
 // v5, capped there (txnOffsetsMaxVersion), unadvertised: the commit of
@@ -38,8 +49,8 @@ func txnOffsetCommitted(r *kmsg.TxnOffsetCommitRequest, version int16) anchoredC
 			}
 			return c
 		},
-		validation: func() coordinator.OffsetCommitRequest {
-			vr := coordinator.OffsetCommitRequest{
+		validation: func() streams.OffsetCommitRequest {
+			vr := streams.OffsetCommitRequest{
 				GroupID: r.Group, MemberID: r.MemberID, InstanceID: deref(r.InstanceID),
 				MemberEpoch: r.Generation, Transactional: true, Version: version,
 				Partitions: commitPartitions(r.Topics, func(t kmsg.TxnOffsetCommitRequestTopic, add func(string, int32)) {

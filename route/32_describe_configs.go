@@ -3,9 +3,17 @@ package route
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
+
+// DescribeConfigs (key 32): v0-v4 (the upstream's range, capped to
+// kmsg's), unadvertised.
+//
+// By version: the same at every version; GROUP resources (KIP-848, type
+// 32) of served groups are described here, synonyms (v1+) and documentation
+// (v3+) filled as the request asks; every other resource goes upstream at
+// the client's version.
 
 // describesGroupResource reports whether a DescribeConfigs resource is
 // served locally: a GROUP resource of an owned group, or of a group with
@@ -69,7 +77,7 @@ func (rs *Routes) describeGroupResource(rr kmsg.DescribeConfigsRequestResource, 
 			}
 			def := rs.o.Coordinator.DefaultGroupConfigValue(e.Name)
 			syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-			syn.Name, syn.Value, syn.Source = coordinator.DefaultGroupConfigName(e.Name), &def, kmsg.ConfigSourceDefaultConfig
+			syn.Name, syn.Value, syn.Source = streams.DefaultGroupConfigName(e.Name), &def, kmsg.ConfigSourceDefaultConfig
 			ce.ConfigSynonyms = append(ce.ConfigSynonyms, syn)
 		}
 		if docs {

@@ -1,13 +1,17 @@
 package route
 
 import (
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
 )
+
+// DeleteGroups (key 42): v0-v3 (the upstream's range, capped to kmsg's),
+// unadvertised.
+//
+// By version: the same at every version (v2+ is flexible): owned groups
+// are deleted here, the rest goes upstream.
 
 // deleteGroups routes DeleteGroups at the upstream's versions (capped to
 // what kmsg decodes), unadvertised. It deletes owned groups as Kafka deletes
@@ -66,10 +70,10 @@ func (rs *Routes) deleteGroups(req *proxy.Request, r *kmsg.DeleteGroupsRequest, 
 	})
 }
 
-// deleteWait bounds the wait for the coordinator to delete a group's state.
-const deleteWait = 30 * time.Second
-
 // deleteOwned deletes an owned group's state and makes its anchor leave.
+// The coordinator always answers (a closing coordinator answers queued work
+// COORDINATOR_NOT_AVAILABLE), so only the client going away ends the wait
+// early.
 func (rs *Routes) deleteOwned(req *proxy.Request, id string) error {
 	done := make(chan error, 1)
 	rs.o.Coordinator.DeleteGroup(id, func(err error) { done <- err })
@@ -79,9 +83,6 @@ func (rs *Routes) deleteOwned(req *proxy.Request, id string) error {
 			return err
 		}
 	case <-req.Done():
-		return kerr.CoordinatorNotAvailable
-	case <-time.After(deleteWait):
-		// The coordinator is closing (it drops queued work unanswered).
 		return kerr.CoordinatorNotAvailable
 	}
 	// A failed leave is not reported here: the forwarded DeleteGroups then

@@ -3,9 +3,15 @@ package route
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
+
+// IncrementalAlterConfigs (key 44): v0-v1 (the upstream's range, capped to
+// kmsg's), unadvertised.
+//
+// By version: the same at both versions (v1 is flexible): GROUP resources
+// of served groups are altered here, the rest goes upstream.
 
 // incrementalAlterConfigs routes IncrementalAlterConfigs at the upstream's
 // versions (capped to what kmsg decodes), unadvertised. It alters the
@@ -61,7 +67,7 @@ func (rs *Routes) altersGroupResource(res kmsg.IncrementalAlterConfigsRequestRes
 		return true
 	}
 	for _, c := range res.Configs {
-		if !coordinator.IsStreamsGroupConfig(c.Name) {
+		if !streams.IsStreamsGroupConfig(c.Name) {
 			return false
 		}
 	}
@@ -71,9 +77,9 @@ func (rs *Routes) altersGroupResource(res kmsg.IncrementalAlterConfigsRequestRes
 func (rs *Routes) alterGroupResource(rr kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) kmsg.IncrementalAlterConfigsResponseResource {
 	res := kmsg.NewIncrementalAlterConfigsResponseResource()
 	res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
-	alts := make([]coordinator.GroupConfigAlteration, 0, len(rr.Configs))
+	alts := make([]streams.GroupConfigAlteration, 0, len(rr.Configs))
 	for _, c := range rr.Configs {
-		alts = append(alts, coordinator.GroupConfigAlteration{Name: c.Name, Op: c.Op, Value: c.Value})
+		alts = append(alts, streams.GroupConfigAlteration{Name: c.Name, Op: c.Op, Value: c.Value})
 	}
 	if err := rs.o.Coordinator.AlterGroupConfigs(rr.ResourceName, alts, validateOnly); err != nil {
 		msg := err.Message

@@ -4,9 +4,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
+
+// OffsetDelete (key 47): v0, the only version, unadvertised.
 
 // offsetDelete routes OffsetDelete at the upstream's versions (capped to what
 // kmsg decodes), unadvertised. It answers GROUP_SUBSCRIBED_TO_TOPIC for every partition of a
@@ -26,7 +28,7 @@ func (rs *Routes) offsetDelete(req *proxy.Request, r *kmsg.OffsetDeleteRequest, 
 		out.Forward()
 		return
 	}
-	if sum.State == coordinator.GroupEmpty {
+	if sum.State == streams.GroupEmpty {
 		// Kafka deletes any offset of an Empty streams group. Upstream the
 		// anchor member still holds the group, subscribed to the source
 		// topics, so the broker would refuse: the anchor leaves first (the

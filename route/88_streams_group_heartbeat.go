@@ -11,6 +11,14 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// StreamsGroupHeartbeat (key 88): v0-v1, advertised whatever the upstream
+// speaks (the proxy is the streams-group coordinator), body limited to
+// maxStreamsHeartbeatBytes (answered undecoded above it).
+//
+// By version: v1 adds AcceptableRecoveryLag (the group's warm-up lag, sent)
+// and TopologyDescriptionRequired (never set: no topology description is
+// stored) to the response; the request is the same.
+
 // maxStreamsHeartbeatBytes is the largest StreamsGroupHeartbeat the proxy
 // decodes. What a heartbeat carries becomes records of at most
 // streams.MaxRecordBytes each (its topology, its member's metadata, its

@@ -9,6 +9,13 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
+// StreamsGroupDescribe (key 89): v0-v1, advertised whatever the upstream
+// speaks.
+//
+// By version: v1 adds IncludeTopologyDescription to the request, and
+// TopologyDescription, TopologyDescriptionStatus (NOT_REQUESTED or
+// NOT_STORED: none is stored) and AssignorName to each group's answer.
+
 // streamsGroupDescribe serves StreamsGroupDescribe v0-v1, advertised
 // whatever the upstream knows, from the coordinator, for every group:
 // the coordinator answers for a group it does not hold as Kafka does.

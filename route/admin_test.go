@@ -57,6 +57,11 @@ func newAdminEnvBrokers(t *testing.T, brokers int) *adminEnv {
 		}
 	}
 	e.join(t)
+	// The anchor holds "app" upstream (its join runs on its own goroutine),
+	// as it does once a member has its tasks.
+	if _, err := e.anchors.Generation(e.ctx, "app"); err != nil {
+		t.Fatal(err)
+	}
 	return e
 }
 

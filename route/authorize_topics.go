@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -40,7 +41,7 @@ type InternalTopicGate struct {
 // heldCreation is one CreateTopics call of the coordinator (one group's
 // missing topics) awaiting a decision.
 type heldCreation struct {
-	topics []coordinator.CreatableTopic
+	topics []streams.CreatableTopic
 	done   func(map[string]error)
 }
 
@@ -50,7 +51,7 @@ func NewInternalTopicGate(inner coordinator.TopicCreator) *InternalTopicGate {
 }
 
 // CreateTopics holds the creation until a route decides (decide).
-func (g *InternalTopicGate) CreateTopics(topics []coordinator.CreatableTopic, done func(map[string]error)) {
+func (g *InternalTopicGate) CreateTopics(topics []streams.CreatableTopic, done func(map[string]error)) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if len(g.held) >= maxHeldCreations {
@@ -70,7 +71,7 @@ func (g *InternalTopicGate) take(group string, names []string) []*heldCreation {
 	var out []*heldCreation
 	keep := g.held[:0]
 	for _, h := range g.held {
-		if slices.ContainsFunc(h.topics, func(t coordinator.CreatableTopic) bool {
+		if slices.ContainsFunc(h.topics, func(t streams.CreatableTopic) bool {
 			return strings.HasPrefix(t.Name, group+"-") || slices.Contains(names, t.Name)
 		}) {
 			out = append(out, h)

@@ -10,11 +10,23 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// The classic group keys (JoinGroup, SyncGroup, Heartbeat, LeaveGroup) are
-// routed only with the migration on, all through classic: what differs
-// per key is the translator's business (translate/NN_*.go). Without the
-// migration no streams group has classic members, so the upstream serves
-// every classic group and the keys are not intercepted at all.
+// The classic group keys 11 JoinGroup, 12 Heartbeat, 13 LeaveGroup and 14
+// SyncGroup are routed only with the migration on, at the upstream's
+// versions, unadvertised, all by classic: the routing is the same for the
+// four (the gate, the broker's ACLs, the translator for a group the
+// coordinator may serve, else upstream at once, where the answers feed the
+// ClassicObserver), and what differs per key and version is the
+// translator's business, in the one NN_*.go file of each key
+// (translate/11_join_group.go, 12_heartbeat.go, 13_leave_group.go,
+// 14_sync_group.go). Without the migration no streams group has classic
+// members, so the upstream serves every classic group and the keys are not
+// intercepted at all.
+
+// classicKey is the route of a classic group key: the request's group, by
+// group, goes through classic.
+func classicKey[R kmsg.Request](rs *Routes, group func(R) string) handler {
+	return handle(func(req *proxy.Request, r R, out proxy.Outcome) { rs.mig.classic(req, out, group(r)) })
+}
 
 // classic serves JoinGroup, SyncGroup, Heartbeat and LeaveGroup: through
 // the gate, then, for a group the coordinator may serve, the translator,

@@ -8,14 +8,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
 
 // coordinatorClient is the client of a request as the coordinator reports
 // it in StreamsGroupDescribe (Kafka's client id and client host).
-func coordinatorClient(req *proxy.Request) coordinator.ClientInfo {
-	return coordinator.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
+func coordinatorClient(req *proxy.Request) streams.ClientInfo {
+	return streams.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr)}
 }
 
 // clientHost renders an address as Kafka reports a client host ("/1.2.3.4").

@@ -6,7 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -21,7 +21,7 @@ type anchoredCommit struct {
 	what  string // for logs: "offset commit", "transactional offset commit"
 	// validation is the streams group's view of the commit, built only for
 	// an owned group.
-	validation func() coordinator.OffsetCommitRequest
+	validation func() streams.OffsetCommitRequest
 	// heldAlive: a commit held by a takeover's gate shows its member's
 	// session alive (Migration.heldAlive).
 	heldAlive bool
@@ -77,14 +77,14 @@ func (rs *Routes) commit(req *proxy.Request, out proxy.Outcome, c anchoredCommit
 		if rs.mig != nil {
 			validate = rs.o.Coordinator.ValidateClassicOffsetCommit
 		}
-		validate(c.validation(), func(res coordinator.OffsetCommitResult) {
+		validate(c.validation(), func(res streams.OffsetCommitResult) {
 			go rs.commitValidated(req, out, up, c, res)
 		})
 	})
 }
 
 // commitValidated finishes a commit the streams group validated.
-func (rs *Routes) commitValidated(req *proxy.Request, out proxy.Outcome, up int16, c anchoredCommit, res coordinator.OffsetCommitResult) {
+func (rs *Routes) commitValidated(req *proxy.Request, out proxy.Outcome, up int16, c anchoredCommit, res streams.OffsetCommitResult) {
 	if errors.Is(res.Err, kerr.GroupIDNotFound) {
 		// Deleted meanwhile: the upstream answers as for any group.
 		forwardAt(req, out, up)
@@ -168,11 +168,11 @@ func (rs *Routes) anchorFenced(group string, gen anchor.Generation) {
 
 // commitPartitions lists a commit's partitions in request order, as the
 // streams group validates them.
-func commitPartitions[T any](topics []T, each func(T, func(topic string, partition int32))) []coordinator.CommitPartition {
-	var parts []coordinator.CommitPartition
+func commitPartitions[T any](topics []T, each func(T, func(topic string, partition int32))) []streams.CommitPartition {
+	var parts []streams.CommitPartition
 	for _, t := range topics {
 		each(t, func(topic string, partition int32) {
-			parts = append(parts, coordinator.CommitPartition{Topic: topic, Partition: partition})
+			parts = append(parts, streams.CommitPartition{Topic: topic, Partition: partition})
 		})
 	}
 	return parts

@@ -169,7 +169,7 @@ func (e *env) start() {
 		t.Fatal(err)
 	}
 	go md.Run(e.ctx)
-	cfg := coordinator.DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	gate := NewInternalTopicGate(upstream.NewTopicCreator(e.ctl, md, 10*time.Second))
 	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, TopicCreator: gate})

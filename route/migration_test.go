@@ -14,7 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/migration"
+	"github.com/streamshift/streamshift/proxy/proxytest"
 )
 
 // classicMember is a hand-written classic Kafka Streams member (protocol
@@ -30,6 +33,27 @@ type classicMember struct {
 	broker *kgo.Broker
 	// sessionMs and rebalanceMs: 30 s each if 0.
 	sessionMs, rebalanceMs int32
+	// pc is the member's connection in a direct env (no proxy).
+	pc *proxytest.Conn
+}
+
+// send is what the member gets for req: through the proxy on its
+// connection, or in a direct env through the route on a connection of its
+// own (env.do).
+func (c *classicMember) send(req kmsg.Request) kmsg.Response {
+	c.t.Helper()
+	if c.e.direct {
+		if c.pc == nil {
+			c.pc = c.e.conn(allowAll)
+		}
+		c.e.negotiate(req)
+		return c.e.through(c.pc, req)
+	}
+	resp, err := c.conn().Request(c.e.ctx, req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return resp
 }
 
 func (c *classicMember) conn() *kgo.Broker {
@@ -70,10 +94,7 @@ func (c *classicMember) metadata() []byte {
 // join runs JoinGroup (with MEMBER_ID_REQUIRED) and returns the answer.
 func (c *classicMember) join() *kmsg.JoinGroupResponse {
 	for {
-		resp, err := c.joinRequest().RequestWith(c.e.ctx, c.conn())
-		if err != nil {
-			c.t.Fatal(err)
-		}
+		resp := c.send(c.joinRequest()).(*kmsg.JoinGroupResponse)
 		if resp.ErrorCode == kerr.MemberIDRequired.Code {
 			c.id = resp.MemberID
 			continue
@@ -109,10 +130,7 @@ func (c *classicMember) sync(leader bool) []classicstreams.TopicPartition {
 		a.MemberID, a.MemberAssignment = c.id, ca.Encode()
 		req.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{a}
 	}
-	resp, err := req.RequestWith(c.e.ctx, c.conn())
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	resp := c.send(req).(*kmsg.SyncGroupResponse)
 	if resp.ErrorCode != 0 {
 		c.t.Fatalf("sync: %v", kerr.ErrorForCode(resp.ErrorCode))
 	}
@@ -127,11 +145,7 @@ func (c *classicMember) sync(leader bool) []classicstreams.TopicPartition {
 func (c *classicMember) heartbeat() int16 {
 	req := kmsg.NewPtrHeartbeatRequest()
 	req.Group, req.MemberID, req.Generation = "legacy", c.id, c.generation
-	resp, err := req.RequestWith(c.e.ctx, c.conn())
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return resp.ErrorCode
+	return c.send(req).(*kmsg.HeartbeatResponse).ErrorCode
 }
 
 func (c *classicMember) commit(offset int64) int16 {
@@ -145,10 +159,7 @@ func (c *classicMember) commit(offset int64) int16 {
 		tp.Partitions = append(tp.Partitions, p)
 	}
 	req.Topics = []kmsg.OffsetCommitRequestTopic{tp}
-	resp, err := req.RequestWith(c.e.ctx, c.conn())
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	resp := c.send(req).(*kmsg.OffsetCommitResponse)
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
 			if p.ErrorCode != 0 {
@@ -177,7 +188,7 @@ func (e *env) classicLeader(broker *kgo.Broker) *classicMember {
 // upstream: the join takes the group over.
 func (e *env) takeOver() {
 	e.t.Helper()
-	if resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker); err != nil || resp.ErrorCode != 0 {
+	if resp, err := e.do(join("legacy", "s1")); err != nil || resp.(*kmsg.StreamsGroupHeartbeatResponse).ErrorCode != 0 {
 		e.t.Fatalf("takeover join: %v %v", err, resp)
 	}
 }
@@ -189,7 +200,8 @@ func (e *env) takeOver() {
 // ILLEGAL_GENERATION or UNKNOWN_MEMBER_ID), gives tasks up, and its
 // commits keep going through, under the anchor, with its own generation.
 func TestOnlineTakeover(t *testing.T) {
-	e := newEnv(t, withMigration(migration.MigrationBidirectional))
+	clock := coordinator.NewManualClock(time.Now())
+	e := newEnv(t, direct, withMigration(migration.MigrationBidirectional), func(e *env) { e.clock = clock })
 	c := &classicMember{e: e, t: t}
 	if jr := c.join(); jr.LeaderID != c.id {
 		t.Fatalf("the only classic member is not the leader: %+v", jr)
@@ -205,10 +217,11 @@ func TestOnlineTakeover(t *testing.T) {
 	}
 	classicGen := c.generation
 
-	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)
+	r, err := e.do(join("legacy", "s1"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	resp := r.(*kmsg.StreamsGroupHeartbeatResponse)
 	if resp.ErrorCode != 0 {
 		t.Fatalf("streams join of a live classic group: %v %s", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
 	}
@@ -232,20 +245,23 @@ func TestOnlineTakeover(t *testing.T) {
 	}
 
 	// The streams member heartbeats; the classic member is pulled into a
-	// rejoin and gives up what s1 is to get.
+	// rejoin and gives up what s1 is to get: the new target assignment
+	// waits for the group's assignment interval (1 s), passed on the
+	// coordinator's clock each round.
 	epoch := resp.MemberEpoch
-	deadline := time.Now().Add(20 * time.Second)
 	for {
+		clock.Advance(streams.DefaultAssignmentInterval)
 		hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 		hb.Group, hb.MemberID, hb.MemberEpoch = "legacy", "s1", epoch
 		hb.ActiveTasks, hb.StandbyTasks, hb.WarmupTasks = resp.ActiveTasks, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
 		if hb.ActiveTasks == nil {
 			hb.ActiveTasks = []kmsg.TaskIDs{}
 		}
-		next, err := hb.RequestWith(e.ctx, e.broker)
+		r, err := e.do(hb)
 		if err != nil {
 			t.Fatal(err)
 		}
+		next := r.(*kmsg.StreamsGroupHeartbeatResponse)
 		if next.ErrorCode != 0 {
 			t.Fatalf("streams heartbeat: %v %s", kerr.ErrorForCode(next.ErrorCode), deref(next.ErrorMessage))
 		}
@@ -269,10 +285,9 @@ func TestOnlineTakeover(t *testing.T) {
 		if streamsTasks > 0 && len(c.owned) > 0 && streamsTasks+len(c.owned) == 4 {
 			break
 		}
-		if time.Now().After(deadline) {
+		if e.ctx.Err() != nil {
 			t.Fatalf("tasks never split: streams member %v, classic member %v", resp.ActiveTasks, c.owned)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	if code := c.commit(7); code != 0 {
 		t.Fatalf("classic commit after its rejoin: %v", kerr.ErrorForCode(code))
@@ -286,30 +301,31 @@ func TestOnlineTakeover(t *testing.T) {
 // for a Kafka 4.4 join. Before, the takeover failed on every heartbeat
 // ("the topology is not ready") and nothing was created.
 func TestTakeoverCreatesMissingInternalTopics(t *testing.T) {
-	e := newEnv(t, withMigration(migration.MigrationBidirectional))
+	e := newEnv(t, direct, withMigration(migration.MigrationBidirectional))
 	e.classicLeader(nil)
 	req := join("legacy", "s1")
 	req.Topology.Subtopologies[0].StateChangelogTopics = []kmsg.TopicInfo{{Topic: "legacy-store-changelog"}}
-	resp, err := req.RequestWith(e.ctx, e.broker)
+	r, err := e.do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	resp := r.(*kmsg.StreamsGroupHeartbeatResponse)
 	missing := slices.ContainsFunc(resp.Status, func(s kmsg.StreamsGroupHeartbeatResponseStatus) bool {
 		return s.StatusCode == statusMissingInternalTopics
 	})
 	if resp.ErrorCode != 0 || !missing || !e.coord.Owns("legacy") {
 		t.Fatalf("takeover with a missing changelog: %v %s status %+v owned %v", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage), resp.Status, e.coord.Owns("legacy"))
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	// The creation runs on the control plane: each look is a round trip
+	// to the cluster, until it shows the topic.
 	for {
 		topics, err := e.adm.ListTopics(e.ctx, "legacy-store-changelog")
 		if err == nil && topics.Has("legacy-store-changelog") && len(topics["legacy-store-changelog"].Partitions) == 4 {
 			return
 		}
-		if time.Now().After(deadline) {
+		if e.ctx.Err() != nil {
 			t.Fatalf("changelog not created upstream: %v %v", topics, err)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -317,12 +333,13 @@ func TestTakeoverCreatesMissingInternalTopics(t *testing.T) {
 // upgrade) a streams join to a live classic group is refused as Kafka does,
 // and the classic member is untouched.
 func TestTakeoverRefusedByPolicy(t *testing.T) {
-	e := newEnv(t, withMigration(migration.MigrationDowngrade))
+	e := newEnv(t, direct, withMigration(migration.MigrationDowngrade))
 	c := e.classicLeader(nil)
-	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)
+	r, err := e.do(join("legacy", "s1"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	resp := r.(*kmsg.StreamsGroupHeartbeatResponse)
 	if resp.ErrorCode != kerr.GroupIDNotFound.Code {
 		t.Fatalf("streams join with upgrade not allowed: %v, want GROUP_ID_NOT_FOUND", kerr.ErrorForCode(resp.ErrorCode))
 	}
@@ -341,32 +358,36 @@ func TestTakeoverRefusedByPolicy(t *testing.T) {
 // MEMBER_ID_REQUIRED, rejoins upstream and leads the classic group again,
 // which no longer holds the anchor.
 func TestOnlineHandBack(t *testing.T) {
-	e := newEnv(t, withMigration(migration.MigrationBidirectional))
+	e := newEnv(t, direct, withMigration(migration.MigrationBidirectional))
 	c := e.classicLeader(nil)
 	e.takeOver()
 	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	leave.Group, leave.MemberID, leave.MemberEpoch = "legacy", "s1", -1
-	if lr, err := leave.RequestWith(e.ctx, e.broker); err != nil || lr.ErrorCode != 0 {
+	if lr, err := e.do(leave); err != nil || lr.(*kmsg.StreamsGroupHeartbeatResponse).ErrorCode != 0 {
 		t.Fatalf("streams leave: %v %v", err, lr)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		code := c.heartbeat()
-		if code == kerr.RebalanceInProgress.Code {
-			break
-		}
-		if code != 0 {
+	// The member heartbeats and rejoins as a consumer does, until a rejoin
+	// is handed back. A heartbeat of a classic-only group puts up the
+	// hand-back's barrier after it is answered (migration/handback.go:
+	// AfterHeartbeat), so a rejoin at once after s1 left may still land in
+	// the streams group (the member's id kept); the next one is held.
+	proxyID := c.id
+	var jr *kmsg.JoinGroupResponse
+	for jr == nil {
+		switch code := c.heartbeat(); code {
+		case 0:
+		case kerr.RebalanceInProgress.Code:
+			if next := c.join(); c.id != proxyID {
+				jr = next
+			} else {
+				c.sync(false)
+			}
+		default:
 			t.Fatalf("classic heartbeat before the hand-back: %v", kerr.ErrorForCode(code))
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the classic member was never pulled into the hand-back")
+		if e.ctx.Err() != nil {
+			t.Fatal("the classic member was never handed back upstream")
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	proxyID := c.id
-	jr := c.join()
-	if c.id == proxyID {
-		t.Fatalf("the rejoin kept the proxy's member id %s: not handed back upstream", c.id)
 	}
 	if jr.LeaderID != c.id {
 		t.Fatalf("the classic member does not lead the upstream group: %+v", jr)

@@ -6,13 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/streamshift/streamshift/migration"
+	"github.com/streamshift/streamshift/proxy/proxytest"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
@@ -38,6 +37,9 @@ func join(group, member string) *kmsg.StreamsGroupHeartbeatRequest {
 // it returns the member epoch.
 func (e *env) joinAndAssign(group, member string) int32 {
 	t := e.t
+	if e.direct {
+		return e.joinDirect(e.conn(allowAll), group, member)
+	}
 	resp, err := join(group, member).RequestWith(e.ctx, e.broker)
 	if err != nil {
 		t.Fatal(err)
@@ -79,10 +81,11 @@ func (e *env) commit(group, member string, epoch int32, offset int64) error {
 		topic.Partitions = append(topic.Partitions, part)
 	}
 	req.Topics = []kmsg.OffsetCommitRequestTopic{topic}
-	resp, err := req.RequestWith(e.ctx, e.broker)
+	r, err := e.do(req)
 	if err != nil {
 		return err
 	}
+	resp := r.(*kmsg.OffsetCommitResponse)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 4 {
 		return errors.New("commit response does not answer every partition")
 	}
@@ -110,7 +113,7 @@ func (e *env) upstreamOffset(group string, p int32) int64 {
 // fetches offsets through it; upstream, the group holds the anchor member
 // (protocol streamshift) and the offsets.
 func TestOwnedGroupOffsets(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, direct)
 	epoch := e.joinAndAssign("app", "m1")
 
 	if err := e.commit("app", "m1", epoch, 42); err != nil {
@@ -154,10 +157,11 @@ func TestOwnedGroupOffsets(t *testing.T) {
 		topic.Topic, topic.Partitions = "in", []int32{0, 1, 2, 3}
 		g.Topics = []kmsg.OffsetFetchRequestGroupTopic{topic}
 		req.Groups = []kmsg.OffsetFetchRequestGroup{g}
-		resp, err := req.RequestWith(e.ctx, e.broker)
+		r, err := e.do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
+		resp := r.(*kmsg.OffsetFetchResponse)
 		if len(resp.Groups) != 1 {
 			t.Fatalf("fetch: %+v", resp)
 		}
@@ -186,13 +190,15 @@ func txnCommit(t *testing.T, e *env, epoch int32, offset int64) {
 	init := kmsg.NewPtrInitProducerIDRequest()
 	init.TransactionalID = &txid
 	init.TransactionTimeoutMillis = 30000
-	ir, err := init.RequestWith(e.ctx, e.cl)
+	r, err := e.unrouted(init)
+	ir, _ := r.(*kmsg.InitProducerIDResponse)
 	if err != nil || ir.ErrorCode != 0 {
 		t.Fatalf("init producer id: %v %v", err, kerr.ErrorForCode(ir.ErrorCode))
 	}
 	add := kmsg.NewPtrAddOffsetsToTxnRequest()
 	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = txid, ir.ProducerID, ir.ProducerEpoch, "app"
-	ar, err := add.RequestWith(e.ctx, e.cl)
+	r, err = e.unrouted(add)
+	ar, _ := r.(*kmsg.AddOffsetsToTxnResponse)
 	if err != nil || ar.ErrorCode != 0 {
 		t.Fatalf("add offsets to txn: %v %v", err, kerr.ErrorForCode(ar.ErrorCode))
 	}
@@ -205,25 +211,27 @@ func txnCommit(t *testing.T, e *env, epoch int32, offset int64) {
 	part.Partition, part.Offset = 1, offset
 	topic.Partitions = []kmsg.TxnOffsetCommitRequestTopicPartition{part}
 	tc.Topics = []kmsg.TxnOffsetCommitRequestTopic{topic}
-	tr, err := tc.RequestWith(e.ctx, e.broker)
+	r, err = e.do(tc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr := r.(*kmsg.TxnOffsetCommitResponse)
 	if len(tr.Topics) != 1 || len(tr.Topics[0].Partitions) != 1 || tr.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("txn offset commit: %+v", tr.Topics)
 	}
 	// A stale epoch is ILLEGAL_GENERATION below v6, as in Kafka.
 	tc.Generation = epoch + 1
-	tr, err = tc.RequestWith(e.ctx, e.broker)
-	if err != nil {
+	if r, err = e.do(tc); err != nil {
 		t.Fatal(err)
 	}
+	tr = r.(*kmsg.TxnOffsetCommitResponse)
 	if tr.Topics[0].Partitions[0].ErrorCode != kerr.IllegalGeneration.Code {
 		t.Fatalf("txn commit with a newer epoch: %v, want ILLEGAL_GENERATION", kerr.ErrorForCode(tr.Topics[0].Partitions[0].ErrorCode))
 	}
 	end := kmsg.NewPtrEndTxnRequest()
 	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = txid, ir.ProducerID, ir.ProducerEpoch, true
-	er, err := end.RequestWith(e.ctx, e.cl)
+	r, err = e.unrouted(end)
+	er, _ := r.(*kmsg.EndTxnResponse)
 	if err != nil || er.ErrorCode != 0 {
 		t.Fatalf("end txn: %v %v", err, kerr.ErrorForCode(er.ErrorCode))
 	}
@@ -232,38 +240,70 @@ func txnCommit(t *testing.T, e *env, epoch int32, offset int64) {
 // TestLiveClassicGroupRefused: a streams join to a group that is a live
 // classic group upstream gets GROUP_ID_NOT_FOUND, as Kafka answers.
 func TestLiveClassicGroupRefused(t *testing.T) {
-	e := newEnv(t)
-	consumer, err := kgo.NewClient(kgo.SeedBrokers(e.cluster.ListenAddrs()...), kgo.ConsumerGroup("live"), kgo.ConsumeTopics("in"))
+	e := newEnv(t, direct)
+	e.liveClassicGroup("live")
+	r, err := e.do(join("live", "m1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer consumer.Close()
-	for {
-		described, err := e.adm.DescribeGroups(e.ctx, "live")
-		if err == nil && described["live"].State == "Stable" {
-			break
-		}
-		go consumer.PollFetches(e.ctx)
-		if e.ctx.Err() != nil {
-			t.Fatal("classic group never stable")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	resp, err := join("live", "m1").RequestWith(e.ctx, e.broker)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := r.(*kmsg.StreamsGroupHeartbeatResponse)
 	if resp.ErrorCode != kerr.GroupIDNotFound.Code || resp.ErrorMessage == nil {
 		t.Fatalf("join of a live classic group: %v, want GROUP_ID_NOT_FOUND with a message", kerr.ErrorForCode(resp.ErrorCode))
 	}
-	// A classic commit to that group passes untouched.
-	offsets := kadm.Offsets{}
-	offsets.Add(kadm.Offset{Topic: "in", Partition: 0, At: 5})
-	if _, err := kadm.NewClient(e.cl).CommitOffsets(e.ctx, "other-classic", offsets); err != nil {
-		t.Fatalf("commit of a group the proxy does not own: %v", err)
+	// A classic commit to a group the proxy does not own passes untouched.
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Version, commit.Group, commit.Generation = 9, "other-classic", -1
+	topic := kmsg.NewOffsetCommitRequestTopic()
+	topic.Topic = "in"
+	part := kmsg.NewOffsetCommitRequestTopicPartition()
+	part.Offset = 5
+	topic.Partitions = []kmsg.OffsetCommitRequestTopicPartition{part}
+	commit.Topics = []kmsg.OffsetCommitRequestTopic{topic}
+	if res := e.serve(e.conn(allowAll), commit); res.Kind != proxytest.Forwarded {
+		t.Fatalf("commit of a group the proxy does not own: %v, want forwarded untouched", res.Kind)
 	}
-	if got := e.upstreamOffset("other-classic", 0); got != 5 {
-		t.Fatalf("upstream offset %d, want 5", got)
+}
+
+// liveClassicGroup makes group a Stable classic group upstream, with one
+// consumer member subscribed to "in" (a JoinGroup with the member id the
+// broker asks for, then the leader's SyncGroup).
+func (e *env) liveClassicGroup(group string) {
+	t := e.t
+	meta := kmsg.NewConsumerMemberMetadata()
+	meta.Topics = []string{"in"}
+	jg := kmsg.NewPtrJoinGroupRequest()
+	jg.Group, jg.SessionTimeoutMillis, jg.RebalanceTimeoutMillis, jg.ProtocolType = group, 60000, 60000, "consumer"
+	jg.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: meta.AppendTo(nil)}}
+	var joined *kmsg.JoinGroupResponse
+	for range 2 { // the first answer may be MEMBER_ID_REQUIRED
+		r, err := e.ctl.Request(e.ctx, jg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		joined = r.(*kmsg.JoinGroupResponse)
+		if joined.ErrorCode != kerr.MemberIDRequired.Code {
+			break
+		}
+		jg.MemberID = joined.MemberID
+	}
+	if joined.ErrorCode != 0 {
+		t.Fatalf("classic join: %v", kerr.ErrorForCode(joined.ErrorCode))
+	}
+	sg := kmsg.NewPtrSyncGroupRequest()
+	sg.Group, sg.Generation, sg.MemberID = group, joined.Generation, joined.MemberID
+	sg.ProtocolType, sg.Protocol = kmsg.StringPtr("consumer"), joined.Protocol
+	assignment := kmsg.NewConsumerMemberAssignment()
+	sg.GroupAssignment = []kmsg.SyncGroupRequestGroupAssignment{{MemberID: joined.MemberID, MemberAssignment: assignment.AppendTo(nil)}}
+	r, err := e.ctl.Request(e.ctx, sg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := r.(*kmsg.SyncGroupResponse).ErrorCode; code != 0 {
+		t.Fatalf("classic sync: %v", kerr.ErrorForCode(code))
+	}
+	described, err := e.adm.DescribeGroups(e.ctx, group)
+	if err != nil || described[group].State != "Stable" {
+		t.Fatalf("classic group %s: %v %+v", group, err, described[group])
 	}
 }
 
@@ -272,7 +312,14 @@ func TestLiveClassicGroupRefused(t *testing.T) {
 // Java client); the rejoin is accepted (the upstream group holds only the
 // static anchor), and commits flow again through the same anchor instance.
 func TestRestartWithoutState(t *testing.T) {
-	e := newEnv(t)
+	e := newEnv(t, direct)
+	heartbeat := func(hb *kmsg.StreamsGroupHeartbeatRequest) (*kmsg.StreamsGroupHeartbeatResponse, error) {
+		r, err := e.do(hb)
+		if err != nil {
+			return nil, err
+		}
+		return r.(*kmsg.StreamsGroupHeartbeatResponse), nil
+	}
 	epoch := e.joinAndAssign("app", "m1")
 	if err := e.commit("app", "m1", epoch, 10); err != nil {
 		t.Fatal(err)
@@ -281,7 +328,7 @@ func TestRestartWithoutState(t *testing.T) {
 
 	hb := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	hb.Group, hb.MemberID, hb.MemberEpoch = "app", "m1", epoch
-	resp, err := hb.RequestWith(e.ctx, e.broker)
+	resp, err := heartbeat(hb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +340,7 @@ func TestRestartWithoutState(t *testing.T) {
 	if err := e.own.Claim(e.ctx, "app"); err != nil {
 		t.Fatal(err)
 	}
-	if resp, err = hb.RequestWith(e.ctx, e.broker); err != nil {
+	if resp, err = heartbeat(hb); err != nil {
 		t.Fatal(err)
 	}
 	if resp.ErrorCode != kerr.UnknownMemberID.Code {
@@ -303,7 +350,7 @@ func TestRestartWithoutState(t *testing.T) {
 	// commit fenced it) leaves cleanly.
 	leave := kmsg.NewPtrStreamsGroupHeartbeatRequest()
 	leave.Group, leave.MemberID, leave.MemberEpoch = "app", "m2", -1
-	if resp, err = leave.RequestWith(e.ctx, e.broker); err != nil {
+	if resp, err = heartbeat(leave); err != nil {
 		t.Fatal(err)
 	}
 	if resp.ErrorCode != 0 || resp.MemberEpoch != -1 || resp.MemberID != "m2" {
@@ -330,7 +377,7 @@ func TestRestartWithoutState(t *testing.T) {
 // commit gets a retriable COORDINATOR_NOT_AVAILABLE, never a fatal error,
 // the anchor rejoins, and the retried commit lands upstream.
 func TestAnchorFencedMidFlight(t *testing.T) {
-	e := newEnv(t, func(e *env) { e.anchorHeartbeat = time.Hour })
+	e := newEnv(t, direct, func(e *env) { e.anchorHeartbeat = time.Hour })
 	epoch := e.joinAndAssign("app", "m1")
 	if err := e.commit("app", "m1", epoch, 1); err != nil {
 		t.Fatal(err)
@@ -347,15 +394,10 @@ func TestAnchorFencedMidFlight(t *testing.T) {
 	if !errors.Is(err, kerr.CoordinatorNotAvailable) {
 		t.Fatalf("commit with a fenced anchor: %v, want COORDINATOR_NOT_AVAILABLE", err)
 	}
-	for {
-		err := e.commit("app", "m1", epoch, 2)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, kerr.CoordinatorNotAvailable) || e.ctx.Err() != nil {
-			t.Fatalf("commit while the anchor rejoins: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The refused commit marked the anchor's generation fenced: the retry
+	// waits for its rejoin (anchor.Manager.Generation) and lands.
+	if err := e.commit("app", "m1", epoch, 2); err != nil {
+		t.Fatalf("commit after the anchor rejoined: %v", err)
 	}
 	if got := e.upstreamOffset("app", 3); got != 2 {
 		t.Fatalf("upstream offset %d, want 2", got)

@@ -1,7 +1,8 @@
 // Package route is the one routing table of the requests streamshift
 // intercepts: routes.go says which keys are served, at which versions, and
 // whether they are advertised; NN_name.go is the only handler of wire key
-// NN. A handler checks ownership (is the group the proxy's?), passes the
+// NN, but for the four classic group keys (11-14), which classic.go routes
+// alike to the translator's NN_name.go files. A handler checks ownership (is the group the proxy's?), passes the
 // migration gate when the migration is on, then serves the request locally
 // (the coordinator), translates it (a classic member of a streams group) or
 // forwards it upstream, rewritten where the upstream must not see what the
@@ -27,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -83,7 +85,7 @@ type Options struct {
 // FreshMetadata is a metadata source that can fetch on demand
 // (*upstream.Metadata).
 type FreshMetadata interface {
-	Image() coordinator.MetadataImage
+	Image() streams.MetadataImage
 	Refresh(ctx context.Context) error
 }
 
@@ -181,10 +183,10 @@ func (rs *Routes) table() []route {
 		{handler: gate(handle(rs.offsetCommit)), max: offsetsMaxVersion, advertise: true, capped: true},
 		{handler: gate(handle(rs.offsetFetch)), max: offsetsMaxVersion, advertise: true, capped: true},
 		{handler: handle(rs.findCoordinator), max: min(up(int16(kmsg.FindCoordinator)), top(kmsg.FindCoordinator)), cluster: true},
-		{handler: gate(handle(rs.joinGroup)), max: up(int16(kmsg.JoinGroup)), migration: true},
-		{handler: gate(handle(rs.heartbeat)), max: up(int16(kmsg.Heartbeat)), migration: true},
-		{handler: gate(handle(rs.leaveGroup)), max: up(int16(kmsg.LeaveGroup)), migration: true},
-		{handler: gate(handle(rs.syncGroup)), max: up(int16(kmsg.SyncGroup)), migration: true},
+		{handler: gate(classicKey(rs, func(r *kmsg.JoinGroupRequest) string { return r.Group })), max: up(int16(kmsg.JoinGroup)), migration: true},
+		{handler: gate(classicKey(rs, func(r *kmsg.HeartbeatRequest) string { return r.Group })), max: up(int16(kmsg.Heartbeat)), migration: true},
+		{handler: gate(classicKey(rs, func(r *kmsg.LeaveGroupRequest) string { return r.Group })), max: up(int16(kmsg.LeaveGroup)), migration: true},
+		{handler: gate(classicKey(rs, func(r *kmsg.SyncGroupRequest) string { return r.Group })), max: up(int16(kmsg.SyncGroup)), migration: true},
 		{handler: handle(rs.describeGroups), max: top(kmsg.DescribeGroups)},
 		{handler: handle(rs.listGroups), max: top(kmsg.ListGroups)},
 		{handler: gate(handle(rs.txnOffsetCommit)), max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true},

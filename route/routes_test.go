@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/proxytest"
 )
 
 // TestRoutesTable: the keys registered, their versions, which are
@@ -104,15 +105,6 @@ func TestRegisterOnce(t *testing.T) {
 	}
 }
 
-// outcomeCount counts what a handler did with a request.
-type outcomeCount struct{ responded, forwarded int }
-
-func (o *outcomeCount) Respond(kmsg.Response) { o.responded++ }
-func (o *outcomeCount) Forward()              { o.forwarded++ }
-func (o *outcomeCount) ForwardRewritten(kmsg.Request, int16, func(kmsg.Response) kmsg.Response) {
-	o.forwarded++
-}
-
 // TestHandleTyped: a handler's key is its request type's, its body reaches
 // it typed, and a body of another key (a proxy bug) goes upstream untouched
 // instead of panicking the event loop.
@@ -125,15 +117,23 @@ func TestHandleTyped(t *testing.T) {
 	if h.key != kmsg.DeleteGroups {
 		t.Fatalf("key %d, want DeleteGroups (%d)", h.key, kmsg.DeleteGroups)
 	}
+	conn := proxytest.NewConn(nil)
 	body := kmsg.NewPtrDeleteGroupsRequest()
-	var out outcomeCount
-	h.serve(&proxy.Request{Body: body}, &out)
-	if got != body || out.responded != 1 {
-		t.Fatalf("typed body not served: got %p want %p, %+v", got, body, out)
+	res, err := proxytest.Serve(h.serve, conn.Request(body)).Wait(t.Context())
+	if err != nil {
+		t.Fatal(err)
 	}
-	got, out = nil, outcomeCount{}
-	h.serve(&proxy.Request{Body: kmsg.NewPtrListGroupsRequest()}, &out)
-	if got != nil || out.forwarded != 1 || out.responded != 0 {
-		t.Fatalf("a ListGroups body reached the DeleteGroups handler: served %v, %+v", got != nil, out)
+	if got != body || res.Kind != proxytest.Responded {
+		t.Fatalf("typed body not served: got %p want %p, %v", got, body, res.Kind)
+	}
+	got = nil
+	// A request whose body is of another key, as a proxy bug would make.
+	req := conn.Request(kmsg.NewPtrDeleteGroupsRequest())
+	req.Body = kmsg.NewPtrListGroupsRequest()
+	if res, err = proxytest.Serve(h.serve, req).Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got != nil || res.Kind != proxytest.Forwarded {
+		t.Fatalf("a ListGroups body reached the DeleteGroups handler: served %v, %v", got != nil, res.Kind)
 	}
 }

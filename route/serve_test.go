@@ -215,3 +215,40 @@ func (e *env) through(conn *proxytest.Conn, body kmsg.Request) kmsg.Response {
 	e.t.Fatalf("%s: %v (%s)", kmsg.NameForKey(body.Key()), res.Kind, res.Reason)
 	return nil
 }
+
+// do sends body as the client does: through the proxy to the coordinator
+// of group "app" (e.broker), or, in direct mode, through its route on a
+// connection of its own without ACLs (through) at the version a client
+// negotiates with the proxy (the route's highest), and a key no route
+// serves straight to the cluster.
+func (e *env) do(body kmsg.Request) (kmsg.Response, error) {
+	if !e.direct {
+		return e.broker.Request(e.ctx, body)
+	}
+	if e.negotiate(body) {
+		return e.through(e.conn(allowAll), body), nil
+	}
+	return e.ctl.Request(e.ctx, body)
+}
+
+// negotiate sets body's version to what a client negotiates with the proxy
+// for a routed key (the route's highest, as kgo picks the highest common
+// version) and says whether the key is routed.
+func (e *env) negotiate(body kmsg.Request) bool {
+	for _, rt := range e.routes.active() {
+		if int16(rt.key) == body.Key() {
+			body.SetVersion(min(rt.max, body.MaxVersion()))
+			return true
+		}
+	}
+	return false
+}
+
+// unrouted sends body, of a key no route serves, as the client does:
+// through the proxy (untouched) or straight to the cluster.
+func (e *env) unrouted(body kmsg.Request) (kmsg.Response, error) {
+	if e.direct {
+		return e.ctl.Request(e.ctx, body)
+	}
+	return e.cl.Request(e.ctx, body)
+}

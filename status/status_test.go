@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/migration"
 )
 
@@ -60,7 +61,7 @@ func heartbeat(t *testing.T, c *coordinator.Coordinator, req *kmsg.StreamsGroupH
 	t.Helper()
 	member := req.MemberID
 	ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.StreamsGroupHeartbeat(req, coordinator.ClientInfo{ClientID: "client-" + member, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+	c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "client-" + member, ClientHost: "/127.0.0.1"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
 	select {
 	case r := <-ch:
 		if r.ErrorCode != 0 {
@@ -76,7 +77,7 @@ func heartbeat(t *testing.T, c *coordinator.Coordinator, req *kmsg.StreamsGroupH
 // creator creates the internal topics in the static metadata at once.
 type creator struct{ md *coordinator.StaticMetadata }
 
-func (c creator) CreateTopics(topics []coordinator.CreatableTopic, done func(failed map[string]error)) {
+func (c creator) CreateTopics(topics []streams.CreatableTopic, done func(failed map[string]error)) {
 	for _, t := range topics {
 		c.md.SetTopic(t.Name, t.Partitions)
 	}
@@ -89,7 +90,7 @@ func newCoordinator(t *testing.T, ev *Events) *coordinator.Coordinator {
 	t.Helper()
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("input", 2)
-	cfg := coordinator.DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
 	c, err := coordinator.New(coordinator.Options{Config: cfg, Metadata: md, Events: ev, TopicCreator: creator{md}})
 	if err != nil {

@@ -9,20 +9,31 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
+
+// JoinGroup (key 11): the upstream's versions (v0-v9 kmsg knows), routed by
+// route/classic.go with the migration on, unadvertised; this file is the
+// key's only one: what a classic member's join becomes in a streams group.
+//
+// By version:
+//   - v0: no rebalance timeout: the session timeout stands for it.
+//   - v4+: a member without an id gets MEMBER_ID_REQUIRED first (KIP-394);
+//     a static member (v5+, group.instance.id) joins at once.
+//   - v7+: the response carries the protocol type; v9's SkipAssignment is
+//     not used: the answer is leaderless at every version.
 
 // JoinGroup serves a classic member's JoinGroup in a streams group. The
 // answer is leaderless, as in Kafka's KIP-848 classic path: leader "", no
 // member list (so the member never runs the Streams assignor), the member
 // epoch as the generation, protocol "stream"; the assignment follows in
 // SyncGroup.
-func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.ClientInfo, respond func(*kmsg.JoinGroupResponse), forward Forward) {
+func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client streams.ClientInfo, respond func(*kmsg.JoinGroupResponse), forward Forward) {
 	instanceID := ""
 	if req.InstanceID != nil {
 		instanceID = *req.InstanceID
 	}
-	jr := coordinator.ClassicJoinRequest{
+	jr := streams.ClassicJoinRequest{
 		GroupID: req.Group, MemberID: req.MemberID, InstanceID: instanceID, Client: client,
 		SessionTimeoutMs: req.SessionTimeoutMillis, RebalanceTimeoutMs: req.RebalanceTimeoutMillis,
 	}
@@ -59,12 +70,12 @@ func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.Cl
 			jr.NewMember = t.isPending(jr.MemberID)
 		}
 	}
-	t.c.ClassicJoinGroup(jr, func(res coordinator.ClassicJoinResult) {
-		if errors.Is(res.Err, coordinator.ErrClassicNotServed) {
+	t.c.ClassicJoinGroup(jr, func(res streams.ClassicJoinResult) {
+		if errors.Is(res.Err, streams.ErrClassicNotServed) {
 			t.ForwardJoin(req, forward)
 			return
 		}
-		if errors.Is(res.Err, coordinator.ErrHandBackHeld) {
+		if errors.Is(res.Err, streams.ErrHandBackHeld) {
 			t.hold(HeldJoin{Req: req, Client: client, Respond: respond, Forward: forward})
 			return
 		}
@@ -84,7 +95,7 @@ func (t *Translator) JoinGroup(req *kmsg.JoinGroupRequest, client coordinator.Cl
 		}
 		resp.MemberID = res.MemberID
 		resp.Generation = res.Generation
-		name := coordinator.ClassicProtocolName
+		name := streams.ClassicProtocolName
 		resp.Protocol = &name
 		respond(resp)
 	})
@@ -105,7 +116,7 @@ func (t *Translator) hold(j HeldJoin) {
 func joinResponse(req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {
 	resp := kmsg.NewPtrJoinGroupResponse()
 	resp.Version = req.Version
-	pt := coordinator.ClassicProtocolType
+	pt := streams.ClassicProtocolType
 	resp.ProtocolType = &pt
 	resp.LeaderID = ""
 	resp.Members = []kmsg.JoinGroupResponseMember{}
@@ -123,11 +134,11 @@ func untestedRelease(info *classicstreams.SubscriptionInfo) bool {
 // streamSubscription checks the protocol (type "consumer" with a "stream"
 // protocol, what Kafka Streams joins with) and decodes its metadata.
 func streamSubscription(req *kmsg.JoinGroupRequest) (*classicstreams.ConsumerSubscription, *classicstreams.SubscriptionInfo, error) {
-	if req.ProtocolType != coordinator.ClassicProtocolType {
-		return nil, nil, fmt.Errorf("protocol type %q: the group is a Kafka Streams group (%q)", req.ProtocolType, coordinator.ClassicProtocolType)
+	if req.ProtocolType != streams.ClassicProtocolType {
+		return nil, nil, fmt.Errorf("protocol type %q: the group is a Kafka Streams group (%q)", req.ProtocolType, streams.ClassicProtocolType)
 	}
 	for _, p := range req.Protocols {
-		if p.Name != coordinator.ClassicProtocolName {
+		if p.Name != streams.ClassicProtocolName {
 			continue
 		}
 		sub, err := classicstreams.DecodeConsumerSubscription(p.Metadata)
@@ -140,7 +151,7 @@ func streamSubscription(req *kmsg.JoinGroupRequest) (*classicstreams.ConsumerSub
 		}
 		return sub, info, nil
 	}
-	return nil, nil, fmt.Errorf("no %q protocol among the member's protocols: the group is a Kafka Streams group", coordinator.ClassicProtocolName)
+	return nil, nil, fmt.Errorf("no %q protocol among the member's protocols: the group is a Kafka Streams group", streams.ClassicProtocolName)
 }
 
 // ForwardJoin forwards a JoinGroup of a group not served here. A member id

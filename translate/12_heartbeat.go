@@ -6,18 +6,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
+
+// Heartbeat (key 12): the upstream's versions (v0-v4 kmsg knows), routed by
+// route/classic.go with the migration on, unadvertised; this file is the
+// key's only one.
+//
+// By version: the same at every version (v3+ carries group.instance.id,
+// v4 is flexible).
 
 // Heartbeat keeps the member's session; REBALANCE_IN_PROGRESS sends it back
 // to JoinGroup when the streams group has something for it.
 func (t *Translator) Heartbeat(req *kmsg.HeartbeatRequest, respond func(*kmsg.HeartbeatResponse), forward Forward) {
-	r := coordinator.ClassicHeartbeatRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation}
+	r := streams.ClassicHeartbeatRequest{GroupID: req.Group, MemberID: req.MemberID, Generation: req.Generation}
 	if req.InstanceID != nil {
 		r.InstanceID = *req.InstanceID
 	}
 	t.c.ClassicHeartbeat(r, func(err error) {
-		if errors.Is(err, coordinator.ErrClassicNotServed) {
+		if errors.Is(err, streams.ErrClassicNotServed) {
 			forward(nil, nil)
 			return
 		}

@@ -5,18 +5,26 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
+
+// LeaveGroup (key 13): the upstream's versions (v0-v5 kmsg knows), routed
+// by route/classic.go with the migration on, unadvertised; this file is the
+// key's only one.
+//
+// By version: v0-v2 leave one member (MemberID); v3+ a batch of members
+// with their instance ids (KIP-345), answered per member (v5's reason is
+// not used).
 
 // LeaveGroup fences the leaving members (v0-v2: one member; v3+: a batch,
 // answered per member).
 func (t *Translator) LeaveGroup(req *kmsg.LeaveGroupRequest, respond func(*kmsg.LeaveGroupResponse), forward Forward) {
-	var members []coordinator.ClassicLeaveMember
+	var members []streams.ClassicLeaveMember
 	if req.Version < 3 {
-		members = []coordinator.ClassicLeaveMember{{MemberID: req.MemberID}}
+		members = []streams.ClassicLeaveMember{{MemberID: req.MemberID}}
 	} else {
 		for _, m := range req.Members {
-			lm := coordinator.ClassicLeaveMember{MemberID: m.MemberID}
+			lm := streams.ClassicLeaveMember{MemberID: m.MemberID}
 			if m.InstanceID != nil {
 				lm.InstanceID = *m.InstanceID
 			}
@@ -24,7 +32,7 @@ func (t *Translator) LeaveGroup(req *kmsg.LeaveGroupRequest, respond func(*kmsg.
 		}
 	}
 	t.c.ClassicLeaveGroup(req.Group, members, func(errs []error, err error) {
-		if errors.Is(err, coordinator.ErrClassicNotServed) {
+		if errors.Is(err, streams.ErrClassicNotServed) {
 			forward(nil, nil)
 			return
 		}

@@ -4,8 +4,10 @@
 // coordinator, as Kafka's KIP-848 coordinator serves classic consumers of a
 // consumer group.
 //
-// It is the classic wire only. One file per Kafka API: 11_join_group.go,
-// 12_heartbeat.go, 13_leave_group.go, 14_sync_group.go; translator.go holds
+// It is the classic wire only. One file per Kafka API, the only one of its
+// key in the project: 11_join_group.go, 12_heartbeat.go, 13_leave_group.go,
+// 14_sync_group.go (route/classic.go routes the four alike to them, with the
+// migration on); translator.go holds
 // the Translator and its pending member ids. The group semantics live in
 // the coordinator (coordinator/classic_*.go): a classic JoinGroup is a
 // streams heartbeat of the member; SyncGroup returns its current

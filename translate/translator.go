@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // Coordinator is what the translator needs of the streams-group coordinator
@@ -20,10 +21,10 @@ type Coordinator interface {
 	// Clock is the coordinator's: pending member ids run on it, as the
 	// members' sessions do.
 	coordinator.Clock
-	ClassicJoinGroup(coordinator.ClassicJoinRequest, func(coordinator.ClassicJoinResult))
-	ClassicSyncGroup(coordinator.ClassicSyncRequest, func(coordinator.ClassicSyncResult))
-	ClassicHeartbeat(coordinator.ClassicHeartbeatRequest, func(error))
-	ClassicLeaveGroup(groupID string, members []coordinator.ClassicLeaveMember, done func([]error, error))
+	ClassicJoinGroup(streams.ClassicJoinRequest, func(streams.ClassicJoinResult))
+	ClassicSyncGroup(streams.ClassicSyncRequest, func(streams.ClassicSyncResult))
+	ClassicHeartbeat(streams.ClassicHeartbeatRequest, func(error))
+	ClassicLeaveGroup(groupID string, members []streams.ClassicLeaveMember, done func([]error, error))
 }
 
 // HandBack is the online migration's hand-back (migration.HandBack), which
@@ -35,7 +36,7 @@ type HandBack interface {
 	// with classic members only.
 	AfterHeartbeat(group string)
 	// Hold takes a JoinGroup the coordinator holds at a hand-back's
-	// barrier (coordinator.ErrHandBackHeld): the hand-back answers it, or
+	// barrier (streams.ErrHandBackHeld): the hand-back answers it, or
 	// forwards it, once the barrier ends.
 	Hold(HeldJoin)
 }
@@ -44,7 +45,7 @@ type HandBack interface {
 // it takes to serve it later (Translator.JoinGroup) or send it upstream.
 type HeldJoin struct {
 	Req     *kmsg.JoinGroupRequest
-	Client  coordinator.ClientInfo
+	Client  streams.ClientInfo
 	Respond func(*kmsg.JoinGroupResponse)
 	Forward Forward
 }
@@ -136,7 +137,7 @@ type Forward func(rewritten kmsg.Request, answered func(kmsg.Response))
 // took it. It never blocks. Exactly one of respond and forward is called,
 // later, possibly on a coordinator goroutine (neither may block): forward
 // when the group is not a streams group served here.
-func (t *Translator) Handle(req kmsg.Request, client coordinator.ClientInfo, respond func(kmsg.Response), forward Forward) bool {
+func (t *Translator) Handle(req kmsg.Request, client streams.ClientInfo, respond func(kmsg.Response), forward Forward) bool {
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
 		t.JoinGroup(r, client, func(resp *kmsg.JoinGroupResponse) { respond(resp) }, forward)

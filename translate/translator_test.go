@@ -8,6 +8,7 @@ import (
 
 	"github.com/streamshift/streamshift/classicstreams"
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/internal/classictest"
 )
 
@@ -84,8 +85,8 @@ func TestClassicJoinSyncHeartbeatLeave(t *testing.T) {
 	// The member's commits are valid at its generation (route/commit.go
 	// validates them so).
 	errc := make(chan error, 1)
-	c.ValidateClassicOffsetCommit(coordinator.OffsetCommitRequest{GroupID: "app", MemberID: id, MemberEpoch: gen},
-		func(res coordinator.OffsetCommitResult) { errc <- res.Err })
+	c.ValidateClassicOffsetCommit(streams.OffsetCommitRequest{GroupID: "app", MemberID: id, MemberEpoch: gen},
+		func(res streams.OffsetCommitResult) { errc <- res.Err })
 	if err := <-errc; err != nil {
 		t.Fatalf("commit: %v", err)
 	}
@@ -179,16 +180,16 @@ func TestJoinWithOurIDForwardedWithout(t *testing.T) {
 
 	forwarded := make(chan kmsg.Request, 1)
 	fwd := func(rewritten kmsg.Request, _ func(kmsg.Response)) { forwarded <- rewritten }
-	tr.Handle(classictest.JoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	tr.Handle(classictest.JoinRequest(t, 9, id, "stream"), streams.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
 	if got, ok := (<-forwarded).(*kmsg.JoinGroupRequest); !ok || got.MemberID != "" {
 		t.Fatalf("join with the id given here forwarded as %+v, want without a member id", got)
 	}
-	tr.Handle(classictest.JoinRequest(t, 9, "broker-id", "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	tr.Handle(classictest.JoinRequest(t, 9, "broker-id", "stream"), streams.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
 	if got := <-forwarded; got != nil {
 		t.Fatalf("join with another id forwarded rewritten: %+v", got)
 	}
 	// Once used, the id is forgotten.
-	tr.Handle(classictest.JoinRequest(t, 9, id, "stream"), coordinator.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
+	tr.Handle(classictest.JoinRequest(t, 9, id, "stream"), streams.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
 	if got := <-forwarded; got != nil {
 		t.Fatalf("second join with a forgotten id rewritten: %+v", got)
 	}

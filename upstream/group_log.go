@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/internal/lockedmap"
 )
 
@@ -79,12 +80,12 @@ var ErrNotOwner = fmt.Errorf("this streamshift instance does not own the group's
 // OpenGroupLog opens the log and acquires every partition: one instance
 // alone, which writes the whole log (tests, a cluster of one). It returns
 // the committed records, which the caller hands to Coordinator.Load.
-func OpenGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, []coordinator.Record, error) {
+func OpenGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, []streams.Record, error) {
 	l, err := OpenSharedGroupLog(ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
-	var all []coordinator.Record
+	var all []streams.Record
 	for p := int32(0); p < l.o.Partitions; p++ {
 		recs, err := l.Acquire(ctx, p)
 		if err != nil {
@@ -172,7 +173,7 @@ func (l *GroupLog) PartitionTransactionalID(p int32) string {
 // open; then the partition is read back (read_committed) to its end, and
 // its committed records are returned for Coordinator.Load. Until Acquire
 // returns, appends for p fail with ErrNotOwner.
-func (l *GroupLog) Acquire(ctx context.Context, p int32) ([]coordinator.Record, error) {
+func (l *GroupLog) Acquire(ctx context.Context, p int32) ([]streams.Record, error) {
 	if p < 0 || p >= l.o.Partitions {
 		return nil, fmt.Errorf("group log %s: no partition %d", l.o.Topic, p)
 	}
@@ -204,7 +205,7 @@ func (l *GroupLog) Acquire(ctx context.Context, p int32) ([]coordinator.Record, 
 		return nil, err
 	}
 	for _, r := range recs {
-		if err := w.mirror.Append(r.GroupID, []coordinator.Record{r}); err != nil {
+		if err := w.mirror.Append(r.GroupID, []streams.Record{r}); err != nil {
 			prod.Close()
 			return nil, err
 		}
@@ -274,7 +275,7 @@ func (w *partitionWriter) writeSentinel(ctx context.Context, topic, txid string)
 }
 
 // readGroupLog consumes partition p from the start up to the sentinel.
-func readGroupLog(ctx context.Context, o GroupLogOptions, p int32, sentinel int64) ([]coordinator.Record, error) {
+func readGroupLog(ctx context.Context, o GroupLogOptions, p int32, sentinel int64) ([]streams.Record, error) {
 	cons, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(o.Seeds...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{o.Topic: {p: kgo.NewOffset().AtStart()}}),
@@ -284,7 +285,7 @@ func readGroupLog(ctx context.Context, o GroupLogOptions, p int32, sentinel int6
 		return nil, fmt.Errorf("group log consumer: %w", err)
 	}
 	defer cons.Close()
-	var recs []coordinator.Record
+	var recs []streams.Record
 	for {
 		fs := cons.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -308,8 +309,8 @@ func readGroupLog(ctx context.Context, o GroupLogOptions, p int32, sentinel int6
 			if json.Unmarshal(kr.Key, &sk) == nil && sk.Open != "" {
 				return // an older writer's sentinel
 			}
-			r, err := coordinator.UnmarshalRecord(kr.Key, kr.Value)
-			if errors.Is(err, coordinator.ErrUnknownRecordType) {
+			r, err := streams.UnmarshalRecord(kr.Key, kr.Value)
+			if errors.Is(err, streams.ErrUnknownRecordType) {
 				// A newer streamshift wrote it: this release loads the rest
 				// (a rollback), and compaction keeps the record for the
 				// release that knows it.
@@ -336,7 +337,7 @@ func readGroupLog(ctx context.Context, o GroupLogOptions, p int32, sentinel int6
 // Append writes the records in one transaction of the group's partition.
 // A partition this instance does not own, or whose producer a newer owner
 // fenced, fails with ErrNotOwner (NOT_COORDINATOR).
-func (l *GroupLog) Append(groupID string, recs []coordinator.Record) error {
+func (l *GroupLog) Append(groupID string, recs []streams.Record) error {
 	w, err := l.writer(groupID)
 	if err != nil {
 		return err
@@ -382,13 +383,13 @@ func (l *GroupLog) fenced(w *partitionWriter, err error) {
 	}
 }
 
-func (w *partitionWriter) transact(ctx context.Context, topic string, recs []coordinator.Record) error {
+func (w *partitionWriter) transact(ctx context.Context, topic string, recs []streams.Record) error {
 	if err := w.prod.BeginTransaction(); err != nil {
 		return err
 	}
 	krs := make([]*kgo.Record, 0, len(recs))
 	for _, r := range recs {
-		k, v, err := coordinator.MarshalRecord(r)
+		k, v, err := streams.MarshalRecord(r)
 		if err != nil {
 			_ = w.prod.EndTransaction(ctx, kgo.TryAbort)
 			return err
@@ -411,7 +412,7 @@ func (w *partitionWriter) transact(ctx context.Context, topic string, recs []coo
 
 // Load returns a group's committed records from the mirror of its
 // partition (none if this instance does not own it).
-func (l *GroupLog) Load(groupID string) ([]coordinator.Record, error) {
+func (l *GroupLog) Load(groupID string) ([]streams.Record, error) {
 	w, err := l.writer(groupID)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	e2e "github.com/streamshift/streamshift/e2e/harness"
 )
 
@@ -43,20 +44,20 @@ func TestGroupLogOnKafka39(t *testing.T) {
 	defer l2.Close()
 	// Every record read back encodes and decodes to itself...
 	for _, r := range got {
-		k, v, err := coordinator.MarshalRecord(r)
+		k, v, err := streams.MarshalRecord(r)
 		if err != nil {
 			t.Fatalf("marshal %v: %v", r, err)
 		}
-		if d, err := coordinator.UnmarshalRecord(k, v); err != nil || !reflect.DeepEqual(r, d) {
+		if d, err := streams.UnmarshalRecord(k, v); err != nil || !reflect.DeepEqual(r, d) {
 			t.Fatalf("round trip of %s: %+v, %v; want %+v", k, d, err, r)
 		}
 	}
 	// ...and the reopened log replays to the state that was appended.
-	a, err := coordinator.Replay(nil, want)
+	a, err := streams.Replay(nil, want)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := coordinator.Replay(nil, got)
+	g, err := streams.Replay(nil, got)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ func TestGroupLogPartitionFencing(t *testing.T) {
 	if _, err := a.Acquire(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	recs := []coordinator.Record{
+	recs := []streams.Record{
 		{Type: streams.RecordOwnership, GroupID: g, Value: &streams.OwnershipValue{Source: streams.OwnershipNew, ClaimedAtMs: 1}},
 		{Type: streams.RecordGroupMetadata, GroupID: g, Value: &streams.GroupMetadataValue{Epoch: 1}},
 	}
@@ -62,7 +62,7 @@ func TestGroupLogPartitionFencing(t *testing.T) {
 		t.Fatalf("the new owner read %v, want %v", got, recs)
 	}
 	// The zombie's next write is refused and reported.
-	next := []coordinator.Record{{Type: streams.RecordGroupMetadata, GroupID: g, Value: &streams.GroupMetadataValue{Epoch: 2}}}
+	next := []streams.Record{{Type: streams.RecordGroupMetadata, GroupID: g, Value: &streams.GroupMetadataValue{Epoch: 2}}}
 	if err := a.Append(g, next); !errors.Is(err, kerr.NotCoordinator) {
 		t.Fatalf("zombie append: %v, want NOT_COORDINATOR", err)
 	}
@@ -81,7 +81,7 @@ func TestGroupLogPartitionFencing(t *testing.T) {
 		t.Fatalf("zombie still owns %v, want [0]", owned)
 	}
 	// Its other partition is untouched.
-	if err := a.Append(other, []coordinator.Record{{Type: streams.RecordOwnership, GroupID: other, Value: &streams.OwnershipValue{Source: streams.OwnershipNew}}}); err != nil {
+	if err := a.Append(other, []streams.Record{{Type: streams.RecordOwnership, GroupID: other, Value: &streams.OwnershipValue{Source: streams.OwnershipNew}}}); err != nil {
 		t.Fatalf("append to the zombie's unfenced partition: %v", err)
 	}
 	// The new owner carries on; what it holds is what was committed.

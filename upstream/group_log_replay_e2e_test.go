@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // TestGroupLogReplay10kGroupsOnKafka39 measures what a new owner pays to
@@ -46,7 +47,7 @@ func TestGroupLogReplay10kGroupsOnKafka39(t *testing.T) {
 	}
 	krs := make([]*kgo.Record, 0, len(recs))
 	for _, r := range recs {
-		k, v, err := coordinator.MarshalRecord(r)
+		k, v, err := streams.MarshalRecord(r)
 		if err != nil {
 			t.Fatal(err)
 		}

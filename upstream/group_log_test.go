@@ -58,7 +58,7 @@ func TestGroupLogRestart(t *testing.T) {
 	// The state as clients see it, and the group's live records (what a
 	// coordinator replays).
 	before := describe(c1, "g", "g2")
-	recsBefore := map[string][]coordinator.Record{}
+	recsBefore := map[string][]streams.Record{}
 	for _, id := range []string{"g", "g2"} {
 		recsBefore[id], _ = log1.Load(id)
 	}
@@ -98,7 +98,7 @@ func TestGroupLogSkipsUnknownRecordTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	known := []coordinator.Record{
+	known := []streams.Record{
 		{Type: streams.RecordOwnership, GroupID: "g", Value: &streams.OwnershipValue{Source: streams.OwnershipNew, ClaimedAtMs: 1}},
 		{Type: streams.RecordGroupMetadata, GroupID: "g", Value: &streams.GroupMetadataValue{Epoch: 1}},
 	}

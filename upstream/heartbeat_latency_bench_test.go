@@ -67,7 +67,7 @@ func BenchmarkSteadyHeartbeatLatency(b *testing.B) {
 			}
 			done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
 			respond := func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r }
-			client := coordinator.ClientInfo{ClientID: "bench"}
+			client := streams.ClientInfo{ClientID: "bench"}
 			lat := make([]time.Duration, 0, b.N)
 			before := log.appends.Load()
 			b.ResetTimer()
@@ -103,7 +103,7 @@ func BenchmarkSteadyHeartbeatLatency(b *testing.B) {
 // heartbeats that wrote records meanwhile.
 func steadyGroup(b *testing.B, log *countingLog, n int) (*coordinator.Coordinator, map[string]int32, []time.Duration) {
 	b.Helper()
-	cfg := coordinator.DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("in", int32(n))
@@ -118,7 +118,7 @@ func steadyGroup(b *testing.B, log *countingLog, n int) (*coordinator.Coordinato
 	call := func(req *kmsg.StreamsGroupHeartbeatRequest) {
 		ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
 		appended, start := log.appends.Load(), time.Now()
-		c.StreamsGroupHeartbeat(req, coordinator.ClientInfo{ClientID: "bench"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+		c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "bench"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
 		r := <-ch
 		if log.appends.Load() > appended {
 			writes = append(writes, time.Since(start))

@@ -7,14 +7,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // newCoordinator returns a coordinator in virtual time appending to log, with
 // topic "foo" of 4 partitions and no initial rebalance delay or assignment
 // interval; it loads recs.
-func newCoordinator(t *testing.T, log coordinator.Log, recs []coordinator.Record) *coordinator.Coordinator {
+func newCoordinator(t *testing.T, log coordinator.Log, recs []streams.Record) *coordinator.Coordinator {
 	t.Helper()
-	cfg := coordinator.DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay, cfg.Defaults.AssignmentInterval = 0, 0
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 4)
@@ -34,7 +35,7 @@ func newCoordinator(t *testing.T, log coordinator.Log, recs []coordinator.Record
 func heartbeat(t *testing.T, c *coordinator.Coordinator, req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 	t.Helper()
 	ch := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.StreamsGroupHeartbeat(req, coordinator.ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
+	c.StreamsGroupHeartbeat(req, streams.ClientInfo{ClientID: "c"}, func(r *kmsg.StreamsGroupHeartbeatResponse) { ch <- r })
 	resp := <-ch
 	if resp.ErrorCode != 0 {
 		msg := "<nil>"

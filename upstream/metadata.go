@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // Metadata is the coordinator's MetadataSource on the upstream cluster: it
@@ -25,9 +26,9 @@ type Metadata struct {
 
 	mu sync.Mutex
 	// topics are those of img, at version.
-	topics  map[string]coordinator.TopicMetadata
+	topics  map[string]streams.TopicMetadata
 	version uint64
-	img     coordinator.MetadataImage
+	img     streams.MetadataImage
 	err     error
 	// seq counts refreshTopics merges; added[name] is the merge that last
 	// added the topic, so a listing that started before it (and may not
@@ -44,7 +45,7 @@ func NewMetadata(adm *kadm.Client, interval time.Duration) *Metadata {
 	if interval <= 0 {
 		interval = 10 * time.Second
 	}
-	topics := map[string]coordinator.TopicMetadata{}
+	topics := map[string]streams.TopicMetadata{}
 	return &Metadata{
 		adm:      adm,
 		interval: interval,
@@ -57,7 +58,7 @@ func NewMetadata(adm *kadm.Client, interval time.Duration) *Metadata {
 	}
 }
 
-func (u *Metadata) Image() coordinator.MetadataImage {
+func (u *Metadata) Image() streams.MetadataImage {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return u.img
@@ -110,12 +111,12 @@ func (u *Metadata) fetch(ctx context.Context) error {
 		return u.err
 	}
 	u.err = nil
-	topics := make(map[string]coordinator.TopicMetadata, len(details))
+	topics := make(map[string]streams.TopicMetadata, len(details))
 	for name, d := range details {
 		if d.Err != nil {
 			continue
 		}
-		topics[name] = coordinator.TopicMetadata{Name: name, ID: d.ID, Partitions: int32(len(d.Partitions))}
+		topics[name] = streams.TopicMetadata{Name: name, ID: d.ID, Partitions: int32(len(d.Partitions))}
 	}
 	for name, s := range u.added {
 		if s <= seq {
@@ -134,7 +135,7 @@ func (u *Metadata) fetch(ctx context.Context) error {
 
 // setTopics installs topics, as a new image version if they changed. u.mu
 // is held.
-func (u *Metadata) setTopics(topics map[string]coordinator.TopicMetadata) {
+func (u *Metadata) setTopics(topics map[string]streams.TopicMetadata) {
 	if !maps.Equal(topics, u.topics) {
 		u.version++
 		u.topics = topics
@@ -170,12 +171,12 @@ func (u *Metadata) refreshTopics(ctx context.Context, cl kmsg.Requestor, names [
 		if err != nil {
 			return fmt.Errorf("metadata of created topics: %w", err)
 		}
-		found := map[string]coordinator.TopicMetadata{}
+		found := map[string]streams.TopicMetadata{}
 		for _, t := range resp.Topics {
 			if t.Topic == nil || t.ErrorCode != 0 || len(t.Partitions) == 0 {
 				continue
 			}
-			found[*t.Topic] = coordinator.TopicMetadata{Name: *t.Topic, ID: t.TopicID, Partitions: int32(len(t.Partitions))}
+			found[*t.Topic] = streams.TopicMetadata{Name: *t.Topic, ID: t.TopicID, Partitions: int32(len(t.Partitions))}
 		}
 		if len(found) > 0 {
 			u.mu.Lock()

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // TopicCreator is the coordinator's TopicCreator on the upstream cluster: it
@@ -38,7 +38,7 @@ func NewTopicCreator(cl kmsg.Requestor, meta *Metadata, timeout time.Duration) *
 // refreshes their metadata before calling done: the member's acknowledging
 // heartbeat follows its first by tens of milliseconds, and a periodic or
 // coalesced refresh would leave it a whole heartbeat interval behind.
-func (u *TopicCreator) CreateTopics(topics []coordinator.CreatableTopic, done func(map[string]error)) {
+func (u *TopicCreator) CreateTopics(topics []streams.CreatableTopic, done func(map[string]error)) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), u.timeout)
 		defer cancel()
@@ -59,7 +59,7 @@ func (u *TopicCreator) CreateTopics(topics []coordinator.CreatableTopic, done fu
 
 // create sends the CreateTopics request and returns the topics that failed
 // (a topic that already exists did not).
-func (u *TopicCreator) create(ctx context.Context, topics []coordinator.CreatableTopic) map[string]error {
+func (u *TopicCreator) create(ctx context.Context, topics []streams.CreatableTopic) map[string]error {
 	failed := map[string]error{}
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = int32(u.timeout / time.Millisecond)

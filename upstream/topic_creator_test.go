@@ -11,7 +11,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
@@ -62,14 +61,14 @@ func TestTopicCreatorOneRequestAndFreshMetadata(t *testing.T) {
 	requests = nil
 	mu.Unlock()
 
-	topics := []coordinator.CreatableTopic{
+	topics := []streams.CreatableTopic{
 		{Name: "app-a-changelog", Partitions: 3, ReplicationFactor: -1, Configs: []streams.KeyValue{{Key: "cleanup.policy", Value: "compact"}}},
 		{Name: "app-b-repartition", Partitions: 2, ReplicationFactor: -1},
 		{Name: "app-existing-changelog", Partitions: 1, ReplicationFactor: -1},
 	}
 	type result struct {
 		failed map[string]error
-		img    coordinator.MetadataImage
+		img    streams.MetadataImage
 	}
 	got := make(chan result, 1)
 	NewTopicCreator(cl, md, 10*time.Second).CreateTopics(topics, func(failed map[string]error) {

@@ -36,7 +36,7 @@ type HandBack struct {
 	Held    map[string]bool // classic members whose JoinGroup is held
 	Aborted bool            // a streams-protocol member joined
 	// OnBarrier is BeginHandBack's: told once the barrier ends
-	// (barrierEnded), while the group's shard points at this hand-back.
+	// (barrierEnded), while the group's queue points at this hand-back.
 	OnBarrier func(HandBackState)
 }
 

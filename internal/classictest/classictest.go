@@ -11,6 +11,7 @@ import (
 
 	"github.com/streamshift/streamshift/classicstreams"
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // StreamsGroup is a real coordinator (asynchronous, on a virtual clock)
@@ -22,7 +23,7 @@ func StreamsGroup(t testing.TB) (*coordinator.Coordinator, *coordinator.ManualCl
 	clock := coordinator.NewManualClock(time.Unix(0, 0))
 	md := coordinator.NewStaticMetadata()
 	md.SetTopic("foo", 4)
-	cfg := coordinator.DefaultConfig()
+	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
 	cfg.Defaults.AssignmentInterval = 0
 	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: clock, Metadata: md})
@@ -60,7 +61,7 @@ func StreamsHeartbeat(t testing.TB, c *coordinator.Coordinator, member string, e
 		hb.ClientTags = []kmsg.StreamsGroupHeartbeatRequestClientTag{}
 	}
 	done := make(chan *kmsg.StreamsGroupHeartbeatResponse, 1)
-	c.StreamsGroupHeartbeat(hb, coordinator.ClientInfo{ClientID: member}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
+	c.StreamsGroupHeartbeat(hb, streams.ClientInfo{ClientID: member}, func(r *kmsg.StreamsGroupHeartbeatResponse) { done <- r })
 	if r := <-done; r.ErrorCode != 0 {
 		t.Fatalf("streams heartbeat of %s at epoch %d: %d", member, epoch, r.ErrorCode)
 	}
@@ -68,10 +69,10 @@ func StreamsHeartbeat(t testing.TB, c *coordinator.Coordinator, member string, e
 
 // Call runs one request through handle (a translator's Handle) for client
 // "cc"; forwarded reports that it went to forward instead of an answer.
-func Call[F ~func(kmsg.Request, func(kmsg.Response))](t testing.TB, handle func(kmsg.Request, coordinator.ClientInfo, func(kmsg.Response), F) bool, req kmsg.Request) (resp kmsg.Response, forwarded bool) {
+func Call[F ~func(kmsg.Request, func(kmsg.Response))](t testing.TB, handle func(kmsg.Request, streams.ClientInfo, func(kmsg.Response), F) bool, req kmsg.Request) (resp kmsg.Response, forwarded bool) {
 	t.Helper()
 	ch := make(chan kmsg.Response, 1)
-	if !handle(req, coordinator.ClientInfo{ClientID: "cc", ClientHost: "/127.0.0.1"}, func(r kmsg.Response) { ch <- r }, F(func(kmsg.Request, func(kmsg.Response)) { ch <- nil })) {
+	if !handle(req, streams.ClientInfo{ClientID: "cc", ClientHost: "/127.0.0.1"}, func(r kmsg.Response) { ch <- r }, F(func(kmsg.Request, func(kmsg.Response)) { ch <- nil })) {
 		t.Fatalf("%T not taken", req)
 	}
 	r := <-ch
