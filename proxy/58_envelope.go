@@ -46,6 +46,18 @@ func (p *Proxy) PeerHandlers(self string, links *PeerLinks) map[PeerCallKind]Pee
 	}
 }
 
+// SetServeCheck installs the owner's check of a serve call, made before
+// any handling (docs/one-address.md §6 rule 2): f says whether the group
+// log partition the origin routed by is this instance's and the origin's
+// map is not newer than this instance's. A refused call is answered with
+// envelope NOT_COORDINATOR, nothing done, so the origin may send it again
+// to the owner its map names next.
+func (p *Proxy) SetServeCheck(f func(partition, mapGeneration int32) bool) { p.serveCheck.Store(&f) }
+
+// Remote says whether the client is connected to another instance: its
+// request came in a serve call.
+func (c ClientInfo) Remote() bool { return c.ConnID&(1<<63) != 0 }
+
 // ServeRemote carries an intercepted request to its group's owner over
 // link (a serve call) and returns the owner's response (header and body,
 // no size prefix: RespondFrame's input), whose correlation id is checked.

@@ -197,6 +197,9 @@ type Proxy struct {
 	// incarnation is random per process start: another instance's call
 	// naming a connection of an earlier start of this one finds none.
 	incarnation int64
+	// serveCheck, if set, admits a serve call before any handling
+	// (SetServeCheck).
+	serveCheck atomic.Pointer[func(partition, mapGeneration int32) bool]
 	wake        map[gnet.Conn]struct{} // paused connections to re-check on the next tick
 
 	engine gnet.Engine

@@ -181,6 +181,10 @@ func (o *remoteOutcome) ForwardRewritten(req kmsg.Request, version int16, onResp
 // be, goes to the interceptor registered for its key and version.
 func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-chan PeerAnswer {
 	ch := make(chan PeerAnswer, 1)
+	if check := p.serveCheck.Load(); check != nil && !(*check)(c.Principal.Partition, c.Principal.MapGeneration) {
+		ch <- PeerAnswer{Code: kerr.NotCoordinator.Code}
+		return ch
+	}
 	reg := p.reg.lookup(c.Key, c.Version)
 	if reg == nil {
 		// Not a key this instance serves at that version: nothing done.

@@ -64,6 +64,11 @@ type ClusterMap struct {
 	Error string `json:"error,omitempty"`
 	// Mine are the receiver's partitions.
 	Mine []int32 `json:"mine"`
+	// Generation orders maps: one more than the newest generation a
+	// member's partitions were of, so each rebalance's map is newer than
+	// the last (a serve call routed by a newer map than the owner's is
+	// refused: the owner missed a rebalance, docs/one-address.md §6).
+	Generation int32 `json:"generation,omitempty"`
 }
 
 // Owner returns the instance owning partition p, if any.
@@ -127,7 +132,9 @@ func balanceInstances(members []instanceMember, partitions int32) map[string]Clu
 	// Current owners; of two claims (a zombie's and its successor's) the
 	// newer generation wins.
 	claimGen := make([]int32, partitions)
+	gen := int32(1)
 	for _, m := range live {
+		gen = max(gen, m.info.Generation+1)
 		for _, p := range m.info.Owned {
 			if p < 0 || p >= partitions {
 				continue
@@ -180,7 +187,7 @@ func balanceInstances(members []instanceMember, partitions int32) map[string]Clu
 		if ps == nil {
 			ps = []int32{}
 		}
-		out[m.memberID] = ClusterMap{V: instanceFormatVersion, Owners: target, Instances: instances, Mine: ps}
+		out[m.memberID] = ClusterMap{V: instanceFormatVersion, Owners: target, Instances: instances, Mine: ps, Generation: gen}
 	}
 	return out
 }

@@ -13,10 +13,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/internal/lockedmap"
+	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -96,6 +98,7 @@ func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coord
 		stopLoad:  map[int32]context.CancelFunc{},
 	}
 	cr.changes, cr.loadTime, cr.fenced = newClusterMetrics()
+	links.p.SetServeCheck(cr.admitServe)
 	if reg != nil {
 		reg.MustRegister(cr.changes, cr.loadTime, cr.fenced, links.refused)
 	}
@@ -276,6 +279,79 @@ func (cr *clusterRuntime) Coordinator(group string, node int32) (string, int32, 
 	}
 	return owner.Host, upstream.InstanceNodeID(owner.ProxyID, node), true
 }
+
+// Owner implements route.Cluster: the owner of the group's partition in
+// the latest map. The map naming this instance while its writer was
+// fenced names nobody: a newer map is on its way.
+func (cr *clusterRuntime) Owner(group string) (self bool, peer string, gen int32, ok bool) {
+	g := cr.group.Load()
+	if g == nil {
+		return false, "", 0, false
+	}
+	p := cr.parts.Of(group)
+	m := g.Map()
+	owner, ok := m.Owner(p)
+	if !ok {
+		return false, "", m.Generation, false
+	}
+	if owner.ProxyID == cr.self.ProxyID {
+		if cr.parts.State(p) == coordinator.PartitionNotOwned {
+			return false, "", m.Generation, false
+		}
+		return true, "", m.Generation, true
+	}
+	return false, owner.ProxyID, m.Generation, true
+}
+
+// Hops implements route.Cluster: every instance of the map has an internal
+// address (none has an earlier release).
+func (cr *clusterRuntime) Hops() bool {
+	g := cr.group.Load()
+	if g == nil {
+		return false
+	}
+	for _, in := range g.Map().Instances {
+		if in.Internal == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Forward implements route.Cluster: a serve call to peer over its link.
+func (cr *clusterRuntime) Forward(ctx context.Context, peer, group string, gen int32, req *proxy.Request, timeout time.Duration) ([]byte, error) {
+	link := cr.links.links.Link(peer)
+	if link == nil {
+		return nil, &proxy.PeerError{Peer: peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to that instance"}
+	}
+	return cr.links.p.ServeRemote(ctx, link, req, cr.parts.Of(group), gen, timeout)
+}
+
+// ForwardTimeout implements route.Cluster.
+func (cr *clusterRuntime) ForwardTimeout() time.Duration { return cr.links.timeout }
+
+// admitServe is the proxy's check of a serve call before any handling
+// (docs/one-address.md §6 rule 2): the partition is this instance's
+// (loaded or loading: a loading one answers COORDINATOR_LOAD_IN_PROGRESS),
+// and the origin's map is not newer than this instance's (a newer one
+// means this instance missed a rebalance: a zombie back from a stop).
+func (cr *clusterRuntime) admitServe(partition, mapGeneration int32) bool {
+	if serveCheckHook != nil && !serveCheckHook(cr.self.ProxyID, partition) {
+		return false
+	}
+	g := cr.group.Load()
+	if g == nil || partition < 0 || partition >= cr.parts.Count() {
+		return false
+	}
+	if cr.parts.State(partition) == coordinator.PartitionNotOwned {
+		return false
+	}
+	return mapGeneration <= g.Map().Generation
+}
+
+// serveCheckHook, set by tests only, runs first in admitServe: a partition
+// moving between the origin's routing and the owner's check.
+var serveCheckHook func(proxyID string, partition int32) bool
 
 // leave hands every partition over (a graceful stop): the instance leaves
 // the group, then drops what it still held.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -19,11 +20,14 @@ import (
 // (docs/one-address.md §3): the internal listener, and a link to every
 // other instance the cluster map lists with an internal address. The
 // listener runs other instances' serve calls on this proxy's interceptors
-// and their upstream calls on its client connections; the routes do not
-// send serve calls yet (the design's step 4).
+// and their upstream calls on its client connections; the routes send
+// their serve calls over the links (clusterRuntime.Forward).
 type clusterLinks struct {
 	listener *proxy.PeerListener
 	links    *proxy.PeerLinks
+	p        *proxy.Proxy
+	// timeout is cluster.forward-timeout.
+	timeout time.Duration
 	self     string
 	// internal is where the other instances dial this one.
 	internal string
@@ -83,6 +87,7 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 	}
 	cl := &clusterLinks{
 		listener: pl, self: cfg.ProxyID, internal: internal, links: links, refused: refused,
+		p: p, timeout: cfg.Cluster.ForwardTimeout,
 		changed: make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 	}
