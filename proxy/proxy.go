@@ -200,7 +200,7 @@ type Proxy struct {
 	// serveCheck, if set, admits a serve call before any handling
 	// (SetServeCheck).
 	serveCheck atomic.Pointer[func(partition, mapGeneration int32) bool]
-	wake        map[gnet.Conn]struct{} // paused connections to re-check on the next tick
+	wake       map[gnet.Conn]struct{} // paused connections to re-check on the next tick
 
 	engine gnet.Engine
 }

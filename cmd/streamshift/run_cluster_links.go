@@ -28,7 +28,7 @@ type clusterLinks struct {
 	p        *proxy.Proxy
 	// timeout is cluster.forward-timeout.
 	timeout time.Duration
-	self     string
+	self    string
 	// internal is where the other instances dial this one.
 	internal string
 
