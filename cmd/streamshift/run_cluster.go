@@ -281,8 +281,7 @@ func (cr *clusterRuntime) Coordinator(group string, node int32) (string, int32, 
 }
 
 // Owner implements route.Cluster: the owner of the group's partition in
-// the latest map. The map naming this instance while its writer was
-// fenced names nobody: a newer map is on its way.
+// the latest map.
 func (cr *clusterRuntime) Owner(group string) (self bool, peer string, gen int32, ok bool) {
 	g := cr.group.Load()
 	if g == nil {
@@ -295,9 +294,7 @@ func (cr *clusterRuntime) Owner(group string) (self bool, peer string, gen int32
 		return false, "", m.Generation, false
 	}
 	if owner.ProxyID == cr.self.ProxyID {
-		if cr.parts.State(p) == coordinator.PartitionNotOwned {
-			return false, "", m.Generation, false
-		}
+		// Loading or fenced: Serving answers.
 		return true, "", m.Generation, true
 	}
 	return false, owner.ProxyID, m.Generation, true

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/e2e/harness"
+)
+
+// twoInstances starts instances a and b in front of one kfake cluster
+// (topic "in", 4 partitions) and waits until they share the log and their
+// links are up.
+func twoInstances(t *testing.T, ctx context.Context, env ...string) (ins []*testInstance, owners []string, seeds []string) {
+	t.Helper()
+	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.MaxVersions(kversion.V3_9_0()), kfake.SeedTopics(4, "in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Close) // after the instances stopped
+	seeds = cluster.ListenAddrs()
+	hosts := []string{"127.0.0.1", "127.0.0.2"}
+	port, err := harness.FreePortsOnHosts(hosts, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins = []*testInstance{
+		startInstance(t, seeds, "a", hosts[0], port, env...),
+		startInstance(t, seeds, "b", hosts[1], port, env...),
+	}
+	owners = settle(t, ctx, ins...)
+	waitLinks(t, ctx, port, ins...)
+	return ins, owners, seeds
+}
+
+// groupOwnedBy is a group name with prefix whose log partition owner owns.
+func groupOwnedBy(owners []string, owner, prefix string) string {
+	for i := 0; ; i++ {
+		g := fmt.Sprintf("%s-%d", prefix, i)
+		if owners[coordinator.PartitionFor(g, clusterPartitions)] == owner {
+			return g
+		}
+	}
+}
+
+// TestClusterForwardToOwner: every request of one group reaching the
+// instance that does not own it is served by the owner, for every client:
+// a streams member (kmsg) joins, heartbeats and is described through the
+// non-owner; a Java client's OffsetCommit and OffsetFetch of that group
+// through the non-owner reach the owner (which commits to the group's
+// anchor); a franz-go consumer group with the migration on consumes and
+// commits through the non-owner.
+func TestClusterForwardToOwner(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	ins, owners, _ := twoInstances(t, ctx, "STREAMSHIFT_MIGRATION_POLICY=upgrade")
+	owner, other := ins[0], ins[1]
+	group := groupOwnedBy(owners, owner.id, "app")
+
+	m := &member{id: "m1"}
+	m.joinUntilAssigned(t, ctx, other, group, "in")
+	at := describeStreams(t, ctx, owner, group)
+	if at.ErrorCode != 0 || len(at.Members) != 1 || at.Members[0].MemberID != m.id {
+		t.Fatalf("describe at the owner: %+v", at)
+	}
+	if g := describeStreams(t, ctx, other, group); !reflect.DeepEqual(g, at) {
+		t.Fatalf("describe through the non-owner:\n%+v\nwant the owner's\n%+v", g, at)
+	}
+
+	// The member commits through the non-owner, as a Java client.
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.MemberID, commit.Generation = group, m.id, m.epoch
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	ct.Topic = "in"
+	for p := int32(0); p < 4; p++ {
+		cp := kmsg.NewOffsetCommitRequestTopicPartition()
+		cp.Partition, cp.Offset = p, int64(10+p)
+		ct.Partitions = append(ct.Partitions, cp)
+	}
+	commit.Topics = append(commit.Topics, ct)
+	cresp, err := commit.RequestWith(ctx, other.node0())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range cresp.Topics {
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				t.Fatalf("commit through the non-owner: %s[%d]: %v", rt.Topic, rp.Partition, kerr.ErrorForCode(rp.ErrorCode))
+			}
+		}
+	}
+	for _, in := range ins {
+		fetch := kmsg.NewPtrOffsetFetchRequest()
+		fetch.Version = 7
+		fetch.Group = group
+		ft := kmsg.NewOffsetFetchRequestTopic()
+		ft.Topic, ft.Partitions = "in", []int32{0, 1, 2, 3}
+		fetch.Topics = append(fetch.Topics, ft)
+		fresp, err := fetch.RequestWith(ctx, in.node0())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fresp.ErrorCode != 0 || len(fresp.Topics) != 1 || len(fresp.Topics[0].Partitions) != 4 {
+			t.Fatalf("offsets at %s: %+v", in.id, fresp)
+		}
+		for _, rp := range fresp.Topics[0].Partitions {
+			if rp.ErrorCode != 0 || rp.Offset != int64(10+rp.Partition) {
+				t.Fatalf("offset of in[%d] at %s: %d (%v), want %d", rp.Partition, in.id, rp.Offset, kerr.ErrorForCode(rp.ErrorCode), 10+rp.Partition)
+			}
+		}
+	}
+
+	// A franz-go consumer group (not host-routed) through the non-owner,
+	// with the migration on: its classic requests go to the owner.
+	cgroup := groupOwnedBy(owners, owner.id, "consumers")
+	prod, err := kgo.NewClient(kgo.SeedBrokers(other.bootstrap), kgo.DefaultProduceTopic("in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for i := range 8 {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte{byte(i)}, Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(other.bootstrap), kgo.ConsumerGroup(cgroup), kgo.ConsumeTopics("in"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	for got := 0; got < 8; {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatal(err)
+		}
+		got += fs.NumRecords()
+	}
+	if err := cons.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Version = 7
+	fetch.Group = cgroup
+	fresp, err := fetch.RequestWith(ctx, owner.node0())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range fresp.Topics {
+		for _, rp := range rt.Partitions {
+			total += rp.Offset
+		}
+	}
+	if fresp.ErrorCode != 0 || total != 8 {
+		t.Fatalf("the consumer group's offsets at the owner: %+v (sum %d), want 8 records committed", fresp, total)
+	}
+}
