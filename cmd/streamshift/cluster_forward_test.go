@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/e2e/harness"
+	"github.com/streamshift/streamshift/upstream"
 )
 
 // twoInstances starts instances a and b in front of one kfake cluster
@@ -204,4 +207,124 @@ func fetchOffsets(ctx context.Context, b *kgo.Broker, group string) (map[int32]i
 		}
 	}
 	return out, nil
+}
+
+// joinThrough joins m to group at in until it is answered, retrying while
+// the group's partition loads; the first answer's error otherwise.
+func joinThrough(ctx context.Context, m *member, in *testInstance, group string) (*kmsg.StreamsGroupHeartbeatResponse, error) {
+	for {
+		resp, err := m.heartbeat(ctx, in, streamsJoin(group, m.id, "in"))
+		if !errors.Is(err, kerr.CoordinatorLoadInProgress) || ctx.Err() != nil {
+			return resp, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestClusterOwnerMovesMidRequest: the owner's partition moves between the
+// origin's routing and the owner's check of the serve call (a hook on the
+// owner refuses it and stops the owner gracefully, handing the partition
+// to the origin). The owner did nothing; the origin serves the request
+// once its map names the next owner (itself), and the member's join is in
+// the group once: its epochs are those of one join of a fresh group.
+func TestClusterOwnerMovesMidRequest(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	ins, owners, _ := twoInstances(t, ctx)
+	owner, origin := ins[0], ins[1]
+	group := groupOwnedBy(owners, owner.id, "app")
+	p := coordinator.PartitionFor(group, clusterPartitions)
+	var fired atomic.Bool
+	stopped := make(chan struct{})
+	hook := func(id string, part int32) bool {
+		if id != owner.id || part != p || !fired.CompareAndSwap(false, true) {
+			return true
+		}
+		go func() {
+			defer close(stopped)
+			owner.stop()
+		}()
+		return false
+	}
+	serveCheckHook.Store(&hook)
+	t.Cleanup(func() { serveCheckHook.Store(nil) })
+
+	m := &member{id: "m1"}
+	resp, err := joinThrough(ctx, m, origin, group)
+	if err != nil {
+		t.Fatalf("join through %s while %s's partition moves: %v", origin.id, owner.id, err)
+	}
+	if !fired.Load() {
+		t.Fatal("the join never reached the owner's check")
+	}
+	<-stopped
+	// The same join of a group the origin owns from the start is the
+	// reference: a join applied twice would move the epochs on.
+	ref := &member{id: "m1"}
+	refGroup := groupOwnedBy(owners, origin.id, "ref")
+	want, err := joinThrough(ctx, ref, origin, refGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.MemberEpoch != want.MemberEpoch {
+		t.Fatalf("member epoch %d after one join, want %d", resp.MemberEpoch, want.MemberEpoch)
+	}
+	g, wg := describeStreams(t, ctx, origin, group), describeStreams(t, ctx, origin, refGroup)
+	if g.ErrorCode != 0 || len(g.Members) != 1 || g.Epoch != wg.Epoch || g.Members[0].MemberEpoch != wg.Members[0].MemberEpoch {
+		t.Fatalf("group at the next owner: %+v, want one member, epochs as %+v", g, wg)
+	}
+}
+
+// TestClusterFencedOwner: the origin's map still names the owner after
+// another writer acquired the group's log partition (the owner is a
+// zombie): a write routed to it gets NOT_COORDINATOR, and the log holds no
+// record of it.
+func TestClusterFencedOwner(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	ins, owners, seeds := twoInstances(t, ctx)
+	owner, origin := ins[0], ins[1]
+	group := groupOwnedBy(owners, owner.id, "app")
+	p := coordinator.PartitionFor(group, clusterPartitions)
+	m := &member{id: "m1"}
+	m.joinUntilAssigned(t, ctx, origin, group, "in")
+
+	newer, err := upstream.OpenSharedGroupLog(ctx, upstream.GroupLogOptions{Seeds: seeds, Partitions: clusterPartitions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer newer.Close()
+	if _, err := newer.Acquire(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	m2 := &member{id: "m2"}
+	if _, err := m2.heartbeat(ctx, origin, streamsJoin(group, m2.id, "in")); !errors.Is(err, kerr.NotCoordinator) {
+		t.Fatalf("join through %s at the fenced owner %s: %v, want NOT_COORDINATOR", origin.id, owner.id, err)
+	}
+	// The fenced owner refuses the next serve call before any work.
+	if _, err := m2.heartbeat(ctx, origin, streamsJoin(group, m2.id, "in")); !errors.Is(err, kerr.NotCoordinator) {
+		t.Fatalf("second join at the fenced owner: %v, want NOT_COORDINATOR", err)
+	}
+	newer.Release(p)
+	check, err := upstream.OpenSharedGroupLog(ctx, upstream.GroupLogOptions{Seeds: seeds, Partitions: clusterPartitions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	recs, err := check.Acquire(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := 0
+	for _, r := range recs {
+		if r.GroupID == group && r.MemberID == m2.id {
+			t.Fatalf("the log holds a record of the fenced owner's: %+v", r)
+		}
+		if r.GroupID == group && r.MemberID == m.id {
+			members++
+		}
+	}
+	if members == 0 {
+		t.Fatalf("the log holds no record of %s's member %s: %+v", group, m.id, recs)
+	}
 }

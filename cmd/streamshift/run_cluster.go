@@ -333,7 +333,7 @@ func (cr *clusterRuntime) ForwardTimeout() time.Duration { return cr.links.timeo
 // and the origin's map is not newer than this instance's (a newer one
 // means this instance missed a rebalance: a zombie back from a stop).
 func (cr *clusterRuntime) admitServe(partition, mapGeneration int32) bool {
-	if serveCheckHook != nil && !serveCheckHook(cr.self.ProxyID, partition) {
+	if hook := serveCheckHook.Load(); hook != nil && !(*hook)(cr.self.ProxyID, partition) {
 		return false
 	}
 	g := cr.group.Load()
@@ -348,7 +348,7 @@ func (cr *clusterRuntime) admitServe(partition, mapGeneration int32) bool {
 
 // serveCheckHook, set by tests only, runs first in admitServe: a partition
 // moving between the origin's routing and the owner's check.
-var serveCheckHook func(proxyID string, partition int32) bool
+var serveCheckHook atomic.Pointer[func(proxyID string, partition int32) bool]
 
 // leave hands every partition over (a graceful stop): the instance leaves
 // the group, then drops what it still held.
