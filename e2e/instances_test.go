@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -342,14 +341,23 @@ func TestStreamsProxyInstances(t *testing.T) {
 				}
 				// Resumed, the zombie serves the group no more: its next
 				// write was fenced, or it learnt its membership lapsed.
+				// It has not loaded the group's partition, and its map
+				// names the new owner (its requests of the group go
+				// there).
+				p := coordinator.PartitionFor(group, instancesLogPartitions)
 				deadline := time.Now().Add(60 * time.Second)
 				for {
-					g, err := c.describeAt(ctx, o, group)
-					if err == nil && g.ErrorCode == kerr.NotCoordinator.Code {
+					v, err := c.view(ctx, o)
+					loaded := false
+					for _, s := range v.Partitions {
+						loaded = loaded || (s.Partition == p && s.State == "loaded")
+					}
+					now, oerr := c.owner(ctx, o, group)
+					if err == nil && oerr == nil && !loaded && now == next {
 						break
 					}
 					if time.Now().After(deadline) {
-						return fmt.Errorf("the resumed s%d still serves group %s: %+v %v", o+1, group, g, err)
+						return fmt.Errorf("the resumed s%d still serves group %s: %+v %v %v", o+1, group, v, err, oerr)
 					}
 					time.Sleep(100 * time.Millisecond)
 				}
