@@ -50,7 +50,10 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 		return nil, err
 	}
 	c := &ssCluster{hosts: [3]string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}}
-	if c.port, err = harness.FreePortsOnHosts(c.hosts[:], 3); err != nil {
+	// The bootstrap, node 1's port, the admin port and the internal
+	// listener (a port of their own, not the default 19091 another run
+	// may hold).
+	if c.port, err = harness.FreePortsOnHosts(c.hosts[:], 4); err != nil {
 		return nil, err
 	}
 	env = append([]string{
@@ -66,7 +69,8 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 		if err := os.MkdirAll(pdir, 0o755); err != nil {
 			return nil, err
 		}
-		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: env, listen: listen, args: []string{"run", "--upstream", upstream,
+		penv := append(append([]string(nil), env...), "STREAMSHIFT_CLUSTER_LISTEN="+net.JoinHostPort(h, strconv.Itoa(c.port+3)))
+		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, args: []string{"run", "--upstream", upstream,
 			"--listen", listen, "--advertised-host", h, "--node-port-base", strconv.Itoa(c.port), "--node-id-min", "1", "--node-id-max", "1",
 			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", "debug"}}
 		if err := p.start(ctx); err != nil {
