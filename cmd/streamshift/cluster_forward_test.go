@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"reflect"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/e2e/harness"
+	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream"
 )
 
@@ -326,5 +328,62 @@ func TestClusterFencedOwner(t *testing.T) {
 	}
 	if members == 0 {
 		t.Fatalf("the log holds no record of %s's member %s: %+v", group, m.id, recs)
+	}
+}
+
+// TestClusterServeCallOfNewerMap: the owner checks a serve call before any
+// handling (docs/one-address.md §6 rule 2): routed by a map newer than
+// its own (it missed a rebalance) or for a partition it does not hold, it
+// answers envelope NOT_COORDINATOR; routed by its own map, it serves.
+func TestClusterServeCallOfNewerMap(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	ins, owners, _ := twoInstances(t, ctx)
+	owner, other := ins[0], ins[1]
+	group := groupOwnedBy(owners, owner.id, "app")
+	notOwned := coordinator.PartitionFor(groupOwnedBy(owners, other.id, "app"), clusterPartitions)
+	p := coordinator.PartitionFor(group, clusterPartitions)
+	gen := owner.view(t).Generation
+	if gen <= 0 {
+		t.Fatalf("map generation %d", gen)
+	}
+	link := proxy.NewPeerLink(proxy.PeerLinkOptions{Self: "test", Peer: owner.id, Addr: owner.view(t).Self.Internal, Timeout: 10 * time.Second})
+	defer link.Close()
+	for !link.Up() {
+		if ctx.Err() != nil {
+			t.Fatal("no link to the owner")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	call := func(part, mapGen int32) (*kmsg.StreamsGroupDescribeResponse, error) {
+		req := kmsg.NewPtrStreamsGroupDescribeRequest()
+		req.Version = 0
+		req.Groups = []string{group}
+		frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, req, 7)[4:]
+		clientID := "test"
+		pr := proxy.ConnPrincipal{Kind: proxy.PeerServe, Origin: "test", Incarnation: 1, ConnID: 1, Node: 0,
+			ClientID: &clientID, RemoteAddr: "127.0.0.9:1", Partition: part, MapGeneration: mapGen}
+		data, err := link.Call(ctx, pr, frame, net.IPv4(127, 0, 0, 9).To4(), 0)
+		if err != nil {
+			return nil, err
+		}
+		resp := kmsg.NewPtrStreamsGroupDescribeResponse()
+		// A response header v1 (flexible): correlation id, no tags.
+		if err := resp.ReadFrom(data[5:]); err != nil {
+			return nil, err
+		}
+		return resp, nil
+	}
+	if _, err := call(p, gen+1); proxy.PeerErrorCode(err) != kerr.NotCoordinator.Code {
+		t.Fatalf("serve call of a newer map: %v, want envelope NOT_COORDINATOR", err)
+	}
+	if _, err := call(notOwned, gen); proxy.PeerErrorCode(err) != kerr.NotCoordinator.Code {
+		t.Fatalf("serve call of a partition the owner does not hold: %v, want envelope NOT_COORDINATOR", err)
+	}
+	// Admitted, the describe runs (its ACL probe goes back to the origin,
+	// which this test is not: the group's answer carries the error).
+	resp, err := call(p, gen)
+	if err != nil || len(resp.Groups) != 1 || resp.Groups[0].Group != group {
+		t.Fatalf("serve call of the owner's map: %+v %v, want the group's answer", resp, err)
 	}
 }

@@ -386,6 +386,9 @@ type clusterView struct {
 	Owners     []string                         `json:"owners"`
 	Partitions []coordinator.PartitionStatus    `json:"partitions"`
 	Topic      string                           `json:"topic"`
+	// Generation is the map's (a serve call routed by a newer map is
+	// refused here).
+	Generation int32 `json:"generation"`
 	// Links are the links to the other instances: up or not.
 	Links map[string]bool `json:"links,omitempty"`
 }
@@ -396,7 +399,7 @@ func (cr *clusterRuntime) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	v := clusterView{Self: cr.self, Partitions: cr.parts.Status(), Topic: cr.log.Topic()}
 	if g := cr.group.Load(); g != nil {
 		m := g.Map()
-		v.Instances, v.Owners = m.Instances, m.Owners
+		v.Instances, v.Owners, v.Generation = m.Instances, m.Owners, m.Generation
 	}
 	v.Links = cr.links.links.Status()
 	w.Header().Set("Content-Type", "application/json")
