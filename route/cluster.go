@@ -147,10 +147,15 @@ func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.Int
 		}
 		code := proxy.PeerErrorCode(err)
 		if code != kerr.NotCoordinator.Code {
-			if code == 0 || code == kerr.RequestTimedOut.Code || code == kerr.NetworkException.Code {
+			// What the owner could not decode or failed on is the
+			// client's answer; anything else (a timeout, a lost link,
+			// a busy owner, a link not admitted) is retriable.
+			switch code {
+			case kerr.UnsupportedVersion.Code, kerr.InvalidRequest.Code, kerr.UnknownServerError.Code:
+			default:
 				code = kerr.CoordinatorNotAvailable.Code
 			}
-			out.Respond(notServed(req.Body, &clusterError{kerr.ErrorForCode(code).(*kerr.Error), fmt.Sprintf("group %s: its owner, streamshift instance %s: %v", group, peer, err)}))
+			out.Respond(notServed(req.Body, &clusterError{kerr.TypedErrorForCode(code), fmt.Sprintf("group %s: its owner, streamshift instance %s: %v", group, peer, err)}))
 			return
 		}
 		self, next, ngen, moved := rs.nextOwner(group, peer, gen, deadline)
