@@ -257,8 +257,11 @@ func TestPeerLinkTimeout(t *testing.T) {
 		return echoData(c), 0
 	}}, nil, func(o *PeerLinkOptions) { o.Timeout = 50 * time.Millisecond })
 	_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(1), localhost(), 0)
+	// Either end may see the time up first: the owner drops the expired
+	// call and answers the envelope, or the origin stops waiting; the
+	// caller gets the same code.
 	var pe *PeerError
-	if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || !strings.Contains(pe.Reason, "no answer") {
+	if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("call to a handler that never answers: %v, want COORDINATOR_NOT_AVAILABLE (no answer)", err)
 	}
 	if l.Inflight(PeerServe) != 0 {
