@@ -53,6 +53,8 @@ type Config struct {
 	ProxyID      string       `koanf:"proxy-id"`
 	ControlPlane ControlPlane `koanf:"control-plane"`
 	Coordinator  Coordinator  `koanf:"coordinator"`
+	// Cluster is the instances' internal listener and links (cluster.go).
+	Cluster Cluster `koanf:"cluster"`
 
 	// Streams holds the streams-group settings. Its keys are Kafka's own
 	// flat names under `streams:` (streams.session.timeout.ms), so it is
@@ -127,6 +129,7 @@ func Default() Config {
 		Streams:       DefaultStreams(),
 		ProxyID:       "0",
 		Coordinator:   DefaultCoordinator(),
+		Cluster:       DefaultCluster(),
 		Migration:     DefaultMigration(),
 		Capture:       DefaultCapture(),
 	}

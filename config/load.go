@@ -277,6 +277,9 @@ func (c *Config) Validate() error {
 	for _, e := range c.validateCoordinator() {
 		add("%s", e)
 	}
+	for _, e := range c.validateCluster() {
+		add("%s", e)
+	}
 	for _, e := range c.Authorization.validate() {
 		add("%s", e)
 	}

@@ -114,6 +114,13 @@ func TestKubernetesManifest(t *testing.T) {
 	}
 	_, adminPort, _ := strings.Cut(cfg.AdminListen, ":")
 	want[atoi(t, adminPort)] = "admin"
+	// The internal listener: the other instances' links, through the
+	// headless Service (each pod's own name).
+	_, clusterPort, _ := strings.Cut(cfg.ClusterListen(), ":")
+	want[atoi(t, clusterPort)] = "cluster"
+	if _, advPort, _ := strings.Cut(cfg.Cluster.AdvertisedAddress, ":"); !strings.Contains(cfg.Cluster.AdvertisedAddress, "streamshift-headless") || advPort != clusterPort {
+		t.Errorf("cluster.advertised-address %q: want the pod's name in the headless Service, port %s", cfg.Cluster.AdvertisedAddress, clusterPort)
+	}
 	containerPorts := map[int]bool{}
 	for _, p := range c.Ports {
 		containerPorts[p.ContainerPort] = true

@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -51,7 +50,10 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 		return nil, err
 	}
 	c := &ssCluster{hosts: [3]string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}}
-	if c.port, err = harness.FreePortsOnHosts(c.hosts[:], 3); err != nil {
+	// The bootstrap, node 1's port, the admin port and the internal
+	// listener (a port of their own, not the default 19091 another run
+	// may hold).
+	if c.port, err = harness.FreePortsOnHosts(c.hosts[:], 4); err != nil {
 		return nil, err
 	}
 	env = append([]string{
@@ -67,7 +69,8 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 		if err := os.MkdirAll(pdir, 0o755); err != nil {
 			return nil, err
 		}
-		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: env, listen: listen, args: []string{"run", "--upstream", upstream,
+		penv := append(append([]string(nil), env...), "STREAMSHIFT_CLUSTER_LISTEN="+net.JoinHostPort(h, strconv.Itoa(c.port+3)))
+		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, args: []string{"run", "--upstream", upstream,
 			"--listen", listen, "--advertised-host", h, "--node-port-base", strconv.Itoa(c.port), "--node-id-min", "1", "--node-id-max", "1",
 			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", "debug"}}
 		if err := p.start(ctx); err != nil {
@@ -343,14 +346,23 @@ func TestStreamsProxyInstances(t *testing.T) {
 				}
 				// Resumed, the zombie serves the group no more: its next
 				// write was fenced, or it learnt its membership lapsed.
+				// It has not loaded the group's partition, and its map
+				// names the new owner (its requests of the group go
+				// there).
+				p := coordinator.PartitionFor(group, instancesLogPartitions)
 				deadline := time.Now().Add(60 * time.Second)
 				for {
-					g, err := c.describeAt(ctx, o, group)
-					if err == nil && g.ErrorCode == kerr.NotCoordinator.Code {
+					v, err := c.view(ctx, o)
+					loaded := false
+					for _, s := range v.Partitions {
+						loaded = loaded || (s.Partition == p && s.State == "loaded")
+					}
+					now, oerr := c.owner(ctx, o, group)
+					if err == nil && oerr == nil && !loaded && now == next {
 						break
 					}
 					if time.Now().After(deadline) {
-						return fmt.Errorf("the resumed s%d still serves group %s: %+v %v", o+1, group, g, err)
+						return fmt.Errorf("the resumed s%d still serves group %s: %+v %v %v", o+1, group, v, err, oerr)
 					}
 					time.Sleep(100 * time.Millisecond)
 				}

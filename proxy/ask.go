@@ -48,6 +48,10 @@ type askCall struct {
 	key, version int16
 	// answer gets the response body (owned) or an error, once; buffered.
 	answer chan AskAnswer
+	// raw: the ask is a request another instance sent (askRaw), answered
+	// with the whole response, header included, under corr.
+	raw  bool
+	corr int32
 }
 
 // Ask sends req at version on the client's own upstream connection, after
@@ -152,6 +156,12 @@ func (cc *clientConn) answerAsk(s *slot, frame []byte) {
 	cc.asking.inFlight--
 	if len(frame) > maxAskResponseBytes {
 		s.ask.answer <- AskAnswer{Err: fmt.Errorf("%d-byte response exceeds %d bytes", len(frame), maxAskResponseBytes)}
+		return
+	}
+	if s.ask.raw {
+		out := clone(frame[4:])
+		binary.BigEndian.PutUint32(out, uint32(s.ask.corr))
+		s.ask.answer <- AskAnswer{Body: out}
 		return
 	}
 	flexible, _ := requestFlexible(s.key, s.version)

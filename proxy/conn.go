@@ -199,6 +199,7 @@ func (cc *clientConn) closedClient(err error) {
 	cc.unaccount()
 	p.mu.Lock()
 	delete(p.conns, cc)
+	delete(p.byID, cc.id)
 	p.releaseLocked(cc.ip)
 	p.budgetClosed(cc)
 	p.mu.Unlock()

@@ -62,6 +62,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	p.active.Add(1)
 	p.mu.Lock()
 	p.conns[cc] = c
+	p.byID[cc.id] = cc
 	p.mu.Unlock()
 	p.m.clientConns.Inc()
 	p.m.clientConnsTotal.Inc()

@@ -197,7 +197,14 @@ type Proxy struct {
 
 	mu    sync.Mutex
 	conns map[*clientConn]gnet.Conn // every open client connection, for the drain
-	wake  map[gnet.Conn]struct{}    // paused connections to re-check on the next tick
+	byID  map[uint64]*clientConn    // the same, by id: other instances' upstream calls name theirs (58_envelope.go)
+	// incarnation is random per process start: another instance's call
+	// naming a connection of an earlier start of this one finds none.
+	incarnation int64
+	// serveCheck, if set, admits a serve call before any handling
+	// (SetServeCheck).
+	serveCheck atomic.Pointer[func(partition, mapGeneration int32) bool]
+	wake       map[gnet.Conn]struct{} // paused connections to re-check on the next tick
 
 	engine gnet.Engine
 }
@@ -210,13 +217,15 @@ func New(opts Options) (*Proxy, error) {
 	host, portStr, _ := net.SplitHostPort(opts.Listen)
 	port, _ := strconv.Atoi(portStr)
 	p := &Proxy{
-		opts:       opts,
-		log:        opts.Log,
-		listenHost: host,
-		listenPort: port,
-		m:          newMetrics(opts.Metrics),
-		conns:      make(map[*clientConn]gnet.Conn),
-		wake:       make(map[gnet.Conn]struct{}),
+		opts:        opts,
+		log:         opts.Log,
+		listenHost:  host,
+		listenPort:  port,
+		m:           newMetrics(opts.Metrics),
+		conns:       make(map[*clientConn]gnet.Conn),
+		byID:        make(map[uint64]*clientConn),
+		wake:        make(map[gnet.Conn]struct{}),
+		incarnation: newIncarnation(),
 	}
 	p.mem.limit = int64(opts.MaxBufferedBytes)
 	p.registerBudgetGauge(opts.Metrics)

@@ -34,15 +34,23 @@ const coordinatorTypeGroup = 0
 // reach the owner on the connection it forwards to the right broker; the
 // node id may be the owner's own (Cluster.Coordinator).
 // Transaction coordinators (and other key types) are any instance's, and
-// so are the groups of clients that are not host-routed (cluster.go).
+// so are the groups of clients that are not host-routed (cluster.go), and
+// every group once all instances hop requests to the owner (Hops): the
+// owner's host and node id are only named during an upgrade from a
+// release without the internal links.
 func (rs *Routes) findCoordinator(req *proxy.Request, r *kmsg.FindCoordinatorRequest, out proxy.Outcome) {
 	p := rs.p
 	out.ForwardRewritten(r, req.Version, func(resp kmsg.Response) kmsg.Response {
 		fr := resp.(*kmsg.FindCoordinatorResponse)
 		p.RewriteFindCoordinator(fr)
-		if r.CoordinatorType != coordinatorTypeGroup || !hostRouted(req.Client) {
-			// Other clients' groups are answered as by a single
-			// instance (cluster.go: clusterGate).
+		if r.CoordinatorType != coordinatorTypeGroup || !hostRouted(req.Client) || rs.o.Cluster.Hops() {
+			// Answered as by a single instance: the broker's
+			// coordinator node at this proxy's port for it. Other
+			// clients' groups always were (cluster.go: clusterGate);
+			// once every instance hops requests to their owner, every
+			// client's are: whichever instance a request reaches sends
+			// it on to the owner, so every instance may share one
+			// advertised host (a load balancer's).
 			return fr
 		}
 		if req.Version < 4 {

@@ -1,18 +1,23 @@
 package route
 
 import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
 )
 
 // Cluster is the ownership of groups among the streamshift instances that
-// share one group log (cmd/streamshift wires the upstream instance group
-// and the coordinator's Partitions): one instance, the owner of the group's
-// log partition, serves a group; the others answer its group requests
-// NOT_COORDINATOR, which every Kafka client answers by finding the
-// coordinator again (FindCoordinator, which every instance answers with the
-// owner's host).
+// share one group log (cmd/streamshift wires the upstream instance group,
+// the coordinator's Partitions and the links between the instances): one
+// instance, the owner of the group's log partition, serves a group. A
+// request of one group reaching another instance goes to the owner over
+// the instances' links (a serve call, docs/one-address.md §4), so a client
+// may reach the group through any instance.
 type Cluster interface {
 	// Serving is nil if this instance serves the group now, else an error
 	// carrying NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS.
@@ -25,39 +30,186 @@ type Cluster interface {
 	// share an id with the node's connection to another instance). False
 	// while nobody owns the group (its partition moves).
 	Coordinator(group string, node int32) (host string, id int32, ok bool)
+	// Owner is the owner of the group's log partition in this instance's
+	// map: this instance (self) or the peer of that proxy id, and the
+	// map's generation; ok is false while nobody owns it (it moves).
+	Owner(group string) (self bool, peer string, gen int32, ok bool)
+	// Hops says whether requests hop to their owner: every instance of
+	// the map has an internal address. While one has none (an earlier
+	// release during an upgrade) the instances route as that release
+	// does: NOT_COORDINATOR to host-routed clients, and FindCoordinator
+	// names the owner's host.
+	Hops() bool
+	// Forward sends the request to peer as a serve call routed by the
+	// group's partition and the map generation gen, and returns the
+	// peer's response frame (header and body). Its error carries the
+	// envelope's code (proxy.PeerErrorCode).
+	Forward(ctx context.Context, peer, group string, gen int32, req *proxy.Request, timeout time.Duration) ([]byte, error)
+	// ForwardTimeout is cluster.forward-timeout: how long a request
+	// waits on its owner (a held JoinGroup or SyncGroup longer).
+	ForwardTimeout() time.Duration
 }
 
-// clusterGate wraps a group route: a request for a group this instance
-// does not serve is answered with the cluster's error at once, before the
+// Retries of a serve call the owner refused with NOT_COORDINATOR (it did
+// nothing), each once the map names another owner; and how often the
+// origin looks at its map meanwhile.
+const (
+	maxReroutes   = 2
+	rerouteWait   = 5 * time.Second
+	reroutePeriod = 50 * time.Millisecond
+)
+
+// clusterGate wraps a group route. A request for a group another instance
+// owns is sent to that owner (forward) and its answer goes back to the
+// client; a request for a group nobody owns right now gets
+// COORDINATOR_NOT_AVAILABLE; one this instance owns but does not serve
+// (loading, fenced) gets the cluster's error at once, before the
 // migration gate, the coordinator or the upstream see it. Requests naming
 // no single group (a batched OffsetFetch of an admin tool) pass: they go
-// upstream or to the coordinator as before. So do the classic group keys
-// and offsets of clients that are not host-routed (hostRouted): they reach
-// this instance whatever FindCoordinator says, and their groups are the
-// broker's (streamshift serves Kafka Streams, a Java client), so this
-// instance forwards them as a single instance would. The streams keys are
-// only ever this proxy's and are gated for every client.
+// upstream or to the coordinator as before. A request that hopped here
+// never hops again: the owner serves it or answers the error.
+//
+// In a mixed release (Hops false) the instances route as before: the
+// classic keys and offsets of clients that are not host-routed
+// (hostRouted) are served where they arrive, the others get
+// NOT_COORDINATOR and find the owner's host.
 func (rs *Routes) clusterGate(h handler) handler {
 	if rs.o.Cluster == nil {
 		return h
 	}
 	serve := h.serve
 	h.serve = func(req *proxy.Request, out proxy.Outcome) {
+		c := rs.o.Cluster
 		group, ok := gatedGroup(req.Body)
-		if ok && !hostRouted(req.Client) && !streamsKey(req.Key) {
-			ok = false
+		if !ok {
+			serve(req, out)
+			return
 		}
-		if ok {
-			if err := rs.o.Cluster.Serving(group); err != nil {
-				if resp := notServed(req.Body, err); resp != nil {
-					out.Respond(resp)
-					return
-				}
+		if !req.Client.Remote() && c.Hops() {
+			self, peer, gen, owned := c.Owner(group)
+			switch {
+			case !owned:
+				out.Respond(notServed(req.Body, noOwner(group)))
+				return
+			case !self:
+				go rs.forward(req, out, serve, group, peer, gen)
+				return
+			}
+		} else if !req.Client.Remote() && !hostRouted(req.Client) && !streamsKey(req.Key) {
+			serve(req, out)
+			return
+		}
+		if err := c.Serving(group); err != nil {
+			if resp := notServed(req.Body, err); resp != nil {
+				out.Respond(resp)
+				return
 			}
 		}
 		serve(req, out)
 	}
 	return h
+}
+
+// clusterError is an answer of the cluster's with its own message.
+type clusterError struct {
+	code *kerr.Error
+	msg  string
+}
+
+func (e *clusterError) Error() string { return e.msg }
+func (e *clusterError) Unwrap() error { return e.code }
+
+func noOwner(group string) error {
+	return &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("group %s: no streamshift instance owns its log partition right now", group)}
+}
+
+// forward sends a request to the group's owner and answers the client with
+// the owner's response frame. An owner that refused it (envelope
+// NOT_COORDINATOR: it did nothing) is left for the owner the map names
+// next, at most maxReroutes times within the request's deadline; a
+// timeout, a lost link or a busy owner is answered and never sent again
+// (docs/one-address.md §6 rule 3).
+func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.InterceptorFunc, group, peer string, gen int32) {
+	c := rs.o.Cluster
+	fr, ok := out.(proxy.FrameResponder)
+	if !ok {
+		out.Respond(notServed(req.Body, &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("group %s: owned by streamshift instance %s, and this connection cannot take its answer", group, peer)}))
+		return
+	}
+	deadline := time.Now().Add(forwardTimeout(req.Body, c.ForwardTimeout()))
+	for attempt := 0; ; attempt++ {
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		data, err := c.Forward(ctx, peer, group, gen, req, time.Until(deadline))
+		cancel()
+		if err == nil {
+			fr.RespondFrame(data)
+			return
+		}
+		code := proxy.PeerErrorCode(err)
+		if code != kerr.NotCoordinator.Code {
+			// What the owner could not decode or failed on is the
+			// client's answer; anything else (a timeout, a lost link,
+			// a busy owner, a link not admitted) is retriable.
+			switch code {
+			case kerr.UnsupportedVersion.Code, kerr.InvalidRequest.Code, kerr.UnknownServerError.Code:
+			default:
+				code = kerr.CoordinatorNotAvailable.Code
+			}
+			out.Respond(notServed(req.Body, &clusterError{kerr.TypedErrorForCode(code), fmt.Sprintf("group %s: its owner, streamshift instance %s: %v", group, peer, err)}))
+			return
+		}
+		self, next, ngen, moved := rs.nextOwner(group, peer, gen, deadline)
+		if attempt == maxReroutes || !moved {
+			out.Respond(notServed(req.Body, &clusterError{kerr.NotCoordinator, fmt.Sprintf("group %s: streamshift instance %s does not serve it (its log partition moves)", group, peer)}))
+			return
+		}
+		if self {
+			if err := c.Serving(group); err != nil {
+				out.Respond(notServed(req.Body, err))
+				return
+			}
+			serve(req, out)
+			return
+		}
+		peer, gen = next, ngen
+	}
+}
+
+// nextOwner waits until the map names an owner other than peer (or this
+// instance), at most rerouteWait and not beyond deadline.
+func (rs *Routes) nextOwner(group, peer string, gen int32, deadline time.Time) (self bool, next string, ngen int32, moved bool) {
+	until := deadline
+	if d := time.Now().Add(rerouteWait); d.Before(deadline) {
+		until = d
+	}
+	for {
+		self, next, ngen, ok := rs.o.Cluster.Owner(group)
+		if ok && (self || next != peer) {
+			return self, next, ngen, true
+		}
+		if !time.Now().Add(reroutePeriod).Before(until) {
+			return false, "", 0, false
+		}
+		time.Sleep(reroutePeriod)
+	}
+}
+
+// forwardTimeout is how long a request waits on its owner: a JoinGroup the
+// rebalance timeout and 5 s, what the Java client itself waits; a
+// SyncGroup (held until the leader syncs) at least 35 s; the rest the
+// cluster's forward timeout.
+func forwardTimeout(req kmsg.Request, d time.Duration) time.Duration {
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		t := r.RebalanceTimeoutMillis
+		if r.Version == 0 {
+			t = r.SessionTimeoutMillis
+		}
+		return time.Duration(t)*time.Millisecond + 5*time.Second
+	case *kmsg.SyncGroupRequest:
+		return max(d, 35*time.Second)
+	}
+	return d
 }
 
 // gatedGroup is the one group a group request is for.
@@ -87,6 +239,8 @@ func gatedGroup(req kmsg.Request) (string, bool) {
 	case *kmsg.OffsetCommitRequest:
 		g = r.Group
 	case *kmsg.TxnOffsetCommitRequest:
+		g = r.Group
+	case *kmsg.OffsetDeleteRequest:
 		g = r.Group
 	}
 	return g, g != ""
@@ -133,6 +287,10 @@ func notServed(req kmsg.Request, err error) kmsg.Response {
 		return resp
 	case *kmsg.LeaveGroupRequest:
 		resp := kmsg.NewPtrLeaveGroupResponse()
+		resp.ErrorCode = code
+		return resp
+	case *kmsg.OffsetDeleteRequest:
+		resp := kmsg.NewPtrOffsetDeleteResponse()
 		resp.ErrorCode = code
 		return resp
 	}

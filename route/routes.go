@@ -194,7 +194,7 @@ func (rs *Routes) table() []route {
 		{handler: handle(rs.describeConfigs), max: top(kmsg.DescribeConfigs)},
 		{handler: handle(rs.deleteGroups), max: top(kmsg.DeleteGroups)},
 		{handler: handle(rs.incrementalAlterConfigs), max: top(kmsg.IncrementalAlterConfigs)},
-		{handler: handle(rs.offsetDelete), max: top(kmsg.OffsetDelete)},
+		{handler: gate(handle(rs.offsetDelete)), max: top(kmsg.OffsetDelete)},
 		{handler: gate(handle(rs.streamsGroupHeartbeat)), max: 1, advertise: true},
 		{handler: gate(handle(rs.streamsGroupDescribe)), max: 1, advertise: true},
 	}

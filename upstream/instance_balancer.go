@@ -36,6 +36,10 @@ type InstanceInfo struct {
 	// Host is the instance's advertised host, unique in the cluster: the
 	// owner's FindCoordinator answer.
 	Host string `json:"host"`
+	// Internal is the address of the instance's internal listener
+	// (cluster.advertised-address), where the other instances' links
+	// connect; empty for a release without one.
+	Internal string `json:"internal,omitempty"`
 	// Version is the instance's streamshift release (informational).
 	Version string `json:"version,omitempty"`
 	// Owned are the log partitions the instance holds now, which the
@@ -60,6 +64,11 @@ type ClusterMap struct {
 	Error string `json:"error,omitempty"`
 	// Mine are the receiver's partitions.
 	Mine []int32 `json:"mine"`
+	// Generation orders maps: one more than the newest generation a
+	// member's partitions were of, so each rebalance's map is newer than
+	// the last (a serve call routed by a newer map than the owner's is
+	// refused: the owner missed a rebalance, docs/one-address.md §6).
+	Generation int32 `json:"generation,omitempty"`
 }
 
 // Owner returns the instance owning partition p, if any.
@@ -94,7 +103,16 @@ func balanceInstances(members []instanceMember, partitions int32) map[string]Clu
 	})
 	out := make(map[string]ClusterMap, len(members))
 	instances := map[string]InstanceInfo{}
-	byID, byHost, byTag := map[string]string{}, map[string]string{}, map[int32]string{}
+	byID, byHost, byTag, byInternal := map[string]string{}, map[string]string{}, map[int32]string{}, map[string]string{}
+	// Once every member has an internal address, requests hop to their
+	// owner over the links: the instances may share one advertised host
+	// (a load balancer's) and name no node ids of their own, but each
+	// must be reachable at its own internal address. A member without
+	// one (an earlier release) keeps the earlier rules for all.
+	hops := true
+	for _, m := range members {
+		hops = hops && m.info.Internal != ""
+	}
 	var live []instanceMember
 	for _, m := range members {
 		tag := instanceTag(m.info.ProxyID)
@@ -102,15 +120,19 @@ func balanceInstances(members []instanceMember, partitions int32) map[string]Clu
 			out[m.memberID] = ClusterMap{V: instanceFormatVersion, Error: fmt.Sprintf("proxy-id %q is used by another streamshift instance of this cluster (advertised host %s): proxy ids must be unique", m.info.ProxyID, instances[prev].Host)}
 			continue
 		}
-		if prev, ok := byHost[m.info.Host]; ok {
+		if prev, ok := byInternal[m.info.Internal]; ok && hops {
+			out[m.memberID] = ClusterMap{V: instanceFormatVersion, Error: fmt.Sprintf("cluster.advertised-address %q is used by streamshift instance %q of this cluster too: each instance must be reachable at its own internal address", m.info.Internal, prev)}
+			continue
+		}
+		if prev, ok := byHost[m.info.Host]; ok && !hops {
 			out[m.memberID] = ClusterMap{V: instanceFormatVersion, Error: fmt.Sprintf("advertised host %q is used by streamshift instance %q of this cluster too: advertised hosts must be unique (each instance is the coordinator of its groups at its own host)", m.info.Host, prev)}
 			continue
 		}
-		if prev, ok := byTag[tag]; ok && prev != m.info.ProxyID {
+		if prev, ok := byTag[tag]; ok && prev != m.info.ProxyID && !hops {
 			out[m.memberID] = ClusterMap{V: instanceFormatVersion, Error: fmt.Sprintf("proxy-id %q names the same coordinator node ids as instance %q (a hash collision): choose another proxy-id", m.info.ProxyID, prev)}
 			continue
 		}
-		byID[m.info.ProxyID], byHost[m.info.Host], byTag[tag] = m.info.ProxyID, m.info.ProxyID, m.info.ProxyID
+		byID[m.info.ProxyID], byHost[m.info.Host], byTag[tag], byInternal[m.info.Internal] = m.info.ProxyID, m.info.ProxyID, m.info.ProxyID, m.info.ProxyID
 		info := m.info
 		info.Owned = nil
 		instances[m.info.ProxyID] = info
@@ -123,7 +145,9 @@ func balanceInstances(members []instanceMember, partitions int32) map[string]Clu
 	// Current owners; of two claims (a zombie's and its successor's) the
 	// newer generation wins.
 	claimGen := make([]int32, partitions)
+	gen := int32(1)
 	for _, m := range live {
+		gen = max(gen, m.info.Generation+1)
 		for _, p := range m.info.Owned {
 			if p < 0 || p >= partitions {
 				continue
@@ -176,7 +200,7 @@ func balanceInstances(members []instanceMember, partitions int32) map[string]Clu
 		if ps == nil {
 			ps = []int32{}
 		}
-		out[m.memberID] = ClusterMap{V: instanceFormatVersion, Owners: target, Instances: instances, Mine: ps}
+		out[m.memberID] = ClusterMap{V: instanceFormatVersion, Owners: target, Instances: instances, Mine: ps, Generation: gen}
 	}
 	return out
 }

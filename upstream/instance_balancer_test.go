@@ -101,3 +101,32 @@ func TestBalanceInstancesDuplicates(t *testing.T) {
 		t.Fatalf("duplicate host: %+v", out["m3"])
 	}
 }
+
+// Once every member has an internal address (requests hop to the owner),
+// the instances may share one advertised host (a load balancer's), but not
+// an internal address; a member without one keeps the earlier rule for
+// all (a mixed release during an upgrade). Each map is newer than the
+// generation its members' partitions were of.
+func TestBalanceInstancesSharedHost(t *testing.T) {
+	out := balanceInstances([]instanceMember{
+		{"m1", InstanceInfo{ProxyID: "a", Host: "lb", Internal: "a:19091", Owned: []int32{0}, Generation: 4}},
+		{"m2", InstanceInfo{ProxyID: "b", Host: "lb", Internal: "b:19091", Generation: 4}},
+		{"m3", InstanceInfo{ProxyID: "c", Host: "lb", Internal: "a:19091"}},
+	}, 4)
+	if out["m1"].Error != "" || out["m2"].Error != "" || len(out["m1"].Mine)+len(out["m2"].Mine) != 4 {
+		t.Fatalf("a shared advertised host refused: %+v %+v", out["m1"], out["m2"])
+	}
+	if e := out["m3"].Error; !strings.Contains(e, `cluster.advertised-address "a:19091"`) {
+		t.Fatalf("duplicate internal address: %+v", out["m3"])
+	}
+	if g := out["m1"].Generation; g != 5 {
+		t.Fatalf("map generation %d, want 5", g)
+	}
+	out = balanceInstances([]instanceMember{
+		{"m1", InstanceInfo{ProxyID: "a", Host: "lb", Internal: "a:19091", Owned: []int32{0}}},
+		{"m2", InstanceInfo{ProxyID: "b", Host: "lb"}},
+	}, 2)
+	if e := out["m2"].Error; !strings.Contains(e, `advertised host "lb"`) {
+		t.Fatalf("a shared host with an earlier release: %+v", out["m2"])
+	}
+}

@@ -40,7 +40,10 @@ type InstanceGroupOptions struct {
 	// Fatal is told an error that ends this instance's membership for good
 	// (a duplicate proxy id or advertised host); the instance must stop.
 	Fatal func(error)
-	Log   zerolog.Logger
+	// MapChanged, if set, is told that Map has a new value; it must
+	// return at once.
+	MapChanged func()
+	Log        zerolog.Logger
 }
 
 // InstanceGroup is this instance's membership in the cluster's upstream
@@ -168,6 +171,9 @@ func (g *InstanceGroup) setMap(m ClusterMap) {
 	g.mu.Lock()
 	g.cur = m
 	g.mu.Unlock()
+	if g.o.MapChanged != nil {
+		g.o.MapChanged()
+	}
 }
 
 func (g *InstanceGroup) count(n int) {

@@ -100,3 +100,52 @@ func TestTakenPortStopsBeforeUpstream(t *testing.T) {
 		t.Errorf("instance group %s joined upstream before the listeners were bound", cfg.InstanceGroup())
 	}
 }
+
+// TestTakenClusterPortStopsBeforeUpstream: with cluster.listen taken, the
+// instance stops with an error naming it before it creates the group log
+// or joins the instance group.
+func TestTakenClusterPortStopsBeforeUpstream(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := free.Addr().(*net.TCPAddr).Port
+	free.Close()
+	args := []string{"--upstream", c.ListenAddrs()[0], "--listen", "127.0.0.1:" + strconv.Itoa(port),
+		"--node-id-min", "0", "--node-id-max", "0", "--admin-listen", "", "--proxy-id", "taken"}
+	cfg, _, err := config.Load(args, []string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=true", "STREAMSHIFT_CLUSTER_LISTEN=" + taken.Addr().String()}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	if code := serve(ctx, cfg, zerolog.New(logs), nil); code != 1 {
+		t.Fatalf("serve exited with %d, want 1; log:\n%s", code, logs)
+	}
+	if want := "cluster.listen " + taken.Addr().String(); !strings.Contains(logs.String(), want) || !strings.Contains(logs.String(), "address already in use") {
+		t.Fatalf("log does not say %q is in use:\n%s", want, logs)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	topics, err := kadm.NewClient(cl).ListTopicsWithInternal(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics.Has(cfg.Coordinator.LogTopic) {
+		t.Errorf("group-log topic %s created upstream before the internal listener was bound", cfg.Coordinator.LogTopic)
+	}
+}

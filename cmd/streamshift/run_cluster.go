@@ -13,10 +13,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/internal/lockedmap"
+	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -36,6 +38,9 @@ type clusterRuntime struct {
 	logger  zerolog.Logger
 	// group is set once joined (startCluster); nil before.
 	group atomic.Pointer[upstream.InstanceGroup]
+	// links are the internal listener and the links to the other
+	// instances; the map they follow comes with join.
+	links *clusterLinks
 
 	// loading serializes the loads of each partition: a load that lost
 	// its partition releases the writer it acquired, never a newer load's.
@@ -82,25 +87,28 @@ func releaseVersion() string {
 	return ""
 }
 
-func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coordinator.Partitions, anchors *anchor.Manager, reg prometheus.Registerer, log zerolog.Logger) *clusterRuntime {
+func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coordinator.Partitions, anchors *anchor.Manager, links *clusterLinks, reg prometheus.Registerer, log zerolog.Logger) *clusterRuntime {
 	ctx, cancel := context.WithCancel(context.Background())
 	cr := &clusterRuntime{
 		log: glog, parts: parts, anchors: anchors, logger: log, ctx: ctx, cancel: cancel,
-		self:      upstream.InstanceInfo{ProxyID: cfg.ProxyID, Host: advertisedHost(cfg), Version: releaseVersion()},
+		self:      upstream.InstanceInfo{ProxyID: cfg.ProxyID, Host: advertisedHost(cfg), Internal: links.internal, Version: releaseVersion()},
+		links:     links,
 		firstLoad: make(chan struct{}),
 		loading:   make([]sync.Mutex, glog.Partitions()),
 		stopLoad:  map[int32]context.CancelFunc{},
 	}
 	cr.changes, cr.loadTime, cr.fenced = newClusterMetrics()
+	links.p.SetServeCheck(cr.admitServe)
 	if reg != nil {
-		reg.MustRegister(cr.changes, cr.loadTime, cr.fenced)
+		reg.MustRegister(cr.changes, cr.loadTime, cr.fenced, links.refused)
 	}
 	return cr
 }
 
-// join joins the instance group; fatal is told an error that must stop
-// the instance.
+// join joins the instance group, publishing this instance's internal
+// address; fatal is told an error that must stop the instance.
 func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
+	links := cr.links
 	g, err := upstream.JoinInstanceGroup(upstream.InstanceGroupOptions{
 		Seeds:          cfg.Upstream,
 		Opts:           controlPlaneOpts(cfg)[1:],
@@ -112,12 +120,15 @@ func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
 		Assigned:       cr.assigned,
 		Revoked:        cr.revoked,
 		Fatal:          fatal,
+		MapChanged:     links.mapChanged,
 		Log:            cr.logger,
 	})
 	if err != nil {
 		return err
 	}
 	cr.group.Store(g)
+	links.watch(g.Map)
+	links.mapChanged() // a map that came before watch started
 	return nil
 }
 
@@ -269,6 +280,76 @@ func (cr *clusterRuntime) Coordinator(group string, node int32) (string, int32, 
 	return owner.Host, upstream.InstanceNodeID(owner.ProxyID, node), true
 }
 
+// Owner implements route.Cluster: the owner of the group's partition in
+// the latest map.
+func (cr *clusterRuntime) Owner(group string) (self bool, peer string, gen int32, ok bool) {
+	g := cr.group.Load()
+	if g == nil {
+		return false, "", 0, false
+	}
+	p := cr.parts.Of(group)
+	m := g.Map()
+	owner, ok := m.Owner(p)
+	if !ok {
+		return false, "", m.Generation, false
+	}
+	if owner.ProxyID == cr.self.ProxyID {
+		// Loading or fenced: Serving answers.
+		return true, "", m.Generation, true
+	}
+	return false, owner.ProxyID, m.Generation, true
+}
+
+// Hops implements route.Cluster: every instance of the map has an internal
+// address (none has an earlier release).
+func (cr *clusterRuntime) Hops() bool {
+	g := cr.group.Load()
+	if g == nil {
+		return false
+	}
+	for _, in := range g.Map().Instances {
+		if in.Internal == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// Forward implements route.Cluster: a serve call to peer over its link.
+func (cr *clusterRuntime) Forward(ctx context.Context, peer, group string, gen int32, req *proxy.Request, timeout time.Duration) ([]byte, error) {
+	link := cr.links.links.Link(peer)
+	if link == nil {
+		return nil, &proxy.PeerError{Peer: peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to that instance"}
+	}
+	return cr.links.p.ServeRemote(ctx, link, req, cr.parts.Of(group), gen, timeout)
+}
+
+// ForwardTimeout implements route.Cluster.
+func (cr *clusterRuntime) ForwardTimeout() time.Duration { return cr.links.timeout }
+
+// admitServe is the proxy's check of a serve call before any handling
+// (docs/one-address.md §6 rule 2): the partition is this instance's
+// (loaded or loading: a loading one answers COORDINATOR_LOAD_IN_PROGRESS),
+// and the origin's map is not newer than this instance's (a newer one
+// means this instance missed a rebalance: a zombie back from a stop).
+func (cr *clusterRuntime) admitServe(partition, mapGeneration int32) bool {
+	if hook := serveCheckHook.Load(); hook != nil && !(*hook)(cr.self.ProxyID, partition) {
+		return false
+	}
+	g := cr.group.Load()
+	if g == nil || partition < 0 || partition >= cr.parts.Count() {
+		return false
+	}
+	if cr.parts.State(partition) == coordinator.PartitionNotOwned {
+		return false
+	}
+	return mapGeneration <= g.Map().Generation
+}
+
+// serveCheckHook, set by tests only, runs first in admitServe: a partition
+// moving between the origin's routing and the owner's check.
+var serveCheckHook atomic.Pointer[func(proxyID string, partition int32) bool]
+
 // leave hands every partition over (a graceful stop): the instance leaves
 // the group, then drops what it still held.
 func (cr *clusterRuntime) leave(ctx context.Context) {
@@ -289,6 +370,7 @@ func (cr *clusterRuntime) close() {
 		if g := cr.group.Load(); g != nil {
 			g.Close()
 		}
+		cr.links.close()
 		cr.wg.Wait()
 		for _, s := range cr.parts.Status() {
 			cr.drop(s.Partition)
@@ -304,6 +386,11 @@ type clusterView struct {
 	Owners     []string                         `json:"owners"`
 	Partitions []coordinator.PartitionStatus    `json:"partitions"`
 	Topic      string                           `json:"topic"`
+	// Generation is the map's (a serve call routed by a newer map is
+	// refused here).
+	Generation int32 `json:"generation"`
+	// Links are the links to the other instances: up or not.
+	Links map[string]bool `json:"links,omitempty"`
 }
 
 // ServeHTTP is /cluster: the instances, every partition's owner, and this
@@ -312,8 +399,9 @@ func (cr *clusterRuntime) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	v := clusterView{Self: cr.self, Partitions: cr.parts.Status(), Topic: cr.log.Topic()}
 	if g := cr.group.Load(); g != nil {
 		m := g.Map()
-		v.Instances, v.Owners = m.Instances, m.Owners
+		v.Instances, v.Owners, v.Generation = m.Instances, m.Owners, m.Generation
 	}
+	v.Links = cr.links.links.Status()
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(v); err != nil {
 		http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)

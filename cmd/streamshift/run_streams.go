@@ -31,7 +31,11 @@ type streamsRuntime struct {
 	// cluster is this instance's share of the groups with the durable log
 	// (run_cluster.go); nil without it.
 	cluster *clusterRuntime
-	cancel  context.CancelFunc
+	// links are the internal listener and links (run_cluster_links.go),
+	// bound first: a taken port stops the instance before it changes
+	// anything upstream. The cluster owns them once it exists.
+	links  *clusterLinks
+	cancel context.CancelFunc
 }
 
 // controlPlaneOpts are the kgo options of every control-plane client.
@@ -85,6 +89,11 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 			rt.close()
 		}
 	}()
+	if cfg.Coordinator.DurableLog {
+		if rt.links, err = startClusterLinks(cfg, p, log.With().Str("component", "cluster").Logger()); err != nil {
+			return nil, err
+		}
+	}
 	// Everything below needs the upstream: wait for it, saying so.
 	if err := awaitUpstream(ctx, ctl, cfg.Upstream, cfg.UpstreamDialTimeout+time.Second, log); err != nil {
 		return nil, err
@@ -156,7 +165,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	var cluster route.Cluster
 	if durable {
 		parts := coordinator.NewPartitions(rt.coord, rt.topic.Partitions())
-		rt.cluster = newClusterRuntime(cfg, rt.topic, parts, rt.anchors, reg, log.With().Str("component", "cluster").Logger())
+		rt.cluster = newClusterRuntime(cfg, rt.topic, parts, rt.anchors, rt.links, reg, log.With().Str("component", "cluster").Logger())
 		cluster = rt.cluster
 	}
 	mig, err := migrationOptions(cfg, ctl, ccfg.Defaults.HeartbeatInterval)
@@ -238,6 +247,8 @@ func upstreamVersions(ctx context.Context, ctl *kgo.Client, log zerolog.Logger) 
 func (rt *streamsRuntime) close() {
 	if rt.cluster != nil {
 		rt.cluster.close()
+	} else if rt.links != nil {
+		rt.links.close()
 	}
 	if rt.anchors != nil {
 		rt.anchors.Close() // static anchors stay upstream for the next start

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/config"
+	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/upstream"
+)
+
+// clusterLinks is this instance's end of the instance-to-instance path
+// (docs/one-address.md §3): the internal listener, and a link to every
+// other instance the cluster map lists with an internal address. The
+// listener runs other instances' serve calls on this proxy's interceptors
+// and their upstream calls on its client connections; the routes send
+// their serve calls over the links (clusterRuntime.Forward).
+type clusterLinks struct {
+	listener *proxy.PeerListener
+	links    *proxy.PeerLinks
+	p        *proxy.Proxy
+	// timeout is cluster.forward-timeout.
+	timeout time.Duration
+	self    string
+	// internal is where the other instances dial this one.
+	internal string
+
+	changed chan struct{}
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	once    sync.Once
+	refused *prometheus.CounterVec
+}
+
+// newForwardRefused is streamshift_cluster_forward_refused_total: calls to
+// or from another instance refused at once by a bound.
+func newForwardRefused() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamshift_cluster_forward_refused_total",
+		Help: "Calls between streamshift instances refused at once (the client gets COORDINATOR_NOT_AVAILABLE), by reason: inflight and bytes (cluster.max-inflight-per-peer, cluster.max-peer-bytes, on this instance's calls), link_down, owner_inflight and owner_bytes (the same bounds on the calls other instances run here)."},
+		[]string{"reason"})
+}
+
+// startClusterLinks binds the internal listener; the links follow the map
+// (watch).
+func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (*clusterLinks, error) {
+	refused := newForwardRefused()
+	lt := listenerTLS(cfg.TLS)
+	dial, err := proxy.PeerDialTLS(lt, cfg.Cluster.TLSCAFile, log)
+	if err != nil {
+		return nil, err
+	}
+	links := proxy.NewPeerLinks(proxy.PeerLinkOptions{
+		Self:          cfg.ProxyID,
+		TLS:           dial,
+		MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
+		MaxBytes:      int64(cfg.Cluster.MaxPeerBytes),
+		Timeout:       cfg.Cluster.ForwardTimeout,
+		MaxFrameBytes: cfg.Limits.MaxFrameBytes,
+		DialTimeout:   cfg.UpstreamDialTimeout,
+		Refused:       func(reason string) { refused.WithLabelValues(reason).Inc() },
+		Log:           log,
+	})
+	pl, err := proxy.ListenPeers(proxy.PeerListenerOptions{
+		Addr:          cfg.ClusterListen(),
+		TLS:           lt,
+		Handlers:      p.PeerHandlers(cfg.ProxyID, links),
+		MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
+		MaxBytes:      int64(cfg.Cluster.MaxPeerBytes),
+		MaxFrameBytes: cfg.Limits.MaxFrameBytes,
+		Refused:       func(reason string) { refused.WithLabelValues("owner_" + reason).Inc() },
+		Log:           log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	internal, err := internalAddress(cfg, pl.Addr())
+	if err != nil {
+		_ = pl.Close()
+		return nil, err
+	}
+	cl := &clusterLinks{
+		listener: pl, self: cfg.ProxyID, internal: internal, links: links, refused: refused,
+		p: p, timeout: cfg.Cluster.ForwardTimeout,
+		changed: make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+	}
+	log.Info().Str("cluster_listen", pl.Addr().String()).Str("advertised_address", internal).Bool("tls", lt != nil).
+		Msg("cluster: internal listener for the other instances' links")
+	return cl, nil
+}
+
+// internalAddress is cluster.advertised-address, or the bound listener's
+// host (the machine's host name when it is a wildcard) and port.
+func internalAddress(cfg *config.Config, bound net.Addr) (string, error) {
+	if cfg.Cluster.AdvertisedAddress != "" {
+		return cfg.Cluster.AdvertisedAddress, nil
+	}
+	host, _, err := net.SplitHostPort(cfg.ClusterListen())
+	if err != nil {
+		return "", fmt.Errorf("cluster.listen %q: %w", cfg.ClusterListen(), err)
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		if host, err = os.Hostname(); err != nil {
+			return "", fmt.Errorf("cluster.advertised-address: not set, and the host name is unknown: %w", err)
+		}
+	}
+	port := 0
+	if tcp, ok := bound.(*net.TCPAddr); ok {
+		port = tcp.Port
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
+}
+
+// mapChanged is the instance group's MapChanged: it only wakes watch.
+func (cl *clusterLinks) mapChanged() {
+	select {
+	case cl.changed <- struct{}{}:
+	default:
+	}
+}
+
+// watch keeps a link to every other instance of the latest map that has an
+// internal address, and closes the links to instances that left it.
+func (cl *clusterLinks) watch(current func() upstream.ClusterMap) {
+	cl.wg.Add(1)
+	go func() {
+		defer cl.wg.Done()
+		for {
+			select {
+			case <-cl.stop:
+				return
+			case <-cl.changed:
+			}
+			cl.links.Update(peersOf(current(), cl.self))
+		}
+	}()
+}
+
+// peersOf is the other instances of m with an internal address, by proxy id.
+func peersOf(m upstream.ClusterMap, self string) map[string]string {
+	peers := map[string]string{}
+	for id, in := range m.Instances {
+		if id != self && in.Internal != "" {
+			peers[id] = in.Internal
+		}
+	}
+	return peers
+}
+
+func (cl *clusterLinks) close() {
+	cl.once.Do(func() {
+		close(cl.stop)
+		cl.wg.Wait()
+		cl.links.Close()
+		_ = cl.listener.Close()
+	})
+}

@@ -1,0 +1,196 @@
+package proxy
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Between streamshift instances a request travels in a Kafka EnvelopeRequest
+// (key 58, KIP-590), exactly as Kafka defines it. Its RequestPrincipal is
+// opaque bytes of a pluggable serde in Kafka; streamshift's serde is
+// ConnPrincipal: for streamshift the principal *is* the client connection
+// the request arrived on (SASL passes through, so no instance knows the
+// client's principal, only which connection carries it).
+
+// PeerCallKind says what a peer is asked to do with an envelope. Each kind
+// has its own budget on a link (peer_link.go), so the leaves (upstream,
+// served-groups) can never wait behind the serve calls that wait on them.
+type PeerCallKind int8
+
+const (
+	// PeerServe (origin → owner): run the route handler of a group the
+	// receiver owns and return the response frame a client would get.
+	PeerServe PeerCallKind = 0
+	// PeerUpstream (owner → origin): send RequestData on the upstream
+	// connection of ConnID and return the broker's answer. A leaf.
+	PeerUpstream PeerCallKind = 1
+	// PeerServedGroups (origin → each peer): the groups the receiver
+	// serves, for a ListGroups. A leaf.
+	PeerServedGroups PeerCallKind = 2
+
+	peerKinds = 3
+)
+
+func (k PeerCallKind) String() string {
+	switch k {
+	case PeerServe:
+		return "serve"
+	case PeerUpstream:
+		return "upstream"
+	case PeerServedGroups:
+		return "served-groups"
+	}
+	return fmt.Sprintf("kind(%d)", int8(k))
+}
+
+// connPrincipalVersion is the version this release writes. A reader takes
+// any version ≥ 0, reads the fields it knows and skips the rest, so two
+// releases can share links; a newer version only ever appends fields.
+const connPrincipalVersion = 0
+
+// ConnPrincipal is the envelope principal: the client connection a request
+// came from, and what the origin routed it by.
+type ConnPrincipal struct {
+	Version int8
+	Kind    PeerCallKind
+	// Origin is the proxy id of the instance the client is connected to.
+	Origin string
+	// Incarnation is random per process start of Origin, so a connection
+	// id reused after a restart never hits an answer cached for the old one.
+	Incarnation int64
+	// ConnID is the client connection at Origin.
+	ConnID int64
+	// Node is the upstream node whose listener the client connected to.
+	Node int32
+	// ClientID (nullable in Kafka's request header), SoftwareName and
+	// SoftwareVersion (ApiVersions v3+) are the client's own.
+	ClientID        *string
+	SoftwareName    string
+	SoftwareVersion string
+	// RemoteAddr is the client's host:port as Origin sees it.
+	RemoteAddr string
+	// Partition and MapGeneration are what the origin routed by: the
+	// group's log partition and its cluster map generation.
+	Partition     int32
+	MapGeneration int32
+	// TimeoutMs is the time left for the call when it was sent.
+	TimeoutMs int32
+}
+
+// AppendTo appends the principal's bytes, in Kafka's compact types.
+func (p *ConnPrincipal) AppendTo(dst []byte) []byte {
+	dst = append(dst, byte(p.Version), byte(p.Kind))
+	dst = kbin.AppendCompactString(dst, p.Origin)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(p.Incarnation))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(p.ConnID))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(p.Node))
+	dst = kbin.AppendCompactNullableString(dst, p.ClientID)
+	dst = kbin.AppendCompactString(dst, p.SoftwareName)
+	dst = kbin.AppendCompactString(dst, p.SoftwareVersion)
+	dst = kbin.AppendCompactString(dst, p.RemoteAddr)
+	dst = binary.BigEndian.AppendUint32(dst, uint32(p.Partition))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(p.MapGeneration))
+	dst = binary.BigEndian.AppendUint32(dst, uint32(p.TimeoutMs))
+	return dst
+}
+
+// errMalformedPrincipal is wrapped by every ReadFrom failure.
+var errMalformedPrincipal = errors.New("malformed envelope principal")
+
+// ReadFrom reads a principal, bounds-checked: short or inconsistent bytes
+// are an error wrapping errMalformedPrincipal, never a panic. Bytes after
+// the fields this release knows are a newer version's and are skipped.
+func (p *ConnPrincipal) ReadFrom(src []byte) error {
+	r := kbin.Reader{Src: src}
+	*p = ConnPrincipal{}
+	p.Version = r.Int8()
+	p.Kind = PeerCallKind(r.Int8())
+	p.Origin = r.CompactString()
+	p.Incarnation = r.Int64()
+	p.ConnID = r.Int64()
+	p.Node = r.Int32()
+	p.ClientID = r.CompactNullableString()
+	p.SoftwareName = r.CompactString()
+	p.SoftwareVersion = r.CompactString()
+	p.RemoteAddr = r.CompactString()
+	p.Partition = r.Int32()
+	p.MapGeneration = r.Int32()
+	p.TimeoutMs = r.Int32()
+	if !r.Ok() {
+		return fmt.Errorf("%w: %d bytes end inside the version %d fields", errMalformedPrincipal, len(src), connPrincipalVersion)
+	}
+	if p.Version < 0 {
+		return fmt.Errorf("%w: version %d", errMalformedPrincipal, p.Version)
+	}
+	if p.Kind < 0 || p.Kind >= peerKinds {
+		return fmt.Errorf("%w: unknown call kind %d", errMalformedPrincipal, p.Kind)
+	}
+	if p.Origin == "" {
+		return fmt.Errorf("%w: no origin instance", errMalformedPrincipal)
+	}
+	return nil
+}
+
+// envelopeRequest wraps a request (header and body, without the size
+// prefix) for a peer. clientIP is the client's address (4 or 16 bytes, as
+// Kafka's ClientHostAddress).
+func envelopeRequest(p *ConnPrincipal, requestData []byte, clientIP net.IP) *kmsg.EnvelopeRequest {
+	req := kmsg.NewPtrEnvelopeRequest()
+	req.RequestData = requestData
+	req.RequestPrincipal = p.AppendTo(nil)
+	if v4 := clientIP.To4(); v4 != nil {
+		clientIP = v4
+	}
+	req.ClientHostAddress = clientIP
+	return req
+}
+
+// PeerCall is an envelope the internal listener received, opened.
+type PeerCall struct {
+	Principal ConnPrincipal
+	// RequestData is the wrapped request: header and body, no size prefix.
+	RequestData []byte
+	ClientIP    net.IP
+	// Key, Version and Corr are the wrapped request header's.
+	Key, Version int16
+	Corr         int32
+}
+
+// openEnvelope checks an envelope as Kafka's broker does before it handles
+// the wrapped request, and returns the envelope error code to answer when
+// it fails: PRINCIPAL_DESERIALIZATION_FAILURE for a principal that does not
+// read (Kafka's code for a failed principal serde), INVALID_REQUEST for a
+// client address that is not 4 or 16 bytes, or wrapped bytes without a
+// readable request header or themselves an envelope.
+func openEnvelope(req *kmsg.EnvelopeRequest) (PeerCall, int16, error) {
+	var c PeerCall
+	if err := c.Principal.ReadFrom(req.RequestPrincipal); err != nil {
+		return c, kerr.PrincipalDeserializationFailure.Code, err
+	}
+	if n := len(req.ClientHostAddress); n != net.IPv4len && n != net.IPv6len {
+		return c, kerr.InvalidRequest.Code, fmt.Errorf("envelope client address: %d bytes, want 4 or 16", n)
+	}
+	c.ClientIP = net.IP(req.ClientHostAddress)
+	h, err := parseRequestHeader(req.RequestData)
+	if err != nil {
+		return c, kerr.InvalidRequest.Code, fmt.Errorf("envelope request data: %w", err)
+	}
+	if h.key == int16(kmsg.Envelope) {
+		return c, kerr.InvalidRequest.Code, errors.New("envelope request data: an envelope inside an envelope")
+	}
+	c.RequestData, c.Key, c.Version, c.Corr = req.RequestData, h.key, h.version, h.corr
+	return c, 0, nil
+}
+
+// envelopeError is the envelope answer to a call that was not done.
+func envelopeError(code int16) *kmsg.EnvelopeResponse {
+	resp := kmsg.NewPtrEnvelopeResponse()
+	resp.ErrorCode = code
+	return resp
+}

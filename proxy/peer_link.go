@@ -1,0 +1,543 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// A peer link is this instance's connection to one other instance's
+// internal listener (peer_listener.go). It carries this instance's calls of
+// every kind as Kafka EnvelopeRequests. Responses may come out of order and
+// are matched by the link's correlation id: a JoinGroup the owner holds for
+// a rebalance must not stall the heartbeats behind it. Plain net and
+// crypto/tls with one reader goroutine per link: there are only N−1 links,
+// and the reader may block.
+
+// The reconnect backoff: doubled from min after each failed attempt, up to
+// max; back to min once a connection was up.
+const (
+	peerBackoffMin = 100 * time.Millisecond
+	peerBackoffMax = 5 * time.Second
+)
+
+// PeerLinkOptions configure a link (and PeerLinks, every link).
+type PeerLinkOptions struct {
+	// Self is this instance's proxy id: the client id on the link.
+	Self string
+	// Peer and Addr are the peer's proxy id and its
+	// cluster.advertised-address (PeerLinks sets them per link).
+	Peer, Addr string
+	// TLS is the dialer's configuration (PeerDialTLS), nil: plaintext. The
+	// peer's certificate is checked against the host of Addr.
+	TLS *tls.Config
+	// MaxInflight and MaxBytes bound the calls of each kind waiting on the
+	// link (cluster.max-inflight-per-peer, cluster.max-peer-bytes, request
+	// bytes): beyond either a call is refused at once. Each kind has its
+	// own budget, so leaves never wait behind the calls that wait on them.
+	MaxInflight int
+	MaxBytes    int64
+	// Timeout is a call's default time limit (cluster.forward-timeout).
+	Timeout time.Duration
+	// MaxFrameBytes bounds a response frame; a larger one drops the link.
+	MaxFrameBytes int
+	// DialTimeout bounds a dial, the TLS handshake and the ApiVersions
+	// exchange that bring a link up.
+	DialTimeout time.Duration
+	// Refused, if set, is told each call refused at once, by reason
+	// ("inflight", "bytes", "link_down").
+	Refused func(reason string)
+	Log     zerolog.Logger
+}
+
+func (o *PeerLinkOptions) defaults() {
+	if o.MaxInflight <= 0 {
+		o.MaxInflight = 4096
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 64 << 20
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 20 * time.Second
+	}
+	if o.MaxFrameBytes <= 0 {
+		o.MaxFrameBytes = 100 << 20
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 5 * time.Second
+	}
+}
+
+// PeerError is a call that got no answer from the peer's handler: refused
+// at once, timed out, its link lost, or answered with an envelope error.
+type PeerError struct {
+	Peer string
+	// Code is the envelope error code, or COORDINATOR_NOT_AVAILABLE for
+	// what this side decided (busy, link down or lost, timeout): what the
+	// origin answers the client. A call that failed is never resent.
+	Code   int16
+	Reason string
+}
+
+func (e *PeerError) Error() string {
+	return fmt.Sprintf("call to streamshift instance %q: %s (%s)", e.Peer, e.Reason, kerr.ErrorForCode(e.Code))
+}
+
+// PeerErrorCode is the Kafka error code of a failed call, 0 for nil; an
+// error that is not a PeerError is COORDINATOR_NOT_AVAILABLE.
+func PeerErrorCode(err error) int16 {
+	if err == nil {
+		return 0
+	}
+	var pe *PeerError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return kerr.CoordinatorNotAvailable.Code
+}
+
+// peerBudget bounds the calls of one kind on one link: how many, and
+// their request bytes.
+type peerBudget struct {
+	mu              sync.Mutex
+	n, max          int
+	bytes, maxBytes int64
+}
+
+// take reserves room for a call of size bytes; it returns the reason it
+// cannot, "" when it did.
+func (b *peerBudget) take(size int64) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.n >= b.max {
+		return "inflight"
+	}
+	if b.bytes+size > b.maxBytes {
+		return "bytes"
+	}
+	b.n++
+	b.bytes += size
+	return ""
+}
+
+func (b *peerBudget) give(size int64) {
+	b.mu.Lock()
+	b.n--
+	b.bytes -= size
+	b.mu.Unlock()
+}
+
+func (b *peerBudget) inflight() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
+}
+
+type peerResult struct {
+	data []byte
+	err  error
+}
+
+// PeerLink is one link to a peer; NewPeerLink dials it and keeps it up
+// until Close.
+type PeerLink struct {
+	o       PeerLinkOptions
+	budgets [peerKinds]peerBudget
+
+	mu      sync.Mutex
+	conn    net.Conn // nil while the link is down
+	corr    int32
+	pending map[int32]chan peerResult
+
+	wmu sync.Mutex // one frame written at a time
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewPeerLink starts dialing the peer; calls fail at once until the link
+// is up.
+func NewPeerLink(o PeerLinkOptions) *PeerLink {
+	o.defaults()
+	o.Log = o.Log.With().Str("peer", o.Peer).Str("peer_address", o.Addr).Logger()
+	l := &PeerLink{o: o, pending: map[int32]chan peerResult{}, done: make(chan struct{})}
+	for i := range l.budgets {
+		l.budgets[i].max, l.budgets[i].maxBytes = o.MaxInflight, o.MaxBytes
+	}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	go l.run()
+	return l
+}
+
+// Up reports whether the link is connected.
+func (l *PeerLink) Up() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.conn != nil
+}
+
+// Inflight is the number of calls of a kind waiting on the link.
+func (l *PeerLink) Inflight(k PeerCallKind) int { return l.budgets[k].inflight() }
+
+// Close drops the link for good; calls in flight fail.
+func (l *PeerLink) Close() {
+	l.mu.Lock()
+	l.cancel() // under mu: setUp sees it or Close sees the connection
+	if l.conn != nil {
+		_ = l.conn.Close()
+	}
+	l.mu.Unlock()
+	<-l.done
+}
+
+func (l *PeerLink) run() {
+	defer close(l.done)
+	backoff := peerBackoffMin
+	for {
+		conn, err := l.connect()
+		if err == nil {
+			if !l.setUp(conn) {
+				return // closed while it connected
+			}
+			backoff = peerBackoffMin
+			err = l.read(conn)
+			l.setDown(conn, err)
+		}
+		if l.ctx.Err() != nil {
+			return
+		}
+		l.o.Log.Warn().Err(err).Dur("backoff", backoff).Msg("cluster: link to a streamshift instance down; reconnecting")
+		t := time.NewTimer(backoff)
+		select {
+		case <-l.ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, peerBackoffMax)
+	}
+}
+
+// connect dials, handshakes TLS, and checks with ApiVersions that the peer
+// serves envelopes.
+func (l *PeerLink) connect() (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(l.ctx, l.o.DialTimeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", l.o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", l.o.Addr, err)
+	}
+	if l.o.TLS != nil {
+		cfg := l.o.TLS.Clone()
+		if cfg.ServerName == "" {
+			host, _, _ := net.SplitHostPort(l.o.Addr)
+			cfg.ServerName = host
+		}
+		tc := tls.Client(conn, cfg)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = conn.Close()
+			return nil, fmt.Errorf("tls handshake with %s: %w", l.o.Addr, err)
+		}
+		conn = tc
+	}
+	if err := l.checkVersions(ctx, conn); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// checkVersions asks the peer's ApiVersions: an instance that does not
+// list Envelope v0 cannot take calls.
+func (l *PeerLink) checkVersions(ctx context.Context, conn net.Conn) error {
+	dl, _ := ctx.Deadline()
+	_ = conn.SetDeadline(dl)
+	defer func() { _ = conn.SetDeadline(time.Time{}) }()
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.Version = 3
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "streamshift", "peer-link"
+	if _, err := conn.Write(appendRequestFrame(nil, 0, &l.o.Self, req)); err != nil {
+		return fmt.Errorf("ApiVersions to %s: %w", l.o.Addr, err)
+	}
+	msg, err := readPeerFrame(conn, l.o.MaxFrameBytes)
+	if err != nil {
+		return fmt.Errorf("ApiVersions from %s: %w", l.o.Addr, err)
+	}
+	r, err := decodeResponse(int16(kmsg.ApiVersions), 3, msg)
+	if err != nil {
+		return fmt.Errorf("ApiVersions from %s: %w", l.o.Addr, err)
+	}
+	resp := r.(*kmsg.ApiVersionsResponse)
+	if resp.ErrorCode != 0 {
+		return fmt.Errorf("ApiVersions from %s: %w", l.o.Addr, kerr.ErrorForCode(resp.ErrorCode))
+	}
+	for _, k := range resp.ApiKeys {
+		if k.ApiKey == int16(kmsg.Envelope) && k.MinVersion <= 0 && k.MaxVersion >= 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s does not serve Envelope v0: not a streamshift internal listener", l.o.Addr)
+}
+
+// setUp makes conn the link's, unless Close came first (it closes only
+// the connection it finds).
+func (l *PeerLink) setUp(conn net.Conn) bool {
+	l.mu.Lock()
+	if l.ctx.Err() != nil {
+		l.mu.Unlock()
+		_ = conn.Close()
+		return false
+	}
+	l.conn = conn
+	l.mu.Unlock()
+	l.o.Log.Info().Msg("cluster: link to a streamshift instance up")
+	return true
+}
+
+// setDown fails every call in flight: a call is never resent, the client
+// gets COORDINATOR_NOT_AVAILABLE and retries as after a broker disconnect.
+func (l *PeerLink) setDown(conn net.Conn, err error) {
+	_ = conn.Close()
+	l.mu.Lock()
+	l.conn = nil
+	pending := l.pending
+	l.pending = map[int32]chan peerResult{}
+	l.mu.Unlock()
+	lost := &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("link lost: %v", err)}
+	for _, ch := range pending {
+		ch <- peerResult{err: lost}
+	}
+}
+
+// read delivers responses to their calls until the connection fails.
+func (l *PeerLink) read(conn net.Conn) error {
+	br := bufio.NewReader(conn)
+	for {
+		msg, err := readPeerFrame(br, l.o.MaxFrameBytes)
+		if err != nil {
+			return err
+		}
+		r, err := decodeResponse(int16(kmsg.Envelope), 0, msg)
+		if err != nil {
+			return err
+		}
+		corr := int32(binary.BigEndian.Uint32(msg))
+		l.mu.Lock()
+		ch := l.pending[corr]
+		delete(l.pending, corr)
+		l.mu.Unlock()
+		if ch == nil {
+			continue // its call timed out
+		}
+		resp := r.(*kmsg.EnvelopeResponse)
+		if resp.ErrorCode != 0 {
+			ch <- peerResult{err: &PeerError{Peer: l.o.Peer, Code: resp.ErrorCode, Reason: "the instance answered the envelope with an error"}}
+			continue
+		}
+		ch <- peerResult{data: resp.ResponseData}
+	}
+}
+
+// Call sends a request (header and body, without the size prefix) to the
+// peer and returns its ResponseData: Start, then Wait.
+func (l *PeerLink) Call(ctx context.Context, p ConnPrincipal, requestData []byte, clientIP net.IP, timeout time.Duration) ([]byte, error) {
+	return l.Start(ctx, p, requestData, clientIP, timeout).Wait()
+}
+
+// PeerPending is a call started on a link; Wait must be called once (it
+// gives the call's budget back).
+type PeerPending struct {
+	l       *PeerLink
+	ctx     context.Context
+	corr    int32
+	ch      chan peerResult
+	timeout time.Duration
+	// release gives the budget back; err is set when the call failed
+	// before it was written.
+	release func()
+	err     error
+}
+
+// Start writes the call on the link before it returns, so calls started
+// one after the other from one goroutine reach the peer in that order. p's
+// Kind picks the budget; TimeoutMs is set from the time left. timeout ≤ 0
+// is the link's Timeout; a shorter ctx deadline wins. A call beyond the
+// budget or while the link is down fails at once; a timeout or a lost link
+// fails it (Wait); none is resent.
+func (l *PeerLink) Start(ctx context.Context, p ConnPrincipal, requestData []byte, clientIP net.IP, timeout time.Duration) *PeerPending {
+	pp := &PeerPending{l: l, ctx: ctx}
+	if p.Kind < 0 || p.Kind >= peerKinds {
+		pp.err = fmt.Errorf("call to streamshift instance %q: unknown kind %d", l.o.Peer, p.Kind)
+		return pp
+	}
+	if timeout <= 0 {
+		timeout = l.o.Timeout
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, time.Until(dl))
+	}
+	pp.timeout = timeout
+	b := &l.budgets[p.Kind]
+	size := int64(len(requestData))
+	if reason := b.take(size); reason != "" {
+		pp.err = l.refuse(reason, fmt.Sprintf("busy: %d %s calls in flight to it, limit %d calls and %d request bytes", b.inflight(), p.Kind, b.max, b.maxBytes))
+		return pp
+	}
+	pp.release = func() { b.give(size) }
+	p.TimeoutMs = int32(min(max(timeout.Milliseconds(), 0), 1<<31-1))
+
+	pp.ch = make(chan peerResult, 1)
+	l.mu.Lock()
+	conn := l.conn
+	if conn == nil {
+		l.mu.Unlock()
+		pp.err = l.refuse("link_down", "link down")
+		return pp
+	}
+	l.corr++
+	if l.corr <= 0 {
+		l.corr = 1
+	}
+	pp.corr = l.corr
+	l.pending[pp.corr] = pp.ch
+	l.mu.Unlock()
+	frame := appendRequestFrame(nil, pp.corr, &l.o.Self, envelopeRequest(&p, requestData, clientIP))
+
+	if err := l.write(conn, frame, timeout); err != nil {
+		l.forget(pp.corr)
+		_ = conn.Close() // the reader sees it and takes the link down
+		pp.err = &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("link lost: %v", err)}
+	}
+	return pp
+}
+
+// Wait returns the call's ResponseData, or why there is none.
+func (pp *PeerPending) Wait() ([]byte, error) {
+	if pp.release != nil {
+		defer pp.release()
+	}
+	if pp.err != nil {
+		return nil, pp.err
+	}
+	l := pp.l
+	t := time.NewTimer(pp.timeout)
+	defer t.Stop()
+	select {
+	case r := <-pp.ch:
+		return r.data, r.err
+	case <-t.C:
+		l.forget(pp.corr)
+		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("no answer within %v", pp.timeout)}
+	case <-pp.ctx.Done():
+		l.forget(pp.corr)
+		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: pp.ctx.Err().Error()}
+	}
+}
+
+func (l *PeerLink) refuse(reason, msg string) error {
+	if l.o.Refused != nil {
+		l.o.Refused(reason)
+	}
+	return &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: msg}
+}
+
+func (l *PeerLink) forget(corr int32) {
+	l.mu.Lock()
+	delete(l.pending, corr)
+	l.mu.Unlock()
+}
+
+func (l *PeerLink) write(conn net.Conn, frame []byte, timeout time.Duration) error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	_ = conn.SetWriteDeadline(time.Now().Add(timeout))
+	_, err := conn.Write(frame)
+	return err
+}
+
+// readPeerFrame reads one frame and returns it without its size prefix.
+func readPeerFrame(r io.Reader, max int) ([]byte, error) {
+	var size [4]byte
+	if _, err := io.ReadFull(r, size[:]); err != nil {
+		return nil, err
+	}
+	n := frameSize(size[:])
+	if n < 4 || n > max {
+		return nil, fmt.Errorf("frame of %d bytes (limit %d)", n, max)
+	}
+	msg := make([]byte, n)
+	if _, err := io.ReadFull(r, msg); err != nil {
+		return nil, err
+	}
+	return msg, nil
+}
+
+// PeerLinks keeps one link to every peer of the cluster map.
+type PeerLinks struct {
+	o     PeerLinkOptions
+	mu    sync.Mutex
+	links map[string]*PeerLink
+}
+
+// NewPeerLinks makes the set; o is every link's options but Peer and Addr.
+func NewPeerLinks(o PeerLinkOptions) *PeerLinks {
+	return &PeerLinks{o: o, links: map[string]*PeerLink{}}
+}
+
+// Update makes the links match peers (proxy id → internal address): links
+// to new peers start, links to peers that left or moved close.
+func (s *PeerLinks) Update(peers map[string]string) {
+	var stale []*PeerLink
+	s.mu.Lock()
+	for id, l := range s.links {
+		if addr, ok := peers[id]; !ok || addr != l.o.Addr {
+			stale = append(stale, l)
+			delete(s.links, id)
+		}
+	}
+	for id, addr := range peers {
+		if s.links[id] == nil {
+			o := s.o
+			o.Peer, o.Addr = id, addr
+			s.links[id] = NewPeerLink(o)
+		}
+	}
+	s.mu.Unlock()
+	for _, l := range stale {
+		l.Close()
+	}
+}
+
+// Link is the link to a peer, nil if the map does not name it.
+func (s *PeerLinks) Link(peer string) *PeerLink {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.links[peer]
+}
+
+// Status is every link's peer and whether it is up.
+func (s *PeerLinks) Status() map[string]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]bool, len(s.links))
+	for id, l := range s.links {
+		out[id] = l.Up()
+	}
+	return out
+}
+
+// Close closes every link.
+func (s *PeerLinks) Close() { s.Update(nil) }

@@ -1,0 +1,327 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The internal listener (cluster.listen) takes the other instances' links
+// (peer_link.go). It is plain net and crypto/tls, not gnet: there are only
+// N−1 links in, each with one reader goroutine and a goroutine per call,
+// and both may block. It accepts only ApiVersions and Envelope v0; any
+// other key closes the connection, as Kafka closes a connection sending a
+// key its listener does not serve. Keep its port off the load balancer.
+
+// PeerHandler starts one call and returns where its answer will come. It
+// runs on the link's reader and must not block: what it starts before it
+// returns is started in the order the link brought the calls (an owner's
+// asks and forwards for one request reach the client's upstream connection
+// in the order the owner made them). ctx ends at the call's deadline (the
+// origin's TimeoutMs) or when the listener closes; an answer after that is
+// dropped and the call answered COORDINATOR_NOT_AVAILABLE.
+type PeerHandler func(ctx context.Context, c *PeerCall) <-chan PeerAnswer
+
+// PeerAnswer is a call's answer: the ResponseData (a response header and
+// body, byte for byte what a client would get), or an envelope error code
+// with nothing done.
+type PeerAnswer struct {
+	Data []byte
+	Code int16
+}
+
+// BlockingPeerHandler adapts a handler that may block: it runs on a
+// goroutine of its own.
+func BlockingPeerHandler(f func(ctx context.Context, c *PeerCall) ([]byte, int16)) PeerHandler {
+	return func(ctx context.Context, c *PeerCall) <-chan PeerAnswer {
+		ch := make(chan PeerAnswer, 1)
+		go func() {
+			data, code := f(ctx, c)
+			ch <- PeerAnswer{Data: data, Code: code}
+		}()
+		return ch
+	}
+}
+
+// PeerListenerOptions configure the internal listener.
+type PeerListenerOptions struct {
+	// Addr is cluster.listen.
+	Addr string
+	// TLS is the client listeners' (nil: plaintext): the same reloaded
+	// certificate, and client certificates checked as theirs.
+	TLS *TLSListener
+	// Handlers run the calls of each kind; a kind without one is answered
+	// UNSUPPORTED_VERSION (this release cannot do it).
+	Handlers map[PeerCallKind]PeerHandler
+	// MaxInflight and MaxBytes bound the running calls of each kind per
+	// link; beyond either a call is answered COORDINATOR_NOT_AVAILABLE,
+	// nothing done, and the link keeps being read, so leaves still flow.
+	MaxInflight int
+	MaxBytes    int64
+	// MaxFrameBytes bounds a request frame; a larger one closes the link.
+	MaxFrameBytes int
+	// Refused, if set, is told each call refused by a budget ("inflight",
+	// "bytes").
+	Refused func(reason string)
+	Log     zerolog.Logger
+}
+
+// PeerListener is the internal listener.
+type PeerListener struct {
+	o   PeerListenerOptions
+	ln  net.Listener
+	tls *tls.Config
+	// handshakeTimeout bounds an inbound TLS handshake.
+	handshakeTimeout time.Duration
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+}
+
+// ListenPeers binds the internal listener and starts accepting links.
+func ListenPeers(o PeerListenerOptions) (*PeerListener, error) {
+	if o.MaxInflight <= 0 {
+		o.MaxInflight = 4096
+	}
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 64 << 20
+	}
+	if o.MaxFrameBytes <= 0 {
+		o.MaxFrameBytes = 100 << 20
+	}
+	pl := &PeerListener{o: o, conns: map[net.Conn]struct{}{}, handshakeTimeout: 10 * time.Second}
+	if o.TLS != nil {
+		files, err := newTLSFiles(*o.TLS, o.Log)
+		if err != nil {
+			return nil, fmt.Errorf("cluster.listen: %w", err)
+		}
+		pl.tls = files.serverConfig()
+		if o.TLS.HandshakeTimeout > 0 {
+			pl.handshakeTimeout = o.TLS.HandshakeTimeout
+		}
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.listen %s: %w", o.Addr, err)
+	}
+	pl.ln = ln
+	pl.ctx, pl.cancel = context.WithCancel(context.Background())
+	pl.wg.Add(1)
+	go pl.accept()
+	return pl, nil
+}
+
+// Addr is the bound address.
+func (pl *PeerListener) Addr() net.Addr { return pl.ln.Addr() }
+
+// Close stops accepting, closes every link and waits for their calls.
+func (pl *PeerListener) Close() error {
+	pl.cancel()
+	err := pl.ln.Close()
+	pl.mu.Lock()
+	for c := range pl.conns {
+		_ = c.Close()
+	}
+	pl.mu.Unlock()
+	pl.wg.Wait()
+	return err
+}
+
+func (pl *PeerListener) accept() {
+	defer pl.wg.Done()
+	for {
+		conn, err := pl.ln.Accept()
+		if err != nil {
+			if pl.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			pl.o.Log.Warn().Err(err).Msg("cluster: accepting a link")
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		pl.mu.Lock()
+		if pl.ctx.Err() != nil {
+			pl.mu.Unlock()
+			_ = conn.Close()
+			return
+		}
+		pl.conns[conn] = struct{}{}
+		pl.mu.Unlock()
+		pl.wg.Add(1)
+		go pl.serve(conn)
+	}
+}
+
+// peerConn is one inbound link.
+type peerConn struct {
+	pl      *PeerListener
+	conn    net.Conn
+	log     zerolog.Logger
+	budgets [peerKinds]peerBudget
+	wmu     sync.Mutex
+}
+
+func (pl *PeerListener) serve(raw net.Conn) {
+	defer pl.wg.Done()
+	defer func() {
+		_ = raw.Close()
+		pl.mu.Lock()
+		delete(pl.conns, raw)
+		pl.mu.Unlock()
+	}()
+	pc := &peerConn{pl: pl, conn: raw, log: pl.o.Log.With().Str("remote", raw.RemoteAddr().String()).Logger()}
+	for i := range pc.budgets {
+		pc.budgets[i].max, pc.budgets[i].maxBytes = pl.o.MaxInflight, pl.o.MaxBytes
+	}
+	if pl.tls != nil {
+		tc := tls.Server(raw, pl.tls)
+		ctx, cancel := context.WithTimeout(pl.ctx, pl.handshakeTimeout)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			pc.log.Warn().Err(err).Msg("cluster: TLS handshake of a link failed")
+			return
+		}
+		pc.conn = tc
+	}
+	// Calls still running when the link ends answer into a closed
+	// connection; the listener's Close waits for them.
+	ctx, cancel := context.WithCancel(pl.ctx)
+	defer cancel()
+	if err := pc.read(ctx); err != nil && pl.ctx.Err() == nil {
+		pc.log.Info().Err(err).Msg("cluster: a link from another instance closed")
+	}
+}
+
+// read takes requests until the link fails or sends what it must not.
+func (pc *peerConn) read(ctx context.Context) error {
+	br := bufio.NewReader(pc.conn)
+	for {
+		msg, err := readPeerFrame(br, pc.pl.o.MaxFrameBytes)
+		if err != nil {
+			return err
+		}
+		h, err := parseRequestHeader(msg)
+		if err != nil {
+			return fmt.Errorf("request header: %w", err)
+		}
+		switch h.key {
+		case int16(kmsg.ApiVersions):
+			if err := pc.write(appendResponseFrame(nil, h.corr, peerApiVersions(h.version))); err != nil {
+				return err
+			}
+		case int16(kmsg.Envelope):
+			if err := pc.envelope(ctx, h, msg); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("%s v%d is not served on the internal listener", kmsg.NameForKey(h.key), h.version)
+		}
+	}
+}
+
+// peerApiVersions is the listener's ApiVersions answer: a version it does
+// not know gets v0 UNSUPPORTED_VERSION with the versions it has, as Kafka
+// answers.
+func peerApiVersions(version int16) *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{
+		{ApiKey: int16(kmsg.ApiVersions), MinVersion: 0, MaxVersion: 3},
+		{ApiKey: int16(kmsg.Envelope), MinVersion: 0, MaxVersion: 0},
+	}
+	if version < 0 || version > 3 {
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		return resp
+	}
+	resp.Version = version
+	return resp
+}
+
+// envelope opens one envelope and starts its call; only a body that does
+// not decode ends the link (Kafka closes a connection whose request does
+// not parse).
+func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) error {
+	if h.version != 0 {
+		return pc.answer(h.corr, envelopeError(kerr.UnsupportedVersion.Code))
+	}
+	req := kmsg.NewPtrEnvelopeRequest()
+	if err := req.ReadFrom(msg[h.bodyAt:]); err != nil {
+		return fmt.Errorf("decode Envelope v0: %w", err)
+	}
+	opened, code, err := openEnvelope(req)
+	if err != nil {
+		pc.log.Warn().Err(err).Int16("error_code", code).Msg("cluster: refused an envelope")
+		return pc.answer(h.corr, envelopeError(code))
+	}
+	call := opened
+	handler := pc.pl.o.Handlers[call.Principal.Kind]
+	if handler == nil {
+		return pc.answer(h.corr, envelopeError(kerr.UnsupportedVersion.Code))
+	}
+	if call.Principal.TimeoutMs <= 0 {
+		// Expired on the way: the origin has given up.
+		return pc.answer(h.corr, envelopeError(kerr.CoordinatorNotAvailable.Code))
+	}
+	b := &pc.budgets[call.Principal.Kind]
+	size := int64(len(msg))
+	if reason := b.take(size); reason != "" {
+		if pc.pl.o.Refused != nil {
+			pc.pl.o.Refused(reason)
+		}
+		return pc.answer(h.corr, envelopeError(kerr.CoordinatorNotAvailable.Code))
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(call.Principal.TimeoutMs)*time.Millisecond)
+	answer := handler(cctx, &call)
+	pc.pl.wg.Add(1)
+	go func() {
+		defer pc.pl.wg.Done()
+		defer b.give(size)
+		defer cancel()
+		var a PeerAnswer
+		select {
+		case a = <-answer:
+		case <-cctx.Done():
+			a.Code = kerr.CoordinatorNotAvailable.Code
+		}
+		resp := envelopeError(a.Code)
+		if a.Code == 0 {
+			resp.ResponseData = a.Data
+		}
+		if err := pc.answer(h.corr, resp); err != nil {
+			// The link's reader sees the broken connection too.
+			pc.log.Debug().Err(err).Msg("cluster: answering an envelope")
+		}
+	}()
+	return nil
+}
+
+func (pc *peerConn) answer(corr int32, resp *kmsg.EnvelopeResponse) error {
+	return pc.write(appendResponseFrame(nil, corr, resp))
+}
+
+// peerWriteTimeout bounds one answer's write: a peer that stops reading
+// loses the link rather than holding every call's goroutine.
+const peerWriteTimeout = 30 * time.Second
+
+func (pc *peerConn) write(frame []byte) error {
+	pc.wmu.Lock()
+	defer pc.wmu.Unlock()
+	_ = pc.conn.SetWriteDeadline(time.Now().Add(peerWriteTimeout))
+	if _, err := pc.conn.Write(frame); err != nil {
+		_ = pc.conn.Close()
+		return err
+	}
+	return nil
+}

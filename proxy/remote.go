@@ -1,0 +1,243 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"sync/atomic"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The owner's side of a serve call (docs/one-address.md §3): the request
+// of a client connected to another instance (the origin) runs through the
+// registered interceptor unchanged. Its connection is a remoteConn (asks
+// go back to the origin as upstream calls, on the client's own upstream
+// connection there) and its outcome a remoteOutcome (the answer becomes
+// the envelope's ResponseData, byte for byte what a client of this
+// instance would get).
+
+// remoteConnID is the ConnID a remote client has here: the top bit set
+// (local connections count up from 1 and never reach it) and a hash of the
+// origin, its incarnation and its connection id, so answers cached per
+// connection (authorization) are never shared between two clients.
+func remoteConnID(p *ConnPrincipal) uint64 {
+	h := fnv.New64a()
+	_, _ = fmt.Fprintf(h, "%s\x00%d\x00%d", p.Origin, p.Incarnation, p.ConnID)
+	return h.Sum64() | 1<<63
+}
+
+// remoteConn is a client connection held by the origin (ClientConn).
+type remoteConn struct {
+	// link is the link to the origin; nil when the map does not name it.
+	link *PeerLink
+	// back is the serve call's principal as an upstream call's.
+	back ConnPrincipal
+	call *PeerCall
+	ctx  context.Context
+}
+
+// start sends a request (header and body) to the origin's client
+// connection: written before it returns, so the broker sees a handler's
+// asks and forward in the order it made them.
+func (rc *remoteConn) start(data []byte) *PeerPending {
+	if rc.link == nil {
+		return &PeerPending{err: &PeerError{Peer: rc.back.Origin, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to the instance the client is connected to"}}
+	}
+	return rc.link.Start(rc.ctx, rc.back, data, rc.call.ClientIP, 0)
+}
+
+// Ask implements ClientConn: an upstream call to the origin.
+func (rc *remoteConn) Ask(req kmsg.Request) <-chan AskAnswer {
+	ch := make(chan AskAnswer, 1)
+	clientID := "streamshift"
+	pp := rc.start(appendRequestFrame(nil, 0, &clientID, req)[4:])
+	key, version := req.Key(), req.GetVersion()
+	go func() {
+		data, err := pp.Wait()
+		if err != nil {
+			ch <- AskAnswer{Err: askError(err)}
+			return
+		}
+		flexible, _ := requestFlexible(key, version)
+		at, err := responseBodyAt(data, key, flexible)
+		if err != nil {
+			ch <- AskAnswer{Err: err}
+			return
+		}
+		ch <- AskAnswer{Body: data[at:]}
+	}()
+	return ch
+}
+
+// askError: the client's connection at the origin is gone (the origin
+// answers NETWORK_EXCEPTION) is what a local ask says when its connection
+// closed.
+func askError(err error) error {
+	if PeerErrorCode(err) == kerr.NetworkException.Code {
+		return fmt.Errorf("%w (%v)", ErrAskClosed, err)
+	}
+	return err
+}
+
+// Done implements ClientConn: the call's deadline (after it the origin
+// has answered the client already).
+func (rc *remoteConn) Done() <-chan struct{} { return rc.ctx.Done() }
+
+// remoteOutcome completes a serve call (Outcome).
+type remoteOutcome struct {
+	rc       *remoteConn
+	call     *PeerCall
+	clientID *string
+	answer   chan PeerAnswer
+	used     atomic.Bool
+	log      zerolog.Logger
+}
+
+func (o *remoteOutcome) claim(method string) bool {
+	if o.used.CompareAndSwap(false, true) {
+		return true
+	}
+	o.log.Error().Str("api", kmsg.NameForKey(o.call.Key)).Str("method", method).Msg("interceptor completed a request of another instance's client twice; ignored")
+	return false
+}
+
+// fail answers what the proxy would close a local client's connection for:
+// UNKNOWN_SERVER_ERROR, nothing sent.
+func (o *remoteOutcome) fail(err error) {
+	o.log.Error().Str("api", kmsg.NameForKey(o.call.Key)).Err(err).Msg("interceptor outcome unusable for another instance's client")
+	o.answer <- PeerAnswer{Code: kerr.UnknownServerError.Code}
+}
+
+func (o *remoteOutcome) Respond(resp kmsg.Response) {
+	if !o.claim("Respond") {
+		return
+	}
+	if resp == nil || resp.Key() != o.call.Key {
+		o.fail(fmt.Errorf("Respond needs a %s response", kmsg.NameForKey(o.call.Key)))
+		return
+	}
+	resp.SetVersion(o.call.Version)
+	o.answer <- PeerAnswer{Data: appendResponseFrame(nil, o.call.Corr, resp)[4:]}
+}
+
+// Forward sends the client's bytes as they are; the broker's answer comes
+// back as it is, under the client's correlation id (the origin put it
+// back).
+func (o *remoteOutcome) Forward() {
+	if !o.claim("Forward") {
+		return
+	}
+	pp := o.rc.start(o.call.RequestData)
+	go func() {
+		data, err := pp.Wait()
+		if err != nil {
+			o.answer <- PeerAnswer{Code: PeerErrorCode(err)}
+			return
+		}
+		o.answer <- PeerAnswer{Data: data}
+	}()
+}
+
+func (o *remoteOutcome) ForwardRewritten(req kmsg.Request, version int16, onResponse func(kmsg.Response) kmsg.Response) {
+	if !o.claim("ForwardRewritten") {
+		return
+	}
+	if req == nil || req.Key() != o.call.Key {
+		o.fail(fmt.Errorf("ForwardRewritten needs a %s request", kmsg.NameForKey(o.call.Key)))
+		return
+	}
+	if version < 0 || version > req.MaxVersion() {
+		o.fail(fmt.Errorf("ForwardRewritten: %s v%d unknown", kmsg.NameForKey(o.call.Key), version))
+		return
+	}
+	req.SetVersion(version)
+	pp := o.rc.start(appendRequestFrame(nil, o.call.Corr, o.clientID, req)[4:])
+	go func() {
+		data, err := pp.Wait()
+		if err != nil {
+			o.answer <- PeerAnswer{Code: PeerErrorCode(err)}
+			return
+		}
+		resp, err := decodeResponse(o.call.Key, version, data)
+		if err == nil && onResponse != nil {
+			resp, err = callOnResponse(onResponse, resp)
+		}
+		if err == nil && (resp == nil || resp.Key() != o.call.Key) {
+			err = fmt.Errorf("interceptor returned no %s response", kmsg.NameForKey(o.call.Key))
+		}
+		if err != nil {
+			o.fail(fmt.Errorf("rewritten response: %w", err))
+			return
+		}
+		resp.SetVersion(o.call.Version)
+		o.answer <- PeerAnswer{Data: appendResponseFrame(nil, o.call.Corr, resp)[4:]}
+	}()
+}
+
+// servePeer runs a serve call: the request, decoded as a local one would
+// be, goes to the interceptor registered for its key and version.
+func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-chan PeerAnswer {
+	ch := make(chan PeerAnswer, 1)
+	if check := p.serveCheck.Load(); check != nil && !(*check)(c.Principal.Partition, c.Principal.MapGeneration) {
+		ch <- PeerAnswer{Code: kerr.NotCoordinator.Code}
+		return ch
+	}
+	reg := p.reg.lookup(c.Key, c.Version)
+	if reg == nil {
+		// Not a key this instance serves at that version: nothing done.
+		ch <- PeerAnswer{Code: kerr.UnsupportedVersion.Code}
+		return ch
+	}
+	h, err := parseRequestHeader(c.RequestData)
+	if err != nil { // openEnvelope parsed it already
+		ch <- PeerAnswer{Code: kerr.InvalidRequest.Code}
+		return ch
+	}
+	if reg.bodyLimit > 0 && len(c.RequestData) > reg.bodyLimit {
+		resp := reg.oversize(c.Version, len(c.RequestData))
+		if resp == nil || resp.Key() != c.Key {
+			ch <- PeerAnswer{Code: kerr.InvalidRequest.Code}
+			return ch
+		}
+		resp.SetVersion(c.Version)
+		ch <- PeerAnswer{Data: appendResponseFrame(nil, c.Corr, resp)[4:]}
+		return ch
+	}
+	body := kmsg.RequestForKey(c.Key)
+	body.SetVersion(c.Version)
+	if err := body.ReadFrom(c.RequestData[h.bodyAt:]); err != nil {
+		ch <- PeerAnswer{Code: kerr.InvalidRequest.Code}
+		return ch
+	}
+	back := c.Principal
+	back.Kind = PeerUpstream
+	var link *PeerLink
+	if links != nil {
+		link = links.Link(c.Principal.Origin)
+	}
+	rc := &remoteConn{link: link, back: back, call: c, ctx: ctx}
+	clientID := ""
+	if h.clientID != nil {
+		clientID = *h.clientID
+	}
+	info := ClientInfo{ConnID: remoteConnID(&c.Principal), RemoteAddr: c.Principal.RemoteAddr, Node: c.Principal.Node,
+		ClientID: clientID, SoftwareName: c.Principal.SoftwareName, SoftwareVersion: c.Principal.SoftwareVersion}
+	out := &remoteOutcome{rc: rc, call: c, clientID: h.clientID, answer: ch,
+		log: p.log.With().Str("origin", c.Principal.Origin).Int64("origin_conn", c.Principal.ConnID).Logger()}
+	p.m.intercepted.Inc()
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				p.log.Error().Str("api", kmsg.NameForKey(c.Key)).Interface("panic", r).Msg("interceptor panicked on another instance's request")
+				if out.used.CompareAndSwap(false, true) {
+					ch <- PeerAnswer{Code: kerr.UnknownServerError.Code}
+				}
+			}
+		}()
+		reg.i.Intercept(NewRequest(rc, info, c.Corr, body), out)
+	}()
+	return ch
+}
