@@ -27,15 +27,18 @@ func (rs *Routes) deleteGroups(req *proxy.Request, r *kmsg.DeleteGroupsRequest, 
 	// An owned group the client may not DELETE goes upstream untouched,
 	// which refuses it with Kafka's GROUP_AUTHORIZATION_FAILED
 	// (authorize_groups.go).
+	// Each group's queue is asked once (Owns), as in DescribeGroups.
 	var ownedIDs []string
+	owned := map[string]bool{}
 	for _, id := range r.Groups {
 		if rs.o.Coordinator.Owns(id) {
 			ownedIDs = append(ownedIDs, id)
+			owned[id] = true
 		}
 	}
 	denied := rs.groupsDenied(req, kmsg.ACLOperationDelete, ownedIDs)
 	for i, id := range r.Groups {
-		if !rs.o.Coordinator.Owns(id) || denied[id] {
+		if !owned[id] || denied[id] {
 			upstream = append(upstream, id)
 			continue
 		}

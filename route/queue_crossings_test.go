@@ -104,3 +104,26 @@ func TestOwnedGroupOffsetsCrossGroupQueueOnce(t *testing.T) {
 		t.Fatalf("the commit of a group not served here: upstream offset %d, want 3", got)
 	}
 }
+
+// TestDeleteGroupsCrossesGroupQueueOnce: DeleteGroups asks each group's
+// queue whether it is held once (Owns), then deletes: two works for a held
+// group (three before: Owns was asked again after the DELETE probe). A
+// group with a live member is refused NON_EMPTY_GROUP, as Kafka refuses it.
+func TestDeleteGroupsCrossesGroupQueueOnce(t *testing.T) {
+	e := newEnv(t)
+	e.joinAndAssign("app", "m-1")
+	del := kmsg.NewPtrDeleteGroupsRequest()
+	del.Version = 2
+	del.Groups = []string{"app"}
+	before := e.coord.QueuedWork()
+	r, err := del.RequestWith(e.ctx, e.broker)
+	if err != nil || len(r.Groups) != 1 {
+		t.Fatalf("delete: %v %+v", err, r)
+	}
+	if r.Groups[0].ErrorCode != kerr.NonEmptyGroup.Code {
+		t.Fatalf("deleting a group with a live member: %v, want NON_EMPTY_GROUP", kerr.ErrorForCode(r.Groups[0].ErrorCode))
+	}
+	if got := e.coord.QueuedWork() - before; got != 2 {
+		t.Fatalf("a DeleteGroups of a held group queued %d works on its executor, want 2 (Owns once, then the delete)", got)
+	}
+}
