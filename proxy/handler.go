@@ -34,6 +34,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	}
 	// Admitted on the accept goroutine (listen.go), which counted it.
 	ip := ac.ip
+	ac.opened.Store(true)
 	c.SetContext(nil)
 	refused := p.draining.Load() || !p.serving.Load()
 	handshakesFull := !refused && p.tls != nil && !p.tls.acquire()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -44,7 +45,8 @@ type clientListener struct {
 // Register until OnOpen replaces it with its *clientConn: the admission
 // counted for ip is released if the connection never opens.
 type acceptedConn struct {
-	ip netip.Addr
+	ip     netip.Addr
+	opened atomic.Bool // OnOpen ran (gnet reports no error when its poller refused the socket)
 }
 
 // bindListeners binds every listen address, so a taken or unavailable one
@@ -151,7 +153,8 @@ func (p *Proxy) admitAccepted(c net.Conn) {
 	}
 	// Register dups the socket for the loop and closes c (also when it
 	// fails); OnOpen runs before the result is sent.
-	ctx := gnet.NewNetConnContext(gnet.NewContext(context.Background(), &acceptedConn{ip: ip}), c)
+	ac := &acceptedConn{ip: ip}
+	ctx := gnet.NewNetConnContext(gnet.NewContext(context.Background(), ac), c)
 	ch, err := p.engine.Register(ctx)
 	if err != nil {
 		_ = c.Close()
@@ -159,8 +162,12 @@ func (p *Proxy) admitAccepted(c net.Conn) {
 		return
 	}
 	go func() {
-		if res := <-ch; res.Err != nil {
+		res := <-ch
+		switch {
+		case res.Err != nil:
 			p.releaseAdmitted(ip, res.Err)
+		case !ac.opened.Load(): // the loop's poller refused it and closed it
+			p.releaseAdmitted(ip, errors.New("the event loop could not poll the connection"))
 		}
 	}()
 }
