@@ -55,6 +55,10 @@ type acceptedConn struct {
 // TIME_WAIT (a restarted instance) binds at once.
 func (p *Proxy) bindListeners() ([]clientListener, error) {
 	lc := net.ListenConfig{KeepAlive: time.Minute}
+	// Go (1.24 and later) listens with MPTCP where the kernel has it; gnet
+	// reads and writes the socket itself and was built for plain TCP, as
+	// its own listeners were.
+	lc.SetMultipathTCP(false)
 	var lns []clientListener
 	for i, addr := range p.listenAddrs() {
 		hostPort := strings.TrimPrefix(addr, "tcp://")
