@@ -1,19 +1,18 @@
 package proxy
 
 import (
-	"net"
 	"net/netip"
 	"sync/atomic"
 	"time"
 
-	"github.com/panjf2000/gnet/v2"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // connLimits bound the client connections, as Kafka's max.connections and
 // max.connections.per.ip do: a connection beyond them is accepted and closed
-// at once in OnOpen, before any upstream dial, so it costs one descriptor
-// for a moment and nothing upstream. Its counts are under Proxy.mu.
+// at once on the accept goroutine (listen.go), before any event loop or
+// upstream dial, so it costs one descriptor for a moment and nothing
+// upstream. Its counts are under Proxy.mu.
 type connLimits struct {
 	max   int // 0 < max: derived from the descriptor limit or configured
 	perIP int // 0: no limit
@@ -23,22 +22,28 @@ type connLimits struct {
 	refused     *prometheus.CounterVec
 	refusedMax  prometheus.Counter
 	refusedIP   prometheus.Counter
-	refusedLogs [2]logLimiter // one line per interval per reason
+	refusedFDs  prometheus.Counter // accept or the hand-over to a loop failed
+	refusedLogs [3]logLimiter      // one line per interval per reason
 }
 
 // Reasons of streamshift_connections_refused_total.
 const (
 	refusedMaxConnections = "max-connections"
 	refusedPerIP          = "max-connections-per-ip"
+	// refusedDescriptors counts accepts that failed (EMFILE, ENFILE: the
+	// connection waits in the kernel's queue) and admitted connections that
+	// could not be handed to an event loop (closed).
+	refusedDescriptors = "descriptors"
 )
 
 func newConnLimits(max, perIP int, reg prometheus.Registerer) *connLimits {
 	l := &connLimits{max: max, perIP: perIP, byIP: make(map[netip.Addr]int),
 		refused: newCounterVec("streamshift_connections_refused_total",
-			"Client connections closed at once because limits.max-connections or limits.max-connections-per-ip was reached, by reason.", "reason"),
+			"Client connections closed at once because limits.max-connections or limits.max-connections-per-ip was reached, or accepts that failed for want of descriptors (descriptors: the connection waits in the kernel's queue and is accepted after a pause), by reason.", "reason"),
 	}
 	l.refusedMax = l.refused.WithLabelValues(refusedMaxConnections)
 	l.refusedIP = l.refused.WithLabelValues(refusedPerIP)
+	l.refusedFDs = l.refused.WithLabelValues(refusedDescriptors)
 	for i := range l.refusedLogs {
 		l.refusedLogs[i].interval = int64(refusalLogInterval)
 	}
@@ -51,17 +56,6 @@ func newConnLimits(max, perIP int, reg prometheus.Registerer) *connLimits {
 // refusalLogInterval spaces the log lines about refused connections: a flood
 // of connections must not become a flood of log lines.
 const refusalLogInterval = 10 * time.Second
-
-// remoteIP is the client's address a per-IP limit counts, IPv4 in IPv6
-// unmapped so one client is one key.
-func remoteIP(c gnet.Conn) netip.Addr {
-	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
-		if ip, ok := netip.AddrFromSlice(ta.IP); ok {
-			return ip.Unmap()
-		}
-	}
-	return netip.Addr{}
-}
 
 // admit counts a new client connection from ip, or refuses it (logged at
 // most once per interval per reason) when a limit is reached.

@@ -8,11 +8,10 @@ import (
 )
 
 // Every client connection holds two descriptors: its own socket and its
-// upstream connection's (TLS on either side adds none). Accepting with no
-// descriptor left fails with EMFILE, which stops gnet's acceptor for good
-// (it treats any accept error but EAGAIN, EINTR, ECONNRESET and
-// ECONNABORTED as fatal), so the connection limit must leave room for
-// everything else the process opens.
+// upstream connection's (TLS on either side adds none). The connection
+// limit leaves room for everything else the process opens. Running out
+// anyway is not fatal: the accept loops (listen.go) pause and accept again
+// on EMFILE, where gnet's own acceptor would stop the engine for good.
 const (
 	fdsPerClient = 2
 	// fdsReserved covers what is not a client connection: the event loops'
@@ -44,9 +43,11 @@ func raiseFileLimit() (uint64, error) {
 }
 
 // acceptBacklog is how many connections the kernel queues on a listener
-// (gnet listens with net.core.somaxconn): gnet's acceptor takes a whole
-// burst of them before any reaches OnOpen, where the limit closes it, so
-// each holds a descriptor for a moment.
+// (Go listens with net.core.somaxconn). The accept loops take them one at
+// a time and close a refused one at once, so they no longer hold a
+// descriptor each; the term stays in the default limit as a margin (it
+// kept gnet's acceptor, which took a whole burst before the limit ran,
+// clear of EMFILE) so that the default does not change.
 func acceptBacklog() int {
 	b, err := os.ReadFile("/proc/sys/net/core/somaxconn")
 	if err != nil {

@@ -7,9 +7,10 @@ import (
 	"github.com/panjf2000/gnet/v2"
 )
 
-// handler is the gnet event handler of both sides: accepted client
-// connections (no context until OnOpen sets a *clientConn) and enrolled
-// upstream connections (context *upstreamConn, set by Enroll).
+// handler is the gnet event handler of both sides: client connections
+// (registered by the accept loops with an *acceptedConn context, which
+// OnOpen replaces with a *clientConn) and enrolled upstream connections
+// (context *upstreamConn, set by Enroll).
 type handler struct {
 	gnet.BuiltinEventEngine
 	p      *Proxy
@@ -27,19 +28,23 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		return nil, uc.cc.upstreamOpened(uc.wrap(c), uc)
 	}
 	p := h.p
-	if p.draining.Load() || !p.serving.Load() {
-		return nil, gnet.Close
+	ac, ok := c.Context().(*acceptedConn)
+	if !ok {
+		return nil, gnet.Close // nothing but the accept loops registers clients
 	}
-	// Refused before anything else is spent on it: no context, no dial.
-	ip := remoteIP(c)
-	if !p.admit(ip) {
-		return nil, gnet.Close
-	}
-	if p.tls != nil && !p.tls.acquire() {
+	// Admitted on the accept goroutine (listen.go), which counted it.
+	ip := ac.ip
+	ac.opened.Store(true)
+	c.SetContext(nil)
+	refused := p.draining.Load() || !p.serving.Load()
+	handshakesFull := !refused && p.tls != nil && !p.tls.acquire()
+	if refused || handshakesFull {
 		p.mu.Lock()
 		p.releaseLocked(ip)
 		p.mu.Unlock()
-		p.logHandshakesFull(c)
+		if handshakesFull {
+			p.logHandshakesFull(c)
+		}
 		return nil, gnet.Close
 	}
 	node := int32(-1)

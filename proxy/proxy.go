@@ -192,6 +192,7 @@ type Proxy struct {
 	// Set by Listen: the engine's result, the background loops' cancel.
 	engineErr  chan error
 	engineDone atomic.Bool // engineErr was read
+	accepting  *acceptLoops
 	stopBg     context.CancelFunc
 	stopOnce   sync.Once
 
@@ -335,25 +336,34 @@ func (p *Proxy) Listen(ctx context.Context) error {
 		}
 	}
 
-	// gnet reports a failed bind as the setsockopt error that follows it,
-	// naming no address: each address is tried here first.
-	if err := p.probeListeners(); err != nil {
+	// Every listen address is bound before anything else, so a taken port
+	// is an error naming it; the accept loops start once the engine runs.
+	lns, err := p.bindListeners()
+	if err != nil {
 		return fmt.Errorf("start listeners: %w", err)
 	}
+	defer func() {
+		if !ok {
+			for _, l := range lns {
+				_ = l.ln.Close()
+			}
+		}
+	}()
 	h := &handler{p: p, bootCh: make(chan struct{})}
 	errCh := make(chan error, 1)
-	addrs := p.listenAddrs()
 	go func() {
-		errCh <- gnet.Rotate(h, addrs,
+		// Clients reach the loops through Register (listen.go), not through
+		// gnet's acceptor: engineAddr only gives the engine something to run.
+		errCh <- gnet.Run(h, engineAddr,
 			gnet.WithMulticore(true),
 			gnet.WithNumEventLoop(p.opts.EventLoops),
+			// Register is called from the accept goroutines: RoundRobin's
+			// counter is not safe for that, LeastConnections reads atomics.
 			gnet.WithLoadBalancing(gnet.LeastConnections),
 			gnet.WithTCPNoDelay(gnet.TCPNoDelay),
 			gnet.WithTCPKeepAlive(time.Minute),
 			gnet.WithReadBufferCap(1<<20),
 			gnet.WithLogger(gnetLogger{p.log}),
-			// A restarted instance binds its ports again at once, although
-			// connections of the previous one linger in TIME_WAIT.
 			gnet.WithReuseAddr(true),
 			// OnTick: the coarse clock and the timeout sweep (timeouts.go).
 			gnet.WithTicker(true),
@@ -366,6 +376,7 @@ func (p *Proxy) Listen(ctx context.Context) error {
 	}
 	p.booted.Store(true)
 	p.engineErr = errCh
+	p.accepting = p.startAccepting(lns)
 	bg, stopBg := context.WithCancel(context.Background())
 	p.stopBg = stopBg
 	go p.wakeLoop(bg)
@@ -399,7 +410,7 @@ func (p *Proxy) Run(ctx context.Context) error {
 		if err == nil {
 			err = errors.New("no error reported")
 		}
-		return fmt.Errorf("engine stopped on its own, the listeners accept no more connections (gnet logs why just before; an accept error such as EMFILE stops it): %w", err)
+		return fmt.Errorf("engine stopped on its own, its event loops serve no more connections (gnet logs why just before): %w", err)
 	case <-ctx.Done():
 	}
 	p.drain()
@@ -414,6 +425,7 @@ func (p *Proxy) Close() error {
 		if p.engineErr == nil {
 			return
 		}
+		p.accepting.stop() // no new client reaches the loops
 		if !p.engineDone.Load() {
 			stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			// gnet's Stop checks every 500 ms whether the engine ended;
