@@ -117,24 +117,34 @@ func TestTakenClusterPortStopsBeforeUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
-	free, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := free.Addr().(*net.TCPAddr).Port
-	free.Close()
-	args := []string{"--upstream", c.ListenAddrs()[0], "--listen", "127.0.0.1:" + strconv.Itoa(port),
-		"--node-id-min", "0", "--node-id-max", "0", "--admin-listen", "", "--proxy-id", "taken"}
-	cfg, _, err := config.Load(args, []string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=true", "STREAMSHIFT_CLUSTER_LISTEN=" + taken.Addr().String()}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := &lockedBuffer{}
-	if code := serve(ctx, cfg, zerolog.New(logs), nil); code != 1 {
-		t.Fatalf("serve exited with %d, want 1; log:\n%s", code, logs)
-	}
-	if want := "cluster.listen " + taken.Addr().String(); !strings.Contains(logs.String(), want) || !strings.Contains(logs.String(), "address already in use") {
-		t.Fatalf("log does not say %q is in use:\n%s", want, logs)
+	// The client ports are picked free and closed again, so another test
+	// may take one meanwhile: then the start fails on that port, not on
+	// cluster.listen, and the test tries other ports.
+	var cfg *config.Config
+	for attempt := 0; ; attempt++ {
+		free, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := free.Addr().(*net.TCPAddr).Port
+		free.Close()
+		args := []string{"--upstream", c.ListenAddrs()[0], "--listen", "127.0.0.1:" + strconv.Itoa(port),
+			"--node-id-min", "0", "--node-id-max", "0", "--admin-listen", "", "--proxy-id", "taken"}
+		cfg, _, err = config.Load(args, []string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=true", "STREAMSHIFT_CLUSTER_LISTEN=" + taken.Addr().String()}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs := &lockedBuffer{}
+		if code := serve(ctx, cfg, zerolog.New(logs), nil); code != 1 {
+			t.Fatalf("serve exited with %d, want 1; log:\n%s", code, logs)
+		}
+		want := "cluster.listen " + taken.Addr().String()
+		if strings.Contains(logs.String(), want) && strings.Contains(logs.String(), "address already in use") {
+			break
+		}
+		if attempt == 5 || strings.Contains(logs.String(), "cluster.listen") {
+			t.Fatalf("log does not say %q is in use:\n%s", want, logs)
+		}
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
 	if err != nil {
