@@ -169,9 +169,10 @@ func checkSmokeClientFiles(dir, file string, bad ...string) error {
 			return err
 		}
 		checked++
+		corrupted := corruptedTasks(string(b))
 		for _, line := range strings.Split(string(b), "\n") {
 			for _, w := range bad {
-				if strings.Contains(line, w) {
+				if strings.Contains(line, w) && !(w == "Closed dirty" && corrupted[dirtyTask(line)]) {
 					return fmt.Errorf("%s: %q in %s", f, w, line)
 				}
 			}
@@ -181,6 +182,47 @@ func checkSmokeClientFiles(dir, file string, bad ...string) error {
 		return fmt.Errorf("no smoke client %s files under %s", file, dir)
 	}
 	return nil
+}
+
+// corruptedTasks is the tasks a Kafka Streams log says it found corrupted
+// ("Detected the states of tasks [0_2, 1_2] are corrupted"): under
+// exactly-once a store with data and no checkpoint yet (a standby turned
+// active before its first checkpoint, e.g. a warm-up whose old owner's
+// session ran out meanwhile) is wiped and restored from its changelog, and
+// the task is closed dirty on the way. That is Kafka Streams' own recovery,
+// with no second owner: its "Closed dirty" line is not a migration fault.
+func corruptedTasks(log string) map[string]bool {
+	const pre, post = "Detected the states of tasks [", "] are corrupted"
+	out := map[string]bool{}
+	for _, line := range strings.Split(log, "\n") {
+		i := strings.Index(line, pre)
+		if i < 0 {
+			continue
+		}
+		rest := line[i+len(pre):]
+		j := strings.Index(rest, post)
+		if j < 0 {
+			continue
+		}
+		for _, id := range strings.Split(rest[:j], ",") {
+			out[strings.TrimSpace(id)] = true
+		}
+	}
+	return out
+}
+
+// dirtyTask is the task of a "task [0_2] Closed dirty" line ("" if none).
+func dirtyTask(line string) string {
+	i := strings.Index(line, "task [")
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len("task ["):]
+	j := strings.Index(rest, "]")
+	if j < 0 {
+		return ""
+	}
+	return rest[:j]
 }
 
 func writeSmokeRollReport(t *testing.T, path string, rep *harness.SmokeRollReport) {
