@@ -2,13 +2,16 @@
 GO ?= go
 MVN ?= mvn
 MVNFLAGS ?= -B -q
-# The e2e suite starts real brokers and Kafka Streams JVMs: one package at a time, two tests at
-# a time within it (E2E_PARALLEL; tests call t.Parallel). A test spends most of its time waiting
-# for Kafka Streams (session timeouts, rebalances, the smoke driver's input) at about 0.7 of a
-# core, so two fill the 2-core machine. Tests that measure the machine (TestOverload, the
-# benchmarks) do not call t.Parallel: they run first, alone.
-E2E_PARALLEL ?= 2
-E2E_TIMEOUT ?= 50m
+# The e2e suite starts real brokers and Kafka Streams JVMs: one package at a time, and by default
+# one test at a time (E2E_PARALLEL=1). Tests call t.Parallel and each has its own brokers and
+# ports, so E2E_PARALLEL=2 runs two at a time (the whole `make test` in 33 min instead of about
+# 48 on the 2-core machine), but in a clean-clone run at 2 three timing-sensitive tests failed
+# (10 s sessions meeting JVM starts of 8 s; Kafka's own smoke driver racing its end offsets; two
+# streamshifts on the default admin port): until those are made robust, CI runs one at a time.
+# Tests that measure the machine (TestOverload, the benchmarks) do not call t.Parallel: they run
+# first, alone.
+E2E_PARALLEL ?= 1
+E2E_TIMEOUT ?= 60m
 # Unit tests that call t.Parallel wait on sockets and timers far more than they compute.
 UNIT_PARALLEL ?= 8
 
