@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -551,5 +552,49 @@ func TestPeerListenerMalformedPrincipal(t *testing.T) {
 		if code := r.(*kmsg.EnvelopeResponse).ErrorCode; code != kerr.PrincipalDeserializationFailure.Code || ran.Load() {
 			t.Fatalf("malformed principal %d: code %d, handler ran %v", i, code, ran.Load())
 		}
+	}
+}
+
+// TestPeerListenerMaxLinks: inbound links beyond MaxLinks are closed at
+// once; one of the links in place still gets its answers.
+func TestPeerListenerMaxLinks(t *testing.T) {
+	pl, err := ListenPeers(PeerListenerOptions{Addr: "127.0.0.1:0", MaxLinks: 2, Log: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.Close()
+	var kept []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", pl.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		kept = append(kept, c)
+	}
+	// The listener counts a link once it accepted it: wait for both.
+	waitFor(t, "two links accepted", func() error {
+		pl.mu.Lock()
+		defer pl.mu.Unlock()
+		if len(pl.conns) != 2 {
+			return fmt.Errorf("%d links", len(pl.conns))
+		}
+		return nil
+	})
+	extra, err := net.Dial("tcp", pl.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	_ = extra.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := extra.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a third link was not closed at once: %v", err)
+	}
+	if _, err := kept[0].Write(appendRequestFrame(nil, 1, nil, kmsg.NewPtrApiVersionsRequest())); err != nil {
+		t.Fatal(err)
+	}
+	_ = kept[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := readPeerFrame(kept[0], 1<<20); err != nil {
+		t.Fatalf("a link in place: %v", err)
 	}
 }

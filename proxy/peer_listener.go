@@ -69,6 +69,11 @@ type PeerListenerOptions struct {
 	MaxBytes    int64
 	// MaxFrameBytes bounds a request frame; a larger one closes the link.
 	MaxFrameBytes int
+	// MaxLinks bounds the inbound links open at once (default 64: one per
+	// other instance is the need); one beyond is closed at once, so a
+	// stranger reaching the port cannot make the instance hold a goroutine
+	// and call budgets per connection without end.
+	MaxLinks int
 	// Refused, if set, is told each call refused by a budget ("inflight",
 	// "bytes").
 	Refused func(reason string)
@@ -88,6 +93,29 @@ type PeerListener struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
+	// lastWarn is when accept last logged (at most one line per
+	// peerWarnEvery); warnHeld counts the lines held back since.
+	lastWarn time.Time
+	warnHeld int
+}
+
+// peerWarnEvery spaces the listener's warnings (accept failures, links
+// refused): a flood or EMFILE must not flood the log.
+const peerWarnEvery = 10 * time.Second
+
+// warn logs msg at most once per peerWarnEvery, with how many were held.
+func (pl *PeerListener) warn(err error, msg string) {
+	pl.mu.Lock()
+	now := time.Now()
+	if now.Sub(pl.lastWarn) < peerWarnEvery {
+		pl.warnHeld++
+		pl.mu.Unlock()
+		return
+	}
+	held := pl.warnHeld
+	pl.lastWarn, pl.warnHeld = now, 0
+	pl.mu.Unlock()
+	pl.o.Log.Warn().Err(err).Int("held_since_last_line", held).Msg(msg)
 }
 
 // ListenPeers binds the internal listener and starts accepting links.
@@ -100,6 +128,9 @@ func ListenPeers(o PeerListenerOptions) (*PeerListener, error) {
 	}
 	if o.MaxFrameBytes <= 0 {
 		o.MaxFrameBytes = 100 << 20
+	}
+	if o.MaxLinks <= 0 {
+		o.MaxLinks = 64
 	}
 	pl := &PeerListener{o: o, conns: map[net.Conn]struct{}{}, handshakeTimeout: 10 * time.Second}
 	if o.TLS != nil {
@@ -147,7 +178,7 @@ func (pl *PeerListener) accept() {
 			if pl.ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return
 			}
-			pl.o.Log.Warn().Err(err).Msg("cluster: accepting a link")
+			pl.warn(err, "cluster: accepting a link failed (out of descriptors?); accepting again after a pause")
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
@@ -156,6 +187,12 @@ func (pl *PeerListener) accept() {
 			pl.mu.Unlock()
 			_ = conn.Close()
 			return
+		}
+		if len(pl.conns) >= pl.o.MaxLinks {
+			pl.mu.Unlock()
+			_ = conn.Close()
+			pl.warn(fmt.Errorf("%d links open", pl.o.MaxLinks), "cluster: inbound link refused (closed at once): the internal listener's link limit is reached; is cluster.listen reachable from outside the instances?")
+			continue
 		}
 		pl.conns[conn] = struct{}{}
 		pl.mu.Unlock()
