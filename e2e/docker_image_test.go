@@ -65,12 +65,16 @@ func TestDockerImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = broker.Stop() }()
-	ports, err := harness.FreePorts(3)
+	ports, err := harness.FreePorts(4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	listen := "127.0.0.1:" + strconv.Itoa(ports[0])
 	admin := "127.0.0.1:" + strconv.Itoa(ports[2])
+	// The image runs with the durable log (the default of `streamshift
+	// run`): its internal listener gets a port of its own too, not the
+	// host's 19091 (host network).
+	internal := "127.0.0.1:" + strconv.Itoa(ports[3])
 	name := fmt.Sprintf("streamshift-e2e-%d", os.Getpid())
 	// The broker is node 1: its port is node-port-base + 1.
 	run := exec.CommandContext(ctx, "docker", "run", "-d", "--rm", "--network", "host", "--name", name,
@@ -78,6 +82,7 @@ func TestDockerImage(t *testing.T) {
 		"-e", "STREAMSHIFT_LISTEN="+listen,
 		"-e", "STREAMSHIFT_ADVERTISED_HOST=127.0.0.1",
 		"-e", "STREAMSHIFT_ADMIN_LISTEN="+admin,
+		"-e", "STREAMSHIFT_CLUSTER_LISTEN="+internal,
 		"-e", "STREAMSHIFT_NODE_PORT_BASE="+strconv.Itoa(ports[1]-1),
 		"-e", "STREAMSHIFT_NODE_ID_MIN=1", "-e", "STREAMSHIFT_NODE_ID_MAX=1",
 		dockerImage)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -69,17 +70,16 @@ func newStreamshift(ctx context.Context, t testing.TB, dir, upstream, proxyID st
 		t.Fatal(err)
 	}
 	listen := "127.0.0.1:" + strconv.Itoa(ports[0])
-	// The admin listener is off unless the test names one.
-	admin := ""
-	for _, e := range env {
-		if v, ok := strings.CutPrefix(e, "STREAMSHIFT_ADMIN_LISTEN="); ok {
-			admin = v
-		}
+	// No admin listener and the internal one on a port of its own unless
+	// the test names them (env, later, wins).
+	own, err := harness.OwnListenerEnv()
+	if err != nil {
+		t.Fatal(err)
 	}
 	// The e2e broker is node 1: its port is node-port-base + 1.
-	p := &streamshiftProc{t: t, bin: bin, dir: dir, env: env, listen: listen, args: []string{"run", "--upstream", upstream, "--listen", listen,
+	p := &streamshiftProc{t: t, bin: bin, dir: dir, env: slices.Concat(own, env), listen: listen, args: []string{"run", "--upstream", upstream, "--listen", listen,
 		"--node-port-base", strconv.Itoa(ports[1] - 1), "--node-id-min", "1", "--node-id-max", "1",
-		"--admin-listen", admin, "--proxy-id", proxyID, "--log-level", "debug"}}
+		"--proxy-id", proxyID, "--log-level", "debug"}}
 	if err := p.start(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -97,8 +98,9 @@ func StreamsEnv(streams map[string]string) []string {
 }
 
 // StartProxy builds and starts streamshift in front of o.Upstream on free
-// loopback ports (the e2e broker is node 1, served on node-port-base + 1)
-// and waits until it answers ApiVersions and Metadata.
+// loopback ports (the e2e broker is node 1, served on node-port-base + 1),
+// without an admin listener unless o.Args or o.Env name one
+// (OwnListenerEnv), and waits until it answers ApiVersions and Metadata.
 func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
 	if o.Dir == "" || o.Upstream == "" {
 		return nil, fmt.Errorf("proxy: Dir and Upstream are required")
@@ -125,9 +127,14 @@ func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
 		px.args = append([]string{"--nofile=" + n + ":" + n, "--", px.bin}, px.args...)
 		px.bin = "prlimit"
 	}
+	own, err := OwnListenerEnv()
+	if err != nil {
+		return nil, err
+	}
 	// The in-memory log unless a test asks for the durable one (the
-	// default of `streamshift run`): later entries win.
-	px.env = append(append(append([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, os.Environ()...), StreamsEnv(o.Streams)...), o.Env...)
+	// default of `streamshift run`), and no fixed default port unless a
+	// test names one (o.Env, o.Args): later entries win, flags over all.
+	px.env = slices.Concat([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, os.Environ(), own, StreamsEnv(o.Streams), o.Env)
 	if err := px.start(ctx, os.O_TRUNC); err != nil {
 		return nil, err
 	}
