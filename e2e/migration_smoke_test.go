@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -37,19 +38,30 @@ import (
 // anchor.
 func TestStreamsProxySmokeMigration(t *testing.T) {
 	t.Parallel()
-	out, ctx, b := smokeBroker(t, 6*time.Minute)
-	addr, stop := startStreamshift(ctx, t, out, b.Bootstrap, "smoke-migration", nativeTestSettings...)
+	out, ctx, b := smokeBroker(t, 8*time.Minute)
+	// Sessions that outlast a loaded machine (JVM starts of 8 s, heartbeats
+	// late by seconds, other tests running beside this one): a member that
+	// keeps running must never lose its session, whether classic upstream,
+	// carried over by the takeover with what is left of its session, bounced
+	// and rejoining under its instance id, or on the streams protocol. The
+	// test waits a whole session only where a stopped static member's
+	// classic membership must end (the first and third rolls).
+	const session = 30 * time.Second
+	addr, stop := startStreamshift(ctx, t, out, b.Bootstrap, "smoke-migration",
+		append(slices.Clone(nativeTestSettings), fmt.Sprintf("STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS=%d", session.Milliseconds()))...)
 	defer stop()
 
 	static := func(name, version, protocol, instance string) harness.SmokeClient {
-		return harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol, InstanceID: instance}
+		return harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol, InstanceID: instance, SessionTimeout: session}
 	}
 	rep, err := harness.RunKafkaSmokeRoll(ctx, harness.SmokeRollOptions{
 		Dir:       filepath.Join(out, "smoke"),
 		Bootstrap: addr,
 		Admin:     b.Bootstrap,
 		Guarantee: "exactly_once_v2",
-		Duration:  100 * time.Second,
+		// Input long enough that every roll, two of them waiting out a
+		// session, happens while the driver produces.
+		Duration: 160 * time.Second,
 		Start: []harness.SmokeClient{
 			static("c1", harness.Kafka44, "classic", "smoke-1"),
 			static("c2", harness.Kafka39, "classic", "smoke-2"),
