@@ -10,7 +10,8 @@
 //   - observer.go: what the forwarded classic requests showed (ClassicObserver),
 //     and the classic group a takeover reads (ClassicGroupStateOf).
 //   - trigger.go: the first streams join of a live classic group starts a
-//     takeover (MaybeTakeOver); the ownership claim's takeover hook.
+//     takeover (MaybeTakeOver); a join waits out a hand-back's last steps
+//     (WaitHandBack); the ownership claim's takeover hook.
 //   - takeover.go: the takeover driver.
 //   - handback.go: the hand-back driver.
 //   - upstream.go: describe, fence and the anchor, through interfaces
@@ -96,7 +97,7 @@
 //
 // From the anchor's leave until the forwarded JoinGroups are answered (and
 // a short grace), the group is neither here nor formed upstream: a streams
-// join of it waits (MaybeTakeOver). Otherwise it would start a takeover
+// join of it waits (WaitHandBack, before the join is served or takes over). Otherwise it would start a takeover
 // while the classic members still hold their tasks.
 //
 // # Restart recovery

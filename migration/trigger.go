@@ -11,6 +11,17 @@ import (
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
+// WaitHandBack blocks a streams join of the group while the group is in a
+// hand-back's last steps (from the anchor's leave until the forwarded
+// JoinGroups were answered, and a short grace): the group is then neither
+// here nor formed upstream, and a join served or taking it over meanwhile
+// would meet classic members still holding their tasks. It returns at once
+// otherwise, or when cancel is closed; it does not wait for the group's
+// queue.
+func (m *Migration) WaitHandBack(group string, cancel <-chan struct{}) {
+	m.up.waitHandBack(group, cancel)
+}
+
 // MaybeTakeOver starts the takeover of a live classic Kafka Streams group
 // upstream when a streams-protocol member joins it and the policy allows
 // the upgrade: Takeover answers that join itself (respond, with the

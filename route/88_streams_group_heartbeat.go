@@ -43,14 +43,16 @@ func oversizedStreamsHeartbeat(_ int16, size int) kmsg.Response {
 
 // streamsGroupHeartbeat serves StreamsGroupHeartbeat v0-v1, advertised
 // whatever the upstream knows (the proxy is the streams-group coordinator).
-// With the migration on, a join of a live classic group upstream first
-// takes it over (migration.Migration.MaybeTakeOver).
-// Then the coordinator serves it if it holds the group, in one crossing of
-// the group's queue (HeartbeatOptions.ServedOnly), as Kafka's operation
-// decides UNKNOWN_MEMBER_ID itself. A group it does not hold:
-//   - a join (epoch 0) asks the upstream first (Ownership.Claim), and is
-//     refused if the upstream has a live classic group there; else the
-//     coordinator serves it, creating the group;
+// The coordinator serves it if it holds the group, in one crossing of the
+// group's queue (HeartbeatOptions.ServedOnly), as Kafka's operation decides
+// UNKNOWN_MEMBER_ID itself; a join too, migration on or off (with it on, a
+// join first waits out a hand-back's last steps, which needs no queue). A
+// group it does not hold:
+//   - a join (epoch 0), with the migration on, takes a live classic group
+//     upstream over (migration.Migration.MaybeTakeOver); else it asks the
+//     upstream (Ownership.Claim), and is refused if the upstream has a live
+//     classic group there; else the coordinator serves it, creating the
+//     group;
 //   - a member heartbeat (epoch > 0) means the proxy lost its state
 //     (restart without a durable log): the member gets UNKNOWN_MEMBER_ID
 //     and rejoins, never GROUP_ID_NOT_FOUND, which the Java client treats
@@ -74,18 +76,12 @@ func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, hb *kmsg.StreamsGrou
 		out.Respond(resp)
 		return
 	}
-	if m := rs.mig; m != nil {
-		if r := m.mig.Recovery(); hb.MemberEpoch == 0 && r.Recovering(hb.Group) {
+	if m := rs.mig; m != nil && hb.MemberEpoch == 0 {
+		if r := m.mig.Recovery(); r.Recovering(hb.Group) {
 			// Its join ends the group's restart recovery.
 			out = joinedOutcome{Outcome: out, r: r, group: hb.Group}
 		}
-		// The internal topics a takeover found missing are created for
-		// this member as for any join: created while it waits with
-		// status MISSING_INTERNAL_TOPICS.
-		respond := func(res coordinator.HeartbeatResult) { rs.answerHeartbeat(req, hb.Group, res, out.Respond) }
-		if m.mig.MaybeTakeOver(hb, coordinatorClient(req), req.Done(), respond) {
-			return
-		}
+		m.mig.WaitHandBack(hb.Group, req.Done())
 	}
 	if hb.MemberEpoch >= 0 {
 		// Before the coordinator sees the heartbeat's topology (a
@@ -118,9 +114,25 @@ func (rs *Routes) streamsGroupHeartbeat(req *proxy.Request, hb *kmsg.StreamsGrou
 			resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
 			out.Respond(resp)
 		default:
-			go rs.joinNewGroup(req, hb, out) // the claim asks the upstream
+			go rs.joinNotServed(req, hb, out) // the takeover or the claim asks the upstream
 		}
 	})
+}
+
+// joinNotServed serves a join of a group the coordinator does not hold:
+// with the migration on, a live classic group upstream is taken over (the
+// takeover answers the join); otherwise the group is claimed and created.
+func (rs *Routes) joinNotServed(req *proxy.Request, hb *kmsg.StreamsGroupHeartbeatRequest, out proxy.Outcome) {
+	if m := rs.mig; m != nil {
+		// The internal topics a takeover found missing are created for
+		// this member as for any join: created while it waits with
+		// status MISSING_INTERNAL_TOPICS.
+		respond := func(res coordinator.HeartbeatResult) { rs.answerHeartbeat(req, hb.Group, res, out.Respond) }
+		if m.mig.MaybeTakeOver(hb, coordinatorClient(req), req.Done(), respond) {
+			return
+		}
+	}
+	rs.joinNewGroup(req, hb, out)
 }
 
 // joinNewGroup serves a join of a group the coordinator does not hold: the

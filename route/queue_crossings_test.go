@@ -1,10 +1,13 @@
 package route
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/migration"
 )
 
 // TestSteadyHeartbeatCrossesGroupQueueOnce: a steady member's heartbeat
@@ -48,6 +51,37 @@ func TestSteadyHeartbeatCrossesGroupQueueOnce(t *testing.T) {
 	}
 	if e.coord.Owns("gone") {
 		t.Fatal("heartbeats of a group not held created it")
+	}
+}
+
+// TestJoinWithMigrationCrossesGroupQueueOnce: with the online migration on,
+// a streams member joining (epoch 0) a group the coordinator holds queues
+// one work on the group's executor: the heartbeat itself decides that the
+// group is served here, and only a join it does not serve goes on to the
+// takeover check. (Before: two, MaybeTakeOver asking Ownership.Owns, then
+// the heartbeat.) A join of a group not held is still served: the group is
+// created (no live classic group upstream: no takeover).
+func TestJoinWithMigrationCrossesGroupQueueOnce(t *testing.T) {
+	e := newEnv(t, withMigration(migration.MigrationBidirectional))
+	e.joinAndAssign("app", "m-1")
+	const n = 3
+	before := e.coord.QueuedWork()
+	for i := range n {
+		r, err := join("app", "m-"+strconv.Itoa(2+i)).RequestWith(e.ctx, e.broker)
+		if err != nil || r.ErrorCode != 0 || r.MemberEpoch <= 0 {
+			t.Fatalf("join of a held group: %v %+v", err, r)
+		}
+	}
+	if got := e.coord.QueuedWork() - before; got != n {
+		t.Fatalf("%d joins of a held group queued %d works on the group's executor, want %d (one each)", n, got, n)
+	}
+
+	r, err := join("new", "m-1").RequestWith(e.ctx, e.coordinatorOf("new", e.cl))
+	if err != nil || r.ErrorCode != 0 || r.MemberEpoch <= 0 {
+		t.Fatalf("join of a group not held: %v %+v", err, r)
+	}
+	if !e.coord.Owns("new") {
+		t.Fatal("the join of a group not held did not create it")
 	}
 }
 
