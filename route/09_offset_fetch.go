@@ -29,6 +29,10 @@ import (
 // the migration on, a fetch of one group passes the gate (a takeover holds
 // a group's fetches with its other requests) and what goes upstream is
 // counted in flight.
+//
+// With several instances, a v8+ fetch of several groups was split by owner
+// first (clusterSplit), and a fetch of one group another instance owns went
+// there (clusterGate).
 func (rs *Routes) offsetFetch(req *proxy.Request, r *kmsg.OffsetFetchRequest, out proxy.Outcome) {
 	rs.gated(req, out, fetchedGroup(r), nil, func(out proxy.Outcome) { rs.offsetFetchGated(req, r, out) })
 }

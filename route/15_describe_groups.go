@@ -23,6 +23,9 @@ import (
 // GROUP_ID_NOT_FOUND "Group <id> is not a classic group." from v6, state Dead
 // before. Other groups go upstream; a mixed request is split and the answers
 // merged in request order.
+//
+// With several instances, a request naming groups other instances own was
+// split by owner first (clusterSplit): this handles the entries owned here.
 func (rs *Routes) describeGroups(req *proxy.Request, r *kmsg.DescribeGroupsRequest, out proxy.Outcome) {
 	// An owned group the client may not DESCRIBE goes upstream, which
 	// refuses it with Kafka's GROUP_AUTHORIZATION_FAILED

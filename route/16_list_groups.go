@@ -40,7 +40,8 @@ import (
 // An owned group the upstream does not list (its anchor has not joined yet,
 // or the upstream forgot an empty group) is added to the answer of its
 // upstream coordinator (Options.CoordinatorNode), or of every broker
-// when that is unknown.
+// when that is unknown. With several instances, the owned groups are every
+// instance's served groups (peersServedGroups), filtered and placed here.
 func (rs *Routes) listGroups(req *proxy.Request, r *kmsg.ListGroupsRequest, out proxy.Outcome) {
 	all := make(chan []coordinator.ListedGroup, 1)
 	rs.o.Coordinator.ListGroups(nil, func(gs []coordinator.ListedGroup) { all <- gs })
@@ -61,7 +62,17 @@ func (rs *Routes) listGroups(req *proxy.Request, r *kmsg.ListGroupsRequest, out 
 		out.Respond(resp)
 		return
 	}
-	owned = append(owned, others...)
+	// A group whose partition moves may be listed by two instances: once.
+	have := make(map[string]bool, len(owned))
+	for _, g := range owned {
+		have[g.GroupID] = true
+	}
+	for _, g := range others {
+		if !have[g.GroupID] {
+			have[g.GroupID] = true
+			owned = append(owned, g)
+		}
+	}
 	// Kafka lists only the groups the client may DESCRIBE (or all, with
 	// DESCRIBE on the cluster); the upstream filters the groups it lists,
 	// the owned groups it does not list are filtered here

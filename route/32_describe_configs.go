@@ -30,6 +30,9 @@ func (rs *Routes) describesGroupResource(res kmsg.DescribeConfigsRequestResource
 // their default. A mixed request is split; results keep request order. A
 // client that may not DESCRIBE_CONFIGS gets GROUP_AUTHORIZATION_FAILED for
 // them (authorize_configs.go).
+//
+// With several instances, the GROUP resources of groups other instances own
+// were split off to their owners first (clusterSplit).
 func (rs *Routes) describeConfigs(req *proxy.Request, r *kmsg.DescribeConfigsRequest, out proxy.Outcome) {
 	owned, upstream := servedHere(r.Resources, rs.describesGroupResource)
 	var refused int16

@@ -20,6 +20,9 @@ import (
 // the group log), then its anchor leaves the upstream group, and the
 // DeleteGroups forwarded for it deletes the committed offsets upstream. Other
 // groups go upstream as they are; results come back in request order.
+//
+// With several instances, a request naming groups other instances own was
+// split by owner first (clusterSplit): this handles the entries owned here.
 func (rs *Routes) deleteGroups(req *proxy.Request, r *kmsg.DeleteGroupsRequest, out proxy.Outcome) {
 	local := map[int]kmsg.DeleteGroupsResponseGroup{}
 	deleted := map[string]bool{}

@@ -21,6 +21,9 @@ import (
 // or nothing). A mixed request is split; results keep request order. A
 // client that may not ALTER_CONFIGS gets GROUP_AUTHORIZATION_FAILED for them
 // and changes nothing (authorize_configs.go).
+//
+// With several instances, the GROUP resources of groups other instances own
+// were split off to their owners first (clusterSplit).
 func (rs *Routes) incrementalAlterConfigs(req *proxy.Request, r *kmsg.IncrementalAlterConfigsRequest, out proxy.Outcome) {
 	owned, upstream := servedHere(r.Resources, rs.altersGroupResource)
 	// The alterations apply before the rest goes upstream, as a broker

@@ -24,6 +24,10 @@ import (
 // DESCRIBE is hidden, as Kafka 4.4 does (authorize_streams.go).
 // Handle takes every request of this key; Forward is only the answer to a
 // request it would not take.
+//
+// With several instances, a request naming groups other instances own was
+// split by owner first (clusterSplit), or went to the one owner
+// (clusterGate).
 func (rs *Routes) streamsGroupDescribe(req *proxy.Request, r *kmsg.StreamsGroupDescribeRequest, out proxy.Outcome) {
 	allowed, denied, err := rs.streamsDescribeDenied(req, r.Groups)
 	if err != nil {

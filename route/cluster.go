@@ -71,8 +71,9 @@ const (
 // COORDINATOR_NOT_AVAILABLE; one this instance owns but does not serve
 // (loading, fenced) gets the cluster's error at once, before the
 // migration gate, the coordinator or the upstream see it. Requests naming
-// no single group (a batched OffsetFetch of an admin tool) pass: they go
-// upstream or to the coordinator as before. A request that hopped here
+// no single group (a batched OffsetFetch of an admin tool) pass: split by
+// owner before (clusterSplit), they name groups owned here only, or none.
+// A request that hopped here
 // never hops again: the owner serves it or answers the error.
 //
 // In a mixed release (Hops false) the instances route as before: the
