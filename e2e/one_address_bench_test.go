@@ -33,7 +33,9 @@ import (
 // heartbeats), with the ratios hopped/direct. STREAMSHIFT_BENCH_ROUNDS
 // (default 3) alternates the two routes, each round measuring both, so a
 // load change on the shared machine hits both. Opt-in, as the other
-// benchmarks: STREAMSHIFT_BENCH=1. Not parallel: it measures.
+// benchmarks: STREAMSHIFT_BENCH=1. STREAMSHIFT_BENCH_PROFILE=1 then takes
+// 10 s CPU profiles of the owner and the origin under hopped heartbeats.
+// Not parallel: it measures.
 func TestOneAddressBenchmark(t *testing.T) {
 	if os.Getenv("STREAMSHIFT_BENCH") == "" {
 		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
@@ -128,6 +130,27 @@ func TestOneAddressBenchmark(t *testing.T) {
 	t.Log("\n" + rep.String())
 	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(rep.String()), 0o644); err != nil {
 		t.Fatal(err)
+	}
+	if os.Getenv("STREAMSHIFT_BENCH_PROFILE") != "" {
+		// CPU profiles of the owner and the origin while the hopped
+		// heartbeats run (go tool pprof <file>).
+		const d = 10 * time.Second
+		waits := []func() error{
+			(&benchProxy{admin: c.admin[0]}).cpuProfile(filepath.Join(out, "owner-s1.pprof"), d),
+			(&benchProxy{admin: c.admin[1]}).cpuProfile(filepath.Join(out, "origin-s2.pprof"), d),
+		}
+		sent := 0
+		for end := time.Now().Add(d + time.Second); time.Now().Before(end); sent += 500 {
+			if _, err := routes[1].run(next, 500, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, w := range waits {
+			if err := w(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("profiles of %d hopped heartbeats in %s: owner-s1.pprof, origin-s2.pprof", sent, out)
 	}
 }
 
