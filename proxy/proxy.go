@@ -205,7 +205,9 @@ type Proxy struct {
 	// serveCheck, if set, admits a serve call before any handling
 	// (SetServeCheck).
 	serveCheck atomic.Pointer[func(partition, mapGeneration int32) bool]
-	wake       map[gnet.Conn]struct{} // paused connections to re-check on the next tick
+	// peerWorkers run serve calls' interceptors (peer_workers.go).
+	peerWorkers *peerWorkers
+	wake        map[gnet.Conn]struct{} // paused connections to re-check on the next tick
 
 	engine gnet.Engine
 }
@@ -227,6 +229,7 @@ func New(opts Options) (*Proxy, error) {
 		byID:        make(map[uint64]*clientConn),
 		wake:        make(map[gnet.Conn]struct{}),
 		incarnation: newIncarnation(),
+		peerWorkers: newPeerWorkers(),
 	}
 	p.mem.limit = int64(opts.MaxBufferedBytes)
 	p.registerBudgetGauge(opts.Metrics)
