@@ -43,7 +43,8 @@ type ssCluster struct {
 }
 
 // startSSCluster starts the three instances (proxy ids s1, s2, s3): the
-// bootstrap port P, the broker (node 1) on P+1, /cluster on P+2.
+// bootstrap port P, the broker (node 1) on P+1, /cluster on P+2. They log
+// at debug level unless env sets STREAMSHIFT_LOG_LEVEL (a benchmark's).
 func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env ...string) (*ssCluster, error) {
 	bin, err := harness.BuildStreamshift(dir)
 	if err != nil {
@@ -62,6 +63,12 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 		"STREAMSHIFT_COORDINATOR_LOG_PARTITIONS=" + strconv.Itoa(instancesLogPartitions),
 		"STREAMSHIFT_COORDINATOR_INSTANCE_SESSION_TIMEOUT=" + instanceSession.String(),
 	}, env...)
+	logLevel := "debug"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "STREAMSHIFT_LOG_LEVEL="); ok {
+			logLevel = v
+		}
+	}
 	for i, h := range c.hosts {
 		listen := net.JoinHostPort(h, strconv.Itoa(c.port))
 		c.admin[i] = net.JoinHostPort(h, strconv.Itoa(c.port+2))
@@ -72,7 +79,7 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 		penv := append(append([]string(nil), env...), "STREAMSHIFT_CLUSTER_LISTEN="+net.JoinHostPort(h, strconv.Itoa(c.port+3)))
 		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, args: []string{"run", "--upstream", upstream,
 			"--listen", listen, "--advertised-host", h, "--node-port-base", strconv.Itoa(c.port), "--node-id-min", "1", "--node-id-max", "1",
-			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", "debug"}}
+			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", logLevel}}
 		if err := p.start(ctx); err != nil {
 			return nil, err
 		}

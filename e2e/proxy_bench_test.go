@@ -510,16 +510,25 @@ func (bp *benchProxy) cpuSeconds(t *testing.T) float64 {
 	if bp == nil {
 		return 0
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", bp.cmd.Process.Pid))
+	s, err := procCPUSeconds(bp.cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return s
+}
+
+// procCPUSeconds is the user+system CPU time process pid used so far.
+func procCPUSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
 	}
 	// Fields after the parenthesised command name: state is field 3,
 	// utime and stime are fields 14 and 15, in clock ticks (USER_HZ 100).
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
 	utime, _ := strconv.ParseFloat(f[11], 64)
 	stime, _ := strconv.ParseFloat(f[12], 64)
-	return (utime + stime) / 100
+	return (utime + stime) / 100, nil
 }
 
 // cpuProfile takes a CPU profile of the proxy (pprof on its admin listener)

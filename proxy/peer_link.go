@@ -58,7 +58,10 @@ type PeerLinkOptions struct {
 	// Refused, if set, is told each call refused at once, by reason
 	// ("inflight", "bytes", "link_down").
 	Refused func(reason string)
-	Log     zerolog.Logger
+	// Called, if set, is told each call's end: its kind, the key of its
+	// request and its result (PeerResult).
+	Called func(kind PeerCallKind, key int16, result string)
+	Log    zerolog.Logger
 }
 
 func (o *PeerLinkOptions) defaults() {
@@ -86,8 +89,55 @@ type PeerError struct {
 	// Code is the envelope error code, or COORDINATOR_NOT_AVAILABLE for
 	// what this side decided (busy, link down or lost, timeout): what the
 	// origin answers the client. A call that failed is never resent.
-	Code   int16
+	Code int16
+	// Result is what this side decided (PeerRefused, PeerLinkDown,
+	// PeerTimeout); "" for the peer's envelope error.
+	Result string
 	Reason string
+}
+
+// The results of a call (PeerResult) that this side decided, beside
+// PeerOK and the peer's envelope error codes.
+const (
+	PeerOK = "ok"
+	// PeerRefused: beyond a bound, refused at once, nothing sent.
+	PeerRefused = "refused"
+	// PeerLinkDown: the link was down, or was lost with the call on it.
+	PeerLinkDown = "link_down"
+	// PeerTimeout: no answer within the call's time.
+	PeerTimeout = "timeout"
+	// PeerRerouted: the peer answered envelope NOT_COORDINATOR, nothing
+	// done (the origin may send it to the next owner).
+	PeerRerouted = "rerouted"
+)
+
+// PeerResult names a call's end for metrics, from a bounded set: ok,
+// refused, link_down, timeout, rerouted (envelope NOT_COORDINATOR), or the
+// Kafka name of the peer's envelope error code (an unknown code is
+// UNKNOWN_SERVER_ERROR).
+func PeerResult(err error) string {
+	if err == nil {
+		return PeerOK
+	}
+	var pe *PeerError
+	if !errors.As(err, &pe) {
+		return kerr.CoordinatorNotAvailable.Message
+	}
+	if pe.Result != "" {
+		return pe.Result
+	}
+	return peerCodeResult(pe.Code)
+}
+
+// peerCodeResult names an envelope error code as PeerResult does.
+func peerCodeResult(code int16) string {
+	switch code {
+	case 0:
+		return PeerOK
+	case kerr.NotCoordinator.Code:
+		return PeerRerouted
+	}
+	return kerr.TypedErrorForCode(code).Message
 }
 
 func (e *PeerError) Error() string {
@@ -159,6 +209,11 @@ type PeerLink struct {
 	conn    net.Conn // nil while the link is down
 	corr    int32
 	pending map[int32]chan peerResult
+	// since is when the link came up (zero while down); lastErr and
+	// lastErrAt are why it last went down or failed to come up.
+	since     time.Time
+	lastErr   string
+	lastErrAt time.Time
 
 	wmu sync.Mutex // one frame written at a time
 
@@ -218,6 +273,9 @@ func (l *PeerLink) run() {
 		if l.ctx.Err() != nil {
 			return
 		}
+		l.mu.Lock()
+		l.lastErr, l.lastErrAt = err.Error(), time.Now()
+		l.mu.Unlock()
 		l.o.Log.Warn().Err(err).Dur("backoff", backoff).Msg("cluster: link to a streamshift instance down; reconnecting")
 		t := time.NewTimer(backoff)
 		select {
@@ -301,7 +359,7 @@ func (l *PeerLink) setUp(conn net.Conn) bool {
 		_ = conn.Close()
 		return false
 	}
-	l.conn = conn
+	l.conn, l.since = conn, time.Now()
 	l.mu.Unlock()
 	l.o.Log.Info().Msg("cluster: link to a streamshift instance up")
 	return true
@@ -312,11 +370,11 @@ func (l *PeerLink) setUp(conn net.Conn) bool {
 func (l *PeerLink) setDown(conn net.Conn, err error) {
 	_ = conn.Close()
 	l.mu.Lock()
-	l.conn = nil
+	l.conn, l.since = nil, time.Time{}
 	pending := l.pending
 	l.pending = map[int32]chan peerResult{}
 	l.mu.Unlock()
-	lost := &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("link lost: %v", err)}
+	lost := &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Result: PeerLinkDown, Reason: fmt.Sprintf("link lost: %v", err)}
 	for _, ch := range pending {
 		ch <- peerResult{err: lost}
 	}
@@ -363,6 +421,8 @@ type PeerPending struct {
 	l       *PeerLink
 	ctx     context.Context
 	corr    int32
+	kind    PeerCallKind
+	key     int16
 	ch      chan peerResult
 	timeout time.Duration
 	// release gives the budget back; err is set when the call failed
@@ -378,7 +438,10 @@ type PeerPending struct {
 // budget or while the link is down fails at once; a timeout or a lost link
 // fails it (Wait); none is resent.
 func (l *PeerLink) Start(ctx context.Context, p ConnPrincipal, requestData []byte, clientIP net.IP, timeout time.Duration) *PeerPending {
-	pp := &PeerPending{l: l, ctx: ctx}
+	pp := &PeerPending{l: l, ctx: ctx, kind: p.Kind, key: -1}
+	if len(requestData) >= 2 {
+		pp.key = int16(binary.BigEndian.Uint16(requestData))
+	}
 	if p.Kind < 0 || p.Kind >= peerKinds {
 		pp.err = fmt.Errorf("call to streamshift instance %q: unknown kind %d", l.o.Peer, p.Kind)
 		return pp
@@ -393,7 +456,7 @@ func (l *PeerLink) Start(ctx context.Context, p ConnPrincipal, requestData []byt
 	b := &l.budgets[p.Kind]
 	size := int64(len(requestData))
 	if reason := b.take(size); reason != "" {
-		pp.err = l.refuse(reason, fmt.Sprintf("busy: %d %s calls in flight to it, limit %d calls and %d request bytes", b.inflight(), p.Kind, b.max, b.maxBytes))
+		pp.err = l.refuse(reason, PeerRefused, fmt.Sprintf("busy: %d %s calls in flight to it, limit %d calls and %d request bytes", b.inflight(), p.Kind, b.max, b.maxBytes))
 		return pp
 	}
 	pp.release = func() { b.give(size) }
@@ -404,7 +467,7 @@ func (l *PeerLink) Start(ctx context.Context, p ConnPrincipal, requestData []byt
 	conn := l.conn
 	if conn == nil {
 		l.mu.Unlock()
-		pp.err = l.refuse("link_down", "link down")
+		pp.err = l.refuse("link_down", PeerLinkDown, "link down")
 		return pp
 	}
 	l.corr++
@@ -419,7 +482,7 @@ func (l *PeerLink) Start(ctx context.Context, p ConnPrincipal, requestData []byt
 	if err := l.write(conn, frame, timeout); err != nil {
 		l.forget(pp.corr)
 		_ = conn.Close() // the reader sees it and takes the link down
-		pp.err = &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("link lost: %v", err)}
+		pp.err = &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Result: PeerLinkDown, Reason: fmt.Sprintf("link lost: %v", err)}
 	}
 	return pp
 }
@@ -429,6 +492,14 @@ func (pp *PeerPending) Wait() ([]byte, error) {
 	if pp.release != nil {
 		defer pp.release()
 	}
+	data, err := pp.wait()
+	if pp.l != nil && pp.l.o.Called != nil {
+		pp.l.o.Called(pp.kind, pp.key, PeerResult(err))
+	}
+	return data, err
+}
+
+func (pp *PeerPending) wait() ([]byte, error) {
 	if pp.err != nil {
 		return nil, pp.err
 	}
@@ -440,18 +511,20 @@ func (pp *PeerPending) Wait() ([]byte, error) {
 		return r.data, r.err
 	case <-t.C:
 		l.forget(pp.corr)
-		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("no answer within %v", pp.timeout)}
+		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Result: PeerTimeout, Reason: fmt.Sprintf("no answer within %v", pp.timeout)}
 	case <-pp.ctx.Done():
 		l.forget(pp.corr)
-		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: pp.ctx.Err().Error()}
+		return nil, &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Result: PeerTimeout, Reason: pp.ctx.Err().Error()}
 	}
 }
 
-func (l *PeerLink) refuse(reason, msg string) error {
+// refuse fails a call at once: reason is Refused's (the bound), result
+// the call's (PeerResult).
+func (l *PeerLink) refuse(reason, result, msg string) error {
 	if l.o.Refused != nil {
 		l.o.Refused(reason)
 	}
-	return &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: msg}
+	return &PeerError{Peer: l.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Result: result, Reason: msg}
 }
 
 func (l *PeerLink) forget(corr int32) {
@@ -528,13 +601,54 @@ func (s *PeerLinks) Link(peer string) *PeerLink {
 	return s.links[peer]
 }
 
-// Status is every link's peer and whether it is up.
-func (s *PeerLinks) Status() map[string]bool {
+// PeerLinkStatus is one link as /cluster shows it.
+type PeerLinkStatus struct {
+	// Peer is the peer's proxy id, Address its cluster.advertised-address.
+	Peer    string `json:"peer"`
+	Address string `json:"address"`
+	Up      bool   `json:"up"`
+	// ConnectedSince is when the link came up; absent while it is down.
+	ConnectedSince *time.Time `json:"connectedSince,omitempty"`
+	// Inflight is the calls waiting on the link, by kind (serve,
+	// upstream, served-groups).
+	Inflight map[string]int `json:"inflight"`
+	// LastError is why the link last went down or failed to come up, and
+	// when; absent if it never did.
+	LastError   string     `json:"lastError,omitempty"`
+	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
+}
+
+// Status is the link's state now.
+func (l *PeerLink) Status() PeerLinkStatus {
+	st := PeerLinkStatus{Peer: l.o.Peer, Address: l.o.Addr, Inflight: make(map[string]int, peerKinds)}
+	l.mu.Lock()
+	st.Up = l.conn != nil
+	if st.Up {
+		since := l.since
+		st.ConnectedSince = &since
+	}
+	if l.lastErr != "" {
+		at := l.lastErrAt
+		st.LastError, st.LastErrorAt = l.lastErr, &at
+	}
+	l.mu.Unlock()
+	for k := PeerCallKind(0); k < peerKinds; k++ {
+		st.Inflight[k.String()] = l.Inflight(k)
+	}
+	return st
+}
+
+// Status is every link's state, by peer.
+func (s *PeerLinks) Status() map[string]PeerLinkStatus {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make(map[string]bool, len(s.links))
-	for id, l := range s.links {
-		out[id] = l.Up()
+	links := make([]*PeerLink, 0, len(s.links))
+	for _, l := range s.links {
+		links = append(links, l)
+	}
+	s.mu.Unlock()
+	out := make(map[string]PeerLinkStatus, len(links))
+	for _, l := range links {
+		out[l.o.Peer] = l.Status()
 	}
 	return out
 }

@@ -164,8 +164,8 @@ func TestPeerLinkBounds(t *testing.T) {
 	// Its own limit is short so that a missing bound fails the test
 	// (refused 0) instead of hanging it; the refusal itself is at once.
 	_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(limit), localhost(), time.Second)
-	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("inflight") != 1 {
-		t.Fatalf("call beyond 4096: code %d (%v), refused %d; want COORDINATOR_NOT_AVAILABLE, counted once", code, err, refused.get("inflight"))
+	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("inflight") != 1 || PeerResult(err) != PeerRefused {
+		t.Fatalf("call beyond 4096: code %d (%v, result %s), refused %d; want COORDINATOR_NOT_AVAILABLE, refused, counted once", code, err, PeerResult(err), refused.get("inflight"))
 	}
 	// The other kinds' budgets are their own.
 	if l.Inflight(PeerUpstream) != 0 {
@@ -312,8 +312,8 @@ func TestPeerLinkLost(t *testing.T) {
 	for range n {
 		err := <-errs
 		var pe *PeerError
-		if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || !strings.Contains(pe.Reason, "link lost") {
-			t.Fatalf("call in flight on a dropped link: %v, want COORDINATOR_NOT_AVAILABLE (link lost)", err)
+		if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || !strings.Contains(pe.Reason, "link lost") || PeerResult(err) != PeerLinkDown {
+			t.Fatalf("call in flight on a dropped link: %v (result %s), want COORDINATOR_NOT_AVAILABLE (link lost), link_down", err, PeerResult(err))
 		}
 	}
 
@@ -326,9 +326,16 @@ func TestPeerLinkLost(t *testing.T) {
 		return nil
 	})
 	_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(99), localhost(), time.Hour)
-	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("link_down") != 1 {
-		t.Fatalf("call while the link is down: code %d (%v), want COORDINATOR_NOT_AVAILABLE, counted", code, err)
+	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("link_down") != 1 || PeerResult(err) != PeerLinkDown {
+		t.Fatalf("call while the link is down: code %d (%v, result %s), want COORDINATOR_NOT_AVAILABLE, link_down, counted", code, err, PeerResult(err))
 	}
+	// Its status says so, and why (/cluster).
+	waitFor(t, "the last error", func() error {
+		if st := l.Status(); st.Up || st.ConnectedSince != nil || st.LastError == "" || st.LastErrorAt == nil {
+			return fmt.Errorf("status %+v", st)
+		}
+		return nil
+	})
 }
 
 // TestPeerLinkReconnects: a link comes back once its peer listens again.

@@ -77,7 +77,12 @@ type PeerListenerOptions struct {
 	// Refused, if set, is told each call refused by a budget ("inflight",
 	// "bytes").
 	Refused func(reason string)
-	Log     zerolog.Logger
+	// Served, if set, is told each call answered, by kind, with its
+	// result as the caller's PeerResult names it (ok, refused by a budget,
+	// timeout, rerouted, or the envelope error's Kafka name). An envelope
+	// whose principal does not decode has no kind and is not told.
+	Served func(kind PeerCallKind, result string)
+	Log    zerolog.Logger
 }
 
 // PeerListener is the internal listener.
@@ -303,20 +308,24 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 		return pc.answer(h.corr, envelopeError(code))
 	}
 	call := opened
-	handler := pc.pl.o.Handlers[call.Principal.Kind]
+	kind := call.Principal.Kind
+	handler := pc.pl.o.Handlers[kind]
 	if handler == nil {
+		pc.served(kind, peerCodeResult(kerr.UnsupportedVersion.Code))
 		return pc.answer(h.corr, envelopeError(kerr.UnsupportedVersion.Code))
 	}
 	if call.Principal.TimeoutMs <= 0 {
 		// Expired on the way: the origin has given up.
+		pc.served(kind, PeerTimeout)
 		return pc.answer(h.corr, envelopeError(kerr.CoordinatorNotAvailable.Code))
 	}
-	b := &pc.budgets[call.Principal.Kind]
+	b := &pc.budgets[kind]
 	size := int64(len(msg))
 	if reason := b.take(size); reason != "" {
 		if pc.pl.o.Refused != nil {
 			pc.pl.o.Refused(reason)
 		}
+		pc.served(kind, PeerRefused)
 		return pc.answer(h.corr, envelopeError(kerr.CoordinatorNotAvailable.Code))
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(call.Principal.TimeoutMs)*time.Millisecond)
@@ -327,11 +336,14 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 		defer b.give(size)
 		defer cancel()
 		var a PeerAnswer
+		result := ""
 		select {
 		case a = <-answer:
+			result = peerCodeResult(a.Code)
 		case <-cctx.Done():
-			a.Code = kerr.CoordinatorNotAvailable.Code
+			a.Code, result = kerr.CoordinatorNotAvailable.Code, PeerTimeout
 		}
+		pc.served(kind, result)
 		resp := envelopeError(a.Code)
 		if a.Code == 0 {
 			resp.ResponseData = a.Data
@@ -342,6 +354,12 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 		}
 	}()
 	return nil
+}
+
+func (pc *peerConn) served(kind PeerCallKind, result string) {
+	if pc.pl.o.Served != nil {
+		pc.pl.o.Served(kind, result)
+	}
 }
 
 func (pc *peerConn) answer(corr int32, resp *kmsg.EnvelopeResponse) error {

@@ -208,7 +208,9 @@ type Proxy struct {
 	// servedGroups answers other instances' served-groups calls
 	// (SetServedGroups).
 	servedGroups atomic.Pointer[ServedGroupsFunc]
-	wake         map[gnet.Conn]struct{} // paused connections to re-check on the next tick
+	// peerWorkers run serve calls' interceptors (peer_workers.go).
+	peerWorkers *peerWorkers
+	wake        map[gnet.Conn]struct{} // paused connections to re-check on the next tick
 
 	engine gnet.Engine
 }
@@ -230,6 +232,7 @@ func New(opts Options) (*Proxy, error) {
 		byID:        make(map[uint64]*clientConn),
 		wake:        make(map[gnet.Conn]struct{}),
 		incarnation: newIncarnation(),
+		peerWorkers: newPeerWorkers(),
 	}
 	p.mem.limit = int64(opts.MaxBufferedBytes)
 	p.registerBudgetGauge(opts.Metrics)

@@ -228,7 +228,7 @@ func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-
 	out := &remoteOutcome{rc: rc, call: c, clientID: h.clientID, answer: ch,
 		log: p.log.With().Str("origin", c.Principal.Origin).Int64("origin_conn", c.Principal.ConnID).Logger()}
 	p.m.intercepted.Inc()
-	go func() {
+	p.peerWorkers.run(func() {
 		defer func() {
 			if r := recover(); r != nil {
 				p.log.Error().Str("api", kmsg.NameForKey(c.Key)).Interface("panic", r).Msg("interceptor panicked on another instance's request")
@@ -238,6 +238,6 @@ func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-
 			}
 		}()
 		reg.i.Intercept(NewRequest(rc, info, c.Corr, body), out)
-	}()
+	})
 	return ch
 }

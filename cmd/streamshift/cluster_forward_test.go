@@ -228,7 +228,8 @@ func joinThrough(ctx context.Context, m *member, in *testInstance, group string)
 // owner refuses it and stops the owner gracefully, handing the partition
 // to the origin). The owner did nothing; the origin serves the request
 // once its map names the next owner (itself), and the member's join is in
-// the group once: its epochs are those of one join of a fresh group.
+// the group once: its epochs are those of one join of a fresh group. The
+// origin counts the refused attempt as rerouted.
 func TestClusterOwnerMovesMidRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -260,6 +261,9 @@ func TestClusterOwnerMovesMidRequest(t *testing.T) {
 		t.Fatal("the join never reached the owner's check")
 	}
 	<-stopped
+	if v := origin.metricValue(t, `streamshift_cluster_forwarded_total{api="StreamsGroupHeartbeat",result="rerouted"}`); v != 1 {
+		t.Errorf("%s's forwarded_total of StreamsGroupHeartbeat, rerouted: %v, want 1", origin.id, v)
+	}
 	// The same join of a group the origin owns from the start is the
 	// reference: a join applied twice would move the epochs on.
 	ref := &member{id: "m1"}

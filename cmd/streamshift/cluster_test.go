@@ -119,7 +119,7 @@ func waitLinks(t *testing.T, ctx context.Context, port int, ins ...*testInstance
 				break
 			}
 			for _, other := range ins {
-				if other != in && (!v.Links[other.id] || v.Instances[other.id].Internal != other.internal(port)) {
+				if other != in && (!v.Links[other.id].Up || v.Instances[other.id].Internal != other.internal(port)) {
 					ok = false
 				}
 			}

@@ -55,8 +55,7 @@ func servedMetrics(t *testing.T) describedNames {
 	}
 	defer rec.Close()
 	status.NewMetrics(names)
-	changes, loadTime, fenced := newClusterMetrics()
-	names.MustRegister(changes, loadTime, fenced)
+	names.MustRegister(newClusterMetrics(nil).collectors()...)
 	if _, err := proxy.New(proxyOptions(&cfg, log, names)); err != nil {
 		t.Fatal(err)
 	}

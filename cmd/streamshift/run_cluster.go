@@ -64,9 +64,8 @@ type clusterRuntime struct {
 	firstLoadOnce sync.Once
 	pending       atomic.Int32
 
-	changes  prometheus.Counter
-	loadTime prometheus.Histogram
-	fenced   prometheus.Counter
+	// m is links.metrics.
+	m *clusterMetrics
 }
 
 // advertisedHost is the host clients are told for this instance: the
@@ -99,10 +98,10 @@ func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coord
 		loading:   make([]sync.Mutex, glog.Partitions()),
 		stopLoad:  map[int32]context.CancelFunc{},
 	}
-	cr.changes, cr.loadTime, cr.fenced = newClusterMetrics()
+	cr.m = links.metrics
 	links.p.SetServeCheck(cr.admitServe)
 	if reg != nil {
-		reg.MustRegister(cr.changes, cr.loadTime, cr.fenced, links.refused)
+		reg.MustRegister(cr.m.collectors()...)
 	}
 	return cr
 }
@@ -137,7 +136,7 @@ func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
 // assigned starts loading each partition gained, off the instance group's
 // callback.
 func (cr *clusterRuntime) assigned(ps []int32) {
-	cr.changes.Add(float64(len(ps)))
+	cr.m.changes.Add(float64(len(ps)))
 	cr.pending.Add(int32(len(ps)))
 	for _, p := range ps {
 		token := cr.parts.BeginLoad(p)
@@ -193,7 +192,7 @@ func (cr *clusterRuntime) load(ctx context.Context, p int32, token uint64) {
 				cr.logger.Error().Err(lerr).Int32("partition", p).Msg("cluster: loading a group-log partition failed")
 			}
 			if ok {
-				cr.loadTime.Observe(took.Seconds())
+				cr.m.loadTime.Observe(took.Seconds())
 				return
 			}
 			if lerr == nil {
@@ -217,7 +216,7 @@ func (cr *clusterRuntime) load(ctx context.Context, p int32, token uint64) {
 // anchors are let go (the next owner's anchor takes their static place),
 // their writers close.
 func (cr *clusterRuntime) revoked(ps []int32) {
-	cr.changes.Add(float64(len(ps)))
+	cr.m.changes.Add(float64(len(ps)))
 	for _, p := range ps {
 		cr.drop(p)
 		cr.stopLoading(p)
@@ -228,7 +227,7 @@ func (cr *clusterRuntime) revoked(ps []int32) {
 // fencedPartition: a newer owner fenced this instance's writer of p (this
 // instance was a zombie: its membership lapsed while it was stopped).
 func (cr *clusterRuntime) fencedPartition(p int32, err error) {
-	cr.fenced.Inc()
+	cr.m.fenced.Inc()
 	cr.logger.Warn().Err(err).Int32("partition", p).Msg("cluster: a newer owner fenced this instance's writer of a group-log partition; its groups are no longer served here")
 	cr.drop(p)
 }
@@ -319,11 +318,17 @@ func (cr *clusterRuntime) Hops() bool {
 
 // Forward implements route.Cluster: a serve call to peer over its link.
 func (cr *clusterRuntime) Forward(ctx context.Context, peer, group string, gen int32, req *proxy.Request, timeout time.Duration) ([]byte, error) {
-	link := cr.links.links.Link(peer)
-	if link == nil {
-		return nil, &proxy.PeerError{Peer: peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to that instance"}
+	start := time.Now()
+	var data []byte
+	var err error
+	if link := cr.links.links.Link(peer); link != nil {
+		data, err = cr.links.p.ServeRemote(ctx, link, req, cr.parts.Of(group), gen, timeout)
+	} else {
+		cr.m.refused.WithLabelValues("link_down").Inc()
+		err = &proxy.PeerError{Peer: peer, Code: kerr.CoordinatorNotAvailable.Code, Result: proxy.PeerLinkDown, Reason: "no link to that instance"}
 	}
-	return cr.links.p.ServeRemote(ctx, link, req, cr.parts.Of(group), gen, timeout)
+	cr.m.forward(req.Key, err, time.Since(start))
+	return data, err
 }
 
 // ForwardTimeout implements route.Cluster.
@@ -417,8 +422,9 @@ type clusterView struct {
 	// Generation is the map's (a serve call routed by a newer map is
 	// refused here).
 	Generation int32 `json:"generation"`
-	// Links are the links to the other instances: up or not.
-	Links map[string]bool `json:"links,omitempty"`
+	// Links are the links to the other instances, by proxy id: address,
+	// up since when, calls in flight by kind, last error.
+	Links map[string]proxy.PeerLinkStatus `json:"links,omitempty"`
 }
 
 // ServeHTTP is /cluster: the instances, every partition's owner, and this
@@ -434,14 +440,4 @@ func (cr *clusterRuntime) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	if err := json.NewEncoder(w).Encode(v); err != nil {
 		http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)
 	}
-}
-
-// newClusterMetrics are the metrics of this instance's share of the cluster.
-func newClusterMetrics() (changes prometheus.Counter, loadTime prometheus.Histogram, fenced prometheus.Counter) {
-	return prometheus.NewCounter(prometheus.CounterOpts{Name: "streamshift_cluster_partition_changes_total",
-			Help: "Group-log partitions this instance gained or gave up."}),
-		prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamshift_cluster_partition_load_seconds",
-			Help: "Time to acquire and replay one group-log partition before its groups are served.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
-		prometheus.NewCounter(prometheus.CounterOpts{Name: "streamshift_cluster_partition_fenced_total",
-			Help: "Group-log partitions whose writer a newer owner fenced."})
 }

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/streamshift/streamshift/config"
@@ -37,27 +36,21 @@ type clusterLinks struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	once    sync.Once
-	refused *prometheus.CounterVec
-}
-
-// newForwardRefused is streamshift_cluster_forward_refused_total: calls to
-// or from another instance refused at once by a bound.
-func newForwardRefused() *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamshift_cluster_forward_refused_total",
-		Help: "Calls between streamshift instances refused at once (the client gets COORDINATOR_NOT_AVAILABLE), by reason: inflight and bytes (cluster.max-inflight-per-peer, cluster.max-peer-bytes, on this instance's calls), link_down, owner_inflight and owner_bytes (the same bounds on the calls other instances run here)."},
-		[]string{"reason"})
+	// metrics are the cluster's (registered with the runtime's).
+	metrics *clusterMetrics
 }
 
 // startClusterLinks binds the internal listener; the links follow the map
 // (watch).
 func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (*clusterLinks, error) {
-	refused := newForwardRefused()
+	var links *proxy.PeerLinks
+	m := newClusterMetrics(func() map[string]proxy.PeerLinkStatus { return links.Status() })
 	lt := listenerTLS(cfg.TLS)
 	dial, err := proxy.PeerDialTLS(lt, cfg.Cluster.TLSCAFile, log)
 	if err != nil {
 		return nil, err
 	}
-	links := proxy.NewPeerLinks(proxy.PeerLinkOptions{
+	links = proxy.NewPeerLinks(proxy.PeerLinkOptions{
 		Self:          cfg.ProxyID,
 		TLS:           dial,
 		MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
@@ -65,7 +58,8 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 		Timeout:       cfg.Cluster.ForwardTimeout,
 		MaxFrameBytes: cfg.Limits.MaxFrameBytes,
 		DialTimeout:   cfg.UpstreamDialTimeout,
-		Refused:       func(reason string) { refused.WithLabelValues(reason).Inc() },
+		Refused:       func(reason string) { m.refused.WithLabelValues(reason).Inc() },
+		Called:        m.called,
 		Log:           log,
 	})
 	pl, err := proxy.ListenPeers(proxy.PeerListenerOptions{
@@ -75,7 +69,8 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 		MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
 		MaxBytes:      int64(cfg.Cluster.MaxPeerBytes),
 		MaxFrameBytes: cfg.Limits.MaxFrameBytes,
-		Refused:       func(reason string) { refused.WithLabelValues("owner_" + reason).Inc() },
+		Refused:       func(reason string) { m.refused.WithLabelValues("owner_" + reason).Inc() },
+		Served:        func(kind proxy.PeerCallKind, result string) { m.served.WithLabelValues(kind.String(), result).Inc() },
 		Log:           log,
 	})
 	if err != nil {
@@ -87,7 +82,7 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 		return nil, err
 	}
 	cl := &clusterLinks{
-		listener: pl, self: cfg.ProxyID, internal: internal, links: links, refused: refused,
+		listener: pl, self: cfg.ProxyID, internal: internal, links: links, metrics: m,
 		p: p, timeout: cfg.Cluster.ForwardTimeout,
 		changed: make(chan struct{}, 1),
 		stop:    make(chan struct{}),

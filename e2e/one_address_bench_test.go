@@ -1,0 +1,220 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/e2e/harness"
+)
+
+// TestOneAddressBenchmark: what the hop to a group's owner costs a steady
+// StreamsGroupHeartbeat (issue #27, docs/one-address.md §7). Kafka 3.9 and
+// the three instances of startSSCluster; one streams group, owned by one
+// instance, with one joined member. The member's steady heartbeat (one in
+// flight, on one plain TCP connection, kmsg-encoded as in
+// proxy_bench_small_test.go) is sent STREAMSHIFT_BENCH_SMALL_REQUESTS times
+// in a row (default 5,000, after 200 of warm-up) (a) to the owner's own
+// address and (b) to another instance's address, from where it hops to the
+// owner over the internal link. Reported per route: p50 and p99 of the
+// round trip, and the proxies' CPU per heartbeat (the sum over the three
+// processes of /proc/<pid>/stat utime+stime over the run, divided by the
+// heartbeats), with the ratios hopped/direct. STREAMSHIFT_BENCH_ROUNDS
+// (default 3) alternates the two routes, each round measuring both, so a
+// load change on the shared machine hits both. Opt-in, as the other
+// benchmarks: STREAMSHIFT_BENCH=1. STREAMSHIFT_BENCH_PROFILE=1 then takes
+// 10 s CPU profiles of the owner and the origin under hopped heartbeats.
+// Not parallel: it measures.
+func TestOneAddressBenchmark(t *testing.T) {
+	if os.Getenv("STREAMSHIFT_BENCH") == "" {
+		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
+	}
+	n := envInt("STREAMSHIFT_BENCH_SMALL_REQUESTS", 5000)
+	rounds := envInt("STREAMSHIFT_BENCH_ROUNDS", 3)
+	out, err := harness.OutDir(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop()
+	c, err := startSSCluster(ctx, t, out, b.Bootstrap, "STREAMSHIFT_LOG_LEVEL=info")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic := "bench-hop"
+	if err := harness.CreateTopics(ctx, b.Bootstrap, 4, topic); err != nil {
+		t.Fatal(err)
+	}
+	// A group owned by s1 (instance A): the owner's address is s1's, the
+	// hop goes through s2.
+	group := ""
+	for i := 0; group == ""; i++ {
+		g := fmt.Sprintf("bench-hop-%d", i)
+		o, err := c.owner(ctx, 0, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o == 0 {
+			group = g
+		}
+	}
+	addr := func(i int) string { return net.JoinHostPort(c.hosts[i], strconv.Itoa(c.port+1)) }
+	routes := []hopRoute{{name: "owner (s1)", addr: addr(0)}, {name: "hopped (s2 → s1)", addr: addr(1)}}
+	for i := range routes {
+		if routes[i].sc, err = dialSmall(routes[i].addr); err != nil {
+			t.Fatal(err)
+		}
+		defer routes[i].sc.close()
+	}
+	// The member joins at the owner; its heartbeats then go on either
+	// connection (a member is its id, not its connection).
+	var hb smallRequest
+	for _, k := range smallRequests {
+		if k.name == "StreamsGroupHeartbeat" {
+			hb = k
+		}
+	}
+	next, err := hb.setup(routes[0].sc, topic, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range routes {
+		if _, err := routes[i].run(next, 200, nil); err != nil {
+			t.Fatalf("warm-up %s: %v", routes[i].name, err)
+		}
+	}
+	pids := make([]int, len(c.procs))
+	for i, p := range c.procs {
+		pids[i] = p.cmd.Process.Pid
+	}
+	t.Logf("load average before: %s", loadAvg())
+	for r := 0; r < rounds; r++ {
+		for i := range routes {
+			cpu, err := routes[i].run(next, n, pids)
+			if err != nil {
+				t.Fatalf("round %d, %s: %v", r+1, routes[i].name, err)
+			}
+			rt := &routes[i]
+			rt.cpu = append(rt.cpu, cpu)
+			t.Logf("round %d %-17s p50 %6.0f µs  p99 %6.0f µs  CPU %5.1f µs/heartbeat", r+1, rt.name,
+				rt.lastP50, rt.lastP99, cpu)
+		}
+	}
+	t.Logf("load average after: %s", loadAvg())
+	var rep strings.Builder
+	fmt.Fprintf(&rep, "StreamsGroupHeartbeat, one in flight, %d per route and round, %d rounds (Kafka 3.9, three instances)\n", n, rounds)
+	fmt.Fprintf(&rep, "| route | p50 | p99 | proxies' CPU per heartbeat |\n|---|---|---|---|\n")
+	for _, rt := range routes {
+		fmt.Fprintf(&rep, "| %s | %.0f µs | %.0f µs | %.1f µs |\n", rt.name, percentile(rt.lat, 0.50), percentile(rt.lat, 0.99), median(rt.cpu))
+	}
+	d, h := routes[0], routes[1]
+	fmt.Fprintf(&rep, "ratios hopped/owner: p50 %.2f×, p99 %.2f×, CPU %.2f× (+%.0f µs p50, +%.1f µs CPU)\n",
+		percentile(h.lat, 0.5)/percentile(d.lat, 0.5), percentile(h.lat, 0.99)/percentile(d.lat, 0.99), median(h.cpu)/median(d.cpu),
+		percentile(h.lat, 0.5)-percentile(d.lat, 0.5), median(h.cpu)-median(d.cpu))
+	t.Log("\n" + rep.String())
+	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(rep.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("STREAMSHIFT_BENCH_PROFILE") != "" {
+		// CPU profiles of the owner and the origin while the hopped
+		// heartbeats run (go tool pprof <file>).
+		const d = 10 * time.Second
+		waits := []func() error{
+			(&benchProxy{admin: c.admin[0]}).cpuProfile(filepath.Join(out, "owner-s1.pprof"), d),
+			(&benchProxy{admin: c.admin[1]}).cpuProfile(filepath.Join(out, "origin-s2.pprof"), d),
+		}
+		sent := 0
+		for end := time.Now().Add(d + time.Second); time.Now().Before(end); sent += 500 {
+			if _, err := routes[1].run(next, 500, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, w := range waits {
+			if err := w(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		t.Logf("profiles of %d hopped heartbeats in %s: owner-s1.pprof, origin-s2.pprof", sent, out)
+	}
+}
+
+// hopRoute is one address the member's heartbeats are sent to.
+type hopRoute struct {
+	name, addr string
+	sc         *smallConn
+	// lat is every measured round trip in µs; cpu the proxies' CPU µs
+	// per heartbeat of each round.
+	lat, cpu         []float64
+	lastP50, lastP99 float64
+}
+
+// run sends n heartbeats one after the other and returns the proxies' CPU
+// µs per heartbeat (pids: the instances; nil for a warm-up, not measured).
+func (rt *hopRoute) run(next func() (kmsg.Request, func(kmsg.Response) error), n int, pids []int) (float64, error) {
+	lat := make([]float64, 0, n)
+	cpu0, err := procsCPUSeconds(pids)
+	if err != nil {
+		return 0, err
+	}
+	for i := 0; i < n; i++ {
+		req, check := next()
+		start := time.Now()
+		resp, err := rt.sc.do(req)
+		took := time.Since(start)
+		if err == nil {
+			err = check(resp)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("heartbeat %d: %w", i, err)
+		}
+		lat = append(lat, float64(took.Nanoseconds())/1e3)
+	}
+	if pids == nil {
+		return 0, nil
+	}
+	cpu1, err := procsCPUSeconds(pids)
+	if err != nil {
+		return 0, err
+	}
+	cpu := (cpu1 - cpu0) * 1e6 / float64(n)
+	rt.lat = append(rt.lat, lat...)
+	rt.lastP50, rt.lastP99 = percentile(lat, 0.5), percentile(lat, 0.99)
+	return cpu, nil
+}
+
+// procsCPUSeconds is the user+system CPU seconds the processes used so far.
+func procsCPUSeconds(pids []int) (float64, error) {
+	var sum float64
+	for _, pid := range pids {
+		s, err := procCPUSeconds(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += s
+	}
+	return sum, nil
+}
+
+// percentile is the q-quantile of xs (nearest rank).
+func percentile(xs []float64, q float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	i := int(q*float64(len(s))+0.5) - 1
+	return s[max(0, min(i, len(s)-1))]
+}

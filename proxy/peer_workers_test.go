@@ -1,0 +1,50 @@
+package proxy
+
+import (
+	"testing"
+	"time"
+)
+
+// TestPeerWorkersReuse: calls one after the other run on one worker (no
+// goroutine, no fresh stack per call).
+func TestPeerWorkersReuse(t *testing.T) {
+	t.Parallel()
+	w := newPeerWorkers()
+	for i := range 100 {
+		done := make(chan struct{})
+		w.run(func() { close(done) })
+		<-done
+		// The worker is idle again once it waits on the next call: wait
+		// for that before the next, as a steady stream of calls would
+		// (the answer is written after the interceptor returns).
+		waitFor(t, "the worker idle", func() error {
+			if w.idle.Load() != 1 {
+				return errNotYet
+			}
+			return nil
+		})
+		if n := w.started.Load(); n != 1 {
+			t.Fatalf("call %d: %d workers started, want 1", i, n)
+		}
+	}
+}
+
+// TestPeerWorkersNeverWait: a call whose interceptor blocks holds only its
+// own worker; the next call runs at once on another.
+func TestPeerWorkersNeverWait(t *testing.T) {
+	t.Parallel()
+	w := newPeerWorkers()
+	block := make(chan struct{})
+	defer close(block)
+	w.run(func() { <-block })
+	done := make(chan struct{})
+	go w.run(func() { close(done) }) // a run that waited would hang the test
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the second call waited for the first one's worker")
+	}
+	if n := w.started.Load(); n != 2 {
+		t.Fatalf("%d workers started, want 2", n)
+	}
+}
