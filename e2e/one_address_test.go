@@ -178,7 +178,7 @@ func TestOneAddressMigration(t *testing.T) {
 		Admin:     b.Bootstrap,
 		Guarantee: "exactly_once_v2",
 		// The rolls, three kills and two rounds of CLI checks happen under input.
-		Duration: 240 * time.Second,
+		Duration: 210 * time.Second,
 		Start: []harness.SmokeClient{
 			client("c1", harness.Kafka44, "classic"),
 			client("c2", harness.Kafka39, "classic"),
