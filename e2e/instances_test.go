@@ -267,6 +267,8 @@ func others(i int) []int {
 // verified exactly, and no task is active on two app instances at once.
 // The status page (/ui) of the instances, in headless Chromium, shows the
 // instances and the group's owner before the kill and the new owner after.
+// Kafka's admin tools through an instance not owning the group answer for
+// it and for a plain consumer group (checkToolsThrough).
 func TestStreamsProxyInstances(t *testing.T) {
 	t.Parallel()
 	const group = "e2e-count"
@@ -299,6 +301,13 @@ func TestStreamsProxyInstances(t *testing.T) {
 					return err
 				}
 				return c.checkStatusPage(ctx, r, chromium, others(o)[0], group, o, []int{0, 1, 2}, "other")
+			}},
+			{Name: "Kafka's admin tools through an instance not owning the group", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
+				o, err := c.owner(ctx, 0, group)
+				if err != nil {
+					return err
+				}
+				return c.checkToolsThrough(ctx, r.Dir, others(o)[0], group, o)
 			}},
 			{Name: "kill -9 the streamshift instance owning the group", Do: func(ctx context.Context, r *harness.Run) error {
 				o, err := c.owner(ctx, 0, group)

@@ -36,13 +36,15 @@ func (p *Proxy) Incarnation() int64 { return p.incarnation }
 // PeerHandlers are the internal listener's handlers for this proxy: serve
 // calls run the registered interceptors (their asks and forwards go back
 // over links to the origin), upstream calls go on this proxy's client
-// connections. self is this instance's proxy id.
+// connections, served-groups calls list the groups this instance serves
+// (SetServedGroups). self is this instance's proxy id.
 func (p *Proxy) PeerHandlers(self string, links *PeerLinks) map[PeerCallKind]PeerHandler {
 	return map[PeerCallKind]PeerHandler{
 		PeerServe: func(ctx context.Context, c *PeerCall) <-chan PeerAnswer { return p.servePeer(ctx, c, links) },
 		PeerUpstream: func(ctx context.Context, c *PeerCall) <-chan PeerAnswer {
 			return p.upstreamPeer(ctx, self, c)
 		},
+		PeerServedGroups: p.servedGroupsPeer,
 	}
 }
 

@@ -205,7 +205,10 @@ type Proxy struct {
 	// serveCheck, if set, admits a serve call before any handling
 	// (SetServeCheck).
 	serveCheck atomic.Pointer[func(partition, mapGeneration int32) bool]
-	wake       map[gnet.Conn]struct{} // paused connections to re-check on the next tick
+	// servedGroups answers other instances' served-groups calls
+	// (SetServedGroups).
+	servedGroups atomic.Pointer[ServedGroupsFunc]
+	wake         map[gnet.Conn]struct{} // paused connections to re-check on the next tick
 
 	engine gnet.Engine
 }

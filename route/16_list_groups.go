@@ -2,13 +2,17 @@ package route
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -47,6 +51,17 @@ func (rs *Routes) listGroups(req *proxy.Request, r *kmsg.ListGroupsRequest, out 
 		out.Forward()
 		return
 	}
+	// With several instances, the other instances' served groups too: a
+	// peer that does not answer makes the whole answer retriable, which
+	// beats an incomplete list.
+	others, err := rs.peersServedGroups(req)
+	if err != nil {
+		resp := kmsg.NewPtrListGroupsResponse()
+		resp.ErrorCode = kafkaCode(err)
+		out.Respond(resp)
+		return
+	}
+	owned = append(owned, others...)
 	// Kafka lists only the groups the client may DESCRIBE (or all, with
 	// DESCRIBE on the cluster); the upstream filters the groups it lists,
 	// the owned groups it does not list are filtered here
@@ -67,10 +82,8 @@ func (rs *Routes) listGroups(req *proxy.Request, r *kmsg.ListGroupsRequest, out 
 		ownedByID[g.GroupID] = g
 	}
 	listed := func(g coordinator.ListedGroup) (kmsg.ListGroupsResponseGroup, bool) {
-		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.GroupID, "streams", g.State.String(), "streams"
 		ok := listsType(r.TypesFilter, "streams") && (len(states) == 0 || states[g.State.StateFilterName()])
-		return lg, ok
+		return listedGroup(g), ok
 	}
 	rest := func() kmsg.Request {
 		fwd := *r
@@ -104,6 +117,78 @@ func (rs *Routes) listGroups(req *proxy.Request, r *kmsg.ListGroupsRequest, out 
 		lr.Groups = kept
 		return lr
 	})
+}
+
+// listedGroup is a served group's ListGroups entry.
+func listedGroup(g coordinator.ListedGroup) kmsg.ListGroupsResponseGroup {
+	lg := kmsg.NewListGroupsResponseGroup()
+	lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.GroupID, "streams", g.State.String(), "streams"
+	return lg
+}
+
+// ServedGroups lists the groups this instance serves, unfiltered and with
+// no upstream call: the answer to another instance's served-groups call
+// (proxy.SetServedGroups), whose client's ListGroups needs them.
+func (rs *Routes) ServedGroups(ctx context.Context) ([]kmsg.ListGroupsResponseGroup, error) {
+	all := make(chan []coordinator.ListedGroup, 1)
+	rs.o.Coordinator.ListGroups(nil, func(gs []coordinator.ListedGroup) { all <- gs })
+	select {
+	case gs := <-all:
+		out := make([]kmsg.ListGroupsResponseGroup, len(gs))
+		for i, g := range gs {
+			out[i] = listedGroup(g)
+		}
+		return out, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// peersServedGroups asks every other instance of the map for the groups
+// it serves, in parallel (docs/one-address.md §4 "ListGroups"); none in a
+// mixed release, alone, or for a request that hopped here. A peer that
+// does not answer fails it with COORDINATOR_NOT_AVAILABLE.
+func (rs *Routes) peersServedGroups(req *proxy.Request) ([]coordinator.ListedGroup, error) {
+	c := rs.o.Cluster
+	if c == nil || req.Client.Remote() || !c.Hops() {
+		return nil, nil
+	}
+	peers := c.Peers()
+	got := make([][]kmsg.ListGroupsResponseGroup, len(peers))
+	errs := make([]error, len(peers))
+	ctx, cancel := context.WithTimeout(context.Background(), c.ForwardTimeout())
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, peer := range peers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got[i], errs[i] = c.ServedGroups(ctx, peer, req, c.ForwardTimeout())
+		}()
+	}
+	wg.Wait()
+	var out []coordinator.ListedGroup
+	for i, peer := range peers {
+		if errs[i] != nil {
+			return nil, &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("the groups streamshift instance %s serves: %v", peer, errs[i])}
+		}
+		for _, lg := range got[i] {
+			if st, ok := parseGroupState(lg.GroupState); ok {
+				out = append(out, coordinator.ListedGroup{GroupID: lg.Group, State: st})
+			}
+		}
+	}
+	return out, nil
+}
+
+// parseGroupState is the streams group state named s (GroupState.String).
+func parseGroupState(s string) (streams.GroupState, bool) {
+	for st := streams.GroupEmpty; st <= streams.GroupStable; st++ {
+		if st.String() == s {
+			return st, true
+		}
+	}
+	return 0, false
 }
 
 // listsType reports whether a ListGroups types filter (v5+, case-insensitive,

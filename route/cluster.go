@@ -48,6 +48,12 @@ type Cluster interface {
 	// ForwardTimeout is cluster.forward-timeout: how long a request
 	// waits on its owner (a held JoinGroup or SyncGroup longer).
 	ForwardTimeout() time.Duration
+	// Peers is the other instances of the map, by proxy id.
+	Peers() []string
+	// ServedGroups asks peer for the groups it serves (a served-groups
+	// call for req's client, whose ListGroups needs them), unfiltered.
+	// Its error carries the envelope's code (proxy.PeerErrorCode).
+	ServedGroups(ctx context.Context, peer string, req *proxy.Request, timeout time.Duration) ([]kmsg.ListGroupsResponseGroup, error)
 }
 
 // Retries of a serve call the owner refused with NOT_COORDINATOR (it did
@@ -145,17 +151,8 @@ func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.Int
 			fr.RespondFrame(data)
 			return
 		}
-		code := proxy.PeerErrorCode(err)
-		if code != kerr.NotCoordinator.Code {
-			// What the owner could not decode or failed on is the
-			// client's answer; anything else (a timeout, a lost link,
-			// a busy owner, a link not admitted) is retriable.
-			switch code {
-			case kerr.UnsupportedVersion.Code, kerr.InvalidRequest.Code, kerr.UnknownServerError.Code:
-			default:
-				code = kerr.CoordinatorNotAvailable.Code
-			}
-			out.Respond(notServed(req.Body, &clusterError{kerr.TypedErrorForCode(code), fmt.Sprintf("group %s: its owner, streamshift instance %s: %v", group, peer, err)}))
+		if proxy.PeerErrorCode(err) != kerr.NotCoordinator.Code {
+			out.Respond(notServed(req.Body, peerFailure("group "+group, peer, err)))
 			return
 		}
 		self, next, ngen, moved := rs.nextOwner(group, peer, gen, deadline)

@@ -53,6 +53,10 @@ func (f *fakeCluster) Forward(_ context.Context, peer, _ string, _ int32, _ *pro
 	return f.frame, nil
 }
 func (f *fakeCluster) ForwardTimeout() time.Duration { return 10 * time.Second }
+func (f *fakeCluster) Peers() []string               { return nil }
+func (f *fakeCluster) ServedGroups(context.Context, string, *proxy.Request, time.Duration) ([]kmsg.ListGroupsResponseGroup, error) {
+	return nil, nil
+}
 
 // frameOutcome records RespondFrame too (the proxy's Outcome has it).
 type frameOutcome struct {

@@ -178,25 +178,26 @@ func handle[R kmsg.Request](serve func(req *proxy.Request, r R, out proxy.Outcom
 func (rs *Routes) table() []route {
 	up := rs.upstreamMax
 	top := func(k kmsg.Key) int16 { return kmsg.RequestForKey(int16(k)).MaxVersion() }
-	// Group requests of groups another instance owns never get past gate.
+	// Group requests of groups another instance owns never get past gate;
+	// requests of several groups are split by owner (clusterSplit).
 	gate := rs.clusterGate
 	return []route{
 		{handler: gate(handle(rs.offsetCommit)), max: offsetsMaxVersion, advertise: true, capped: true},
-		{handler: gate(handle(rs.offsetFetch)), max: offsetsMaxVersion, advertise: true, capped: true},
+		{handler: rs.clusterSplit(offsetFetchSplit, gate(handle(rs.offsetFetch))), max: offsetsMaxVersion, advertise: true, capped: true},
 		{handler: handle(rs.findCoordinator), max: min(up(int16(kmsg.FindCoordinator)), top(kmsg.FindCoordinator)), cluster: true},
 		{handler: gate(classicKey(rs, func(r *kmsg.JoinGroupRequest) string { return r.Group })), max: up(int16(kmsg.JoinGroup)), migration: true},
 		{handler: gate(classicKey(rs, func(r *kmsg.HeartbeatRequest) string { return r.Group })), max: up(int16(kmsg.Heartbeat)), migration: true},
 		{handler: gate(classicKey(rs, func(r *kmsg.LeaveGroupRequest) string { return r.Group })), max: up(int16(kmsg.LeaveGroup)), migration: true},
 		{handler: gate(classicKey(rs, func(r *kmsg.SyncGroupRequest) string { return r.Group })), max: up(int16(kmsg.SyncGroup)), migration: true},
-		{handler: handle(rs.describeGroups), max: top(kmsg.DescribeGroups)},
+		{handler: rs.clusterSplit(describeGroupsSplit, handle(rs.describeGroups)), max: top(kmsg.DescribeGroups)},
 		{handler: handle(rs.listGroups), max: top(kmsg.ListGroups)},
 		{handler: gate(handle(rs.txnOffsetCommit)), max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true},
-		{handler: handle(rs.describeConfigs), max: top(kmsg.DescribeConfigs)},
-		{handler: handle(rs.deleteGroups), max: top(kmsg.DeleteGroups)},
-		{handler: handle(rs.incrementalAlterConfigs), max: top(kmsg.IncrementalAlterConfigs)},
+		{handler: rs.clusterSplit(describeConfigsSplit, handle(rs.describeConfigs)), max: top(kmsg.DescribeConfigs)},
+		{handler: rs.clusterSplit(deleteGroupsSplit, handle(rs.deleteGroups)), max: top(kmsg.DeleteGroups)},
+		{handler: rs.clusterSplit(incrementalAlterConfigsSplit, handle(rs.incrementalAlterConfigs)), max: top(kmsg.IncrementalAlterConfigs)},
 		{handler: gate(handle(rs.offsetDelete)), max: top(kmsg.OffsetDelete)},
 		{handler: gate(handle(rs.streamsGroupHeartbeat)), max: 1, advertise: true},
-		{handler: gate(handle(rs.streamsGroupDescribe)), max: 1, advertise: true},
+		{handler: rs.clusterSplit(streamsGroupDescribeSplit, gate(handle(rs.streamsGroupDescribe))), max: 1, advertise: true},
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
@@ -326,6 +328,32 @@ func (cr *clusterRuntime) Forward(ctx context.Context, peer, group string, gen i
 
 // ForwardTimeout implements route.Cluster.
 func (cr *clusterRuntime) ForwardTimeout() time.Duration { return cr.links.timeout }
+
+// Peers implements route.Cluster: the other instances of the latest map.
+func (cr *clusterRuntime) Peers() []string {
+	g := cr.group.Load()
+	if g == nil {
+		return nil
+	}
+	var peers []string
+	for id := range g.Map().Instances {
+		if id != cr.self.ProxyID {
+			peers = append(peers, id)
+		}
+	}
+	sort.Strings(peers)
+	return peers
+}
+
+// ServedGroups implements route.Cluster: a served-groups call to peer
+// over its link.
+func (cr *clusterRuntime) ServedGroups(ctx context.Context, peer string, req *proxy.Request, timeout time.Duration) ([]kmsg.ListGroupsResponseGroup, error) {
+	link := cr.links.links.Link(peer)
+	if link == nil {
+		return nil, &proxy.PeerError{Peer: peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to that instance"}
+	}
+	return cr.links.p.ServedGroups(ctx, link, req, timeout)
+}
 
 // admitServe is the proxy's check of a serve call before any handling
 // (docs/one-address.md §6 rule 2): the partition is this instance's

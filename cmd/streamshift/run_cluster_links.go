@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -93,8 +94,16 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 	}
 	log.Info().Str("cluster_listen", pl.Addr().String()).Str("advertised_address", internal).Bool("tls", lt != nil).
 		Msg("cluster: internal listener for the other instances' links")
+	if hook := clusterLinksHook.Load(); hook != nil {
+		(*hook)(cfg.ProxyID, cl)
+	}
 	return cl, nil
 }
+
+// clusterLinksHook, set by tests only, is given every instance's links
+// when they start: a test closes one instance's internal listener (a peer
+// down for the others while the map still names it).
+var clusterLinksHook atomic.Pointer[func(proxyID string, cl *clusterLinks)]
 
 // internalAddress is cluster.advertised-address, or the bound listener's
 // host (the machine's host name when it is a wildcard) and port.

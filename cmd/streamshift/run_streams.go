@@ -193,6 +193,10 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	if err := routes.Register(p); err != nil {
 		return nil, fmt.Errorf("register routes: %w", err)
 	}
+	if rt.links != nil {
+		// Other instances' ListGroups ask for the groups served here.
+		p.SetServedGroups(routes.ServedGroups)
+	}
 	logMigration(mig, log)
 	if durable {
 		if err := rt.cluster.join(cfg, fatal); err != nil {
