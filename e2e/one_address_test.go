@@ -234,14 +234,15 @@ type oneAddressTools struct {
 }
 
 // check: every franz-go member consumes again; kafka-consumer-groups
-// --list names the franz-go group (and the smoke group while it is
+// --list names the franz-go group (and the smoke group exactly while it is
 // classic) and --describe gives each franz-go partition a member and a
 // committed offset; with the smoke group served as a streams group
 // (streams+classic members), kafka-streams-groups --describe names the
 // coordinator at the one address, state Stable and those members by
-// protocol; once it is a classic group again, kafka-consumer-groups
-// --describe --members lists its two classic clients. The tools run at
-// once.
+// protocol, kafka-groups --list types both groups and kafka-configs
+// describes the smoke group's streams configs; once it is a classic group
+// again, kafka-consumer-groups --describe --members lists its two classic
+// clients. The tools run at once.
 func (o *oneAddressTools) check(ctx context.Context, phase string, streams, classic int) error {
 	if err := o.franz.progress(ctx); err != nil {
 		return fmt.Errorf("%s: %w", phase, err)
@@ -250,7 +251,7 @@ func (o *oneAddressTools) check(ctx context.Context, phase string, streams, clas
 	if streams+classic == 0 {
 		checks = append(checks, o.classicMembers)
 	} else {
-		checks = append(checks, o.streamsState(streams+classic), o.streamsMembers(streams, classic))
+		checks = append(checks, o.streamsState(streams+classic), o.streamsMembers(streams, classic), o.groupsListed, o.groupConfigs)
 	}
 	errs := make(chan error, len(checks))
 	for _, c := range checks {
@@ -266,29 +267,56 @@ func (o *oneAddressTools) check(ctx context.Context, phase string, streams, clas
 }
 
 // listed: kafka-consumer-groups --list names the franz-go group, and the
-// smoke group if it is classic now. A streams group is not a consumer
-// group: Kafka 4.4's tool lists the smoke group only while it is classic.
-// (While streamshift serves it, only its owner would leave it out: a
-// ListGroups answered by another instance has the upstream's classic
-// entry, the anchor's, until ListGroups asks every instance for its served
-// groups.)
-func (o *oneAddressTools) listed(smoke bool) func(context.Context) error {
+// smoke group exactly while it is classic: a streams group is not a
+// consumer group (Kafka 4.4's tool lists classic and consumer groups), and
+// every instance knows the served groups of the others (ListGroups asks
+// them).
+func (o *oneAddressTools) listed(classicSmoke bool) func(context.Context) error {
 	return func(ctx context.Context) error {
 		list, err := o.tool(ctx, "kafka-consumer-groups", "--list")
 		if err != nil {
 			return err
 		}
-		groups := []string{o.franz.group}
-		if smoke {
-			groups = append(groups, "SmokeTest")
-		}
-		for _, g := range groups {
-			if !hasLine(list, g) {
-				return fmt.Errorf("kafka-consumer-groups --list lacks %s:\n%s", g, list)
-			}
+		if !hasLine(list, o.franz.group) || hasLine(list, "SmokeTest") != classicSmoke {
+			return fmt.Errorf("kafka-consumer-groups --list: want %s, and SmokeTest %t:\n%s", o.franz.group, classicSmoke, list)
 		}
 		return nil
 	}
+}
+
+// groupsListed: kafka-groups --list names the smoke group as a streams
+// group and the franz-go group as a classic one.
+func (o *oneAddressTools) groupsListed(ctx context.Context) error {
+	list, err := o.tool(ctx, "kafka-groups", "--list")
+	if err != nil {
+		return err
+	}
+	// GROUP TYPE PROTOCOL
+	types := map[string]string{}
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			types[f[0]] = strings.ToLower(f[1])
+		}
+	}
+	if types["SmokeTest"] != "streams" || types[o.franz.group] != "classic" {
+		return fmt.Errorf("kafka-groups --list: want SmokeTest streams, %s classic, got %v:\n%s", o.franz.group, types, list)
+	}
+	return nil
+}
+
+// groupConfigs: kafka-configs --describe --entity-type groups of the
+// smoke group, served by streamshift, has its streams configs.
+func (o *oneAddressTools) groupConfigs(ctx context.Context) error {
+	out, err := o.tool(ctx, "kafka-configs", "--describe", "--entity-type", "groups", "--entity-name", "SmokeTest", "--all")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "streams.session.timeout.ms=") {
+			return nil
+		}
+	}
+	return fmt.Errorf("kafka-configs --describe --entity-type groups SmokeTest lacks its streams configs:\n%s", out)
 }
 
 // classicMembers: kafka-consumer-groups --describe --members lists the
