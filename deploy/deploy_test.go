@@ -17,6 +17,10 @@ import (
 	"github.com/streamshift/streamshift/config"
 )
 
+type labelSelector struct {
+	MatchLabels map[string]string `yaml:"matchLabels"`
+}
+
 type manifest struct {
 	Kind     string `yaml:"kind"`
 	Metadata struct {
@@ -27,7 +31,22 @@ type manifest struct {
 			Name string `yaml:"name"`
 			Port int    `yaml:"port"`
 		} `yaml:"ports"`
+		// A NetworkPolicy's.
+		PodSelector labelSelector `yaml:"podSelector"`
+		Ingress     []struct {
+			From []struct {
+				PodSelector       *labelSelector `yaml:"podSelector"`
+				NamespaceSelector *labelSelector `yaml:"namespaceSelector"`
+				IPBlock           any            `yaml:"ipBlock"`
+			} `yaml:"from"`
+			Ports []struct {
+				Port int `yaml:"port"`
+			} `yaml:"ports"`
+		} `yaml:"ingress"`
 		Template struct {
+			Metadata struct {
+				Labels map[string]string `yaml:"labels"`
+			} `yaml:"metadata"`
 			Spec struct {
 				Containers []struct {
 					Env []struct {
@@ -67,20 +86,27 @@ func manifests(t *testing.T, path string) []manifest {
 
 // TestKubernetesManifest: the StatefulSet's STREAMSHIFT_* variables are
 // configuration keys streamshift knows, and together (with a pod's name
-// put in) a configuration `streamshift run` accepts; every port it serves
-// (bootstrap, one per node id, admin) is a container port and a port of the
-// headless Service, and the bootstrap Service exposes the bootstrap port.
+// put in) a configuration `streamshift run` accepts. The one address: the
+// Service `streamshift` lists exactly the client ports (bootstrap, one per
+// node id) and every instance advertises that Service's name; each
+// instance's cluster.advertised-address is its own name in the headless
+// Service, which lists the internal port only. Every port streamshift
+// serves (those, admin) is a container port. The NetworkPolicy admits the
+// client and admin ports, and the internal port from the StatefulSet's own
+// pods only.
 func TestKubernetesManifest(t *testing.T) {
 	known := map[string]bool{}
 	for _, s := range config.Settings() {
 		known[s.Env] = true
 	}
-	var set *manifest
+	var set, policy *manifest
 	services := map[string]manifest{}
 	for _, m := range manifests(t, "kubernetes/streamshift.yaml") {
 		switch m.Kind {
 		case "StatefulSet":
 			set = &m
+		case "NetworkPolicy":
+			policy = &m
 		case "Service":
 			services[m.Metadata.Name] = m
 		}
@@ -108,37 +134,97 @@ func TestKubernetesManifest(t *testing.T) {
 		t.Errorf("the StatefulSet's configuration warns: %v", warnings)
 	}
 	_, listenPort, _ := strings.Cut(cfg.Listen, ":")
-	want := map[int]string{atoi(t, listenPort): "bootstrap"}
+	clients := map[int]string{atoi(t, listenPort): "bootstrap"}
 	for id := cfg.NodeIDMin; id <= cfg.NodeIDMax; id++ {
-		want[cfg.NodePortBase+int(id)] = "node " + strconv.Itoa(int(id))
+		clients[cfg.NodePortBase+int(id)] = "node " + strconv.Itoa(int(id))
 	}
 	_, adminPort, _ := strings.Cut(cfg.AdminListen, ":")
-	want[atoi(t, adminPort)] = "admin"
+	admin := atoi(t, adminPort)
 	// The internal listener: the other instances' links, through the
 	// headless Service (each pod's own name).
-	_, clusterPort, _ := strings.Cut(cfg.ClusterListen(), ":")
-	want[atoi(t, clusterPort)] = "cluster"
-	if _, advPort, _ := strings.Cut(cfg.Cluster.AdvertisedAddress, ":"); !strings.Contains(cfg.Cluster.AdvertisedAddress, "streamshift-headless") || advPort != clusterPort {
-		t.Errorf("cluster.advertised-address %q: want the pod's name in the headless Service, port %s", cfg.Cluster.AdvertisedAddress, clusterPort)
+	_, clusterPortS, _ := strings.Cut(cfg.ClusterListen(), ":")
+	clusterPort := atoi(t, clusterPortS)
+	if _, advPort, _ := strings.Cut(cfg.Cluster.AdvertisedAddress, ":"); !strings.HasPrefix(cfg.Cluster.AdvertisedAddress, "streamshift-0.streamshift-headless.") || advPort != clusterPortS {
+		t.Errorf("cluster.advertised-address %q: want the pod's name in the headless Service, port %s", cfg.Cluster.AdvertisedAddress, clusterPortS)
+	}
+	if h := cfg.AdvertisedHost; h != "streamshift" && !strings.HasPrefix(h, "streamshift.") {
+		t.Errorf("advertised-host %q: want the client Service streamshift, the one address of every instance", h)
+	}
+
+	ports := func(m manifest) map[int]bool {
+		out := map[int]bool{}
+		for _, p := range m.Spec.Ports {
+			out[p.Port] = true
+		}
+		return out
 	}
 	containerPorts := map[int]bool{}
 	for _, p := range c.Ports {
 		containerPorts[p.ContainerPort] = true
 	}
-	headless := map[int]bool{}
-	for _, p := range services["streamshift-headless"].Spec.Ports {
-		headless[p.Port] = true
+	want := map[int]string{admin: "admin", clusterPort: "cluster"}
+	for p, what := range clients {
+		want[p] = what
 	}
 	for port, what := range want {
-		if !containerPorts[port] || !headless[port] {
-			t.Errorf("the %s port %d is not a container port and a port of streamshift-headless", what, port)
+		if !containerPorts[port] {
+			t.Errorf("the %s port %d is not a container port", what, port)
 		}
 	}
 	if len(containerPorts) != len(want) {
 		t.Errorf("container ports %v, want exactly %v", containerPorts, want)
 	}
-	if b := services["streamshift"].Spec.Ports; len(b) != 1 || b[0].Port != atoi(t, listenPort) {
-		t.Errorf("the bootstrap Service exposes %v, want the bootstrap port %s", b, listenPort)
+	service := ports(services["streamshift"])
+	for port, what := range clients {
+		if !service[port] {
+			t.Errorf("the %s port %d is not a port of the Service streamshift (the one address)", what, port)
+		}
+	}
+	if len(service) != len(clients) {
+		t.Errorf("the Service streamshift exposes %v, want exactly the client ports %v (never the internal or admin port)", service, clients)
+	}
+	if h := ports(services["streamshift-headless"]); len(h) != 1 || !h[clusterPort] {
+		t.Errorf("the headless Service exposes %v, want the internal port %d only", h, clusterPort)
+	}
+
+	if policy == nil {
+		t.Fatal("no NetworkPolicy")
+	}
+	pods := set.Spec.Template.Metadata.Labels
+	selects := func(s *labelSelector) bool {
+		if s == nil || len(s.MatchLabels) == 0 {
+			return false
+		}
+		for k, v := range s.MatchLabels {
+			if pods[k] != v {
+				return false
+			}
+		}
+		return true
+	}
+	if !selects(&policy.Spec.PodSelector) {
+		t.Errorf("the NetworkPolicy selects %v, not the StatefulSet's pods %v", policy.Spec.PodSelector.MatchLabels, pods)
+	}
+	admitted := map[int]bool{}
+	for _, rule := range policy.Spec.Ingress {
+		own := len(rule.From) > 0
+		for _, f := range rule.From {
+			own = own && selects(f.PodSelector) && f.NamespaceSelector == nil && f.IPBlock == nil
+		}
+		for _, p := range rule.Ports {
+			if p.Port == clusterPort && !own {
+				t.Errorf("the NetworkPolicy admits the internal port %d from %+v, want the StatefulSet's pods only", clusterPort, rule.From)
+			}
+			admitted[p.Port] = true
+		}
+		if len(rule.Ports) == 0 {
+			t.Errorf("a NetworkPolicy rule admits every port (the internal one included) from %+v", rule.From)
+		}
+	}
+	for port, what := range want {
+		if !admitted[port] {
+			t.Errorf("the NetworkPolicy does not admit the %s port %d", what, port)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@
 package e2e_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -43,9 +44,12 @@ type ssCluster struct {
 }
 
 // startSSCluster starts the three instances (proxy ids s1, s2, s3): the
-// bootstrap port P, the broker (node 1) on P+1, /cluster on P+2. They log
-// at debug level unless env sets STREAMSHIFT_LOG_LEVEL (a benchmark's).
-func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env ...string) (*ssCluster, error) {
+// bootstrap port P, the broker (node 1) on P+1, /cluster on P+2, the
+// internal listener on P+3. Each advertises its own address, or all of
+// them advertised (a load balancer's address, where P and P+1 are free
+// too) when it is set. They log at debug level unless env sets
+// STREAMSHIFT_LOG_LEVEL (a benchmark's).
+func startSSCluster(ctx context.Context, t testing.TB, dir, upstream, advertised string, env ...string) (*ssCluster, error) {
 	bin, err := harness.BuildStreamshift(dir)
 	if err != nil {
 		return nil, err
@@ -54,7 +58,11 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 	// The bootstrap, node 1's port, the admin port and the internal
 	// listener (a port of their own, not the default 19091 another run
 	// may hold).
-	if c.port, err = harness.FreePortsOnHosts(c.hosts[:], 4); err != nil {
+	hosts := c.hosts[:]
+	if advertised != "" {
+		hosts = append(hosts[:3:3], advertised)
+	}
+	if c.port, err = harness.FreePortsOnHosts(hosts, 4); err != nil {
 		return nil, err
 	}
 	env = append([]string{
@@ -71,6 +79,7 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 	}
 	for i, h := range c.hosts {
 		listen := net.JoinHostPort(h, strconv.Itoa(c.port))
+		adv := cmp.Or(advertised, h)
 		c.admin[i] = net.JoinHostPort(h, strconv.Itoa(c.port+2))
 		pdir := filepath.Join(dir, fmt.Sprintf("streamshift-s%d", i+1))
 		if err := os.MkdirAll(pdir, 0o755); err != nil {
@@ -78,7 +87,7 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 		}
 		penv := append(append([]string(nil), env...), "STREAMSHIFT_CLUSTER_LISTEN="+net.JoinHostPort(h, strconv.Itoa(c.port+3)))
 		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, args: []string{"run", "--upstream", upstream,
-			"--listen", listen, "--advertised-host", h, "--node-port-base", strconv.Itoa(c.port), "--node-id-min", "1", "--node-id-max", "1",
+			"--listen", listen, "--advertised-host", adv, "--node-port-base", strconv.Itoa(c.port), "--node-id-min", "1", "--node-id-max", "1",
 			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", logLevel}}
 		if err := p.start(ctx); err != nil {
 			return nil, err
@@ -282,7 +291,7 @@ func TestStreamsProxyInstances(t *testing.T) {
 		Hold:          5 * time.Second,
 		Route: func(ctx context.Context, r *harness.Run) (string, error) {
 			var err error
-			c, err = startSSCluster(ctx, r.T, r.Dir, r.Broker.Bootstrap, nativeTestSettings...)
+			c, err = startSSCluster(ctx, r.T, r.Dir, r.Broker.Bootstrap, "", nativeTestSettings...)
 			if err != nil {
 				return "", err
 			}
@@ -421,101 +430,4 @@ func TestStreamsProxyInstances(t *testing.T) {
 			}},
 		},
 	})
-}
-
-// TestStreamsProxyInstancesMigration: Kafka's StreamsSmokeTest clients
-// migrate online (classic → streams → classic) through three streamshift
-// instances on Kafka 3.9, exactly once, and the instance owning the group
-// is killed -9 at three points, each time without coming back until the
-// next step (its groups move to another instance): right after the
-// takeover, with the 3.9 classic client inside the streams group, and as
-// the last streams client leaves (the hand-back). The driver verifies every
-// output, no client reaches ERROR or gets a fatal group error, no task is
-// closed dirty, and the group ends as the broker's classic group of the two
-// classic clients.
-func TestStreamsProxyInstancesMigration(t *testing.T) {
-	t.Parallel()
-	const group = "SmokeTest"
-	out, ctx, b := smokeBroker(t, 8*time.Minute)
-	c, err := startSSCluster(ctx, t, out, b.Bootstrap, nativeTestSettings...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client := func(name, version, protocol string) harness.SmokeClient {
-		return harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol}
-	}
-	killed := -1
-	// killOwner brings the instance killed last back, then kills the
-	// group's owner (waiting for line in its log first, if set).
-	killOwner := func(ctx context.Context, line string) error {
-		if killed >= 0 {
-			if err := c.procs[killed].start(ctx); err != nil {
-				return err
-			}
-			if err := c.settled(ctx, 0, 1, 2); err != nil {
-				return err
-			}
-		}
-		o, err := c.owner(ctx, 0, group)
-		if err != nil {
-			return err
-		}
-		if line != "" {
-			if err := c.procs[o].waitLog(ctx, line, 60*time.Second); err != nil {
-				return err
-			}
-		}
-		t.Logf("group %s is owned by s%d: killing it", group, o+1)
-		c.procs[o].kill9()
-		killed = o
-		return nil
-	}
-	rep, err := harness.RunKafkaSmokeRoll(ctx, harness.SmokeRollOptions{
-		Dir:       filepath.Join(out, "smoke"),
-		Bootstrap: c.bootstrap(),
-		Admin:     b.Bootstrap,
-		Guarantee: "exactly_once_v2",
-		Duration:  150 * time.Second,
-		// Every node a client knows is on the instance its metadata came
-		// from: when that one dies, a client must bootstrap again, which
-		// 3.x clients (3.8+) do only when asked (4.x by default).
-		Props: map[string]string{"metadata.recovery.strategy": "rebootstrap"},
-		Start: []harness.SmokeClient{
-			client("c1", harness.Kafka44, "classic"),
-			client("c2", harness.Kafka39, "classic"),
-		},
-		Rolls: []harness.SmokeRoll{
-			{Name: "roll c1 to s1 (4.4 streams: takeover), kill -9 the owner right after the takeover",
-				Stop: "c1", Start: client("s1", harness.Kafka44, "streams"),
-				After: func(ctx context.Context, _ harness.SmokeControl) error { return killOwner(ctx, "takeover done") }},
-			{Name: "kill -9 the owner with the 3.9 classic client inside the streams group",
-				After: func(ctx context.Context, _ harness.SmokeControl) error { return killOwner(ctx, "") }},
-			{Name: "roll s1 to c3 (4.4 classic), kill -9 the owner as s1 leaves (the hand-back begins)",
-				Stop: "s1", Start: client("c3", harness.Kafka44, "classic"),
-				Between: func(ctx context.Context, _ harness.SmokeControl) error { return killOwner(ctx, "") }},
-		},
-		AfterRolls: func(ctx context.Context) error {
-			if err := c.procs[killed].start(ctx); err != nil {
-				return err
-			}
-			return checkHandedBack(ctx, b.Bootstrap, group, 2)
-		},
-		Logf: t.Logf,
-	})
-	if rep != nil {
-		writeSmokeRollReport(t, filepath.Join(out, "report.md"), rep)
-	}
-	if err != nil {
-		t.Fatalf("smoke test through three streamshift instances, the owner killed during an online migration (logs in %s): %v", out, err)
-	}
-	// The owner's death costs the clients no task: with the durable log
-	// the next owner serves the group as it was.
-	if err := checkSmokeClientFiles(filepath.Join(out, "smoke"), "log", "INCONSISTENT_GROUP_PROTOCOL",
-		"incompatible with those of existing members", "GROUP_ID_NOT_FOUND", "GroupIdNotFoundException",
-		"FENCED_INSTANCE_ID", "UNRELEASED_INSTANCE_ID", "Closed dirty"); err != nil {
-		t.Fatal(err)
-	}
-	if err := checkSmokeClientFiles(filepath.Join(out, "smoke"), "out", "-> ERROR", "-> PENDING_ERROR"); err != nil {
-		t.Fatal(err)
-	}
 }

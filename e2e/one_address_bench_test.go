@@ -53,7 +53,7 @@ func TestOneAddressBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Stop()
-	c, err := startSSCluster(ctx, t, out, b.Bootstrap, "STREAMSHIFT_LOG_LEVEL=info")
+	c, err := startSSCluster(ctx, t, out, b.Bootstrap, "", "STREAMSHIFT_LOG_LEVEL=info")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,11 @@ type SmokeRoll struct {
 // SmokeControl acts on the running smoke clients from a roll's hooks.
 type SmokeControl struct {
 	signal func(name string, sig syscall.Signal) error
+	pid    func(name string) (int, error)
 }
+
+// PID is a running client's JVM process id (to find its connections, say).
+func (c SmokeControl) PID(name string) (int, error) { return c.pid(name) }
 
 // Pause freezes a client's JVM (SIGSTOP): no heartbeat, no processing, its sockets stay open.
 func (c SmokeControl) Pause(name string) error { return c.signal(name, syscall.SIGSTOP) }
@@ -326,14 +330,27 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		o.Logf("closed smoke client %s", name)
 		return nil
 	}
-	control := SmokeControl{signal: func(name string, sig syscall.Signal) error {
+	runningProc := func(name string) (*proc, error) {
 		mu.Lock()
 		inst, ok := running[name]
 		mu.Unlock()
 		if !ok {
-			return fmt.Errorf("no running smoke client %s", name)
+			return nil, fmt.Errorf("no running smoke client %s", name)
 		}
-		return inst.p.cmd.Process.Signal(sig)
+		return inst.p, nil
+	}
+	control := SmokeControl{signal: func(name string, sig syscall.Signal) error {
+		p, err := runningProc(name)
+		if err != nil {
+			return err
+		}
+		return p.cmd.Process.Signal(sig)
+	}, pid: func(name string) (int, error) {
+		p, err := runningProc(name)
+		if err != nil {
+			return 0, err
+		}
+		return p.pid(), nil
 	}}
 	// settle waits until the group is at rest with exactly the running clients.
 	settle := func(step string) (describedGroup, error) {

@@ -1,0 +1,551 @@
+//go:build e2e
+
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamshift/streamshift/e2e/harness"
+)
+
+// oneAddress is the load balancer's address: every client's only
+// bootstrap, and the host all three instances advertise.
+const oneAddress = "127.0.0.10"
+
+// needHAProxy returns the path of Debian's haproxy. Without it the test is
+// skipped with the install hint, except under CI (.ci/run installs it),
+// where a missing haproxy fails the test.
+func needHAProxy(t *testing.T) string {
+	t.Helper()
+	path, err := harness.LookHAProxy()
+	if err == nil {
+		return path
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("haproxy is required under CI: %v", err)
+	}
+	t.Skip(err)
+	return ""
+}
+
+// TestOneAddressMigration: three streamshift instances on Kafka 3.9 behind
+// HAProxy (mode tcp, the README's configuration), all advertising
+// HAProxy's address, which is every client's only bootstrap. Through it:
+// Kafka's StreamsSmokeTest clients migrate online (4.4 and 3.9 classic →
+// a 4.4 streams client takes the group over → back to classic: the
+// hand-back), exactly once under continuous input; a franz-go consumer
+// group consumes a topic; Kafka's CLI tools describe both groups. The
+// instance owning the smoke group is killed -9 at three points (right after
+// the takeover, with the 3.9 classic client inside the streams group, and
+// as the last streams client leaves), each time staying dead until the
+// next. The 3.9 client runs without metadata.recovery.strategy=rebootstrap
+// (it cannot bootstrap again, as Java clients before 3.8): it reconnects
+// to the addresses it knows, which HAProxy sends to a live instance.
+//
+// Asserted: the driver verifies every output (SUCCESS); after each kill
+// the group settles with every client RUNNING, the franz-go members all
+// consume again, and the CLI answers name the expected members, the
+// coordinator at the one address and the franz-go group's offsets; no
+// client reaches ERROR, gets a fatal group error or closes a task dirty;
+// the group ends as the broker's classic group of the two classic clients.
+func TestOneAddressMigration(t *testing.T) {
+	t.Parallel()
+	haproxy := needHAProxy(t)
+	const group = "SmokeTest"
+	out, ctx, b := smokeBroker(t, 12*time.Minute)
+	c, err := startSSCluster(ctx, t, out, b.Bootstrap, oneAddress, nativeTestSettings...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servers []harness.HAProxyServer
+	for i, h := range c.hosts {
+		servers = append(servers, harness.HAProxyServer{Name: fmt.Sprintf("s%d", i+1), Host: h, AdminPort: c.port + 2})
+	}
+	lb, err := harness.StartHAProxy(ctx, harness.HAProxyOptions{Bin: haproxy, Dir: filepath.Join(out, "haproxy"), Bind: oneAddress,
+		Ports: []int{c.port, c.port + 1}, Servers: servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lb.Stop() })
+	if err := lb.WaitServers(ctx, "UP", "s1", "s2", "s3"); err != nil {
+		t.Fatal(err)
+	}
+	bootstrap := net.JoinHostPort(oneAddress, strconv.Itoa(c.port))
+	coordinator := net.JoinHostPort(oneAddress, strconv.Itoa(c.port+1))
+
+	franz, err := startFranzGroup(ctx, t, b.Bootstrap, bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := &oneAddressTools{dir: out, bootstrap: bootstrap, coordinator: coordinator, franz: franz}
+
+	client := func(name, version, protocol string) harness.SmokeClient {
+		return harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol}
+	}
+	killed := -1
+	// kill brings the instance killed last back, then kills the one pick
+	// names and waits until HAProxy's health check marks it down.
+	kill := func(ctx context.Context, pick func(ctx context.Context) (int, string, error)) error {
+		if killed >= 0 {
+			if err := c.procs[killed].start(ctx); err != nil {
+				return err
+			}
+			if err := c.settled(ctx, 0, 1, 2); err != nil {
+				return err
+			}
+			if err := lb.WaitServers(ctx, "UP", servers[killed].Name); err != nil {
+				return err
+			}
+		}
+		i, why, err := pick(ctx)
+		if err != nil {
+			return err
+		}
+		// A restarted instance gets only new connections: the owner
+		// may hold none of the clients' (clientsOf picks one that does).
+		sess, err := lb.Sessions()
+		if err != nil {
+			return err
+		}
+		t.Logf("%s; s%d holds %d of the clients' connections through haproxy (%v): killing it", why, i+1, sess[servers[i].Name], sess)
+		c.procs[i].kill9()
+		killed = i
+		return lb.WaitServers(ctx, "DOWN", servers[i].Name)
+	}
+	// owner picks the group's owner (once line is in its log, if set).
+	owner := func(line string) func(ctx context.Context) (int, string, error) {
+		return func(ctx context.Context) (int, string, error) {
+			o, err := c.owner(ctx, 0, group)
+			if err != nil {
+				return 0, "", err
+			}
+			if line != "" {
+				if err := c.procs[o].waitLog(ctx, line, 60*time.Second); err != nil {
+					return 0, "", err
+				}
+			}
+			return o, fmt.Sprintf("group %s is owned by s%d", group, o+1), nil
+		}
+	}
+	// clientsOf picks an instance other than the owner that smoke client
+	// name is connected to (HAProxy's sessions of its JVM's sockets).
+	clientsOf := func(sc harness.SmokeControl, name string) func(ctx context.Context) (int, string, error) {
+		return func(ctx context.Context) (int, string, error) {
+			o, err := c.owner(ctx, 0, group)
+			if err != nil {
+				return 0, "", err
+			}
+			pid, err := sc.PID(name)
+			if err != nil {
+				return 0, "", err
+			}
+			conns, err := lb.ServersOf(pid)
+			if err != nil {
+				return 0, "", err
+			}
+			pick := -1
+			for i, s := range servers {
+				if i != o && conns[s.Name] > 0 && (pick < 0 || conns[s.Name] > conns[servers[pick].Name]) {
+					pick = i
+				}
+			}
+			if pick < 0 {
+				return 0, "", fmt.Errorf("smoke client %s has no connection through haproxy on an instance but the owner s%d: %v", name, o+1, conns)
+			}
+			return pick, fmt.Sprintf("smoke client %s has %d connections on s%d (%v; the owner is s%d)", name, conns[servers[pick].Name], pick+1, conns, o+1), nil
+		}
+	}
+	checked := func(phase string, streams, classic int) func(context.Context, harness.SmokeControl) error {
+		return func(ctx context.Context, _ harness.SmokeControl) error {
+			return tools.check(ctx, phase, streams, classic)
+		}
+	}
+	rep, err := harness.RunKafkaSmokeRoll(ctx, harness.SmokeRollOptions{
+		Dir:       filepath.Join(out, "smoke"),
+		Bootstrap: bootstrap,
+		Admin:     b.Bootstrap,
+		Guarantee: "exactly_once_v2",
+		// The rolls, three kills and two rounds of CLI checks happen under input.
+		Duration: 210 * time.Second,
+		Start: []harness.SmokeClient{
+			client("c1", harness.Kafka44, "classic"),
+			client("c2", harness.Kafka39, "classic"),
+		},
+		Rolls: []harness.SmokeRoll{
+			{Name: "roll c1 to s1 (4.4 streams: takeover), kill -9 the owner right after the takeover",
+				Stop: "c1", Start: client("s1", harness.Kafka44, "streams"),
+				After: func(ctx context.Context, _ harness.SmokeControl) error { return kill(ctx, owner("takeover done")) }},
+			{Name: "the franz-go group and the CLI after the owner's death", After: checked("after the owner's death at the takeover", 1, 1)},
+			{Name: "kill -9 the owner with the 3.9 classic client inside the streams group",
+				After: func(ctx context.Context, _ harness.SmokeControl) error { return kill(ctx, owner("")) }},
+			{Name: "kill -9 an instance (not the owner) the 3.9 classic client c2 is connected to",
+				After: func(ctx context.Context, sc harness.SmokeControl) error { return kill(ctx, clientsOf(sc, "c2")) }},
+			{Name: "the franz-go group and the CLI after the classic client's instance died", After: checked("after the classic client's instance died", 1, 1)},
+			{Name: "roll s1 to c3 (4.4 classic), kill -9 the owner as s1 leaves (the hand-back begins)",
+				Stop: "s1", Start: client("c3", harness.Kafka44, "classic"),
+				Between: func(ctx context.Context, _ harness.SmokeControl) error { return kill(ctx, owner("")) }},
+		},
+		AfterRolls: func(ctx context.Context) error {
+			if err := c.procs[killed].start(ctx); err != nil {
+				return err
+			}
+			if err := checkHandedBack(ctx, b.Bootstrap, group, 2); err != nil {
+				return err
+			}
+			return tools.check(ctx, "after the hand-back", 0, 0)
+		},
+		Logf: t.Logf,
+	})
+	if rep != nil {
+		writeSmokeRollReport(t, filepath.Join(out, "report.md"), rep)
+	}
+	if err != nil {
+		t.Fatalf("smoke test through HAProxy in front of three streamshift instances, the owner killed during an online migration (logs in %s): %v", out, err)
+	}
+	// The owner's death costs the clients no task: with the durable log
+	// the next owner serves the group as it was.
+	if err := checkSmokeClientFiles(filepath.Join(out, "smoke"), "log", "INCONSISTENT_GROUP_PROTOCOL",
+		"incompatible with those of existing members", "GROUP_ID_NOT_FOUND", "GroupIdNotFoundException",
+		"FENCED_INSTANCE_ID", "UNRELEASED_INSTANCE_ID", "Closed dirty"); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkSmokeClientFiles(filepath.Join(out, "smoke"), "out", "-> ERROR", "-> PENDING_ERROR"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oneAddressTools checks the franz-go group's progress and Kafka's CLI
+// answers through the one address.
+type oneAddressTools struct {
+	dir, bootstrap, coordinator string
+	franz                       *franzGroup
+}
+
+// check: every franz-go member consumes again; kafka-consumer-groups
+// --list names the franz-go group (and the smoke group exactly while it is
+// classic) and --describe gives each franz-go partition a member and a
+// committed offset; with the smoke group served as a streams group
+// (streams+classic members), kafka-streams-groups --describe names the
+// coordinator at the one address, state Stable and those members by
+// protocol, kafka-groups --list types both groups and kafka-configs
+// describes the smoke group's streams configs; once it is a classic group
+// again, kafka-consumer-groups --describe --members lists its two classic
+// clients. The tools run at once.
+func (o *oneAddressTools) check(ctx context.Context, phase string, streams, classic int) error {
+	if err := o.franz.progress(ctx); err != nil {
+		return fmt.Errorf("%s: %w", phase, err)
+	}
+	checks := []func(context.Context) error{o.listed(streams+classic == 0), o.franzDescribed}
+	if streams+classic == 0 {
+		checks = append(checks, o.classicMembers)
+	} else {
+		checks = append(checks, o.streamsState(streams+classic), o.streamsMembers(streams, classic), o.groupsListed, o.groupConfigs)
+	}
+	errs := make(chan error, len(checks))
+	for _, c := range checks {
+		go func() { errs <- c(ctx) }()
+	}
+	var first error
+	for range checks {
+		if err := <-errs; err != nil && first == nil {
+			first = fmt.Errorf("%s: %w", phase, err)
+		}
+	}
+	return first
+}
+
+// listed: kafka-consumer-groups --list names the franz-go group, and the
+// smoke group exactly while it is classic: a streams group is not a
+// consumer group (Kafka 4.4's tool lists classic and consumer groups), and
+// every instance knows the served groups of the others (ListGroups asks
+// them).
+func (o *oneAddressTools) listed(classicSmoke bool) func(context.Context) error {
+	return func(ctx context.Context) error {
+		list, err := o.tool(ctx, "kafka-consumer-groups", "--list")
+		if err != nil {
+			return err
+		}
+		if !hasLine(list, o.franz.group) || hasLine(list, "SmokeTest") != classicSmoke {
+			return fmt.Errorf("kafka-consumer-groups --list: want %s, and SmokeTest %t:\n%s", o.franz.group, classicSmoke, list)
+		}
+		return nil
+	}
+}
+
+// groupsListed: kafka-groups --list names the smoke group as a streams
+// group and the franz-go group as a classic one.
+func (o *oneAddressTools) groupsListed(ctx context.Context) error {
+	list, err := o.tool(ctx, "kafka-groups", "--list")
+	if err != nil {
+		return err
+	}
+	// GROUP TYPE PROTOCOL
+	types := map[string]string{}
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) > 1 {
+			types[f[0]] = strings.ToLower(f[1])
+		}
+	}
+	if types["SmokeTest"] != "streams" || types[o.franz.group] != "classic" {
+		return fmt.Errorf("kafka-groups --list: want SmokeTest streams, %s classic, got %v:\n%s", o.franz.group, types, list)
+	}
+	return nil
+}
+
+// groupConfigs: kafka-configs --describe --entity-type groups of the
+// smoke group, served by streamshift, has its streams configs.
+func (o *oneAddressTools) groupConfigs(ctx context.Context) error {
+	out, err := o.tool(ctx, "kafka-configs", "--describe", "--entity-type", "groups", "--entity-name", "SmokeTest", "--all")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "streams.session.timeout.ms=") {
+			return nil
+		}
+	}
+	return fmt.Errorf("kafka-configs --describe --entity-type groups SmokeTest lacks its streams configs:\n%s", out)
+}
+
+// classicMembers: kafka-consumer-groups --describe --members lists the
+// smoke group's two classic clients.
+func (o *oneAddressTools) classicMembers(ctx context.Context) error {
+	desc, err := o.tool(ctx, "kafka-consumer-groups", "--describe", "--group", "SmokeTest", "--members")
+	if err != nil {
+		return err
+	}
+	if n := len(toolRows(desc, "SmokeTest")); n != 2 {
+		return fmt.Errorf("kafka-consumer-groups --describe --members lists %d members of SmokeTest, want 2:\n%s", n, desc)
+	}
+	return nil
+}
+
+// streamsState: kafka-streams-groups --describe --state names the
+// coordinator at the one address (node 1, the broker's id), Stable, and
+// the number of members.
+func (o *oneAddressTools) streamsState(members int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		state, err := o.tool(ctx, "kafka-streams-groups", "--describe", "--group", "SmokeTest", "--state")
+		if err != nil {
+			return err
+		}
+		// The header "COORDINATOR (ID)" is two fields, as its values are.
+		rows := toolRows(state, "SmokeTest")
+		if len(rows) != 1 || rows[0]["COORDINATOR"] != o.coordinator || rows[0]["(ID)"] != "(1)" || rows[0]["STATE"] != "Stable" ||
+			rows[0]["#MEMBERS"] != strconv.Itoa(members) {
+			return fmt.Errorf("kafka-streams-groups --describe --state: want coordinator %s (1), Stable, %d members:\n%s", o.coordinator, members, state)
+		}
+		return nil
+	}
+}
+
+// streamsMembers: kafka-streams-groups --describe --members --verbose
+// lists that many streams and classic members.
+func (o *oneAddressTools) streamsMembers(streams, classic int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		members, err := o.tool(ctx, "kafka-streams-groups", "--describe", "--group", "SmokeTest", "--members", "--verbose")
+		if err != nil {
+			return err
+		}
+		byProtocol := map[string]int{}
+		for _, r := range toolRows(members, "SmokeTest") {
+			byProtocol[r["MEMBER-PROTOCOL"]]++
+		}
+		if byProtocol["streams"] != streams || byProtocol["classic"] != classic || len(byProtocol) > 2 {
+			return fmt.Errorf("kafka-streams-groups --describe --members: %v, want %d streams and %d classic:\n%s", byProtocol, streams, classic, members)
+		}
+		return nil
+	}
+}
+
+// franzDescribed: kafka-consumer-groups --describe of the franz-go group
+// gives each of its partitions a committed offset and a member.
+func (o *oneAddressTools) franzDescribed(ctx context.Context) error {
+	out, err := o.tool(ctx, "kafka-consumer-groups", "--describe", "--group", o.franz.group)
+	if err != nil {
+		return err
+	}
+	parts := map[string]bool{}
+	for _, r := range toolRows(out, o.franz.group) {
+		if r["TOPIC"] != o.franz.topic {
+			return fmt.Errorf("kafka-consumer-groups --describe %s: row %v:\n%s", o.franz.group, r, out)
+		}
+		if _, err := strconv.ParseInt(r["CURRENT-OFFSET"], 10, 64); err != nil || r["CONSUMER-ID"] == "" || r["CONSUMER-ID"] == "-" {
+			return fmt.Errorf("kafka-consumer-groups --describe %s: partition %s without a committed offset or a member:\n%s", o.franz.group, r["PARTITION"], out)
+		}
+		parts[r["PARTITION"]] = true
+	}
+	if len(parts) != franzPartitions {
+		return fmt.Errorf("kafka-consumer-groups --describe %s: %d partitions, want %d:\n%s", o.franz.group, len(parts), franzPartitions, out)
+	}
+	return nil
+}
+
+// tool runs a Kafka CLI tool through the one address; an error exit or an
+// "Error" line fails.
+func (o *oneAddressTools) tool(ctx context.Context, name string, args ...string) (string, error) {
+	out, err := harness.RunTool(ctx, o.dir, name, append([]string{"--bootstrap-server", o.bootstrap}, args...)...)
+	if err != nil {
+		return out, err
+	}
+	if strings.Contains(out, "Error") || strings.Contains(out, "Exception") {
+		return out, fmt.Errorf("%s %v:\n%s", name, args, out)
+	}
+	return out, nil
+}
+
+// toolRows are a CLI table's rows of group: each line whose first field
+// is group, its fields by the column names of the last header line
+// (first field GROUP) above it.
+func toolRows(out, group string) []map[string]string {
+	var header []string
+	var rows []map[string]string
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case f[0] == "GROUP":
+			header = f
+		case f[0] == group:
+			row := map[string]string{}
+			for i, v := range f {
+				if i < len(header) {
+					row[header[i]] = v
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+func hasLine(out, s string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if strings.TrimSpace(line) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// franzPartitions is the franz-go group's topic's partition count.
+const franzPartitions = 4
+
+// franzGroup is a franz-go producer and two consumer-group members, all
+// bootstrapping to the one address, running until the test ends.
+type franzGroup struct {
+	group, topic string
+	mu           sync.Mutex
+	consumed     [2]int
+	errs         []error
+}
+
+// startFranzGroup creates the topic on the broker, then produces to it a
+// record every 20 ms and consumes it in a classic consumer group of two
+// members (auto-committing), all through bootstrap.
+func startFranzGroup(ctx context.Context, t *testing.T, upstream, bootstrap string) (*franzGroup, error) {
+	f := &franzGroup{group: "one-address-franz", topic: "one-address-franz-in"}
+	admin, err := kgo.NewClient(kgo.SeedBrokers(upstream))
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close()
+	if _, err := kadm.NewClient(admin).CreateTopic(ctx, franzPartitions, 1, nil, f.topic); err != nil {
+		return nil, fmt.Errorf("create %s: %w", f.topic, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	prod, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.DefaultProduceTopic(f.topic), kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err != nil {
+		return nil, err
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer prod.Close()
+		for i := 0; ctx.Err() == nil; i++ {
+			if err := prod.ProduceSync(ctx, kgo.StringRecord(strconv.Itoa(i))).FirstErr(); err != nil && ctx.Err() == nil {
+				f.fail(fmt.Errorf("produce: %w", err))
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	for m := range f.consumed {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumerGroup(f.group), kgo.ConsumeTopics(f.topic),
+			kgo.ClientID(fmt.Sprintf("franz-%d", m+1)), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		if err != nil {
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer cl.Close()
+			for ctx.Err() == nil {
+				fs := cl.PollFetches(ctx)
+				fs.EachError(func(topic string, p int32, err error) {
+					if ctx.Err() == nil {
+						f.fail(fmt.Errorf("member %d fetch %s/%d: %w", m+1, topic, p, err))
+					}
+				})
+				f.mu.Lock()
+				f.consumed[m] += fs.NumRecords()
+				f.mu.Unlock()
+			}
+		}()
+	}
+	return f, nil
+}
+
+func (f *franzGroup) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.errs = append(f.errs, err)
+}
+
+// progress waits until every member consumed more than it had (each owns
+// some of the partitions once the group is stable).
+func (f *franzGroup) progress(ctx context.Context) error {
+	f.mu.Lock()
+	before := f.consumed
+	f.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	for {
+		f.mu.Lock()
+		now, errs := f.consumed, len(f.errs)
+		f.mu.Unlock()
+		if now[0] > before[0] && now[1] > before[1] {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			return fmt.Errorf("franz-go group %s: members consumed %v, before %v (%d client errors, last %v)", f.group, now, before, errs, lastErr(f.errs))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func lastErr(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return errs[len(errs)-1]
+}
