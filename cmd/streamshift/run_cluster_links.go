@@ -43,7 +43,7 @@ type clusterLinks struct {
 // or from another instance refused at once by a bound.
 func newForwardRefused() *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamshift_cluster_forward_refused_total",
-		Help: "Calls between streamshift instances refused at once (the client gets COORDINATOR_NOT_AVAILABLE), by reason: inflight and bytes (cluster.max-inflight-per-peer, cluster.max-peer-bytes, on this instance's calls), link_down, owner_inflight and owner_bytes (the same bounds on the calls other instances run here)."},
+		Help: "Calls between streamshift instances refused at once (the client gets COORDINATOR_NOT_AVAILABLE), by reason: inflight and bytes (cluster.max-inflight-per-peer, cluster.max-peer-bytes, on this instance's calls), link_down, link_refused (the instance did not admit this one's link: its SASL credentials, or no READ on the instance group), owner_inflight and owner_bytes (the same bounds on the calls other instances run here)."},
 		[]string{"reason"})
 }
 
@@ -56,9 +56,18 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	// When the upstream wants SASL (the control plane has credentials),
+	// links authenticate with the control plane's, and the listener
+	// admits only principals that may READ the instance group.
+	var auth *proxy.PeerAuth
+	linkSASL := controlPlaneSASL(cfg)
+	if linkSASL != nil {
+		auth = p.PeerAuth(cfg.InstanceGroup())
+	}
 	links := proxy.NewPeerLinks(proxy.PeerLinkOptions{
 		Self:          cfg.ProxyID,
 		TLS:           dial,
+		SASL:          linkSASL,
 		MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
 		MaxBytes:      int64(cfg.Cluster.MaxPeerBytes),
 		Timeout:       cfg.Cluster.ForwardTimeout,
@@ -70,6 +79,7 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 	pl, err := proxy.ListenPeers(proxy.PeerListenerOptions{
 		Addr:          cfg.ClusterListen(),
 		TLS:           lt,
+		Auth:          auth,
 		Handlers:      p.PeerHandlers(cfg.ProxyID, links),
 		MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
 		MaxBytes:      int64(cfg.Cluster.MaxPeerBytes),
@@ -92,7 +102,7 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 		stop:    make(chan struct{}),
 	}
 	log.Info().Str("cluster_listen", pl.Addr().String()).Str("advertised_address", internal).Bool("tls", lt != nil).
-		Msg("cluster: internal listener for the other instances' links")
+		Bool("sasl", auth != nil).Msg("cluster: internal listener for the other instances' links")
 	return cl, nil
 }
 
