@@ -95,6 +95,7 @@ func (c *ssCluster) bootstrap() string {
 type ssView struct {
 	Instances  map[string]json.RawMessage `json:"instances"`
 	Owners     []string                   `json:"owners"`
+	Links      map[string]bool            `json:"links"`
 	Partitions []struct {
 		Partition int32  `json:"partition"`
 		State     string `json:"state"`

@@ -137,7 +137,9 @@ func (cl *clusterLinks) mapChanged() {
 }
 
 // watch keeps a link to every other instance of the latest map that has an
-// internal address, and closes the links to instances that left it.
+// internal address, closes the links to instances that left it, and caps
+// the versions ApiVersions answers advertise to what every instance of the
+// map serves.
 func (cl *clusterLinks) watch(current func() upstream.ClusterMap) {
 	cl.wg.Add(1)
 	go func() {
@@ -148,7 +150,9 @@ func (cl *clusterLinks) watch(current func() upstream.ClusterMap) {
 				return
 			case <-cl.changed:
 			}
-			cl.links.Update(peersOf(current(), cl.self))
+			m := current()
+			cl.p.SetClusterVersions(m.ServedVersions())
+			cl.links.Update(peersOf(m, cl.self))
 		}
 	}()
 }
