@@ -45,6 +45,12 @@ type ssCluster struct {
 // startSSCluster starts the three instances (proxy ids s1, s2, s3): the
 // bootstrap port P, the broker (node 1) on P+1, /cluster on P+2.
 func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env ...string) (*ssCluster, error) {
+	return startSSClusterProbed(ctx, t, dir, upstream, nil, env...)
+}
+
+// startSSClusterProbed is startSSCluster whose readiness probes connect
+// with probe (SASL in front of a broker that wants it).
+func startSSClusterProbed(ctx context.Context, t testing.TB, dir, upstream string, probe []kgo.Opt, env ...string) (*ssCluster, error) {
 	bin, err := harness.BuildStreamshift(dir)
 	if err != nil {
 		return nil, err
@@ -70,7 +76,7 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream string, env
 			return nil, err
 		}
 		penv := append(append([]string(nil), env...), "STREAMSHIFT_CLUSTER_LISTEN="+net.JoinHostPort(h, strconv.Itoa(c.port+3)))
-		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, args: []string{"run", "--upstream", upstream,
+		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, probe: probe, args: []string{"run", "--upstream", upstream,
 			"--listen", listen, "--advertised-host", h, "--node-port-base", strconv.Itoa(c.port), "--node-id-min", "1", "--node-id-max", "1",
 			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", "debug"}}
 		if err := p.start(ctx); err != nil {

@@ -34,7 +34,7 @@ import (
 // CLUSTER_AUTHORIZATION_FAILED; a wrong password gets the broker's
 // SASL_AUTHENTICATION_FAILED.
 func checkClusterLinksSecure(ctx context.Context, r *harness.Run, upstream string, scram512 func(string) sasl.Mechanism) error {
-	c, err := startSSCluster(ctx, r.T, filepath.Join(r.Dir, "instances"), upstream,
+	c, err := startSSClusterProbed(ctx, r.T, filepath.Join(r.Dir, "instances"), upstream, []kgo.Opt{kgo.SASL(scram512("cli"))},
 		"STREAMSHIFT_CONTROL_PLANE_SASL_MECHANISM=PLAIN", "STREAMSHIFT_CONTROL_PLANE_SASL_USERNAME=streamshift",
 		"STREAMSHIFT_CONTROL_PLANE_SASL_PASSWORD="+secureUsers["streamshift"])
 	if err != nil {
