@@ -50,6 +50,12 @@ type ssCluster struct {
 // too) when it is set. They log at debug level unless env sets
 // STREAMSHIFT_LOG_LEVEL (a benchmark's).
 func startSSCluster(ctx context.Context, t testing.TB, dir, upstream, advertised string, env ...string) (*ssCluster, error) {
+	return startSSClusterProbed(ctx, t, dir, upstream, advertised, nil, env...)
+}
+
+// startSSClusterProbed is startSSCluster whose readiness probes connect
+// with probe (SASL in front of a broker that wants it).
+func startSSClusterProbed(ctx context.Context, t testing.TB, dir, upstream, advertised string, probe []kgo.Opt, env ...string) (*ssCluster, error) {
 	bin, err := harness.BuildStreamshift(dir)
 	if err != nil {
 		return nil, err
@@ -86,7 +92,7 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream, advertised
 			return nil, err
 		}
 		penv := append(append([]string(nil), env...), "STREAMSHIFT_CLUSTER_LISTEN="+net.JoinHostPort(h, strconv.Itoa(c.port+3)))
-		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, args: []string{"run", "--upstream", upstream,
+		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, probe: probe, args: []string{"run", "--upstream", upstream,
 			"--listen", listen, "--advertised-host", adv, "--node-port-base", strconv.Itoa(c.port), "--node-id-min", "1", "--node-id-max", "1",
 			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", logLevel}}
 		if err := p.start(ctx); err != nil {
@@ -111,6 +117,7 @@ func (c *ssCluster) bootstrap() string {
 type ssView struct {
 	Instances  map[string]json.RawMessage `json:"instances"`
 	Owners     []string                   `json:"owners"`
+	Links      map[string]bool            `json:"links"`
 	Partitions []struct {
 		Partition int32  `json:"partition"`
 		State     string `json:"state"`

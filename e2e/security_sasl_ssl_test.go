@@ -50,7 +50,9 @@ var secureUsers = map[string]string{"streamshift": "streamshift-secret", "app": 
 //   - Kafka's CLI tools with a SASL_SSL client.properties: the group
 //     streamshift serves (kafka-streams-groups) and a classic group
 //     (kafka-consumer-groups);
-//   - a second streamshift in front of SASL_PLAINTEXT, plaintext both sides.
+//   - a second streamshift in front of SASL_PLAINTEXT, plaintext both sides;
+//   - three streamshift instances sharing a group log there, whose links
+//     authenticate as their control plane (checkClusterLinksSecure).
 func TestSecuritySASLSSL(t *testing.T) {
 	t.Parallel()
 	pki := t.TempDir()
@@ -139,6 +141,9 @@ func TestSecuritySASLSSL(t *testing.T) {
 				}
 				defer px.Stop()
 				return produceConsumeSecure(ctx, px.Bootstrap, "secure-plaintext", nil, plain.Auth{User: "cli", Pass: secureUsers["cli"]}.AsMechanism())
+			}},
+			{Name: "three streamshift instances over SASL_PLAINTEXT: links authenticated as the control plane, a group through a non-owner, other principals' links refused", Do: func(ctx context.Context, r *harness.Run) error {
+				return checkClusterLinksSecure(ctx, r, sec.SASLPlaintext, scram512)
 			}},
 			roll.check(),
 		},

@@ -29,10 +29,13 @@ type streamshiftProc struct {
 	args     []string
 	env      []string
 	listen   string
-	cmd      *exec.Cmd
-	died     chan struct{}
-	logf     *os.File
-	starts   int
+	// probe are the readiness probe's client options: SASL in front of
+	// a broker that wants it.
+	probe  []kgo.Opt
+	cmd    *exec.Cmd
+	died   chan struct{}
+	logf   *os.File
+	starts int
 }
 
 // throughStreamshift is a Scenario.Route that puts streamshift (the streams
@@ -104,7 +107,7 @@ func (p *streamshiftProc) start(ctx context.Context) error {
 	died := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(died) }()
 	p.cmd, p.died, p.logf = cmd, died, logf
-	if err := harness.WaitKafkaReady(ctx, p.listen, 60*time.Second, died); err != nil {
+	if err := harness.WaitKafkaReady(ctx, p.listen, 60*time.Second, died, p.probe...); err != nil {
 		p.stop()
 		return fmt.Errorf("streamshift: %v (log in %s)", err, logf.Name())
 	}

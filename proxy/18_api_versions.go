@@ -60,11 +60,12 @@ func isUnsupportedVersionReply(frame []byte) bool {
 
 // rewriteApiVersions rewrites a successful ApiVersions response: every key is
 // capped to versionCap, keys kmsg does not know are removed (they could carry
-// addresses the proxy cannot rewrite), and locally served keys are merged in.
-// It returns nil when the frame must pass through untouched; otherwise adv
-// is what the answer advertises, the only keys and versions the client may
-// send afterwards (advertised.go).
-func rewriteApiVersions(regs []*registration, version int16, frame []byte) (out []byte, adv apiTable, err error) {
+// addresses the proxy cannot rewrite), locally served keys are merged in,
+// and the intercepted keys are capped to what every instance of the cluster
+// serves (caps, nil without). It returns nil when the frame must pass
+// through untouched; otherwise adv is what the answer advertises, the only
+// keys and versions the client may send afterwards (advertised.go).
+func rewriteApiVersions(regs []*registration, caps map[int16]int16, version int16, frame []byte) (out []byte, adv apiTable, err error) {
 	if isUnsupportedVersionReply(frame) {
 		return nil, nil, nil
 	}
@@ -76,7 +77,7 @@ func rewriteApiVersions(regs []*registration, version int16, frame []byte) (out 
 	if resp.ErrorCode != 0 {
 		return nil, nil, nil
 	}
-	capApiVersions(resp, regs)
+	capApiVersions(resp, regs, caps)
 	corr := int32(uint32(frame[4])<<24 | uint32(frame[5])<<16 | uint32(frame[6])<<8 | uint32(frame[7]))
 	return appendResponseFrame(make([]byte, 0, len(frame)+64), corr, resp), newAPITable(resp.ApiKeys), nil
 }
@@ -85,8 +86,11 @@ func rewriteApiVersions(regs []*registration, version int16, frame []byte) (out 
 // A registered, advertised key gets the union of the broker's range and the
 // registered one: versions inside the registered range are served or decided
 // by the interceptor, the others forwarded to a broker that supports them. A
-// capped registration's maxVersion then bounds the key's range.
-func capApiVersions(resp *kmsg.ApiVersionsResponse, regs []*registration) {
+// capped registration's maxVersion then bounds the key's range, and so does
+// caps[key], the highest version every instance of the cluster serves (a
+// request may be carried to its group's owner, which must decode it;
+// SetClusterVersions).
+func capApiVersions(resp *kmsg.ApiVersionsResponse, regs []*registration, caps map[int16]int16) {
 	keys := resp.ApiKeys[:0]
 	seen := make(map[int16]int, len(resp.ApiKeys))
 	for _, k := range resp.ApiKeys {
@@ -120,6 +124,11 @@ func capApiVersions(resp *kmsg.ApiVersionsResponse, regs []*registration) {
 		}
 		if reg.advertise {
 			keys = append(keys, kmsg.ApiVersionsResponseApiKey{ApiKey: reg.key, MinVersion: reg.minVersion, MaxVersion: reg.maxVersion})
+		}
+	}
+	for i := range keys {
+		if c, ok := caps[keys[i].ApiKey]; ok && c < keys[i].MaxVersion {
+			keys[i].MaxVersion = c
 		}
 	}
 	// A cap can leave a key with no version (MinVersion > MaxVersion).

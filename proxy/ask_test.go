@@ -207,10 +207,3 @@ func TestAskAfterClose(t *testing.T) {
 		t.Errorf("ask after close: %v, want ErrAskClosed", err)
 	}
 }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}

@@ -23,7 +23,7 @@ func TestApiVersionsCappedRegistrations(t *testing.T) {
 		{key: 68, minVersion: 0, maxVersion: 2, capped: true},
 		{key: 89, minVersion: 0, maxVersion: 1, capped: true}, // upstream lacks it, not advertised
 	}
-	capApiVersions(resp, regs)
+	capApiVersions(resp, regs, nil)
 	want := []kmsg.ApiVersionsResponseApiKey{
 		{ApiKey: 8, MinVersion: 0, MaxVersion: 9},
 		{ApiKey: 9, MinVersion: 0, MaxVersion: 10},

@@ -651,7 +651,7 @@ func (cc *clientConn) completeForwarded(s *slot, frame []byte) error {
 		var err error
 		if s.key == int16(kmsg.ApiVersions) {
 			var adv apiTable
-			rw, adv, err = rewriteApiVersions(p.reg.apiVersionsRegs(), s.version, frame)
+			rw, adv, err = rewriteApiVersions(p.reg.apiVersionsRegs(), p.clusterVersions(), s.version, frame)
 			if adv != nil {
 				cc.setAdvertised(adv)
 			}

@@ -87,7 +87,7 @@ func FuzzRewriteResponse(f *testing.F) {
 		var out []byte
 		var err error
 		if key == 18 {
-			out, _, err = rewriteApiVersions(nil, version, frame)
+			out, _, err = rewriteApiVersions(nil, nil, version, frame)
 		} else {
 			if _, ok := addressRewriters[key]; !ok {
 				return

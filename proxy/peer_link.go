@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
 )
 
 // A peer link is this instance's connection to one other instance's
@@ -42,6 +43,10 @@ type PeerLinkOptions struct {
 	// TLS is the dialer's configuration (PeerDialTLS), nil: plaintext. The
 	// peer's certificate is checked against the host of Addr.
 	TLS *tls.Config
+	// SASL is the control plane's mechanism and credentials, which links
+	// authenticate with when the upstream uses SASL (peer_auth.go); nil:
+	// links do not authenticate.
+	SASL sasl.Mechanism
 	// MaxInflight and MaxBytes bound the calls of each kind waiting on the
 	// link (cluster.max-inflight-per-peer, cluster.max-peer-bytes, request
 	// bytes): beyond either a call is refused at once. Each kind has its
@@ -56,7 +61,7 @@ type PeerLinkOptions struct {
 	// exchange that bring a link up.
 	DialTimeout time.Duration
 	// Refused, if set, is told each call refused at once, by reason
-	// ("inflight", "bytes", "link_down").
+	// ("inflight", "bytes", "link_down", "link_refused").
 	Refused func(reason string)
 	// Called, if set, is told each call's end: its kind, the key of its
 	// request and its result (PeerResult).
@@ -214,6 +219,13 @@ type PeerLink struct {
 	since     time.Time
 	lastErr   string
 	lastErrAt time.Time
+	// refused is why the peer did not admit the link at the last attempt
+	// (CLUSTER_AUTHORIZATION_FAILED), nil once it is up.
+	refused *PeerError
+	// lastRefusal is when a refusal was last logged; refusalsHeld counts
+	// those held back since (run's goroutine only).
+	lastRefusal  time.Time
+	refusalsHeld int
 
 	wmu sync.Mutex // one frame written at a time
 
@@ -276,7 +288,21 @@ func (l *PeerLink) run() {
 		l.mu.Lock()
 		l.lastErr, l.lastErrAt = err.Error(), time.Now()
 		l.mu.Unlock()
-		l.o.Log.Warn().Err(err).Dur("backoff", backoff).Msg("cluster: link to a streamshift instance down; reconnecting")
+		if pe := notAdmitted(err); pe != nil {
+			// Credentials or ACLs must change first: retry slowly, and
+			// say so at most once per peerWarnEvery.
+			l.setRefused(pe)
+			backoff = peerBackoffMax
+			if time.Since(l.lastRefusal) >= peerWarnEvery {
+				l.o.Log.Error().Err(err).Int("held_since_last_line", l.refusalsHeld).Dur("backoff", backoff).
+					Msg("cluster: the streamshift instance did not admit this instance's link; check control-plane.sasl-* and the ACLs")
+				l.lastRefusal, l.refusalsHeld = time.Now(), 0
+			} else {
+				l.refusalsHeld++
+			}
+		} else {
+			l.o.Log.Warn().Err(err).Dur("backoff", backoff).Msg("cluster: link to a streamshift instance down; reconnecting")
+		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-l.ctx.Done():
@@ -288,8 +314,8 @@ func (l *PeerLink) run() {
 	}
 }
 
-// connect dials, handshakes TLS, and checks with ApiVersions that the peer
-// serves envelopes.
+// connect dials, handshakes TLS, checks with ApiVersions that the peer
+// serves envelopes, and authenticates when links do.
 func (l *PeerLink) connect() (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(l.ctx, l.o.DialTimeout)
 	defer cancel()
@@ -311,43 +337,64 @@ func (l *PeerLink) connect() (net.Conn, error) {
 		}
 		conn = tc
 	}
-	if err := l.checkVersions(ctx, conn); err != nil {
+	dl, _ := ctx.Deadline()
+	_ = conn.SetDeadline(dl)
+	wantsSASL, err := l.checkVersions(conn)
+	if err == nil {
+		err = l.authenticate(ctx, conn, wantsSASL)
+	}
+	if err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
+	_ = conn.SetDeadline(time.Time{})
 	return conn, nil
 }
 
 // checkVersions asks the peer's ApiVersions: an instance that does not
-// list Envelope v0 cannot take calls.
-func (l *PeerLink) checkVersions(ctx context.Context, conn net.Conn) error {
-	dl, _ := ctx.Deadline()
-	_ = conn.SetDeadline(dl)
-	defer func() { _ = conn.SetDeadline(time.Time{}) }()
+// list Envelope v0 cannot take calls. wantsSASL says whether it lists
+// SaslHandshake: its links must authenticate.
+func (l *PeerLink) checkVersions(conn net.Conn) (wantsSASL bool, err error) {
 	req := kmsg.NewPtrApiVersionsRequest()
 	req.Version = 3
 	req.ClientSoftwareName, req.ClientSoftwareVersion = "streamshift", "peer-link"
-	if _, err := conn.Write(appendRequestFrame(nil, 0, &l.o.Self, req)); err != nil {
-		return fmt.Errorf("ApiVersions to %s: %w", l.o.Addr, err)
-	}
-	msg, err := readPeerFrame(conn, l.o.MaxFrameBytes)
+	r, err := roundTrip(conn, 0, &l.o.Self, req, l.o.MaxFrameBytes)
 	if err != nil {
-		return fmt.Errorf("ApiVersions from %s: %w", l.o.Addr, err)
-	}
-	r, err := decodeResponse(int16(kmsg.ApiVersions), 3, msg)
-	if err != nil {
-		return fmt.Errorf("ApiVersions from %s: %w", l.o.Addr, err)
+		return false, fmt.Errorf("ApiVersions with %s: %w", l.o.Addr, err)
 	}
 	resp := r.(*kmsg.ApiVersionsResponse)
 	if resp.ErrorCode != 0 {
-		return fmt.Errorf("ApiVersions from %s: %w", l.o.Addr, kerr.ErrorForCode(resp.ErrorCode))
+		return false, fmt.Errorf("ApiVersions from %s: %w", l.o.Addr, kerr.ErrorForCode(resp.ErrorCode))
 	}
+	envelope := false
 	for _, k := range resp.ApiKeys {
-		if k.ApiKey == int16(kmsg.Envelope) && k.MinVersion <= 0 && k.MaxVersion >= 0 {
-			return nil
+		switch {
+		case k.ApiKey == int16(kmsg.Envelope) && k.MinVersion <= 0 && k.MaxVersion >= 0:
+			envelope = true
+		case k.ApiKey == int16(kmsg.SASLHandshake):
+			wantsSASL = true
 		}
 	}
-	return fmt.Errorf("%s does not serve Envelope v0: not a streamshift internal listener", l.o.Addr)
+	if !envelope {
+		return false, fmt.Errorf("%s does not serve Envelope v0: not a streamshift internal listener", l.o.Addr)
+	}
+	return wantsSASL, nil
+}
+
+// roundTrip writes req on conn with correlation id corr and reads its
+// answer: the exchanges that bring a link up, one at a time.
+func roundTrip(conn net.Conn, corr int32, clientID *string, req kmsg.Request, maxFrame int) (kmsg.Response, error) {
+	if _, err := conn.Write(appendRequestFrame(nil, corr, clientID, req)); err != nil {
+		return nil, err
+	}
+	msg, err := readPeerFrame(conn, maxFrame)
+	if err != nil {
+		return nil, err
+	}
+	if got := int32(binary.BigEndian.Uint32(msg)); got != corr {
+		return nil, fmt.Errorf("%s answer of correlation id %d, want %d", kmsg.NameForKey(req.Key()), got, corr)
+	}
+	return decodeResponse(req.Key(), req.GetVersion(), msg)
 }
 
 // setUp makes conn the link's, unless Close came first (it closes only
@@ -359,9 +406,9 @@ func (l *PeerLink) setUp(conn net.Conn) bool {
 		_ = conn.Close()
 		return false
 	}
-	l.conn, l.since = conn, time.Now()
+	l.conn, l.since, l.refused = conn, time.Now(), nil
 	l.mu.Unlock()
-	l.o.Log.Info().Msg("cluster: link to a streamshift instance up")
+	l.o.Log.Info().Bool("sasl", l.o.SASL != nil).Msg("cluster: link to a streamshift instance up")
 	return true
 }
 
@@ -464,9 +511,18 @@ func (l *PeerLink) Start(ctx context.Context, p ConnPrincipal, requestData []byt
 
 	pp.ch = make(chan peerResult, 1)
 	l.mu.Lock()
-	conn := l.conn
+	conn, refused := l.conn, l.refused
 	if conn == nil {
 		l.mu.Unlock()
+		if refused != nil {
+			// The client gets COORDINATOR_NOT_AVAILABLE with this
+			// reason (route/cluster.go): retriable, and it says why.
+			if l.o.Refused != nil {
+				l.o.Refused("link_refused")
+			}
+			pp.err = refused
+			return pp
+		}
 		pp.err = l.refuse("link_down", PeerLinkDown, "link down")
 		return pp
 	}

@@ -18,9 +18,11 @@ import (
 // The internal listener (cluster.listen) takes the other instances' links
 // (peer_link.go). It is plain net and crypto/tls, not gnet: there are only
 // N−1 links in, each with one reader goroutine and a goroutine per call,
-// and both may block. It accepts only ApiVersions and Envelope v0; any
-// other key closes the connection, as Kafka closes a connection sending a
-// key its listener does not serve. Keep its port off the load balancer.
+// and both may block. It accepts only ApiVersions, Envelope v0 and, when
+// links authenticate (peer_auth.go), SaslHandshake v1 and SaslAuthenticate;
+// any other key closes the connection, as Kafka closes a connection
+// sending a key its listener does not serve. Keep its port off the load
+// balancer.
 
 // PeerHandler starts one call and returns where its answer will come. It
 // runs on the link's reader and must not block: what it starts before it
@@ -59,6 +61,10 @@ type PeerListenerOptions struct {
 	// TLS is the client listeners' (nil: plaintext): the same reloaded
 	// certificate, and client certificates checked as theirs.
 	TLS *TLSListener
+	// Auth, when set, admits only links that authenticate as a principal
+	// that may READ the instance group (the upstream uses SASL); nil: the
+	// network and TLS are the guard.
+	Auth *PeerAuth
 	// Handlers run the calls of each kind; a kind without one is answered
 	// UNSUPPORTED_VERSION (this release cannot do it).
 	Handlers map[PeerCallKind]PeerHandler
@@ -137,6 +143,11 @@ func ListenPeers(o PeerListenerOptions) (*PeerListener, error) {
 	if o.MaxLinks <= 0 {
 		o.MaxLinks = 64
 	}
+	if o.Auth != nil && o.Auth.Timeout <= 0 {
+		a := *o.Auth
+		a.Timeout = 10 * time.Second
+		o.Auth = &a
+	}
 	pl := &PeerListener{o: o, conns: map[net.Conn]struct{}{}, handshakeTimeout: 10 * time.Second}
 	if o.TLS != nil {
 		files, err := newTLSFiles(*o.TLS, o.Log)
@@ -213,6 +224,9 @@ type peerConn struct {
 	log     zerolog.Logger
 	budgets [peerKinds]peerBudget
 	wmu     sync.Mutex
+	// auth is the link's authentication until it is admitted; nil once
+	// it is, or when links do not authenticate.
+	auth *linkAuth
 }
 
 func (pl *PeerListener) serve(raw net.Conn) {
@@ -238,11 +252,26 @@ func (pl *PeerListener) serve(raw net.Conn) {
 		}
 		pc.conn = tc
 	}
+	if a := pl.o.Auth; a != nil {
+		pc.auth = &linkAuth{o: a, deadline: time.Now().Add(a.Timeout)}
+		defer func() {
+			if pc.auth != nil {
+				pc.auth.close()
+			}
+		}()
+		_ = pc.conn.SetReadDeadline(pc.auth.deadline)
+	}
 	// Calls still running when the link ends answer into a closed
 	// connection; the listener's Close waits for them.
 	ctx, cancel := context.WithCancel(pl.ctx)
 	defer cancel()
-	if err := pc.read(ctx); err != nil && pl.ctx.Err() == nil {
+	err := pc.read(ctx)
+	var refused *linkRefused
+	switch {
+	case err == nil || pl.ctx.Err() != nil:
+	case errors.As(err, &refused):
+		pl.warn(fmt.Errorf("%s: %w", pc.conn.RemoteAddr(), err), "cluster: refused a link: only the instances of this cluster, authenticated with their control-plane credentials, may link")
+	default:
 		pc.log.Info().Err(err).Msg("cluster: a link from another instance closed")
 	}
 }
@@ -261,10 +290,27 @@ func (pc *peerConn) read(ctx context.Context) error {
 		}
 		switch h.key {
 		case int16(kmsg.ApiVersions):
-			if err := pc.write(appendResponseFrame(nil, h.corr, peerApiVersions(h.version))); err != nil {
+			if err := pc.write(appendResponseFrame(nil, h.corr, peerApiVersions(h.version, pc.pl.o.Auth != nil))); err != nil {
+				return err
+			}
+		case int16(kmsg.SASLHandshake), int16(kmsg.SASLAuthenticate):
+			if pc.auth == nil {
+				return fmt.Errorf("%s v%d: the link does not authenticate now", kmsg.NameForKey(h.key), h.version)
+			}
+			step := pc.saslHandshake
+			if h.key == int16(kmsg.SASLAuthenticate) {
+				step = pc.saslAuthenticate
+			}
+			if err := step(h, msg); err != nil {
 				return err
 			}
 		case int16(kmsg.Envelope):
+			if pc.auth != nil {
+				if err := pc.answer(h.corr, envelopeError(kerr.ClusterAuthorizationFailed.Code)); err != nil {
+					return err
+				}
+				return &linkRefused{"an envelope before the link authenticated (links authenticate with the control plane's SASL credentials); answered CLUSTER_AUTHORIZATION_FAILED"}
+			}
 			if err := pc.envelope(ctx, h, msg); err != nil {
 				return err
 			}
@@ -276,12 +322,18 @@ func (pc *peerConn) read(ctx context.Context) error {
 
 // peerApiVersions is the listener's ApiVersions answer: a version it does
 // not know gets v0 UNSUPPORTED_VERSION with the versions it has, as Kafka
-// answers.
-func peerApiVersions(version int16) *kmsg.ApiVersionsResponse {
+// answers. The SASL keys are listed when links authenticate: a dialer
+// learns there whether it must.
+func peerApiVersions(version int16, sasl bool) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{
 		{ApiKey: int16(kmsg.ApiVersions), MinVersion: 0, MaxVersion: 3},
 		{ApiKey: int16(kmsg.Envelope), MinVersion: 0, MaxVersion: 0},
+	}
+	if sasl {
+		resp.ApiKeys = append(resp.ApiKeys,
+			kmsg.ApiVersionsResponseApiKey{ApiKey: int16(kmsg.SASLHandshake), MinVersion: 1, MaxVersion: 1},
+			kmsg.ApiVersionsResponseApiKey{ApiKey: int16(kmsg.SASLAuthenticate), MinVersion: 0, MaxVersion: 2})
 	}
 	if version < 0 || version > 3 {
 		resp.ErrorCode = kerr.UnsupportedVersion.Code
@@ -362,7 +414,7 @@ func (pc *peerConn) served(kind PeerCallKind, result string) {
 	}
 }
 
-func (pc *peerConn) answer(corr int32, resp *kmsg.EnvelopeResponse) error {
+func (pc *peerConn) answer(corr int32, resp kmsg.Response) error {
 	return pc.write(appendResponseFrame(nil, corr, resp))
 }
 

@@ -178,7 +178,8 @@ type Proxy struct {
 	timeouts        *timeoutMetrics
 	clock           atomic.Int64 // unix nanos, set by the ticker (timeouts.go)
 	expired         []*clientConn
-	lastAdv         atomic.Pointer[apiTable] // shared by connections told the same (advertised.go)
+	lastAdv         atomic.Pointer[apiTable]        // shared by connections told the same (advertised.go)
+	clusterCaps     atomic.Pointer[map[int16]int16] // SetClusterVersions
 	unadvertisedLog logLimiter
 
 	connSeq   atomic.Uint64

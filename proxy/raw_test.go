@@ -144,7 +144,7 @@ func TestApiVersionsCaps(t *testing.T) {
 		{ApiKey: 1, MinVersion: 16, MaxVersion: 17}, // nothing left after the cap
 	}
 	regs := []*registration{{key: 88, minVersion: 0, maxVersion: 1, advertise: true}, {key: 8, minVersion: 9, maxVersion: 10, advertise: true}}
-	capApiVersions(resp, regs)
+	capApiVersions(resp, regs, nil)
 	want := []kmsg.ApiVersionsResponseApiKey{
 		{ApiKey: 0, MinVersion: 3, MaxVersion: kmsg.NewPtrProduceRequest().MaxVersion()},
 		{ApiKey: 1, MinVersion: 4, MaxVersion: 15},

@@ -189,14 +189,9 @@ func handshakeCause(err error) (cause, hint string) {
 // dialling goroutine; the enrolled connection then goes on with it on the
 // loop (upstreamConn.wrap).
 func (uc *upstreamConn) upstreamHandshake(nc net.Conn, base *tls.Config, timeout time.Duration) error {
-	cfg := base
-	if cfg.ServerName == "" && !cfg.InsecureSkipVerify {
-		host, _, err := net.SplitHostPort(uc.addr)
-		if err != nil {
-			return fmt.Errorf("upstream address %s: %w", uc.addr, err)
-		}
-		cfg = cfg.Clone()
-		cfg.ServerName = host
+	cfg, err := upstreamTLSConfig(base, uc.addr)
+	if err != nil {
+		return err
 	}
 	tr := newTLSTransport(nil, nc)
 	tc := tls.Client(tr, cfg)
@@ -263,4 +258,19 @@ func (p *Proxy) logHandshakesFull(c gnet.Conn) {
 		p.log.Warn().Str("remote", c.RemoteAddr().String()).Int64("max_handshakes", p.tls.max).
 			Msg("too many TLS handshakes running; closing new connections until they finish (see streamshift_tls_handshakes_refused_total)")
 	}
+}
+
+// upstreamTLSConfig is base for a connection to the broker at addr: its
+// certificate is checked against addr's host unless base names one.
+func upstreamTLSConfig(base *tls.Config, addr string) (*tls.Config, error) {
+	if base.ServerName != "" || base.InsecureSkipVerify {
+		return base, nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("upstream address %s: %w", addr, err)
+	}
+	cfg := base.Clone()
+	cfg.ServerName = host
+	return cfg, nil
 }

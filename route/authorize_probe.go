@@ -74,9 +74,8 @@ func (a *authorizer) probe(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.
 	switch {
 	case rt == kmsg.ACLResourceTypeGroup && op == kmsg.ACLOperationRead:
 		for _, g := range names {
-			hb := kmsg.NewPtrHeartbeatRequest()
-			hb.Group, hb.Generation, hb.MemberID = g, -1, probeMemberID
-			send(hb, min(a.versions(int16(kmsg.Heartbeat)), 4))
+			v := min(a.versions(int16(kmsg.Heartbeat)), 4)
+			send(proxy.GroupReadProbe(g, probeMemberID, v), v)
 		}
 		p.read = func(resps []kmsg.Response) map[string]bool {
 			return denials(kerr.GroupAuthorizationFailed, len(resps), func(i int) (string, int16) {

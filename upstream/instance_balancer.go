@@ -48,6 +48,9 @@ type InstanceInfo struct {
 	// Generation is the instance group generation Owned is of; of two
 	// members claiming one partition, the newer generation keeps it.
 	Generation int32 `json:"generation"`
+	// Served is the highest version of each Kafka API key the instance
+	// intercepts (proxy.ServedVersions); nil from a release without it.
+	Served map[int16]int16 `json:"served,omitempty"`
 }
 
 // ClusterMap is what every instance knows of the cluster after a rebalance.
@@ -78,6 +81,25 @@ func (m ClusterMap) Owner(p int32) (InstanceInfo, bool) {
 	}
 	in, ok := m.Instances[m.Owners[p]]
 	return in, ok
+}
+
+// ServedVersions is, for each key an instance of m intercepts, the lowest
+// of those instances' highest versions: what every instance advertises to
+// its clients at most, since a request it intercepts may be carried to an
+// owner of another release, which must decode it (docs/one-address.md §4,
+// "Mixed releases"). An instance that does not intercept a key (another
+// release, or the migration off) does not bound it: a bound could only
+// take the key from every client.
+func (m ClusterMap) ServedVersions() map[int16]int16 {
+	out := map[int16]int16{}
+	for _, in := range m.Instances {
+		for k, v := range in.Served {
+			if cur, ok := out[k]; !ok || v < cur {
+				out[k] = v
+			}
+		}
+	}
+	return out
 }
 
 // instanceMember is one member of a balance: its member id and metadata.

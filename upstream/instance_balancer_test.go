@@ -130,3 +130,23 @@ func TestBalanceInstancesSharedHost(t *testing.T) {
 		t.Fatalf("a shared host with an earlier release: %+v", out["m2"])
 	}
 }
+
+// Every map carries each instance's served versions, and the versions all
+// instances advertise are, per key, the lowest an instance intercepting it
+// serves: an instance of an earlier release (no versions, or a key it does
+// not intercept) does not bound a key.
+func TestClusterMapServedVersions(t *testing.T) {
+	out := balanceInstances([]instanceMember{
+		{"m1", InstanceInfo{ProxyID: "a", Host: "lb", Internal: "a:19091", Served: map[int16]int16{88: 1, 8: 9, 11: 9}}},
+		{"m2", InstanceInfo{ProxyID: "b", Host: "lb", Internal: "b:19091", Served: map[int16]int16{88: 0, 8: 9}}},
+		{"m3", InstanceInfo{ProxyID: "c", Host: "lb", Internal: "c:19091"}},
+	}, 4)
+	for id, m := range out {
+		if got := m.Instances["b"].Served; !reflect.DeepEqual(got, map[int16]int16{88: 0, 8: 9}) {
+			t.Fatalf("%s's map: b serves %v", id, got)
+		}
+		if got, want := m.ServedVersions(), map[int16]int16{88: 0, 8: 9, 11: 9}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s's map: served versions %v, want %v", id, got, want)
+		}
+	}
+}

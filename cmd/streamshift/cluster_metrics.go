@@ -51,7 +51,7 @@ func newClusterMetrics(links func() map[string]proxy.PeerLinkStatus) *clusterMet
 			Help:    "Time from sending a client request to its group's owner to the owner's answer (each attempt), by api.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 2, 20)}, []string{"api"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamshift_cluster_forward_refused_total",
-			Help: "Calls between streamshift instances refused at once (the client gets COORDINATOR_NOT_AVAILABLE), by reason: inflight and bytes (cluster.max-inflight-per-peer, cluster.max-peer-bytes, on this instance's calls), link_down, owner_inflight and owner_bytes (the same bounds on the calls other instances run here)."},
+			Help: "Calls between streamshift instances refused at once (the client gets COORDINATOR_NOT_AVAILABLE), by reason: inflight and bytes (cluster.max-inflight-per-peer, cluster.max-peer-bytes, on this instance's calls), link_down, link_refused (the instance did not admit this one's link: its SASL credentials, or no READ on the instance group), owner_inflight and owner_bytes (the same bounds on the calls other instances run here)."},
 			[]string{"reason"}),
 		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "streamshift_cluster_upstream_calls_total",
 			Help: "Requests this instance, as a group's owner, sent back to the instance a client is connected to, for that client's own upstream connection (authorization probes, rewritten offset commits, forwards), by api and result."},

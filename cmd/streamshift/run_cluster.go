@@ -110,6 +110,9 @@ func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coord
 // address; fatal is told an error that must stop the instance.
 func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
 	links := cr.links
+	// The routes are registered by now: the versions the other instances
+	// may carry here are known.
+	cr.self.Served = links.p.ServedVersions()
 	g, err := upstream.JoinInstanceGroup(upstream.InstanceGroupOptions{
 		Seeds:          cfg.Upstream,
 		Opts:           controlPlaneOpts(cfg)[1:],

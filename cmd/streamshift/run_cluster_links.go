@@ -50,9 +50,18 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	// When the upstream wants SASL (the control plane has credentials),
+	// links authenticate with the control plane's, and the listener
+	// admits only principals that may READ the instance group.
+	var auth *proxy.PeerAuth
+	linkSASL := controlPlaneSASL(cfg)
+	if linkSASL != nil {
+		auth = p.PeerAuth(cfg.InstanceGroup())
+	}
 	links = proxy.NewPeerLinks(proxy.PeerLinkOptions{
 		Self:          cfg.ProxyID,
 		TLS:           dial,
+		SASL:          linkSASL,
 		MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
 		MaxBytes:      int64(cfg.Cluster.MaxPeerBytes),
 		Timeout:       cfg.Cluster.ForwardTimeout,
@@ -65,6 +74,7 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 	pl, err := proxy.ListenPeers(proxy.PeerListenerOptions{
 		Addr:          cfg.ClusterListen(),
 		TLS:           lt,
+		Auth:          auth,
 		Handlers:      p.PeerHandlers(cfg.ProxyID, links),
 		MaxInflight:   cfg.Cluster.MaxInflightPerPeer,
 		MaxBytes:      int64(cfg.Cluster.MaxPeerBytes),
@@ -88,7 +98,7 @@ func startClusterLinks(cfg *config.Config, p *proxy.Proxy, log zerolog.Logger) (
 		stop:    make(chan struct{}),
 	}
 	log.Info().Str("cluster_listen", pl.Addr().String()).Str("advertised_address", internal).Bool("tls", lt != nil).
-		Msg("cluster: internal listener for the other instances' links")
+		Bool("sasl", auth != nil).Msg("cluster: internal listener for the other instances' links")
 	if hook := clusterLinksHook.Load(); hook != nil {
 		(*hook)(cfg.ProxyID, cl)
 	}
@@ -131,7 +141,9 @@ func (cl *clusterLinks) mapChanged() {
 }
 
 // watch keeps a link to every other instance of the latest map that has an
-// internal address, and closes the links to instances that left it.
+// internal address, closes the links to instances that left it, and caps
+// the versions ApiVersions answers advertise to what every instance of the
+// map serves.
 func (cl *clusterLinks) watch(current func() upstream.ClusterMap) {
 	cl.wg.Add(1)
 	go func() {
@@ -142,7 +154,9 @@ func (cl *clusterLinks) watch(current func() upstream.ClusterMap) {
 				return
 			case <-cl.changed:
 			}
-			cl.links.Update(peersOf(current(), cl.self))
+			m := current()
+			cl.p.SetClusterVersions(m.ServedVersions())
+			cl.links.Update(peersOf(m, cl.self))
 		}
 	}()
 }

@@ -44,23 +44,29 @@ func controlPlaneOpts(cfg *config.Config) []kgo.Opt {
 	// refreshed after MetadataMinAge (default 5s): a short age lets a
 	// requested refresh see new source and internal topics at once.
 	opts := []kgo.Opt{kgo.SeedBrokers(cfg.Upstream...), kgo.DialTimeout(cfg.UpstreamDialTimeout), kgo.MetadataMinAge(100 * time.Millisecond)}
-	cp := cfg.ControlPlane
-	var m sasl.Mechanism
-	switch cp.SASLMechanism {
-	case "PLAIN":
-		m = plain.Auth{User: cp.SASLUsername, Pass: cp.SASLPassword}.AsMechanism()
-	case "SCRAM-SHA-256":
-		m = scram.Auth{User: cp.SASLUsername, Pass: cp.SASLPassword}.AsSha256Mechanism()
-	case "SCRAM-SHA-512":
-		m = scram.Auth{User: cp.SASLUsername, Pass: cp.SASLPassword}.AsSha512Mechanism()
-	}
-	if m != nil {
+	if m := controlPlaneSASL(cfg); m != nil {
 		opts = append(opts, kgo.SASL(m))
 	}
 	if t := cfg.UpstreamTLSConfig(); t != nil {
 		opts = append(opts, kgo.DialTLSConfig(t))
 	}
 	return opts
+}
+
+// controlPlaneSASL is streamshift's own SASL mechanism and credentials
+// (control-plane.sasl-*), nil without: the control plane's, and the
+// links' between instances (run_cluster_links.go).
+func controlPlaneSASL(cfg *config.Config) sasl.Mechanism {
+	cp := cfg.ControlPlane
+	switch cp.SASLMechanism {
+	case "PLAIN":
+		return plain.Auth{User: cp.SASLUsername, Pass: cp.SASLPassword}.AsMechanism()
+	case "SCRAM-SHA-256":
+		return scram.Auth{User: cp.SASLUsername, Pass: cp.SASLPassword}.AsSha256Mechanism()
+	case "SCRAM-SHA-512":
+		return scram.Auth{User: cp.SASLUsername, Pass: cp.SASLPassword}.AsSha512Mechanism()
+	}
+	return nil
 }
 
 // startStreams builds the coordinator, its upstream integration (metadata,
