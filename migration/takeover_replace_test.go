@@ -61,7 +61,7 @@ func TestTakeoverReplacesMemberWhoseConnectionClosed(t *testing.T) {
 	if r.ErrorCode != 0 {
 		t.Fatalf("takeover: %d %v", r.ErrorCode, r.ErrorMessage)
 	}
-	if len(up.fenced) != 2 {
+	if len(up.fenced) != 2 || up.fenced[0].MemberID != "a" || up.fenced[1].MemberID != "b" {
 		t.Fatalf("fenced upstream %v, want a and b", up.fenced)
 	}
 	if err := classicCommit(c, "a"); err == nil {
