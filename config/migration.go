@@ -26,10 +26,30 @@ type Migration struct {
 	// GroupPolicies overrides Policy per group: comma-separated
 	// group=policy pairs (a group id may not contain ',' or '=' here).
 	GroupPolicies string `koanf:"group-policies"`
+	// Disconnect is migration.disconnect.expiry.heartbeats.
+	Disconnect Disconnect `koanf:"disconnect"`
 }
 
-// DefaultMigration allows both directions, Kafka's default.
-func DefaultMigration() Migration { return Migration{Policy: "bidirectional"} }
+// Disconnect is the disconnect expiry (docs/fast-roll.md §5): a dynamic
+// member of a served group (either protocol) whose connection closed and
+// that sent no request since is fenced Expiry.Heartbeats heartbeat
+// intervals after the close, unless its session expires first; 0 turns it
+// off. It makes a rolling step of a stateless app (a new process id every
+// start, so no replacement by identity) cost a few heartbeats, not a
+// session timeout.
+type Disconnect struct {
+	Expiry struct {
+		Heartbeats int `koanf:"heartbeats"`
+	} `koanf:"expiry"`
+}
+
+// DefaultMigration allows both directions, Kafka's default, and expires
+// disconnected members after 3 heartbeat intervals.
+func DefaultMigration() Migration {
+	m := Migration{Policy: "bidirectional"}
+	m.Disconnect.Expiry.Heartbeats = 3
+	return m
+}
 
 // TranslateConfig parses the section into the translator's policy.
 func (m Migration) TranslateConfig() (migration.MigrationConfig, error) {
@@ -57,8 +77,12 @@ func (m Migration) TranslateConfig() (migration.MigrationConfig, error) {
 }
 
 func (m Migration) validate() []string {
+	var errs []string
 	if _, err := m.TranslateConfig(); err != nil {
-		return []string{err.Error()}
+		errs = append(errs, err.Error())
 	}
-	return nil
+	if k := m.Disconnect.Expiry.Heartbeats; k < 0 {
+		errs = append(errs, fmt.Sprintf("migration.disconnect.expiry.heartbeats %d is negative (0 turns the expiry off)", k))
+	}
+	return errs
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/streamshift/streamshift/migration"
@@ -60,5 +62,36 @@ func TestLoadMigration(t *testing.T) {
 	}
 	if _, _, err := Load([]string{"--upstream", "127.0.0.1:9092"}, []string{"STREAMSHIFT_MIGRATION_POLICY=nope"}, nil); err == nil {
 		t.Fatal("a bad migration.policy loaded")
+	}
+}
+
+// migration.disconnect.expiry.heartbeats: 3 unless set, 0 turns the
+// expiry off, a negative count is refused.
+func TestDisconnectExpiryHeartbeats(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want int
+		err  string
+	}{
+		{"", 3, ""},
+		{"0", 0, ""},
+		{"5", 5, ""},
+		{"-1", 0, "migration.disconnect.expiry.heartbeats -1 is negative"},
+	} {
+		env := []string{}
+		if tc.env != "" {
+			env = append(env, "STREAMSHIFT_MIGRATION_DISCONNECT_EXPIRY_HEARTBEATS="+tc.env)
+		}
+		cfg, _, err := Load([]string{"--upstream", "a:1"}, env, io.Discard)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("%q: error %v, want %q", tc.env, err, tc.err)
+			}
+		case err != nil:
+			t.Fatalf("%q: %v", tc.env, err)
+		case cfg.Migration.Disconnect.Expiry.Heartbeats != tc.want:
+			t.Fatalf("%q: %d, want %d", tc.env, cfg.Migration.Disconnect.Expiry.Heartbeats, tc.want)
+		}
 	}
 }

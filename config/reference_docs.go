@@ -73,6 +73,7 @@ var keyDocs = []keyDoc{
 
 	{"migration.policy", sectionMigration, "disabled, upgrade (classic → streams only), downgrade (streams → classic only), bidirectional — as Kafka's group.consumer.migration.policy", ""},
 	{"migration.group-policies", sectionMigration, "per-group override: group=policy,group=policy", "empty"},
+	{"migration.disconnect.expiry.heartbeats", sectionMigration, "disconnect expiry, beyond Kafka: a dynamic member of a served group (either protocol) whose connection to streamshift closed and that sent no request since is fenced as if its session had expired, this many heartbeat intervals after the close (the group's interval for a streams member; for a classic member the largest gap seen between its heartbeats, at least 3 s), or at its session expiry if sooner; static members are exempt. A rolling step of a stateless app then costs a few heartbeats, not a session timeout. 0 turns it off", ""},
 
 	{"tls.cert-file", sectionSecurity, "PEM server certificate (chain after it) of the bootstrap and node listeners; TLS 1.2+; re-read when the file changes (checked at most once a second)", "none (plaintext)"},
 	{"tls.key-file", sectionSecurity, "its PEM key, re-read with it", ""},

@@ -36,6 +36,8 @@ func (c *Coordinator) newChange(s *groupQueue) *streams.Change {
 		Pending:         s,
 		Wall:            time.Now,
 		DebugWanted:     c.logger.GetLevel() <= zerolog.DebugLevel,
+
+		DisconnectExpiryHeartbeats: c.disconnectK,
 	}
 }
 
@@ -69,6 +71,10 @@ func (c *Coordinator) carryOut(s *groupQueue, ch *streams.Change) {
 		c.metadata.RequestRefresh(topics)
 	}
 	ch.Refresh = nil
+	for _, closed := range ch.Watch {
+		c.watchConn(s.id, closed)
+	}
+	ch.Watch = nil
 }
 
 // dropClaim drops the group's pending claim once the join creating the

@@ -62,6 +62,9 @@ type streamsClient struct {
 	// revoking: active tasks a response took away; the client still runs
 	// them until it has revoked them, which it has by its next heartbeat.
 	revoking streams.Tasks
+	// conn is the connection it joined on (nil: unknown); its
+	// heartbeats come on it too.
+	conn chan struct{}
 }
 
 func newWorld(t *testing.T, h *harness, group string) *world {
@@ -116,7 +119,7 @@ func (w *world) streamsHeartbeat(id string) *kmsg.StreamsGroupHeartbeatResponse 
 	s.revoking = nil // revoked before this heartbeat is sent
 	w.check()
 	owned := s.owned
-	r := w.h.ok(hbReq(w.group, id, s.epoch, &owned))
+	r := w.h.okOn(hbReq(w.group, id, s.epoch, &owned), s.conn)
 	s.apply(r)
 	w.check()
 	return r

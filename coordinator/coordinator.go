@@ -44,6 +44,11 @@ type Options struct {
 	// return at once) that an Empty group's state was deleted: its anchor
 	// member leaves the upstream group.
 	OnGroupExpired func(groupID string)
+	// DisconnectExpiryHeartbeats is K of the disconnect expiry
+	// (streams/disconnect_expiry.go, migration.disconnect.expiry.heartbeats):
+	// a dynamic member whose connection closed is fenced K heartbeat
+	// intervals later unless it sends a request first; 0 turns it off.
+	DisconnectExpiryHeartbeats int
 }
 
 // Coordinator serves the streams groups. Its entry points never block: the
@@ -64,6 +69,10 @@ type Coordinator struct {
 	// OnGroupExpired.
 	expireAfter time.Duration
 	onExpired   func(groupID string)
+	// disconnectK: Options.DisconnectExpiryHeartbeats; stop ends the
+	// goroutines that watch connections for their close (timers.go).
+	disconnectK int
+	stop        chan struct{}
 
 	// configMu serializes group config changes end to end (validate,
 	// append to the log, install) without holding mu across the append.
@@ -102,6 +111,9 @@ func New(opts Options) (*Coordinator, error) {
 	if err := opts.Config.Validate(); err != nil {
 		return nil, fmt.Errorf("coordinator: %w", err)
 	}
+	if opts.DisconnectExpiryHeartbeats < 0 {
+		return nil, fmt.Errorf("coordinator: disconnect expiry of %d heartbeats is negative", opts.DisconnectExpiryHeartbeats)
+	}
 	if opts.Clock == nil {
 		opts.Clock = SystemClock{}
 	}
@@ -120,6 +132,8 @@ func New(opts Options) (*Coordinator, error) {
 		timings:      timings(opts.Events),
 		expireAfter:  opts.GroupExpiration,
 		onExpired:    opts.OnGroupExpired,
+		disconnectK:  opts.DisconnectExpiryHeartbeats,
+		stop:         make(chan struct{}),
 		cfg:          opts.Config,
 		queues:       map[string]*groupQueue{},
 	}, nil

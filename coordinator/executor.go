@@ -151,6 +151,9 @@ func (s *groupQueue) takeQueue() []work {
 // already running finishes first.
 func (c *Coordinator) Close() {
 	c.mu.Lock()
+	if !c.closed {
+		close(c.stop)
+	}
 	c.closed = true
 	queues := make([]*groupQueue, 0, len(c.queues))
 	queued := make([][]work, 0, len(c.queues))

@@ -204,8 +204,18 @@ func newHarness(t *testing.T, mut func(*streams.Config)) *harness {
 
 func (h *harness) hb(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 	h.t.Helper()
+	return h.hbOn(req, nil)
+}
+
+// hbOn heartbeats on connection conn (nil: unknown).
+func (h *harness) hbOn(req *kmsg.StreamsGroupHeartbeatRequest, conn chan struct{}) *kmsg.StreamsGroupHeartbeatResponse {
+	h.t.Helper()
 	var resp *kmsg.StreamsGroupHeartbeatResponse
-	h.c.Heartbeat(req, streams.ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}, HeartbeatOptions{}, func(r HeartbeatResult) {
+	client := streams.ClientInfo{ClientID: "client-" + req.MemberID, ClientHost: "/127.0.0.1"}
+	if conn != nil {
+		client.Closed = conn
+	}
+	h.c.Heartbeat(req, client, HeartbeatOptions{}, func(r HeartbeatResult) {
 		resp = r.Response
 		h.create(req.Group, r.CreatableTopics)
 	})
@@ -219,7 +229,13 @@ func (h *harness) hb(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupH
 // ok heartbeats and fails the test on an error code.
 func (h *harness) ok(req *kmsg.StreamsGroupHeartbeatRequest) *kmsg.StreamsGroupHeartbeatResponse {
 	h.t.Helper()
-	resp := h.hb(req)
+	return h.okOn(req, nil)
+}
+
+// okOn is ok on connection conn (nil: unknown).
+func (h *harness) okOn(req *kmsg.StreamsGroupHeartbeatRequest, conn chan struct{}) *kmsg.StreamsGroupHeartbeatResponse {
+	h.t.Helper()
+	resp := h.hbOn(req, conn)
 	if resp.ErrorCode != 0 {
 		h.t.Fatalf("heartbeat %s epoch %d: error %d %v", req.MemberID, req.MemberEpoch, resp.ErrorCode, deref(resp.ErrorMessage))
 	}

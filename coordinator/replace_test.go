@@ -78,7 +78,7 @@ func (w *world) streamsJoinOn(id, process, instance string, conn chan struct{}) 
 	if resp.ErrorCode != 0 {
 		return nil, resp
 	}
-	s := &streamsClient{id: id, process: process}
+	s := &streamsClient{id: id, process: process, conn: conn}
 	w.streams[id] = s
 	s.apply(resp)
 	w.check()

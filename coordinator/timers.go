@@ -112,3 +112,29 @@ func (c *Coordinator) expired(s *groupQueue) {
 		c.onExpired(s.id)
 	}
 }
+
+// Besides timers, the runtime reports one more outside event to a group:
+// the close of a client connection its change asked it to watch.
+
+// watchConn reports the close of a client connection to a group, as an
+// operation of its own on the group's executor (streams.Change.ConnClosed,
+// the disconnect expiry). The connection's close channel is the proxy's
+// close hook; the goroutine ends with the connection or the coordinator.
+// A group watches each connection once (streams.Change.watch).
+func (c *Coordinator) watchConn(groupID string, closed <-chan struct{}) {
+	go func() {
+		select {
+		case <-closed:
+		case <-c.stop:
+			return
+		}
+		c.run(groupID, func(s *groupQueue) {
+			if s.group == nil {
+				return
+			}
+			ch := c.newChange(s)
+			ch.ConnClosed(closed)
+			_ = c.finish(s, ch) // no records: only timers
+		}, nil)
+	}()
+}

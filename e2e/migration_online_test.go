@@ -178,8 +178,13 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 				return "", err
 			}
 			st.admin = "127.0.0.1:" + strconv.Itoa(ports[0])
+			// The disconnect expiry off: this run shows the replacement by
+			// identity, and on a loaded machine a successor's JVM start
+			// (20-40 s seen at load 80) outlasts 3 heartbeat intervals, so
+			// the expiry would fence the stopped members first.
+			// TestStreamsProxyOnlineMigrationStateless shows the expiry.
 			env := append(slices.Clone(nativeTestSettings), "STREAMSHIFT_CAPTURE_FILE="+captureFile, "STREAMSHIFT_CAPTURE_GROUPS=e2e-count",
-				"STREAMSHIFT_ADMIN_LISTEN="+st.admin)
+				"STREAMSHIFT_ADMIN_LISTEN="+st.admin, "STREAMSHIFT_MIGRATION_DISCONNECT_EXPIRY_HEARTBEATS=0")
 			addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "online", env...)
 			r.T.Cleanup(stop)
 			st.proxy = addr
@@ -271,6 +276,7 @@ func checkReplacedEvents(runDir string) error {
 		return err
 	}
 	n := strings.Count(string(b), "replaced by identity (process)")
+	fmt.Printf("streamshift logged %d replacements by identity (process)\n", n)
 	// c2→s2, c3→s3 (classic → streams), then s1→c4, s2→c5: those streams
 	// members left on close (a 4.4 dynamic member leaves with epoch -1),
 	// so only the first two must be replacements.
@@ -480,4 +486,75 @@ func appendRollComparison(path string, via, broker *harness.Report) error {
 	defer f.Close()
 	_, err = f.WriteString(sb.String())
 	return err
+}
+
+// TestStreamsProxyOnlineMigrationStateless: the classic → streams roll of a
+// stateless app (in-memory stores, so a new process id every start: no
+// replacement by identity is possible), EOS, under continuous input, with
+// classic sessions of 30 s. Each stopped classic instance's member (Kafka
+// Streams does not leave its classic group on close) goes by the disconnect
+// expiry (docs/fast-roll.md §5) a few heartbeats after its connection
+// closed, not at its session's end: the first at the takeover (carried over
+// with its connection already closed), the second inside the served group.
+// Output exact, nothing closed dirty, per-step times in report.md.
+func TestStreamsProxyOnlineMigrationStateless(t *testing.T) {
+	t.Parallel()
+	roll := &migrationRoll{ends: map[string]time.Time{}}
+	var runDir string
+	harness.RunScenario(t, harness.Scenario{
+		Name:          "stateless app rolled online classic → streams through streamshift on 3.9",
+		Broker:        harness.Kafka39,
+		AppBuild:      harness.App44,
+		GroupProtocol: "classic",
+		Guarantee:     "exactly_once_v2",
+		AppExtra:      []string{"app.store=memory", "consumer.session.timeout.ms=30000"},
+		Hold:          5 * time.Second,
+		Route: func(ctx context.Context, r *harness.Run) (string, error) {
+			runDir = r.Dir
+			ports, err := harness.FreePorts(1)
+			if err != nil {
+				return "", err
+			}
+			env := append(slices.Clone(nativeTestSettings), "STREAMSHIFT_ADMIN_LISTEN=127.0.0.1:"+strconv.Itoa(ports[0]))
+			addr, stop := startStreamshift(ctx, r.T, r.Dir, r.Broker.Bootstrap, "stateless", env...)
+			r.T.Cleanup(stop)
+			return addr, nil
+		},
+		Steps: []harness.Step{
+			roll.start("c1", harness.App44, "classic"),
+			roll.start("c2", harness.App36, "classic"),
+			roll.replace("c1", "s1", "streams"),
+			roll.replace("c2", "s2", "streams"),
+			roll.check(),
+			{Name: "the stopped classic members went by the disconnect expiry", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
+				return checkDisconnectExpired(runDir, 2)
+			}},
+		},
+	})
+}
+
+// checkDisconnectExpired: at least n members were fenced by the disconnect
+// expiry and none by a session timeout, per streamshift's log in the run
+// dir.
+func checkDisconnectExpired(runDir string, n int) error {
+	b, err := os.ReadFile(filepath.Join(runDir, "streamshift-1.log"))
+	if err != nil {
+		return err
+	}
+	expired, sessions := 0, 0
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, "fenced from the group because") {
+			continue
+		}
+		switch {
+		case strings.Contains(line, "(disconnect expiry)"):
+			expired++
+		case strings.Contains(line, "the member session expired"):
+			sessions++
+		}
+	}
+	if expired < n || sessions > 0 {
+		return fmt.Errorf("streamshift fenced %d members by the disconnect expiry (want at least %d) and %d by a session timeout (want none)", expired, n, sessions)
+	}
+	return nil
 }

@@ -85,6 +85,10 @@ type observedMember struct {
 	generation             int32
 	haveGeneration         bool
 	lastHeartbeat          time.Time
+	// connID and closed: the connection of the member's latest JoinGroup,
+	// SyncGroup or Heartbeat (ObserveConn); closed is nil if unknown.
+	connID uint64
+	closed <-chan struct{}
 }
 
 func (o *ClassicObserver) member(group, id string) *observedMember {
@@ -191,6 +195,37 @@ func (o *ClassicObserver) Observe(req kmsg.Request, resp kmsg.Response) {
 	}
 }
 
+// ObserveConn records the connection a member's JoinGroup, SyncGroup or
+// Heartbeat came on (resp: the upstream's answer, nil for a request held at
+// the gate; a first JoinGroup names its member only in the answer). The
+// takeover carries it over (docs/fast-roll.md §2 rule 4): a member whose
+// latest request's connection is closed, and whose process joins as a
+// streams member, is replaced at once instead of kept until its session
+// runs out. Commits do not count, as in the served group (member_conn.go).
+func (o *ClassicObserver) ObserveConn(req kmsg.Request, resp kmsg.Response, connID uint64, closed <-chan struct{}) {
+	var group, member string
+	switch r := req.(type) {
+	case *kmsg.JoinGroupRequest:
+		group, member = r.Group, r.MemberID
+		if jr, ok := resp.(*kmsg.JoinGroupResponse); ok && jr.ErrorCode == 0 && jr.MemberID != "" {
+			member = jr.MemberID
+		}
+	case *kmsg.SyncGroupRequest:
+		group, member = r.Group, r.MemberID
+	case *kmsg.HeartbeatRequest:
+		group, member = r.Group, r.MemberID
+	default:
+		return
+	}
+	if group == "" || member == "" || closed == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	m := o.member(group, member)
+	m.connID, m.closed = connID, closed
+}
+
 // ObserveHeld: a member's request held by a takeover's gate shows that its
 // session is alive, as the upstream would have seen had it been forwarded.
 func (o *ClassicObserver) ObserveHeld(group string, req kmsg.Request) {
@@ -276,6 +311,7 @@ func ClassicGroupStateOf(d *kmsg.DescribeGroupsResponseGroup, o *ClassicObserver
 				cm.SessionTimeoutMs, cm.RebalanceTimeoutMs = om.sessionMs, om.rebalanceMs
 			}
 			cm.LastHeartbeat = om.lastHeartbeat
+			cm.Client.ConnID, cm.Client.Closed = om.connID, om.closed
 			if om.haveGeneration {
 				if haveGen && om.generation != gen {
 					return st, fmt.Errorf("members of %s seen at generations %d and %d: %w", d.Group, gen, om.generation, ErrNotStable)

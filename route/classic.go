@@ -64,7 +64,10 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string)
 			answered()
 			out.Respond(resp)
 		}, m.a.creator(req), forward)
-	}, func() { m.mig.Observer().ObserveHeld(group, req.Body) })
+	}, func() {
+		m.mig.Observer().ObserveHeld(group, req.Body)
+		m.mig.Observer().ObserveConn(req.Body, nil, req.Client.ConnID, connClosed(req))
+	})
 }
 
 // forwardClassic forwards a classic group request of a group the

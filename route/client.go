@@ -18,7 +18,19 @@ func coordinatorClient(req *proxy.Request) streams.ClientInfo {
 	// ConnID and Closed let the coordinator tell whether the connection of
 	// a member's latest request is closed (replacement by identity, #28).
 	return streams.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr),
-		ConnID: req.Client.ConnID, Closed: req.Done()}
+		ConnID: req.Client.ConnID, Closed: connClosed(req)}
+}
+
+// connClosed is closed once the client connection of req closes; nil
+// (unknown, i.e. open) for a client connected to another instance, whose
+// request's Done ends with the serve call, not with the connection: a
+// member served that way must never look gone from the wire (replacement
+// by identity, disconnect expiry).
+func connClosed(req *proxy.Request) <-chan struct{} {
+	if req.Client.Remote() {
+		return nil
+	}
+	return req.Done()
 }
 
 // clientHost renders an address as Kafka reports a client host ("/1.2.3.4").

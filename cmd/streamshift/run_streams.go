@@ -129,6 +129,8 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		// Set before any group exists: rt.anchors and rt.coord are set
 		// below, before the routes serve.
 		OnGroupExpired: expired.expired,
+		// Disconnect expiry (docs/fast-roll.md §5).
+		DisconnectExpiryHeartbeats: cfg.Migration.Disconnect.Expiry.Heartbeats,
 	}
 	durable := cfg.Coordinator.DurableLog
 	if durable {

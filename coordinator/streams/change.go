@@ -46,6 +46,9 @@ type Change struct {
 	// (Now is the coordinator's Clock, virtual in tests).
 	Wall        func() time.Time
 	DebugWanted bool // debug lines are wanted
+	// DisconnectExpiryHeartbeats is K of the disconnect expiry
+	// (disconnect_expiry.go); 0 turns it off.
+	DisconnectExpiryHeartbeats int
 
 	// Effects, in the order the operation asked for them.
 	Timers []TimerOp
@@ -55,6 +58,9 @@ type Change struct {
 	Refresh    [][]string
 	Logs       []*LogEntry
 	ClaimTaken *OwnershipValue
+	// Watch are client connections whose close the runtime reports to
+	// the group with ConnClosed, as an operation of its own.
+	Watch []<-chan struct{}
 	// Outcome is set by the operation (Commit, RollBack).
 	Outcome Outcome
 

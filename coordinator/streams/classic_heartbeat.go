@@ -65,7 +65,7 @@ func (ch *Change) ClassicHeartbeat(req ClassicHeartbeatRequest) error {
 	if err != nil {
 		return err
 	}
-	ch.noteConn(m.ID, req.Client)
+	ch.noteClassicHeartbeat(m.ID, req.Client)
 	if req.Generation != m.MemberEpoch() {
 		return fmt.Errorf("generation %d of member %s is not its member epoch %d: %w", req.Generation, m.ID, m.MemberEpoch(), kerr.IllegalGeneration)
 	}

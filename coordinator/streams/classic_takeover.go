@@ -52,6 +52,10 @@ type importedMember struct {
 	// sums are the task offset sums of the member's last upstream
 	// JoinGroup, for the status page's lag (when is not known: At is zero).
 	sums []kmsg.TaskOffset
+	// client names the connection of the member's latest request upstream
+	// (the observer's), so the first join's replacement by identity sees
+	// whether it is closed.
+	client ClientInfo
 }
 
 // liveClassicMembers drops the members whose session ran out before now: the
@@ -128,7 +132,7 @@ func importClassicMembers(state ClassicGroupState, topo *configuredTopology, top
 			}
 		}
 		out = append(out, importedMember{ID: cm.MemberID, Meta: meta, Tasks: TaskSets{Active: active.Build(), Standby: standby.Build()},
-			sessionLeft: classicSessionLeft(cm, now), sums: classicOffsetReport(cm.Info, time.Time{}).ClassicSums})
+			sessionLeft: classicSessionLeft(cm, now), sums: classicOffsetReport(cm.Info, time.Time{}).ClassicSums, client: cm.Client})
 	}
 	return out, nil
 }
@@ -237,7 +241,13 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 			MemberEpoch: gen, PreviousMemberEpoch: gen, State: MemberStable, Assigned: im.Tasks,
 			ActiveEpochs: restrictEpochs(nil, im.Tasks.Active, true, gen),
 		}))
+		ch.noteConn(im.ID, im.client)
 	}
+	// The first join runs as any join: if the classic members of its
+	// process are all gone from the wire (a rolling step stopped them;
+	// their connections closed), it replaces them at once (replace.go)
+	// instead of waiting for their sessions; they are fenced upstream
+	// with the others.
 	resp = kmsg.NewPtrStreamsGroupHeartbeatResponse()
 	resp.Version = first.Version
 	if err := ch.Heartbeat(first, client, resp); err != nil {
@@ -245,13 +255,16 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 		return HeartbeatError(first, asCoordError(err)), 0
 	}
 	for _, im := range members {
-		ch.scheduleCarriedSession(im.ID, im.sessionLeft)
-		if m := g.Members[im.ID]; m != nil {
-			m.Report = OffsetReport{ClassicSums: im.sums}
+		m := g.Members[im.ID]
+		if m == nil {
+			continue // replaced by the join
 		}
+		imported++
+		ch.scheduleCarriedSession(im.ID, im.sessionLeft)
+		m.Report = OffsetReport{ClassicSums: im.sums}
 	}
 	ch.Commit()
-	return resp, len(members)
+	return resp, imported
 }
 
 // errNoSubscription: a classic member's subscription is not known here.

@@ -32,6 +32,7 @@ func (ch *Change) removeMember(m *Member, why string) {
 	}
 	ch.cancel(sessionTimerKey(m.ID))
 	ch.cancel(RebalanceTimerKey(m.ID))
+	ch.cancel(disconnectExpiryTimerKey(m.ID))
 }
 
 // bumpGroupEpoch writes the group's next epoch with v's other fields and

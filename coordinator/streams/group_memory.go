@@ -27,12 +27,22 @@ type GroupMemory struct {
 	// used by two live members (replace.go).
 	conns       map[string]memberConn
 	warnedTwins map[string]bool
+	// watched: the connections whose close the runtime watches for this
+	// group (Change.Watch), until it reports it (ConnClosed).
+	watched map[<-chan struct{}]bool
 }
 
-// memberConn is a client connection as ClientInfo names it.
+// memberConn is a client connection as ClientInfo names it, and the
+// cadence of a classic member's heartbeats seen on any connection
+// (disconnect_expiry.go).
 type memberConn struct {
 	id     uint64
 	closed <-chan struct{}
+	// lastHeartbeat: the member's latest classic Heartbeat since its
+	// latest JoinGroup or SyncGroup (zero: none); maxGap: the largest
+	// gap seen between two consecutive ones.
+	lastHeartbeat time.Time
+	maxGap        time.Duration
 }
 
 type topicCreationError struct {

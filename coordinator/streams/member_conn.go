@@ -1,5 +1,7 @@
 package streams
 
+import "time"
+
 // The connection of a member's latest group request, kept in memory (issue
 // #28, docs/fast-roll.md §2 rule 4): the replacement by identity fences a
 // member only once that connection is closed, i.e. once its process is gone
@@ -9,27 +11,62 @@ package streams
 // failover, a load, a request without a connection) counts as open: the
 // rule then fails safe, and the session timeout applies as before.
 
-// noteConn records client as the connection of memberID's latest request.
+// noteConn records client as the connection of memberID's latest request
+// (a classic Heartbeat measures the member's heartbeat cadence, a JoinGroup
+// or SyncGroup starts it afresh: disconnect_expiry.go). A request on another
+// connection ends a disconnect expiry under way; a connection not yet
+// watched is watched for its close. A request whose connection is unknown
+// (nil Closed) makes the member's unknown, i.e. open: a member that moved
+// to a connection streamshift cannot watch (one to another instance) must
+// not look gone because the one it left closed.
 func (ch *Change) noteConn(memberID string, client ClientInfo) {
+	ch.noteRequest(memberID, client, false)
+}
+
+// noteClassicHeartbeat is noteConn for a classic member's Heartbeat.
+func (ch *Change) noteClassicHeartbeat(memberID string, client ClientInfo) {
+	ch.noteRequest(memberID, client, true)
+}
+
+func (ch *Change) noteRequest(memberID string, client ClientInfo, heartbeat bool) {
 	g := ch.Group
-	if g == nil || client.Closed == nil {
+	if g == nil {
 		return
 	}
+	c := g.Mem.conns[memberID]
+	if heartbeat {
+		if !c.lastHeartbeat.IsZero() {
+			c.maxGap = max(c.maxGap, ch.Now.Sub(c.lastHeartbeat))
+		}
+		c.lastHeartbeat = ch.Now
+	} else {
+		c.lastHeartbeat = time.Time{}
+	}
+	if client.Closed != c.closed {
+		ch.cancel(disconnectExpiryTimerKey(memberID))
+	}
+	c.id, c.closed = client.ConnID, client.Closed
 	if g.Mem.conns == nil {
 		g.Mem.conns = map[string]memberConn{}
 	}
-	g.Mem.conns[memberID] = memberConn{id: client.ConnID, closed: client.Closed}
+	g.Mem.conns[memberID] = c
+	ch.watch(client.Closed)
 }
 
 // connGone reports whether the connection of the member's latest request is
 // known and closed.
 func (g *Group) connGone(memberID string) bool {
-	c, ok := g.Mem.conns[memberID]
-	if !ok || c.closed == nil {
+	return connClosedNow(g.Mem.conns[memberID].closed)
+}
+
+// connClosedNow reports whether closed (a connection's close channel, nil
+// if unknown) is closed.
+func connClosedNow(closed <-chan struct{}) bool {
+	if closed == nil {
 		return false
 	}
 	select {
-	case <-c.closed:
+	case <-closed:
 		return true
 	default:
 		return false

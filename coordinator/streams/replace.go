@@ -139,6 +139,7 @@ func (ch *Change) replaceMembers(olds []*Member, memberID string, meta *MemberMe
 		ch.cancel(RebalanceTimerKey(o.ID))
 		ch.cancel(classicSyncTimerKey(o.ID))
 		ch.cancel(classicJoinTimerKey(o.ID))
+		ch.cancel(disconnectExpiryTimerKey(o.ID))
 	}
 	ch.emit(newMemberRecord(g.ID, memberID, meta))
 	ch.emit(newTargetAssignmentRecord(g.ID, memberID, target))

@@ -41,6 +41,8 @@ func (k TimerKey) Name(groupID string) string {
 		kind = "sync"
 	case classicJoinTimer:
 		kind = "join"
+	case disconnectExpiryTimer:
+		kind = "disconnect-expiry"
 	default:
 		kind = fmt.Sprintf("timer-%d", k.kind)
 	}
@@ -66,6 +68,14 @@ const (
 	classicSyncTimer timerKind = 32 + iota
 	classicJoinTimer
 )
+
+// disconnectExpiryTimer fences a dynamic member whose connection closed
+// (disconnect_expiry.go), streamshift's own.
+const disconnectExpiryTimer timerKind = 48
+
+func disconnectExpiryTimerKey(memberID string) TimerKey {
+	return TimerKey{disconnectExpiryTimer, memberID}
+}
 
 func classicSyncTimerKey(memberID string) TimerKey { return TimerKey{classicSyncTimer, memberID} }
 

@@ -1,0 +1,135 @@
+package coordinator
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
+
+// Disconnect expiry (streams/disconnect_expiry.go, issue #28,
+// docs/fast-roll.md §7 test 6), in virtual time: a dynamic member whose
+// connection closed and that sent nothing since is fenced K heartbeat
+// intervals after the close; one that came back on another connection, or
+// a static member, never is.
+
+// expiryHarness is a harness whose coordinator expires disconnected
+// members after 3 heartbeat intervals.
+func expiryHarness(t *testing.T) (*harness, *world) {
+	t.Helper()
+	h := newHarness(t, nil)
+	h.c.disconnectK = 3
+	h.md.SetTopic("foo", 6)
+	return h, newWorld(t, h, "g")
+}
+
+// closeConn closes a client connection and waits until the group ran the
+// runtime's report of it (ConnClosed), so that the close happened at the
+// virtual time it was called at. The wait is for an event, not a duration;
+// its deadline only turns a hang into a failure.
+func closeConn(t *testing.T, h *harness, conn chan struct{}) {
+	t.Helper()
+	close(conn)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		watching := true
+		h.c.run("g", func(s *groupQueue) { watching = s.group != nil && s.group.Watching(conn) }, nil)
+		if !watching {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the close of the connection never reached the group")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+const streamsExpiry = 3 * streams.DefaultHeartbeatInterval // K = 3, the group's 5 s
+
+func TestDisconnectExpiryFencesStreamsMember(t *testing.T) {
+	h, w := expiryHarness(t)
+	c1, c2 := make(chan struct{}), make(chan struct{})
+	w.streamsJoinOn("s1", "p1", "", c1)
+	w.streamsJoinOn("s2", "p2", "", c2)
+	logs := captureLogs(h)
+	closeConn(t, h, c1)
+	h.clock.Advance(streamsExpiry - time.Millisecond)
+	if h.group("g").Members["s1"] == nil {
+		t.Fatal("s1 fenced before 3 heartbeat intervals after its close")
+	}
+	h.clock.Advance(time.Millisecond)
+	g := h.group("g")
+	if g.Members["s1"] != nil || g.Members["s2"] == nil {
+		t.Fatalf("at 3 heartbeat intervals after the close: s1 in %v, s2 in %v; want s1 fenced only", g.Members["s1"] != nil, g.Members["s2"] != nil)
+	}
+	logs.want(t, "info", streams.DisconnectExpiredReason)
+	h.checkReplay()
+}
+
+// A member that came back on a new connection with a heartbeat before the
+// expiry is not fenced, at the expiry or after.
+func TestDisconnectExpiryNotAfterReconnect(t *testing.T) {
+	h, w := expiryHarness(t)
+	c1 := make(chan struct{})
+	w.streamsJoinOn("s1", "p1", "", c1)
+	closeConn(t, h, c1)
+	h.clock.Advance(streamsExpiry / 2)
+	s1 := w.streams["s1"]
+	hb := hbReq(w.group, "s1", s1.epoch, &s1.owned)
+	var code int16 = -1
+	h.c.StreamsGroupHeartbeat(hb, streams.ClientInfo{ClientID: "s1", Closed: make(chan struct{})}, func(r *kmsg.StreamsGroupHeartbeatResponse) { code = r.ErrorCode })
+	if code != 0 {
+		t.Fatalf("heartbeat on the new connection: %d", code)
+	}
+	h.clock.Advance(streamsExpiry)
+	if h.group("g").Members["s1"] == nil {
+		t.Fatal("a member back on a new connection was fenced by the expiry of its old one")
+	}
+}
+
+// A static member keeps its place across a bounce: never expired.
+func TestDisconnectExpiryNotForStaticMember(t *testing.T) {
+	h, w := expiryHarness(t)
+	c1 := make(chan struct{})
+	if s, resp := w.streamsJoinOn("s1", "p1", "i1", c1); s == nil {
+		t.Fatalf("static join: %d", resp.ErrorCode)
+	}
+	closeConn(t, h, c1)
+	h.clock.Advance(streamsExpiry + time.Second)
+	if h.group("g").Members["s1"] == nil {
+		t.Fatal("a static member was fenced by the disconnect expiry")
+	}
+}
+
+// A classic member's interval is the largest gap seen between its
+// heartbeats (here 3.2 s, above Kafka's 3 s default), so it is fenced 9.6 s
+// after its close, before its 10 s session would end.
+func TestDisconnectExpiryFencesClassicMember(t *testing.T) {
+	h, w := expiryHarness(t)
+	w.streamsJoin("s1", "ps", sourceTopology("foo"))
+	c1 := w.newClassic("c1", "pA")
+	c1.conn = make(chan struct{})
+	w.settleAll()
+	gap := 3200 * time.Millisecond
+	if err := c1.heartbeat(); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(gap)
+	if err := c1.heartbeat(); err != nil {
+		t.Fatal(err)
+	}
+	c1.gone = true
+	closeConn(t, h, c1.conn)
+	h.clock.Advance(3*gap - time.Millisecond)
+	if h.group("g").Members["c1"] == nil {
+		t.Fatal("c1 fenced before 3 of its heartbeat gaps after its close")
+	}
+	h.clock.Advance(time.Millisecond)
+	if h.group("g").Members["c1"] != nil {
+		t.Fatal("c1 not fenced 3 heartbeat gaps after its close")
+	}
+	h.checkReplay()
+	w.check()
+}
