@@ -42,9 +42,9 @@ func (d *groupDescriber) close() {
 
 // seedRequestor sends a group request to each seed (each streamshift
 // instance's bootstrap listener) until one answers other than
-// NOT_COORDINATOR: franz-go looks a group's coordinator up by node id
-// only, and with several instances FindCoordinator names the owner by its
-// host and a node id of its own, which franz-go's metadata does not have.
+// NOT_COORDINATOR: any live instance carries the request to the group's
+// owner, but a seed may be an instance the test killed, and while the
+// group's log partition moves every instance answers NOT_COORDINATOR.
 type seedRequestor struct{ *kgo.Client }
 
 func (s seedRequestor) Request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
