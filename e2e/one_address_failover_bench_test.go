@@ -26,7 +26,7 @@ import (
 // count app (three Kafka Streams 4.4 instances on the streams protocol,
 // exactly once, commit every 100 ms) on Kafka 3.9 under continuous input
 // (100 records/s), and kill -9 the streamshift process serving the group
-// STREAMSHIFT_BENCH_ROUNDS times (default 2):
+// STREAMSHIFT_BENCH_ROUNDS times (default 3):
 //
 //   - haproxy: the three instances of TestOneAddressMigration behind
 //     HAProxy, all advertising its address, the apps' only bootstrap, on
@@ -40,12 +40,16 @@ import (
 //
 // Measured per kill: the output gap (the longest time without a new output
 // record, from the kill step until the next step, as the scenarios report
-// it) and the time from the kill until every member of the group (its
-// describe just before the kill) got a StreamsGroupHeartbeat answered
-// without error again, from the instances' capture of the group's
-// heartbeats (one JSON-lines file they all append to). Members heartbeat
-// every 5 s (the default streams.heartbeat.interval.ms), so that time is at
-// least the wait for each member's next heartbeat.
+// it); the time until the group is served again (a StreamsGroupDescribe
+// through the apps' bootstrap, every 100 ms from the kill, answered without
+// error); and the time until every member of the group (its describe just
+// before the kill) got a StreamsGroupHeartbeat answered without error
+// again, with the heartbeats answered with an error meanwhile, from the
+// instances' capture of the group's heartbeats (one JSON-lines file they
+// all append to). Members heartbeat every 5 s (the default
+// streams.heartbeat.interval.ms) and sooner after an error: when the group
+// is served again before a member's next heartbeat is due, that member's
+// time is the wait for it.
 //
 // Opt-in, as the other benchmarks: STREAMSHIFT_BENCH=1. Not parallel: it
 // measures.
@@ -54,7 +58,7 @@ func TestOneAddressFailoverBenchmark(t *testing.T) {
 		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
 	}
 	haproxy := needHAProxy(t)
-	rounds := envInt("STREAMSHIFT_BENCH_ROUNDS", 2)
+	rounds := envInt("STREAMSHIFT_BENCH_ROUNDS", 3)
 	runs := []*failoverRun{{setup: "haproxy"}, {setup: "single"}}
 	runs[0].scenario = runs[0].behindHAProxy(haproxy, rounds)
 	runs[1].scenario = runs[1].restartedInPlace(rounds)
@@ -65,19 +69,24 @@ func TestOneAddressFailoverBenchmark(t *testing.T) {
 		}
 	}
 	t.Logf("load average after: %s", loadAvg())
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "kill -9 of the instance serving the group, %d rounds per setup (Kafka 3.9; three Kafka Streams 4.4 instances, streams protocol, exactly once, 100 records/s)\n", rounds)
-	fmt.Fprintf(&rep, "| setup | round | output gap | longest gap on one partition | every member heartbeats again |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&rep, "kill -9 of the instance serving the group, %d rounds per setup (Kafka 3.9; three Kafka Streams 4.4 instances, streams protocol, exactly once, 100 records/s)\n\n", rounds)
+	fmt.Fprintf(&rep, "| setup | round | output gap | longest gap on one partition | group served again | every member heartbeats again | heartbeats failed meanwhile |\n|---|---|---|---|---|---|---|\n")
 	for _, fr := range runs {
 		for i, k := range fr.kills {
-			fmt.Fprintf(&rep, "| %s | %d | %s | %s | %s |\n", fr.setup, i+1, k.gap.Round(10*time.Millisecond), k.partGap.Round(10*time.Millisecond), k.heartbeats.Round(10*time.Millisecond))
+			fmt.Fprintf(&rep, "| %s | %d | %s | %s | %s | %s | %d |\n", fr.setup, i+1, ms(k.gap), ms(k.partGap), ms(k.served), ms(k.heartbeats), k.failed)
 		}
 	}
 	lb, single := runs[0].medians(), runs[1].medians()
-	fmt.Fprintf(&rep, "medians: haproxy output gap %s, heartbeats %s; single output gap %s, heartbeats %s\n",
-		lb.gap.Round(10*time.Millisecond), lb.heartbeats.Round(10*time.Millisecond), single.gap.Round(10*time.Millisecond), single.heartbeats.Round(10*time.Millisecond))
-	fmt.Fprintf(&rep, "ratios haproxy/single: output gap %.2f×, heartbeats %.2f×\n",
-		lb.gap.Seconds()/single.gap.Seconds(), lb.heartbeats.Seconds()/single.heartbeats.Seconds())
+	for _, m := range []struct {
+		name string
+		k    failoverKill
+	}{{"haproxy", lb}, {"single", single}} {
+		fmt.Fprintf(&rep, "\nmedians %s: output gap %s, group served again %s, every member heartbeats again %s", m.name, ms(m.k.gap), ms(m.k.served), ms(m.k.heartbeats))
+	}
+	fmt.Fprintf(&rep, "\nratios haproxy/single: output gap %.2f×, group served again %.2f×, every member heartbeats again %.2f×\n",
+		lb.gap.Seconds()/single.gap.Seconds(), lb.served.Seconds()/single.served.Seconds(), lb.heartbeats.Seconds()/single.heartbeats.Seconds())
 	t.Log("\n" + rep.String())
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
@@ -110,6 +119,8 @@ type failoverKill struct {
 	gap        time.Duration
 	partGap    time.Duration
 	heartbeats time.Duration
+	served     time.Duration // kill → the group described without error (probeGroup)
+	failed     int           // heartbeats answered with an error meanwhile
 }
 
 // captureEnv makes an instance capture the group's heartbeats to the run's
@@ -150,7 +161,17 @@ func (fr *failoverRun) killStep(name string, seed func() string, kill9 func(ctx 
 		for _, m := range g.Members {
 			k.members = append(k.members, m.MemberID)
 		}
-		if err := kill9(ctx); err != nil {
+		probed := make(chan error, 1)
+		go func() {
+			var err error
+			k.served, err = probeGroup(ctx, seed, k.at)
+			probed <- err
+		}()
+		err = kill9(ctx)
+		if perr := <-probed; err == nil {
+			err = perr
+		}
+		if err != nil {
 			return err
 		}
 		fr.kills = append(fr.kills, k)
@@ -247,49 +268,57 @@ func (fr *failoverRun) run(t *testing.T) {
 		if k.heartbeats, err = beats.allAgain(k.at, k.members); err != nil {
 			t.Errorf("kill %d: %v", i+1, err)
 		}
-		t.Logf("%s kill %d: output gap %s (one partition %s), every member heartbeats again after %s", fr.setup, i+1,
-			k.gap.Round(time.Millisecond), k.partGap.Round(time.Millisecond), k.heartbeats.Round(time.Millisecond))
+		k.failed = beats.failedIn(k.at, k.heartbeats)
+		t.Logf("%s kill %d: output gap %s (one partition %s), the group served again after %s, every member heartbeats again after %s (%d heartbeats failed meanwhile)",
+			fr.setup, i+1, k.gap.Round(time.Millisecond), k.partGap.Round(time.Millisecond), k.served.Round(time.Millisecond), k.heartbeats.Round(time.Millisecond), k.failed)
 	}
 }
 
 func (fr *failoverRun) medians() failoverKill {
-	var gaps, beats []time.Duration
+	var gaps, served, beats []time.Duration
 	for _, k := range fr.kills {
-		gaps, beats = append(gaps, k.gap), append(beats, k.heartbeats)
+		gaps, served, beats = append(gaps, k.gap), append(served, k.served), append(beats, k.heartbeats)
 	}
-	return failoverKill{gap: medianOf(gaps), heartbeats: medianOf(beats)}
+	return failoverKill{gap: medianOf(gaps), served: medianOf(served), heartbeats: medianOf(beats)}
 }
 
 // heartbeats are the times of each member's StreamsGroupHeartbeats
-// answered without error, in the order captured (the instances' lines
-// interleave).
-type heartbeats map[string][]time.Time
+// answered without error, and of those answered with one (any member), in
+// the order captured (the instances' lines interleave).
+type heartbeats struct {
+	ok     map[string][]time.Time
+	failed []time.Time
+}
 
 // readHeartbeats reads a capture file of StreamsGroupHeartbeat exchanges.
 func readHeartbeats(file string) (heartbeats, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return heartbeats{}, err
 	}
 	defer f.Close()
-	hb := heartbeats{}
+	hb := heartbeats{ok: map[string][]time.Time{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
 		var l capture.Line
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
+			return heartbeats{}, fmt.Errorf("%s: %w", file, err)
 		}
-		if l.Type != "exchange" || l.APIName != "StreamsGroupHeartbeat" || len(l.ErrorCodes) > 0 || len(l.Response) == 0 {
+		if l.Type != "exchange" || l.APIName != "StreamsGroupHeartbeat" || len(l.Response) == 0 {
+			continue
+		}
+		if len(l.ErrorCodes) > 0 {
+			hb.failed = append(hb.failed, l.Wall)
 			continue
 		}
 		var req struct {
 			MemberID string `json:"memberId"`
 		}
 		if err := json.Unmarshal(l.Request, &req); err != nil {
-			return nil, fmt.Errorf("%s: request: %w", file, err)
+			return heartbeats{}, fmt.Errorf("%s: request: %w", file, err)
 		}
-		hb[req.MemberID] = append(hb[req.MemberID], l.Wall)
+		hb.ok[req.MemberID] = append(hb.ok[req.MemberID], l.Wall)
 	}
 	return hb, sc.Err()
 }
@@ -300,7 +329,7 @@ func (hb heartbeats) allAgain(at time.Time, members []string) (time.Duration, er
 	var last time.Duration
 	for _, m := range members {
 		first := time.Duration(-1)
-		for _, w := range hb[m] {
+		for _, w := range hb.ok[m] {
 			if d := w.Sub(at); d > 0 && (first < 0 || d < first) {
 				first = d
 			}
@@ -311,4 +340,37 @@ func (hb heartbeats) allAgain(at time.Time, members []string) (time.Duration, er
 		last = max(last, first)
 	}
 	return last, nil
+}
+
+// failedIn counts the heartbeats answered with an error from at for d.
+func (hb heartbeats) failedIn(at time.Time, d time.Duration) int {
+	n := 0
+	for _, w := range hb.failed {
+		if !w.Before(at) && w.Sub(at) <= d {
+			n++
+		}
+	}
+	return n
+}
+
+// probeGroup describes the group through seed every 100 ms from at until
+// an answer without error names members, and returns how long that took:
+// when the group can be served again, whatever the members' heartbeat
+// interval.
+func probeGroup(ctx context.Context, seed func() string, at time.Time) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	for {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		g, err := describeStreamsGroup(pctx, seed(), failoverGroup)
+		pcancel()
+		if err == nil && g.ErrorCode == 0 && len(g.Members) > 0 {
+			return time.Since(at), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("the group was not described without error after the kill: last %v, error code %d", err, g.ErrorCode)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
