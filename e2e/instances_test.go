@@ -199,20 +199,7 @@ func (c *ssCluster) owner(ctx context.Context, i int, group string) (int, error)
 
 // describeAt sends StreamsGroupDescribe for group to instance i's node port.
 func (c *ssCluster) describeAt(ctx context.Context, i int, group string) (kmsg.StreamsGroupDescribeResponseGroup, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(net.JoinHostPort(c.hosts[i], strconv.Itoa(c.port+1))))
-	if err != nil {
-		return kmsg.StreamsGroupDescribeResponseGroup{}, err
-	}
-	defer cl.Close()
-	req := kmsg.NewPtrStreamsGroupDescribeRequest()
-	req.Groups = []string{group}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl.Broker(1))
-	if err != nil {
-		return kmsg.StreamsGroupDescribeResponseGroup{}, err
-	}
-	return resp.Groups[0], nil
+	return describeStreamsGroup(ctx, net.JoinHostPort(c.hosts[i], strconv.Itoa(c.port+1)), group)
 }
 
 // checkStatusPage loads instance i's /ui?group=group in headless chromium
