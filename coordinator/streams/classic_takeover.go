@@ -321,6 +321,10 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 		}
 		imported++
 		ch.scheduleCarriedSession(im.ID, im.sessionLeft)
+		if len(im.Revoking) > 0 {
+			ch.logInfo(im.ID).Msgf("[GroupId %s][MemberId %s] Classic member carried over while revoking active tasks %v (a cooperative rebalance is in flight upstream); they stay its, pending revocation, until its JoinGroup reports them revoked.",
+				g.ID, im.ID, im.Revoking)
+		}
 		m.Report = OffsetReport{ClassicSums: im.sums}
 	}
 	ch.Commit()
