@@ -36,18 +36,24 @@ type ClassicMemberState struct {
 	// is fenced when the broker would have fenced it, not a whole session
 	// later.
 	LastHeartbeat time.Time
-	Subscription  *classicstreams.ConsumerSubscription
-	Info          *classicstreams.SubscriptionInfo
-	// Assignment and AssignmentInfo: what the member got in its last
-	// SyncGroup, i.e. what it holds.
+	// Subscription is the member's JoinGroup of this generation: its
+	// OwnedPartitions are what it held when it joined.
+	Subscription *classicstreams.ConsumerSubscription
+	Info         *classicstreams.SubscriptionInfo
+	// Assignment and AssignmentInfo: the member's assignment of this
+	// generation (the leader's SyncGroup). It holds it once it has
+	// revoked what it owned outside it (pendingRevocation).
 	Assignment     *classicstreams.ConsumerAssignment
 	AssignmentInfo *classicstreams.AssignmentInfo
 }
 
 type importedMember struct {
-	ID          string
-	Meta        *MemberMetadataValue
-	Tasks       TaskSets
+	ID    string
+	Meta  *MemberMetadataValue
+	Tasks TaskSets
+	// Revoking: active tasks the member owned when it joined this
+	// generation and its assignment takes away. It may still run them.
+	Revoking    Tasks
 	sessionLeft time.Duration
 	// sums are the task offset sums of the member's last upstream
 	// JoinGroup, for the status page's lag (when is not known: At is zero).
@@ -84,9 +90,10 @@ func classicSessionLeft(cm ClassicMemberState, now time.Time) time.Duration {
 
 // importClassicMembers reads each classic member's metadata and held tasks
 // (active tasks from its assigned partitions, standbys from its
-// AssignmentInfo), all checked against the configured topology. A task
-// claimed by two members as active is an error: the classic group itself
-// would be broken.
+// AssignmentInfo, and the active tasks it is still revoking), all checked
+// against the configured topology. A task assigned to two members as active
+// is an error: the classic group itself would be broken. A task one member
+// is revoking and another holds is retried later (errRevocationInFlight).
 func importClassicMembers(state ClassicGroupState, topo *configuredTopology, topologyEpoch int32, now time.Time) ([]importedMember, error) {
 	tt := importTaskTopology(topo)
 	if tt == nil {
@@ -122,6 +129,7 @@ func importClassicMembers(state ClassicGroupState, topo *configuredTopology, top
 				active.Add(id.Subtopology, id.Partition)
 			}
 		}
+		revoking := pendingRevocation(cm, tt, topo, active.Build())
 		if cm.AssignmentInfo != nil {
 			for _, st := range cm.AssignmentInfo.StandbyTasks {
 				id, err := checkedTask(st.Task, topo)
@@ -131,10 +139,55 @@ func importClassicMembers(state ClassicGroupState, topo *configuredTopology, top
 				standby.Add(id.Subtopology, id.Partition)
 			}
 		}
-		out = append(out, importedMember{ID: cm.MemberID, Meta: meta, Tasks: TaskSets{Active: active.Build(), Standby: standby.Build()},
+		out = append(out, importedMember{ID: cm.MemberID, Meta: meta, Tasks: TaskSets{Active: active.Build(), Standby: standby.Build()}, Revoking: revoking,
 			sessionLeft: classicSessionLeft(cm, now), sums: classicOffsetReport(cm.Info, time.Time{}).ClassicSums, client: cm.Client})
 	}
+	for _, im := range out {
+		if err := claimActive(owner, im.ID, im.Revoking); err != nil {
+			return nil, fmt.Errorf("%w: %v", errRevocationInFlight, err)
+		}
+	}
 	return out, nil
+}
+
+// pendingRevocation is what a carried member must still revoke: the active
+// tasks of the partitions it owned when it joined this generation
+// (ConsumerProtocolSubscription.OwnedPartitions) that its assignment does not
+// hold. Under the cooperative protocol the upstream group is Stable as soon
+// as the leader's SyncGroup arrived, while a member may not have its answer
+// yet, or be in its revocation callback (ConsumerCoordinator.onJoinComplete
+// revokes, then rejoins): it runs those tasks until its next JoinGroup, which
+// reports them gone. Kafka's leader gives such a task to its next owner only
+// in the generation after that JoinGroup; the streams group keeps them
+// pending revocation on the member until its join says so (reconcile), for
+// the same reason. An eager member owns nothing when it joins.
+func pendingRevocation(cm ClassicMemberState, tt *classicstreams.TaskTopology, topo *configuredTopology, assigned Tasks) Tasks {
+	// Partitions no subtopology reads hold no task to protect.
+	owned, _ := classicstreams.OwnedActiveTasks(cm.Subscription.OwnedPartitions, tt)
+	revoking := TasksBuilder{}
+	for _, t := range owned {
+		id, err := checkedTask(t, topo)
+		if err != nil {
+			continue
+		}
+		if !TasksContains(assigned, id.Subtopology, id.Partition) {
+			revoking.Add(id.Subtopology, id.Partition)
+		}
+	}
+	return revoking.Build()
+}
+
+// claimActive records member as the holder of tasks in owner, or names the
+// task another member holds already.
+func claimActive(owner map[TaskID]string, member string, tasks Tasks) error {
+	var err error
+	ForEachTask(tasks, func(id TaskID) {
+		if o, dup := owner[id]; dup && err == nil {
+			err = fmt.Errorf("task %s_%d is active on %s and %s", id.Subtopology, id.Partition, o, member)
+		}
+		owner[id] = member
+	})
+	return err
 }
 
 // importTaskTopology is the task topology the classic members' tasks are
@@ -209,9 +262,10 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 		return fail(code, "Takeover of classic group %s %s", state.GroupID, why), 0
 	}
 	members, err := importClassicMembers(liveClassicMembers(state, ch.Now), configured, topo.Epoch, ch.Now)
-	if errors.Is(err, errNoSubscription) {
+	if errors.Is(err, errNoSubscription) || errors.Is(err, errRevocationInFlight) {
 		// What passed through does not cover every member yet (a
-		// restart of streamshift): a later attempt may see it.
+		// restart of streamshift), or a revocation is in flight
+		// upstream: a later attempt may see it settled.
 		ch.RollBack()
 		return fail(kerr.CoordinatorLoadInProgress, "Takeover of classic group %s: %v", state.GroupID, err), 0
 	}
@@ -237,10 +291,16 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 	for _, im := range members {
 		ch.emit(newMemberRecord(g.ID, im.ID, im.Meta))
 		ch.emit(newTargetAssignmentRecord(g.ID, im.ID, im.Tasks))
-		ch.emit(newCurrentAssignmentRecord(g.ID, im.ID, &CurrentMemberAssignmentValue{
+		cur := &CurrentMemberAssignmentValue{
 			MemberEpoch: gen, PreviousMemberEpoch: gen, State: MemberStable, Assigned: im.Tasks,
-			ActiveEpochs: restrictEpochs(nil, im.Tasks.Active, true, gen),
-		}))
+			ActiveEpochs: restrictEpochs(nil, TasksUnion(im.Tasks.Active, im.Revoking), true, gen),
+		}
+		if len(im.Revoking) > 0 {
+			// Held until the member's next JoinGroup reports them
+			// revoked; its revocation commits are accepted meanwhile.
+			cur.State, cur.PendingRevocation = MemberUnrevokedTasks, TaskSets{Active: im.Revoking}
+		}
+		ch.emit(newCurrentAssignmentRecord(g.ID, im.ID, cur))
 		ch.noteConn(im.ID, im.client)
 	}
 	// The first join runs as any join: if the classic members of its
@@ -261,6 +321,10 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 		}
 		imported++
 		ch.scheduleCarriedSession(im.ID, im.sessionLeft)
+		if len(im.Revoking) > 0 {
+			ch.logInfo(im.ID).Msgf("[GroupId %s][MemberId %s] Classic member carried over while revoking active tasks %v (a cooperative rebalance is in flight upstream); they stay its, pending revocation, until its JoinGroup reports them revoked.",
+				g.ID, im.ID, im.Revoking)
+		}
 		m.Report = OffsetReport{ClassicSums: im.sums}
 	}
 	ch.Commit()
@@ -269,6 +333,11 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 
 // errNoSubscription: a classic member's subscription is not known here.
 var errNoSubscription = errors.New("no subscription")
+
+// errRevocationInFlight: a task a classic member is still revoking is also
+// another member's. Kafka's cooperative leader never assigns so; the takeover
+// waits for the upstream group to settle rather than guess who runs it.
+var errRevocationInFlight = errors.New("a cooperative revocation is in flight upstream")
 
 // takeoverTopologyRefusal is the answer to a takeover whose topology is not
 // ready for a reason other than missing internal topics (those are created

@@ -30,14 +30,33 @@ type activeSpan struct {
 // which a task was active on two instances, longest first. ends gives the
 // time an instance stopped counting (killed or stopped); its last set holds
 // until then, else until now. Closing instances end at their "closing".
+// A task also ends on an instance at that instance's "task_closed" for it
+// (Kafka Streams' "task [1_2] Closed clean"): from 3.0 on a stream thread
+// renews the metadata the apps poll only when it turns RUNNING
+// (StreamThread.setState), so after a cooperative revocation an instance
+// keeps reporting the task it closed until its thread runs again, a second
+// or more under load, while the task's next owner already reports it.
 // The apps report their task sets by polling (every 100 ms), so overlaps
 // of that order are reporting noise: callers judge with a tolerance.
 func ActiveOverlaps(events []Event, ends map[string]time.Time, now time.Time) []Overlap {
 	byInst := map[string][]Event{}
+	closes := map[string][]time.Time{} // instance + " " + task -> its closes
 	for _, ev := range events {
-		if ev.Kind == "tasks" || ev.Kind == "closing" {
+		switch {
+		case ev.Kind == "tasks" || ev.Kind == "closing":
 			byInst[ev.App] = append(byInst[ev.App], ev)
+		case ev.Kind == "task_closed" && !strings.Contains(ev.Raw, "standby-task ["):
+			closes[ev.App+" "+ev.Task] = append(closes[ev.App+" "+ev.Task], ev.Time)
 		}
+	}
+	// closedAt is the first close of task on inst in (from, to), else to.
+	closedAt := func(inst, task string, from, to time.Time) time.Time {
+		for _, c := range closes[inst+" "+task] {
+			if c.After(from) && c.Before(to) {
+				to = c
+			}
+		}
+		return to
 	}
 	spans := map[string][]activeSpan{}
 	for inst, evs := range byInst {
@@ -55,7 +74,7 @@ func ActiveOverlaps(events []Event, ends map[string]time.Time, now time.Time) []
 				to = evs[i+1].Time
 			}
 			for _, t := range ev.Active {
-				spans[t] = append(spans[t], activeSpan{inst, ev.Time, to})
+				spans[t] = append(spans[t], activeSpan{inst, ev.Time, closedAt(inst, t, ev.Time, to)})
 			}
 		}
 	}

@@ -54,3 +54,46 @@ func TestTaskPartitions(t *testing.T) {
 		t.Fatal("unknown subtopology accepted")
 	}
 }
+
+// A 3.x instance keeps reporting a task it revoked and closed until its
+// thread turns RUNNING again; the overlap ends at its "Closed clean", not at
+// its next report. A close after the other instance started still counts.
+func TestActiveOverlapsEndAtTaskClose(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	closed := func(app string, ms int, line string) Event {
+		ev, ok := parseLogEvent(app, line, at(ms))
+		if !ok {
+			t.Fatalf("not a close: %q", line)
+		}
+		return ev
+	}
+	evs := []Event{
+		{App: "c3", Kind: "tasks", Time: at(0), Active: []string{"1_1", "1_2"}},
+		closed("c3", 1000, "INFO stream-thread [c3-StreamThread-1] task [1_2] Closed clean (org.apache.kafka.streams.processor.internals.StreamTask)"),
+		// A standby of 1_1 closing on c3 does not end c3's active 1_1.
+		closed("c3", 1100, "INFO stream-thread [c3-StreamThread-1] standby-task [1_1] Closed clean (org.apache.kafka.streams.processor.internals.StandbyTask)"),
+		{App: "c2", Kind: "tasks", Time: at(1200), Active: []string{"1_1", "1_2"}},
+		{App: "c3", Kind: "tasks", Time: at(2230), Active: []string{"1_1"}}, // RUNNING again
+		{App: "c3", Kind: "tasks", Time: at(3000), Active: nil},
+	}
+	of := func(task string) (d time.Duration) {
+		for _, o := range ActiveOverlaps(evs, nil, at(5000)) {
+			if o.Task == task {
+				d += o.Dur
+			}
+		}
+		return d
+	}
+	if d := of("1_2"); d != 0 {
+		t.Fatalf("1_2 on two instances for %s; c3 closed it before c2 had it", d)
+	}
+	if d := of("1_1"); d != 1800*time.Millisecond {
+		t.Fatalf("1_1 on two instances for %s, want 1.8 s (a standby's close ends no active task)", d)
+	}
+	// c3 closes 1_2 only after c2 started it: 300 ms on both.
+	evs[1] = closed("c3", 1500, "INFO stream-thread [c3-StreamThread-1] task [1_2] Closed clean (StreamTask)")
+	if d := of("1_2"); d != 300*time.Millisecond {
+		t.Fatalf("1_2 on two instances for %s, want 300 ms", d)
+	}
+}
