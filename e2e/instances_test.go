@@ -115,9 +115,12 @@ func (c *ssCluster) bootstrap() string {
 
 // ssView is an instance's /cluster.
 type ssView struct {
-	Instances  map[string]json.RawMessage `json:"instances"`
-	Owners     []string                   `json:"owners"`
-	Links      map[string]bool            `json:"links"`
+	Instances map[string]json.RawMessage `json:"instances"`
+	Owners    []string                   `json:"owners"`
+	// Links are the instance's links by peer (proxy.PeerLinkStatus).
+	Links map[string]struct {
+		Up bool `json:"up"`
+	} `json:"links"`
 	Partitions []struct {
 		Partition int32  `json:"partition"`
 		State     string `json:"state"`

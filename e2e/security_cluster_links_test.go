@@ -112,8 +112,8 @@ func (c *ssCluster) linksUp(ctx context.Context) error {
 				break
 			}
 			up := 0
-			for _, ok := range v.Links {
-				if ok {
+			for _, l := range v.Links {
+				if l.Up {
 					up++
 				}
 			}
