@@ -43,19 +43,19 @@ func needHAProxy(t *testing.T) string {
 // TestOneAddressMigration: three streamshift instances on Kafka 3.9 behind
 // HAProxy (mode tcp, the README's configuration), all advertising
 // HAProxy's address, which is every client's only bootstrap. Through it:
-// Kafka's StreamsSmokeTest clients migrate online (a 4.4 and a
-// kafka-streams 3.6 classic client → the 4.4 one rolled to a 4.4 streams
-// client, which takes the group over → back to classic with a 4.4 classic
-// client: the hand-back), exactly once under continuous input; a Kafka
-// Streams 4.4 app of its own on the streams protocol counts its input; a
-// franz-go consumer group consumes a topic; Kafka's CLI tools describe the
-// groups. The instance owning the smoke group is killed -9 at three points
-// (right after the takeover, with the 3.6 classic client inside the
-// streams group, and as the last streams client leaves), each time staying
-// dead until the next, and separately an instance the 3.6 client is
-// connected to. kafka-streams 3.6 cannot bootstrap again
-// (metadata.recovery.strategy came in 3.8): it reconnects to the addresses
-// it knows, which HAProxy sends to a live instance.
+// Kafka's StreamsSmokeTest clients migrate online (two kafka-streams 3.6
+// classic clients → one rolled to a 4.4 streams client, which takes the
+// group over → back to classic with a 4.4 classic client: the hand-back),
+// exactly once under continuous input; a Kafka Streams 4.4 app of its own
+// on the streams protocol counts its input; a franz-go consumer group
+// consumes a topic; Kafka's CLI tools describe the groups. The instance
+// owning the smoke group is killed -9 at three points (right after the
+// takeover, with the 3.6 classic client inside the streams group, and as
+// the last streams client leaves), each time staying dead until the next,
+// and separately an instance the 3.6 client is connected to. kafka-streams
+// 3.6 cannot bootstrap again (metadata.recovery.strategy came in 3.8): it
+// reconnects to the addresses it knows, which HAProxy sends to a live
+// instance.
 //
 // Asserted: the driver verifies every output (SUCCESS) and the 4.4 app
 // counted every input record exactly once (its output read_committed
@@ -189,9 +189,11 @@ func TestOneAddressMigration(t *testing.T) {
 		// The rolls, three kills and two rounds of CLI checks happen under input.
 		Duration: 210 * time.Second,
 		Start: []harness.SmokeClient{
-			client("c1", harness.Kafka44, "classic"),
-			// The client before 3.8 (no rebootstrap): it stays classic
-			// through the takeover, the kills and the hand-back.
+			// Both are clients before 3.8 (they cannot bootstrap again), as
+			// the migration from 3.6: c1 is rolled to 4.4 streams,
+			// c2 stays classic through the takeover, the kills and the
+			// hand-back.
+			client("c1", harness.Kafka36, "classic"),
 			client("c2", harness.Kafka36, "classic"),
 		},
 		Rolls: []harness.SmokeRoll{
