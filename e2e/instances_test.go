@@ -117,7 +117,8 @@ func (c *ssCluster) bootstrap() string {
 type ssView struct {
 	Instances map[string]json.RawMessage `json:"instances"`
 	Owners    []string                   `json:"owners"`
-	Links     map[string]struct {
+	// Links are the instance's links by peer (proxy.PeerLinkStatus).
+	Links map[string]struct {
 		Up bool `json:"up"`
 	} `json:"links"`
 	Partitions []struct {

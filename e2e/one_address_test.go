@@ -43,23 +43,28 @@ func needHAProxy(t *testing.T) string {
 // TestOneAddressMigration: three streamshift instances on Kafka 3.9 behind
 // HAProxy (mode tcp, the README's configuration), all advertising
 // HAProxy's address, which is every client's only bootstrap. Through it:
-// Kafka's StreamsSmokeTest clients migrate online (4.4 and 3.9 classic →
-// a 4.4 streams client takes the group over → back to classic: the
-// hand-back), exactly once under continuous input; a franz-go consumer
-// group consumes a topic; Kafka's CLI tools describe both groups. The
-// instance owning the smoke group is killed -9 at three points (right after
-// the takeover, with the 3.9 classic client inside the streams group, and
-// as the last streams client leaves), each time staying dead until the
-// next. The 3.9 client runs without metadata.recovery.strategy=rebootstrap
-// (it cannot bootstrap again, as Java clients before 3.8): it reconnects
-// to the addresses it knows, which HAProxy sends to a live instance.
+// Kafka's StreamsSmokeTest clients migrate online (two kafka-streams 3.6
+// classic clients → one rolled to a 4.4 streams client, which takes the
+// group over → back to classic with a 4.4 classic client: the hand-back),
+// exactly once under continuous input; a Kafka Streams 4.4 app of its own
+// on the streams protocol counts its input; a franz-go consumer group
+// consumes a topic; Kafka's CLI tools describe the groups. The instance
+// owning the smoke group is killed -9 at three points (right after the
+// takeover, with the 3.6 classic client inside the streams group, and as
+// the last streams client leaves), each time staying dead until the next,
+// and separately an instance the 3.6 client is connected to. kafka-streams
+// 3.6 cannot bootstrap again (metadata.recovery.strategy came in 3.8): it
+// reconnects to the addresses it knows, which HAProxy sends to a live
+// instance.
 //
-// Asserted: the driver verifies every output (SUCCESS); after each kill
-// the group settles with every client RUNNING, the franz-go members all
-// consume again, and the CLI answers name the expected members, the
-// coordinator at the one address and the franz-go group's offsets; no
-// client reaches ERROR, gets a fatal group error or closes a task dirty;
-// the group ends as the broker's classic group of the two classic clients.
+// Asserted: the driver verifies every output (SUCCESS) and the 4.4 app
+// counted every input record exactly once (its output read_committed
+// through the one address); after each kill the group settles with every
+// client RUNNING, the franz-go members all consume again, and the CLI
+// answers name the expected members, the coordinator at the one address
+// and the franz-go group's offsets; no client reaches ERROR, gets a fatal
+// group error or closes a task dirty; the group ends as the broker's
+// classic group of the two classic clients (3.6 and 4.4).
 func TestOneAddressMigration(t *testing.T) {
 	t.Parallel()
 	haproxy := needHAProxy(t)
@@ -90,6 +95,10 @@ func TestOneAddressMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := &oneAddressTools{dir: out, bootstrap: bootstrap, coordinator: coordinator, franz: franz}
+	countApp, err := startOneAddressApp(ctx, t, out, b.Bootstrap, bootstrap)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	client := func(name, version, protocol string) harness.SmokeClient {
 		return harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol}
@@ -180,17 +189,21 @@ func TestOneAddressMigration(t *testing.T) {
 		// The rolls, three kills and two rounds of CLI checks happen under input.
 		Duration: 210 * time.Second,
 		Start: []harness.SmokeClient{
-			client("c1", harness.Kafka44, "classic"),
-			client("c2", harness.Kafka39, "classic"),
+			// Both are clients before 3.8 (they cannot bootstrap again), as
+			// the migration from 3.6: c1 is rolled to 4.4 streams,
+			// c2 stays classic through the takeover, the kills and the
+			// hand-back.
+			client("c1", harness.Kafka36, "classic"),
+			client("c2", harness.Kafka36, "classic"),
 		},
 		Rolls: []harness.SmokeRoll{
 			{Name: "roll c1 to s1 (4.4 streams: takeover), kill -9 the owner right after the takeover",
 				Stop: "c1", Start: client("s1", harness.Kafka44, "streams"),
 				After: func(ctx context.Context, _ harness.SmokeControl) error { return kill(ctx, owner("takeover done")) }},
 			{Name: "the franz-go group and the CLI after the owner's death", After: checked("after the owner's death at the takeover", 1, 1)},
-			{Name: "kill -9 the owner with the 3.9 classic client inside the streams group",
+			{Name: "kill -9 the owner with the 3.6 classic client inside the streams group",
 				After: func(ctx context.Context, _ harness.SmokeControl) error { return kill(ctx, owner("")) }},
-			{Name: "kill -9 an instance (not the owner) the 3.9 classic client c2 is connected to",
+			{Name: "kill -9 an instance (not the owner) the 3.6 classic client c2 is connected to",
 				After: func(ctx context.Context, sc harness.SmokeControl) error { return kill(ctx, clientsOf(sc, "c2")) }},
 			{Name: "the franz-go group and the CLI after the classic client's instance died", After: checked("after the classic client's instance died", 1, 1)},
 			{Name: "roll s1 to c3 (4.4 classic), kill -9 the owner as s1 leaves (the hand-back begins)",
@@ -213,6 +226,9 @@ func TestOneAddressMigration(t *testing.T) {
 	}
 	if err != nil {
 		t.Fatalf("smoke test through HAProxy in front of three streamshift instances, the owner killed during an online migration (logs in %s): %v", out, err)
+	}
+	if err := countApp.verify(ctx); err != nil {
+		t.Fatal(err)
 	}
 	// The owner's death costs the clients no task: with the durable log
 	// the next owner serves the group as it was.

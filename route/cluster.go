@@ -265,6 +265,15 @@ func notServed(req kmsg.Request, err error) kmsg.Response {
 	case *kmsg.TxnOffsetCommitRequest:
 		return txnOffsetCommitAnswer(r, func(int, int) (int16, bool) { return code, true })
 	case *kmsg.OffsetFetchRequest:
+		// Java clients before 3.7 (kafka-clients 3.6's ConsumerCoordinator)
+		// take COORDINATOR_NOT_AVAILABLE in an OffsetFetch answer for a
+		// fatal error, and Kafka Streams 3.6 dies of it while the group's
+		// owner fails over; NOT_COORDINATOR, what Kafka answers while a
+		// group's coordinator moves, makes every client look the
+		// coordinator up again and retry.
+		if code == kerr.CoordinatorNotAvailable.Code {
+			code, err = kerr.NotCoordinator.Code, fmt.Errorf("%w: %s", kerr.NotCoordinator, msg)
+		}
 		if r.Version >= 8 {
 			return offsetFetchAll(r, err)
 		}

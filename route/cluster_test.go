@@ -169,3 +169,39 @@ func TestClusterGateReroute(t *testing.T) {
 		t.Fatalf("timeout: %+v, calls %v", res, fc.calls)
 	}
 }
+
+// An OffsetFetch of a group nobody owns right now (its owner failing over)
+// is answered NOT_COORDINATOR, at v7 and at v8 (kafka-clients 3.6):
+// kafka-clients before 3.7 take COORDINATOR_NOT_AVAILABLE in an OffsetFetch
+// answer for fatal, and Kafka Streams 3.6 dies of it.
+func TestClusterGateNoOwnerOffsetFetch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, v := range []int16{7, 8} {
+		r := kmsg.NewPtrOffsetFetchRequest()
+		r.Version = v
+		if v >= 8 {
+			r.Groups = []kmsg.OffsetFetchRequestGroup{{Group: "g"}}
+		} else {
+			r.Group = "g"
+		}
+		res, err := proxytest.Serve(gateOf(&fakeCluster{owners: []string{""}, hops: true}), proxytest.NewConn(nil).Request(r)).Wait(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, ok := res.Response.(*kmsg.OffsetFetchResponse)
+		if !ok {
+			t.Fatalf("v%d: %+v", v, res)
+		}
+		code := resp.ErrorCode
+		if v >= 8 {
+			if len(resp.Groups) != 1 {
+				t.Fatalf("v%d: groups %+v", v, resp.Groups)
+			}
+			code = resp.Groups[0].ErrorCode
+		}
+		if code != kerr.NotCoordinator.Code {
+			t.Fatalf("v%d: error %v, want NOT_COORDINATOR", v, kerr.ErrorForCode(code))
+		}
+	}
+}

@@ -13,6 +13,15 @@ import (
 	"time"
 )
 
+// Kafka36 is kafka-streams 3.6.2, a smoke-test client only (e2e/systest-3.6; no broker): classic
+// only, and it cannot bootstrap again (metadata.recovery.strategy came in 3.8), as the classic
+// Kafka Streams versions a migration starts from.
+const Kafka36 = "3.6"
+
+// smokeVersions are the kafka-streams versions of Kafka's smoke test the e2e build provides
+// (e2e/systest-<version>); all but Kafka44 are classic only.
+var smokeVersions = []string{Kafka36, Kafka39, Kafka44}
+
 // SmokeTopics are the topics of Kafka's Streams smoke test (SmokeTestDriver.topics());
 // Kafka's system tests create them up front, as the driver does not.
 var SmokeTopics = []string{"data", "echo", "max", "min", "min-suppressed", "min-raw", "dif", "sum",
@@ -20,7 +29,7 @@ var SmokeTopics = []string{"data", "echo", "max", "min", "min-suppressed", "min-
 
 // SmokeOptions configure RunKafkaSmoke.
 type SmokeOptions struct {
-	Version       string // Kafka39 (Kafka's StreamsSmokeTest, 90 s of input) or Kafka44 (launcher over test-fixtures)
+	Version       string // Kafka36 or Kafka39 (Kafka's StreamsSmokeTest, 90 s of input) or Kafka44 (launcher over test-fixtures)
 	Dir           string // run dir; must not exist or be empty
 	Bootstrap     string // driver and clients connect here (broker or proxy)
 	Admin         string // where the topics are created (default Bootstrap)
@@ -37,8 +46,8 @@ type SmokeOptions struct {
 // suppress, a re-keying, a foreign-key join), started ClientGap apart, while the driver
 // produces; passes when the driver verifies every output and prints SUCCESS.
 func RunKafkaSmoke(ctx context.Context, o SmokeOptions) error {
-	if o.Version != Kafka39 && o.Version != Kafka44 {
-		return fmt.Errorf("smoke test version %q", o.Version)
+	if !slices.Contains(smokeVersions, o.Version) {
+		return fmt.Errorf("smoke test version %q: want one of %v", o.Version, smokeVersions)
 	}
 	if err := CheckBuilt("systest-" + o.Version); err != nil {
 		return err

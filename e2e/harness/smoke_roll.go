@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -17,7 +18,7 @@ import (
 // SmokeClient is one instance of Kafka's smoke-test client (SmokeTestClient) in a rolling run.
 type SmokeClient struct {
 	Name          string // its directory under the run dir, and its name in errors
-	Version       string // Kafka39 (kafka-streams 3.9.2, classic only) or Kafka44
+	Version       string // Kafka36 (kafka-streams 3.6.2) or Kafka39 (3.9.2), classic only, or Kafka44
 	GroupProtocol string // classic (default) or streams
 	// InstanceID makes the instance a static member (group.instance.id; Kafka Streams adds
 	// "-<thread>" for each stream thread's consumer).
@@ -224,10 +225,20 @@ func (s *smokeInstance) lastState() (string, time.Time) {
 // target assignment; else DescribeGroups of the upstream classic group: Stable, the anchor not
 // counted).
 func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollReport, error) {
-	if err := CheckBuilt("systest-"+Kafka44, "systest-"+Kafka39); err != nil {
+	o.defaults()
+	// The driver is the 4.4 launcher; the clients may be any smoke version.
+	modules := []string{"systest-" + Kafka44}
+	for _, r := range o.Rolls {
+		if r.Start.Name != "" {
+			modules = append(modules, "systest-"+r.Start.Version)
+		}
+	}
+	for _, c := range o.Start {
+		modules = append(modules, "systest-"+c.Version)
+	}
+	if err := CheckBuilt(modules...); err != nil {
 		return nil, err
 	}
-	o.defaults()
 	if err := createSmokeRun(ctx, o.Dir, o.Admin); err != nil {
 		return nil, err
 	}
@@ -253,11 +264,11 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		}
 	}()
 	start := func(c SmokeClient) error {
-		if c.Version != Kafka39 && c.Version != Kafka44 {
-			return fmt.Errorf("smoke client %s: version %q", c.Name, c.Version)
+		if !slices.Contains(smokeVersions, c.Version) {
+			return fmt.Errorf("smoke client %s: version %q, want one of %v", c.Name, c.Version, smokeVersions)
 		}
-		if c.GroupProtocol == "streams" && c.Version == Kafka39 {
-			return fmt.Errorf("smoke client %s: kafka-streams 3.9 has no streams protocol", c.Name)
+		if c.GroupProtocol == "streams" && c.Version != Kafka44 {
+			return fmt.Errorf("smoke client %s: kafka-streams %s has no streams protocol", c.Name, c.Version)
 		}
 		mu.Lock()
 		_, dup := running[c.Name]
@@ -278,7 +289,7 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		}
 		// SmokeTestClient's default state dir comes from TestUtils.tempDirectory(), which a
 		// shutdown hook deletes while KafkaStreams.close (another hook) still flushes into it:
-		// on 3.9 that closes tasks dirty on every clean stop. A state dir of our own is kept.
+		// on 3.x that closes tasks dirty on every clean stop. A state dir of our own is kept.
 		props["state.dir"] = filepath.Join(d, "state")
 		if c.InstanceID != "" {
 			props["group.instance.id"] = c.InstanceID
