@@ -61,7 +61,7 @@ type Migration struct {
 	o        Options
 	c        *coordinator.Coordinator
 	log      zerolog.Logger
-	gate     *Gate
+	gate     Gate
 	observer *ClassicObserver
 	up       *migrationUpstream
 	t        *translate.Translator
@@ -90,7 +90,7 @@ func New(o Options) (*Migration, error) {
 		o:         o,
 		c:         c,
 		log:       o.Log,
-		gate:      newGate(c, o.DrainTimeout, o.Log),
+		gate:      Gate{c: c, drainTimeout: o.DrainTimeout},
 		observer:  &ClassicObserver{Now: c.Now},
 		up:        &migrationUpstream{groups: o.Groups, anchors: o.Anchors, timeout: o.RequestTimeout, clock: c, log: o.Log},
 		takeovers: map[string]chan struct{}{},
@@ -113,7 +113,7 @@ func New(o Options) (*Migration, error) {
 }
 
 // Gate is the groups' gate: what passes it is counted in flight.
-func (m *Migration) Gate() *Gate { return m.gate }
+func (m *Migration) Gate() Gate { return m.gate }
 
 // Observer is fed what the upstream answers the forwarded classic requests.
 func (m *Migration) Observer() *ClassicObserver { return m.observer }
