@@ -12,13 +12,21 @@ import (
 // barrier and timers. The one exception is the request path's check, the
 // queue's gate word, so that a classic request of a group that is not
 // migrating pays no queue hop. Ported so far: the gate (hold and drain of
-// the group's classic requests during a takeover).
+// the group's classic requests during a takeover) and the pacing of its
+// takeover attempts (takeover_pacing.go).
 
 // gateHeld is the gate word's held bit: the group's requests are held, or
 // its held requests are being released (arrivals queue behind them, so the
 // arrival order holds). The bits below it count the group's requests that
 // passed the gate and are not answered yet (in flight).
 const gateHeld = uint64(1) << 63
+
+// gateKept is the gate word's bit of a group with a migration state (mig
+// not nil): its queue is kept when it drains. gateCount masks the count.
+const (
+	gateKept  = uint64(1) << 62
+	gateCount = gateKept - 1
+)
 
 // migrationState is one migrating group's state; nil when the group is not
 // migrating. Guarded by the queue's exec.
@@ -33,6 +41,46 @@ type migrationState struct {
 	// requests, bounded by drainTimer; nil when none waits.
 	drained    func()
 	drainTimer Timer
+	// pace is the backoff of the group's takeover attempts after one
+	// failed (takeover_pacing.go); nil when none failed lately.
+	pace *takeoverPace
+}
+
+// takeoverPace: no attempt of the group before next; the backoff after its
+// next failure is delay. forget drops it once the group was quiet for a
+// whole maximum backoff after next (its members gave up, or the group went
+// elsewhere), so only groups failing now keep one.
+type takeoverPace struct {
+	next   time.Time
+	delay  time.Duration
+	forget Timer
+}
+
+func (st *migrationState) stopPace() {
+	if p := st.pace; p != nil && p.forget != nil {
+		p.forget.Stop()
+	}
+	st.pace = nil
+}
+
+// migState returns the group's migration state, new if it had none. Under
+// exec.
+func (s *groupQueue) migState() *migrationState {
+	if s.mig == nil {
+		s.mig = &migrationState{}
+		s.gate.Or(gateKept)
+	}
+	return s.mig
+}
+
+// endMigrationIfIdle drops the group's migration state once nothing is
+// left in it. Under exec.
+func (s *groupQueue) endMigrationIfIdle() {
+	st := s.mig
+	if st != nil && !st.held && !st.releasing && len(st.queue) == 0 && st.drained == nil && st.pace == nil {
+		s.mig = nil
+		s.gate.And(^gateKept)
+	}
 }
 
 // takeDrain ends the drain wait, if any, and returns its callback.
@@ -102,7 +150,7 @@ func (c *Coordinator) ClassicInFlight(groupID string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s := c.queues[groupID]; s != nil {
-		return int(s.gate.Load() &^ gateHeld)
+		return int(s.gate.Load() & gateCount)
 	}
 	return 0
 }
@@ -119,9 +167,9 @@ func (c *Coordinator) answeredOnce(s *groupQueue) func() {
 			switch {
 			case w == 0:
 				c.forgetIdle(s)
-			case w == gateHeld:
+			case w&gateCount == 0 && w&gateHeld != 0:
 				c.run(s.id, func(q *groupQueue) {
-					if st := q.mig; q == s && st != nil && st.held && s.gate.Load()&^gateHeld == 0 {
+					if st := q.mig; q == s && st != nil && st.held && s.gate.Load()&gateCount == 0 {
 						if d := st.takeDrain(); d != nil {
 							go d()
 						}
@@ -146,7 +194,7 @@ func (c *Coordinator) forgetIdle(s *groupQueue) {
 
 // idle: nothing keeps the queue; the caller holds c.mu and s.mu. s.group
 // is read under c.mu as drain does; a migration state is on the gate word's
-// held bit, set and cleared with it.
+// kept bit, set and cleared with it.
 func (s *groupQueue) idle() bool {
 	return !s.running && len(s.queue) == 0 && s.group == nil && s.gate.Load() == 0
 }
@@ -158,15 +206,11 @@ func (s *groupQueue) idle() bool {
 // whose client connection closed never reports its answer).
 func (c *Coordinator) HoldClassic(groupID string, drainTimeout time.Duration, drained func()) {
 	c.run(groupID, func(s *groupQueue) {
-		st := s.mig
-		if st == nil {
-			st = &migrationState{}
-			s.mig = st
-		}
+		st := s.migState()
 		st.held = true
-		w := s.gate.Or(gateHeld) | gateHeld
+		w := s.gate.Or(gateHeld)
 		st.takeDrain() // a previous Hold's wait, never answered
-		if w == gateHeld {
+		if w&gateCount == 0 {
 			go drained()
 			return
 		}
@@ -184,7 +228,7 @@ func (c *Coordinator) HoldClassic(groupID string, drainTimeout time.Duration, dr
 			}, nil)
 		})
 		st.drainTimer = timer
-		c.logger.Info().Str("group", groupID).Int("in_flight", int(w&^gateHeld)).Msg("takeover: draining forwarded classic requests")
+		c.logger.Info().Str("group", groupID).Int("in_flight", int(w&gateCount)).Msg("takeover: draining forwarded classic requests")
 	}, func(*streams.CoordError) { go drained() })
 }
 
@@ -215,8 +259,8 @@ func (c *Coordinator) releaseHeld(s *groupQueue) {
 	if st.held || len(st.queue) == 0 {
 		st.releasing = false
 		if !st.held {
-			s.mig = nil
 			s.gate.And(^gateHeld)
+			s.endMigrationIfIdle()
 		}
 		return
 	}
@@ -243,8 +287,9 @@ func (s *groupQueue) dropMigration() (tell func()) {
 		return func() {}
 	}
 	s.mig = nil
-	s.gate.And(^gateHeld)
+	s.gate.And(^(gateHeld | gateKept))
 	d := st.takeDrain()
+	st.stopPace()
 	q := st.queue
 	return func() {
 		if d != nil {

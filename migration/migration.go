@@ -68,10 +68,6 @@ type Migration struct {
 	takeover *Takeover
 	recovery *Recovery
 
-	// pacing holds the joins of a group whose takeover failed until its
-	// backoff has passed (pacing.go).
-	pacing *takeoverPacing
-
 	mu        sync.Mutex
 	takeovers map[string]chan struct{}
 }
@@ -94,7 +90,6 @@ func New(o Options) (*Migration, error) {
 		observer:  &ClassicObserver{Now: c.Now},
 		up:        &migrationUpstream{groups: o.Groups, anchors: o.Anchors, timeout: o.RequestTimeout, clock: c, log: o.Log},
 		takeovers: map[string]chan struct{}{},
-		pacing:    newTakeoverPacing(c),
 	}
 	hb := &HandBack{Coordinator: c, Upstream: m.up, Migration: o.Policy, Events: o.Events}
 	m.t = translate.New(translate.Options{Coordinator: c, HandBack: hb, Log: o.Log})
