@@ -61,7 +61,6 @@ type Migration struct {
 	o        Options
 	c        *coordinator.Coordinator
 	log      zerolog.Logger
-	gate     Gate
 	observer *ClassicObserver
 	up       *migrationUpstream
 	t        *translate.Translator
@@ -86,7 +85,6 @@ func New(o Options) (*Migration, error) {
 		o:         o,
 		c:         c,
 		log:       o.Log,
-		gate:      Gate{c: c, drainTimeout: o.DrainTimeout},
 		observer:  &ClassicObserver{Now: c.Now},
 		up:        &migrationUpstream{groups: o.Groups, anchors: o.Anchors, timeout: o.RequestTimeout, clock: c, log: o.Log},
 		takeovers: map[string]chan struct{}{},
@@ -98,7 +96,7 @@ func New(o Options) (*Migration, error) {
 	m.takeover = &Takeover{
 		Coordinator: c,
 		Upstream:    m.up,
-		Gate:        m.gate,
+		Gate:        coordinatorGate{c: c, drainTimeout: o.DrainTimeout},
 		Observer:    m.observer,
 		Migration:   o.Policy,
 		TakenOver:   m.logTakenOver,
@@ -106,9 +104,6 @@ func New(o Options) (*Migration, error) {
 	o.Ownership.SetTakeover(takeoverHook{m})
 	return m, nil
 }
-
-// Gate is the groups' gate: what passes it is counted in flight.
-func (m *Migration) Gate() Gate { return m.gate }
 
 // Observer is fed what the upstream answers the forwarded classic requests.
 func (m *Migration) Observer() *ClassicObserver { return m.observer }
