@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -26,6 +27,11 @@ type groupQueue struct {
 	barrier *streams.HandBack
 	// timers are the group's pending timers (timers.go); guarded by exec.
 	timers map[streams.TimerKey]*groupTimer
+	// mig is the group's migration state (migration_state.go), nil when
+	// it is not migrating; guarded by exec. gate is the one part read off
+	// the queue: the request path's held bit and in-flight count.
+	mig  *migrationState
+	gate atomic.Uint64
 }
 
 // work is one operation queued on a group's executor. fail answers its
@@ -106,7 +112,7 @@ func (c *Coordinator) drain(s *groupQueue) {
 		if len(s.queue) == 0 {
 			s.running = false
 			s.queue = nil
-			if s.group == nil && c.queues[s.id] == s {
+			if s.group == nil && s.gate.Load() == 0 && c.queues[s.id] == s {
 				delete(c.queues, s.id)
 			}
 			s.mu.Unlock()
@@ -172,8 +178,10 @@ func (c *Coordinator) Close() {
 		s.exec.Lock()
 		s.stopTimers()
 		tell := s.barrierEnded(true)
+		release := s.dropMigration()
 		s.exec.Unlock()
 		tell()
+		release()
 	}
 	c.logger.Info().Int("answered", answered).
 		Msgf("Closed the coordinator; %d queued requests answered COORDINATOR_NOT_AVAILABLE.", answered)
@@ -214,8 +222,10 @@ func (c *Coordinator) Unload(groupID string) {
 	}
 	c.mu.Unlock()
 	tell := s.barrierEnded(true)
+	release := s.dropMigration()
 	s.exec.Unlock()
 	tell()
+	release()
 	c.logger.Info().Str("group", groupID).Int32("epoch", epoch).Int("answered", len(queued)).
 		Msgf("[GroupId %s] Unloaded group metadata for group epoch %d; %d queued requests answered NOT_COORDINATOR.", groupID, epoch, len(queued))
 }

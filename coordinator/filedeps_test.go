@@ -39,8 +39,10 @@ var modelFiles = []string{
 
 // runtimeFiles may form one cycle: the coordinator holds the executors,
 // an executor holds its group's timers, a timer fires a change, and a
-// change commits through the coordinator (Kafka's CoordinatorRuntime).
-var runtimeFiles = []string{"change.go", "coordinator.go", "executor.go", "timers.go"}
+// change commits through the coordinator (Kafka's CoordinatorRuntime); an
+// executor holds its group's migration state as it holds its timers, and
+// ends it when the group goes (migration_state.go).
+var runtimeFiles = []string{"change.go", "coordinator.go", "executor.go", "migration_state.go", "timers.go"}
 
 func TestFileDependencies(t *testing.T) {
 	if testing.Short() {

@@ -6,7 +6,10 @@
 // The files:
 //
 //   - policy.go: migration.policy, as Kafka's group.consumer.migration.policy.
-//   - gate.go: the per-group gate and drain.
+//   - the per-group gate and drain, and the pacing of takeover attempts,
+//     are the group's migration state on its coordinator executor
+//     (coordinator/migration_state.go, takeover_pacing.go); takeover.go's
+//     coordinatorGate is the takeover's Holder over them.
 //   - observer.go: what the forwarded classic requests showed (ClassicObserver),
 //     and the classic group a takeover reads (ClassicGroupStateOf).
 //   - trigger.go: the first streams join of a live classic group starts a

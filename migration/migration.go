@@ -61,16 +61,11 @@ type Migration struct {
 	o        Options
 	c        *coordinator.Coordinator
 	log      zerolog.Logger
-	gate     *Gate
 	observer *ClassicObserver
 	up       *migrationUpstream
 	t        *translate.Translator
 	takeover *Takeover
 	recovery *Recovery
-
-	// pacing holds the joins of a group whose takeover failed until its
-	// backoff has passed (pacing.go).
-	pacing *takeoverPacing
 
 	mu        sync.Mutex
 	takeovers map[string]chan struct{}
@@ -90,11 +85,9 @@ func New(o Options) (*Migration, error) {
 		o:         o,
 		c:         c,
 		log:       o.Log,
-		gate:      newGate(c, o.DrainTimeout, o.Log),
 		observer:  &ClassicObserver{Now: c.Now},
 		up:        &migrationUpstream{groups: o.Groups, anchors: o.Anchors, timeout: o.RequestTimeout, clock: c, log: o.Log},
 		takeovers: map[string]chan struct{}{},
-		pacing:    newTakeoverPacing(c),
 	}
 	hb := &HandBack{Coordinator: c, Upstream: m.up, Migration: o.Policy, Events: o.Events}
 	m.t = translate.New(translate.Options{Coordinator: c, HandBack: hb, Log: o.Log})
@@ -103,7 +96,7 @@ func New(o Options) (*Migration, error) {
 	m.takeover = &Takeover{
 		Coordinator: c,
 		Upstream:    m.up,
-		Gate:        m.gate,
+		Gate:        coordinatorGate{c: c, drainTimeout: o.DrainTimeout},
 		Observer:    m.observer,
 		Migration:   o.Policy,
 		TakenOver:   m.logTakenOver,
@@ -111,9 +104,6 @@ func New(o Options) (*Migration, error) {
 	o.Ownership.SetTakeover(takeoverHook{m})
 	return m, nil
 }
-
-// Gate is the groups' gate: what passes it is counted in flight.
-func (m *Migration) Gate() *Gate { return m.gate }
 
 // Observer is fed what the upstream answers the forwarded classic requests.
 func (m *Migration) Observer() *ClassicObserver { return m.observer }

@@ -3,6 +3,7 @@ package migration
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -12,7 +13,7 @@ import (
 )
 
 // Holder holds a group's client requests at the proxy during a takeover
-// (*Gate).
+// (coordinatorGate).
 type Holder interface {
 	// Hold queues the group's requests from now on, and calls drained
 	// once every request of the group already forwarded upstream has its
@@ -22,6 +23,21 @@ type Holder interface {
 	// normal path (which then finds the group here, or upstream).
 	Release(group string)
 }
+
+// coordinatorGate is the Holder of the groups' own gates, on their
+// executors (coordinator/migration_state.go), with the drain bounded by
+// drainTimeout on the coordinator's clock: a forwarded request whose client
+// connection closed never reports its response.
+type coordinatorGate struct {
+	c            *coordinator.Coordinator
+	drainTimeout time.Duration
+}
+
+func (g coordinatorGate) Hold(group string, drained func()) {
+	g.c.HoldClassic(group, g.drainTimeout, drained)
+}
+
+func (g coordinatorGate) Release(group string) { g.c.ReleaseClassic(group) }
 
 // TakeoverUpstream is what a takeover needs of the upstream cluster. Like
 // Holder's, its methods may be called on a coordinator group's goroutine and

@@ -3,6 +3,7 @@ package migration
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -41,8 +42,9 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 		return false
 	}
 	// After a failed attempt the join waits out the group's backoff
-	// (pacing.go): a JOINING 4.4 member resends at once.
-	if !m.pacing.wait(hb.Group, cancel) {
+	// (coordinator/takeover_pacing.go): a JOINING 4.4 member resends at
+	// once.
+	if !m.c.TakeoverWait(hb.Group, cancel) {
 		return true // the client is gone: nobody to answer
 	}
 	if m.o.Ownership.Owns(hb.Group) {
@@ -80,7 +82,7 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 		// answered at once, without holding the group's requests, which
 		// its rebalance needs to go upstream. The member retries.
 		finish()
-		m.pacing.notReady(hb.Group)
+		m.c.TakeoverNotReady(hb.Group)
 		m.log.Debug().Str("group", hb.Group).Str("upstream_state", g.State).Msg("takeover waits for the classic group to be stable upstream")
 		respond(coordinator.HeartbeatResult{Response: takeoverRefused(hb, kerr.CoordinatorLoadInProgress, fmt.Errorf("group %s is %s: %w", hb.Group, g.State, ErrNotStable))})
 		return true
@@ -98,11 +100,12 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 	m.takeover.Run(hb, client, func(res coordinator.HeartbeatResult) {
 		resp := res.Response
 		if resp.ErrorCode != 0 {
-			backoff := m.pacing.failed(hb.Group)
-			m.log.Warn().Str("group", hb.Group).Int16("error_code", resp.ErrorCode).Str("error", deref(resp.ErrorMessage)).Dur("next_attempt_in", backoff).Msg("takeover did not complete")
+			m.c.TakeoverFailed(hb.Group, func(backoff time.Duration) {
+				m.log.Warn().Str("group", hb.Group).Int16("error_code", resp.ErrorCode).Str("error", deref(resp.ErrorMessage)).Dur("next_attempt_in", backoff).Msg("takeover did not complete")
+			})
 			tell(m.o.Events, EventTakeoverFailed, hb.Group, fmt.Errorf("error code %d: %s", resp.ErrorCode, deref(resp.ErrorMessage)), map[string]any{"errorCode": resp.ErrorCode})
 		} else {
-			m.pacing.succeeded(hb.Group)
+			m.c.TakeoverSucceeded(hb.Group)
 			m.log.Info().Str("group", hb.Group).Int32("group_epoch", resp.MemberEpoch).Msg("takeover done: the group is served by streamshift")
 			tell(m.o.Events, EventTakeoverDone, hb.Group, nil, map[string]any{"groupEpoch": resp.MemberEpoch})
 		}

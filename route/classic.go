@@ -34,7 +34,7 @@ func classicKey[R kmsg.Request](rs *Routes, group func(R) string) handler {
 // forwarded. Any other group's request goes upstream at once: no decoding
 // of its metadata, no hop through a coordinator queue.
 func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string) {
-	m.mig.Gate().Enter(group, func(answered func()) {
+	m.a.o.Coordinator.EnterClassic(group, func(answered func()) {
 		forward := func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
 			m.forwardClassic(req, out, group, rewritten, answered, onAnswer)
 		}

@@ -176,5 +176,5 @@ func (rs *Routes) gated(req *proxy.Request, out proxy.Outcome, group string, hel
 		serve(out)
 		return
 	}
-	m.mig.Gate().Enter(group, func(answered func()) { serve(m.counted(req, out, answered)) }, held)
+	m.a.o.Coordinator.EnterClassic(group, func(answered func()) { serve(m.counted(req, out, answered)) }, held)
 }

@@ -699,7 +699,7 @@ func TestTakeoverDrainsDirectForwards(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if inflight := m.mig.Gate().InFlight("legacy"); inflight != 1 || m.translated.Load() != 0 {
+	if inflight := m.a.o.Coordinator.ClassicInFlight("legacy"); inflight != 1 || m.translated.Load() != 0 {
 		t.Fatalf("b's JoinGroup waiting upstream: %d in flight for the drain, %d through the translator; want 1, 0", inflight, m.translated.Load())
 	}
 	resp, err := join("legacy", "s1").RequestWith(e.ctx, e.broker)

@@ -1,0 +1,306 @@
+package coordinator
+
+import (
+	"sync"
+	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
+
+// A migrating group's state lives on its executor (docs/fast-roll.md §4):
+// the groupQueue's mig, read and changed only by work of that queue, like
+// barrier and timers. The one exception is the request path's check, the
+// queue's gate word, so that a classic request of a group that is not
+// migrating pays no queue hop. Ported so far: the gate (hold and drain of
+// the group's classic requests during a takeover) and the pacing of its
+// takeover attempts (takeover_pacing.go).
+
+// gateHeld is the gate word's held bit: the group's requests are held, or
+// its held requests are being released (arrivals queue behind them, so the
+// arrival order holds). The bits below it count the group's requests that
+// passed the gate and are not answered yet (in flight).
+const gateHeld = uint64(1) << 63
+
+// gateKept is the gate word's bit of a group with a migration state (mig
+// not nil): its queue is kept when it drains. gateCount masks the count.
+const (
+	gateKept  = uint64(1) << 62
+	gateCount = gateKept - 1
+)
+
+// migrationState is one migrating group's state; nil when the group is not
+// migrating. Guarded by the queue's exec.
+type migrationState struct {
+	// held: Hold was called and Release not yet.
+	held bool
+	// releasing: a batch of held requests runs after a Release.
+	releasing bool
+	// queue is the held requests, in arrival order.
+	queue []func()
+	// drained is the running takeover's wait for the group's forwarded
+	// requests, bounded by drainTimer; nil when none waits.
+	drained    func()
+	drainTimer Timer
+	// pace is the backoff of the group's takeover attempts after one
+	// failed (takeover_pacing.go); nil when none failed lately.
+	pace *takeoverPace
+}
+
+// takeoverPace: no attempt of the group before next; the backoff after its
+// next failure is delay. forget drops it once the group was quiet for a
+// whole maximum backoff after next (its members gave up, or the group went
+// elsewhere), so only groups failing now keep one.
+type takeoverPace struct {
+	next   time.Time
+	delay  time.Duration
+	forget Timer
+}
+
+func (st *migrationState) stopPace() {
+	if p := st.pace; p != nil && p.forget != nil {
+		p.forget.Stop()
+	}
+	st.pace = nil
+}
+
+// migState returns the group's migration state, new if it had none. Under
+// exec.
+func (s *groupQueue) migState() *migrationState {
+	if s.mig == nil {
+		s.mig = &migrationState{}
+		s.gate.Or(gateKept)
+	}
+	return s.mig
+}
+
+// endMigrationIfIdle drops the group's migration state once nothing is
+// left in it. Under exec.
+func (s *groupQueue) endMigrationIfIdle() {
+	st := s.mig
+	if st != nil && !st.held && !st.releasing && len(st.queue) == 0 && st.drained == nil && st.pace == nil {
+		s.mig = nil
+		s.gate.And(^gateKept)
+	}
+}
+
+// takeDrain ends the drain wait, if any, and returns its callback.
+func (st *migrationState) takeDrain() func() {
+	d := st.drained
+	st.drained = nil
+	if st.drainTimer != nil {
+		st.drainTimer.Stop()
+		st.drainTimer = nil
+	}
+	return d
+}
+
+// EnterClassic runs f now, or holds it while the group's classic requests
+// are held or being released; held, if not nil, is called before f is
+// queued (so before the Release that runs it). The request is counted in
+// flight from the moment f runs, in the same step as the held check (one
+// CAS of the gate word, against Hold's), so a takeover that starts later
+// waits for it whatever f does; f calls answered once the request is
+// answered (at once if it is not forwarded). A group that is not migrating
+// costs no work on its queue.
+func (c *Coordinator) EnterClassic(groupID string, f func(answered func()), held func()) {
+	if groupID == "" {
+		f(func() {})
+		return
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		f(func() {})
+		return
+	}
+	s := c.queues[groupID]
+	if s == nil {
+		s = &groupQueue{id: groupID}
+		c.queues[groupID] = s
+	}
+	for {
+		w := s.gate.Load()
+		if w&gateHeld != 0 {
+			break
+		}
+		if s.gate.CompareAndSwap(w, w+1) {
+			c.mu.Unlock()
+			f(c.answeredOnce(s))
+			return
+		}
+	}
+	c.mu.Unlock()
+	if held != nil {
+		held()
+	}
+	// The hop: the queue decides whether the request is still held (Release
+	// may have run meanwhile).
+	c.run(groupID, func(q *groupQueue) {
+		if st := q.mig; q == s && st != nil && (st.held || st.releasing) {
+			st.queue = append(st.queue, func() { s.gate.Add(1); f(c.answeredOnce(s)) })
+			return
+		}
+		go c.EnterClassic(groupID, f, nil)
+	}, func(*streams.CoordError) { go f(func() {}) })
+}
+
+// ClassicInFlight is how many classic requests of the group passed the
+// gate and are not answered yet.
+func (c *Coordinator) ClassicInFlight(groupID string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.queues[groupID]; s != nil {
+		return int(s.gate.Load() & gateCount)
+	}
+	return 0
+}
+
+// answeredOnce is the answered of one request counted in flight on s: the
+// first call takes it off the count; the last answer of a held group ends
+// its drain (on its queue), that of an idle group drops the queue if
+// nothing else keeps it.
+func (c *Coordinator) answeredOnce(s *groupQueue) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w := s.gate.Add(^uint64(0))
+			switch {
+			case w == 0:
+				c.forgetIdle(s)
+			case w&gateCount == 0 && w&gateHeld != 0:
+				c.run(s.id, func(q *groupQueue) {
+					if st := q.mig; q == s && st != nil && st.held && s.gate.Load()&gateCount == 0 {
+						if d := st.takeDrain(); d != nil {
+							go d()
+						}
+					}
+				}, nil)
+			}
+		})
+	}
+}
+
+// forgetIdle drops a queue that holds no group, no work, no request in
+// flight and no migration state, as drain does when its queue empties.
+func (c *Coordinator) forgetIdle(s *groupQueue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle() && c.queues[s.id] == s {
+		delete(c.queues, s.id)
+	}
+}
+
+// idle: nothing keeps the queue; the caller holds c.mu and s.mu. s.group
+// is read under c.mu as drain does; a migration state is on the gate word's
+// kept bit, set and cleared with it.
+func (s *groupQueue) idle() bool {
+	return !s.running && len(s.queue) == 0 && s.group == nil && s.gate.Load() == 0
+}
+
+// HoldClassic holds the group's classic requests from its turn on the
+// group's queue, and calls drained (on a goroutine of its own) once every
+// request of the group that passed the gate before has its answer, or
+// drainTimeout has passed on the coordinator's clock (a forwarded request
+// whose client connection closed never reports its answer).
+func (c *Coordinator) HoldClassic(groupID string, drainTimeout time.Duration, drained func()) {
+	c.run(groupID, func(s *groupQueue) {
+		st := s.migState()
+		st.held = true
+		w := s.gate.Or(gateHeld)
+		st.takeDrain() // a previous Hold's wait, never answered
+		if w&gateCount == 0 {
+			go drained()
+			return
+		}
+		st.drained = drained
+		// A timer fires only its own wait, never a later Hold's.
+		var timer Timer
+		timer = c.clock.AfterFunc(drainTimeout, func() {
+			c.run(groupID, func(q *groupQueue) {
+				if q != s || q.mig != st || st.drainTimer != timer || st.drained == nil {
+					return
+				}
+				d := st.takeDrain()
+				c.logger.Warn().Str("group", groupID).Dur("after", drainTimeout).Msg("takeover: drain timed out (a forwarded request never answered); going on")
+				go d()
+			}, nil)
+		})
+		st.drainTimer = timer
+		c.logger.Info().Str("group", groupID).Int("in_flight", int(w&gateCount)).Msg("takeover: draining forwarded classic requests")
+	}, func(*streams.CoordError) { go drained() })
+}
+
+// ReleaseClassic runs the group's held classic requests, in arrival
+// order, through the normal path (which then finds the group here, or
+// upstream), on a goroutine of their own: they need the coordinator.
+func (c *Coordinator) ReleaseClassic(groupID string) {
+	c.run(groupID, func(s *groupQueue) {
+		st := s.mig
+		if st == nil || !st.held {
+			return
+		}
+		st.held = false
+		st.takeDrain()
+		if st.releasing {
+			return
+		}
+		st.releasing = true
+		c.releaseHeld(s)
+	}, nil)
+}
+
+// releaseHeld runs the next batch of the group's held requests, or, with
+// none left or the group held again, ends the release. On the group's
+// queue.
+func (c *Coordinator) releaseHeld(s *groupQueue) {
+	st := s.mig
+	if st.held || len(st.queue) == 0 {
+		st.releasing = false
+		if !st.held {
+			s.gate.And(^gateHeld)
+			s.endMigrationIfIdle()
+		}
+		return
+	}
+	batch := st.queue
+	st.queue = nil
+	go func() {
+		for _, f := range batch {
+			f()
+		}
+		c.run(s.id, func(q *groupQueue) {
+			if q == s && q.mig == st {
+				c.releaseHeld(q)
+			}
+		}, nil)
+	}()
+}
+
+// dropMigration ends the migration state of a group going away (unloaded,
+// the coordinator closed): a waiting drain goes on and the held requests
+// run, finding the group gone. Under exec.
+func (s *groupQueue) dropMigration() (tell func()) {
+	st := s.mig
+	if st == nil {
+		return func() {}
+	}
+	s.mig = nil
+	s.gate.And(^(gateHeld | gateKept))
+	d := st.takeDrain()
+	st.stopPace()
+	q := st.queue
+	return func() {
+		if d != nil {
+			go d()
+		}
+		if len(q) > 0 {
+			go func() {
+				for _, f := range q {
+					f()
+				}
+			}()
+		}
+	}
+}
