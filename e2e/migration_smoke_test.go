@@ -116,14 +116,14 @@ func TestStreamsProxySmokeMigration(t *testing.T) {
 // smokeBroker starts a smoke migration test: its output dir, a context
 // bounding the whole test, and a Kafka 3.9 broker, stopped when the test
 // ends.
-func smokeBroker(t *testing.T, limit time.Duration) (string, context.Context, *harness.Broker) {
+func smokeBroker(t *testing.T, limit time.Duration, overrides ...string) (string, context.Context, *harness.Broker) {
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	t.Cleanup(cancel)
-	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker")})
+	b, err := harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(out, "broker"), Overrides: overrides})
 	if err != nil {
 		t.Fatalf("start broker: %v", err)
 	}

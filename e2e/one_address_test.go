@@ -69,7 +69,12 @@ func TestOneAddressMigration(t *testing.T) {
 	t.Parallel()
 	haproxy := needHAProxy(t)
 	const group = "SmokeTest"
-	out, ctx, b := smokeBroker(t, 12*time.Minute)
+	// Kafka's default initial rebalance delay (3 s), not the test
+	// brokers' 0: with 0 the hand-back can duplicate output (README
+	// Limits, the open fix in issue #28): the broker may form the handed
+	// back group's first generation with the first classic member alone
+	// while another still runs tasks the served group gave it.
+	out, ctx, b := smokeBroker(t, 12*time.Minute, "group.initial.rebalance.delay.ms=3000")
 	c, err := startSSCluster(ctx, t, out, b.Bootstrap, oneAddress, nativeTestSettings...)
 	if err != nil {
 		t.Fatal(err)
