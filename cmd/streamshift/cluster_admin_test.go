@@ -43,16 +43,7 @@ func TestClusterAdminThroughAnyInstance(t *testing.T) {
 	ma, mb := &member{id: "ma"}, &member{id: "mb"}
 	ma.joinUntilAssigned(t, ctx, b, sA, "in")
 	mb.joinUntilAssigned(t, ctx, a, sB, "in")
-	commit := kmsg.NewPtrOffsetCommitRequest()
-	commit.Group, commit.MemberID, commit.Generation = sA, ma.id, ma.epoch
-	ct := kmsg.NewOffsetCommitRequestTopic()
-	ct.Topic = "in"
-	for p := int32(0); p < 4; p++ {
-		cp := kmsg.NewOffsetCommitRequestTopicPartition()
-		cp.Partition, cp.Offset = p, int64(10+p)
-		ct.Partitions = append(ct.Partitions, cp)
-	}
-	commit.Topics = append(commit.Topics, ct)
+	commit := ma.commitRequest(sA, "in", 10, 11, 12, 13)
 	if cresp, err := commit.RequestWith(ctx, b.node0()); err != nil || cresp.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("commit of %s through %s: %+v %v", sA, b.id, cresp, err)
 	}

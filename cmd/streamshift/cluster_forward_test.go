@@ -82,16 +82,7 @@ func TestClusterForwardToOwner(t *testing.T) {
 	}
 
 	// The member commits through the non-owner, as a Java client.
-	commit := kmsg.NewPtrOffsetCommitRequest()
-	commit.Group, commit.MemberID, commit.Generation = group, m.id, m.epoch
-	ct := kmsg.NewOffsetCommitRequestTopic()
-	ct.Topic = "in"
-	for p := int32(0); p < 4; p++ {
-		cp := kmsg.NewOffsetCommitRequestTopicPartition()
-		cp.Partition, cp.Offset = p, int64(10+p)
-		ct.Partitions = append(ct.Partitions, cp)
-	}
-	commit.Topics = append(commit.Topics, ct)
+	commit := m.commitRequest(group, "in", 10, 11, 12, 13)
 	cresp, err := commit.RequestWith(ctx, other.node0())
 	if err != nil {
 		t.Fatal(err)

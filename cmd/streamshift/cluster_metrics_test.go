@@ -13,7 +13,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
 )
@@ -80,14 +79,7 @@ func TestClusterForwardMetrics(t *testing.T) {
 	// The member's commit through the origin: the owner rewrites it to
 	// the group's anchor and sends it back to the origin, for the
 	// member's own upstream connection (an upstream call).
-	commit := kmsg.NewPtrOffsetCommitRequest()
-	commit.Group, commit.MemberID, commit.Generation = group, m.id, m.epoch
-	ct := kmsg.NewOffsetCommitRequestTopic()
-	ct.Topic = "in"
-	cp := kmsg.NewOffsetCommitRequestTopicPartition()
-	cp.Partition, cp.Offset = 0, 1
-	ct.Partitions = append(ct.Partitions, cp)
-	commit.Topics = append(commit.Topics, ct)
+	commit := m.commitRequest(group, "in", 1)
 	cresp, err := commit.RequestWith(ctx, origin.node0())
 	if err != nil {
 		t.Fatal(err)

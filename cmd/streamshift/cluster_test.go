@@ -312,6 +312,22 @@ func (m *member) heartbeat(ctx context.Context, in *testInstance, req *kmsg.Stre
 
 // joinUntilAssigned joins m to group at in and heartbeats until it owns
 // tasks and the group is stable for it.
+// commitRequest is the member's OffsetCommit of group: offsets[p] for
+// partition p of topic, at its member epoch.
+func (m *member) commitRequest(group, topic string, offsets ...int64) *kmsg.OffsetCommitRequest {
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.MemberID, commit.Generation = group, m.id, m.epoch
+	ct := kmsg.NewOffsetCommitRequestTopic()
+	ct.Topic = topic
+	for p, o := range offsets {
+		cp := kmsg.NewOffsetCommitRequestTopicPartition()
+		cp.Partition, cp.Offset = int32(p), o
+		ct.Partitions = append(ct.Partitions, cp)
+	}
+	commit.Topics = append(commit.Topics, ct)
+	return commit
+}
+
 func (m *member) joinUntilAssigned(t *testing.T, ctx context.Context, in *testInstance, group, topic string) {
 	t.Helper()
 	req := streamsJoin(group, m.id, topic)
