@@ -9,8 +9,10 @@ import (
 )
 
 // BeginHandBack puts up the hand-back barrier of a group whose members are
-// all classic: from now on its classic Heartbeats get REBALANCE_IN_PROGRESS
-// and its classic JoinGroups are held (ErrHandBackHeld). Once the barrier is
+// all classic: a new group epoch with an empty target, so every classic
+// Heartbeat gets REBALANCE_IN_PROGRESS, every member revokes its tasks at
+// its next JoinGroup/SyncGroup, and its JoinGroup after that, owning
+// nothing, is held (ErrHandBackHeld). Once the barrier is
 // up (done(nil)), onBarrier is called exactly once, when it ends: Ready
 // (every member left is held; the others were fenced or left), Aborted (a
 // streams-protocol member joined), or neither and not Running (the barrier
@@ -25,7 +27,10 @@ func (c *Coordinator) BeginHandBack(groupID string, onBarrier func(streams.HandB
 	c.run(groupID, func(s *groupQueue) {
 		ch := c.newChange(s)
 		hb, err := ch.BeginHandBack(onBarrier)
-		c.finish(s, ch) // it writes nothing
+		if ferr := c.finish(s, ch); ferr != nil && err == nil {
+			// The barrier's empty target is not in the log: no barrier.
+			err = fmt.Errorf("hand-back barrier of %s: %v: %w", groupID, ferr, appendFailed(ferr))
+		}
 		if err == nil {
 			s.barrier = hb
 		}
@@ -45,7 +50,7 @@ func (c *Coordinator) AbortHandBack(groupID string, done func()) {
 	c.run(groupID, func(s *groupQueue) {
 		ch := c.newChange(s)
 		ch.AbortHandBack()
-		c.finish(s, ch) // it writes nothing
+		_ = c.finish(s, ch) // a failed append rolls the group back to the log; the next heartbeat retargets
 		done()
 	}, func(*streams.CoordError) { done() })
 }

@@ -60,6 +60,23 @@ func handBackOf(w *world) streams.HandBackState {
 	return st
 }
 
+// joinHeld is a classic member's way into the barrier: its first JoinGroup
+// is answered and its SyncGroup gives it nothing, so it revokes every task
+// (a clean close, and a commit); its next JoinGroup, owning nothing, is
+// held. Without the revocation a member would enter the upstream group
+// still running the served group's tasks (docs/fast-roll.md §11).
+func (c *classicClient) joinHeld() streams.ClassicJoinResult {
+	c.w.t.Helper()
+	j := c.join()
+	if j.Err != nil {
+		return j
+	}
+	if res, revoked := c.sync(); res.Err != nil || len(c.active) != 0 || len(c.owned) != 0 {
+		c.w.t.Fatalf("%s at the barrier: sync %v (revoked %v) left it %v", c.id, res.Err, revoked, c.active)
+	}
+	return c.join()
+}
+
 func TestHandBackBarrier(t *testing.T) {
 	w, c1, c2, b := handBackGroup(t)
 	for _, c := range []*classicClient{c1, c2} {
@@ -67,7 +84,7 @@ func TestHandBackBarrier(t *testing.T) {
 			t.Fatalf("%s not pulled into the barrier", c.id)
 		}
 	}
-	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+	if j := c1.joinHeld(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("c1 join: %v", j.Err)
 	}
 	if st := handBackOf(w); st.Ready || len(st.Held) != 1 {
@@ -88,7 +105,7 @@ func TestHandBackBarrier(t *testing.T) {
 		t.Fatal("c2 not pulled")
 	}
 	b.want(t, 0, nil)
-	if j := c2.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+	if j := c2.joinHeld(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("c2 join: %v", j.Err)
 	}
 	// c2's held JoinGroup completes the barrier and tells it.
@@ -111,9 +128,9 @@ func TestHandBackBarrier(t *testing.T) {
 	}
 	b.want(t, 1, ready) // told once
 	w.h.checkReplay()
-	// The classic clients keep their tasks (their JoinGroups go upstream
-	// next, owned partitions and all); the last batch forgets the group.
-	if len(c1.active) == 0 || len(c2.active) == 0 {
+	// The classic clients own nothing when their JoinGroups go upstream
+	// next; the last batch forgets the group.
+	if len(c1.active) != 0 || len(c2.active) != 0 {
 		t.Fatalf("classic clients hold %v and %v", c1.active, c2.active)
 	}
 	last := w.h.log.last()
@@ -127,7 +144,7 @@ func TestHandBackBarrier(t *testing.T) {
 func TestHandBackAbortedByStreamsJoin(t *testing.T) {
 	w, c1, c2, b := handBackGroup(t)
 	c1.mustRejoin()
-	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+	if j := c1.joinHeld(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatalf("c1 join: %v", j.Err)
 	}
 	w.streamsJoin("s2", "ps2", sourceTopology("foo"))
@@ -165,7 +182,7 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 	w, c1, c2, b := handBackGroup(t)
 	logs := captureLogs(w.h)
 	c1.mustRejoin()
-	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+	if j := c1.joinHeld(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatal(j.Err)
 	}
 	c2.gone = true
@@ -192,7 +209,7 @@ func TestHandBackMemberNeverRejoins(t *testing.T) {
 func TestHandBackCompletedByLeave(t *testing.T) {
 	w, c1, _, b := handBackGroup(t)
 	c1.mustRejoin()
-	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+	if j := c1.joinHeld(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 		t.Fatal(j.Err)
 	}
 	b.want(t, 0, nil)
@@ -216,7 +233,7 @@ func TestHandBackBarrierGone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w, c1, _, b := handBackGroup(t)
 			c1.mustRejoin()
-			if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+			if j := c1.joinHeld(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
 				t.Fatal(j.Err)
 			}
 			tc.takeDown(w.h.c)
@@ -224,5 +241,84 @@ func TestHandBackBarrierGone(t *testing.T) {
 			w.h.advance(time.Minute)
 			b.want(t, 1, gone)
 		})
+	}
+}
+
+// The hand-back's exactly-once rule (docs/fast-roll.md §11): at the barrier
+// a member that runs tasks is not held at its JoinGroup. Its join is
+// answered, its SyncGroup gives it nothing, and it commits what it
+// processed (at its generation, accepted) while it revokes; only its next
+// JoinGroup, owning nothing, is held. The barrier is not Ready while a
+// member still owns a task, so no member enters the upstream group running
+// a task another member may be given there.
+func TestHandBackMembersRevokeBeforeHeld(t *testing.T) {
+	w, c1, c2, b := handBackGroup(t)
+	if len(c1.active) == 0 || len(c2.active) == 0 {
+		t.Fatalf("before the barrier c1 runs %v, c2 %v", c1.active, c2.active)
+	}
+	c1.mustRejoin()
+	j := c1.join()
+	if j.Err != nil {
+		t.Fatalf("c1's join while it owns %v: %v (want an answer, not a hold)", c1.owned, j.Err)
+	}
+	if st := handBackOf(w); st.Ready || len(st.Held) != 0 {
+		t.Fatalf("barrier with c1 still owning %v: %+v", c1.owned, st)
+	}
+	if res, revoked := c1.sync(); res.Err != nil || !revoked || len(c1.active) != 0 || len(res.Standby) != 0 {
+		t.Fatalf("c1's SyncGroup at the barrier: %v, revoked %v, now runs %v", res.Err, revoked, c1.active)
+	}
+	// The revocation's commit, at the generation it joined with.
+	if r := streams.ValidateClassicOffsetCommit(w.h.group("g"), streams.OffsetCommitRequest{GroupID: "g", MemberID: "c1", MemberEpoch: c1.generation}); r.Err != nil {
+		t.Fatalf("c1's commit while it revokes: %v", r.Err)
+	}
+	if j := c1.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+		t.Fatalf("c1's join owning nothing: %v", j.Err)
+	}
+	b.want(t, 0, nil)
+	if st := handBackOf(w); st.Ready || len(st.Held) != 1 {
+		t.Fatalf("c2 still owns %v, barrier %+v", c2.owned, st)
+	}
+	// Nobody took c1's tasks: the barrier's target is empty.
+	c2.mustRejoin()
+	if j := c2.join(); j.Err != nil {
+		t.Fatalf("c2's join while it owns %v: %v", c2.owned, j.Err)
+	}
+	if res, _ := c2.sync(); res.Err != nil || len(c2.active) != 0 {
+		t.Fatalf("c2's SyncGroup at the barrier: %v, now runs %v", res.Err, c2.active)
+	}
+	if j := c2.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+		t.Fatalf("c2's join owning nothing: %v", j.Err)
+	}
+	b.want(t, 1, func(st streams.HandBackState) bool { return ready(st) && len(st.Held) == 2 })
+	for id, m := range w.h.group("g").Members {
+		if cur := m.CurrentAssignment(); !cur.Assigned.IsEmpty() || !cur.PendingRevocation.IsEmpty() {
+			t.Fatalf("%s at the ready barrier owns %+v", id, cur)
+		}
+	}
+}
+
+// A barrier taken down without a streams member (the anchor could not
+// leave upstream) gives the members their tasks back: the empty target of
+// the barrier does not outlive it.
+func TestHandBackTakenDownGivesTasksBack(t *testing.T) {
+	w, c1, c2, b := handBackGroup(t)
+	for _, c := range []*classicClient{c1, c2} {
+		c.mustRejoin()
+		if j := c.joinHeld(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+			t.Fatalf("%s: %v", c.id, j.Err)
+		}
+	}
+	b.want(t, 1, ready)
+	w.h.c.AbortHandBack("g", func() {})
+	for round := 0; round < 6; round++ {
+		for _, c := range []*classicClient{c1, c2} {
+			if round == 0 || c.mustRejoin() {
+				c.rebalance()
+			}
+		}
+		w.h.advance(time.Second)
+	}
+	if n := len(c1.active) + len(c2.active); n != 6 || len(c1.active) == 0 || len(c2.active) == 0 {
+		t.Fatalf("after the barrier came down c1 runs %v, c2 %v", c1.active, c2.active)
 	}
 }

@@ -467,8 +467,22 @@ func TestHandBackOnMembersConnections(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
-	// Both rejoin with the ids the proxy gave them; the joins are held
-	// until the barrier is complete, then forwarded.
+	// At the barrier each member first revokes everything: its JoinGroup
+	// is answered and its SyncGroup gives it nothing (docs/fast-roll.md
+	// §11), so it enters the upstream group running no task.
+	// (A member that owns nothing is held at once.)
+	for _, c := range members {
+		if len(c.owned) == 0 {
+			continue
+		}
+		c.join()
+		if got := c.sync(false); len(got) != 0 {
+			t.Fatalf("%s: SyncGroup at the barrier gave %v, want nothing", c.id, got)
+		}
+	}
+
+	// Both rejoin owning nothing with the ids the proxy gave them; the
+	// joins are held until the barrier is complete, then forwarded.
 	type answer struct {
 		c    *classicMember
 		resp *kmsg.JoinGroupResponse

@@ -168,7 +168,9 @@ func (ch *Change) ClassicJoinGroup(req ClassicJoinRequest) ClassicJoinResult {
 	// a classic group does (the old one is fenced by FENCED_INSTANCE_ID).
 	m := g.Members[req.MemberID]
 	if g.Mem.HandBack != nil && (m == nil || m.IsClassic()) {
-		if ch.handBackJoin(m) {
+		if len(req.Subscription.OwnedPartitions) == 0 && ch.handBackJoin(m) {
+			// It owns nothing, here nor by its own account.
+			ch.Commit()
 			return ClassicJoinResult{Err: ErrHandBackHeld}
 		}
 		if m == nil && !g.Mem.HandBack.Aborted && !HasStreamsMember(g) {
@@ -230,6 +232,12 @@ func (ch *Change) ClassicJoinGroup(req ClassicJoinRequest) ClassicJoinResult {
 	}
 	m = g.Members[resp.MemberID]
 	m.Report = classicOffsetReport(req.Info, ch.Now)
+	if g.Mem.HandBack != nil && ch.handBackJoin(m) {
+		// At a hand-back barrier: the join reconciled the member to
+		// nothing (it revoked everything): held now.
+		ch.Commit()
+		return ClassicJoinResult{Err: ErrHandBackHeld}
+	}
 	ch.cancel(classicJoinTimerKey(m.ID))
 	ch.scheduleClassicTimeout(classicSyncTimerKey(m.ID), m, ClassicSyncTimeoutReason, nil)
 	ch.Commit()

@@ -17,7 +17,9 @@ func HandBackStateOf(g *Group) HandBackState {
 	}
 	st := HandBackState{Running: true, Aborted: hb.Aborted}
 	for id := range hb.Held {
-		if g.Members[id] != nil {
+		// A held member owns nothing (handBackJoin); counting only those
+		// keeps Ready from going up while a member could still run a task.
+		if m := g.Members[id]; m != nil && handBackOwnsNothing(m) {
 			st.Held = append(st.Held, id)
 		}
 	}
@@ -35,4 +37,23 @@ func HasStreamsMember(g *Group) bool {
 		}
 	}
 	return false
+}
+
+// handBackOwnsNothing: the member has revoked everything the served group
+// gave it, so its JoinGroup may go upstream. A member entering the broker's
+// group still running tasks (cooperative Kafka Streams keeps them through a
+// rejoin) with their open transaction would commit them as a member of a
+// generation that gave the same tasks to another member too: duplicates
+// (docs/fast-roll.md §11). Revoking here first commits and closes every task
+// cleanly, and the upstream group starts them from the committed offsets.
+func handBackOwnsNothing(m *Member) bool {
+	cur := m.CurrentAssignment()
+	return cur.Assigned.IsEmpty() && cur.PendingRevocation.IsEmpty()
+}
+
+// handBackBarrierUp: a barrier is up and not aborted; the group's target
+// is empty (computeTargetAssignment).
+func handBackBarrierUp(g *Group) bool {
+	hb := g.Mem.HandBack
+	return hb != nil && !hb.Aborted && !HasStreamsMember(g)
 }

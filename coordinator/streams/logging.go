@@ -24,6 +24,8 @@ const (
 	bumpTopologyValidated    = "topology validated"
 	bumpAssignmentConfigs    = "assignment configs changed"
 	bumpWarmupCaughtUp       = "warm-up task caught up"
+	bumpHandBackBarrier      = "hand-back barrier up"
+	bumpHandBackAborted      = "hand-back barrier down"
 )
 
 // Events a log entry reports (LogEntry.Event), in the vocabulary of

@@ -12,7 +12,9 @@ import (
 // computeTargetAssignment runs the assignor over all members at the group
 // epoch (Kafka's TargetAssignmentBuilder): it writes the target of every
 // member whose target changed, then the assignment metadata. A topology that
-// is not ready gives every member an empty target.
+// is not ready gives every member an empty target, and so does a hand-back
+// barrier (handBackBarrierUp): its members revoke everything before they
+// leave for the upstream group.
 func (ch *Change) computeTargetAssignment() error {
 	g := ch.Group
 	configured := g.Mem.configured
@@ -22,7 +24,7 @@ func (ch *Change) computeTargetAssignment() error {
 	}
 	sort.Strings(ids)
 	targets := make(map[string]TaskSets, len(ids))
-	if configured.IsReady() {
+	if configured.IsReady() && !handBackBarrierUp(g) {
 		spec := assignor.GroupSpec{
 			Members: make(map[string]assignor.MemberSpec, len(ids)),
 			Configs: map[string]string{
