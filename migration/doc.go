@@ -81,9 +81,15 @@
 // classic-only starts it (HandBack.AfterHeartbeat). The barrier is the
 // coordinator's (BeginHandBack, AbortHandBack, FinishHandBack).
 //
-//  1. Barrier: every classic Heartbeat gets REBALANCE_IN_PROGRESS; every
-//     classic JoinGroup is held, its session suspended, a hold timer armed.
-//     The barrier is complete when every classic member is held or gone.
+//  1. Barrier: a new group epoch with an empty target, so every classic
+//     Heartbeat gets REBALANCE_IN_PROGRESS and every member's next
+//     JoinGroup/SyncGroup takes all its tasks away (a cooperative
+//     revocation: Kafka Streams commits and closes them clean). Its next
+//     JoinGroup, owning nothing, is held, its session suspended, a hold
+//     timer armed. The barrier is complete when every classic member is
+//     held owning nothing, or gone: no member can enter the upstream group
+//     still running a task (an open transaction there would commit as a
+//     member of a generation that gave the task to another member too).
 //     A newcomer's JoinGroup is held too, and goes upstream without the
 //     member id it was given here. Nothing polls: the coordinator tells the
 //     hand-back when the barrier ends (BeginHandBack's onBarrier).
@@ -94,7 +100,8 @@
 //  4. Every held JoinGroup goes upstream with an empty member id, on the
 //     connection it came on (the member's own principal). The broker
 //     answers MEMBER_ID_REQUIRED with an id of its own; Kafka Streams
-//     rejoins with it and keeps its tasks and generation.
+//     rejoins with it, and the broker's group starts every task from its
+//     committed offsets.
 //  5. If the anchor cannot leave, the held JoinGroups are served here and
 //     the hand-back is tried again later.
 //
