@@ -222,8 +222,8 @@ func (h *HandBack) forwardAllHeld(group string, held []translate.HeldJoin) {
 // forwardHeld sends a held JoinGroup upstream on the member's own
 // connection with an empty member id: the broker answers MEMBER_ID_REQUIRED
 // with a member id of its own ("<client.id>-<uuid>", under the client's
-// principal), and Kafka Streams rejoins with it keeping its tasks and
-// generation. answered, if not nil, is called once the answer is in.
+// principal), and Kafka Streams rejoins with it, owning nothing (it revoked
+// its tasks at the barrier). answered, if not nil, is called once the answer is in.
 func (h *HandBack) forwardHeld(j translate.HeldJoin, answered func()) {
 	req := *j.Req
 	req.MemberID = ""

@@ -26,11 +26,18 @@ func TestControlPlaneSASL(t *testing.T) {
 		{"PLAIN", []kgo.Opt{kgo.SASL(plain.Auth{User: "streamshift", Pass: "secret"}.AsMechanism())}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// A refused refresh fails only at its deadline (the client
+			// retries), so that one is short; a good one gets the time a
+			// loaded machine needs (it flaked at 2 s under load).
+			dial, wait := 500*time.Millisecond, 2*time.Second
+			if tc.ok {
+				dial, wait = 10*time.Second, 60*time.Second
+			}
 			p := startProxy(t, c.ListenAddrs(), func(o *Options) {
 				o.ControlPlane = tc.opts
-				o.DialTimeout = 500 * time.Millisecond
+				o.DialTimeout = dial
 			})
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
 			defer cancel()
 			err := p.refreshMetadata(ctx)
 			if tc.ok != (err == nil) {
