@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // chromiumFlags are those of every headless page load: a fixed window so the
@@ -35,15 +37,43 @@ func needChromium(t *testing.T) string {
 
 // chromiumRun runs chromium with chromiumFlags and more, in a profile
 // directory of its own: tests run in parallel, and a second chromium on the
-// default profile hands its command to the first one and exits.
+// default profile hands its command to the first one and exits. A headless
+// chromium has been seen to hang for good on a machine at load 90 (a
+// screenshot that never came, 18 minutes): each attempt is bounded, its
+// whole process group (crashpad helpers hold its output pipe open) is killed
+// at the bound, and a hung attempt is retried.
 func chromiumRun(ctx context.Context, chromium string, more ...string) ([]byte, error) {
+	var err error
+	for attempt := 1; attempt <= chromiumAttempts; attempt++ {
+		var out []byte
+		if out, err = chromiumOnce(ctx, chromium, more...); err == nil || ctx.Err() != nil {
+			return out, err
+		}
+		err = fmt.Errorf("attempt %d of %d: %w", attempt, chromiumAttempts, err)
+	}
+	return nil, err
+}
+
+// chromiumAttempts and chromiumAttemptTimeout bound one page load: a load
+// takes seconds, up to a minute on a loaded machine.
+const (
+	chromiumAttempts       = 3
+	chromiumAttemptTimeout = 2 * time.Minute
+)
+
+func chromiumOnce(ctx context.Context, chromium string, more ...string) ([]byte, error) {
 	profile, err := os.MkdirTemp("", "e2e-chromium-")
 	if err != nil {
 		return nil, fmt.Errorf("chromium profile: %w", err)
 	}
 	defer os.RemoveAll(profile)
+	ctx, cancel := context.WithTimeout(ctx, chromiumAttemptTimeout)
+	defer cancel()
 	args := append(append(slices.Clone(chromiumFlags), "--user-data-dir="+profile), more...)
 	cmd := exec.CommandContext(ctx, chromium, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
