@@ -44,13 +44,16 @@ import (
 func TestStreamsProxySmokeMigration(t *testing.T) {
 	t.Parallel()
 	out, ctx, b := smokeBroker(t, 8*time.Minute)
-	// Sessions that outlast a loaded machine (JVM starts of 8 s, heartbeats
-	// late by seconds, other tests running beside this one): a member that
-	// keeps running must never lose its session, whether classic upstream,
-	// carried over by the takeover with what is left of its session, bounced
-	// and rejoining under its instance id, or on the streams protocol. No
-	// roll waits for one: the replacements end the stopped members.
-	const session = 30 * time.Second
+	// Sessions that outlast a loaded machine (JVM starts of 8 to 35 s,
+	// heartbeats late by seconds, other tests running beside this one): a
+	// member that keeps running must never lose its session, whether classic
+	// upstream, carried over by the takeover with what is left of its
+	// session, bounced and rejoining under its instance id, or on the streams
+	// protocol; and a stopped one must still be there when its successor
+	// joins (a 30 s session ran out first at load 50), or there is nothing to
+	// replace. No roll waits for one: the replacements end the stopped
+	// members. 60 s is Kafka's largest streams session by default.
+	const session = 60 * time.Second
 	addr, stop := startStreamshift(ctx, t, out, b.Bootstrap, "smoke-migration",
 		append(slices.Clone(nativeTestSettings), fmt.Sprintf("STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS=%d", session.Milliseconds()))...)
 	defer stop()
@@ -66,9 +69,9 @@ func TestStreamsProxySmokeMigration(t *testing.T) {
 		Admin:     b.Bootstrap,
 		Guarantee: "exactly_once_v2",
 		// Input long enough that all five rolls (a JVM start and one
-		// assignment each, 63 s in all at load 18) happen while the driver
-		// produces.
-		Duration: 100 * time.Second,
+		// assignment each: 63 s in all at load 18, 24-30 s each at load 50)
+		// happen while the driver produces.
+		Duration: 140 * time.Second,
 		Start: []harness.SmokeClient{
 			static("c1", harness.Kafka44, "classic", "smoke-1", ""),
 			static("c2", harness.Kafka39, "classic", "smoke-2", ""),
