@@ -26,6 +26,10 @@ type SmokeClient struct {
 	// SessionTimeout of a classic instance (session.timeout.ms; default 10s): Kafka Streams does
 	// not leave its classic group on close, so a stopped instance keeps its tasks this long.
 	SessionTimeout time.Duration
+	// StateOf names an earlier client (stopped by now) whose state directory this one takes
+	// over, as a rolling step restarts an instance on its disk: its stores, checkpoints and
+	// process id (KAFKA-10716) carry over. Empty: a state directory of its own.
+	StateOf string
 }
 
 func (c SmokeClient) String() string {
@@ -36,6 +40,9 @@ func (c SmokeClient) String() string {
 	s := fmt.Sprintf("%s (%s, %s", c.Name, c.Version, p)
 	if c.InstanceID != "" {
 		s += ", static " + c.InstanceID
+	}
+	if c.StateOf != "" {
+		s += ", state of " + c.StateOf
 	}
 	return s + ")"
 }
@@ -257,6 +264,8 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		mu      sync.Mutex
 		running = map[string]*smokeInstance{}
 		all     []*smokeInstance
+		// stateDirs is each started client's state directory, by name.
+		stateDirs = map[string]string{}
 	)
 	defer func() {
 		for _, c := range all {
@@ -272,9 +281,20 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		}
 		mu.Lock()
 		_, dup := running[c.Name]
+		_, prevRunning := running[c.StateOf]
+		stateDir, prevKnown := stateDirs[c.StateOf]
 		mu.Unlock()
 		if dup {
 			return fmt.Errorf("smoke client %s is already running", c.Name)
+		}
+		switch {
+		case c.StateOf == "":
+			stateDir = filepath.Join(o.Dir, c.Name, "state")
+		case !prevKnown:
+			return fmt.Errorf("smoke client %s: no earlier client %s to take the state directory of", c.Name, c.StateOf)
+		case prevRunning:
+			// Kafka Streams would wait for the directory's lock: a roll stops first.
+			return fmt.Errorf("smoke client %s: %s, whose state directory it takes, still runs", c.Name, c.StateOf)
 		}
 		d := filepath.Join(o.Dir, c.Name)
 		if entries, err := os.ReadDir(d); err == nil && len(entries) > 0 {
@@ -290,7 +310,7 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		// SmokeTestClient's default state dir comes from TestUtils.tempDirectory(), which a
 		// shutdown hook deletes while KafkaStreams.close (another hook) still flushes into it:
 		// on 3.x that closes tasks dirty on every clean stop. A state dir of our own is kept.
-		props["state.dir"] = filepath.Join(d, "state")
+		props["state.dir"] = stateDir
 		if c.InstanceID != "" {
 			props["group.instance.id"] = c.InstanceID
 		}
@@ -319,6 +339,7 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		mu.Lock()
 		running[c.Name] = inst
 		all = append(all, inst)
+		stateDirs[c.Name] = stateDir
 		mu.Unlock()
 		o.Logf("started smoke client %s", c)
 		return nil
