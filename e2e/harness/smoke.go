@@ -19,8 +19,10 @@ import (
 const Kafka36 = "3.6"
 
 // smokeVersions are the kafka-streams versions of Kafka's smoke test the e2e build provides
-// (e2e/systest-<version>); all but Kafka44 are classic only.
-var smokeVersions = []string{Kafka36, Kafka39, Kafka44}
+// (e2e/systest-<version>); all but Kafka44 are classic only. Kafka28 (kafka-streams 2.8.2) is
+// the oldest classic client a migration starts from: SubscriptionInfo v9, and exactly-once v2
+// still named exactly_once_beta (smokeGuarantee).
+var smokeVersions = []string{Kafka28, Kafka36, Kafka39, Kafka44}
 
 // SmokeTopics are the topics of Kafka's Streams smoke test (SmokeTestDriver.topics());
 // Kafka's system tests create them up front, as the driver does not.
@@ -29,7 +31,7 @@ var SmokeTopics = []string{"data", "echo", "max", "min", "min-suppressed", "min-
 
 // SmokeOptions configure RunKafkaSmoke.
 type SmokeOptions struct {
-	Version       string // Kafka36 or Kafka39 (Kafka's StreamsSmokeTest, 90 s of input) or Kafka44 (launcher over test-fixtures)
+	Version       string // Kafka28 (Kafka's StreamsSmokeTest, 30 s of input), Kafka36 or Kafka39 (90 s) or Kafka44 (launcher over test-fixtures)
 	Dir           string // run dir; must not exist or be empty
 	Bootstrap     string // driver and clients connect here (broker or proxy)
 	Admin         string // where the topics are created (default Bootstrap)
@@ -61,6 +63,7 @@ func RunKafkaSmoke(ctx context.Context, o SmokeOptions) error {
 		return err
 	}
 	props := smokeProps(o.Bootstrap, o.Guarantee, o.Duration, o.RecordsPerKey)
+	props["processing.guarantee"] = smokeGuarantee(o.Version, props["processing.guarantee"])
 	if o.GroupProtocol != "" && o.GroupProtocol != "classic" {
 		props["group.protocol"] = o.GroupProtocol
 	}
@@ -157,6 +160,16 @@ func smokeProps(bootstrap, guarantee string, duration time.Duration, recordsPerK
 		"smoke.duration.seconds": fmt.Sprint(int(duration.Seconds())),
 		"smoke.records.per.key":  fmt.Sprint(recordsPerKey),
 	}
+}
+
+// smokeGuarantee is a processing guarantee as the given kafka-streams version names it: 2.8's
+// StreamsSmokeTest accepts exactly_once_beta, the name exactly_once_v2 had until 3.0 (KIP-732),
+// and exits on anything else.
+func smokeGuarantee(version, guarantee string) string {
+	if version == Kafka28 && guarantee == "exactly_once_v2" {
+		return "exactly_once_beta"
+	}
+	return guarantee
 }
 
 func writeProps(path string, props map[string]string) error {

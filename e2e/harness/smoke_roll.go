@@ -18,7 +18,7 @@ import (
 // SmokeClient is one instance of Kafka's smoke-test client (SmokeTestClient) in a rolling run.
 type SmokeClient struct {
 	Name          string // its directory under the run dir, and its name in errors
-	Version       string // Kafka36 (kafka-streams 3.6.2) or Kafka39 (3.9.2), classic only, or Kafka44
+	Version       string // Kafka28 (kafka-streams 2.8.2), Kafka36 (3.6.2) or Kafka39 (3.9.2), classic only, or Kafka44
 	GroupProtocol string // classic (default) or streams
 	// InstanceID makes the instance a static member (group.instance.id; Kafka Streams adds
 	// "-<thread>" for each stream thread's consumer).
@@ -311,6 +311,7 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		// shutdown hook deletes while KafkaStreams.close (another hook) still flushes into it:
 		// on 3.x that closes tasks dirty on every clean stop. A state dir of our own is kept.
 		props["state.dir"] = stateDir
+		props["processing.guarantee"] = smokeGuarantee(c.Version, props["processing.guarantee"])
 		if c.InstanceID != "" {
 			props["group.instance.id"] = c.InstanceID
 		}
