@@ -40,8 +40,8 @@
 //     HoldClassic, ReleaseClassic), the takeovers' pacing and the one
 //     takeover at a time (takeover_pacing.go, migration_takeover.go), the
 //     hand-back driver's run, held joins and last steps
-//     (migration_handback.go); Now and AfterFunc give the migration the
-//     coordinator's Clock;
+//     (migration_handback.go; their state: migration_handoff.go); Now and
+//     AfterFunc give the migration the coordinator's Clock;
 //   - Load: rebuild from a durable log's records; Close, Unload: stop
 //     serving everything, or one group.
 //

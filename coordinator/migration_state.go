@@ -44,17 +44,9 @@ type migrationState struct {
 	// pace is the backoff of the group's takeover attempts after one
 	// failed (takeover_pacing.go); nil when none failed lately.
 	pace *takeoverPace
-	// handBack is the group's hand-back run, nil when none is on;
-	// handBackChecked is when the group was last checked for one
-	// (migration_handback.go; it does not keep the state).
-	handBack        *HandBackRun
-	handBackChecked time.Time
-	// handingBack: the hand-back's last steps, while streams joins wait
-	// (migration_handback.go); nil when none.
-	handingBack *handingBack
-	// takingOver is closed when the group's running takeover ends
-	// (migration_takeover.go); nil when none runs.
-	takingOver chan struct{}
+	// handOff is the hand-back's run and last steps and the takeover in
+	// progress (migration_handoff.go).
+	handOff
 }
 
 // takeoverPace: no attempt of the group before next; the backoff after its
@@ -88,7 +80,7 @@ func (s *groupQueue) migState() *migrationState {
 // left in it. Under exec.
 func (s *groupQueue) endMigrationIfIdle() {
 	st := s.mig
-	if st != nil && !st.held && !st.releasing && len(st.queue) == 0 && st.drained == nil && st.pace == nil && st.handOffIdle() {
+	if st != nil && !st.held && !st.releasing && len(st.queue) == 0 && st.drained == nil && st.pace == nil && st.handOff.idle() {
 		s.mig = nil
 		s.gate.And(^gateKept)
 	}
@@ -301,7 +293,7 @@ func (s *groupQueue) dropMigration() (tell func()) {
 	s.gate.And(^(gateHeld | gateKept))
 	d := st.takeDrain()
 	st.stopPace()
-	handOff := st.dropHandOff()
+	handOff := st.handOff.drop()
 	q := st.queue
 	return func() {
 		handOff()
