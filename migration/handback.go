@@ -59,16 +59,17 @@ type HandBack struct {
 	Events Events
 }
 
-// handBackCheckInterval is how often, at most, a group's classic Heartbeats
-// ask the coordinator whether the group can be handed back.
+// handBackCheckInterval is how often, at most, a migrating group's classic
+// Heartbeats check whether the group can be handed back.
 const handBackCheckInterval = 500 * time.Millisecond
 
 // AfterHeartbeat implements translate.HandBack: it starts a hand-back of a
 // group whose members are all classic, if its policy allows downgrade. It
-// runs after a classic Heartbeat, at most once per handBackCheckInterval
-// per group (on the coordinator's clock). The check and the run are the
-// group's, on its coordinator executor (StartHandBackRun). The coordinator
-// tells the run when its barrier ends (stepHandBack).
+// runs after a classic Heartbeat. The check and the run are the group's, on
+// its coordinator executor (StartHandBackRun: the check and the run's start
+// are one work, at most once per handBackCheckInterval while the group has
+// a migration state, on the coordinator's clock). The coordinator tells the
+// run when its barrier ends (stepHandBack).
 func (h *HandBack) AfterHeartbeat(group string) {
 	if !h.Migration.PolicyFor(group).AllowsDowngrade() {
 		return
@@ -80,11 +81,7 @@ func (h *HandBack) AfterHeartbeat(group string) {
 		hc.BeginHandBack(group, onBarrier, func(err error) {
 			if err != nil {
 				tell(h.Events, EventHandBackFailed, group, err, nil)
-				h.endHandBack(group, run, func(held []coordinator.HeldJoin) {
-					for _, j := range held {
-						j.Serve()
-					}
-				})
+				h.endHandBack(group, run, serveAll)
 			}
 		})
 	})
@@ -152,12 +149,15 @@ func (h *HandBack) stepHandBack(group string, run *coordinator.HandBackRun, st s
 
 func (h *HandBack) abortHandBack(group string, run *coordinator.HandBackRun) {
 	h.Coordinator.AbortHandBack(group, func() {
-		h.endHandBack(group, run, func(held []coordinator.HeldJoin) {
-			for _, j := range held {
-				j.Serve()
-			}
-		})
+		h.endHandBack(group, run, serveAll)
 	})
+}
+
+// serveAll serves the held joins here again, in arrival order.
+func serveAll(held []coordinator.HeldJoin) {
+	for _, j := range held {
+		j.Serve()
+	}
 }
 
 // endHandBack ends the group's run and gives its held joins to done (on
