@@ -104,7 +104,6 @@ func (c *Coordinator) dropGroup(s *groupQueue, what string) error {
 // members are all classic: the condition of a hand-back.
 func (c *Coordinator) ClassicOnly(groupID string, done func(bool)) {
 	c.run(groupID, func(s *groupQueue) {
-		g := s.group
-		done(g != nil && len(g.Members) > 0 && !streams.HasStreamsMember(g))
+		done(classicOnly(s.group))
 	}, func(*streams.CoordError) { done(false) })
 }

@@ -35,8 +35,13 @@
 //     ClassicLeaveGroup, ValidateClassicOffsetCommit, MayServeClassic;
 //   - the online migration: TakeOverClassicGroup, AbandonTakeOver (classic
 //     group to streams group), BeginHandBack, HandBack, AbortHandBack,
-//     FinishHandBack, ClassicOnly (back to classic); Now and AfterFunc give
-//     the migration the coordinator's Clock;
+//     FinishHandBack, ClassicOnly (back to classic); a migrating group's
+//     state on its executor (migration_state.go): the gate (EnterClassic,
+//     HoldClassic, ReleaseClassic), the takeovers' pacing and the one
+//     takeover at a time (takeover_pacing.go, migration_takeover.go), the
+//     hand-back driver's run, held joins and last steps
+//     (migration_handback.go; their state: migration_handoff.go); Now and
+//     AfterFunc give the migration the coordinator's Clock;
 //   - Load: rebuild from a durable log's records; Close, Unload: stop
 //     serving everything, or one group.
 //

@@ -44,6 +44,9 @@ type migrationState struct {
 	// pace is the backoff of the group's takeover attempts after one
 	// failed (takeover_pacing.go); nil when none failed lately.
 	pace *takeoverPace
+	// handOff is the hand-back's run and last steps and the takeover in
+	// progress (migration_handoff.go).
+	handOff
 }
 
 // takeoverPace: no attempt of the group before next; the backoff after its
@@ -77,7 +80,7 @@ func (s *groupQueue) migState() *migrationState {
 // left in it. Under exec.
 func (s *groupQueue) endMigrationIfIdle() {
 	st := s.mig
-	if st != nil && !st.held && !st.releasing && len(st.queue) == 0 && st.drained == nil && st.pace == nil {
+	if st != nil && !st.held && !st.releasing && len(st.queue) == 0 && st.drained == nil && st.pace == nil && st.handOff.idle() {
 		s.mig = nil
 		s.gate.And(^gateKept)
 	}
@@ -290,8 +293,10 @@ func (s *groupQueue) dropMigration() (tell func()) {
 	s.gate.And(^(gateHeld | gateKept))
 	d := st.takeDrain()
 	st.stopPace()
+	handOff := st.handOff.drop()
 	q := st.queue
 	return func() {
+		handOff()
 		if d != nil {
 			go d()
 		}

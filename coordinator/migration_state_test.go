@@ -118,12 +118,19 @@ func TestMigrationGate(t *testing.T) {
 	waitClosed(t, again, "the drain of an idle group")
 	c.ReleaseClassic("app")
 	waitReleased(t, c, "app")
-	// Nothing keeps the queue of a group neither held nor in flight.
-	c.mu.Lock()
-	_, kept := c.queues["app"]
-	c.mu.Unlock()
-	if kept {
-		t.Fatal("the queue of an idle classic group was kept")
+	// Nothing keeps the queue of a group neither held nor in flight: it
+	// goes once its drain has finished the last work (which waitReleased's
+	// own work may still be).
+	for deadline := time.Now().Add(gateWait); ; time.Sleep(time.Millisecond) {
+		c.mu.Lock()
+		_, kept := c.queues["app"]
+		c.mu.Unlock()
+		if !kept {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the queue of an idle classic group was kept (waited %v)", gateWait)
+		}
 	}
 }
 

@@ -6,10 +6,13 @@
 // The files:
 //
 //   - policy.go: migration.policy, as Kafka's group.consumer.migration.policy.
-//   - the per-group gate and drain, and the pacing of takeover attempts,
-//     are the group's migration state on its coordinator executor
-//     (coordinator/migration_state.go, takeover_pacing.go); takeover.go's
-//     coordinatorGate is the takeover's Holder over them.
+//   - the per-group gate and drain, the pacing of takeover attempts, the
+//     takeover in progress, the hand-back's run (its held joins, its
+//     checks) and its last steps (the grace streams joins wait out) are the
+//     group's migration state on its coordinator executor
+//     (coordinator/migration_state.go, takeover_pacing.go,
+//     migration_takeover.go, migration_handback.go); takeover.go's
+//     coordinatorGate is the takeover's Holder over the gate.
 //   - observer.go: what the forwarded classic requests showed (ClassicObserver),
 //     and the classic group a takeover reads (ClassicGroupStateOf).
 //   - trigger.go: the first streams join of a live classic group starts a

@@ -30,11 +30,16 @@ type HandBackUpstream interface {
 
 // HandBackCoordinator is the coordinator's hand-back part. BeginHandBack
 // calls onBarrier once, when the barrier ends (ready, aborted, or gone).
+// A group's run (its held joins, when it was last checked) is the group's
+// migration state on its coordinator executor (StartHandBackRun,
+// HoldForHandBack, EndHandBackRun: coordinator/migration_handback.go).
 type HandBackCoordinator interface {
 	// Clock is the coordinator's: the checks' interval and the answer
 	// timeout run on it, as the members' sessions do.
 	coordinator.Clock
-	ClassicOnly(groupID string, done func(bool))
+	StartHandBackRun(groupID string, every time.Duration, start func(*coordinator.HandBackRun))
+	HoldForHandBack(groupID string, j coordinator.HeldJoin, held func(bool))
+	EndHandBackRun(groupID string, run *coordinator.HandBackRun, done func([]coordinator.HeldJoin))
 	BeginHandBack(groupID string, onBarrier func(streams.HandBackState), done func(error))
 	AbortHandBack(groupID string, done func())
 	FinishHandBack(groupID string, done func(error))
@@ -52,61 +57,31 @@ type HandBack struct {
 	Translator *translate.Translator
 	// Events hears the hand-back's phases (events.go).
 	Events Events
-
-	mu        sync.Mutex
-	runs      map[string]*handBackRun
-	lastCheck map[string]time.Time
 }
 
-// handBackRun is one group's hand-back in progress.
-type handBackRun struct {
-	held []translate.HeldJoin
-	done bool
-}
-
-// handBackCheckInterval is how often, at most, a group's classic Heartbeats
-// ask the coordinator whether the group can be handed back.
+// handBackCheckInterval is how often, at most, a migrating group's classic
+// Heartbeats check whether the group can be handed back.
 const handBackCheckInterval = 500 * time.Millisecond
 
 // AfterHeartbeat implements translate.HandBack: it starts a hand-back of a
 // group whose members are all classic, if its policy allows downgrade. It
-// runs after a classic Heartbeat, at most once per handBackCheckInterval
-// per group (on the coordinator's clock). The coordinator tells the run
-// when its barrier ends (stepHandBack).
+// runs after a classic Heartbeat. The check and the run are the group's, on
+// its coordinator executor (StartHandBackRun: the check and the run's start
+// are one work, at most once per handBackCheckInterval while the group has
+// a migration state, on the coordinator's clock). The coordinator tells the
+// run when its barrier ends (stepHandBack).
 func (h *HandBack) AfterHeartbeat(group string) {
 	if !h.Migration.PolicyFor(group).AllowsDowngrade() {
 		return
 	}
-	now := h.Coordinator.Now()
-	h.mu.Lock()
-	if h.runs == nil {
-		h.runs, h.lastCheck = map[string]*handBackRun{}, map[string]time.Time{}
-	}
-	if h.runs[group] != nil || now.Sub(h.lastCheck[group]) < handBackCheckInterval {
-		h.mu.Unlock()
-		return
-	}
-	h.lastCheck[group] = now
-	h.mu.Unlock()
 	hc := h.Coordinator
-	hc.ClassicOnly(group, func(only bool) {
-		if !only {
-			return
-		}
-		h.mu.Lock()
-		if h.runs[group] != nil {
-			h.mu.Unlock()
-			return
-		}
-		run := &handBackRun{}
-		h.runs[group] = run
-		h.mu.Unlock()
+	hc.StartHandBackRun(group, handBackCheckInterval, func(run *coordinator.HandBackRun) {
 		onBarrier := func(st streams.HandBackState) { h.stepHandBack(group, run, st) }
 		tell(h.Events, EventHandBackStarted, group, nil, nil)
 		hc.BeginHandBack(group, onBarrier, func(err error) {
 			if err != nil {
 				tell(h.Events, EventHandBackFailed, group, err, nil)
-				h.endHandBack(group, run)
+				h.endHandBack(group, run, serveAll)
 			}
 		})
 	})
@@ -119,23 +94,31 @@ func (h *HandBack) AfterHeartbeat(group string) {
 // did.
 func (h *HandBack) Hold(j translate.HeldJoin) {
 	group := j.Req.Group
-	h.mu.Lock()
-	run := h.runs[group]
-	if run != nil && !run.done {
-		run.held = append(run.held, j)
-		h.mu.Unlock()
-		return
+	h.Coordinator.HoldForHandBack(group, h.held(j), func(held bool) {
+		if held {
+			return
+		}
+		fwd := func(kmsg.Request, func(kmsg.Response)) { h.forwardHeld(j, nil) }
+		h.Coordinator.AbortHandBack(group, func() { h.Translator.JoinGroup(j.Req, j.Client, j.Respond, j.Create, fwd) })
+	})
+}
+
+// held is j as a group's run keeps it: forwarded upstream (forwardHeld)
+// once the group is handed back, served by the translator again if the
+// barrier is taken down.
+func (h *HandBack) held(j translate.HeldJoin) coordinator.HeldJoin {
+	return coordinator.HeldJoin{
+		Timeout:  time.Duration(max(j.Req.RebalanceTimeoutMillis, j.Req.SessionTimeoutMillis)) * time.Millisecond,
+		Upstream: func(answered func()) { h.forwardHeld(j, answered) },
+		Serve:    func() { h.Translator.JoinGroup(j.Req, j.Client, j.Respond, j.Create, j.Forward) },
 	}
-	h.mu.Unlock()
-	fwd := func(kmsg.Request, func(kmsg.Response)) { h.forwardHeld(j, nil) }
-	h.Coordinator.AbortHandBack(group, func() { h.Translator.JoinGroup(j.Req, j.Client, j.Respond, j.Create, fwd) })
 }
 
 // stepHandBack acts on the end of the barrier, as the coordinator tells it
 // (BeginHandBack's onBarrier): ready → anchor leaves, group deleted, held
 // joins forwarded upstream with an empty member id; aborted (a streams
 // member joined), gone or failed → barrier down, held joins served here.
-func (h *HandBack) stepHandBack(group string, run *handBackRun, st streams.HandBackState) {
+func (h *HandBack) stepHandBack(group string, run *coordinator.HandBackRun, st streams.HandBackState) {
 	if !st.Ready {
 		tell(h.Events, EventHandBackFailed, group, fmt.Errorf("barrier ended without the group ready (a streams member joined, or the group is gone)"), nil)
 		h.abortHandBack(group, run)
@@ -156,32 +139,31 @@ func (h *HandBack) stepHandBack(group string, run *handBackRun, st streams.HandB
 				h.Upstream.HandBackDone(group)
 				return
 			}
-			held := h.endHandBack(group, run)
-			tell(h.Events, EventHandBackDone, group, nil, map[string]any{"heldJoins": len(held)})
-			h.forwardAllHeld(group, held)
+			h.endHandBack(group, run, func(held []coordinator.HeldJoin) {
+				tell(h.Events, EventHandBackDone, group, nil, map[string]any{"heldJoins": len(held)})
+				h.forwardAllHeld(group, held)
+			})
 		})
 	})
 }
 
-func (h *HandBack) abortHandBack(group string, run *handBackRun) {
+func (h *HandBack) abortHandBack(group string, run *coordinator.HandBackRun) {
 	h.Coordinator.AbortHandBack(group, func() {
-		for _, j := range h.endHandBack(group, run) {
-			h.Translator.JoinGroup(j.Req, j.Client, j.Respond, j.Create, j.Forward)
-		}
+		h.endHandBack(group, run, serveAll)
 	})
 }
 
-// endHandBack forgets the run and returns its held joins.
-func (h *HandBack) endHandBack(group string, run *handBackRun) []translate.HeldJoin {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	run.done = true
-	if h.runs[group] == run {
-		delete(h.runs, group)
+// serveAll serves the held joins here again, in arrival order.
+func serveAll(held []coordinator.HeldJoin) {
+	for _, j := range held {
+		j.Serve()
 	}
-	held := run.held
-	run.held = nil
-	return held
+}
+
+// endHandBack ends the group's run and gives its held joins to done (on
+// the group's queue: done must not block).
+func (h *HandBack) endHandBack(group string, run *coordinator.HandBackRun, done func([]coordinator.HeldJoin)) {
+	h.Coordinator.EndHandBackRun(group, run, done)
 }
 
 // handBackAnswerSlack is how long past the longest rebalance timeout of the
@@ -192,7 +174,7 @@ const handBackAnswerSlack = 10 * time.Second
 // forwardAllHeld sends the held JoinGroups of a finished hand-back upstream
 // and calls Upstream.HandBackDone once all are answered, or after their
 // longest rebalance timeout plus handBackAnswerSlack.
-func (h *HandBack) forwardAllHeld(group string, held []translate.HeldJoin) {
+func (h *HandBack) forwardAllHeld(group string, held []coordinator.HeldJoin) {
 	var once sync.Once
 	done := func() { once.Do(func() { h.Upstream.HandBackDone(group) }) }
 	if len(held) == 0 {
@@ -203,11 +185,11 @@ func (h *HandBack) forwardAllHeld(group string, held []translate.HeldJoin) {
 	pending := len(held)
 	var longest time.Duration
 	for _, j := range held {
-		longest = max(longest, time.Duration(max(j.Req.RebalanceTimeoutMillis, j.Req.SessionTimeoutMillis))*time.Millisecond)
+		longest = max(longest, j.Timeout)
 	}
 	h.Coordinator.AfterFunc(longest+handBackAnswerSlack, done)
 	for _, j := range held {
-		h.forwardHeld(j, func() {
+		j.Upstream(func() {
 			mu.Lock()
 			pending--
 			last := pending == 0

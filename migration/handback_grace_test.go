@@ -7,10 +7,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
-// TestHandBackGraceOnClock: after a hand-back is done, streams joins of the
-// group still wait handBackGrace on the coordinator's clock, then go on.
+// TestHandBackGraceOnClock: from the anchor's leave for a hand-back until
+// handBackGrace after the hand-back is done, streams joins of the group
+// wait, on the coordinator's clock (the grace is the group's migration
+// state: coordinator/migration_handback.go).
 func TestHandBackGraceOnClock(t *testing.T) {
 	clock := coordinator.NewManualClock(time.Unix(0, 0))
 	c, err := coordinator.New(coordinator.Options{Clock: clock, Metadata: coordinator.NewStaticMetadata()})
@@ -18,17 +21,28 @@ func TestHandBackGraceOnClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	hb := &handingBack{done: make(chan struct{})}
-	u := &migrationUpstream{clock: c, log: zerolog.Nop(), handingBack: map[string]*handingBack{"legacy": hb}}
+	u := &migrationUpstream{anchors: noAnchors{}, timeout: time.Second, handOff: c, log: zerolog.Nop()}
+	left := make(chan error, 1)
+	u.LeaveAnchor("legacy", func(err error) { left <- err })
+	if err := <-left; err != nil {
+		t.Fatal(err)
+	}
 	waited := make(chan struct{})
 	go func() {
-		u.waitHandBack("legacy", nil)
+		c.WaitHandBack("legacy", nil)
 		close(waited)
 	}()
 	u.HandBackDone("legacy")
+	// Time moves once the grace's timer is armed.
+	for clock.Pending() == 0 {
+		time.Sleep(time.Millisecond)
+	}
 	clock.Advance(handBackGrace - time.Millisecond)
+	queued := make(chan struct{})
+	c.HandBack("legacy", func(streams.HandBackState) { close(queued) })
+	waitClosed(t, queued, "the group's queue")
 	select {
-	case <-hb.done: // closed inside Advance when the grace ends
+	case <-waited:
 		t.Fatal("a streams join went on before the grace passed")
 	default:
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -66,9 +65,6 @@ type Migration struct {
 	t        *translate.Translator
 	takeover *Takeover
 	recovery *Recovery
-
-	mu        sync.Mutex
-	takeovers map[string]chan struct{}
 }
 
 // New returns the online migration and installs the ownership's takeover
@@ -82,12 +78,11 @@ func New(o Options) (*Migration, error) {
 	o.RecoveryWindow = cmp.Or(o.RecoveryWindow, 10*time.Second)
 	c := o.Coordinator
 	m := &Migration{
-		o:         o,
-		c:         c,
-		log:       o.Log,
-		observer:  &ClassicObserver{Now: c.Now},
-		up:        &migrationUpstream{groups: o.Groups, anchors: o.Anchors, timeout: o.RequestTimeout, clock: c, log: o.Log},
-		takeovers: map[string]chan struct{}{},
+		o:        o,
+		c:        c,
+		log:      o.Log,
+		observer: &ClassicObserver{Now: c.Now},
+		up:       &migrationUpstream{groups: o.Groups, anchors: o.Anchors, timeout: o.RequestTimeout, handOff: c, log: o.Log},
 	}
 	hb := &HandBack{Coordinator: c, Upstream: m.up, Migration: o.Policy, Events: o.Events}
 	m.t = translate.New(translate.Options{Coordinator: c, HandBack: hb, Log: o.Log})

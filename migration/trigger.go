@@ -17,10 +17,11 @@ import (
 // JoinGroups were answered, and a short grace): the group is then neither
 // here nor formed upstream, and a join served or taking it over meanwhile
 // would meet classic members still holding their tasks. It returns at once
-// otherwise, or when cancel is closed; it does not wait for the group's
-// queue.
+// otherwise, or when cancel is closed. The hand-back's last steps are the
+// group's migration state on its coordinator executor: a group without one
+// (not migrating) costs no work on its queue.
 func (m *Migration) WaitHandBack(group string, cancel <-chan struct{}) {
-	m.up.waitHandBack(group, cancel)
+	m.c.WaitHandBack(group, cancel)
 }
 
 // MaybeTakeOver starts the takeover of a live classic Kafka Streams group
@@ -36,7 +37,7 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 	if hb.MemberEpoch == 0 {
 		// A join during a hand-back's last steps would find the group
 		// neither here nor formed upstream yet.
-		m.up.waitHandBack(hb.Group, cancel)
+		m.c.WaitHandBack(hb.Group, cancel)
 	}
 	if hb.Group == "" || hb.MemberEpoch != 0 || m.o.Ownership.Owns(hb.Group) {
 		return false
@@ -50,24 +51,14 @@ func (m *Migration) MaybeTakeOver(hb *kmsg.StreamsGroupHeartbeatRequest, client 
 	if m.o.Ownership.Owns(hb.Group) {
 		return false // taken over while it waited
 	}
-	m.mu.Lock()
-	if running := m.takeovers[hb.Group]; running != nil {
-		m.mu.Unlock()
-		select {
-		case <-running:
-		case <-cancel:
-			return true // the client is gone: nobody to answer
-		}
-		return false
+	// One takeover of the group at a time, on its coordinator executor
+	// (coordinator/migration_takeover.go): the others wait for its end.
+	finish, gone := m.c.BeginTakeover(hb.Group, cancel)
+	if gone {
+		return true // the client is gone: nobody to answer
 	}
-	done := make(chan struct{})
-	m.takeovers[hb.Group] = done
-	m.mu.Unlock()
-	finish := func() {
-		m.mu.Lock()
-		delete(m.takeovers, hb.Group)
-		m.mu.Unlock()
-		close(done)
+	if finish == nil {
+		return false
 	}
 
 	g, err := m.up.describe(hb.Group)

@@ -3,14 +3,11 @@ package migration
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/streamshift/streamshift/coordinator"
 )
 
 // UpstreamGroups are the upstream's classic group calls the migration makes
@@ -46,21 +43,19 @@ type migrationUpstream struct {
 	groups  UpstreamGroups
 	anchors Anchors
 	timeout time.Duration
-	// clock is the coordinator's: the hand-back grace runs on it.
-	clock coordinator.Clock
-	log   zerolog.Logger
-
-	mu sync.Mutex
-	// handingBack: groups whose anchor left for a hand-back, until the
-	// hand-back reports it done (HandBackDone) and a grace passed.
-	handingBack map[string]*handingBack
+	// handOff keeps a group's hand-back from the anchor's leave until it
+	// is done and a grace passed: streams joins wait meanwhile (doc.go,
+	// "Hand-back"). It is the group's migration state on its coordinator
+	// executor, the grace on the coordinator's clock.
+	handOff handOff
+	log     zerolog.Logger
 }
 
-// handingBack is a hand-back between the anchor's leave and the answers to
-// the forwarded JoinGroups: the group is neither here nor formed upstream,
-// so a streams join must wait (doc.go, "Hand-back").
-type handingBack struct {
-	done chan struct{}
+// handOff is the coordinator's part of a hand-back's last steps
+// (coordinator/migration_handback.go).
+type handOff interface {
+	AnchorLeftForHandBack(group string, then func())
+	HandBackDone(group string, grace time.Duration)
 }
 
 // handBackGrace is how long a streams join still waits after the hand-back
@@ -68,30 +63,6 @@ type handingBack struct {
 // the classic members' rejoins with their new ids reach the upstream group
 // first.
 const handBackGrace = 2 * time.Second
-
-// waitHandBack blocks while the group is being handed back, at most until
-// cancel is closed.
-func (u *migrationUpstream) waitHandBack(group string, cancel <-chan struct{}) {
-	u.mu.Lock()
-	hb := u.handingBack[group]
-	u.mu.Unlock()
-	if hb == nil {
-		return
-	}
-	select {
-	case <-hb.done:
-	case <-cancel:
-	}
-}
-
-func (u *migrationUpstream) endHandBack(group string, hb *handingBack) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.handingBack[group] == hb {
-		delete(u.handingBack, group)
-		close(hb.done)
-	}
-}
 
 // DescribeGroup implements TakeoverUpstream.
 func (u *migrationUpstream) DescribeGroup(group string, done func(*kmsg.DescribeGroupsResponseGroup, error)) {
@@ -136,31 +107,16 @@ func (u *migrationUpstream) LeaveAnchor(group string, done func(error)) {
 		err := u.anchors.Leave(ctx, group)
 		if err != nil {
 			u.log.Warn().Str("group", group).Err(err).Msg("hand-back: the anchor could not leave the upstream group; the group stays a streams group")
-		} else {
-			u.log.Info().Str("group", group).Msg("hand-back starts: every classic member is rejoining, the anchor left the upstream group, their JoinGroups go upstream on their own connections")
-			hb := &handingBack{done: make(chan struct{})}
-			u.mu.Lock()
-			if u.handingBack == nil {
-				u.handingBack = map[string]*handingBack{}
-			}
-			if old := u.handingBack[group]; old != nil {
-				close(old.done)
-			}
-			u.handingBack[group] = hb
-			u.mu.Unlock()
+			done(err)
+			return
 		}
-		done(err)
+		u.log.Info().Str("group", group).Msg("hand-back starts: every classic member is rejoining, the anchor left the upstream group, their JoinGroups go upstream on their own connections")
+		u.handOff.AnchorLeftForHandBack(group, func() { done(nil) })
 	}()
 }
 
 // HandBackDone implements HandBackUpstream: streams joins of the group may
 // go on after handBackGrace, on the coordinator's clock.
 func (u *migrationUpstream) HandBackDone(group string) {
-	u.mu.Lock()
-	hb := u.handingBack[group]
-	u.mu.Unlock()
-	if hb != nil {
-		u.log.Info().Str("group", group).Msg("hand-back done: the classic group is the broker's again")
-		u.clock.AfterFunc(handBackGrace, func() { u.endHandBack(group, hb) })
-	}
+	u.handOff.HandBackDone(group, handBackGrace)
 }

@@ -46,8 +46,8 @@ func oversizedStreamsHeartbeat(_ int16, size int) kmsg.Response {
 // The coordinator serves it if it holds the group, in one crossing of the
 // group's queue (HeartbeatOptions.ServedOnly), as Kafka's operation decides
 // UNKNOWN_MEMBER_ID itself; a join too, migration on or off (with it on, a
-// join first waits out a hand-back's last steps, which needs no queue). A
-// group it does not hold:
+// join first waits out a hand-back's last steps, which crosses the group's
+// queue only while the group is migrating). A group it does not hold:
 //   - a join (epoch 0), with the migration on, takes a live classic group
 //     upstream over (migration.Migration.MaybeTakeOver); else it asks the
 //     upstream (Ownership.Claim), and is refused if the upstream has a live
