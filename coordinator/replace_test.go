@@ -50,9 +50,7 @@ func (w *world) settleAll() {
 			if c.gone {
 				continue
 			}
-			if !c.joined || c.mustRejoin() {
-				c.rebalance()
-			}
+			c.step()
 			_ = id
 		}
 		for id := range w.streams {
