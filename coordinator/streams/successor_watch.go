@@ -1,0 +1,59 @@
+package streams
+
+import "time"
+
+// Survivors listening for a successor, beyond Kafka 4.4 (issue #28,
+// docs/fast-roll.md §12). In a step back of a rolling migration (streams →
+// classic) a 4.4 streams instance leaves on close (epoch -1): the others
+// take its tasks at their next heartbeat, and its classic successor joins a
+// few seconds later (a JVM start) with the same process id. Its target then
+// takes its share back from them, but a stable streams member learns that
+// only at its next regular heartbeat, up to streams.heartbeat.interval.ms
+// (5 s) after the successor joined, while the successor waits (its
+// JoinGroup held, classic_join_wait.go). So while a successor is expected,
+// the members are answered the short reconciliation interval: they learn of
+// the successor's target, and revoke, within that interval of its join.
+//
+// A successor is expected after a streams member left with epoch -1 in a
+// group that is migrating: it has a classic member, or it was taken over
+// from a live classic group (a migration ends in a hand-back). The watch
+// ends at the next member's join (from then on the members that must revoke
+// are reconciling, and answered the short interval for that), or after the
+// group's session timeout, the time Kafka keeps a departed static member's
+// tasks for its return. It costs only heartbeats; nothing moves. Groups that
+// are not migrating keep Kafka's behaviour, and so does every group when
+// both intervals are equal.
+
+// expectSuccessor starts the watch when m, a streams member, leaves with
+// epoch -1 a migrating group.
+func (ch *Change) expectSuccessor(m *Member) {
+	g := ch.Group
+	if m.IsClassic() || !migrating(g) {
+		return
+	}
+	g.Mem.successorUntil = ch.Now.Add(ch.Config.SessionTimeout)
+}
+
+// successorJoined ends the watch: a member joined.
+func (ch *Change) successorJoined() {
+	ch.Group.Mem.successorUntil = time.Time{}
+}
+
+// awaitingSuccessor: is a successor expected at now?
+func (g *Group) awaitingSuccessor(now time.Time) bool {
+	return now.Before(g.Mem.successorUntil)
+}
+
+// migrating: the group has a classic member, or was taken over from a live
+// classic group.
+func migrating(g *Group) bool {
+	if g.Ownership != nil && g.Ownership.Source == OwnershipTakeover {
+		return true
+	}
+	for _, m := range g.Members {
+		if m.IsClassic() {
+			return true
+		}
+	}
+	return false
+}
