@@ -35,7 +35,8 @@ func (c *Coordinator) holdClassicJoin(s *groupQueue, req streams.ClassicJoinRequ
 		return false
 	}
 	now := c.clock.Now()
-	if deadline.IsZero() {
+	first := deadline.IsZero()
+	if first {
 		d := streams.ClassicJoinHold(req)
 		if d <= 0 {
 			return false
@@ -65,6 +66,9 @@ func (c *Coordinator) holdClassicJoin(s *groupQueue, req streams.ClassicJoinRequ
 	// At the deadline the timer's (empty) work lets runHeld answer it;
 	// like every timer of the group, it stops when the group goes.
 	c.armTimer(s, now, streams.TimerOp{Key: streams.ClassicJoinHoldTimerKey(member), After: deadline.Sub(now), Fire: func(*streams.Change) {}})
+	if !first {
+		return true // held again: part of what it waits for came free
+	}
 	groupID := s.id
 	c.logger.Info().Str("group", groupID).Str("member", member).Int32("generation", res.Generation).Dur("hold", deadline.Sub(now)).
 		Msgf("[GroupId %s][MemberId %s] Holding the JoinGroup of classic member %s, which owns no task, until the members holding the tasks its target gives it release them (at most %v).",

@@ -173,3 +173,22 @@ func TestSuccessorWatchNotWithoutMigration(t *testing.T) {
 		t.Fatalf("m1 stable after m2 left a streams-only group: interval %d, %v", r.HeartbeatIntervalMillis, g.State())
 	}
 }
+
+// Without a join the watch ends after streams.SuccessorWatch (a JVM start on
+// a loaded host), not at the group's session timeout.
+func TestSuccessorWatchEnds(t *testing.T) {
+	w, c1 := stepBack(t)
+	h := w.h
+	for elapsed := time.Duration(0); elapsed < streams.SuccessorWatch-5*time.Second; elapsed += 5 * time.Second {
+		h.advance(5 * time.Second)
+		c1.step()
+		if got := w.streamsHeartbeat("s1").HeartbeatIntervalMillis; got != short {
+			t.Fatalf("s1 %v after s2 left: interval %d", elapsed+5*time.Second, got)
+		}
+	}
+	h.advance(5 * time.Second)
+	c1.step()
+	if got := w.streamsHeartbeat("s1").HeartbeatIntervalMillis; got != 5000 {
+		t.Fatalf("s1 once the successor watch ended: interval %d", got)
+	}
+}

@@ -18,11 +18,16 @@ import "time"
 // group that is migrating: it has a classic member, or it was taken over
 // from a live classic group (a migration ends in a hand-back). The watch
 // ends at the next member's join (from then on the members that must revoke
-// are reconciling, and answered the short interval for that), or after the
-// group's session timeout, the time Kafka keeps a departed static member's
-// tasks for its return. It costs only heartbeats; nothing moves. Groups that
-// are not migrating keep Kafka's behaviour, and so does every group when
-// both intervals are equal.
+// are reconciling, and answered the short interval for that), or after
+// SuccessorWatch. It costs only heartbeats; nothing moves. Groups that are
+// not migrating keep Kafka's behaviour, and so does every group when both
+// intervals are equal.
+
+// SuccessorWatch is how long a departed member's successor is expected: a
+// JVM start, 2-5 s on an idle host and 10-40 s seen at load 40-80 (the
+// group's session timeout, 10 s in the e2e tests, ran out first). At the
+// default 250 ms that is at most 240 extra heartbeats per member and step.
+const SuccessorWatch = time.Minute
 
 // expectSuccessor starts the watch when m, a streams member, leaves with
 // epoch -1 a migrating group.
@@ -31,7 +36,7 @@ func (ch *Change) expectSuccessor(m *Member) {
 	if m.IsClassic() || !migrating(g) {
 		return
 	}
-	g.Mem.successorUntil = ch.Now.Add(ch.Config.SessionTimeout)
+	g.Mem.successorUntil = ch.Now.Add(SuccessorWatch)
 }
 
 // successorJoined ends the watch: a member joined.
