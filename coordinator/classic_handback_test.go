@@ -37,7 +37,9 @@ func handBackGroup(t *testing.T) (*world, *classicClient, *classicClient, *told)
 	for round := 0; round < 4; round++ {
 		w.streamsHeartbeat("s1")
 		for _, c := range []*classicClient{c1, c2} {
-			c.step()
+			if c.mustRejoin() {
+				c.rebalance()
+			}
 		}
 	}
 	w.h.ok(hbReq("g", "s1", streams.LeaveGroupMemberEpoch, nil))

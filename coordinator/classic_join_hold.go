@@ -37,6 +37,9 @@ func (c *Coordinator) holdClassicJoin(s *groupQueue, req streams.ClassicJoinRequ
 	now := c.clock.Now()
 	first := deadline.IsZero()
 	if first {
+		if !streams.SuccessorJoin(s.group, res.MemberID) {
+			return false
+		}
 		d := streams.ClassicJoinHold(req)
 		if d <= 0 {
 			return false

@@ -30,22 +30,22 @@ func mixedGroupOf(t *testing.T, h *harness) (*world, *classicClient) {
 	c1 := w.newClassic("c1", "pc")
 	c1.endpoint = "c1host:8080"
 
-	// c1 joins fresh, owning nothing: the group epoch moves, and its
-	// target's tasks 3-5 are s1's. Its JoinGroup is held until s1 released
-	// them (classic_join_hold.go), not answered with nothing.
+	// c1 joins fresh: the group epoch moves, c1 waits for tasks s1 holds.
 	j := c1.join()
 	g := h.group("g")
-	if !errors.Is(j.Err, errJoinHeld) || g.Members["c1"].CurrentAssignment().State != streams.MemberUnreleasedTasks {
+	if j.Err != nil || j.Generation != g.GroupEpoch || g.Members["c1"].CurrentAssignment().State != streams.MemberUnreleasedTasks {
 		t.Fatalf("c1 join: %+v group epoch %d state %v", j, g.GroupEpoch, g.Members["c1"].CurrentAssignment().State)
 	}
-	// s1 revokes 3-5 at its next heartbeats; the release answers c1's
-	// join, in the same round, with the group epoch as its generation.
-	w.settleStreams("s1")
-	if j, ok := c1.answer(); !ok || j.Err != nil || j.Generation != g.GroupEpoch {
-		t.Fatalf("c1's held join after s1 released its tasks: %+v answered %v, group epoch %d", j, ok, g.GroupEpoch)
+	if s, _ := c1.sync(); s.Err != nil || len(c1.owned) != 0 {
+		t.Fatalf("c1 first sync: %v owned %v", s.Err, c1.owned)
 	}
-	if s, _ := c1.sync(); s.Err != nil {
-		t.Fatalf("c1 sync: %v", s.Err)
+	if c1.mustRejoin() {
+		t.Fatal("c1 told to rejoin while its tasks are still held by s1")
+	}
+	// s1 revokes 3-5, then c1 is pulled in to get them.
+	w.settleStreams("s1")
+	if !c1.mustRejoin() {
+		t.Fatal("c1 not told to rejoin once its tasks were released")
 	}
 	c1.rebalance()
 	if !slices.Equal(c1.owned, fooPartitions(3, 4, 5)) || !slices.Equal(c1.active, cTasks(3, 4, 5)) {
@@ -279,7 +279,7 @@ func TestClassicMemberFromTheFuture(t *testing.T) {
 	w.streamsJoin("s1", "ps", sourceTopology("foo"))
 	c1 := w.newClassic("c1", "pc")
 	c1.version, c1.latest = 13, 13
-	if j := c1.joinSettled(); j.Err != nil {
+	if j := c1.join(); j.Err != nil {
 		t.Fatal(j.Err)
 	}
 	s, _ := c1.sync()
@@ -319,7 +319,7 @@ func TestClassicVersionProbing(t *testing.T) {
 		w.streamsJoin("s1", "ps", sourceTopology("foo"))
 		c1 := w.newClassic("c1", "pc")
 		c1.version, c1.latest = tc.used, tc.latest
-		if j := c1.joinSettled(); j.Err != nil {
+		if j := c1.join(); j.Err != nil {
 			t.Fatal(j.Err)
 		}
 		s, _ := c1.sync()
@@ -343,7 +343,7 @@ func TestClassicShutdownBothWays(t *testing.T) {
 	t.Run("classic to streams", func(t *testing.T) {
 		w, c1 := mixedGroup(t)
 		c1.shutdown = true
-		if j := c1.joinSettled(); j.Err != nil {
+		if j := c1.join(); j.Err != nil {
 			t.Fatal(j.Err)
 		}
 		r := w.streamsHeartbeat("s1")
@@ -399,7 +399,7 @@ func TestClassicMemberNeverSyncs(t *testing.T) {
 	if !c1.mustRejoin() {
 		t.Fatal("not told to rejoin")
 	}
-	if j := c1.joinSettled(); j.Err != nil {
+	if j := c1.join(); j.Err != nil {
 		t.Fatal(j.Err)
 	}
 	for range 7 {

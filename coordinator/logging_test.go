@@ -231,7 +231,7 @@ func TestLogClassicSyncTimeout(t *testing.T) {
 	w.streamsJoin("s1", "ps", sourceTopology("foo"))
 	logs := captureLogs(h)
 	c1 := w.newClassic("c1", "pc")
-	if j := c1.joinSettled(); j.Err != nil {
+	if j := c1.join(); j.Err != nil {
 		t.Fatal(j.Err)
 	}
 	c1.gone = true // it holds nothing: it never synced

@@ -50,7 +50,9 @@ func (w *world) settleAll() {
 			if c.gone {
 				continue
 			}
-			c.step()
+			if !c.joined || c.mustRejoin() {
+				c.rebalance()
+			}
 			_ = id
 		}
 		for id := range w.streams {

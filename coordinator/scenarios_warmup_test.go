@@ -328,7 +328,7 @@ func TestWarmupClassicMembers(t *testing.T) {
 	w.streamsJoin("s1", "ps1", statefulTopology("foo"))
 	g := h.group("g")
 	c1 := w.newClassic("c1", "pc1")
-	if j := c1.joinSettled(); j.Err != nil {
+	if j := c1.join(); j.Err != nil {
 		t.Fatal(j.Err)
 	}
 	if tg := g.Target["c1"]; streams.TasksCount(tg.Active) != 3 || len(tg.Warmup) != 0 {

@@ -14,16 +14,16 @@ import "time"
 // only its second JoinGroup and SyncGroup give it its tasks. The classic
 // protocol's own coordinator holds a JoinGroup until the rebalance can
 // complete, bounded by the rebalance timeout; here the coordinator holds the
-// join of a member that owns no active task until the tasks its target gives
+// join of the departed member's successor until the tasks its target gives
 // it are released (ClassicJoinWaiting), and then runs the join again as if
 // the member had rejoined at that moment: one round, one answer.
 //
-// Only a member that owns no active task is held: it processes nothing
-// while it waits, so no transaction of it stays open and no commit is
-// delayed. A member that owns tasks is answered at once as before (a held
-// cooperative member would keep processing with an open transaction). A
-// classic member is only ever in a served streams group during a migration,
-// so groups that are not migrating keep Kafka's behaviour.
+// Held is only the first join after a streams member left a migrating
+// group (SuccessorJoin, successor_watch.go), and only if it owns no active
+// task: it processes nothing while it waits, so no transaction of it stays
+// open and no commit is delayed (a held cooperative member would keep
+// processing with an open transaction). Every other classic join is
+// answered at once, as Kafka's classicGroupJoinToConsumerGroup does.
 
 // ClassicJoinWaiting: is the classic member memberID waiting for active or
 // standby tasks of its target that other members still hold, with nothing

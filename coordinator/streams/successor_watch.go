@@ -39,9 +39,21 @@ func (ch *Change) expectSuccessor(m *Member) {
 	g.Mem.successorUntil = ch.Now.Add(SuccessorWatch)
 }
 
-// successorJoined ends the watch: a member joined.
-func (ch *Change) successorJoined() {
-	ch.Group.Mem.successorUntil = time.Time{}
+// successorJoined ends the watch: member joined. If a successor was
+// expected, it is that successor (SuccessorJoin).
+func (ch *Change) successorJoined(member string) {
+	g := ch.Group
+	if g.awaitingSuccessor(ch.Now) {
+		g.Mem.successor = member
+	}
+	g.Mem.successorUntil = time.Time{}
+}
+
+// SuccessorJoin: is member the first to join since a streams member left
+// the migrating group, while its successor was expected? Its classic
+// JoinGroup is the one held for its tasks (classic_join_wait.go).
+func SuccessorJoin(g *Group, member string) bool {
+	return g != nil && g.Mem.successor != "" && g.Mem.successor == member
 }
 
 // awaitingSuccessor: is a successor expected at now?
