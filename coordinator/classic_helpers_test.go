@@ -328,15 +328,6 @@ func (c *classicClient) settleHeld() streams.ClassicJoinResult {
 	return streams.ClassicJoinResult{Err: errJoinHeld}
 }
 
-// joinSettled is join, then settleHeld if the join is held.
-func (c *classicClient) joinSettled() streams.ClassicJoinResult {
-	c.w.t.Helper()
-	if j := c.join(); !errors.Is(j.Err, errJoinHeld) {
-		return j
-	}
-	return c.settleHeld()
-}
-
 // step is one turn of a classic client in a loop of the world: nothing while
 // its JoinGroup is held, else a rebalance when it has not joined, was
 // answered, or its heartbeat tells it to rejoin.
