@@ -52,6 +52,9 @@ type classicClient struct {
 	// conn is the client's coordinator connection, closed when the client
 	// stops (replace_test.go); nil: unknown.
 	conn chan struct{}
+	// held: the JoinGroup the coordinator holds (Err errJoinHeld), then
+	// its answer until answer takes it; nil when no join was held.
+	held *streams.ClassicJoinResult
 }
 
 type streamsClient struct {
@@ -162,26 +165,56 @@ func (c *classicClient) subscription() (*classicstreams.ConsumerSubscription, *c
 	return sub, info
 }
 
-// join sends a JoinGroup; an error is returned, not applied.
+// errJoinHeld is join's result while the coordinator holds the JoinGroup
+// (classic_join_hold.go): the client waits for its answer, which arrives
+// (held) once a later step of the world releases it.
+var errJoinHeld = errors.New("the JoinGroup is held")
+
+// join sends a JoinGroup; an error is returned, not applied. A held join
+// returns errJoinHeld; its answer is applied when it comes (answer).
 func (c *classicClient) join() streams.ClassicJoinResult {
 	c.w.t.Helper()
 	sub, info := c.subscription()
-	var res streams.ClassicJoinResult
+	var res *streams.ClassicJoinResult
+	c.held = nil
 	c.w.h.c.ClassicJoinGroup(streams.ClassicJoinRequest{
 		GroupID: c.w.group, MemberID: c.id, InstanceID: c.instance,
 		Client:           streams.ClientInfo{ClientID: c.id, ClientHost: "/127.0.0.1", Closed: c.closed()},
 		SessionTimeoutMs: 10000, RebalanceTimeoutMs: 60000,
 		Subscription: sub, Info: info, NewMember: !c.joined,
 	}, func(r streams.ClassicJoinResult) {
-		res = r
+		res = &r
 		c.w.h.create(c.w.group, r.CreatableTopics)
+		if r.Err == nil {
+			c.generation = r.Generation
+			c.joined = true
+		}
+		if c.held != nil {
+			c.held = res
+		}
 	})
 	c.w.h.checkReplay()
-	if res.Err == nil {
-		c.generation = res.Generation
-		c.joined = true
+	if res == nil {
+		c.held = &streams.ClassicJoinResult{Err: errJoinHeld}
+		return *c.held
 	}
-	return res
+	return *res
+}
+
+// answer is the answer of the client's held JoinGroup, once it came
+// (false while it is still held, or when none was held).
+func (c *classicClient) answer() (streams.ClassicJoinResult, bool) {
+	if c.held == nil || errors.Is(c.held.Err, errJoinHeld) {
+		return streams.ClassicJoinResult{}, false
+	}
+	r := *c.held
+	c.held = nil
+	return r, true
+}
+
+// waiting: the client's JoinGroup is held, unanswered.
+func (c *classicClient) waiting() bool {
+	return c.held != nil && errors.Is(c.held.Err, errJoinHeld)
 }
 
 // sync sends a SyncGroup and applies the assignment as a cooperative Kafka
@@ -251,7 +284,18 @@ func (c *classicClient) heartbeat() error {
 func (c *classicClient) rebalance() {
 	c.w.t.Helper()
 	for range 3 {
-		j := c.join()
+		var j streams.ClassicJoinResult
+		if a, ok := c.answer(); ok {
+			j = a
+		} else if !c.waiting() {
+			j = c.join()
+		}
+		if c.waiting() {
+			// The others run while the client waits.
+			if j = c.settleHeld(); errors.Is(j.Err, errJoinHeld) {
+				return
+			}
+		}
 		if j.Err != nil {
 			c.w.t.Fatalf("%s: JoinGroup: %v", c.id, j.Err)
 		}
@@ -268,14 +312,64 @@ func (c *classicClient) rebalance() {
 	}
 }
 
-// joinNow sends a JoinGroup that must succeed; it returns true (a SyncGroup
-// is due).
+// settleHeld heartbeats the world's streams members while the client's
+// JoinGroup is held, a few rounds, and returns its answer (errJoinHeld if
+// none came).
+func (c *classicClient) settleHeld() streams.ClassicJoinResult {
+	c.w.t.Helper()
+	for range 4 {
+		for id := range c.w.streams {
+			c.w.streamsHeartbeat(id)
+		}
+		if j, ok := c.answer(); ok {
+			return j
+		}
+	}
+	return streams.ClassicJoinResult{Err: errJoinHeld}
+}
+
+// step is one turn of a classic client in a loop of the world: nothing while
+// its JoinGroup is held, else a rebalance when it has not joined, was
+// answered, or its heartbeat tells it to rejoin.
+func (c *classicClient) step() {
+	c.w.t.Helper()
+	if c.waiting() {
+		return
+	}
+	if c.held != nil || !c.joined || c.mustRejoin() {
+		c.rebalance()
+	}
+}
+
+// joinNow sends a JoinGroup that must succeed; it returns true when a
+// SyncGroup is due, false while the join is held (waitAnswer).
 func (c *classicClient) joinNow() bool {
 	c.w.t.Helper()
-	if j := c.join(); j.Err != nil {
+	j := c.join()
+	if errors.Is(j.Err, errJoinHeld) {
+		return false
+	}
+	if j.Err != nil {
 		c.w.t.Fatalf("%s: JoinGroup: %v", c.id, j.Err)
 	}
 	return true
+}
+
+// waitAnswer: the client's JoinGroup is held, so it does nothing this step
+// (true); or the answer came, which must be a success, and its SyncGroup is
+// due next.
+func (c *classicClient) waitAnswer() bool {
+	c.w.t.Helper()
+	if c.waiting() {
+		return true
+	}
+	if j, ok := c.answer(); ok {
+		if j.Err != nil {
+			c.w.t.Fatalf("%s: held JoinGroup: %v", c.id, j.Err)
+		}
+		c.syncDue = true
+	}
+	return false
 }
 
 // expectOK fails on any heartbeat error other than REBALANCE_IN_PROGRESS,

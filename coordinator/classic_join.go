@@ -1,6 +1,10 @@
 package coordinator
 
-import "github.com/streamshift/streamshift/coordinator/streams"
+import (
+	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
 
 // ClassicJoinGroup serves a classic member's JoinGroup inside a streams group,
 // as Kafka's classicGroupJoinToConsumerGroup does for consumer groups: the
@@ -9,18 +13,12 @@ import "github.com/streamshift/streamshift/coordinator/streams"
 // at once with the member epoch as the generation; the assignment follows in
 // SyncGroup.
 // The result carries the group's missing internal topics, as a streams
-// heartbeat's does (HeartbeatResult.CreatableTopics).
+// heartbeat's does (HeartbeatResult.CreatableTopics). The join of a member
+// that owns nothing and waits for tasks others still hold is answered once
+// they are released (classic_join_hold.go).
 func (c *Coordinator) ClassicJoinGroup(req streams.ClassicJoinRequest, done func(streams.ClassicJoinResult)) {
-	var topics []streams.CreatableTopic
-	runChange(c, req.GroupID, "join", func(ch *streams.Change) streams.ClassicJoinResult {
-		res := c.withTopics(ch).ClassicJoinGroup(req)
-		topics = creatableTopics(ch)
-		return res
-	}, func(err error) streams.ClassicJoinResult { return streams.ClassicJoinResult{Err: err} },
-		func(res streams.ClassicJoinResult) {
-			res.CreatableTopics = topics
-			done(res)
-		})
+	c.run(req.GroupID, func(s *groupQueue) { c.classicJoin(s, req, done, time.Time{}) },
+		func(e *streams.CoordError) { done(streams.ClassicJoinResult{Err: e}) })
 }
 
 // ClassicSyncGroup serves a classic member's SyncGroup from its current

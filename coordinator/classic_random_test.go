@@ -98,7 +98,7 @@ func mixedRandom(t *testing.T, seed uint64) {
 				}
 				continue
 			}
-			if rng.IntN(5) == 0 {
+			if rng.IntN(5) == 0 || c.waitAnswer() {
 				continue
 			}
 			if c.syncDue {
@@ -121,7 +121,7 @@ func mixedRandom(t *testing.T, seed uint64) {
 			w.streamsHeartbeat(id)
 		}
 		for _, c := range w.classic {
-			if c.gone {
+			if c.gone || c.waitAnswer() {
 				continue
 			}
 			if c.syncDue {

@@ -32,6 +32,9 @@ type groupQueue struct {
 	// the queue: the request path's held bit and in-flight count.
 	mig  *migrationState
 	gate atomic.Uint64
+	// held are the group's requests whose answer waits for the group to
+	// change, by member id (held_work.go); guarded by exec.
+	held map[string]*heldWork
 }
 
 // work is one operation queued on a group's executor. fail answers its
@@ -135,6 +138,7 @@ func (c *Coordinator) drain(s *groupQueue) {
 func (c *Coordinator) do(s *groupQueue, f func(*groupQueue)) {
 	s.exec.Lock()
 	f(s)
+	c.runHeld(s)
 	c.watchExpiration(s)
 	tell := s.barrierEnded(false)
 	s.exec.Unlock()
@@ -177,6 +181,7 @@ func (c *Coordinator) Close() {
 		answered += len(queued[i])
 		s.exec.Lock()
 		s.stopTimers()
+		s.failHeld(shuttingDown(s.id))
 		tell := s.barrierEnded(true)
 		release := s.dropMigration()
 		s.exec.Unlock()
@@ -210,6 +215,7 @@ func (c *Coordinator) Unload(groupID string) {
 	}
 	s.exec.Lock() // the running work finishes
 	s.stopTimers()
+	s.failHeld(unloaded(groupID))
 	epoch := int32(-1)
 	if g := s.group; g != nil {
 		epoch = g.GroupEpoch

@@ -22,6 +22,11 @@ type GroupMemory struct {
 	// sessionScan: no session expiry needs watching before then
 	// (heartbeat_session_expiry.go).
 	sessionScan time.Time
+	// successorUntil: a departed member's successor is expected until
+	// then (successor_watch.go); zero when none is.
+	successorUntil time.Time
+	// successor: the member whose join ended the latest watch.
+	successor string
 	// conns: member id -> the connection of its latest group request
 	// (member_conn.go); warnedTwins: process ids already warned about as
 	// used by two live members (replace.go).

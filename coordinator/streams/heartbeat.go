@@ -181,6 +181,7 @@ func (hb *streamsHeartbeat) maybeReplaceByProcess() error {
 	if hb.m != nil {
 		return nil
 	}
+	hb.ch.successorJoined(hb.req.MemberID)
 	hb.byProcess = hb.ch.replacedByProcess(hb.req.MemberID, hb.req.ProcessID)
 	if len(hb.byProcess) > 0 {
 		return nil

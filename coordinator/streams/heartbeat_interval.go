@@ -12,7 +12,8 @@ import "time"
 // regular heartbeat: setting both intervals equal is Kafka 4.4's behaviour.
 
 // heartbeatInterval is the interval answered to a member: short while it
-// reconciles, timed to another member's session expiry when that comes
+// reconciles or a departed member's successor is expected
+// (successor_watch.go), timed to another member's session expiry when that comes
 // before its next regular heartbeat (heartbeat_session_expiry.go). A member told
 // MISSING_SOURCE_TOPICS keeps the configured one: the client gives up after
 // twice the interval (research §2a, trap 3).
@@ -21,7 +22,7 @@ func (ch *Change) heartbeatInterval(m *Member, next *CurrentMemberAssignmentValu
 	if short <= 0 || short >= ch.Config.HeartbeatInterval || missingSourceTopics {
 		return ch.Config.HeartbeatInterval
 	}
-	if ch.Group.reconciling(m, next) {
+	if ch.Group.reconciling(m, next) || ch.Group.awaitingSuccessor(ch.Now) {
 		return short
 	}
 	if d, ok := ch.sessionExpiryInterval(m); ok {

@@ -30,6 +30,7 @@ func (ch *Change) Leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 	}
 	if req.MemberEpoch == LeaveGroupMemberEpoch {
 		ch.logLeft(m, "left the streams group")
+		ch.expectSuccessor(m)
 		ch.removeMember(m, BumpMemberLeft)
 	} else {
 		ch.logLeft(m, "temporarily left the streams group")

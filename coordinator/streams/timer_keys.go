@@ -43,6 +43,8 @@ func (k TimerKey) Name(groupID string) string {
 		kind = "join"
 	case disconnectExpiryTimer:
 		kind = "disconnect-expiry"
+	case classicJoinHoldTimer:
+		kind = "join-hold"
 	default:
 		kind = fmt.Sprintf("timer-%d", k.kind)
 	}
@@ -72,6 +74,16 @@ const (
 // disconnectExpiryTimer fences a dynamic member whose connection closed
 // (disconnect_expiry.go), streamshift's own.
 const disconnectExpiryTimer timerKind = 48
+
+// classicJoinHoldTimer ends a held classic JoinGroup's wait
+// (classic_join_wait.go), streamshift's own.
+const classicJoinHoldTimer timerKind = 49
+
+// ClassicJoinHoldTimerKey is the timer that answers member memberID's held
+// JoinGroup when its hold runs out.
+func ClassicJoinHoldTimerKey(memberID string) TimerKey {
+	return TimerKey{classicJoinHoldTimer, memberID}
+}
 
 func disconnectExpiryTimerKey(memberID string) TimerKey {
 	return TimerKey{disconnectExpiryTimer, memberID}
