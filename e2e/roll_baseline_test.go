@@ -25,6 +25,13 @@ const (
 
 var rollRunOrder = []string{rollViaStreamshift, rollBrokerClassic, rollBrokerStreams}
 
+// rollRunTests: the test that runs each.
+var rollRunTests = map[string]string{
+	rollViaStreamshift: "TestStreamsProxyOnlineMigration",
+	rollBrokerClassic:  "TestBrokerRollBaselineClassic",
+	rollBrokerStreams:  "TestBrokerRollBaselineStreams",
+}
+
 // rollComparisonFile is the comparison's own file in e2e/out; the
 // migration's report.md gets the same table appended.
 const rollComparisonFile = "roll-comparison.md"
@@ -100,7 +107,7 @@ func rollComparisonMarkdown(runs map[string]rollRun) string {
 	for _, run := range rollRunOrder {
 		r, ok := runs[run]
 		if !ok {
-			fmt.Fprintf(&b, "| %s | not finished (yet) in this run of the tests | | | |\n", run)
+			fmt.Fprintf(&b, "| %s | not finished in this run of the tests (%s) | | | |\n", run, rollRunTests[run])
 			continue
 		}
 		for _, s := range rollSteps(r.rep) {

@@ -201,7 +201,12 @@ func RunScenario(t testing.TB, sc Scenario) (rep *Report) {
 				panic(p)
 			}
 			if !measured && r.Collector != nil {
-				r.measureOutput(rep, time.Now(), r.Collector.Updates())
+				updates := r.Collector.Updates()
+				r.measureOutput(rep, time.Now(), updates)
+				rep.Updates = len(updates)
+			}
+			if r.Producer != nil {
+				rep.Produced = r.Producer.Acked()
 			}
 			rep.Duration = time.Since(start)
 			r.writeReport(rep)
@@ -265,8 +270,20 @@ func RunScenario(t testing.TB, sc Scenario) (rep *Report) {
 		settled, err := r.Tracker.WaitSettled(sctx, at, sc.Quiet)
 		stopWatch()
 		cancel()
+		step := StepReport{
+			Step: st.Name, At: at, Instances: len(r.liveApps()),
+			AllRunning: settled.AllRunning.Sub(at), Balanced: settled.Balanced.Sub(at),
+			Assignment: r.Tracker.Assignment(),
+		}
+		// A baseline keeps the times of a step that settled before an instance died.
+		failedAfterSettling := func(format string, args ...any) {
+			if sc.MeasureOnly && err == nil {
+				rep.Steps = append(rep.Steps, step)
+			}
+			fatalf(format, args...)
+		}
 		if herr := r.appsHealthy(); herr != nil {
-			fatalf("step %s: %v", name, herr)
+			failedAfterSettling("step %s: %v", name, herr)
 		}
 		if err != nil {
 			r.dumpApps()
@@ -279,13 +296,10 @@ func RunScenario(t testing.TB, sc Scenario) (rep *Report) {
 		stopWatch()
 		hcancel()
 		if err := r.appsHealthy(); err != nil {
-			fatalf("step %s (hold): %v", name, err)
+			failedAfterSettling("step %s (hold): %v", name, err)
 		}
-		rep.Steps = append(rep.Steps, StepReport{
-			Step: st.Name, At: at, Instances: len(r.liveApps()),
-			AllRunning: settled.AllRunning.Sub(at), Balanced: settled.Balanced.Sub(at),
-			Assignment: r.Tracker.Assignment(),
-		})
+		step.Instances, step.Assignment = len(r.liveApps()), r.Tracker.Assignment()
+		rep.Steps = append(rep.Steps, step)
 		t.Logf("step %s: all tasks running after %s, balanced after %s", name,
 			settled.AllRunning.Sub(at).Round(time.Millisecond), settled.Balanced.Sub(at).Round(time.Millisecond))
 	}
