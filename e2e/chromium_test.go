@@ -5,11 +5,14 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"slices"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // chromiumFlags are those of every headless page load: a fixed window so the
@@ -36,17 +39,41 @@ func needChromium(t *testing.T) string {
 // chromiumRun runs chromium with chromiumFlags and more, in a profile
 // directory of its own: tests run in parallel, and a second chromium on the
 // default profile hands its command to the first one and exits.
+//
+// A headless chromium has hung for 15 minutes on a page load under load 80
+// (the test then hit go test's timeout): each attempt is bounded by
+// chromiumAttempt, its process group killed, and one more attempt made.
 func chromiumRun(ctx context.Context, chromium string, more ...string) ([]byte, error) {
+	out, err := chromiumRunOnce(ctx, chromium, more...)
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		out, err = chromiumRunOnce(ctx, chromium, more...)
+	}
+	return out, err
+}
+
+// chromiumAttempt bounds one chromium run (a page load takes seconds).
+const chromiumAttempt = 3 * time.Minute
+
+func chromiumRunOnce(ctx context.Context, chromium string, more ...string) ([]byte, error) {
 	profile, err := os.MkdirTemp("", "e2e-chromium-")
 	if err != nil {
 		return nil, fmt.Errorf("chromium profile: %w", err)
 	}
 	defer os.RemoveAll(profile)
+	ctx, cancel := context.WithTimeout(ctx, chromiumAttempt)
+	defer cancel()
 	args := append(append(slices.Clone(chromiumFlags), "--user-data-dir="+profile), more...)
 	cmd := exec.CommandContext(ctx, chromium, args...)
+	// chromium's zygote and renderers are its children: kill them all.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return out, fmt.Errorf("chromium %v: killed after %s: %w", more, chromiumAttempt, ctx.Err())
+	}
 	if err != nil {
 		return out, fmt.Errorf("%w: %s", err, stderr.Bytes())
 	}
