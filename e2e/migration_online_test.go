@@ -221,41 +221,10 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 	if err := checkReplacedEvents(runDir); err != nil {
 		t.Error(err)
 	}
-	// The same instances rolled the same way straight on the broker (Kafka
-	// 3.9 has no streams protocol: classic to 4.4 classic), for report.md.
-	// Opt-in (about 4 more minutes, and its outcome is Kafka's: on a loaded
-	// machine the 2.8 client hit InvalidProducerEpochException and a run's
-	// output did not catch up within the drain time).
-	if os.Getenv("STREAMSHIFT_E2E_MIGRATION_BASELINE") != "1" {
-		t.Log("the same roll straight on the broker: set STREAMSHIFT_E2E_MIGRATION_BASELINE=1")
-		return
-	}
-	t.Run("broker", func(t *testing.T) {
-		base := &migrationRoll{ends: map[string]time.Time{}, keepState: true}
-		brep := harness.RunScenario(t, harness.Scenario{
-			Name:          "the same roll straight on the broker (3.9): classic to 4.4 classic",
-			Broker:        harness.Kafka39,
-			AppBuild:      harness.App44,
-			GroupProtocol: "classic",
-			Guarantee:     "exactly_once_v2",
-			AppExtra:      rollAppExtra,
-			Hold:          5 * time.Second,
-			Steps: []harness.Step{
-				base.start("c1", harness.App44, "classic"),
-				base.start("c2", harness.App28, "classic"),
-				base.start("c3", harness.App36, "classic"),
-				base.replace("c1", "c4", "classic"),
-				base.replace("c2", "c5", "classic"),
-				base.replace("c3", "c6", "classic"),
-				// No log check: a baseline for timings. (On the broker the
-				// 2.8 instance has been seen to hit Kafka's own
-				// InvalidProducerEpochException → TaskMigratedException.)
-			},
-		})
-		if err := appendRollComparison(filepath.Join(runDir, "report.md"), rep, brep); err != nil {
-			t.Error(err)
-		}
-	})
+	// Beside the same rolls straight on Kafka (TestBrokerRollBaselineClassic,
+	// TestBrokerRollBaselineStreams: parallel tests on their own brokers) in
+	// report.md, when they finish.
+	recordRolls(t, rollViaStreamshift, rep)
 }
 
 // rollAppExtra: persistent stores, so each instance's process id lives in
@@ -446,63 +415,25 @@ func checkCaptureTimeline(ctx context.Context, r *harness.Run, chromium, file st
 	return nil
 }
 
-// appendRollComparison appends to report.md the roll steps of the migration
-// through streamshift beside the same rolls straight on the broker: per
-// step, from the stop to every task running on one live instance, and to
-// the group balanced, and the longest gap on one output partition.
-func appendRollComparison(path string, via, broker *harness.Report) error {
-	rolls := func(rep *harness.Report) []harness.StepReport {
-		var out []harness.StepReport
-		for _, s := range rep.Steps {
-			if strings.HasPrefix(s.Step, "roll ") {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	a, b := rolls(via), rolls(broker)
-	cell := func(s harness.StepReport) string {
-		return fmt.Sprintf("%.2f s | %.2f s | %.2f s", s.AllRunning.Seconds(), s.Balanced.Seconds(), s.PartGap.Seconds())
-	}
-	var sb strings.Builder
-	sb.WriteString("\n## Roll steps: through streamshift (replacement by identity, #28) beside straight on the broker\n\n")
-	sb.WriteString("Each successor runs on its predecessor's state directory. Times from the stop of the old instance.\n\n")
-	sb.WriteString("| through streamshift | all running | balanced | gap on one partition | straight on the broker | all running | balanced | gap on one partition |\n")
-	sb.WriteString("|---|---|---|---|---|---|---|---|\n")
-	for i := range max(len(a), len(b)) {
-		left, right := "— | | |", "— | | |"
-		if i < len(a) {
-			left = a[i].Step + " | " + cell(a[i])
-		}
-		if i < len(b) {
-			right = b[i].Step + " | " + cell(b[i])
-		}
-		fmt.Fprintf(&sb, "| %s | %s |\n", left, right)
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = f.WriteString(sb.String())
-	return err
-}
-
-// TestStreamsProxyOnlineMigrationStateless: the classic → streams roll of a
-// stateless app (in-memory stores, so a new process id every start: no
-// replacement by identity is possible), EOS, under continuous input, with
-// classic sessions of 30 s. Each stopped classic instance's member (Kafka
-// Streams does not leave its classic group on close) goes by the disconnect
-// expiry (docs/fast-roll.md §5) a few heartbeats after its connection
-// closed, not at its session's end: the first at the takeover (carried over
-// with its connection already closed), the second inside the served group.
-// Output exact, nothing closed dirty, per-step times in report.md.
+// TestStreamsProxyOnlineMigrationStateless: a stateless app (in-memory
+// stores, so a new process id every start: no replacement by identity is
+// possible) rolled online classic → streams and back, the way the stateful
+// app is, EOS, under continuous input, with classic sessions of 30 s. Each
+// stopped classic instance's member (Kafka Streams does not leave its
+// classic group on close) goes by the disconnect expiry (docs/fast-roll.md
+// §5) a few heartbeats after its connection closed, not at its session's
+// end: the first at the takeover (carried over with its connection already
+// closed), the second inside the served group. On the steps back a 4.4
+// streams instance leaves its group on close, so no member is fenced there;
+// the last one's leave hands the group back. Output exact, nothing closed
+// dirty, per-step times in report.md.
 func TestStreamsProxyOnlineMigrationStateless(t *testing.T) {
 	t.Parallel()
 	roll := &migrationRoll{ends: map[string]time.Time{}}
 	var runDir string
+	expired := 0 // members fenced by the disconnect expiry on the steps to streams
 	harness.RunScenario(t, harness.Scenario{
-		Name:          "stateless app rolled online classic → streams through streamshift on 3.9",
+		Name:          "stateless app rolled online classic → streams → classic through streamshift on 3.9",
 		Broker:        harness.Kafka39,
 		AppBuild:      harness.App44,
 		GroupProtocol: "classic",
@@ -525,23 +456,41 @@ func TestStreamsProxyOnlineMigrationStateless(t *testing.T) {
 			roll.start("c2", harness.App36, "classic"),
 			roll.replace("c1", "s1", "streams"),
 			roll.replace("c2", "s2", "streams"),
-			roll.check(),
 			{Name: "the stopped classic members went by the disconnect expiry", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
-				return checkDisconnectExpired(runDir, 2)
+				n, sessions, err := countFenced(runDir)
+				if err != nil {
+					return err
+				}
+				if n < 2 || sessions > 0 {
+					return fmt.Errorf("streamshift fenced %d members by the disconnect expiry (want at least 2) and %d by a session timeout (want none)", n, sessions)
+				}
+				expired = n
+				return nil
+			}},
+			roll.replace("s1", "c3", "classic"),
+			roll.replace("s2", "c4", "classic"),
+			roll.check(),
+			{Name: "the stopped streams instances left: none fenced on the steps back", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
+				n, sessions, err := countFenced(runDir)
+				if err != nil {
+					return err
+				}
+				if n != expired || sessions > 0 {
+					return fmt.Errorf("streamshift fenced %d members by the disconnect expiry (%d before the steps back) and %d by a session timeout: want none on the steps back", n, expired, sessions)
+				}
+				return nil
 			}},
 		},
 	})
 }
 
-// checkDisconnectExpired: at least n members were fenced by the disconnect
-// expiry and none by a session timeout, per streamshift's log in the run
-// dir.
-func checkDisconnectExpired(runDir string, n int) error {
+// countFenced counts the members streamshift fenced by the disconnect
+// expiry and by a session timeout, from its log in the run dir.
+func countFenced(runDir string) (expired, sessions int, err error) {
 	b, err := os.ReadFile(filepath.Join(runDir, "streamshift-1.log"))
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	expired, sessions := 0, 0
 	for _, line := range strings.Split(string(b), "\n") {
 		if !strings.Contains(line, "fenced from the group because") {
 			continue
@@ -553,8 +502,5 @@ func checkDisconnectExpired(runDir string, n int) error {
 			sessions++
 		}
 	}
-	if expired < n || sessions > 0 {
-		return fmt.Errorf("streamshift fenced %d members by the disconnect expiry (want at least %d) and %d by a session timeout (want none)", expired, n, sessions)
-	}
-	return nil
+	return expired, sessions, nil
 }

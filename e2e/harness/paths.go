@@ -24,11 +24,7 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 // e2e/out/<test name> (E2E_OUT overrides e2e/out). It is emptied first, so it always holds the
 // latest run; it is kept after the test, so a failure's logs stay there.
 func OutDir(test string) (string, error) {
-	base := os.Getenv("E2E_OUT")
-	if base == "" {
-		base = filepath.Join(Root(), "out")
-	}
-	dir := filepath.Join(base, unsafeName.ReplaceAllString(test, "_"))
+	dir := filepath.Join(OutBase(), unsafeName.ReplaceAllString(test, "_"))
 	if err := os.RemoveAll(dir); err != nil {
 		return "", fmt.Errorf("clean %s: %w", dir, err)
 	}
@@ -36,6 +32,14 @@ func OutDir(test string) (string, error) {
 		return "", fmt.Errorf("create %s: %w", dir, err)
 	}
 	return dir, nil
+}
+
+// OutBase is the folder of the tests' out dirs: e2e/out, or E2E_OUT.
+func OutBase() string {
+	if base := os.Getenv("E2E_OUT"); base != "" {
+		return base
+	}
+	return filepath.Join(Root(), "out")
 }
 
 // CheckBuilt fails with the build command when a module's Maven classpath is missing.

@@ -17,6 +17,12 @@ func (rep *Report) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %d |\n", s.Step, s.Instances,
 			sec(s.AllRunning), sec(s.Balanced), sec(s.OutputGap), sec(s.PartGap), s.DirtyClose)
 	}
+	if len(rep.Problems) > 0 {
+		b.WriteString("\nProblems (a baseline run measures; its outcome is Kafka's):\n\n")
+		for _, p := range rep.Problems {
+			fmt.Fprintf(&b, "- %s\n", p)
+		}
+	}
 	return b.String()
 }
 

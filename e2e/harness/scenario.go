@@ -37,6 +37,12 @@ type Scenario struct {
 	Route func(ctx context.Context, r *Run) (string, error)
 	// ClientsViaRoute makes the input producer and output collector use the routed address too.
 	ClientsViaRoute bool
+	// MeasureOnly: a baseline whose outcome is Kafka's, run to measure its steps. A failure
+	// (an instance dying on Kafka's own error, a step not settling, output not caught up or
+	// not exact) does not fail the test: it is recorded in Report.Problems, a failed step
+	// ends the run there, and the report keeps the steps measured before it. The test
+	// asserts what it must show from the report.
+	MeasureOnly bool
 
 	Steps []Step
 }
@@ -156,13 +162,19 @@ type Report struct {
 	Produced  int64
 	Updates   int
 	Duration  time.Duration
+	Dir       string // the run's out dir (report.md, logs)
+	// Problems: what went wrong in a MeasureOnly run (empty otherwise: the test failed).
+	Problems []string
 }
+
+// haltRun ends a MeasureOnly run at a failure (recovered by RunScenario).
+type haltRun struct{}
 
 // RunScenario runs sc under t: start the broker, route, topics, input, output, then each step
 // (fail naming the step if the group does not settle), then stop input, wait for the output,
 // stop the apps, and verify. Everything lives in e2e/out/<test name>; data directories are
 // removed after a pass, logs are kept either way.
-func RunScenario(t testing.TB, sc Scenario) *Report {
+func RunScenario(t testing.TB, sc Scenario) (rep *Report) {
 	t.Helper()
 	sc.defaults()
 	dir, err := OutDir(t.Name())
@@ -174,16 +186,51 @@ func RunScenario(t testing.TB, sc Scenario) *Report {
 	t.Logf("scenario %s: logs in %s", sc.Name, dir)
 	ctx := context.Background()
 	start := time.Now()
+	rep = &Report{Dir: dir, Scenario: sc.Name, Broker: sc.Broker, Protocol: sc.GroupProtocol, Guarantee: sc.Guarantee}
+	fatalf, errorf := t.Fatalf, t.Errorf
+	measured := false // the output gaps are in rep
+	if sc.MeasureOnly {
+		// Registered after teardown, so it runs first: the report of a halted run is
+		// written with the gaps of its measured steps before the apps stop.
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if _, ok := p.(haltRun); !ok {
+				panic(p)
+			}
+			if !measured && r.Collector != nil {
+				updates := r.Collector.Updates()
+				r.measureOutput(rep, time.Now(), updates)
+				rep.Updates = len(updates)
+			}
+			if r.Producer != nil {
+				rep.Produced = r.Producer.Acked()
+			}
+			rep.Duration = time.Since(start)
+			r.writeReport(rep)
+		}()
+		errorf = func(format string, args ...any) {
+			rep.Problems = append(rep.Problems, fmt.Sprintf(format, args...))
+			t.Logf("measure only, recorded: "+format, args...)
+		}
+		fatalf = func(format string, args ...any) {
+			errorf(format, args...)
+			t.Logf("measure only: the run ends here")
+			panic(haltRun{})
+		}
+	}
 
 	r.Broker, err = StartBroker(ctx, BrokerOptions{Version: sc.Broker, Dir: filepath.Join(dir, "broker"), Overrides: sc.BrokerOverrides})
 	if err != nil {
-		t.Fatalf("step setup: %v", err)
+		fatalf("step setup: %v", err)
 	}
 	r.onCleanup(func() { _ = r.Broker.Stop() })
 	r.AppBootstrap = r.Broker.Bootstrap
 	if sc.Route != nil {
 		if r.AppBootstrap, err = sc.Route(ctx, r); err != nil {
-			t.Fatalf("step route: %v", err)
+			fatalf("step route: %v", err)
 		}
 	}
 	clients := r.Broker.Bootstrap
@@ -191,29 +238,28 @@ func RunScenario(t testing.TB, sc Scenario) *Report {
 		clients = r.AppBootstrap
 	}
 	if err := CreateTopics(ctx, r.Broker.Bootstrap, int32(sc.Partitions), "e2e-input", "e2e-output"); err != nil {
-		t.Fatalf("step setup: %v", err)
+		fatalf("step setup: %v", err)
 	}
 	eos := strings.HasPrefix(sc.Guarantee, "exactly_once")
 	if r.Collector, err = StartCollector(clients, "e2e-output", eos); err != nil {
-		t.Fatalf("step setup: %v", err)
+		fatalf("step setup: %v", err)
 	}
 	r.onCleanup(r.Collector.Close)
 	if r.Producer, err = StartProducer(ProducerOptions{Bootstrap: clients, Topic: "e2e-input", Rate: sc.Rate, Groups: sc.Groups}); err != nil {
-		t.Fatalf("step setup: %v", err)
+		fatalf("step setup: %v", err)
 	}
 	r.onCleanup(func() { _ = r.Producer.Stop() })
 	r.Tracker = NewTracker(TopologyTasks(sc.Partitions))
 
-	rep := &Report{Scenario: sc.Name, Broker: sc.Broker, Protocol: sc.GroupProtocol, Guarantee: sc.Guarantee}
 	for i, st := range sc.Steps {
 		name := fmt.Sprintf("%d %q", i+1, st.Name)
 		at := time.Now()
 		if err := st.Do(ctx, r); err != nil {
-			t.Fatalf("step %s: %v", name, err)
+			fatalf("step %s: %v", name, err)
 		}
 		if st.Check {
 			if err := r.appsHealthy(); err != nil {
-				t.Fatalf("step %s: %v", name, err)
+				fatalf("step %s: %v", name, err)
 			}
 			rep.Steps = append(rep.Steps, StepReport{Step: st.Name, At: at, Instances: len(r.liveApps()), Assignment: r.Tracker.Assignment()})
 			t.Logf("step %s: checked in %s", name, time.Since(at).Round(time.Millisecond))
@@ -224,12 +270,24 @@ func RunScenario(t testing.TB, sc Scenario) *Report {
 		settled, err := r.Tracker.WaitSettled(sctx, at, sc.Quiet)
 		stopWatch()
 		cancel()
+		step := StepReport{
+			Step: st.Name, At: at, Instances: len(r.liveApps()),
+			AllRunning: settled.AllRunning.Sub(at), Balanced: settled.Balanced.Sub(at),
+			Assignment: r.Tracker.Assignment(),
+		}
+		// A baseline keeps the times of a step that settled before an instance died.
+		failedAfterSettling := func(format string, args ...any) {
+			if sc.MeasureOnly && err == nil {
+				rep.Steps = append(rep.Steps, step)
+			}
+			fatalf(format, args...)
+		}
 		if herr := r.appsHealthy(); herr != nil {
-			t.Fatalf("step %s: %v", name, herr)
+			failedAfterSettling("step %s: %v", name, herr)
 		}
 		if err != nil {
 			r.dumpApps()
-			t.Fatalf("step %s: %v (after %s; logs in %s)", name, err, time.Since(at).Round(time.Second), dir)
+			fatalf("step %s: %v (after %s; logs in %s)", name, err, time.Since(at).Round(time.Second), dir)
 		}
 		// Hold the settled group under input; an instance dying meanwhile fails this step.
 		hctx, hcancel := context.WithTimeout(ctx, sc.Hold)
@@ -238,67 +296,80 @@ func RunScenario(t testing.TB, sc Scenario) *Report {
 		stopWatch()
 		hcancel()
 		if err := r.appsHealthy(); err != nil {
-			t.Fatalf("step %s (hold): %v", name, err)
+			failedAfterSettling("step %s (hold): %v", name, err)
 		}
-		rep.Steps = append(rep.Steps, StepReport{
-			Step: st.Name, At: at, Instances: len(r.liveApps()),
-			AllRunning: settled.AllRunning.Sub(at), Balanced: settled.Balanced.Sub(at),
-			Assignment: r.Tracker.Assignment(),
-		})
+		step.Instances, step.Assignment = len(r.liveApps()), r.Tracker.Assignment()
+		rep.Steps = append(rep.Steps, step)
 		t.Logf("step %s: all tasks running after %s, balanced after %s", name,
 			settled.AllRunning.Sub(at).Round(time.Millisecond), settled.Balanced.Sub(at).Round(time.Millisecond))
 	}
 
 	inputDone := time.Now()
 	if err := r.Producer.Stop(); err != nil {
-		t.Fatalf("step stop input: %v", err)
+		fatalf("step stop input: %v", err)
 	}
 	expected := r.Producer.Expected()
 	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	err = r.Collector.WaitCaughtUp(wctx, expected)
 	cancel()
 	if err != nil {
-		t.Fatalf("step drain output: %v", err)
+		// A baseline's output that did not catch up still has its steps' gaps.
+		drainf := fatalf
+		if sc.MeasureOnly {
+			drainf = errorf
+		}
+		drainf("step drain output: %v", err)
 	}
 	// A moment for late duplicates (at-least-once) to show up before the check.
 	time.Sleep(2 * time.Second)
 	updates := r.Collector.Updates()
-	for i := range rep.Steps {
-		end := inputDone
-		if i+1 < len(rep.Steps) {
-			end = rep.Steps[i+1].At
-		}
-		rep.Steps[i].OutputGap, rep.Steps[i].PartGap = OutputGaps(updates, rep.Steps[i].At, end)
-		rep.Steps[i].DirtyClose = r.dirtyCloses(rep.Steps[i].At, end)
-	}
+	r.measureOutput(rep, inputDone, updates)
+	measured = true
 	if errs := r.Collector.Errors(); len(errs) > 0 {
-		t.Errorf("step verify: output fetch errors: %v", errs)
+		errorf("step verify: output fetch errors: %v", errs)
 	}
 	if err := VerifyCounts(expected, updates, eos); err != nil {
-		t.Fatalf("step verify: %v", err)
+		fatalf("step verify: %v", err)
 	}
 	for name, a := range r.snapshotApps() {
 		if a.Exited() {
 			continue
 		}
 		if err := a.Stop(); err != nil {
-			t.Errorf("step stop %s: %v", name, err)
+			errorf("step stop %s: %v", name, err)
 		}
 	}
 	for _, a := range r.snapshotApps() {
 		if errs := a.BadLines(); len(errs) > 0 {
-			t.Errorf("app %s printed malformed events: %v", a.Name, errs)
+			errorf("app %s printed malformed events: %v", a.Name, errs)
 		}
 	}
 	rep.Produced = r.Producer.Acked()
 	rep.Updates = len(updates)
 	rep.Duration = time.Since(start)
-	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(rep.Markdown()), 0o644); err != nil {
-		t.Errorf("write report: %v", err)
-	}
+	r.writeReport(rep)
 	t.Logf("scenario %s passed: %d input records, %d output updates verified (%s)\n%s",
 		sc.Name, rep.Produced, rep.Updates, map[bool]string{true: "exactly once", false: "at least once"}[eos], rep.Markdown())
 	return rep
+}
+
+// measureOutput fills in each step's output gaps and dirty closes, from its start to the
+// next step's (the last one's to end).
+func (r *Run) measureOutput(rep *Report, end time.Time, updates []Update) {
+	for i := range rep.Steps {
+		to := end
+		if i+1 < len(rep.Steps) {
+			to = rep.Steps[i+1].At
+		}
+		rep.Steps[i].OutputGap, rep.Steps[i].PartGap = OutputGaps(updates, rep.Steps[i].At, to)
+		rep.Steps[i].DirtyClose = r.dirtyCloses(rep.Steps[i].At, to)
+	}
+}
+
+func (r *Run) writeReport(rep *Report) {
+	if err := os.WriteFile(filepath.Join(r.Dir, "report.md"), []byte(rep.Markdown()), 0o644); err != nil {
+		r.T.Errorf("write report: %v", err)
+	}
 }
 
 func (sc *Scenario) defaults() {
