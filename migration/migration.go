@@ -85,7 +85,7 @@ func New(o Options) (*Migration, error) {
 		o:         o,
 		c:         c,
 		log:       o.Log,
-		observer:  &ClassicObserver{Now: c.Now},
+		observer:  NewClassicObserver(c),
 		up:        &migrationUpstream{groups: o.Groups, anchors: o.Anchors, timeout: o.RequestTimeout, clock: c, log: o.Log},
 		takeovers: map[string]chan struct{}{},
 	}

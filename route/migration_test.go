@@ -610,7 +610,8 @@ func (c *classicMember) answered(ctx context.Context, what string, err error, co
 // upstream without a trip through the translator and the coordinator, and
 // so do a classic Streams group's until it is taken over; after the
 // takeover its requests are served here, while the plain group's still go
-// straight up.
+// straight up. Observing what they show (migration/observer.go) queues no
+// work on an idle group's executor.
 func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 	e := newEnv(t, withMigration(migration.MigrationBidirectional))
 	m := e.routes.mig
@@ -635,8 +636,14 @@ func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 	case <-e.ctx.Done():
 		t.Fatal("the plain consumer never got its partitions")
 	}
+	// Its heartbeats are observed (a takeover would need them) on the
+	// group's executor, which is idle: no work is queued for them.
+	queued := e.coord.QueuedWork()
 	time.Sleep(300 * time.Millisecond) // a few heartbeats
-	plain.Close()                      // LeaveGroup
+	if n := e.coord.QueuedWork() - queued; n != 0 {
+		t.Fatalf("the plain consumer's heartbeats queued %d works on its group's executor, want none", n)
+	}
+	plain.Close() // LeaveGroup
 	if d, tr := m.direct.Load(), m.translated.Load(); tr != 0 || d < 4 {
 		t.Fatalf("plain consumer group: %d requests forwarded directly, %d through the translator; want join, sync, heartbeats and leave directly", d, tr)
 	}
