@@ -26,7 +26,10 @@ func (h HeldJoin) Gone() bool {
 type RestartRecovery struct {
 	// Held are the group's held JoinGroups.
 	Held []HeldJoin
-	// Stale are the member ids its JoinGroups carried while it recovered.
+	// Stale are the member ids its JoinGroups carried while it recovered:
+	// given out by the lost state (or by the upstream before a takeover),
+	// they mean nothing to the broker after a hand-back, which would answer
+	// UNKNOWN_MEMBER_ID and make Kafka Streams drop its tasks.
 	Stale map[string]bool
 	// Leaving: the anchor is leaving for a hand-back; HandedBack: it left
 	// and joins go upstream.
