@@ -68,10 +68,13 @@ func (c *Coordinator) ObserveClassic(groupID string, ob ClassicObservation) {
 func (c *Coordinator) observe(s *groupQueue, ob ClassicObservation) {
 	if ob.Rejoin && s.mig != nil {
 		if w := s.mig.rejoin; w != nil && w.state.CompareAndSwap(0, 1) {
+			// Done: the takeover gives up and may never stop it.
+			s.mig.rejoin = nil
 			go w.f()
 		}
 	}
 	if ob.Member == "" {
+		s.endMigrationIfIdle()
 		return
 	}
 	var og *observedGroup

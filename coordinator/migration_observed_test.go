@@ -70,7 +70,8 @@ func TestObserveIdleGroupQueuesNoWork(t *testing.T) {
 }
 
 // TestWatchClassicRejoin: a held JoinGroup or SyncGroup fires the watch
-// once; a stop that comes first wins, and says so.
+// once, which then keeps no state; a stop that comes first wins, and says
+// so.
 func TestWatchClassicRejoin(t *testing.T) {
 	c, clock := gateOnClock(t)
 	fired := make(chan struct{}, 2)
@@ -79,6 +80,9 @@ func TestWatchClassicRejoin(t *testing.T) {
 	c.ObserveClassic("legacy", ClassicObservation{At: clock.Now(), Rejoin: true})                    // a first JoinGroup
 	c.ObserveClassic("legacy", ClassicObservation{Member: "b", At: clock.Now(), Rejoin: true})
 	waitClosedOrSent(t, fired)
+	// A fired watch is done, whether or not the takeover stops it: it
+	// keeps no state.
+	waitNoQueue(t, c, "legacy")
 	if stop() {
 		t.Fatal("stop after the watch fired reports it did not")
 	}
