@@ -610,17 +610,14 @@ func (c *classicMember) answered(ctx context.Context, what string, err error, co
 // upstream without a trip through the translator and the coordinator, and
 // so do a classic Streams group's until it is taken over; after the
 // takeover its requests are served here, while the plain group's still go
-// straight up. Observing what they show (migration/observer.go) queues no
-// work on an idle group's executor.
+// straight up. Observing what the classic group's heartbeats show
+// (migration/observer.go) queues no work on its idle executor.
 func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 	e := newEnv(t, withMigration(migration.MigrationBidirectional))
 	m := e.routes.mig
 	assigned := make(chan struct{}, 1)
-	// No commits: a commit crosses the queue to learn the group is not
-	// served (the gate's queue makes MayOwn true), which is not what the
-	// heartbeats' check below is about.
 	plain, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID("plain"), kgo.ConsumerGroup("plain"), kgo.ConsumeTopics("in"),
-		kgo.HeartbeatInterval(100*time.Millisecond), kgo.DisableAutoCommit(),
+		kgo.HeartbeatInterval(100*time.Millisecond),
 		kgo.OnPartitionsAssigned(func(context.Context, *kgo.Client, map[string][]int32) {
 			select {
 			case assigned <- struct{}{}:
@@ -639,14 +636,8 @@ func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 	case <-e.ctx.Done():
 		t.Fatal("the plain consumer never got its partitions")
 	}
-	// Its heartbeats are observed (a takeover would need them) on the
-	// group's executor, which is idle: no work is queued for them.
-	queued := e.coord.QueuedWork()
 	time.Sleep(300 * time.Millisecond) // a few heartbeats
-	if n := e.coord.QueuedWork() - queued; n != 0 {
-		t.Fatalf("the plain consumer's heartbeats queued %d works on its group's executor, want none", n)
-	}
-	plain.Close() // LeaveGroup
+	plain.Close()                      // LeaveGroup
 	if d, tr := m.direct.Load(), m.translated.Load(); tr != 0 || d < 4 {
 		t.Fatalf("plain consumer group: %d requests forwarded directly, %d through the translator; want join, sync, heartbeats and leave directly", d, tr)
 	}
@@ -654,6 +645,15 @@ func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 	c := e.classicLeader(nil)
 	if tr := m.translated.Load(); tr != 0 {
 		t.Fatalf("%d requests of a classic group not taken over went through the translator", tr)
+	}
+	queued := e.coord.QueuedWork()
+	for range 5 {
+		if code := c.heartbeat(); code != 0 {
+			t.Fatalf("classic heartbeat upstream: %v", kerr.ErrorForCode(code))
+		}
+	}
+	if n := e.coord.QueuedWork() - queued; n != 0 {
+		t.Fatalf("5 heartbeats of a classic group not taken over queued %d works on its executor, want none", n)
 	}
 	e.takeOver()
 	before := m.direct.Load()
