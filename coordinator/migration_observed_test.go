@@ -54,7 +54,8 @@ func TestObservedClassicMembersExpire(t *testing.T) {
 // TestObserveIdleGroupQueuesNoWork: an observation of a group whose
 // executor is idle (a classic group upstream) runs on the caller's
 // goroutine in the executor's turn: no work is queued, and it is applied
-// when ObserveClassic returns.
+// when ObserveClassic returns. The queue it keeps is not taken for the
+// group's (hasQueue).
 func TestObserveIdleGroupQueuesNoWork(t *testing.T) {
 	c, clock := gateOnClock(t)
 	before := c.QueuedWork()
@@ -66,6 +67,31 @@ func TestObserveIdleGroupQueuesNoWork(t *testing.T) {
 	}
 	if m := c.ObservedClassicMembers("legacy"); m["a"].Generation != 9 {
 		t.Fatalf("observed %+v, want a at generation 9", m)
+	}
+	// The queue the observations keep holds no group: Ownership.MayOwn
+	// (hasQueue) says so without a hop, so the group's OffsetFetch and
+	// OffsetCommit go upstream at once.
+	waitIdle := time.Now().Add(gateWait)
+	for {
+		c.mu.Lock()
+		s := c.queues["legacy"]
+		c.mu.Unlock()
+		if s == nil {
+			t.Fatal("the observed group's queue was dropped")
+		}
+		s.mu.Lock()
+		idle := !s.running && len(s.queue) == 0
+		s.mu.Unlock()
+		if idle {
+			break
+		}
+		if time.Now().After(waitIdle) {
+			t.Fatalf("the queue never went idle (waited %v)", gateWait)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if c.hasQueue("legacy") {
+		t.Fatal("a queue kept only by observations counts as the group's executor (MayOwn): the group's offset requests would cross it")
 	}
 }
 
