@@ -9,11 +9,18 @@ import (
 // the group's executor, in virtual time. (The observer's map and mutex in
 // migration/observer.go, before.)
 
+// queued reports whether the group has a queue, kept or not.
+func queued(c *Coordinator, group string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.queues[group] != nil
+}
+
 // waitNoQueue waits until the group's queue is dropped.
 func waitNoQueue(t *testing.T, c *Coordinator, group string) {
 	t.Helper()
 	deadline := time.Now().Add(gateWait)
-	for c.hasQueue(group) {
+	for queued(c, group) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the queue of %s was never dropped (waited %v)", group, gateWait)
 		}
@@ -41,7 +48,7 @@ func TestObservedClassicMembersExpire(t *testing.T) {
 	if m := c.ObservedClassicMembers("legacy"); len(m) != 1 || !m["b"].LastHeartbeat.Equal(start.Add(19*time.Second)) {
 		t.Fatalf("observed after 21 s: %+v, want b alone, last alive at 19 s", m)
 	}
-	if !c.hasQueue("legacy") {
+	if !queued(c, "legacy") {
 		t.Fatal("the queue holding b was dropped")
 	}
 	clock.Advance(88 * time.Second) // 109 s: b was quiet for 90 s
