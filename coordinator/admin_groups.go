@@ -37,12 +37,25 @@ func (c *Coordinator) Summary(groupID string) (sum GroupSummary, ok bool) {
 }
 
 // hasQueue reports whether the group has an executor here: it holds the
-// group, or work for the group is queued. It does not wait.
+// group, or work for the group is queued. It does not wait. A queue kept
+// only by migration state of a group it does not hold (what its classic
+// requests showed upstream, a takeover's backoff: migration_state.go), with
+// nothing running, queued, held or in flight, does not count: its work
+// would only find no group, so its OffsetFetch and OffsetCommit go
+// upstream without a queue hop, as before it was kept.
 func (c *Coordinator) hasQueue(groupID string) bool {
 	c.mu.Lock()
-	_, ok := c.queues[groupID]
-	c.mu.Unlock()
-	return ok
+	defer c.mu.Unlock()
+	s := c.queues[groupID]
+	if s == nil {
+		return false
+	}
+	if s.group != nil || s.gate.Load()&^(gateKept|gateRecovery) != 0 {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running || len(s.queue) > 0
 }
 
 // Owns reports whether the coordinator holds a streams group with this id.

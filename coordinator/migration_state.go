@@ -13,7 +13,8 @@ import (
 // queue's gate word, so that a classic request of a group that is not
 // migrating pays no queue hop. Ported so far: the gate (hold and drain of
 // the group's classic requests during a takeover) and the pacing of its
-// takeover attempts (takeover_pacing.go).
+// takeover attempts (takeover_pacing.go), the classic observer
+// (migration_observed.go) and the restart recovery (migration_recovery.go).
 
 // gateHeld is the gate word's held bit: the group's requests are held, or
 // its held requests are being released (arrivals queue behind them, so the
@@ -25,8 +26,12 @@ const gateHeld = uint64(1) << 63
 // not nil): its queue is kept when it drains. gateCount masks the count.
 const (
 	gateKept  = uint64(1) << 62
-	gateCount = gateKept - 1
+	gateCount = gateRecovery - 1
 )
+
+// gateRecovery is the gate word's bit of a group with a restart recovery
+// (migrationState.recovery not nil), set and cleared with it on the queue.
+const gateRecovery = uint64(1) << 61
 
 // migrationState is one migrating group's state; nil when the group is not
 // migrating. Guarded by the queue's exec.
@@ -47,6 +52,12 @@ type migrationState struct {
 	// handOff is the hand-back's run and last steps and the takeover in
 	// progress (migration_handoff.go).
 	handOff
+	// observed and rejoin: what the group's forwarded classic requests
+	// showed, and a takeover's watch for a rejoin (migration_observed.go);
+	// recovery: its restart recovery (migration_recovery.go).
+	observed *observedGroup
+	rejoin   *rejoinWatch
+	recovery *RestartRecovery
 }
 
 // takeoverPace: no attempt of the group before next; the backoff after its
@@ -80,7 +91,8 @@ func (s *groupQueue) migState() *migrationState {
 // left in it. Under exec.
 func (s *groupQueue) endMigrationIfIdle() {
 	st := s.mig
-	if st != nil && !st.held && !st.releasing && len(st.queue) == 0 && st.drained == nil && st.pace == nil && st.handOff.idle() {
+	if st != nil && !st.held && !st.releasing && len(st.queue) == 0 && st.drained == nil && st.pace == nil && st.handOff.idle() &&
+		st.observed == nil && st.rejoin == nil && st.recovery == nil {
 		s.mig = nil
 		s.gate.And(^gateKept)
 	}
@@ -289,12 +301,18 @@ func (s *groupQueue) dropMigration() (tell func()) {
 	if st == nil {
 		return func() {}
 	}
+	q := st.queue
 	s.mig = nil
-	s.gate.And(^(gateHeld | gateKept))
+	s.gate.And(^(gateHeld | gateKept | gateRecovery))
 	d := st.takeDrain()
 	st.stopPace()
 	handOff := st.handOff.drop()
-	q := st.queue
+	st.observed.stop()
+	for _, h := range st.recovery.stop() {
+		if !h.Gone() {
+			q = append(q, h.Rerun)
+		}
+	}
 	return func() {
 		handOff()
 		if d != nil {

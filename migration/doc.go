@@ -8,13 +8,17 @@
 //   - policy.go: migration.policy, as Kafka's group.consumer.migration.policy.
 //   - the per-group gate and drain, the pacing of takeover attempts, the
 //     takeover in progress, the hand-back's run (its held joins, its
-//     checks) and its last steps (the grace streams joins wait out) are the
-//     group's migration state on its coordinator executor
+//     checks) and its last steps (the grace streams joins wait out), what
+//     the forwarded classic requests showed and the restart recovery are
+//     the group's migration state on its coordinator executor
 //     (coordinator/migration_state.go, takeover_pacing.go,
-//     migration_takeover.go, migration_handback.go); takeover.go's
-//     coordinatorGate is the takeover's Holder over the gate.
-//   - observer.go: what the forwarded classic requests showed (ClassicObserver),
-//     and the classic group a takeover reads (ClassicGroupStateOf).
+//     migration_takeover.go, migration_handback.go, migration_observed.go,
+//     migration_recovery.go); takeover.go's coordinatorGate is the
+//     takeover's Holder over the gate.
+//   - observer.go: ClassicObserver turns the forwarded classic requests and
+//     their answers into observations for the group's executor (no queue
+//     hop for an idle one), and builds the classic group a takeover reads
+//     (ClassicGroupStateOf).
 //   - trigger.go: the first streams join of a live classic group starts a
 //     takeover (MaybeTakeOver); a join waits out a hand-back's last steps
 //     (WaitHandBack); the ownership claim's takeover hook.
@@ -22,7 +26,8 @@
 //   - handback.go: the hand-back driver.
 //   - upstream.go: describe, fence and the anchor, through interfaces
 //     (UpstreamGroups: upstream.Groups; Anchors: package route's).
-//   - recovery.go: the restart recovery.
+//   - recovery.go: the restart recovery's decisions (its state is the
+//     group's, on its executor).
 //   - migration.go: Migration wires them; route calls it.
 //
 // The package imports no proxy, route, upstream, kgo or kadm

@@ -81,7 +81,7 @@ func New(o Options) (*Migration, error) {
 		o:        o,
 		c:        c,
 		log:      o.Log,
-		observer: &ClassicObserver{Now: c.Now},
+		observer: NewClassicObserver(c),
 		up:       &migrationUpstream{groups: o.Groups, anchors: o.Anchors, timeout: o.RequestTimeout, handOff: c, log: o.Log},
 	}
 	hb := &HandBack{Coordinator: c, Upstream: m.up, Migration: o.Policy, Events: o.Events}

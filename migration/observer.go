@@ -3,13 +3,12 @@ package migration
 import (
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
@@ -25,24 +24,24 @@ const (
 	defaultStreamsRebalanceTimeoutMs = 300000
 )
 
-// ClassicObserver remembers, per classic group forwarded upstream, what a
-// takeover needs and DescribeGroups does not tell: each member's session and
-// rebalance timeouts (from its JoinGroup) and its generation (from every
-// request the upstream accepted: JoinGroup responses, and SyncGroup,
-// Heartbeat and OffsetCommit requests answered without error), and when the
-// upstream last renewed its session, so the takeover carries the session
-// clock over instead of restarting it. The forwarding path feeds it; Forget
+// ClassicObserver feeds the coordinator what a takeover needs and
+// DescribeGroups does not tell, per classic group forwarded upstream: each
+// member's session and rebalance timeouts (from its JoinGroup) and its
+// generation (from every request the upstream accepted: JoinGroup
+// responses, and SyncGroup, Heartbeat and OffsetCommit requests answered
+// without error), when the upstream last renewed its session, so the
+// takeover carries the session clock over instead of restarting it, and
+// the connection of its latest request. The forwarding path feeds it; the
+// observations are the group's migration state, on its executor
+// (coordinator/migration_observed.go), posted without waiting; Forget
 // drops a group after a takeover.
 type ClassicObserver struct {
-	// Now is the coordinator's clock (Coordinator.Now), required: the
-	// session timers that continue from what is observed run on it.
-	Now func() time.Time
+	c *coordinator.Coordinator
+}
 
-	mu     sync.Mutex
-	groups map[string]map[string]*observedMember
-	// rejoining is, per group whose takeover is draining, what to call
-	// when a member's JoinGroup or SyncGroup is held (WatchRejoin).
-	rejoining map[string]func()
+// NewClassicObserver returns the observer of the coordinator's groups.
+func NewClassicObserver(c *coordinator.Coordinator) *ClassicObserver {
+	return &ClassicObserver{c: c}
 }
 
 // WatchRejoin calls f (once, on a goroutine of its own) when a JoinGroup
@@ -52,108 +51,51 @@ type ClassicObserver struct {
 // and its forwarded JoinGroups and SyncGroups wait for the very requests
 // the gate holds, so the drain could only end at its timeout, with every
 // commit of the group held that long (longer than an exactly-once member's
-// transaction timeout).
+// transaction timeout). Watch before the Hold: the watch is set in the
+// group's queue order.
 func (o *ClassicObserver) WatchRejoin(group string, f func()) (stop func() bool) {
-	// Under o.mu: fired and stopped decide which of the two happens, f
-	// or the takeover going on, never both.
-	fired, stopped := false, false
-	o.mu.Lock()
-	if o.rejoining == nil {
-		o.rejoining = map[string]func(){}
-	}
-	o.rejoining[group] = func() {
-		o.mu.Lock()
-		first := !fired && !stopped
-		fired = true
-		o.mu.Unlock()
-		if first {
-			go f()
-		}
-	}
-	o.mu.Unlock()
-	return func() bool {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		delete(o.rejoining, group)
-		stopped = true
-		return !fired
-	}
+	return o.c.WatchClassicRejoin(group, f)
 }
 
-type observedMember struct {
-	sessionMs, rebalanceMs int32
-	generation             int32
-	haveGeneration         bool
-	lastHeartbeat          time.Time
-	// connID and closed: the connection of the member's latest JoinGroup,
-	// SyncGroup or Heartbeat (ObserveConn); closed is nil if unknown.
-	connID uint64
-	closed <-chan struct{}
-}
-
-func (o *ClassicObserver) member(group, id string) *observedMember {
-	if o.groups == nil {
-		o.groups = map[string]map[string]*observedMember{}
-	}
-	g := o.groups[group]
-	if g == nil {
-		g = map[string]*observedMember{}
-		o.groups[group] = g
-	}
-	m := g[id]
-	if m == nil {
-		m = &observedMember{}
-		g[id] = m
-	}
-	return m
+func (o *ClassicObserver) observe(group string, ob coordinator.ClassicObservation) {
+	ob.At = o.c.Now()
+	o.c.ObserveClassic(group, ob)
 }
 
 // ObserveJoin records a JoinGroup and the upstream's answer to it.
 func (o *ClassicObserver) ObserveJoin(req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse) {
+	if ob, ok := joinObservation(req, resp); ok {
+		o.observe(req.Group, ob)
+	}
+}
+
+func joinObservation(req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse) (coordinator.ClassicObservation, bool) {
 	if resp.ErrorCode != 0 || resp.MemberID == "" {
-		return
+		return coordinator.ClassicObservation{}, false
 	}
-	now := o.Now()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	m := o.member(req.Group, resp.MemberID)
-	m.lastHeartbeat = now
-	m.sessionMs, m.rebalanceMs = req.SessionTimeoutMillis, req.RebalanceTimeoutMillis
+	ob := coordinator.ClassicObservation{Member: resp.MemberID, SessionMs: req.SessionTimeoutMillis, RebalanceMs: req.RebalanceTimeoutMillis,
+		Generation: resp.Generation, HaveGeneration: true}
 	if req.Version == 0 {
-		m.rebalanceMs = req.SessionTimeoutMillis
+		ob.RebalanceMs = req.SessionTimeoutMillis
 	}
-	m.generation, m.haveGeneration = resp.Generation, true
+	return ob, true
 }
 
 // ObserveGeneration records a generation the upstream accepted from a member
 // (a SyncGroup, Heartbeat or OffsetCommit answered without error).
 // The upstream renewed the member's session then.
 func (o *ClassicObserver) ObserveGeneration(group, memberID string, generation int32) {
-	now := o.Now()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	m := o.member(group, memberID)
-	m.generation, m.haveGeneration = generation, true
-	m.lastHeartbeat = now
+	o.observe(group, coordinator.ClassicObservation{Member: memberID, Generation: generation, HaveGeneration: true})
 }
 
 // ObserveAlive records that the member showed its session is alive without
 // a generation to record: a Heartbeat the upstream answered
 // REBALANCE_IN_PROGRESS (which renews the session too), or a request of the
 // member held by a takeover's gate, which the upstream would have taken as
-// a heartbeat had it reached it.
+// a heartbeat had it reached it. A member not observed before is not
+// recorded.
 func (o *ClassicObserver) ObserveAlive(group, memberID string) {
-	if group == "" || memberID == "" {
-		return
-	}
-	now := o.Now()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if g := o.groups[group]; g != nil {
-		if m := g[memberID]; m != nil {
-			m.lastHeartbeat = now
-		}
-	}
+	o.observe(group, coordinator.ClassicObservation{Member: memberID, AliveIfKnown: true})
 }
 
 // Observe records what the upstream accepted of a forwarded classic
@@ -161,38 +103,67 @@ func (o *ClassicObserver) ObserveAlive(group, memberID string) {
 // JoinGroup, the generation of a SyncGroup, Heartbeat or OffsetCommit
 // answered without error.
 func (o *ClassicObserver) Observe(req kmsg.Request, resp kmsg.Response) {
+	if group, ob, ok := answerObservation(req, resp); ok {
+		o.observe(group, ob)
+	}
+}
+
+// ObserveAnswer is Observe and ObserveConn in one observation: what the
+// forwarding path records of each answer.
+func (o *ClassicObserver) ObserveAnswer(req kmsg.Request, resp kmsg.Response, connID uint64, closed <-chan struct{}) {
+	group, ob, ok := answerObservation(req, resp)
+	cgroup, member, cok := connMember(req, resp)
+	switch {
+	case cok && closed != nil && (!ok || ob.Member == member):
+		group, ok = cgroup, true
+		ob.Member, ob.Conn, ob.Closed = member, connID, closed
+	case cok && closed != nil:
+		o.ObserveConn(req, resp, connID, closed)
+	}
+	if ok {
+		o.observe(group, ob)
+	}
+}
+
+func answerObservation(req kmsg.Request, resp kmsg.Response) (string, coordinator.ClassicObservation, bool) {
+	none := coordinator.ClassicObservation{}
+	gen := func(group, member string, generation int32) (string, coordinator.ClassicObservation, bool) {
+		return group, coordinator.ClassicObservation{Member: member, Generation: generation, HaveGeneration: true}, true
+	}
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
 		if jr, ok := resp.(*kmsg.JoinGroupResponse); ok {
-			o.ObserveJoin(r, jr)
+			ob, ok := joinObservation(r, jr)
+			return r.Group, ob, ok
 		}
 	case *kmsg.SyncGroupRequest:
 		if sr, ok := resp.(*kmsg.SyncGroupResponse); ok && sr.ErrorCode == 0 {
-			o.ObserveGeneration(r.Group, r.MemberID, r.Generation)
+			return gen(r.Group, r.MemberID, r.Generation)
 		}
 	case *kmsg.HeartbeatRequest:
 		hr, ok := resp.(*kmsg.HeartbeatResponse)
 		switch {
 		case !ok:
 		case hr.ErrorCode == 0:
-			o.ObserveGeneration(r.Group, r.MemberID, r.Generation)
+			return gen(r.Group, r.MemberID, r.Generation)
 		case hr.ErrorCode == kerr.RebalanceInProgress.Code:
-			o.ObserveAlive(r.Group, r.MemberID)
+			return r.Group, coordinator.ClassicObservation{Member: r.MemberID, AliveIfKnown: true}, true
 		}
 	case *kmsg.OffsetCommitRequest:
 		cr, ok := resp.(*kmsg.OffsetCommitResponse)
 		if !ok || r.Generation < 0 || r.MemberID == "" {
-			return
+			return "", none, false
 		}
 		for _, t := range cr.Topics {
 			for _, p := range t.Partitions {
 				if p.ErrorCode != 0 {
-					return
+					return "", none, false
 				}
 			}
 		}
-		o.ObserveGeneration(r.Group, r.MemberID, r.Generation)
+		return gen(r.Group, r.MemberID, r.Generation)
 	}
+	return "", none, false
 }
 
 // ObserveConn records the connection a member's JoinGroup, SyncGroup or
@@ -203,7 +174,14 @@ func (o *ClassicObserver) Observe(req kmsg.Request, resp kmsg.Response) {
 // streams member, is replaced at once instead of kept until its session
 // runs out. Commits do not count, as in the served group (member_conn.go).
 func (o *ClassicObserver) ObserveConn(req kmsg.Request, resp kmsg.Response, connID uint64, closed <-chan struct{}) {
-	var group, member string
+	group, member, ok := connMember(req, resp)
+	if !ok || closed == nil {
+		return
+	}
+	o.observe(group, coordinator.ClassicObservation{Member: member, Conn: connID, Closed: closed})
+}
+
+func connMember(req kmsg.Request, resp kmsg.Response) (group, member string, ok bool) {
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
 		group, member = r.Group, r.MemberID
@@ -215,48 +193,41 @@ func (o *ClassicObserver) ObserveConn(req kmsg.Request, resp kmsg.Response, conn
 	case *kmsg.HeartbeatRequest:
 		group, member = r.Group, r.MemberID
 	default:
-		return
+		return "", "", false
 	}
-	if group == "" || member == "" || closed == nil {
-		return
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	m := o.member(group, member)
-	m.connID, m.closed = connID, closed
+	return group, member, group != "" && member != ""
 }
 
 // ObserveHeld: a member's request held by a takeover's gate shows that its
-// session is alive, as the upstream would have seen had it been forwarded.
+// session is alive, as the upstream would have seen had it been forwarded;
+// a held JoinGroup or SyncGroup fires the takeover's WatchRejoin.
 func (o *ClassicObserver) ObserveHeld(group string, req kmsg.Request) {
-	var member string
-	rejoin := false
+	o.ObserveHeldOn(group, req, 0, nil)
+}
+
+// ObserveHeldOn is ObserveHeld and ObserveConn (closed not nil) in one
+// observation.
+func (o *ClassicObserver) ObserveHeldOn(group string, req kmsg.Request, connID uint64, closed <-chan struct{}) {
+	ob := coordinator.ClassicObservation{AliveIfKnown: true}
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
-		member, rejoin = r.MemberID, true
+		ob.Member, ob.Rejoin = r.MemberID, true
 	case *kmsg.SyncGroupRequest:
-		member, rejoin = r.MemberID, true
+		ob.Member, ob.Rejoin = r.MemberID, true
 	case *kmsg.HeartbeatRequest:
-		member = r.MemberID
+		ob.Member = r.MemberID
 	case *kmsg.OffsetCommitRequest:
-		member = r.MemberID
+		ob.Member = r.MemberID
 	}
-	o.ObserveAlive(group, member)
-	if rejoin {
-		o.mu.Lock()
-		f := o.rejoining[group]
-		o.mu.Unlock()
-		if f != nil {
-			f()
-		}
+	if _, member, ok := connMember(req, nil); ok && member == ob.Member {
+		ob.Conn, ob.Closed = connID, closed
 	}
+	o.observe(group, ob)
 }
 
 // Forget drops what is known of a group.
 func (o *ClassicObserver) Forget(group string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	delete(o.groups, group)
+	o.c.ForgetClassicObserved(group)
 }
 
 // ClassicGroupStateOf builds what coordinator.TakeOverClassicGroup needs from
@@ -281,8 +252,7 @@ func ClassicGroupStateOf(d *kmsg.DescribeGroupsResponseGroup, o *ClassicObserver
 	if d.ProtocolType != streams.ClassicProtocolType || d.Protocol != streams.ClassicProtocolName {
 		return st, fmt.Errorf("group %s runs %s/%s, not a Kafka Streams group", d.Group, d.ProtocolType, d.Protocol)
 	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
+	observed := o.c.ObservedClassicMembers(d.Group)
 	gen, haveGen := int32(0), false
 	for _, dm := range d.Members {
 		cm := streams.ClassicMemberState{
@@ -306,17 +276,17 @@ func ClassicGroupStateOf(d *kmsg.DescribeGroupsResponseGroup, o *ClassicObserver
 			return st, fmt.Errorf("member %s AssignmentInfo: %w", dm.MemberID, err)
 		}
 		cm.SessionTimeoutMs, cm.RebalanceTimeoutMs = defaultStreamsSessionTimeoutMs, defaultStreamsRebalanceTimeoutMs
-		if om := o.groups[d.Group][dm.MemberID]; om != nil {
-			if om.sessionMs > 0 {
-				cm.SessionTimeoutMs, cm.RebalanceTimeoutMs = om.sessionMs, om.rebalanceMs
+		if om, ok := observed[dm.MemberID]; ok {
+			if om.SessionMs > 0 {
+				cm.SessionTimeoutMs, cm.RebalanceTimeoutMs = om.SessionMs, om.RebalanceMs
 			}
-			cm.LastHeartbeat = om.lastHeartbeat
-			cm.Client.ConnID, cm.Client.Closed = om.connID, om.closed
-			if om.haveGeneration {
-				if haveGen && om.generation != gen {
-					return st, fmt.Errorf("members of %s seen at generations %d and %d: %w", d.Group, gen, om.generation, ErrNotStable)
+			cm.LastHeartbeat = om.LastHeartbeat
+			cm.Client.ConnID, cm.Client.Closed = om.Conn, om.Closed
+			if om.HaveGeneration {
+				if haveGen && om.Generation != gen {
+					return st, fmt.Errorf("members of %s seen at generations %d and %d: %w", d.Group, gen, om.Generation, ErrNotStable)
 				}
-				gen, haveGen = om.generation, true
+				gen, haveGen = om.Generation, true
 			}
 		}
 		st.Members = append(st.Members, cm)

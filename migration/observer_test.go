@@ -40,7 +40,8 @@ func TestClassicGroupStateOf(t *testing.T) {
 	d := &kmsg.DescribeGroupsResponseGroup{Group: "legacy", State: "Stable", ProtocolType: "consumer", Protocol: "stream",
 		Members: []kmsg.DescribeGroupsResponseGroupMember{describedMember(t, "a", 0, 1, 2), describedMember(t, "b", 3, 4, 5)}}
 	clock := coordinator.NewManualClock(time.Unix(0, 0))
-	o := &ClassicObserver{Now: clock.Now}
+	c := coordinatorOn(t, clock)
+	o := NewClassicObserver(c)
 	if _, err := ClassicGroupStateOf(d, o); !errors.Is(err, ErrNotStable) {
 		t.Fatalf("no generation seen: %v", err)
 	}
@@ -74,7 +75,6 @@ func TestClassicGroupStateOf(t *testing.T) {
 
 	// The state takes the group over: classic members keep their tasks
 	// at generation 7 and the streams member waits for them.
-	c := coordinatorOn(t, clock)
 	if r := takeOver(c, st); r.ErrorCode != 0 || len(r.ActiveTasks) != 0 {
 		t.Fatalf("takeover: %d tasks %v", r.ErrorCode, r.ActiveTasks)
 	}
@@ -92,7 +92,8 @@ func TestTakeoverCarriesSessionClocks(t *testing.T) {
 	d := &kmsg.DescribeGroupsResponseGroup{Group: "legacy", State: "Stable", ProtocolType: "consumer", Protocol: "stream",
 		Members: []kmsg.DescribeGroupsResponseGroupMember{describedMember(t, "a", 0, 1), describedMember(t, "b", 2, 3), describedMember(t, "c", 4, 5)}}
 	clock := coordinator.NewManualClock(time.Unix(1000, 0))
-	o := &ClassicObserver{Now: clock.Now}
+	c := coordinatorOn(t, clock)
+	o := NewClassicObserver(c)
 	join := kmsg.NewPtrJoinGroupRequest()
 	join.Version, join.Group, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 9, "legacy", 10000, 60000
 	for _, id := range []string{"a", "b", "c"} {
@@ -117,7 +118,6 @@ func TestTakeoverCarriesSessionClocks(t *testing.T) {
 		}
 	}
 
-	c := coordinatorOn(t, clock)
 	if r := takeOver(c, st); r.ErrorCode != 0 {
 		t.Fatalf("takeover: %d %s", r.ErrorCode, *r.ErrorMessage)
 	}

@@ -2,7 +2,6 @@ package migration
 
 import (
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -30,37 +29,18 @@ import (
 // policy allows a downgrade, the group is handed back: the anchor leaves and
 // the joins go upstream, without the member ids the lost state gave out, as
 // after a hand-back.
+//
+// The recovery's state is the group's migration state, on its executor
+// (coordinator/migration_recovery.go); Recovery decides what it does.
 type Recovery struct {
 	m *Migration
 	// window is how long classic joins wait for a streams member.
 	window time.Duration
-
-	mu     sync.Mutex
-	groups map[string]*recovering
-}
-
-// recovering is one group under recovery.
-type recovering struct {
-	// held are the group's held JoinGroups.
-	held  []RecoveryJoin
-	timer coordinator.Timer
-	// stale are the member ids its JoinGroups carried while it recovered:
-	// given out by the lost state (or by the upstream before a takeover),
-	// they mean nothing to the broker after a hand-back, which would answer
-	// UNKNOWN_MEMBER_ID and make Kafka Streams drop its tasks.
-	stale map[string]bool
-	// leaving: the anchor is leaving for a hand-back; handedBack: it left
-	// and joins go upstream.
-	leaving, handedBack bool
-	warned              bool
 }
 
 // RecoveryJoin is a JoinGroup held by a recovery: rerun runs it again
 // from the start, unless its connection closed (done).
-type RecoveryJoin struct {
-	Done  <-chan struct{}
-	Rerun func()
-}
+type RecoveryJoin = coordinator.RecoveryJoin
 
 // JoinVerdict is what becomes of a classic JoinGroup of a group the
 // coordinator did not serve.
@@ -76,52 +56,65 @@ const (
 )
 
 func newRecovery(m *Migration, window time.Duration) *Recovery {
-	return &Recovery{m: m, window: window, groups: map[string]*recovering{}}
+	return &Recovery{m: m, window: window}
 }
 
-// Recovering reports whether the group is under recovery (and not handed
-// back yet).
+// Recovering reports whether the group may be under recovery: it has one,
+// maybe handed back already (StreamsJoined tells which). It does not wait
+// for the group's queue.
 func (r *Recovery) Recovering(group string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	g := r.groups[group]
-	return g != nil && !g.handedBack
+	return r.m.c.HasRecovery(group)
 }
 
-// Join decides about a JoinGroup about to be forwarded upstream. With
-// JoinHeld, h is kept to run the request again once the recovery ends; with
-// JoinHandedBack, the request to forward (its member id dropped if stale).
-func (r *Recovery) Join(req *kmsg.JoinGroupRequest, h RecoveryJoin) (JoinVerdict, *kmsg.JoinGroupRequest) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	g := r.groups[req.Group]
+// Join decides about a JoinGroup about to be forwarded upstream, and calls
+// decide with the verdict: at once, without a queue hop, for a group with
+// no recovery (JoinForward); else from the group's queue, on a goroutine of
+// its own. With JoinHeld, h is kept to run the request again once the
+// recovery ends; with JoinHandedBack, the request to forward (its member id
+// dropped if stale).
+func (r *Recovery) Join(req *kmsg.JoinGroupRequest, h RecoveryJoin, decide func(JoinVerdict, *kmsg.JoinGroupRequest)) {
+	if !r.m.c.HasRecovery(req.Group) {
+		decide(JoinForward, nil)
+		return
+	}
+	r.m.c.WithRecovery(req.Group, func(g *coordinator.RestartRecovery) *coordinator.RestartRecovery {
+		verdict, fwd := joinVerdict(g, req, h)
+		go decide(verdict, fwd)
+		return g
+	}, func() { go decide(JoinForward, nil) })
+}
+
+// joinVerdict decides about a join of a group whose recovery is g (nil:
+// none). On the group's queue.
+func joinVerdict(g *coordinator.RestartRecovery, req *kmsg.JoinGroupRequest, h RecoveryJoin) (JoinVerdict, *kmsg.JoinGroupRequest) {
 	switch {
 	case g == nil:
 		return JoinForward, nil
-	case g.handedBack:
-		if req.MemberID == "" || !g.stale[req.MemberID] {
+	case g.HandedBack:
+		if req.MemberID == "" || !g.Stale[req.MemberID] {
 			return JoinHandedBack, req
 		}
-		delete(g.stale, req.MemberID)
+		delete(g.Stale, req.MemberID)
 		anon := *req
 		anon.MemberID = ""
 		return JoinHandedBack, &anon
 	}
 	if req.MemberID != "" {
-		g.stale[req.MemberID] = true
+		g.Stale[req.MemberID] = true
 	}
 	// Joins of closed connections go first: a client that reconnects and
 	// joins again and again holds one join, not one per connection.
-	g.held = slices.DeleteFunc(g.held, RecoveryJoin.gone)
-	g.held = append(g.held, h)
+	g.Held = slices.DeleteFunc(g.Held, RecoveryJoin.Gone)
+	g.Held = append(g.Held, h)
 	return JoinHeld, nil
 }
 
 // Refused looks at the upstream's answer to a forwarded JoinGroup. An
 // INCONSISTENT_GROUP_PROTOCOL from a group held only by streamshift anchors
 // starts the group's recovery and becomes COORDINATOR_LOAD_IN_PROGRESS; any
-// other answer is kept. It blocks on the upstream: it runs on the proxy's
-// goroutine of this response, which only this client connection waits for.
+// other answer is kept. It blocks on the upstream and on the group's queue:
+// it runs on the proxy's goroutine of this response, which only this client
+// connection waits for.
 func (r *Recovery) Refused(req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse) kmsg.Response {
 	if resp.ErrorCode != kerr.InconsistentGroupProtocol.Code {
 		return resp
@@ -130,100 +123,91 @@ func (r *Recovery) Refused(req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupRespo
 	if err != nil || !anchored(g) {
 		return resp
 	}
-	r.mu.Lock()
-	rg := r.groups[req.Group]
-	if rg == nil || rg.handedBack {
-		rg = &recovering{stale: map[string]bool{}}
-		r.groups[req.Group] = rg
-		rg.timer = r.m.c.AfterFunc(r.window, func() { r.expired(req.Group, rg) })
-		r.m.log.Info().Str("group", req.Group).Str("member", req.MemberID).Dur("window", r.window).
-			Msg("restart recovery: the group is held upstream by streamshift's anchor but has no state here (a restart without the durable log); its classic members' joins wait for a streams member to bring its topology back")
-	}
-	if req.MemberID != "" {
-		rg.stale[req.MemberID] = true
-	}
-	r.mu.Unlock()
+	started := make(chan struct{})
+	r.m.c.WithRecovery(req.Group, func(rg *coordinator.RestartRecovery) *coordinator.RestartRecovery {
+		defer close(started)
+		if rg == nil || rg.HandedBack {
+			rg = &coordinator.RestartRecovery{Stale: map[string]bool{}}
+			r.m.c.ArmRecovery(req.Group, rg, r.window, func(g *coordinator.RestartRecovery) *coordinator.RestartRecovery {
+				return r.expired(req.Group, g)
+			})
+			r.m.log.Info().Str("group", req.Group).Str("member", req.MemberID).Dur("window", r.window).
+				Msg("restart recovery: the group is held upstream by streamshift's anchor but has no state here (a restart without the durable log); its classic members' joins wait for a streams member to bring its topology back")
+		}
+		if req.MemberID != "" {
+			rg.Stale[req.MemberID] = true
+		}
+		return rg
+	}, func() { close(started) })
+	<-started
 	return LoadingJoin(req)
 }
 
-// expired: no streams member came back within the window.
-func (r *Recovery) expired(group string, g *recovering) {
+// expired: no streams member came back within the window. On the group's
+// queue.
+func (r *Recovery) expired(group string, g *coordinator.RestartRecovery) *coordinator.RestartRecovery {
 	log := r.m.log
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.groups[group] != g || g.handedBack || g.leaving {
-		return
+	if g.HandedBack || g.Leaving {
+		return g
 	}
 	if !r.m.o.Policy.PolicyFor(group).AllowsDowngrade() {
-		if !g.warned {
-			g.warned = true
+		if !g.Warned {
+			g.Warned = true
 			log.Warn().Str("group", group).Dur("waited", r.window).
 				Msg("restart recovery: no streams member came back and migration.policy does not allow a downgrade; the group's classic members wait until a streams member rejoins")
 		}
-		return
+		return g
 	}
-	g.leaving = true
+	g.Leaving = true
 	log.Info().Str("group", group).Dur("waited", r.window).
 		Msg("restart recovery: no streams member came back; handing the group back to the broker")
 	r.m.up.LeaveAnchor(group, func(err error) {
-		r.mu.Lock()
-		g.leaving = false
-		if err != nil {
-			// Try again after another window.
-			g.timer = r.m.c.AfterFunc(r.window, func() { r.expired(group, g) })
-			r.mu.Unlock()
-			return
-		}
-		g.handedBack = true
-		held := g.held
-		g.held = nil
-		// The stale member ids of members still to rejoin are kept a
-		// window long: they rejoin within a second of the hand-back.
-		r.m.c.AfterFunc(r.window, func() { r.forget(group, g) })
-		r.mu.Unlock()
-		r.m.up.HandBackDone(group)
-		runAll(held)
+		r.m.c.WithRecovery(group, func(cur *coordinator.RestartRecovery) *coordinator.RestartRecovery {
+			if cur != g {
+				return cur
+			}
+			g.Leaving = false
+			if err != nil {
+				// Try again after another window.
+				r.m.c.ArmRecovery(group, g, r.window, func(g *coordinator.RestartRecovery) *coordinator.RestartRecovery {
+					return r.expired(group, g)
+				})
+				return g
+			}
+			g.HandedBack = true
+			held := g.Held
+			g.Held = nil
+			// The stale member ids of members still to rejoin are kept a
+			// window long: they rejoin within a second of the hand-back.
+			r.m.c.ArmRecovery(group, g, r.window, func(*coordinator.RestartRecovery) *coordinator.RestartRecovery { return nil })
+			go func() {
+				r.m.up.HandBackDone(group)
+				runAll(held)
+			}()
+			return g
+		}, nil)
 	})
+	return g
 }
 
 // StreamsJoined: a streams member joined the group, so the coordinator
 // serves it again and its held classic joins go to the translator.
 func (r *Recovery) StreamsJoined(group string) {
-	r.mu.Lock()
-	g := r.groups[group]
-	if g == nil || g.handedBack {
-		r.mu.Unlock()
-		return
-	}
-	delete(r.groups, group)
-	g.timer.Stop()
-	held := g.held
-	r.mu.Unlock()
-	r.m.log.Info().Str("group", group).Int("held_joins", len(held)).
-		Msg("restart recovery done: a streams member brought the topology back; the classic members join the streams group")
-	runAll(held)
-}
-
-func (r *Recovery) forget(group string, g *recovering) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.groups[group] == g {
-		delete(r.groups, group)
-	}
-}
-
-func (h RecoveryJoin) gone() bool {
-	select {
-	case <-h.Done:
-		return true
-	default:
-		return false
-	}
+	r.m.c.WithRecovery(group, func(g *coordinator.RestartRecovery) *coordinator.RestartRecovery {
+		if g == nil || g.HandedBack {
+			return g
+		}
+		held := g.Held
+		r.m.log.Info().Str("group", group).Int("held_joins", len(held)).
+			Msg("restart recovery done: a streams member brought the topology back; the classic members join the streams group")
+		go runAll(held)
+		return nil
+	}, nil)
 }
 
 func runAll(held []RecoveryJoin) {
 	for _, h := range held {
-		if !h.gone() {
+		if !h.Gone() {
 			h.Rerun()
 		}
 	}

@@ -56,7 +56,7 @@ func (f *fakeTakeoverUpstream) JoinAnchor(_ string, done func(error)) {
 func takeoverFixture(t *testing.T, fenceErr error, policy MigrationPolicy) (*Takeover, *fakeTakeoverUpstream, *fakeGate, *coordinator.Coordinator) {
 	t.Helper()
 	c := coordinatorOn(t, coordinator.NewManualClock(time.Unix(0, 0)))
-	o := &ClassicObserver{Now: c.Now}
+	o := NewClassicObserver(c)
 	o.ObserveGeneration("legacy", "a", 7)
 	o.ObserveGeneration("legacy", "b", 7)
 	up := &fakeTakeoverUpstream{fenceErr: fenceErr, d: &kmsg.DescribeGroupsResponseGroup{Group: "legacy", State: "Stable", ProtocolType: "consumer", Protocol: "stream",

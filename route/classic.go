@@ -65,8 +65,7 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string)
 			out.Respond(resp)
 		}, m.a.creator(req), forward)
 	}, func() {
-		m.mig.Observer().ObserveHeld(group, req.Body)
-		m.mig.Observer().ObserveConn(req.Body, nil, req.Client.ConnID, connClosed(req))
+		m.mig.Observer().ObserveHeldOn(group, req.Body, req.Client.ConnID, connClosed(req))
 	})
 }
 
@@ -83,22 +82,24 @@ func (m *Migration) forwardClassic(req *proxy.Request, out proxy.Outcome, group 
 		j = rewritten.(*kmsg.JoinGroupRequest)
 	}
 	held := migration.RecoveryJoin{Done: req.Done(), Rerun: func() { m.classic(req, out, group) }}
-	switch verdict, handedBack := m.mig.Recovery().Join(j, held); verdict {
-	case migration.JoinHeld:
-		// Out of the gate's count while held: it runs again from the
-		// start, and enters the gate again then.
-		answered()
-		if onAnswer != nil {
-			onAnswer(migration.LoadingJoin(j))
-		}
-	case migration.JoinHandedBack:
-		m.forward(req, out, handedBack, answered, onAnswer, nil)
-	default:
-		m.forward(req, out, rewritten, answered, onAnswer, func(resp kmsg.Response) kmsg.Response {
-			if jr, ok := resp.(*kmsg.JoinGroupResponse); ok {
-				return m.mig.Recovery().Refused(j, jr)
+	m.mig.Recovery().Join(j, held, func(verdict migration.JoinVerdict, handedBack *kmsg.JoinGroupRequest) {
+		switch verdict {
+		case migration.JoinHeld:
+			// Out of the gate's count while held: it runs again from
+			// the start, and enters the gate again then.
+			answered()
+			if onAnswer != nil {
+				onAnswer(migration.LoadingJoin(j))
 			}
-			return resp
-		})
-	}
+		case migration.JoinHandedBack:
+			m.forward(req, out, handedBack, answered, onAnswer, nil)
+		default:
+			m.forward(req, out, rewritten, answered, onAnswer, func(resp kmsg.Response) kmsg.Response {
+				if jr, ok := resp.(*kmsg.JoinGroupResponse); ok {
+					return m.mig.Recovery().Refused(j, jr)
+				}
+				return resp
+			})
+		}
+	})
 }

@@ -624,7 +624,8 @@ func (c *classicMember) answered(ctx context.Context, what string, err error, co
 // upstream without a trip through the translator and the coordinator, and
 // so do a classic Streams group's until it is taken over; after the
 // takeover its requests are served here, while the plain group's still go
-// straight up.
+// straight up. Observing what the classic group's heartbeats show
+// (migration/observer.go) queues no work on its idle executor.
 func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 	e := newEnv(t, withMigration(migration.MigrationBidirectional))
 	m := e.routes.mig
@@ -658,6 +659,15 @@ func TestClassicGroupsNotServedGoStraightUpstream(t *testing.T) {
 	c := e.classicLeader(nil)
 	if tr := m.translated.Load(); tr != 0 {
 		t.Fatalf("%d requests of a classic group not taken over went through the translator", tr)
+	}
+	queued := e.coord.QueuedWork()
+	for range 5 {
+		if code := c.heartbeat(); code != 0 {
+			t.Fatalf("classic heartbeat upstream: %v", kerr.ErrorForCode(code))
+		}
+	}
+	if n := e.coord.QueuedWork() - queued; n != 0 {
+		t.Fatalf("5 heartbeats of a classic group not taken over queued %d works on its executor, want none", n)
 	}
 	e.takeOver()
 	before := m.direct.Load()
