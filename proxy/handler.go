@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"net"
+	"sync"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -13,13 +14,19 @@ import (
 // (context *upstreamConn, set by Enroll).
 type handler struct {
 	gnet.BuiltinEventEngine
-	p      *Proxy
-	bootCh chan struct{}
+	p *Proxy
+	// runCh is closed at the first OnTick. gnet calls OnBoot before it
+	// registers its event loops, so an Engine.Register between the two
+	// fails ("the internal engine is empty": a client connection accepted
+	// then was closed, seen in the e2e suite) and races with the loops'
+	// registration; the ticker starts after the last loop is registered
+	// and ticks at once, so from the first tick Register finds them all.
+	runCh   chan struct{}
+	runOnce sync.Once
 }
 
 func (h *handler) OnBoot(e gnet.Engine) gnet.Action {
 	h.p.engine = e
-	close(h.bootCh)
 	return gnet.None
 }
 
@@ -102,6 +109,7 @@ func (h *handler) OnTraffic(c gnet.Conn) gnet.Action {
 
 // OnTick runs on gnet's ticker goroutine, not on a loop.
 func (h *handler) OnTick() (time.Duration, gnet.Action) {
+	h.runOnce.Do(func() { close(h.runCh) })
 	return h.p.tick(), gnet.None
 }
 

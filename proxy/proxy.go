@@ -356,7 +356,7 @@ func (p *Proxy) Listen(ctx context.Context) error {
 			}
 		}
 	}()
-	h := &handler{p: p, bootCh: make(chan struct{})}
+	h := &handler{p: p, runCh: make(chan struct{})}
 	errCh := make(chan error, 1)
 	go func() {
 		// Clients reach the loops through Register (listen.go), not through
@@ -379,7 +379,7 @@ func (p *Proxy) Listen(ctx context.Context) error {
 	select {
 	case err := <-errCh:
 		return fmt.Errorf("start listeners: %w", err)
-	case <-h.bootCh:
+	case <-h.runCh: // the event loops run: the accept loops may hand them connections
 	}
 	p.booted.Store(true)
 	p.engineErr = errCh
