@@ -62,6 +62,16 @@ func unloaded(groupID string) *streams.CoordError {
 	return streams.Errorf(kerr.NotCoordinator, "This coordinator no longer serves group %s.", groupID)
 }
 
+// queueLocked is the group's queue, created if it has none. Under c.mu.
+func (c *Coordinator) queueLocked(groupID string) *groupQueue {
+	s := c.queues[groupID]
+	if s == nil {
+		s = &groupQueue{id: groupID}
+		c.queues[groupID] = s
+	}
+	return s
+}
+
 // run queues work for one group. Work of one group runs in order, one at a
 // time; different groups run in parallel. Exactly one of f and fail runs:
 // fail at once if the coordinator is closed, or later if it closes or the
@@ -76,11 +86,7 @@ func (c *Coordinator) run(groupID string, f func(*groupQueue), fail func(*stream
 		w.answer(shuttingDown(groupID))
 		return
 	}
-	s := c.queues[groupID]
-	if s == nil {
-		s = &groupQueue{id: groupID}
-		c.queues[groupID] = s
-	}
+	s := c.queueLocked(groupID)
 	if s.unloading {
 		c.mu.Unlock()
 		w.answer(unloaded(groupID))

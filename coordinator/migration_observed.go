@@ -211,11 +211,7 @@ func (c *Coordinator) runIdle(groupID string, f func(*groupQueue)) {
 		c.run(groupID, f, nil)
 		return
 	}
-	s := c.queues[groupID]
-	if s == nil {
-		s = &groupQueue{id: groupID}
-		c.queues[groupID] = s
-	}
+	s := c.queueLocked(groupID)
 	if s.unloading {
 		c.mu.Unlock()
 		return
