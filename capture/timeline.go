@@ -257,11 +257,38 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 	}
 	var phases []*Phase
 	running := map[string]*Phase{}
+	// served: streamshift serves the group (between a takeover's and a
+	// hand-back's end). Outside it a classic generation is the broker's,
+	// one for the whole group: the assignment of generation N ends the
+	// ownership of the same tasks by members last synced at an older one
+	// (the broker formed N without them, or they rejoin and revoke). A
+	// member expelled upstream, whose session ran out, sends nothing more:
+	// without this rule it would own its tasks on the timeline until its
+	// lane's next request, and the tasks would show two owners.
+	served := false
+	generation := map[*Lane]float64{}
+	supersede := func(by *Lane, gen float64, at time.Time, got []string) {
+		for _, o := range t.Lanes {
+			if g, ok := generation[o]; o == by || !ok || g >= gen {
+				continue
+			}
+			kept := slices.DeleteFunc(slices.Clone(o.owned), func(task string) bool { return slices.Contains(got, task) })
+			if len(kept) != len(o.owned) {
+				setOwned(o, at, kept)
+			}
+		}
+	}
 	for i := range lines {
 		l := &lines[i]
 		if l.Type == "event" {
 			if l.Group != group {
 				continue
+			}
+			switch l.Event {
+			case migration.EventTakeoverDone, migration.EventHandBackDone:
+				// Generations before it are another coordinator's.
+				served = l.Event == migration.EventTakeoverDone
+				clear(generation)
 			}
 			t.extend(l.Wall)
 			t.event(l, running, &phases, byMember, setOwned)
@@ -295,7 +322,14 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 			member(ln, str(req["memberId"]))
 			if ok {
 				epoch(ln, l.Wall, fmt.Sprintf("generation %v", req["generationId"]))
-				setOwned(ln, l.Wall, assignmentTasks(resp))
+				got := assignmentTasks(resp)
+				if gen, isNum := req["generationId"].(float64); isNum {
+					if !served {
+						supersede(ln, gen, l.Wall, got)
+					}
+					generation[ln] = gen
+				}
+				setOwned(ln, l.Wall, got)
 				ln.back(l.Wall)
 			}
 		case "LeaveGroup":
