@@ -114,16 +114,23 @@ func (c *Coordinator) run(groupID string, f func(*groupQueue), fail func(*stream
 // steady heartbeat through the route is one).
 func (c *Coordinator) QueuedWork() uint64 { return c.queued.Load() }
 
+// idleLocked marks a queue with no work left as not running, and drops it
+// when nothing keeps it (no group, nothing counted in its gate word). Under
+// c.mu and s.mu.
+func (c *Coordinator) idleLocked(s *groupQueue) {
+	s.running = false
+	s.queue = nil
+	if s.group == nil && s.gate.Load() == 0 && c.queues[s.id] == s {
+		delete(c.queues, s.id)
+	}
+}
+
 func (c *Coordinator) drain(s *groupQueue) {
 	for {
 		c.mu.Lock()
 		s.mu.Lock()
 		if len(s.queue) == 0 {
-			s.running = false
-			s.queue = nil
-			if s.group == nil && s.gate.Load() == 0 && c.queues[s.id] == s {
-				delete(c.queues, s.id)
-			}
+			c.idleLocked(s)
 			s.mu.Unlock()
 			c.mu.Unlock()
 			return

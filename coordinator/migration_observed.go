@@ -237,11 +237,7 @@ func (c *Coordinator) runIdle(groupID string, f func(*groupQueue)) {
 		go c.drain(s)
 		return
 	}
-	s.running = false
-	s.queue = nil
-	if s.group == nil && s.gate.Load() == 0 && c.queues[s.id] == s {
-		delete(c.queues, s.id)
-	}
+	c.idleLocked(s)
 	s.mu.Unlock()
 	c.mu.Unlock()
 }
