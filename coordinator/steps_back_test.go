@@ -34,13 +34,15 @@ func stepBackGroup(t *testing.T) (*world, *classicClient) {
 	return w, c1
 }
 
-// stepBack: s2 leaves (epoch -1) and the others take its tasks; its
-// successor, classic c2 of process ps2, has not joined yet.
+// stepBack: s2 leaves (epoch -1), its successor (classic c2 of process
+// ps2) has not joined within the group's session timeout, so s2, kept for
+// it (streams/departed.go), is removed and the others take its tasks.
 func stepBack(t *testing.T) (*world, *classicClient) {
 	t.Helper()
 	w, c1 := stepBackGroup(t)
 	w.h.ok(hbReq("g", "s2", streams.LeaveGroupMemberEpoch, nil))
 	delete(w.streams, "s2")
+	waitOutDeparture(w, c1)
 	for range 4 {
 		w.settleStreams("s1")
 		c1.step()
@@ -49,6 +51,18 @@ func stepBack(t *testing.T) (*world, *classicClient) {
 		t.Fatalf("after s2 left: %v, c1 %v", g.State(), c1.active)
 	}
 	return w, c1
+}
+
+// departureWait is how long stepBack waits for s2's successor: the
+// group's session timeout, heartbeating s1 and c1.
+const departureWait = streams.DefaultSessionTimeout + time.Second
+
+func waitOutDeparture(w *world, c1 *classicClient) {
+	for elapsed := time.Duration(0); elapsed < departureWait; elapsed += time.Second {
+		w.h.advance(time.Second)
+		w.streamsHeartbeat("s1")
+		c1.step()
+	}
 }
 
 // The classic successor's JoinGroup is answered once, with its tasks, as
@@ -143,6 +157,7 @@ func TestSuccessorWatchShortInterval(t *testing.T) {
 	}
 	w.h.ok(hbReq("g", "s2", streams.LeaveGroupMemberEpoch, nil))
 	delete(w.streams, "s2")
+	waitOutDeparture(w, c1)
 	if got := stable("s1"); got != short || g.State() != streams.GroupStable {
 		t.Fatalf("s1 stable while s2's successor is expected: interval %d, group %v", got, g.State())
 	}
@@ -179,7 +194,7 @@ func TestSuccessorWatchNotWithoutMigration(t *testing.T) {
 func TestSuccessorWatchEnds(t *testing.T) {
 	w, c1 := stepBack(t)
 	h := w.h
-	for elapsed := time.Duration(0); elapsed < streams.SuccessorWatch-5*time.Second; elapsed += 5 * time.Second {
+	for elapsed := departureWait; elapsed < streams.SuccessorWatch-5*time.Second; elapsed += 5 * time.Second {
 		h.advance(5 * time.Second)
 		c1.step()
 		if got := w.streamsHeartbeat("s1").HeartbeatIntervalMillis; got != short {

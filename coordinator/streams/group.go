@@ -246,6 +246,18 @@ func countOwner(owners map[TaskID]map[string]int, t TaskID, process string, sign
 // IsClassic reports whether the member speaks the classic protocol.
 func (m *Member) IsClassic() bool { return m.Meta != nil && m.Meta.Classic != nil }
 
+// Departed: m left with epoch -1 and is kept for its successor
+// (departed.go). Only a dynamic streams member can be: a static member's -2
+// is its own (it keeps its instance id), and a classic member never leaves
+// this way.
+func (m *Member) Departed() bool {
+	return m.MemberEpoch() == leaveGroupStaticMemberEpoch && m.InstanceID() == "" && !m.IsClassic()
+}
+
+// nilProcessID is what a client without a process id would send: it never
+// matches.
+const nilProcessID = "00000000-0000-0000-0000-000000000000"
+
 // countWarmupTargets keeps warmupTargets as target records are replayed.
 func (g *Group) countWarmupTargets(w Tasks, sign int) {
 	if g.warmupTargets == nil {

@@ -186,6 +186,7 @@ func (hb *streamsHeartbeat) maybeReplaceByProcess() error {
 	if len(hb.byProcess) > 0 {
 		return nil
 	}
+	hb.ch.releaseDeparted(hb.req.MemberID, hb.req.ProcessID)
 	return hb.ch.checkGroupSize(hb.req.MemberID)
 }
 

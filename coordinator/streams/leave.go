@@ -28,11 +28,16 @@ func (ch *Change) Leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 		}
 		m = g.Members[ownerID]
 	}
-	if req.MemberEpoch == LeaveGroupMemberEpoch {
+	switch {
+	case req.MemberEpoch == LeaveGroupMemberEpoch && ch.keepForSuccessor(m):
+		ch.logLeft(m, "left the streams group; its tasks wait for its successor (same process id) until the session timeout")
+		ch.expectSuccessor(m)
+		ch.depart(m)
+	case req.MemberEpoch == LeaveGroupMemberEpoch:
 		ch.logLeft(m, "left the streams group")
 		ch.expectSuccessor(m)
 		ch.removeMember(m, BumpMemberLeft)
-	} else {
+	default:
 		ch.logLeft(m, "temporarily left the streams group")
 		ch.releaseStatic(m)
 	}
@@ -41,21 +46,4 @@ func (ch *Change) Leave(req *kmsg.StreamsGroupHeartbeatRequest, resp *kmsg.Strea
 	resp.MemberEpoch = req.MemberEpoch
 	resp.Status = []kmsg.StreamsGroupHeartbeatResponseStatus{}
 	return nil
-}
-
-// releaseStatic marks a static member as gone for now (epoch -2): it keeps
-// its tasks until it returns under the same instance id (the heartbeat path
-// then replaces it, heartbeat_member.go) or its session expires; what it was
-// revoking is released now. A classic member's sync and join timers stop
-// too (a streams member has none).
-func (ch *Change) releaseStatic(m *Member) {
-	cur := *m.CurrentAssignment()
-	cur.PreviousMemberEpoch = cur.MemberEpoch
-	cur.MemberEpoch = leaveGroupStaticMemberEpoch
-	cur.PendingRevocation = TaskSets{}
-	cur.ActiveEpochs = restrictEpochs(cur.ActiveEpochs, cur.Assigned.Active, true, 0)
-	ch.emit(newCurrentAssignmentRecord(ch.Group.ID, m.ID, &cur))
-	ch.cancel(RebalanceTimerKey(m.ID))
-	ch.cancel(classicSyncTimerKey(m.ID))
-	ch.cancel(classicJoinTimerKey(m.ID))
 }

@@ -25,14 +25,11 @@ import (
 // processes sharing a process id (a copied state directory) never do, and
 // keep today's behaviour. Same-protocol restarts keep Kafka's behaviour.
 
-// nilProcessID is what a client without a process id would send: it never
-// matches.
-const nilProcessID = "00000000-0000-0000-0000-000000000000"
-
 // replacedByProcess is the members a join with process id pid replaces: every
 // member of the other protocol (the join is classic when ch.Classic is set)
-// with that process id, if each one's connection is closed; none if any is
-// still connected, or if there are none.
+// with that process id, if each one's connection is closed, and its
+// departed members of either protocol (departed.go); none if any is still
+// connected, or if there are none.
 func (ch *Change) replacedByProcess(joining string, pid *string) []*Member {
 	if pid == nil || *pid == "" || *pid == nilProcessID {
 		return nil
@@ -42,7 +39,15 @@ func (ch *Change) replacedByProcess(joining string, pid *string) []*Member {
 	var olds []*Member
 	live, known := false, true
 	for _, m := range g.Members {
-		if m.ID == joining || m.IsClassic() == joinClassic || m.ProcessID() != *pid {
+		if m.ID == joining || m.ProcessID() != *pid {
+			continue
+		}
+		if m.Departed() {
+			// It left; its tasks wait for this join (departed.go).
+			olds = append(olds, m)
+			continue
+		}
+		if m.IsClassic() == joinClassic {
 			continue
 		}
 		if !g.connGone(m.ID) {

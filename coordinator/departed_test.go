@@ -1,0 +1,152 @@
+package coordinator
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/streamshift/streamshift/classicstreams"
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
+
+// A departed member's tasks kept for its successor (streams/departed.go,
+// docs/fast-roll.md §13), in virtual time.
+
+// departGroup is stepBackGroup with s2 of the process its classic successor
+// (newClassic(_, "ps2")) will carry: streams s1 and s2, classic c1, the 6
+// tasks of "foo", all stable.
+func departGroup(t *testing.T) (*world, *classicClient) {
+	t.Helper()
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 6)
+	w, c1 := mixedGroupOf(t, h)
+	var p classicstreams.ProcessID
+	copy(p[:], "ps2             ")
+	w.streamsJoin("s2", p.String(), sourceTopology("foo"))
+	for range 4 {
+		w.settleStreams("s1")
+		w.settleStreams("s2")
+		c1.step()
+	}
+	if g := h.group("g"); g.State() != streams.GroupStable || len(c1.active) == 0 || streams.TasksCount(w.streams["s2"].owned.Active) == 0 {
+		t.Fatalf("group not settled: %v, c1 %v, s2 %v", g.State(), c1.active, w.streams["s2"].owned.Active)
+	}
+	return w, c1
+}
+
+// leaveS2 makes s2 leave (epoch -1) and the others run a few seconds; it
+// returns the tasks s2 ran.
+func leaveS2(w *world, c1 *classicClient) streams.Tasks {
+	w.t.Helper()
+	ran := w.streams["s2"].owned.Active
+	w.h.ok(hbReq("g", "s2", streams.LeaveGroupMemberEpoch, nil))
+	delete(w.streams, "s2")
+	for range 3 {
+		w.h.advance(time.Second)
+		w.settleStreams("s1")
+		c1.step()
+	}
+	return ran
+}
+
+// The step back of a rolling migration: s2 leaves, nothing moves while its
+// successor starts (no group epoch bump, s1 and c1 keep exactly their
+// tasks), and the successor's first JoinGroup, same process id, is answered
+// at once with s2's tasks: each task moves once. Before, s1 and c1 took
+// them at the leave and gave them back a round later.
+func TestDepartedTasksGoToSuccessor(t *testing.T) {
+	w, c1 := departGroup(t)
+	g := w.h.group("g")
+	epoch := g.GroupEpoch
+	s1Ran, c1Ran := w.streams["s1"].owned.Active, slices.Clone(c1.active)
+	ran := leaveS2(w, c1)
+	if g.GroupEpoch != epoch || !streams.TasksEqual(w.streams["s1"].owned.Active, s1Ran) || len(c1.active) != len(c1Ran) {
+		t.Fatalf("after s2 left: group epoch %d (was %d), s1 %v (was %v), c1 %v (was %v)", g.GroupEpoch, epoch, w.streams["s1"].owned.Active, s1Ran, c1.active, c1Ran)
+	}
+	if m := g.Members["s2"]; m == nil || !m.Departed() {
+		t.Fatalf("s2 not kept for its successor: %+v", m)
+	}
+	c2 := w.newClassic("c2", "ps2")
+	if j := c2.join(); j.Err != nil {
+		t.Fatalf("the successor's join: %+v", j)
+	}
+	if g.Members["s2"] != nil {
+		t.Fatal("s2 not replaced by its successor")
+	}
+	if s, _ := c2.sync(); s.Err != nil || len(c2.active) != streams.TasksCount(ran) {
+		t.Fatalf("the successor's first SyncGroup: %v, %v active; s2 ran %v", s.Err, c2.active, ran)
+	}
+	if c2.mustRejoin() {
+		t.Fatal("the successor told to rejoin after its one round")
+	}
+	w.settleAll()
+	if g.State() != streams.GroupStable {
+		t.Fatalf("group after the successor: %v", g.State())
+	}
+}
+
+// A member of a process new to the group (a stateless app's successor, a
+// new instance) ends the wait: s2 goes, and its tasks are assigned.
+func TestDepartedReleasedByNewProcess(t *testing.T) {
+	w, c1 := departGroup(t)
+	g := w.h.group("g")
+	leaveS2(w, c1)
+	c3 := w.newClassic("c3", "pnew")
+	if j := c3.join(); j.Err != nil {
+		t.Fatalf("c3's join: %+v", j)
+	}
+	if g.Members["s2"] != nil {
+		t.Fatal("s2 still waits after a member of a new process joined")
+	}
+	c3.sync()
+	w.settleAll()
+	if n := len(c3.active); n == 0 || len(c1.active)+n+streams.TasksCount(w.streams["s1"].owned.Active) != 6 {
+		t.Fatalf("after c3 joined: c3 %v, c1 %v, s1 %v", c3.active, c1.active, w.streams["s1"].owned.Active)
+	}
+}
+
+// Without a successor (a scale-in) s2 waits the group's session timeout,
+// then goes, and the others take its tasks.
+func TestDepartedExpires(t *testing.T) {
+	w, c1 := departGroup(t)
+	g := w.h.group("g")
+	leaveS2(w, c1) // 3 s
+	for elapsed := 3 * time.Second; elapsed < streams.DefaultSessionTimeout-time.Second; elapsed += time.Second {
+		w.h.advance(time.Second)
+		w.streamsHeartbeat("s1")
+		c1.step()
+	}
+	if m := g.Members["s2"]; m == nil || !m.Departed() {
+		t.Fatal("s2 gone before the session timeout")
+	}
+	w.h.advance(2 * time.Second)
+	if g.Members["s2"] != nil {
+		t.Fatal("s2 still in the group after the session timeout")
+	}
+	for range 4 {
+		w.settleAll()
+	}
+	if n := len(c1.active) + streams.TasksCount(w.streams["s1"].owned.Active); n != 6 || g.State() != streams.GroupStable {
+		t.Fatalf("after s2 expired: %d of 6 tasks run, %v", n, g.State())
+	}
+}
+
+// The last streams member is not kept: the group is classic-only at once,
+// so a hand-back can start (its successor joins the broker's group).
+func TestDepartedNotTheLastStreamsMember(t *testing.T) {
+	h := newHarness(t, nil)
+	h.md.SetTopic("foo", 6)
+	w, c1 := mixedGroupOf(t, h)
+	w.settleAll()
+	h.ok(hbReq("g", "s1", streams.LeaveGroupMemberEpoch, nil))
+	delete(w.streams, "s1")
+	if h.group("g").Members["s1"] != nil {
+		t.Fatal("the last streams member kept")
+	}
+	var only bool
+	h.c.ClassicOnly("g", func(b bool) { only = b })
+	if !only {
+		t.Fatal("group not classic-only after its last streams member left")
+	}
+	_ = c1
+}
