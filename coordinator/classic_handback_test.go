@@ -44,6 +44,20 @@ func handBackGroup(t *testing.T) (*world, *classicClient, *classicClient, *told)
 	}
 	w.h.ok(hbReq("g", "s1", streams.LeaveGroupMemberEpoch, nil))
 	delete(w.streams, "s1")
+	// s1 leaves for good: kept for a successor of its process
+	// (streams/departed.go) that does not come, it goes at the group's
+	// session timeout; c1 and c2 run on meanwhile.
+	for elapsed := time.Duration(0); elapsed <= streams.DefaultSessionTimeout; elapsed += time.Second {
+		w.h.advance(time.Second)
+		for _, c := range []*classicClient{c1, c2} {
+			if c.mustRejoin() {
+				c.rebalance()
+			}
+		}
+	}
+	if w.h.group("g").Members["s1"] != nil {
+		t.Fatal("s1 still waits for a successor after the session timeout")
+	}
 	var err error
 	b := &told{}
 	w.h.c.BeginHandBack("g", b.onBarrier, func(e error) { err = e })

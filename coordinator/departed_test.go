@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -131,22 +132,51 @@ func TestDepartedExpires(t *testing.T) {
 	}
 }
 
-// The last streams member is not kept: the group is classic-only at once,
-// so a hand-back can start (its successor joins the broker's group).
-func TestDepartedNotTheLastStreamsMember(t *testing.T) {
+// The last streams member is kept too, and the group is classic-only: the
+// hand-back's barrier goes up, but is not Ready while s1 may still have a
+// successor. Its successor's JoinGroup, same process id, at the barrier, is
+// held with the others (it goes to the broker's group with them) and ends
+// the wait: the barrier is Ready.
+func TestDepartedLastStreamsMemberAtHandBack(t *testing.T) {
 	h := newHarness(t, nil)
 	h.md.SetTopic("foo", 6)
-	w, c1 := mixedGroupOf(t, h)
+	w := newWorld(t, h, "g")
+	var p classicstreams.ProcessID
+	copy(p[:], "ps1             ")
+	w.streamsJoin("s1", p.String(), sourceTopology("foo"))
+	c1 := w.newClassic("c1", "pc1")
 	w.settleAll()
+	epoch := h.group("g").GroupEpoch
 	h.ok(hbReq("g", "s1", streams.LeaveGroupMemberEpoch, nil))
 	delete(w.streams, "s1")
-	if h.group("g").Members["s1"] != nil {
-		t.Fatal("the last streams member kept")
+	g := h.group("g")
+	if m := g.Members["s1"]; m == nil || !m.Departed() || g.GroupEpoch != epoch+1 {
+		t.Fatalf("the last streams member: %+v, group epoch %d (was %d; the classic members must be pulled)", m, g.GroupEpoch, epoch)
 	}
 	var only bool
 	h.c.ClassicOnly("g", func(b bool) { only = b })
 	if !only {
 		t.Fatal("group not classic-only after its last streams member left")
 	}
-	_ = c1
+	b := &told{}
+	var err error
+	h.c.BeginHandBack("g", b.onBarrier, func(e error) { err = e })
+	if err != nil {
+		t.Fatalf("begin: %v", err)
+	}
+	if !c1.mustRejoin() {
+		t.Fatal("c1 not pulled into the barrier")
+	}
+	if j := c1.joinHeld(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+		t.Fatalf("c1 join: %v", j.Err)
+	}
+	b.want(t, 0, nil) // s1 may still have a successor
+	c2 := w.newClassic("c2", "ps1")
+	if j := c2.join(); !errors.Is(j.Err, streams.ErrHandBackHeld) {
+		t.Fatalf("s1's successor at the barrier: %+v", j)
+	}
+	if g.Members["s1"] != nil || g.Members["c2"] != nil {
+		t.Fatal("s1 not ended by its successor, or the successor made a member here")
+	}
+	b.want(t, 1, func(st streams.HandBackState) bool { return ready(st) && len(st.Held) == 1 })
 }

@@ -197,10 +197,16 @@ func TestHandBackToUpstream(t *testing.T) {
 	queued(c)
 	newcomer.noAnswer("the newcomer's join during the barrier")
 
-	// The member's join is held and completes the barrier: the coordinator
-	// says so, and the hand-back runs at once.
+	// The member's join is held. s1, the last streams member, left for
+	// good: kept for a successor of its process (coordinator/streams/
+	// departed.go) that does not come, it goes at the session timeout,
+	// which completes the barrier: the coordinator says so, and the
+	// hand-back runs at once.
 	conn := newMemberConn(t)
 	tr.Handle(classictest.JoinRequest(t, 9, "cc-id1", "stream"), streams.ClientInfo{ClientID: "cc"}, conn.respond, conn.forward)
+	queued(c)
+	conn.noAnswer("the held join while s1 may still have a successor")
+	clock.Advance(streams.DefaultSessionTimeout)
 	if j := newcomer.answer("the newcomer's held join"); j.ErrorCode != kerr.MemberIDRequired.Code || j.MemberID != "cc-upstream-uuid" {
 		t.Fatalf("newcomer's upstream answer %+v", j)
 	}
@@ -235,8 +241,12 @@ func oneOfTwoHeld(t *testing.T) (*coordinator.Coordinator, *coordinator.ManualCl
 // would look at the barrier again: the held join would never be answered.)
 func TestHandBackEndedByFencing(t *testing.T) {
 	c, clock, up, _, conn := oneOfTwoHeld(t)
-	// cc-id2 stays silent: its 10 s session runs out.
+	// cc-id2 stays silent: its 10 s session runs out; then the group's
+	// session timeout ends s1's wait for a successor (departed.go).
 	clock.Advance(10 * time.Second)
+	queued(c)
+	conn.noAnswer("the held join while s1 may still have a successor")
+	clock.Advance(streams.DefaultSessionTimeout - 10*time.Second)
 	handedBackUpstream(t, c, up, conn, conn.answer("the held join after cc-id2 was fenced"))
 }
 

@@ -115,6 +115,9 @@ type env struct {
 	recoveryWindow time.Duration
 	// clock is the coordinator's (nil: the system clock).
 	clock coordinator.Clock
+	// streamsSession is the streams groups' session timeout (0: Kafka's
+	// default, 45 s).
+	streamsSession time.Duration
 	// kopts, ctlOpts and clientOpts are more options of the cluster, of
 	// the control-plane client and of the client through the proxy.
 	kopts                    []kfake.Opt
@@ -171,6 +174,10 @@ func (e *env) start() {
 	go md.Run(e.ctx)
 	cfg := streams.DefaultConfig()
 	cfg.Defaults.InitialRebalanceDelay = 0
+	if e.streamsSession > 0 {
+		cfg.Defaults.SessionTimeout, cfg.Bounds = e.streamsSession, streams.DefaultBounds()
+		cfg.Bounds.MinSessionTimeout = e.streamsSession
+	}
 	c, err := coordinator.New(coordinator.Options{Config: cfg, Clock: e.clock, Metadata: md, CreateTopics: true})
 	if err != nil {
 		t.Fatal(err)

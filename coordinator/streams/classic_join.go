@@ -177,7 +177,12 @@ func (ch *Change) ClassicJoinGroup(req ClassicJoinRequest) ClassicJoinResult {
 			// A new member (or a static member's new incarnation) is
 			// held too, outside the barrier: it goes upstream with the
 			// members' JoinGroups, without the member id given here,
-			// which the broker would answer UNKNOWN_MEMBER_ID.
+			// which the broker would answer UNKNOWN_MEMBER_ID. The
+			// departed members it succeeds go: the barrier waits no
+			// longer for them.
+			if ch.successorAtBarrier(req.Info.ProcessID.String()) {
+				ch.Commit()
+			}
 			return ClassicJoinResult{Err: ErrHandBackHeld}
 		}
 	}

@@ -19,10 +19,16 @@ package streams
 //   - the group's session timeout passes (a scale-in): removed, as Kafka
 //     removes a static member whose session expires.
 //
-// The last streams member of a group is not kept: with it gone the group
-// is handed back (its classic successor joins the broker's group), and a
-// departed member would hold the hand-back (it counts as a streams member)
-// for as long as it waits.
+// A departed member counts as no streams member for a hand-back (it will
+// not come back as one): when the last streams member leaves, the barrier
+// goes up as before. But the barrier is not Ready while a departed member
+// waits, and its successor's JoinGroup, arriving at the barrier, removes it
+// and is held with the others: all go to the broker's group together and
+// the first generation there has every instance, where before the
+// successor, a JVM start late, came a generation or two after the others
+// (each a classic heartbeat interval, then a follow-up rebalance). Without
+// a successor the barrier waits for the session timeout, as a classic
+// rebalance waits for a member that does not rejoin.
 //
 // Exactly-once: the leaver committed and closed its tasks before its leave;
 // they have no active owner until the one change that gives them to the
@@ -36,24 +42,28 @@ const (
 
 // keepForSuccessor: is m, leaving with epoch -1, kept (departed) rather
 // than removed? A dynamic streams member with a process id, in a migrating
-// group where another streams member stays.
+// group.
 func (ch *Change) keepForSuccessor(m *Member) bool {
 	pid := m.ProcessID()
-	if m.IsClassic() || m.InstanceID() != "" || pid == "" || pid == nilProcessID || !migrating(ch.Group) {
-		return false
-	}
-	for _, o := range ch.Group.Members {
-		if o != m && !o.IsClassic() && !o.Departed() {
-			return true
-		}
-	}
-	return false
+	return !m.IsClassic() && m.InstanceID() == "" && pid != "" && pid != nilProcessID && migrating(ch.Group)
 }
 
 // depart keeps m in the group with its tasks, at epoch -2, until its
-// successor comes or the group's session timeout passes.
+// successor comes or the group's session timeout passes. When m was the
+// last streams member the group epoch moves, as at a leave: the classic
+// members' next Heartbeats pull them into a rebalance, which the hand-back
+// barrier going up after those Heartbeats (migration.HandBack) makes the
+// barrier's; without the bump each would wait one more heartbeat interval.
 func (ch *Change) depart(m *Member) {
 	ch.releaseStatic(m)
+	if !HasStreamsMember(ch.Group) {
+		g := ch.Group
+		ch.bumpGroupEpoch(m.ID, GroupMetadataValue{
+			MetadataHash:           g.MetadataHash,
+			ValidatedTopologyEpoch: g.ValidatedTopologyEpoch,
+			LastAssignmentConfigs:  g.LastAssignmentConfigs,
+		}, []string{BumpMemberLeft})
+	}
 	ch.cancel(disconnectExpiryTimerKey(m.ID))
 	id := m.ID
 	ch.noteSessionExpiry(id, ch.Config.SessionTimeout)
@@ -92,4 +102,24 @@ func (ch *Change) releaseDeparted(joining string, pid *string) {
 func (ch *Change) logDeparted(m *Member, why string) {
 	ch.logInfo(m.ID).Str("process", m.ProcessID()).
 		Msgf("[GroupId %s][MemberId %s] Removed departed member %s of process %s: %s.", ch.GroupID, m.ID, m.ID, m.ProcessID(), why)
+}
+
+// successorAtBarrier removes the departed members a JoinGroup of a new
+// member of process pid ends at a hand-back barrier, where the join is held
+// to go to the broker's group with the others and nothing is assigned here
+// any more: those of its process (it is their successor), or all of them if
+// its process is new to the group (releaseDeparted). It reports whether it
+// removed any.
+func (ch *Change) successorAtBarrier(pid string) bool {
+	before := len(ch.Group.Members)
+	for _, m := range ch.Group.Members {
+		if m.Departed() && m.ProcessID() == pid && pid != "" && pid != nilProcessID {
+			ch.logDeparted(m, "its successor's JoinGroup is held for the hand-back")
+			ch.removeMember(m, BumpMemberLeft)
+		}
+	}
+	if len(ch.Group.Members) == before {
+		ch.releaseDeparted("", &pid)
+	}
+	return len(ch.Group.Members) != before
 }

@@ -29,10 +29,11 @@ func HandBackStateOf(g *Group) HandBackState {
 }
 
 // HasStreamsMember reports whether a member of the group speaks the streams
-// protocol: a hand-back needs every member classic.
+// protocol: a hand-back needs every member classic. A departed member does
+// not count (it left; departed.go), though a barrier waits for it (Ready).
 func HasStreamsMember(g *Group) bool {
 	for _, m := range g.Members {
-		if !m.IsClassic() {
+		if !m.IsClassic() && !m.Departed() {
 			return true
 		}
 	}
