@@ -133,10 +133,16 @@ func rollComparisonMarkdown(runs map[string]rollRun) string {
 	b.WriteString("\n| run | ended | duration | machine load (1, 5, 15 min) | problems (a baseline's outcome is Kafka's) |\n|---|---|---|---|---|\n")
 	for _, run := range rollRunOrder {
 		if r, ok := runs[run]; ok {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", run, r.ended.UTC().Format("2006-01-02 15:04 UTC"), r.rep.Duration.Round(time.Second), r.load, strings.Join(r.rep.Problems, "; "))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", run, r.ended.UTC().Format("2006-01-02 15:04 UTC"), r.rep.Duration.Round(time.Second), r.load, tableCell(strings.Join(r.rep.Problems, "; ")))
 		}
 	}
 	return b.String()
+}
+
+// tableCell keeps text on one line of a markdown table: a problem's
+// message may span lines (an output check lists each key it missed).
+func tableCell(s string) string {
+	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", "\\|")
 }
 
 // rollDirection names a roll step's direction from its name: "roll c1 to
