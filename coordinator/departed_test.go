@@ -13,28 +13,6 @@ import (
 // A departed member's tasks kept for its successor (streams/departed.go,
 // docs/fast-roll.md §13), in virtual time.
 
-// departGroup is stepBackGroup with s2 of the process its classic successor
-// (newClassic(_, "ps2")) will carry: streams s1 and s2, classic c1, the 6
-// tasks of "foo", all stable.
-func departGroup(t *testing.T) (*world, *classicClient) {
-	t.Helper()
-	h := newHarness(t, nil)
-	h.md.SetTopic("foo", 6)
-	w, c1 := mixedGroupOf(t, h)
-	var p classicstreams.ProcessID
-	copy(p[:], "ps2             ")
-	w.streamsJoin("s2", p.String(), sourceTopology("foo"))
-	for range 4 {
-		w.settleStreams("s1")
-		w.settleStreams("s2")
-		c1.step()
-	}
-	if g := h.group("g"); g.State() != streams.GroupStable || len(c1.active) == 0 || streams.TasksCount(w.streams["s2"].owned.Active) == 0 {
-		t.Fatalf("group not settled: %v, c1 %v, s2 %v", g.State(), c1.active, w.streams["s2"].owned.Active)
-	}
-	return w, c1
-}
-
 // leaveS2 makes s2 leave (epoch -1) and the others run a few seconds; it
 // returns the tasks s2 ran.
 func leaveS2(w *world, c1 *classicClient) streams.Tasks {
@@ -56,7 +34,7 @@ func leaveS2(w *world, c1 *classicClient) streams.Tasks {
 // at once with s2's tasks: each task moves once. Before, s1 and c1 took
 // them at the leave and gave them back a round later.
 func TestDepartedTasksGoToSuccessor(t *testing.T) {
-	w, c1 := departGroup(t)
+	w, c1 := stepBackGroup(t)
 	g := w.h.group("g")
 	epoch := g.GroupEpoch
 	s1Ran, c1Ran := w.streams["s1"].owned.Active, slices.Clone(c1.active)
@@ -89,7 +67,7 @@ func TestDepartedTasksGoToSuccessor(t *testing.T) {
 // A member of a process new to the group (a stateless app's successor, a
 // new instance) ends the wait: s2 goes, and its tasks are assigned.
 func TestDepartedReleasedByNewProcess(t *testing.T) {
-	w, c1 := departGroup(t)
+	w, c1 := stepBackGroup(t)
 	g := w.h.group("g")
 	leaveS2(w, c1)
 	c3 := w.newClassic("c3", "pnew")
@@ -109,7 +87,7 @@ func TestDepartedReleasedByNewProcess(t *testing.T) {
 // Without a successor (a scale-in) s2 waits the group's session timeout,
 // then goes, and the others take its tasks.
 func TestDepartedExpires(t *testing.T) {
-	w, c1 := departGroup(t)
+	w, c1 := stepBackGroup(t)
 	g := w.h.group("g")
 	leaveS2(w, c1) // 3 s
 	for elapsed := 3 * time.Second; elapsed < streams.DefaultSessionTimeout-time.Second; elapsed += time.Second {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/streamshift/streamshift/classicstreams"
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
@@ -15,14 +16,17 @@ import (
 // (docs/fast-roll.md §12): classic_join_hold.go and
 // streams/successor_watch.go.
 
-// stepBackGroup: streams members s1 (process ps1) and s2 (ps2) and classic
-// member c1 (pc1) share the 6 tasks of "foo", all stable.
+// stepBackGroup: streams members s1 and s2 and classic member c1 share the
+// 6 tasks of "foo", all stable. s2 has the process id its classic successor
+// (newClassic(_, "ps2")) carries.
 func stepBackGroup(t *testing.T) (*world, *classicClient) {
 	t.Helper()
 	h := newHarness(t, nil)
 	h.md.SetTopic("foo", 6)
 	w, c1 := mixedGroupOf(t, h)
-	w.streamsJoin("s2", "ps2", sourceTopology("foo"))
+	var p classicstreams.ProcessID
+	copy(p[:], "ps2             ")
+	w.streamsJoin("s2", p.String(), sourceTopology("foo"))
 	for range 4 {
 		w.settleStreams("s1")
 		w.settleStreams("s2")
