@@ -158,3 +158,37 @@ func TestDepartedLastStreamsMemberAtHandBack(t *testing.T) {
 	}
 	b.want(t, 1, func(st streams.HandBackState) bool { return ready(st) && len(st.Held) == 1 })
 }
+
+// With the disconnect expiry on, a departed member whose connection closed
+// after its leave goes K heartbeat intervals after the close, before the
+// session timeout: a scale-in waits that long, not the 45 s.
+func TestDepartedEndedByDisconnectExpiry(t *testing.T) {
+	h, w := expiryHarness(t)
+	conn1, conn2 := make(chan struct{}), make(chan struct{})
+	w.streamsJoinOn("s1", "p1", "", conn1)
+	w.streamsJoinOn("s2", "p2", "", conn2)
+	c1 := w.newClassic("c1", "pc1")
+	w.settleAll()
+	h.okOn(hbReq("g", "s2", streams.LeaveGroupMemberEpoch, nil), conn2)
+	delete(w.streams, "s2")
+	g := h.group("g")
+	if m := g.Members["s2"]; m == nil || !m.Departed() {
+		t.Fatal("s2 not kept for its successor")
+	}
+	closeConn(t, h, conn2)
+	run := func(d time.Duration) {
+		for elapsed := time.Duration(0); elapsed < d; elapsed += time.Second {
+			h.advance(time.Second)
+			w.streamsHeartbeat("s1")
+			c1.step()
+		}
+	}
+	run(streamsExpiry - time.Second)
+	if g.Members["s2"] == nil {
+		t.Fatal("s2 gone before the disconnect expiry")
+	}
+	run(2 * time.Second)
+	if g.Members["s2"] != nil {
+		t.Fatalf("s2 still waits %v after its connection closed", streamsExpiry+time.Second)
+	}
+}

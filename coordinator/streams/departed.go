@@ -17,7 +17,9 @@ package streams
 //     successor, a scale-out): the departed members are removed, and their
 //     tasks assigned as Kafka would have at the leave;
 //   - the group's session timeout passes (a scale-in): removed, as Kafka
-//     removes a static member whose session expires.
+//     removes a static member whose session expires; sooner, once its
+//     connection closed, by the disconnect expiry when it is on
+//     (disconnect_expiry.go: K heartbeat intervals, 15 s by default).
 //
 // A departed member counts as no streams member for a hand-back (it will
 // not come back as one): when the last streams member leaves, the barrier
