@@ -37,6 +37,9 @@ var errTooManyAsks = fmt.Errorf("more than %d requests of the proxy's own in fli
 // askState is a connection's asks, touched on its loop only.
 type askState struct {
 	inFlight int
+	// held are asks that came while a client request was going upstream
+	// as it arrived (reqStreamLeft): they follow its last byte.
+	held []heldAsk
 	// corr is the last correlation id given to an ask: negative, counting
 	// down, apart from the client's (which Kafka's clients count up from
 	// 0); responses are matched by order anyway, the id is only checked.
@@ -144,9 +147,33 @@ func (cc *clientConn) sendAsk(call *askCall, frame []byte) {
 		cc.asking.corr = -1
 	}
 	s := &slot{corr: cc.asking.corr, key: call.key, version: call.version, upstream: true, ask: call}
-	cc.sent.push(s)
 	binary.BigEndian.PutUint32(frame[8:], uint32(s.corr)) // after size, key and version
+	if cc.reqStreamLeft > 0 {
+		// A frame written now would land inside the client's request,
+		// part of which is upstream already: the broker would read
+		// both as garbage and answer neither.
+		cc.asking.held = append(cc.asking.held, heldAsk{s, frame})
+		return
+	}
+	cc.sent.push(s)
 	_, _ = cc.up.Write(frame)
+}
+
+// heldAsk is an ask waiting for the end of a client request passed
+// through while it arrives.
+type heldAsk struct {
+	s     *slot
+	frame []byte
+}
+
+// sendHeldAsks writes the asks held by sendAsk once the request they
+// waited for went upstream whole; they are answered after it.
+func (cc *clientConn) sendHeldAsks() {
+	for _, a := range cc.asking.held {
+		cc.sent.push(a.s)
+		_, _ = cc.up.Write(a.frame)
+	}
+	cc.asking.held = nil
 }
 
 // answerAsk runs on the loop for the upstream response of an ask slot: it

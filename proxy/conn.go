@@ -274,6 +274,9 @@ func (cc *clientConn) readFrames() gnet.Action {
 			_, _ = cc.up.Write(chunk)
 			cc.inDiscard(n)
 			cc.reqStreamLeft -= n
+			if cc.reqStreamLeft == 0 && len(cc.asking.held) > 0 {
+				cc.sendHeldAsks()
+			}
 			continue
 		}
 		if p.draining.Load() {
