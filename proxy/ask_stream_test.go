@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -133,4 +134,14 @@ func TestAskWaitsForStreamedRequest(t *testing.T) {
 		t.Fatalf("broker: %s", msg)
 	default:
 	}
+}
+
+// produceFrame is a Produce request frame of size record bytes.
+func produceFrame(corr int32, size int) []byte {
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = 7
+	req.Acks = -1
+	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Records: bytes.Repeat([]byte{1}, size)}}}}
+	id := "ask-stream"
+	return appendRequestFrame(nil, corr, &id, req)
 }
