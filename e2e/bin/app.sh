@@ -3,6 +3,8 @@
 #
 #   app.sh run   BUILD DIR [key=value ...]   exec the app in the foreground (its PID is this PID)
 #   app.sh start BUILD [DIR] [key=value ...] run in the background; prints DIR= and PID=
+#                                            (DIR may be a stopped instance's: its successor keeps
+#                                            state/ and appends to app.out and app.log)
 #   app.sh stop  DIR [TIMEOUT_S]             TERM by saved PID (clean close), KILL after timeout
 #   app.sh kill9 DIR                         KILL by saved PID (crash)
 #
@@ -39,8 +41,17 @@ cmd_run() {
 cmd_start() {
   [ $# -ge 1 ] || die "usage: app.sh start BUILD [DIR] [key=value ...]"
   local b=$1; shift
-  local dir nargs; start_dir "$@"; shift "$nargs"
-  "$0" run "$b" "$dir" "$@" >"$dir/app.out" 2>"$dir/app.log" &
+  local dir nargs
+  if [ $# -gt 0 ] && [[ "$1" != *=* ]] && [ -f "$1/app.pid" ]; then
+    # A successor on its predecessor's state directory, as a rolling upgrade does it: the
+    # same state/ (so the same Kafka Streams process id and local stores), the logs appended.
+    if kill -0 "$(cat "$1/app.pid")" 2>/dev/null; then die "$1 is in use by PID $(cat "$1/app.pid"): stop it first"; fi
+    dir=$(cd "$1" && pwd) nargs=1
+  else
+    start_dir "$@"
+  fi
+  shift "$nargs"
+  "$0" run "$b" "$dir" "$@" >>"$dir/app.out" 2>>"$dir/app.log" &
   local pid=$!
   echo "$pid" >"$dir/app.pid"
   printf 'DIR=%s\nPID=%s\n' "$dir" "$pid"
@@ -64,5 +75,5 @@ case "$sub" in
   start) cmd_start "$@" ;;
   stop) cmd_stop "$@" ;;
   kill9) cmd_kill9 "$@" ;;
-  *) sed -n '2,15p' "$0" >&2; exit 2 ;;
+  *) sed -n '2,16p' "$0" >&2; exit 2 ;;
 esac
