@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite README.md's configuration tables from the code")
+var update = flag.Bool("update", false, "rewrite docs/configuration.md's tables from the code")
 
 // TestEveryKeyDocumented: a key added to Config without its keyDoc fails
 // here, and so does a keyDoc of a key that no longer exists.
@@ -28,47 +28,56 @@ func TestEveryKeyDocumented(t *testing.T) {
 	}
 }
 
-// TestREADMEConfigTables: the README's configuration tables are what the
-// code says (keys, flags, environment variables, defaults, meanings), and
-// the streams.* rows name every streams key. -update rewrites them.
+// referencePath is the configuration reference the README links to: its
+// tables are generated, so it lives apart from the README's prose.
+const referencePath = "../docs/configuration.md"
+
+// TestREADMEConfigTables: the configuration reference's tables
+// (docs/configuration.md) are what the code says (keys, flags, environment
+// variables, defaults, meanings), and the streams.* rows name every streams
+// key. -update rewrites them, and appends a section the file has no block
+// for yet (a new keyDoc section) at its end, for a heading to be put on it.
 func TestREADMEConfigTables(t *testing.T) {
-	const path = "../README.md"
-	raw, err := os.ReadFile(path)
+	raw, err := os.ReadFile(referencePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme := string(raw)
+	doc := string(raw)
 	for _, section := range referenceSections() {
 		begin, end := "<!-- config:"+section+" -->\n", "<!-- /config:"+section+" -->"
-		i, j := strings.Index(readme, begin), strings.Index(readme, end)
+		i, j := strings.Index(doc, begin), strings.Index(doc, end)
 		if i < 0 || j < i {
-			t.Errorf("README.md has no %q … %q block", strings.TrimSpace(begin), end)
+			if *update {
+				doc = strings.TrimRight(doc, "\n") + "\n\n## " + section + "\n\n" + begin + Reference(section) + end + "\n"
+				continue
+			}
+			t.Errorf("docs/configuration.md has no %q … %q block; run go test ./config -run TestREADME -update", strings.TrimSpace(begin), end)
 			continue
 		}
-		got, want := readme[i+len(begin):j], Reference(section)
+		got, want := doc[i+len(begin):j], Reference(section)
 		if got == want {
 			continue
 		}
 		if *update {
-			readme = readme[:i+len(begin)] + want + readme[j:]
+			doc = doc[:i+len(begin)] + want + doc[j:]
 			continue
 		}
-		t.Errorf("README.md's %s configuration table differs from the code; run go test ./config -run TestREADME -update\n--- README\n%s--- code\n%s", section, got, want)
+		t.Errorf("docs/configuration.md's %s table differs from the code; run go test ./config -run TestREADME -update\n--- docs/configuration.md\n%s--- code\n%s", section, got, want)
 	}
 	if *update {
-		if err := os.WriteFile(path, []byte(readme), 0o644); err != nil {
+		if err := os.WriteFile(referencePath, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 	row := ""
-	for _, line := range strings.Split(readme, "\n") {
+	for _, line := range strings.Split(doc, "\n") {
 		if strings.HasPrefix(line, "| `streams.") {
 			row += line
 		}
 	}
 	for _, k := range knownKeys() {
 		if name, ok := strings.CutPrefix(k, streamsKeyPrefix); ok && !strings.Contains(row, name) {
-			t.Errorf("README.md's streams.* rows do not name %s", name)
+			t.Errorf("docs/configuration.md's streams.* rows do not name %s", name)
 		}
 	}
 }
