@@ -380,6 +380,7 @@ func (p *Proxy) Listen(ctx context.Context) error {
 
 	// A node outside the port range at start is a configuration error; later
 	// ones are logged by the node table when they appear.
+	p.Starting("asking the upstream for its brokers (metadata)")
 	startCtx, cancel := context.WithTimeout(ctx, 2*p.opts.DialTimeout)
 	err = p.refreshMetadata(startCtx)
 	cancel()
@@ -396,6 +397,7 @@ func (p *Proxy) Listen(ctx context.Context) error {
 
 	// Every listen address is bound before anything else, so a taken port
 	// is an error naming it; the accept loops start once the engine runs.
+	p.Starting("binding the listeners")
 	lns, err := p.bindListeners()
 	if err != nil {
 		return fmt.Errorf("start listeners: %w", err)

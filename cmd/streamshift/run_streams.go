@@ -211,15 +211,14 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	}
 	logMigration(mig, log)
 	if durable {
-		p.Starting("joining the instance group " + cfg.InstanceGroup())
-		if err := rt.cluster.join(cfg, fatal); err != nil {
-			return nil, err
-		}
 		// Serve once this instance's first partitions are loaded; a
 		// partition still loading answers COORDINATOR_LOAD_IN_PROGRESS.
 		bound := 3 * cfg.Coordinator.InstanceSessionTimeout
-		p.Starting("loading this instance's group-log partitions (at most " + bound.String() + ")")
-		if !rt.cluster.waitFirstLoad(ctx, bound) {
+		p.Starting("joining the instance group " + cfg.InstanceGroup() + " and loading this instance's group-log partitions (serving after at most " + bound.String() + ")")
+		if err := rt.cluster.join(cfg, fatal); err != nil {
+			return nil, err
+		}
+		if !rt.cluster.waitFirstLoad(ctx, bound) && ctx.Err() == nil {
 			log.Warn().Dur("waited", bound).Msg("cluster: the first partitions of this instance are not loaded yet; serving meanwhile")
 		}
 	}
