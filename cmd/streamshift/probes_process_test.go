@@ -329,6 +329,9 @@ func TestTwoInstancesOneHost(t *testing.T) {
 		if !strings.Contains(r.log(), `"cluster_listen":"127.0.0.1:`) || strings.Contains(r.log(), `"cluster_listen":"127.0.0.1:19091"`) {
 			t.Fatalf("no internal listener on a port of its own logged")
 		}
+		if !strings.Contains(r.log(), `"durable_log":true`) {
+			t.Fatal("the durable log is off by default")
+		}
 	}
 	for _, r := range procs {
 		r.stop(t, syscall.SIGTERM, "SIGTERM")
