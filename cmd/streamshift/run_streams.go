@@ -102,7 +102,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		}
 	}
 	// Everything below needs the upstream: wait for it, saying so.
-	p.Starting("waiting for the upstream brokers: no broker of --upstream has answered yet")
+	p.Starting("waiting for the upstream brokers (--upstream) to answer")
 	if err := awaitUpstream(ctx, ctl, cfg.Upstream, cfg.UpstreamDialTimeout+time.Second, log); err != nil {
 		return nil, err
 	}
