@@ -88,14 +88,12 @@ func (p *Proxy) bindListeners() ([]clientListener, error) {
 // queue (the listen backlog) for the first Accept, so it is served late,
 // never accepted and closed for being early.
 type acceptLoops struct {
-	lns     []clientListener
-	wg      sync.WaitGroup
-	started bool
+	lns []clientListener
+	wg  sync.WaitGroup
 }
 
 // start runs the accept loops; it is called once, by Run.
 func (a *acceptLoops) start(p *Proxy) {
-	a.started = true
 	for _, l := range a.lns {
 		a.wg.Add(1)
 		go func() {

@@ -396,7 +396,7 @@ func (p *Proxy) Listen(ctx context.Context) error {
 	}
 
 	// Every listen address is bound before anything else, so a taken port
-	// is an error naming it; the accept loops start once the engine runs.
+	// is an error naming it; the accept loops start once Run serves.
 	p.Starting("binding the listeners")
 	lns, err := p.bindListeners()
 	if err != nil {
