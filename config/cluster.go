@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 )
 
@@ -11,11 +12,16 @@ import (
 // instances' links on an internal listener and keeps a link to each of them,
 // so any instance can carry a group request to the group's owner.
 type Cluster struct {
-	// Listen is the internal listener (empty: the listen host, port 19091).
+	// Listen is the internal listener (empty: the listen host, port 0: a
+	// port the system picks, so that nothing binds a fixed port it was not
+	// told to and two instances share a host). A fixed port stays possible
+	// (network policies name it).
 	Listen string `koanf:"listen"`
 	// AdvertisedAddress is where the other instances dial this one: its own
-	// pod DNS name or IP, never a load balancer (empty: Listen, with the
-	// machine's host name when Listen's host is empty or 0.0.0.0).
+	// pod DNS name or IP, never a load balancer (empty: Listen's host, with
+	// the machine's host name when it is empty or 0.0.0.0, and the port
+	// actually bound). It is published in the instance group, which is how
+	// the other instances find this one.
 	AdvertisedAddress string `koanf:"advertised-address"`
 	// MaxInflightPerPeer and MaxPeerBytes bound the calls of each kind this
 	// instance has waiting on one peer, and their request bytes; beyond,
@@ -31,8 +37,9 @@ type Cluster struct {
 }
 
 // defaultClusterPort is the internal listener's port when cluster.listen
-// is not set.
-const defaultClusterPort = "19091"
+// is not set: any free one. Only the other instances dial it, and they
+// read its address from the instance group.
+const defaultClusterPort = "0"
 
 // DefaultCluster returns the cluster settings before any source.
 func DefaultCluster() Cluster {
@@ -40,7 +47,7 @@ func DefaultCluster() Cluster {
 }
 
 // ClusterListen is the internal listener's address: cluster.listen, or the
-// listen host with port 19091.
+// listen host with port 0 (the address bound is logged and published).
 func (c *Config) ClusterListen() string {
 	if c.Cluster.Listen != "" {
 		return c.Cluster.Listen
@@ -56,8 +63,11 @@ func (c *Config) validateCluster() []string {
 	var errs []string
 	k := c.Cluster
 	if k.Listen != "" {
-		if err := checkHostPort(k.Listen, true); err != nil {
+		// Port 0 is allowed: the system picks one.
+		if _, p, err := net.SplitHostPort(k.Listen); err != nil {
 			errs = append(errs, fmt.Sprintf("cluster.listen %q: %v", k.Listen, err))
+		} else if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
+			errs = append(errs, fmt.Sprintf("cluster.listen %q: port %q is not 0..65535 (0: a free port the system picks)", k.Listen, p))
 		}
 	}
 	if k.AdvertisedAddress != "" {

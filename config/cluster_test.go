@@ -15,7 +15,7 @@ func TestClusterKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := cfg.Cluster
-	if cfg.ClusterListen() != "10.0.0.5:19091" || k.AdvertisedAddress != "" || k.MaxInflightPerPeer != 4096 || k.MaxPeerBytes != 64<<20 || k.ForwardTimeout != 20*time.Second || k.TLSCAFile != "" {
+	if cfg.ClusterListen() != "10.0.0.5:0" || k.AdvertisedAddress != "" || k.MaxInflightPerPeer != 4096 || k.MaxPeerBytes != 64<<20 || k.ForwardTimeout != 20*time.Second || k.TLSCAFile != "" {
 		t.Fatalf("defaults: listen %s, %+v", cfg.ClusterListen(), k)
 	}
 	cfg, _, err = Load([]string{"--upstream", "a:9092"}, []string{"STREAMSHIFT_CLUSTER_LISTEN=:7000", "STREAMSHIFT_CLUSTER_ADVERTISED_ADDRESS=pod-0.headless:7000",

@@ -49,6 +49,7 @@ var flagKeys = []struct{ flag, key string }{
 	{"log-level", "log.level"},
 	{"log-format", "log.format"},
 	{"proxy-id", "proxy-id"},
+	{"cluster-listen", "cluster.listen"},
 }
 
 // Setting describes one configuration key, for documentation.

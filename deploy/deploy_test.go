@@ -8,9 +8,11 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -19,6 +21,16 @@ import (
 
 type labelSelector struct {
 	MatchLabels map[string]string `yaml:"matchLabels"`
+}
+
+// probe is a container's HTTP probe.
+type probe struct {
+	HTTPGet *struct {
+		Path string `yaml:"path"`
+		Port string `yaml:"port"` // a container port's name
+	} `yaml:"httpGet"`
+	PeriodSeconds    int `yaml:"periodSeconds"`
+	FailureThreshold int `yaml:"failureThreshold"`
 }
 
 type manifest struct {
@@ -48,6 +60,10 @@ type manifest struct {
 				Labels map[string]string `yaml:"labels"`
 			} `yaml:"metadata"`
 			Spec struct {
+				SecurityContext struct {
+					RunAsUser int `yaml:"runAsUser"`
+					FSGroup   int `yaml:"fsGroup"`
+				} `yaml:"securityContext"`
 				Containers []struct {
 					Env []struct {
 						Name  string `yaml:"name"`
@@ -57,7 +73,22 @@ type manifest struct {
 						Name          string `yaml:"name"`
 						ContainerPort int    `yaml:"containerPort"`
 					} `yaml:"ports"`
+					StartupProbe   *probe `yaml:"startupProbe"`
+					ReadinessProbe *probe `yaml:"readinessProbe"`
+					LivenessProbe  *probe `yaml:"livenessProbe"`
+					VolumeMounts   []struct {
+						Name      string `yaml:"name"`
+						MountPath string `yaml:"mountPath"`
+						ReadOnly  bool   `yaml:"readOnly"`
+					} `yaml:"volumeMounts"`
 				} `yaml:"containers"`
+				Volumes []struct {
+					Name   string `yaml:"name"`
+					Secret *struct {
+						SecretName  string `yaml:"secretName"`
+						DefaultMode int    `yaml:"defaultMode"`
+					} `yaml:"secret"`
+				} `yaml:"volumes"`
 			} `yaml:"spec"`
 		} `yaml:"template"`
 	} `yaml:"spec"`
@@ -93,7 +124,9 @@ func manifests(t *testing.T, path string) []manifest {
 // Service, which lists the internal port only. Every port streamshift
 // serves (those, admin) is a container port. The NetworkPolicy admits the
 // client and admin ports, and the internal port from the StatefulSet's own
-// pods only.
+// pods only. The internal listener's port is fixed explicitly. The probes:
+// startup and readiness on /readyz, liveness on /healthz. The admin token
+// is a Secret's file.
 func TestKubernetesManifest(t *testing.T) {
 	known := map[string]bool{}
 	for _, s := range config.Settings() {
@@ -117,8 +150,18 @@ func TestKubernetesManifest(t *testing.T) {
 	c := set.Spec.Template.Spec.Containers[0]
 	pod := strings.NewReplacer("$(POD_NAME)", "streamshift-0", "$(POD_NAMESPACE)", "default")
 	var environ []string
+	tokenFile := ""
 	for _, e := range c.Env {
 		if !strings.HasPrefix(e.Name, config.EnvPrefix) {
+			continue
+		}
+		if e.Name == tokenFileEnv {
+			// Its file exists in the pod only (checked below, against the
+			// Secret's mount), not here.
+			tokenFile = e.Value
+			if !known[e.Name] {
+				t.Logf("%s is not a configuration key of this build yet (admin.auth-token-file, issue #38)", e.Name)
+			}
 			continue
 		}
 		if !known[e.Name] {
@@ -147,6 +190,11 @@ func TestKubernetesManifest(t *testing.T) {
 	if _, advPort, _ := strings.Cut(cfg.Cluster.AdvertisedAddress, ":"); !strings.HasPrefix(cfg.Cluster.AdvertisedAddress, "streamshift-0.streamshift-headless.") || advPort != clusterPortS {
 		t.Errorf("cluster.advertised-address %q: want the pod's name in the headless Service, port %s", cfg.Cluster.AdvertisedAddress, clusterPortS)
 	}
+	// The internal listener takes a free port unless told: the manifest
+	// fixes it, as the headless Service and the NetworkPolicy name it.
+	if cfg.Cluster.Listen == "" || clusterPort == 0 {
+		t.Errorf("cluster.listen %q: want a fixed port set explicitly (its default is a free port, which no Service or NetworkPolicy can name)", cfg.Cluster.Listen)
+	}
 	if h := cfg.AdvertisedHost; h != "streamshift" && !strings.HasPrefix(h, "streamshift.") {
 		t.Errorf("advertised-host %q: want the client Service streamshift, the one address of every instance", h)
 	}
@@ -159,8 +207,55 @@ func TestKubernetesManifest(t *testing.T) {
 		return out
 	}
 	containerPorts := map[int]bool{}
+	portByName := map[string]int{}
 	for _, p := range c.Ports {
 		containerPorts[p.ContainerPort] = true
+		portByName[p.Name] = p.ContainerPort
+	}
+
+	// Probes: the start (waiting for Kafka, the group log, the instance
+	// group) belongs to the startupProbe on /readyz, generous enough for a
+	// broker restart; then readiness is /readyz and liveness /healthz,
+	// which stays 200 while the brokers are unreachable.
+	for _, pr := range []struct {
+		what, path string
+		p          *probe
+	}{{"startupProbe", "/readyz", c.StartupProbe}, {"readinessProbe", "/readyz", c.ReadinessProbe}, {"livenessProbe", "/healthz", c.LivenessProbe}} {
+		switch {
+		case pr.p == nil || pr.p.HTTPGet == nil:
+			t.Errorf("no %s with httpGet", pr.what)
+		case pr.p.HTTPGet.Path != pr.path || portByName[pr.p.HTTPGet.Port] != admin:
+			t.Errorf("%s asks %s on port %q, want %s on the admin port %d", pr.what, pr.p.HTTPGet.Path, pr.p.HTTPGet.Port, pr.path, admin)
+		}
+	}
+	if p := c.StartupProbe; p != nil {
+		if window := time.Duration(p.PeriodSeconds*p.FailureThreshold) * time.Second; window < minStartupWindow {
+			t.Errorf("the startupProbe gives the start %v (periodSeconds × failureThreshold), want at least %v: a pod waiting for Kafka must not be restarted", window, minStartupWindow)
+		}
+	}
+
+	// The admin token: a file of a Secret volume, mounted read-only,
+	// readable by the container's user (fsGroup, mode 0440 or wider).
+	if tokenFile == "" {
+		t.Errorf("no %s: the admin port's capture control and pprof are open", tokenFileEnv)
+	} else {
+		mounted := false
+		for _, m := range c.VolumeMounts {
+			if path.Dir(tokenFile) != path.Clean(m.MountPath) {
+				continue
+			}
+			for _, v := range set.Spec.Template.Spec.Volumes {
+				if v.Name == m.Name && v.Secret != nil && m.ReadOnly {
+					mounted = true
+					if v.Secret.DefaultMode&0o040 == 0 || set.Spec.Template.Spec.SecurityContext.FSGroup == 0 {
+						t.Errorf("the Secret %s is not readable by the container's group (defaultMode %#o, fsGroup %d)", v.Secret.SecretName, v.Secret.DefaultMode, set.Spec.Template.Spec.SecurityContext.FSGroup)
+					}
+				}
+			}
+		}
+		if !mounted {
+			t.Errorf("%s=%s is not in a read-only mount of a Secret volume", tokenFileEnv, tokenFile)
+		}
 	}
 	want := map[int]string{admin: "admin", clusterPort: "cluster"}
 	for p, what := range clients {
@@ -227,6 +322,13 @@ func TestKubernetesManifest(t *testing.T) {
 		}
 	}
 }
+
+// tokenFileEnv is admin.auth-token-file's variable.
+const tokenFileEnv = config.EnvPrefix + "ADMIN_AUTH_TOKEN_FILE"
+
+// minStartupWindow is the least time the startupProbe gives a start: a
+// broker restart, or Kafka starting with the pods, takes minutes.
+const minStartupWindow = 5 * time.Minute
 
 func atoi(t *testing.T, s string) int {
 	t.Helper()

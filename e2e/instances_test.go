@@ -62,8 +62,7 @@ func startSSClusterProbed(ctx context.Context, t testing.TB, dir, upstream, adve
 	}
 	c := &ssCluster{hosts: [3]string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}}
 	// The bootstrap, node 1's port, the admin port and the internal
-	// listener (a port of their own, not the default 19091 another run
-	// may hold).
+	// listener (a fixed cluster.listen, as a network policy names it).
 	hosts := c.hosts[:]
 	if advertised != "" {
 		hosts = append(hosts[:3:3], advertised)

@@ -8,29 +8,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// AdminHandler serves /healthz (the loops run), /readyz (listening, upstream
-// metadata known, not draining), /metrics (Prometheus, from gatherer) and
-// /debug/pprof/ (Go profiles).
+// AdminHandler serves /healthz (liveness: the process and its event loops
+// work; 200 while starting, while the brokers are unreachable, while
+// draining), /readyz (every listener serves, upstream metadata known, not
+// draining; the body of a 503 says why), /metrics (Prometheus, from
+// gatherer) and /debug/pprof/ (Go profiles).
 func (p *Proxy) AdminHandler(gatherer prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if !p.Live() {
-			http.Error(w, "starting", http.StatusServiceUnavailable)
+		if why := p.Unhealthy(); why != "" {
+			http.Error(w, why, http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		switch {
-		case p.draining.Load():
-			http.Error(w, "draining", http.StatusServiceUnavailable)
-		case !p.booted.Load():
-			http.Error(w, "starting", http.StatusServiceUnavailable)
-		case !p.metaOK.Load():
-			http.Error(w, "upstream metadata not fetched yet", http.StatusServiceUnavailable)
-		default:
-			_, _ = w.Write([]byte("ok\n"))
+		if why := p.NotReady(); why != "" {
+			http.Error(w, why, http.StatusServiceUnavailable)
+			return
 		}
+		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	// Go profiles, for memory and CPU investigations in place.

@@ -30,6 +30,9 @@ func (p *Proxy) refreshMetadata(ctx context.Context) error {
 	return nil
 }
 
+// refreshLoop refreshes the node table every MetadataRefresh, every second
+// while no refresh has succeeded yet (not ready until one does). A run of
+// failures is logged at spaced intervals (refreshLog), its end once.
 func (p *Proxy) refreshLoop(ctx context.Context) {
 	period := p.opts.MetadataRefresh
 	if !p.metaOK.Load() {
@@ -46,12 +49,23 @@ func (p *Proxy) refreshLoop(ctx context.Context) {
 		rctx, cancel := context.WithTimeout(ctx, 2*p.opts.DialTimeout)
 		err := p.refreshMetadata(rctx)
 		cancel()
+		if ctx.Err() != nil {
+			return
+		}
 		period = p.opts.MetadataRefresh
+		now := time.Now()
 		if err != nil {
-			p.log.Warn().Err(err).Msg("control-plane metadata refresh failed")
+			if log, held := p.refreshLog.failed(now); log {
+				p.log.Warn().Err(err).Strs("upstream", p.opts.Upstream).Int("failed_since_last_line", held).
+					Time("failing_since", p.refreshLog.since).Bool("ready", p.metaOK.Load()).
+					Msg("control-plane metadata refresh failed; retrying, logged again at growing intervals while it fails")
+			}
 			if !p.metaOK.Load() {
 				period = time.Second
 			}
+		} else if ok, failures, took := p.refreshLog.succeeded(now); ok {
+			p.log.Info().Strs("upstream", p.opts.Upstream).Int("failures", failures).Dur("failing_for", took).
+				Msg("control-plane metadata refresh recovered: the upstream answers again")
 		}
 		t.Reset(period)
 	}

@@ -174,7 +174,7 @@ func runDescriptorChild(t *testing.T) {
 	}
 	errCh := make(chan error, 1)
 	go func() { errCh <- p.Run(ctx) }()
-	for !p.Live() {
+	for !p.Serving() {
 		time.Sleep(time.Millisecond)
 	}
 	os.Stdout.WriteString("CHILD READY max_connections=" + strconv.Itoa(p.limits.max) + "\n")

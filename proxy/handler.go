@@ -43,7 +43,7 @@ func (h *handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	ip := ac.ip
 	ac.opened.Store(true)
 	c.SetContext(nil)
-	refused := p.draining.Load() || !p.serving.Load()
+	refused := p.draining.Load()
 	handshakesFull := !refused && p.tls != nil && !p.tls.acquire()
 	if refused || handshakesFull {
 		p.mu.Lock()

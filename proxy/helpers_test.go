@@ -53,7 +53,7 @@ func startProxy(t testing.TB, upstream []string, tweak func(*Options)) *testProx
 		errCh := make(chan error, 1)
 		go func() { errCh <- p.Run(ctx) }()
 		deadline := time.Now().Add(10 * time.Second)
-		for !p.Live() && time.Now().Before(deadline) {
+		for !p.Serving() && time.Now().Before(deadline) {
 			select {
 			case err := <-errCh:
 				cancel()
@@ -65,7 +65,7 @@ func startProxy(t testing.TB, upstream []string, tweak func(*Options)) *testProx
 			case <-time.After(5 * time.Millisecond):
 			}
 		}
-		if !p.Live() {
+		if !p.Serving() {
 			cancel()
 			t.Fatal("proxy not listening")
 		}

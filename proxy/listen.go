@@ -82,25 +82,29 @@ func (p *Proxy) bindListeners() ([]clientListener, error) {
 	return lns, nil
 }
 
-// acceptLoops runs one accept loop per listener until the listeners close.
+// acceptLoops are the bound client listeners and, once Run serves,
+// one accept loop per listener. Until then nothing accepts: a client's
+// connection completes its TCP handshake and waits in the kernel's accept
+// queue (the listen backlog) for the first Accept, so it is served late,
+// never accepted and closed for being early.
 type acceptLoops struct {
 	lns []clientListener
 	wg  sync.WaitGroup
 }
 
-func (p *Proxy) startAccepting(lns []clientListener) *acceptLoops {
-	a := &acceptLoops{lns: lns}
-	for _, l := range lns {
+// start runs the accept loops; it is called once, by Run.
+func (a *acceptLoops) start(p *Proxy) {
+	for _, l := range a.lns {
 		a.wg.Add(1)
 		go func() {
 			defer a.wg.Done()
 			p.acceptLoop(l)
 		}()
 	}
-	return a
 }
 
-// stop closes the listeners and waits for their loops to end.
+// stop closes the listeners (connections still queued in the kernel are
+// reset) and waits for the accept loops to end.
 func (a *acceptLoops) stop() {
 	for _, l := range a.lns {
 		_ = l.ln.Close()
@@ -143,7 +147,7 @@ func (p *Proxy) acceptFailed(l clientListener, err error, backoff time.Duration)
 // on the accept goroutine: a refused one is closed at once, before any
 // event loop sees it; an admitted one goes to an event loop's OnOpen.
 func (p *Proxy) admitAccepted(c net.Conn) {
-	if p.draining.Load() || !p.serving.Load() {
+	if p.draining.Load() {
 		_ = c.Close()
 		return
 	}

@@ -45,7 +45,9 @@ func TestTakenPortNamed(t *testing.T) {
 }
 
 // TestListenBeforeServe: between Listen and Run every port is bound (a
-// second proxy on them fails) and clients are closed at once.
+// second proxy on them fails), the proxy is neither serving nor ready, and
+// a client that connects meanwhile is not closed: its request waits (in
+// the kernel's accept queue) and is answered once Run serves.
 func TestListenBeforeServe(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
@@ -69,9 +71,26 @@ func TestListenBeforeServe(t *testing.T) {
 		other.Close()
 		t.Fatalf("second Listen on the same ports: %v", err)
 	}
-	rc := dialRaw(t, opts.Listen)
-	rc.expectClosed()
-	if p.Ready() || p.Live() {
+	p.Starting("loading the group log")
+	if p.Ready() || p.Serving() {
 		t.Fatal("ready before Run")
+	}
+	if why := p.NotReady(); why != "starting: loading the group log" {
+		t.Fatalf("not ready because %q, want the start-up step", why)
+	}
+	early := dialRaw(t, opts.Listen)
+	early.send(1, apiVersionsReq(3))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	// recv fails the test if the connection was closed (the old
+	// accept-and-close) instead of answered.
+	if frame := early.recv(); frameCorr(frame) != 1 {
+		t.Fatalf("answer with correlation id %d, want 1", frameCorr(frame))
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -172,7 +172,9 @@ type Proxy struct {
 	mem       memBudget
 	ctl       *kgo.Client
 	refreshMu sync.Mutex
-	tls       *tlsServer // nil: plaintext listeners
+	// refreshLog spaces the refresh loop's failure lines (refresh_log.go).
+	refreshLog refreshLog
+	tls        *tlsServer // nil: plaintext listeners
 
 	limits          *connLimits
 	timeouts        *timeoutMetrics
@@ -188,7 +190,8 @@ type Proxy struct {
 	draining  atomic.Bool
 	booted    atomic.Bool
 	metaOK    atomic.Bool
-	serving   atomic.Bool // Run opened the listeners to clients
+	serving   atomic.Bool            // Run opened the listeners to clients
+	startStep atomic.Pointer[string] // Starting: what the start is doing, until serving
 
 	// Set by Listen: the engine's result, the background loops' cancel.
 	engineErr  chan error
@@ -289,13 +292,58 @@ func (p *Proxy) NodeAddr(node int32) string {
 	return net.JoinHostPort(p.opts.AdvertisedHost, strconv.Itoa(p.opts.NodePortBase+int(node)))
 }
 
-// Ready reports whether the proxy accepts connections and knows the cluster.
-func (p *Proxy) Ready() bool {
-	return p.booted.Load() && p.serving.Load() && p.metaOK.Load() && !p.draining.Load()
+// Ready reports whether every listener serves new connections and the
+// proxy knows the cluster (NotReady says why not).
+func (p *Proxy) Ready() bool { return p.NotReady() == "" }
+
+// NotReady says why the proxy is not ready, in the words /readyz answers
+// with; empty when it is: every listener accepts and serves (Run started),
+// the upstream's brokers are known, and it is not draining.
+func (p *Proxy) NotReady() string {
+	switch {
+	case p.draining.Load():
+		return "draining: stopping, finishing the requests in flight"
+	case !p.serving.Load():
+		step := "binding the listeners"
+		if s := p.startStep.Load(); s != nil {
+			step = *s
+		}
+		return "starting: " + step
+	case !p.booted.Load():
+		return "stopped: the event loops ended"
+	case !p.metaOK.Load():
+		return "upstream metadata not fetched yet: no broker of the upstream has answered"
+	}
+	return ""
 }
 
-// Live reports whether the proxy's loops run and serve clients.
-func (p *Proxy) Live() bool { return p.booted.Load() && p.serving.Load() }
+// Starting names the start-up step under way (loading the group log,
+// joining the instance group, …), for /readyz until Run serves.
+func (p *Proxy) Starting(step string) { p.startStep.Store(&step) }
+
+// Serving reports whether the proxy's loops run and its listeners accept
+// clients (Run started).
+func (p *Proxy) Serving() bool { return p.booted.Load() && p.serving.Load() }
+
+// stalledAfter: event loops whose ticker has not ticked for this long are
+// wedged (it ticks at least once a second, tickInterval); a liveness probe
+// should restart the process.
+const stalledAfter = 30 * time.Second
+
+// Unhealthy says why the process does not work, in the words /healthz
+// answers with; empty while it does. It is liveness only: a proxy still
+// starting, waiting for unreachable brokers or draining is healthy, as
+// long as its event loops tick (the ticker takes the same lock as the
+// loops' connection bookkeeping, so a deadlock there shows).
+func (p *Proxy) Unhealthy() string {
+	if !p.booted.Load() {
+		return "" // no event loops yet (or stopped): the admin server answering is the proof of life
+	}
+	if since := time.Duration(time.Now().UnixNano() - p.clock.Load()); since > stalledAfter {
+		return fmt.Sprintf("event loops stalled: their ticker has not run for %v", since.Round(time.Second))
+	}
+	return ""
+}
 
 // listenAddrs is the bootstrap listener followed by one listener per node id.
 func (p *Proxy) listenAddrs() []string {
@@ -307,11 +355,13 @@ func (p *Proxy) listenAddrs() []string {
 }
 
 // Listen binds every listener (the bootstrap one and one per node id) and
-// starts the event loops, but closes every client connection at once until
-// Run serves them: a process binds its ports before it changes anything
-// upstream (the group log, the instance group), and a taken port is then
-// an error that names it. Run calls Listen if it was not called; Close
-// stops a proxy that listened and never ran.
+// starts the event loops, but accepts no client connection until Run
+// serves: a process binds its ports before it changes anything upstream
+// (the group log, the instance group), and a taken port is then an error
+// that names it; a client that connects meanwhile waits in the kernel's
+// accept queue and is served once Run starts, never closed for being
+// early. Run calls Listen if it was not called; Close stops a proxy that
+// listened and never ran.
 func (p *Proxy) Listen(ctx context.Context) error {
 	if p.engineErr != nil {
 		return errors.New("proxy already listening")
@@ -330,11 +380,13 @@ func (p *Proxy) Listen(ctx context.Context) error {
 
 	// A node outside the port range at start is a configuration error; later
 	// ones are logged by the node table when they appear.
+	p.Starting("asking the upstream for its brokers (metadata)")
 	startCtx, cancel := context.WithTimeout(ctx, 2*p.opts.DialTimeout)
 	err = p.refreshMetadata(startCtx)
 	cancel()
 	if err != nil {
 		p.log.Warn().Err(err).Strs("upstream", p.opts.Upstream).Msg("upstream metadata not available yet; retrying in the background, not ready until it is")
+		p.refreshLog.failed(time.Now()) // the refresh loop's next line waits
 	} else {
 		for id, addr := range p.nodes.snapshot() {
 			if !p.nodes.hasPort(id) {
@@ -344,7 +396,8 @@ func (p *Proxy) Listen(ctx context.Context) error {
 	}
 
 	// Every listen address is bound before anything else, so a taken port
-	// is an error naming it; the accept loops start once the engine runs.
+	// is an error naming it; the accept loops start once Run serves.
+	p.Starting("binding the listeners")
 	lns, err := p.bindListeners()
 	if err != nil {
 		return fmt.Errorf("start listeners: %w", err)
@@ -383,7 +436,8 @@ func (p *Proxy) Listen(ctx context.Context) error {
 	}
 	p.booted.Store(true)
 	p.engineErr = errCh
-	p.accepting = p.startAccepting(lns)
+	// Nothing accepts until Run: a client waits in the kernel's queue.
+	p.accepting = &acceptLoops{lns: lns}
 	bg, stopBg := context.WithCancel(context.Background())
 	p.stopBg = stopBg
 	go p.wakeLoop(bg)
@@ -403,6 +457,9 @@ func (p *Proxy) Run(ctx context.Context) error {
 		}
 	}
 	defer p.Close()
+	// Every listener accepts from here on (a connection queued since
+	// Listen included), and only then is the proxy ready (/readyz).
+	p.accepting.start(p)
 	p.serving.Store(true)
 	p.log.Info().Str("listen", p.opts.Listen).Str("advertised_host", p.opts.AdvertisedHost).
 		Int("node_port_first", p.opts.NodePortBase+int(p.opts.NodeIDMin)).Int("node_port_last", p.opts.NodePortBase+int(p.opts.NodeIDMax)).

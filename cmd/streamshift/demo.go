@@ -7,9 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/streamshift/streamshift/proxy"
 )
@@ -76,7 +74,7 @@ func demoCmd(args []string) int {
 	}
 	log.Info().Strs("brokers", cluster.ListenAddrs()).Msg("embedded cluster (kfake, in memory, playing Kafka 3.9) started")
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := onStopSignal(context.Background())
 	defer stop()
 	bootstrap := clientAddr(cfg.Listen, cfg.AdvertisedHost)
 	code = serve(ctx, cfg, log, func(ctx context.Context, admin string) {

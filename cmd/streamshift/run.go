@@ -9,9 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,7 +28,7 @@ func runCmd(args []string) int {
 	if cfg == nil {
 		return code
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := onStopSignal(context.Background())
 	defer stop()
 	return serve(ctx, cfg, log, nil)
 }
@@ -126,20 +124,51 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 		fatalErr.CompareAndSwap(nil, &err)
 		stopProxy()
 	}
+	// A stop (SIGTERM, Ctrl-C) at any moment is logged once, naming the
+	// signal and what the instance was doing; during the start it ends
+	// the step under way, and the instance exits 0 as from a drain.
+	logged := make(chan struct{})
+	stopLog := context.AfterFunc(ctx, func() {
+		defer close(logged)
+		sig, cause := stopCause(ctx)
+		state := p.NotReady()
+		if state == "" {
+			state = "serving"
+		}
+		log.Info().Str("signal", sig).Str("cause", cause).Str("state", state).Msg("stopping")
+	})
+	defer func() {
+		if !stopLog() {
+			<-logged // the line is out before the process exits
+		}
+	}()
 	// Every listener is bound before anything changes upstream (the group
 	// log topic, the instance group, anchors): a taken port stops the start
-	// with nothing to undo. Clients are closed at once until p.Run.
-	if err := p.Listen(pctx); err != nil {
+	// with nothing to undo. Clients wait in the accept queue until p.Run.
+	if err := p.Listen(ctx); err != nil {
+		if ctx.Err() != nil {
+			return 0
+		}
 		log.Error().Err(err).Msg("proxy failed")
 		return 1
 	}
 	defer p.Close()
+	if ctx.Err() != nil {
+		return 0
+	}
 	streams, err := startStreams(ctx, cfg, p, reg, groupEvents{captureEvents{rec}, statusEvents}, log, fatal)
 	if err != nil {
+		if ctx.Err() != nil {
+			return 0 // stopped during the start: what failed was ended by the stop
+		}
 		log.Error().Err(err).Msg("streams-group coordinator")
 		return 1
 	}
 	defer streams.close()
+	if ctx.Err() != nil {
+		return 0 // stopped while waiting for the first partitions
+	}
+	p.Starting("starting the listeners")
 	groupMetrics.Bind(streams.coord, statusEvents)
 	sopts := status.Options{Coordinator: streams.coord, Events: statusEvents, FlightRecorders: flightRecorders(rec),
 		EndOffsets: changelogEndOffsets(streams.ctl)}

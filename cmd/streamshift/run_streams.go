@@ -96,11 +96,13 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		}
 	}()
 	if cfg.Coordinator.DurableLog {
+		p.Starting("binding the internal listener (cluster.listen)")
 		if rt.links, err = startClusterLinks(cfg, p, log.With().Str("component", "cluster").Logger()); err != nil {
 			return nil, err
 		}
 	}
 	// Everything below needs the upstream: wait for it, saying so.
+	p.Starting("waiting for the upstream brokers (--upstream) to answer")
 	if err := awaitUpstream(ctx, ctl, cfg.Upstream, cfg.UpstreamDialTimeout+time.Second, log); err != nil {
 		return nil, err
 	}
@@ -134,6 +136,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	}
 	durable := cfg.Coordinator.DurableLog
 	if durable {
+		p.Starting("opening the group log " + cfg.Coordinator.LogTopic)
 		octx, ocancel := context.WithTimeout(ctx, time.Minute)
 		rt.topic, err = upstream.OpenSharedGroupLog(octx, upstream.GroupLogOptions{
 			Seeds:      cfg.Upstream,
@@ -181,6 +184,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		return nil, err
 	}
 	mig.Events = events
+	p.Starting("asking the upstream for its API versions")
 	routes, err := route.New(route.Options{
 		Coordinator:         rt.coord,
 		Ownership:           coordinator.NewOwnership(rt.coord, upstream.NewGroups(ctl), nil),
@@ -207,13 +211,14 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	}
 	logMigration(mig, log)
 	if durable {
-		if err := rt.cluster.join(cfg, fatal); err != nil {
-			return nil, err
-		}
 		// Serve once this instance's first partitions are loaded; a
 		// partition still loading answers COORDINATOR_LOAD_IN_PROGRESS.
 		bound := 3 * cfg.Coordinator.InstanceSessionTimeout
-		if !rt.cluster.waitFirstLoad(ctx, bound) {
+		p.Starting("joining the instance group " + cfg.InstanceGroup() + " and loading this instance's group-log partitions (serving after at most " + bound.String() + ")")
+		if err := rt.cluster.join(cfg, fatal); err != nil {
+			return nil, err
+		}
+		if !rt.cluster.waitFirstLoad(ctx, bound) && ctx.Err() == nil {
 			log.Warn().Dur("waited", bound).Msg("cluster: the first partitions of this instance are not loaded yet; serving meanwhile")
 		}
 	}
