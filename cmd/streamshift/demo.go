@@ -65,7 +65,7 @@ func demoCmd(args []string) int {
 		return 1
 	}
 	defer cluster.Close() // last: after the proxy drained and the coordinator closed
-	cfg, log, code := loadConfig("demo", append([]string{"--upstream", strings.Join(cluster.ListenAddrs(), ",")}, demoLogFormat(rest, os.LookupEnv)...))
+	cfg, log, code := loadConfig("demo", append([]string{"--upstream", strings.Join(cluster.ListenAddrs(), ",")}, demoLogFormat(rest, os.LookupEnv)...), func(w io.Writer) { fmt.Fprint(w, demoUsage) })
 	if cfg == nil {
 		return code
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -26,7 +27,7 @@ import (
 
 // runCmd is `streamshift run`: the proxy in front of the upstream cluster.
 func runCmd(args []string) int {
-	cfg, log, code := loadConfig("run", args)
+	cfg, log, code := loadConfig("run", args, func(w io.Writer) { config.PrintUsage(w, "run") })
 	if cfg == nil {
 		return code
 	}
@@ -38,13 +39,15 @@ func runCmd(args []string) int {
 // loadConfig loads the configuration of command (run, demo) from args, the
 // STREAMSHIFT_* environment and the --config file, and its logger, with the
 // warnings logged. A nil cfg ends the command with code (0 after --help).
-func loadConfig(command string, args []string) (cfg *config.Config, log zerolog.Logger, code int) {
-	cfg, warnings, err := config.Load(args, os.Environ(), os.Stderr)
+// usage writes the command's short usage, shown after a command line that
+// does not parse.
+func loadConfig(command string, args []string, usage func(io.Writer)) (cfg *config.Config, log zerolog.Logger, code int) {
+	cfg, warnings, err := config.Load(args, os.Environ(), os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, log, 0
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "streamshift %s: %v\n", command, err)
+		printConfigError(os.Stderr, command, err, usage)
 		return nil, log, 2
 	}
 	log = newLogger(cfg.Log)
@@ -59,6 +62,20 @@ func loadConfig(command string, args []string) (cfg *config.Config, log zerolog.
 		log.Info().Msg("upstream TLS files reloaded")
 	})
 	return cfg, log, 0
+}
+
+// printConfigError writes a configuration or command-line error, one
+// problem a line, each with the command's name; after a command line that
+// does not parse, the short usage.
+func printConfigError(w io.Writer, command string, err error, usage func(io.Writer)) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(w, "streamshift %s: %s\n", command, line)
+	}
+	var ue *config.UsageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(w)
+		usage(w)
+	}
 }
 
 // serve is the one wiring of streamshift, for `run` and `demo`: the proxy
