@@ -2,15 +2,14 @@ package proxy
 
 import (
 	"net/http"
-	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // AdminHandler serves /healthz (the loops run), /readyz (listening, upstream
-// metadata known, not draining), /metrics (Prometheus, from gatherer) and
-// /debug/pprof/ (Go profiles).
+// metadata known, not draining) and /metrics (Prometheus, from gatherer).
+// Go's profiles are cmd/streamshift's, behind admin.pprof and the token.
 func (p *Proxy) AdminHandler(gatherer prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -33,11 +32,5 @@ func (p *Proxy) AdminHandler(gatherer prometheus.Gatherer) http.Handler {
 		}
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
-	// Go profiles, for memory and CPU investigations in place.
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
 }

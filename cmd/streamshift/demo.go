@@ -37,7 +37,7 @@ client connects and disconnects are logged at debug (--log-level debug).
                     Kafka Streams word-count or count app)
 
 Every flag, STREAMSHIFT_* variable and --config key of 'streamshift run'
-applies (see streamshift run --help), the listener flags included:
+applies (see streamshift run --help-all), the listener flags included:
   --listen (127.0.0.1:19092)  --advertised-host  --node-port-base (listen port + 1)
   --admin-listen (127.0.0.1:19080)
 and the streams (streams.*, coordinator.*) and migration (migration.*)

@@ -119,7 +119,22 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 			return 1
 		}
 		admin = ln.Addr().String()
-		srv := &http.Server{Handler: withCluster(adminWithStatus(adminWithCapture(p.AdminHandler(reg), rec), statusSrv.Load), &clusterView), ReadHeaderTimeout: 5 * time.Second}
+		handler, err := newAdminGuard(withCluster(adminWithStatus(adminWithCapture(p.AdminHandler(reg), rec), statusSrv.Load), &clusterView), cfg.Admin, log)
+		if err != nil {
+			_ = ln.Close()
+			log.Error().Err(err).Str("file", cfg.Admin.AuthTokenFile).Msg("admin.auth-token-file")
+			return 2
+		}
+		if cfg.Admin.TLS {
+			if ln, err = adminTLS(ln, cfg.TLS, log); err != nil {
+				log.Error().Err(err).Msg("admin.tls: the listeners' certificate")
+				return 2
+			}
+		}
+		if cfg.Admin.AuthTokenFile == "" && adminOpen(admin) {
+			log.Warn().Str("admin_listen", admin).Msg("the admin listener is reachable beyond this host and admin.auth-token-file is not set: anyone who reaches it can start and stop captures")
+		}
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error().Err(err).Msg("admin server")
@@ -130,7 +145,8 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 			defer cancel()
 			_ = srv.Shutdown(sctx)
 		}()
-		log.Info().Str("admin_listen", admin).Msg("admin endpoints: /healthz /readyz /metrics /capture /ui /api/groups /cluster")
+		log.Info().Str("admin_listen", admin).Bool("tls", cfg.Admin.TLS).Bool("token", cfg.Admin.AuthTokenFile != "").Bool("pprof", cfg.Admin.Pprof).
+			Msg("admin endpoints: /healthz /readyz /metrics /capture /ui /api/groups /cluster")
 	}
 
 	// The proxy runs until ctx ends (then this instance first hands its
