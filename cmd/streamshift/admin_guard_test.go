@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamshift/streamshift/config"
+	"github.com/streamshift/streamshift/internal/testpki"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -265,5 +268,46 @@ func TestAdminLocked(t *testing.T) {
 		if !found {
 			t.Errorf("no %s line %q with the remote address in:\n%s", want.level, want.msg, logs)
 		}
+	}
+}
+
+// TestAdminTLS: with admin.tls the admin listener speaks TLS with the
+// listeners' certificate, and a client that trusts its CA reads /healthz
+// without presenting a certificate of its own.
+func TestAdminTLS(t *testing.T) {
+	ca, err := testpki.NewCA("admin-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := ca.IssueNow("streamshift", "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile, err := pair.Write(t.TempDir(), "listener")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tln, err := adminTLS(ln, config.TLS{CertFile: certFile, KeyFile: keyFile}, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })}
+	go func() { _ = srv.Serve(tln) }()
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12}}}
+	resp, err := client.Get("https://" + ln.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("https /healthz: %d", resp.StatusCode)
+	}
+	if resp, err := http.Get("http://" + ln.Addr().String() + "/healthz"); err == nil && resp.StatusCode == 200 {
+		t.Errorf("plain HTTP answered 200 on a TLS admin listener")
 	}
 }

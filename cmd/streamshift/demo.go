@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -59,13 +61,23 @@ func demoCmd(args []string) int {
 		fmt.Fprintf(os.Stderr, "streamshift demo: %v\n\n%s", err, demoUsage)
 		return 2
 	}
+	usage := func(w io.Writer) { fmt.Fprint(w, demoUsage) }
+	// A bad flag or value is reported before the embedded cluster starts
+	// (its upstream stands in for the cluster's, not yet known).
+	if _, _, err := config.Load(append([]string{"--upstream", "127.0.0.1:9092"}, rest...), os.Environ(), os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) { // --help-all
+			return 0
+		}
+		printConfigError(os.Stderr, "demo", err, usage)
+		return 2
+	}
 	cluster, err := newDemoCluster()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "streamshift demo: embedded cluster: %v\n", err)
 		return 1
 	}
 	defer cluster.Close() // last: after the proxy drained and the coordinator closed
-	cfg, log, code := loadConfig("demo", append([]string{"--upstream", strings.Join(cluster.ListenAddrs(), ",")}, demoLogFormat(rest, os.LookupEnv)...), func(w io.Writer) { fmt.Fprint(w, demoUsage) })
+	cfg, log, code := loadConfig("demo", append([]string{"--upstream", strings.Join(cluster.ListenAddrs(), ",")}, demoLogFormat(rest, os.LookupEnv)...), usage)
 	if cfg == nil {
 		return code
 	}
