@@ -32,6 +32,8 @@ func TestLoadProblems(t *testing.T) {
 			[]string{`coordinator.durable-log "yes": want true or false (from environment STREAMSHIFT_COORDINATOR_DURABLE_LOG)`}},
 		{"streams ms", nil, []string{"STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS=45s"},
 			[]string{`streams.session.timeout.ms "45s": a whole number of milliseconds (Kafka's unit for *.ms), e.g. 45000 (from environment STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS)`}},
+		{"capture API name", nil, []string{"STREAMSHIFT_CAPTURE_API_KEYS=JoinGroup,Bogus"},
+			[]string{`capture.api-keys "JoinGroup,Bogus": unknown API "Bogus" (want a key or a name such as JoinGroup) (from environment STREAMSHIFT_CAPTURE_API_KEYS)`}},
 		{"out of bounds, environment", nil, []string{"STREAMSHIFT_LIMITS_MAX_INFLIGHT_REQUESTS=0"},
 			[]string{"limits.max-inflight-requests: must be >= 1, got 0 (from environment STREAMSHIFT_LIMITS_MAX_INFLIGHT_REQUESTS)"}},
 		{"out of bounds, flag", []string{"--event-loops", "-1"}, nil,
