@@ -45,7 +45,11 @@ func streamsKeyDoc(key string) (meaning, def string) {
 			if name == streams.KeyReconciliationHeartbeatInterval {
 				owner = "streamshift's own, beyond Kafka 4.4"
 			}
-			return owner + ": " + strings.TrimSuffix(d.Doc, "."), defs[name]
+			doc := strings.TrimSuffix(d.Doc, ".")
+			if doc != "" {
+				doc = strings.ToLower(doc[:1]) + doc[1:] // a sentence of Kafka's, after a colon
+			}
+			return owner + ": " + doc, defs[name]
 		}
 	}
 	return "Kafka's group.streams." + name, "Kafka's"
