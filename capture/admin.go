@@ -17,15 +17,22 @@ func (r *Recorder) Handler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(r.Status())
 	})
+	// A capture copies a group's traffic to memory and disk: who started
+	// and stopped one is in the log.
 	mux.HandleFunc("POST /capture/groups/{group}", func(w http.ResponseWriter, req *http.Request) {
-		if err := r.StartGroup(req.PathValue("group")); err != nil {
+		group := req.PathValue("group")
+		if err := r.StartGroup(group); err != nil {
+			r.o.Log.Warn().Err(err).Str("group", group).Str("remote_addr", req.RemoteAddr).Msg("capture not started (admin request)")
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		r.o.Log.Info().Str("group", group).Str("remote_addr", req.RemoteAddr).Msg("capture started (admin request)")
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("DELETE /capture/groups/{group}", func(w http.ResponseWriter, req *http.Request) {
-		r.StopGroup(req.PathValue("group"))
+		group := req.PathValue("group")
+		r.StopGroup(group)
+		r.o.Log.Info().Str("group", group).Str("remote_addr", req.RemoteAddr).Msg("capture stopped (admin request)")
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("GET /capture/groups/{group}/flight-recorder", func(w http.ResponseWriter, req *http.Request) {

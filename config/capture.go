@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/streamshift/streamshift/capture"
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
@@ -57,6 +58,11 @@ func List(s string) []string { return streams.ParseList(s) }
 
 func (c Capture) validate() []string {
 	var errs []string
+	// Checked here, not when the recorder starts, so that a bad name is a
+	// configuration error like any other (naming where it was set).
+	if _, err := capture.ParseAPIKeys(List(c.APIKeys)); err != nil {
+		errs = append(errs, fmt.Sprintf("capture.api-keys %q: %v", c.APIKeys, err))
+	}
 	if c.MaxBytes < 4096 {
 		errs = append(errs, fmt.Sprintf("capture.max-bytes: must be >= 4096, got %d", c.MaxBytes))
 	}

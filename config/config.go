@@ -28,6 +28,8 @@ type Config struct {
 	NodeIDMax int32 `koanf:"node-id-max"`
 	// AdminListen serves /healthz, /readyz and /metrics; empty disables it.
 	AdminListen string `koanf:"admin-listen"`
+	// Admin locks the admin listener's changes and profiles (admin.go).
+	Admin Admin `koanf:"admin"`
 
 	UpstreamDialTimeout     time.Duration `koanf:"upstream-dial-timeout"`
 	MetadataRefreshInterval time.Duration `koanf:"metadata-refresh-interval"`

@@ -54,7 +54,7 @@ control-plane:
 		env  []string
 		want string
 	}{
-		{[]string{"STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS=abc"}, "streams:"},
+		{[]string{"STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS=abc"}, "streams.session.timeout.ms"},
 		{[]string{"STREAMSHIFT_CONTROL_PLANE_SASL_MECHANISM=GSSAPI"}, "control-plane.sasl-mechanism"},
 		{[]string{"STREAMSHIFT_CONTROL_PLANE_SASL_MECHANISM=PLAIN"}, "control-plane.sasl-username"},
 		{[]string{"STREAMSHIFT_PROXY_ID=a b"}, "proxy-id"},

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"reflect"
@@ -33,6 +34,9 @@ var flagKeys = []struct{ flag, key string }{
 	{"node-id-min", "node-id-min"},
 	{"node-id-max", "node-id-max"},
 	{"admin-listen", "admin-listen"},
+	{"admin-auth-token-file", "admin.auth-token-file"},
+	{"admin-pprof", "admin.pprof"},
+	{"admin-tls", "admin.tls"},
 	{"upstream-dial-timeout", "upstream-dial-timeout"},
 	{"metadata-refresh-interval", "metadata-refresh-interval"},
 	{"shutdown-timeout", "shutdown-timeout"},
@@ -77,35 +81,44 @@ func Settings() []Setting {
 }
 
 // Load builds the configuration from args (after the command name) and the
-// environment (os.Environ form). It returns flag.ErrHelp when -h was asked.
-// warnings are worth logging but not fatal (unknown STREAMSHIFT_ variables).
+// environment (os.Environ form). -h writes the short usage to usageOut and
+// --help-all the whole reference; both return flag.ErrHelp. A command line
+// that does not parse is a *UsageError; a configuration that does not load
+// or validate is Problems, every problem at once, each naming its key and
+// where its value came from. warnings are worth logging but not fatal
+// (unknown STREAMSHIFT_ variables).
 func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []string, err error) {
-	fs := flag.NewFlagSet("streamshift run", flag.ContinueOnError)
-	fs.SetOutput(usageOut)
-	configPath := fs.String("config", "", "YAML configuration file")
-	def := flatten(Default())
-	for _, f := range flagKeys {
-		fs.String(f.flag, def[f.key], meaningOf(f.key))
-	}
-	fs.Usage = func() { PrintUsage(usageOut, "run") }
-	if err := fs.Parse(args); err != nil {
+	cl := newCommandLine()
+	if err := cl.parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			PrintUsage(usageOut, "run")
+		}
 		return nil, nil, err
 	}
-	if fs.NArg() > 0 {
-		return nil, nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if *cl.helpAll {
+		PrintReference(usageOut)
+		return nil, nil, flag.ErrHelp
 	}
 
 	k := koanf.New(".")
-	if *configPath != "" {
-		if err := k.Load(file.Provider(*configPath), yaml.Parser()); err != nil {
-			return nil, nil, fmt.Errorf("config file %s: %w", *configPath, err)
+	src := sources{}
+	var problems Problems
+	if path := *cl.configPath; path != "" {
+		if err := k.Load(file.Provider(path), yaml.Parser()); err != nil {
+			return nil, nil, Problems{configFileProblem(path, err)}
+		}
+		for _, key := range k.Keys() {
+			src[key] = "config file " + path
 		}
 	}
-	fromEnv, fromFlags := map[string]string{}, map[string]string{} // key → value, to name a bad one
+	types := keyTypes()
 	byEnv := map[string]string{}
-	for _, key := range knownKeys() {
+	var envNames []string
+	for key := range types {
 		byEnv[envName(key)] = key
+		envNames = append(envNames, envName(key))
 	}
+	sort.Strings(envNames)
 	for _, kv := range environ {
 		name, val, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, EnvPrefix) {
@@ -113,55 +126,82 @@ func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []s
 		}
 		key, ok := byEnv[name]
 		if !ok {
-			warnings = append(warnings, fmt.Sprintf("ignoring unknown environment variable %s", name))
+			w := fmt.Sprintf("ignoring unknown environment variable %s", name)
+			if s := closest(name, envNames); s != "" {
+				w += fmt.Sprintf(" (did you mean %s?)", s)
+			}
+			warnings = append(warnings, w)
 			continue
 		}
-		if err := k.Set(key, val); err != nil {
-			return nil, nil, fmt.Errorf("environment %s: %w", name, err)
-		}
-		fromEnv[key] = val
+		_ = k.Set(key, val) // a string at a known leaf: Set has nothing to refuse
+		src[key] = "environment " + name
 	}
-	var flagErr error
-	fs.Visit(func(f *flag.Flag) {
-		for _, fk := range flagKeys {
-			if fk.flag == f.Name {
-				if err := k.Set(fk.key, f.Value.String()); err != nil && flagErr == nil {
-					flagErr = fmt.Errorf("flag --%s: %w", f.Name, err)
-				}
-				fromFlags[fk.key] = f.Value.String()
-			}
+	cl.fs.Visit(func(f *flag.Flag) {
+		if key := keyOfFlag(f.Name); key != "" {
+			_ = k.Set(key, f.Value.String())
+			src[key] = "--" + f.Name
 		}
 	})
-	if flagErr != nil {
-		return nil, nil, flagErr
-	}
 
-	known := map[string]bool{}
-	for _, key := range knownKeys() {
-		known[key] = true
-	}
-	var unknown []string
+	knownList := knownKeys()
 	for _, key := range k.Keys() {
-		if !known[key] {
-			unknown = append(unknown, key)
+		t, known := types[key]
+		if !known {
+			msg := key + ": unknown key"
+			if s := closest(key, knownList); s != "" {
+				msg += fmt.Sprintf(" (did you mean %s?)", s)
+			}
+			problems = append(problems, Problem{Key: key, Message: msg, Source: src[key]})
+			k.Delete(key)
+			continue
 		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, nil, fmt.Errorf("unknown configuration key(s): %s", strings.Join(unknown, ", "))
+		v := k.Get(key)
+		reason := valueProblem(t, v)
+		if reason == "" && strings.HasPrefix(key, streamsKeyPrefix) {
+			reason = streamsValueProblem(key, v)
+		}
+		if reason != "" {
+			problems = append(problems, Problem{Key: key, Message: fmt.Sprintf("%s %q: %s", key, shownValue(v), reason), Source: src[key]})
+			// Validated below with its default, so that the other keys'
+			// problems are listed too; none is taken with a problem.
+			k.Delete(key)
+		}
 	}
 
 	c := Default()
 	if err := k.UnmarshalWithConf("", &c, koanf.UnmarshalConf{DecoderConfig: decoderConfig(&c)}); err != nil {
-		return nil, nil, sourceOfError(err, fromFlags, fromEnv, *configPath)
+		// valueProblem let every value through: a case it misses.
+		return nil, nil, Problems{{Message: "the configuration does not decode: " + err.Error()}}
 	}
 	if err := k.UnmarshalWithConf("streams", &c.Streams, koanf.UnmarshalConf{FlatPaths: true, DecoderConfig: decoderConfig(&c.Streams)}); err != nil {
-		return nil, nil, sourceOfError(fmt.Errorf("streams: %w", err), fromFlags, fromEnv, *configPath)
+		return nil, nil, Problems{{Message: "the streams section does not decode: " + err.Error()}}
 	}
 	if err := c.Validate(); err != nil {
-		return nil, nil, withSources(err, fromFlags, fromEnv)
+		var ps Problems
+		if !errors.As(err, &ps) {
+			return nil, nil, err
+		}
+		for _, p := range src.attribute(ps) {
+			if !problems.has(p.Key) { // a bad value's default is not the user's problem
+				problems = append(problems, p)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, nil, problems
 	}
 	return &c, warnings, nil
+}
+
+// configFileProblem says why the --config file did not load: it cannot be
+// read, or it is not YAML (the parser's line number kept: it is the user's
+// file).
+func configFileProblem(path string, err error) Problem {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return Problem{Key: "config", Message: fmt.Sprintf("config %q: cannot be read: %v", path, pe.Err), Source: "--config"}
+	}
+	return Problem{Key: "config", Message: fmt.Sprintf("config %q: not YAML: %v", path, err), Source: "--config"}
 }
 
 func decoderConfig(out any) *mapstructure.DecoderConfig {
@@ -176,7 +216,8 @@ func decoderConfig(out any) *mapstructure.DecoderConfig {
 	}
 }
 
-// Validate checks the whole configuration and reports every problem at once.
+// Validate checks the whole configuration and reports every problem at once,
+// as Problems (one per line, each starting with its key).
 func (c *Config) Validate() error {
 	var errs []string
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
@@ -287,8 +328,11 @@ func (c *Config) Validate() error {
 	for _, e := range c.validateSecurity() {
 		add("%s", e)
 	}
+	for _, e := range c.validateAdmin() {
+		add("%s", e)
+	}
 	if len(errs) > 0 {
-		return errors.New("invalid configuration:\n  " + strings.Join(errs, "\n  "))
+		return problemsOf(errs)
 	}
 	return nil
 }

@@ -61,8 +61,8 @@ func TestLoadErrors(t *testing.T) {
 		want []string
 	}{
 		{"no upstream", nil, []string{"upstream: required"}},
-		{"unknown file key", []string{"--config", bad}, []string{"unknown configuration key(s): listen-typo"}},
-		{"missing file", []string{"--config", filepath.Join(dir, "none.yaml")}, []string{"config file"}},
+		{"unknown file key", []string{"--config", bad}, []string{"listen-typo: unknown key (from config file"}},
+		{"missing file", []string{"--config", filepath.Join(dir, "none.yaml")}, []string{"none.yaml\": cannot be read"}},
 		{"wildcard listen", []string{"--upstream", "a:1", "--listen", "0.0.0.0:9092"}, []string{"advertised-host: required"}},
 		{"ports collide", []string{"--upstream", "a:1", "--listen", "127.0.0.1:9092", "--node-port-base", "9090"}, []string{"include the listen port 9092"}},
 		{"ports overflow", []string{"--upstream", "a:1", "--listen", "127.0.0.1:65530"}, []string{"outside 1..65535"}},

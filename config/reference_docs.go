@@ -22,6 +22,7 @@ const (
 	sectionMigration = "migration"
 	sectionSecurity  = "security"
 	sectionCapture   = "capture"
+	sectionAdmin     = "admin"
 )
 
 // keyDocs is in README order.
@@ -101,6 +102,10 @@ var keyDocs = []keyDoc{
 	{"capture.flight-dir", sectionCapture, "where a flight recorder is written on a failure: one file per incident (a group failing again and again is one incident until it succeeds or a quiet flight-window passes)", "the file's directory, else the temp dir"},
 	{"capture.flight-max-files", sectionCapture, "flight-recorder files kept in flight-dir, an earlier run's included (the oldest are removed; instances sharing the directory share the cap)", ""},
 	{"capture.flight-max-total-bytes", sectionCapture, "bytes of flight-recorder files kept in flight-dir, the same way; at least flight-max-bytes", ""},
+
+	{"admin.auth-token-file", sectionAdmin, "file holding the admin listener's bearer token (surrounding whitespace dropped; re-read when it changes): with it, every request that changes something (POST, PUT, DELETE: /capture) and every /debug/pprof/ request needs Authorization: Bearer <token>, else 401; /healthz, /readyz, /metrics and the read-only pages stay open. An empty file is an error", "none (changes open)"},
+	{"admin.pprof", sectionAdmin, "serve Go's profiles on /debug/pprof/ (404 when off; behind the token when admin.auth-token-file is set)", ""},
+	{"admin.tls", sectionAdmin, "serve the admin listener over TLS with the listeners' certificate (tls.cert-file, tls.key-file; no client certificate asked, so probes work)", ""},
 }
 
 // docOf is the keyDoc of key.

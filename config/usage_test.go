@@ -4,49 +4,114 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"regexp"
 	"strings"
 	"testing"
 )
 
-// TestRunHelpPrintsReference: `streamshift run -h` prints every documented
-// key with its variable, and the defaults a user sees: node-port-base as
-// listen port + 1, not "0", and no flag typed string.
-func TestRunHelpPrintsReference(t *testing.T) {
+// TestRunHelpFitsAScreen: `streamshift run -h` is one screen: the keys
+// everyone sets, each with its variable, then where the rest is.
+func TestRunHelpFitsAScreen(t *testing.T) {
 	var out bytes.Buffer
 	if _, _, err := Load([]string{"-h"}, nil, &out); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v", err)
 	}
 	help := out.String()
-	for _, d := range keyDocs {
-		if !strings.Contains(help, d.key) || !strings.Contains(help, envName(d.key)) {
-			t.Errorf("-h lacks %s (%s)", d.key, envName(d.key))
+	if n := strings.Count(help, "\n"); n > 40 {
+		t.Errorf("-h is %d lines, more than a screen (40):\n%s", n, help)
+	}
+	types := keyTypes()
+	for _, c := range commonKeys {
+		if _, ok := types[c.key]; ok && !strings.Contains(help, envName(c.key)) {
+			t.Errorf("-h lacks %s", c.key)
 		}
 	}
-	if !strings.Contains(help, "(default: listen port + 1; STREAMSHIFT_NODE_PORT_BASE)") {
-		t.Errorf("node-port-base's default is not listen port + 1:\n%s", help)
-	}
-	if strings.Contains(help, `(default "0")`) || strings.Contains(help, " string\n") {
-		t.Errorf("-h shows Go flag defaults:\n%s", help)
+	for _, want := range []string{"usage: streamshift run [flags]", "--config FILE", "--admin-auth-token-file FILE",
+		"streamshift run --help-all", "streamshift config reference", "(STREAMSHIFT_NODE_PORT_BASE; default listen port + 1)"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("-h lacks %q:\n%s", want, help)
+		}
 	}
 }
 
-// TestLoadErrorsNameTheVariable: a bad value names the flag or the
-// STREAMSHIFT_ variable the user set, for a value that does not parse and
-// for one out of bounds, streams.* included.
-func TestLoadErrorsNameTheVariable(t *testing.T) {
-	for _, tc := range []struct {
-		args, env []string
-		want      string
-	}{
-		{nil, []string{"STREAMSHIFT_LIMITS_MAX_FRAME_BYTES=abc"}, "environment variable STREAMSHIFT_LIMITS_MAX_FRAME_BYTES"},
-		{[]string{"--max-frame-bytes", "1x"}, nil, "flag --max-frame-bytes"},
-		{nil, []string{"STREAMSHIFT_LIMITS_MAX_INFLIGHT_REQUESTS=0"}, "(from environment variable STREAMSHIFT_LIMITS_MAX_INFLIGHT_REQUESTS)"},
-		{nil, []string{"STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS=abc"}, "(from environment variable STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS)"},
-		{[]string{"--event-loops", "-1"}, nil, "(from flag --event-loops)"},
-	} {
-		_, _, err := Load(append([]string{"--upstream", "kafka:9092"}, tc.args...), tc.env, &bytes.Buffer{})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v %v: %v, want it to name %q", tc.args, tc.env, err, tc.want)
+// TestHelpAllListsEveryKeyOnce: --help-all has one entry per key (streams.*
+// included) naming its flag when it has one, its variable and its default.
+func TestHelpAllListsEveryKeyOnce(t *testing.T) {
+	var out bytes.Buffer
+	if _, _, err := Load([]string{"--help-all"}, nil, &out); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help-all: %v", err)
+	}
+	entries := map[string]int{}
+	entry := regexp.MustCompile(`^  (\S+)  \((.*)\)$`)
+	for _, line := range strings.Split(out.String(), "\n") {
+		if m := entry.FindStringSubmatch(line); m != nil {
+			entries[m[1]]++
+			key := m[1]
+			if !strings.Contains(m[2], envName(key)) || !strings.Contains(m[2], "default ") && !strings.Contains(m[2], "required") {
+				t.Errorf("entry of %s lacks its variable or default: %q", key, line)
+			}
+			if f := flagOf(key); f != "" && !strings.Contains(m[2], "--"+f+",") {
+				t.Errorf("entry of %s lacks its flag --%s: %q", key, f, line)
+			}
 		}
+	}
+	for _, key := range knownKeys() {
+		if entries[key] != 1 {
+			t.Errorf("--help-all lists %s %d times, want once", key, entries[key])
+		}
+		delete(entries, key)
+	}
+	for key := range entries {
+		t.Errorf("--help-all lists %s, not a key", key)
+	}
+	var md bytes.Buffer
+	MarkdownReference(&md)
+	for _, key := range knownKeys() {
+		if n := strings.Count(md.String(), "| `"+key+"` |"); n != 1 {
+			t.Errorf("markdown reference has %d rows of %s, want 1", n, key)
+		}
+	}
+}
+
+// TestUnknownFlag: a flag that does not exist is one line, with the flag it
+// most likely meant; a key written as a flag says how to set it; a command
+// line that does not parse is a *UsageError (the command prints its short
+// usage after it).
+func TestUnknownFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listn", "x"}, "unknown flag --listn (did you mean --listen?)"},
+		{[]string{"-upstrem", "a:1"}, "unknown flag --upstrem (did you mean --upstream?)"},
+		{[]string{"--admin-auth-tokenfile", "f"}, "unknown flag --admin-auth-tokenfile (did you mean --admin-auth-token-file?)"},
+		{[]string{"--zzzzzzzz"}, "unknown flag --zzzzzzzz (every flag: streamshift run --help-all)"},
+		{[]string{"--limits.request-timeout", "3s"}, "unknown flag --limits.request-timeout (the key limits.request-timeout is set with --request-timeout)"},
+		{[]string{"--capture.file", "x"}, "unknown flag --capture.file (capture.file has no flag: set STREAMSHIFT_CAPTURE_FILE or capture.file in the --config file)"},
+		{[]string{"--listen"}, "flag --listen needs a value (--listen HOST:PORT)"},
+		{[]string{"--admin-pprof", "false"}, `unexpected argument "false": a switch takes its value with = (--admin-pprof=false)`},
+		{[]string{"kafka:9092"}, `unexpected argument "kafka:9092": flags start with --, and streamshift run takes no arguments`},
+	} {
+		var out bytes.Buffer
+		_, _, err := Load(tc.args, nil, &out)
+		var ue *UsageError
+		if !errors.As(err, &ue) || err.Error() != tc.want {
+			t.Errorf("%v: %v, want usage error %q", tc.args, err, tc.want)
+		}
+		if out.Len() > 0 {
+			t.Errorf("%v: Load wrote %q; the usage is the caller's", tc.args, out.String())
+		}
+	}
+}
+
+// TestBoolFlags: a bool key's flag alone turns it on, =false off.
+func TestBoolFlags(t *testing.T) {
+	cfg, _, err := Load([]string{"--upstream", "a:1", "--admin-pprof"}, nil, &bytes.Buffer{})
+	if err != nil || !cfg.Admin.Pprof {
+		t.Fatalf("--admin-pprof: %v %+v", err, cfg)
+	}
+	cfg, _, err = Load([]string{"--upstream", "a:1", "--admin-pprof=false"}, []string{"STREAMSHIFT_ADMIN_PPROF=true"}, &bytes.Buffer{})
+	if err != nil || cfg.Admin.Pprof {
+		t.Fatalf("--admin-pprof=false over the variable: %v %+v", err, cfg)
 	}
 }

@@ -449,7 +449,9 @@ func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool
 	bp.cmd = exec.Command(bin, "run", "--upstream", upstream, "--listen", bp.addr, "--admin-listen", bp.admin,
 		"--node-id-max", "3", "--log-level", "warn")
 	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
-	bp.cmd.Env = append(append(withoutBenchEnv(os.Environ()), "STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"), env...)
+	// Profiles (cpuProfile) are off unless asked for; a baseline build
+	// older than admin.pprof ignores the variable with a warning.
+	bp.cmd.Env = append(append(withoutBenchEnv(os.Environ()), "STREAMSHIFT_COORDINATOR_DURABLE_LOG=false", "STREAMSHIFT_ADMIN_PPROF=true"), env...)
 	if err := bp.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

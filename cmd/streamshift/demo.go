@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"strings"
 
+	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -35,7 +37,7 @@ client connects and disconnects are logged at debug (--log-level debug).
                     Kafka Streams word-count or count app)
 
 Every flag, STREAMSHIFT_* variable and --config key of 'streamshift run'
-applies (see streamshift run --help), the listener flags included:
+applies (see streamshift run --help-all), the listener flags included:
   --listen (127.0.0.1:19092)  --advertised-host  --node-port-base (listen port + 1)
   --admin-listen (127.0.0.1:19080)
 and the streams (streams.*, coordinator.*) and migration (migration.*)
@@ -57,13 +59,23 @@ func demoCmd(args []string) int {
 		fmt.Fprintf(os.Stderr, "streamshift demo: %v\n\n%s", err, demoUsage)
 		return 2
 	}
+	usage := func(w io.Writer) { fmt.Fprint(w, demoUsage) }
+	// A bad flag or value is reported before the embedded cluster starts
+	// (its upstream stands in for the cluster's, not yet known).
+	if _, _, err := config.Load(append([]string{"--upstream", "127.0.0.1:9092"}, rest...), os.Environ(), os.Stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) { // --help-all
+			return 0
+		}
+		printConfigError(os.Stderr, "demo", err, usage)
+		return 2
+	}
 	cluster, err := newDemoCluster()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "streamshift demo: embedded cluster: %v\n", err)
 		return 1
 	}
 	defer cluster.Close() // last: after the proxy drained and the coordinator closed
-	cfg, log, code := loadConfig("demo", append([]string{"--upstream", strings.Join(cluster.ListenAddrs(), ",")}, demoLogFormat(rest, os.LookupEnv)...))
+	cfg, log, code := loadConfig("demo", append([]string{"--upstream", strings.Join(cluster.ListenAddrs(), ",")}, demoLogFormat(rest, os.LookupEnv)...), usage)
 	if cfg == nil {
 		return code
 	}

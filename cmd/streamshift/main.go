@@ -14,6 +14,7 @@ commands:
   demo      run it in front of an embedded in-memory Kafka cluster, nothing else needed (see: streamshift demo --help)
   inspect   decode captured Kafka Streams rebalance metadata (see: streamshift inspect --help)
   timeline  a group's history from capture files, as text or HTML (see: streamshift timeline --help)
+  config    print the configuration reference: streamshift config reference [--markdown]
   version   print the version and commit of this build (also: --version)
 `
 
@@ -29,6 +30,8 @@ func main() {
 		os.Exit(demoCmd(os.Args[2:]))
 	case "inspect":
 		os.Exit(inspectCmd(os.Args[2:]))
+	case "config":
+		os.Exit(configCmd(os.Args[2:], os.Stdout, os.Stderr))
 	case "timeline":
 		os.Exit(runTimeline(os.Args[2:], os.Stdout, os.Stderr))
 	case "version", "--version", "-version":

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 
 // runCmd is `streamshift run`: the proxy in front of the upstream cluster.
 func runCmd(args []string) int {
-	cfg, log, code := loadConfig("run", args)
+	cfg, log, code := loadConfig("run", args, func(w io.Writer) { config.PrintUsage(w, "run") })
 	if cfg == nil {
 		return code
 	}
@@ -36,13 +37,15 @@ func runCmd(args []string) int {
 // loadConfig loads the configuration of command (run, demo) from args, the
 // STREAMSHIFT_* environment and the --config file, and its logger, with the
 // warnings logged. A nil cfg ends the command with code (0 after --help).
-func loadConfig(command string, args []string) (cfg *config.Config, log zerolog.Logger, code int) {
-	cfg, warnings, err := config.Load(args, os.Environ(), os.Stderr)
+// usage writes the command's short usage, shown after a command line that
+// does not parse.
+func loadConfig(command string, args []string, usage func(io.Writer)) (cfg *config.Config, log zerolog.Logger, code int) {
+	cfg, warnings, err := config.Load(args, os.Environ(), os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil, log, 0
 	}
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "streamshift %s: %v\n", command, err)
+		printConfigError(os.Stderr, command, err, usage)
 		return nil, log, 2
 	}
 	log = newLogger(cfg.Log)
@@ -57,6 +60,20 @@ func loadConfig(command string, args []string) (cfg *config.Config, log zerolog.
 		log.Info().Msg("upstream TLS files reloaded")
 	})
 	return cfg, log, 0
+}
+
+// printConfigError writes a configuration or command-line error, one
+// problem a line, each with the command's name; after a command line that
+// does not parse, the short usage.
+func printConfigError(w io.Writer, command string, err error, usage func(io.Writer)) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(w, "streamshift %s: %s\n", command, line)
+	}
+	var ue *config.UsageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(w)
+		usage(w)
+	}
 }
 
 // serve is the one wiring of streamshift, for `run` and `demo`: the proxy
@@ -100,7 +117,22 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 			return 1
 		}
 		admin = ln.Addr().String()
-		srv := &http.Server{Handler: withCluster(adminWithStatus(adminWithCapture(p.AdminHandler(reg), rec), statusSrv.Load), &clusterView), ReadHeaderTimeout: 5 * time.Second}
+		handler, err := newAdminGuard(withCluster(adminWithStatus(adminWithCapture(p.AdminHandler(reg), rec), statusSrv.Load), &clusterView), cfg.Admin, log)
+		if err != nil {
+			_ = ln.Close()
+			log.Error().Err(err).Str("file", cfg.Admin.AuthTokenFile).Msg("admin.auth-token-file")
+			return 2
+		}
+		if cfg.Admin.TLS {
+			if ln, err = adminTLS(ln, cfg.TLS, log); err != nil {
+				log.Error().Err(err).Msg("admin.tls: the listeners' certificate")
+				return 2
+			}
+		}
+		if cfg.Admin.AuthTokenFile == "" && adminOpen(admin) {
+			log.Warn().Str("admin_listen", admin).Msg("the admin listener is reachable beyond this host and admin.auth-token-file is not set: anyone who reaches it can start and stop captures")
+		}
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 		go func() {
 			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				log.Error().Err(err).Msg("admin server")
@@ -111,7 +143,8 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 			defer cancel()
 			_ = srv.Shutdown(sctx)
 		}()
-		log.Info().Str("admin_listen", admin).Msg("admin endpoints: /healthz /readyz /metrics /capture /ui /api/groups /cluster")
+		log.Info().Str("admin_listen", admin).Bool("tls", cfg.Admin.TLS).Bool("token", cfg.Admin.AuthTokenFile != "").Bool("pprof", cfg.Admin.Pprof).
+			Msg("admin endpoints: /healthz /readyz /metrics /capture /ui /api/groups /cluster")
 	}
 
 	// The proxy runs until ctx ends (then this instance first hands its
