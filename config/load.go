@@ -27,6 +27,7 @@ const EnvPrefix = "STREAMSHIFT_"
 // is the key's meaning (keyDocs).
 var flagKeys = []struct{ flag, key string }{
 	{"upstream", "upstream"},
+	{"upstream-config", "upstream-config"},
 	{"listen", "listen"},
 	{"advertised-host", "advertised-host"},
 	{"node-port-base", "node-port-base"},
@@ -49,6 +50,22 @@ var flagKeys = []struct{ flag, key string }{
 	{"log-level", "log.level"},
 	{"log-format", "log.format"},
 	{"proxy-id", "proxy-id"},
+	{"tls-cert-file", "tls.cert-file"},
+	{"tls-key-file", "tls.key-file"},
+	{"tls-keystore-location", "tls.keystore-location"},
+	{"tls-keystore-type", "tls.keystore-type"},
+	{"tls-keystore-password", "tls.keystore-password"},
+	{"tls-key-password", "tls.key-password"},
+	{"tls-client-ca-file", "tls.client-ca-file"},
+	{"tls-client-auth", "tls.client-auth"},
+	{"tls-handshake-timeout", "tls.handshake-timeout"},
+	{"tls-max-handshakes", "tls.max-handshakes"},
+	{"upstream-tls-enabled", "upstream-tls.enabled"},
+	{"upstream-tls-ca-file", "upstream-tls.ca-file"},
+	{"upstream-tls-cert-file", "upstream-tls.cert-file"},
+	{"upstream-tls-key-file", "upstream-tls.key-file"},
+	{"upstream-tls-server-name", "upstream-tls.server-name"},
+	{"upstream-tls-insecure-skip-verify", "upstream-tls.insecure-skip-verify"},
 }
 
 // Setting describes one configuration key, for documentation.
@@ -84,7 +101,7 @@ func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []s
 	configPath := fs.String("config", "", "YAML configuration file")
 	def := flatten(Default())
 	for _, f := range flagKeys {
-		fs.String(f.flag, def[f.key], meaningOf(f.key))
+		defineFlag(fs, f.flag, def[f.key], meaningOf(f.key))
 	}
 	fs.Usage = func() { PrintUsage(usageOut, "run") }
 	if err := fs.Parse(args); err != nil {
@@ -160,7 +177,7 @@ func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []s
 	if err := c.Validate(); err != nil {
 		return nil, nil, withSources(err, fromFlags, fromEnv)
 	}
-	return &c, warnings, nil
+	return &c, append(warnings, c.ConfigWarnings()...), nil
 }
 
 func decoderConfig(out any) *mapstructure.DecoderConfig {
@@ -177,10 +194,12 @@ func decoderConfig(out any) *mapstructure.DecoderConfig {
 
 // Validate checks the whole configuration and reports every problem at once.
 func (c *Config) Validate() error {
-	var errs []string
+	errs := c.applyUpstreamConfig()
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	if len(c.Upstream) == 0 {
-		add("upstream: required (--upstream host:port[,host:port...])")
+	if len(c.Upstream) == 0 && c.UpstreamConfig == "" {
+		add("upstream: required (--upstream host:port[,host:port...], or --upstream-config with bootstrap.servers)")
+	} else if len(c.Upstream) == 0 {
+		add("upstream: required: upstream-config %s has no bootstrap.servers and upstream is not set", c.UpstreamConfig)
 	}
 	for i, u := range c.Upstream {
 		c.Upstream[i] = strings.TrimSpace(u)

@@ -12,5 +12,6 @@ func listenerTLS(t config.TLS) *proxy.TLSListener {
 		return nil
 	}
 	return &proxy.TLSListener{CertFile: t.CertFile, KeyFile: t.KeyFile, ClientCAFile: t.ClientCAFile,
+		KeystoreFile: t.KeystoreLocation, KeystoreType: t.KeystoreType, KeystorePassword: t.KeystorePassword, KeyPassword: t.KeyPassword,
 		ClientAuth: t.ClientAuth, HandshakeTimeout: t.HandshakeTimeout, MaxHandshakes: t.MaxHandshakes}
 }
