@@ -272,6 +272,7 @@ func (u *upstreamProperties) tlsConfig(get func(string) string, p *properties.Pr
 		// "https" when the key is missing.
 		if _, set := p.Get(propEndpointIdent); set {
 			chainOnly(cfg)
+			u.warnings = append(u.warnings, fmt.Sprintf("upstream-config %s: %s is empty: the brokers' certificates are checked against the truststore but not their host names", u.file, propEndpointIdent))
 		}
 	default:
 		errs = append(errs, fmt.Sprintf("%s %q: want https or empty (no host name check)", propEndpointIdent, algo))

@@ -12,7 +12,7 @@ import (
 // the README's headings do.
 var sectionTitles = map[string]string{
 	sectionProxy:     "Proxy",
-	sectionSecurity:  "TLS and authorization (environment or YAML only)",
+	sectionSecurity:  "TLS and authorization",
 	sectionStreams:   "Streams groups",
 	sectionMigration: "Migration",
 	sectionCapture:   "Capture",
