@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/streamshift/streamshift/internal/testpki"
 )
@@ -373,5 +374,78 @@ func TestUpstreamConfigWithOtherKeys(t *testing.T) {
 	}
 	if _, _, err := Load([]string{"--upstream-config", p.props(t, "client.id=x")}, nil, io.Discard); err == nil || !strings.Contains(err.Error(), "has no bootstrap.servers and upstream is not set") {
 		t.Errorf("no bootstrap: %v", err)
+	}
+}
+
+// TestUpstreamConfigKeystoreReload: the keystore of upstream-config is
+// re-read when its file is replaced, as upstream-tls.cert-file is: the
+// next connection presents the renewed certificate, and the reload is
+// told to what OnUpstreamTLSReload set.
+func TestUpstreamConfigKeystoreReload(t *testing.T) {
+	p := newBrokerPKI(t)
+	keystore := filepath.Join(p.dir, "renewed.p12")
+	writeStore := func(cn string) {
+		t.Helper()
+		pair, err := p.ca.IssueNow(cn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := pair.PKCS12(storePass)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmp := keystore + ".tmp"
+		if err := os.WriteFile(tmp, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, keystore); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeStore("streamshift")
+	cfg, _, err := loadProps(t, p.props(t, "bootstrap.servers=localhost:9093", "security.protocol=SSL", "ssl.truststore.type=PEM",
+		"ssl.truststore.location="+p.trust["PEM"], "ssl.keystore.type=PKCS12", "ssl.keystore.location="+keystore, "ssl.keystore.password="+storePass))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reloads := make(chan error, 10)
+	cfg.OnUpstreamTLSReload(func(err error) { reloads <- err })
+	if cn, err := p.handshake(t, cfg.UpstreamTLSConfig(), "localhost", true); err != nil || cn != "streamshift" {
+		t.Fatalf("first certificate: %q %v", cn, err)
+	}
+	writeStore("streamshift-renewed")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cn, err := p.handshake(t, cfg.UpstreamTLSConfig(), "localhost", true)
+		if err == nil && cn == "streamshift-renewed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("renewed keystore not presented: %q %v", cn, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := <-reloads; err != nil {
+		t.Fatalf("reload told %v", err)
+	}
+}
+
+// TestUpstreamConfigSources: upstream-config is set by its environment
+// variable or the YAML file as well.
+func TestUpstreamConfigSources(t *testing.T) {
+	p := newBrokerPKI(t)
+	file := p.props(t, "bootstrap.servers=kafka:9092")
+	for name, load := range map[string]func() (*Config, []string, error){
+		"env": func() (*Config, []string, error) {
+			return Load(nil, []string{"STREAMSHIFT_UPSTREAM_CONFIG=" + file}, io.Discard)
+		},
+		"yaml": func() (*Config, []string, error) {
+			return Load([]string{"--config", configFile(t, "upstream-config: "+file+"\n")}, nil, io.Discard)
+		},
+	} {
+		cfg, _, err := load()
+		if err != nil || strings.Join(cfg.Upstream, ",") != "kafka:9092" {
+			t.Errorf("%s: %v %v", name, err, cfg)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/streamshift/streamshift/e2e/harness"
@@ -212,26 +213,38 @@ func streamsGroupThrough(ctx context.Context, addr, brokerPlaintext, source stri
 	group, member := source+"-app", source+"-member"
 	changelog := group + "-store-changelog"
 	req := streamsJoin(group, member, []string{source}, changelog)
-	var last string
-	for {
-		resp, err := req.RequestWith(ctx, cl)
-		switch {
-		case err != nil:
-			last = err.Error()
-		case resp.ErrorCode != 0:
-			last = kerr.ErrorForCode(resp.ErrorCode).Error()
-		default:
-			last = fmt.Sprintf("epoch %d, %d subtopologies assigned", resp.MemberEpoch, len(resp.ActiveTasks))
-			if resp.MemberEpoch > 0 && len(resp.ActiveTasks) > 0 {
-				return changelogCreated(ctx, brokerPlaintext, changelog)
+	// kgo does not look up the coordinator of a streams-group request:
+	// FindCoordinator through streamshift, then heartbeat there as a
+	// member does until it has tasks.
+	var coordinator kmsg.Requestor
+	step := func() (done bool, state string) {
+		if coordinator == nil {
+			fc := kmsg.NewPtrFindCoordinatorRequest()
+			fc.CoordinatorKey, fc.CoordinatorKeys = group, []string{group}
+			resp, err := fc.RequestWith(ctx, cl)
+			if err != nil || len(resp.Coordinators) != 1 || resp.Coordinators[0].ErrorCode != 0 {
+				return false, fmt.Sprintf("find coordinator: %v %+v", err, resp)
 			}
-			// Heartbeat on, as a member does.
-			req.MemberEpoch = resp.MemberEpoch
-			req.Topology = nil
+			coordinator = cl.Broker(int(resp.Coordinators[0].NodeID))
+		}
+		resp, err := req.RequestWith(ctx, coordinator)
+		if err != nil {
+			return false, err.Error()
+		}
+		if resp.ErrorCode != 0 {
+			return false, kerr.ErrorForCode(resp.ErrorCode).Error()
+		}
+		req.MemberEpoch, req.Topology = resp.MemberEpoch, nil
+		return resp.MemberEpoch > 0 && len(resp.ActiveTasks) > 0, fmt.Sprintf("epoch %d, tasks of %d subtopologies", resp.MemberEpoch, len(resp.ActiveTasks))
+	}
+	for {
+		done, state := step()
+		if done {
+			return changelogCreated(ctx, brokerPlaintext, changelog)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("member of %s: %s: %w", group, last, ctx.Err())
+			return fmt.Errorf("member of %s: %s: %w", group, state, ctx.Err())
 		case <-time.After(500 * time.Millisecond):
 		}
 	}

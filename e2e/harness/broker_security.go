@@ -25,9 +25,9 @@ type SecureListeners struct {
 	// SSL is TLS with client certificates required
 	// (ssl.client.auth=required): a client's certificate must be signed by
 	// CA.
-	SSL string
-	CA            *testpki.CA
-	CAFile        string // PEM of the CA, a truststore for Java (ssl.truststore.type=PEM) and Go
+	SSL    string
+	CA     *testpki.CA
+	CAFile string // PEM of the CA, a truststore for Java (ssl.truststore.type=PEM) and Go
 	// Users are the SASL users and passwords: PLAIN users are in the
 	// broker's JAAS configuration; SCRAM users are created by AddSCRAMUsers.
 	Users map[string]string
