@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// TestListenerKeystoreKeys: the listeners take a JKS or PKCS#12 keystore
-// by flag (every tls.* key has one), read once at start so that a wrong
-// password or type stops it naming the key and where it was set.
+// TestListenerKeystoreKeys: the listeners take a JKS or PKCS#12 keystore,
+// and a truststore of client CAs, by flag (every tls.* key has one), read
+// once at start so that a wrong password or type stops it naming the key
+// and where it was set.
 func TestListenerKeystoreKeys(t *testing.T) {
 	p := newBrokerPKI(t)
 	base := []string{"--upstream", "a:1"}
@@ -20,6 +21,13 @@ func TestListenerKeystoreKeys(t *testing.T) {
 		{"JKS", []string{"--tls-keystore-location", p.keystore["JKS"], "--tls-keystore-password", storePass}, ""},
 		{"PKCS12", []string{"--tls-keystore-location", p.keystore["PKCS12"], "--tls-keystore-type", "pkcs12", "--tls-keystore-password", storePass, "--tls-client-auth", "require", "--tls-client-ca-file", p.trust["PEM"]}, ""},
 		{"PEM", []string{"--tls-keystore-location", p.keystore["PEM"], "--tls-keystore-type", "PEM"}, ""},
+		{"PKCS12 truststore of client CAs", []string{"--tls-keystore-location", p.keystore["JKS"], "--tls-keystore-password", storePass,
+			"--tls-truststore-location", p.trust["PKCS12"], "--tls-truststore-type", "PKCS12", "--tls-truststore-password", storePass, "--tls-client-auth", "require"}, ""},
+		{"truststore, wrong password", []string{"--tls-keystore-location", p.keystore["JKS"], "--tls-keystore-password", storePass,
+			"--tls-truststore-location", p.trust["PKCS12"], "--tls-truststore-type", "PKCS12", "--tls-truststore-password", "nope"},
+			"tls.truststore-location " + p.trust["PKCS12"] + " (tls.truststore-type PKCS12): PKCS12 truststore"},
+		{"truststore and client CA file", []string{"--tls-keystore-location", p.keystore["JKS"], "--tls-keystore-password", storePass,
+			"--tls-truststore-location", p.trust["JKS"], "--tls-client-ca-file", p.trust["PEM"]}, "tls.truststore-location and tls.client-ca-file: set one"},
 		{"wrong password", []string{"--tls-keystore-location", p.keystore["JKS"], "--tls-keystore-password", "nope"},
 			"tls.keystore-location " + p.keystore["JKS"] + " (tls.keystore-type JKS): JKS store: wrong password (integrity check failed) (from flag --tls-keystore-location)"},
 		{"bad type", []string{"--tls-keystore-location", p.keystore["JKS"], "--tls-keystore-type", "BKS"}, `tls.keystore-type "BKS": want JKS, PKCS12 or PEM (from flag --tls-keystore-type)`},

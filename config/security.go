@@ -29,6 +29,12 @@ type TLS struct {
 	KeyPassword      string `koanf:"key-password"`
 	// ClientCAFile: PEM CAs that client certificates must chain to (mTLS).
 	ClientCAFile string `koanf:"client-ca-file"`
+	// TruststoreLocation, instead of ClientCAFile: a JKS, PKCS#12 or PEM
+	// truststore of those CAs (Kafka's ssl.truststore.*), re-read when it
+	// changes.
+	TruststoreLocation string `koanf:"truststore-location"`
+	TruststoreType     string `koanf:"truststore-type"`
+	TruststorePassword string `koanf:"truststore-password"`
 	// ClientAuth: none, request (verified when sent) or require.
 	ClientAuth string `koanf:"client-auth"`
 	// HandshakeTimeout bounds one client handshake.
@@ -59,7 +65,7 @@ type UpstreamTLS struct {
 }
 
 func defaultTLS() TLS {
-	return TLS{ClientAuth: "none", HandshakeTimeout: 10 * time.Second, MaxHandshakes: 1024, KeystoreType: tlsstore.JKS}
+	return TLS{ClientAuth: "none", HandshakeTimeout: 10 * time.Second, MaxHandshakes: 1024, KeystoreType: tlsstore.JKS, TruststoreType: tlsstore.JKS}
 }
 
 // loadPool reads the CA file (nil: none, the system pool).
@@ -136,11 +142,12 @@ func (c *Config) validateSecurity() []string {
 		errs = append(errs, "tls.cert-file and tls.key-file: set both or neither")
 	}
 	errs = append(errs, c.TLS.validateKeystore()...)
-	if !t.Enabled() && (t.ClientCAFile != "" || t.ClientAuth != "none") {
+	errs = append(errs, c.TLS.validateTruststore()...)
+	if !t.Enabled() && (t.ClientCAFile != "" || t.TruststoreLocation != "" || t.ClientAuth != "none") {
 		errs = append(errs, "tls.client-ca-file / tls.client-auth: need tls.cert-file and tls.key-file, or tls.keystore-location")
 	}
-	if t.ClientAuth == "require" && t.ClientCAFile == "" {
-		errs = append(errs, "tls.client-auth require: needs tls.client-ca-file")
+	if t.ClientAuth == "require" && t.ClientCAFile == "" && t.TruststoreLocation == "" {
+		errs = append(errs, "tls.client-auth require: needs tls.client-ca-file or tls.truststore-location")
 	}
 	if t.HandshakeTimeout <= 0 {
 		errs = append(errs, fmt.Sprintf("tls.handshake-timeout: must be positive, got %v", t.HandshakeTimeout))

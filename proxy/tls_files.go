@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -27,6 +28,9 @@ type TLSListener struct {
 	// ClientCAFile, when set, is a PEM bundle of the CAs client
 	// certificates must chain to (re-read when it changes).
 	ClientCAFile string
+	// ClientTruststore*, instead of ClientCAFile: a JKS, PKCS#12 or PEM
+	// truststore of those CAs ("" type is JKS), re-read when it changes.
+	ClientTruststoreFile, ClientTruststoreType, ClientTruststorePassword string
 	// ClientAuth: "none" (default), "request" (verified when sent) or
 	// "require".
 	ClientAuth string
@@ -54,11 +58,11 @@ func newTLSFiles(o TLSListener, log zerolog.Logger) (*tlsFiles, error) {
 	if (o.CertFile == "" || o.KeyFile == "") && o.KeystoreFile == "" {
 		return nil, errors.New("tls: both the certificate and the key file, or a keystore, are needed")
 	}
-	if o.ClientAuth == "require" && o.ClientCAFile == "" {
+	if o.ClientAuth == "require" && o.ClientCAFile == "" && o.ClientTruststoreFile == "" {
 		return nil, errors.New("tls: client auth require needs a client CA file")
 	}
 	f := &tlsFiles{opts: o}
-	files, err := reload.New([]string{o.CertFile, o.KeyFile, o.KeystoreFile, o.ClientCAFile}, f.load, func(err error) {
+	files, err := reload.New([]string{o.CertFile, o.KeyFile, o.KeystoreFile, o.ClientCAFile, o.ClientTruststoreFile}, f.load, func(err error) {
 		if err != nil {
 			log.Error().Err(err).Msg("TLS files changed or unreadable; serving the certificate loaded before")
 			return
@@ -97,6 +101,18 @@ func (f *tlsFiles) load() (*tls.Config, error) {
 		}
 		cfg.ClientCAs = pool
 	}
+	if o.ClientTruststoreFile != "" {
+		typ := cmp.Or(o.ClientTruststoreType, tlsstore.JKS)
+		data, err := os.ReadFile(o.ClientTruststoreFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls truststore: %w", err)
+		}
+		certs, err := tlsstore.TrustedCertificates(data, typ, o.ClientTruststorePassword)
+		if err != nil {
+			return nil, fmt.Errorf("tls truststore %s (%s): %w", o.ClientTruststoreFile, typ, err)
+		}
+		cfg.ClientCAs = tlsstore.Pool(certs)
+	}
 	switch o.ClientAuth {
 	case "request":
 		cfg.ClientAuth = tls.VerifyClientCertIfGiven
@@ -116,10 +132,7 @@ func (o TLSListener) keyPair() (tls.Certificate, error) {
 		}
 		return pair, nil
 	}
-	typ := o.KeystoreType
-	if typ == "" {
-		typ = tlsstore.JKS // Kafka's default
-	}
+	typ := cmp.Or(o.KeystoreType, tlsstore.JKS) // Kafka's default
 	data, err := os.ReadFile(o.KeystoreFile)
 	if err == nil {
 		var pair tls.Certificate

@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"context"
 	"crypto/tls"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/streamshift/streamshift/internal/testpki"
 )
@@ -43,4 +45,32 @@ func TestTLSKeystoreListener(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestTLSClientTruststore: with tls.client-auth=require and a JKS
+// truststore of the client CA (tls.truststore-location), a client with a
+// certificate of that CA gets through and one of another CA does not.
+func TestTLSClientTruststore(t *testing.T) {
+	t.Parallel()
+	clientCA := must(testpki.NewCA("client-ca"))
+	otherCA := must(testpki.NewCA("other-ca"))
+	truststore := filepath.Join(t.TempDir(), "clients.jks")
+	if err := osWriteFile(truststore, must(clientCA.TrustJKS("trust-secret"))); err != nil {
+		t.Fatal(err)
+	}
+	s := startTLSSetup(t, func(o *Options) {
+		o.TLS.ClientTruststoreFile, o.TLS.ClientTruststorePassword, o.TLS.ClientAuth = truststore, "trust-secret", "require"
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	other := s.clientPool.Clone()
+	other.Certificates = []tls.Certificate{must(must(otherCA.IssueNow("intruder")).TLS())}
+	if err := s.client(t, other).Ping(ctx); err == nil {
+		t.Fatal("a client certificate of another CA got through")
+	}
+	cfg := s.clientPool.Clone()
+	cfg.Certificates = []tls.Certificate{must(must(clientCA.IssueNow("app")).TLS())}
+	if err := s.client(t, cfg).Ping(ctx); err != nil {
+		t.Fatalf("ping with a client certificate of the truststore's CA: %v", err)
+	}
 }
