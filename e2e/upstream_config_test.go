@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,7 +32,8 @@ import (
 //   - SSL with a JKS truststore and a JKS keystore;
 //   - SSL with a PKCS#12 truststore and keystore;
 //   - SASL_SSL with sasl.jaas.config (SCRAM-SHA-512) and a JKS truststore,
-//     the durable group log on.
+//     the durable group log on, and streamshift's own listener serving TLS
+//     from a JKS keystore (tls.keystore-location).
 //
 // Each file first passes kafka-topics --command-config against the broker;
 // then, through streamshift, a franz-go client produces and consumes in a
@@ -68,8 +70,9 @@ func TestUpstreamConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		props   []string
+		args    []string // more streamshift flags
 		env     []string
-		clients []kgo.Opt // the client's own credentials, passed through
+		clients []kgo.Opt // the client's own TLS and credentials, passed through
 	}{
 		{
 			name: "SSL, JKS truststore and keystore",
@@ -84,13 +87,15 @@ func TestUpstreamConfig(t *testing.T) {
 				"ssl.keystore.type=PKCS12", "ssl.keystore.location=" + st.keyP12, "ssl.keystore.password=" + storeSecret},
 		},
 		{
-			name: "SASL_SSL, SCRAM-SHA-512 in sasl.jaas.config, durable group log",
+			name: "SASL_SSL, SCRAM-SHA-512 in sasl.jaas.config, durable group log, TLS listener from a JKS keystore",
 			props: []string{"bootstrap.servers=" + sec.SASLSSL, "security.protocol=SASL_SSL", "sasl.mechanism=SCRAM-SHA-512",
 				`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \`,
 				`    username="streamshift" password="` + secureUsers["streamshift"] + `";`,
 				"ssl.truststore.type=JKS", "ssl.truststore.location=" + st.trustJKS, "ssl.truststore.password=" + storeSecret},
-			env:     []string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=true"},
-			clients: []kgo.Opt{kgo.SASL(scram.Auth{User: "cli", Pass: secureUsers["cli"]}.AsSha512Mechanism())},
+			args: []string{"--tls-keystore-location", st.listenerJKS, "--tls-keystore-password", storeSecret},
+			env:  []string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=true"},
+			clients: []kgo.Opt{kgo.SASL(scram.Auth{User: "cli", Pass: secureUsers["cli"]}.AsSha512Mechanism()),
+				kgo.DialTLSConfig(&tls.Config{RootCAs: sec.CA.Pool(), MinVersion: tls.VersionTLS12})},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +111,7 @@ func TestUpstreamConfig(t *testing.T) {
 			}
 			px, err := harness.StartProxy(ctx, harness.ProxyOptions{
 				Dir: filepath.Join(dir, "proxy-"+slug), UpstreamConfig: file,
-				Env: tc.env, Probe: tc.clients,
+				Args: tc.args, Env: tc.env, Probe: tc.clients,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -119,6 +124,12 @@ func TestUpstreamConfig(t *testing.T) {
 			if err := streamsGroupThrough(ctx, px.Bootstrap, b.Bootstrap, topic, tc.clients); err != nil {
 				t.Fatalf("streams group through streamshift (log %s): %v", px.Log, err)
 			}
+			if slices.Contains(tc.env, "STREAMSHIFT_COORDINATOR_DURABLE_LOG=true") {
+				// The group log, written by the control plane.
+				if err := changelogCreated(ctx, b.Bootstrap, "__streamshift_groups"); err != nil {
+					t.Fatal(err)
+				}
+			}
 		})
 	}
 }
@@ -126,13 +137,19 @@ func TestUpstreamConfig(t *testing.T) {
 const storeSecret = "store-secret"
 
 // stores are the truststores (the broker's CA) and keystores (a client
-// certificate the broker's CA signed, for streamshift) in JKS and PKCS#12.
-type stores struct{ trustJKS, trustP12, keyJKS, keyP12 string }
+// certificate the broker's CA signed, for streamshift) in JKS and PKCS#12,
+// and a JKS keystore of streamshift's listener certificate (127.0.0.1, the
+// same CA).
+type stores struct{ trustJKS, trustP12, keyJKS, keyP12, listenerJKS string }
 
 // makeStores makes the stores with keytool (and openssl, which alone can
 // turn a PEM key into a store keytool then converts).
 func makeStores(ctx context.Context, dir string, sec *harness.SecureListeners) (*stores, error) {
 	pair, err := sec.CA.IssueNow("streamshift")
+	if err != nil {
+		return nil, err
+	}
+	listener, err := sec.CA.IssueNow("streamshift-listener", "127.0.0.1")
 	if err != nil {
 		return nil, err
 	}
@@ -143,11 +160,16 @@ func makeStores(ctx context.Context, dir string, sec *harness.SecureListeners) (
 	if err != nil {
 		return nil, err
 	}
+	lcert, lkey, err := listener.Write(dir, "listener")
+	if err != nil {
+		return nil, err
+	}
 	s := &stores{
 		trustJKS: filepath.Join(dir, "truststore.jks"), trustP12: filepath.Join(dir, "truststore.p12"),
 		keyJKS: filepath.Join(dir, "keystore.jks"), keyP12: filepath.Join(dir, "keystore.p12"),
+		listenerJKS: filepath.Join(dir, "listener.jks"),
 	}
-	openssl := filepath.Join(dir, "openssl.p12")
+	openssl, lopenssl := filepath.Join(dir, "openssl.p12"), filepath.Join(dir, "listener-openssl.p12")
 	for _, c := range [][]string{
 		{"keytool", "-importcert", "-noprompt", "-alias", "ca", "-file", sec.CAFile, "-keystore", s.trustJKS, "-storetype", "JKS", "-storepass", storeSecret},
 		{"keytool", "-importcert", "-noprompt", "-alias", "ca", "-file", sec.CAFile, "-keystore", s.trustP12, "-storetype", "PKCS12", "-storepass", storeSecret},
@@ -156,6 +178,9 @@ func makeStores(ctx context.Context, dir string, sec *harness.SecureListeners) (
 			"-destkeystore", s.keyP12, "-deststoretype", "PKCS12", "-deststorepass", storeSecret},
 		{"keytool", "-importkeystore", "-noprompt", "-srckeystore", openssl, "-srcstoretype", "PKCS12", "-srcstorepass", storeSecret,
 			"-destkeystore", s.keyJKS, "-deststoretype", "JKS", "-deststorepass", storeSecret, "-destkeypass", storeSecret},
+		{"openssl", "pkcs12", "-export", "-in", lcert, "-inkey", lkey, "-name", "listener", "-out", lopenssl, "-passout", "pass:" + storeSecret},
+		{"keytool", "-importkeystore", "-noprompt", "-srckeystore", lopenssl, "-srcstoretype", "PKCS12", "-srcstorepass", storeSecret,
+			"-destkeystore", s.listenerJKS, "-deststoretype", "JKS", "-deststorepass", storeSecret, "-destkeypass", storeSecret},
 	} {
 		if out, err := exec.CommandContext(ctx, c[0], c[1:]...).CombinedOutput(); err != nil {
 			return nil, fmt.Errorf("%s: %w\n%s", strings.Join(c, " "), err, out)
@@ -250,6 +275,7 @@ func streamsGroupThrough(ctx context.Context, addr, brokerPlaintext, source stri
 	}
 }
 
+// changelogCreated waits until topic exists on the broker.
 func changelogCreated(ctx context.Context, broker, topic string) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(broker))
 	if err != nil {
