@@ -16,6 +16,10 @@ import (
 type Config struct {
 	// Upstream is the bootstrap list of the real cluster.
 	Upstream []string `koanf:"upstream"`
+	// UpstreamConfig is a Kafka client properties file for the
+	// connections to the brokers (upstream_properties.go).
+	UpstreamConfig string              `koanf:"upstream-config"`
+	upstreamProps  *upstreamProperties // read by Validate
 	// Listen is the proxy's bootstrap listener.
 	Listen string `koanf:"listen"`
 	// AdvertisedHost is the host clients are told for every node.

@@ -28,6 +28,7 @@ const EnvPrefix = "STREAMSHIFT_"
 // is the key's meaning (keyDocs).
 var flagKeys = []struct{ flag, key string }{
 	{"upstream", "upstream"},
+	{"upstream-config", "upstream-config"},
 	{"listen", "listen"},
 	{"advertised-host", "advertised-host"},
 	{"node-port-base", "node-port-base"},
@@ -54,6 +55,25 @@ var flagKeys = []struct{ flag, key string }{
 	{"log-format", "log.format"},
 	{"proxy-id", "proxy-id"},
 	{"cluster-listen", "cluster.listen"},
+	{"tls-cert-file", "tls.cert-file"},
+	{"tls-key-file", "tls.key-file"},
+	{"tls-keystore-location", "tls.keystore-location"},
+	{"tls-keystore-type", "tls.keystore-type"},
+	{"tls-keystore-password", "tls.keystore-password"},
+	{"tls-key-password", "tls.key-password"},
+	{"tls-client-ca-file", "tls.client-ca-file"},
+	{"tls-truststore-location", "tls.truststore-location"},
+	{"tls-truststore-type", "tls.truststore-type"},
+	{"tls-truststore-password", "tls.truststore-password"},
+	{"tls-client-auth", "tls.client-auth"},
+	{"tls-handshake-timeout", "tls.handshake-timeout"},
+	{"tls-max-handshakes", "tls.max-handshakes"},
+	{"upstream-tls-enabled", "upstream-tls.enabled"},
+	{"upstream-tls-ca-file", "upstream-tls.ca-file"},
+	{"upstream-tls-cert-file", "upstream-tls.cert-file"},
+	{"upstream-tls-key-file", "upstream-tls.key-file"},
+	{"upstream-tls-server-name", "upstream-tls.server-name"},
+	{"upstream-tls-insecure-skip-verify", "upstream-tls.insecure-skip-verify"},
 }
 
 // Setting describes one configuration key, for documentation.
@@ -190,7 +210,7 @@ func Load(args, environ []string, usageOut io.Writer) (cfg *Config, warnings []s
 	if len(problems) > 0 {
 		return nil, nil, problems
 	}
-	return &c, warnings, nil
+	return &c, append(warnings, c.ConfigWarnings()...), nil
 }
 
 // configFileProblem says why the --config file did not load: it cannot be
@@ -219,10 +239,12 @@ func decoderConfig(out any) *mapstructure.DecoderConfig {
 // Validate checks the whole configuration and reports every problem at once,
 // as Problems (one per line, each starting with its key).
 func (c *Config) Validate() error {
-	var errs []string
+	errs := c.applyUpstreamConfig()
 	add := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	if len(c.Upstream) == 0 {
-		add("upstream: required (--upstream host:port[,host:port...])")
+	if len(c.Upstream) == 0 && c.UpstreamConfig == "" {
+		add("upstream: required (--upstream host:port[,host:port...], or --upstream-config with bootstrap.servers)")
+	} else if len(c.Upstream) == 0 {
+		add("upstream: required: upstream-config %s has no bootstrap.servers and upstream is not set", c.UpstreamConfig)
 	}
 	for i, u := range c.Upstream {
 		c.Upstream[i] = strings.TrimSpace(u)

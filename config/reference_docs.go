@@ -28,6 +28,7 @@ const (
 // keyDocs is in README order.
 var keyDocs = []keyDoc{
 	{"upstream", sectionProxy, "upstream bootstrap, host:port[,…] (YAML: a list)", "(required)"},
+	{"upstream-config", sectionProxy, "a Kafka client properties file, as Kafka's tools take with --command-config (bootstrap.servers, security.protocol, ssl.truststore.*, ssl.keystore.*, ssl.endpoint.identification.algorithm, sasl.mechanism, sasl.jaas.config: docs/upstream-config.md): the security of every connection streamshift opens to the brokers (control plane; the clients' forwarded connections get its TLS, their SASL stays their own); upstream, if set, wins over its bootstrap.servers; upstream-tls.* and control-plane.sasl-* may not be set with it. Unknown keys are warned about, one each; where a key is Kafka's, so is its unit (*.ms: milliseconds), here and in streams.*", "none"},
 	{"listen", sectionProxy, "the proxy's bootstrap listener", ""},
 	{"advertised-host", sectionProxy, "host clients are told for every broker (required if listen is 0.0.0.0)", "listen host"},
 	{"node-port-base", sectionProxy, "upstream node N is served on base+N, the same on every instance", "listen port + 1"},
@@ -78,8 +79,15 @@ var keyDocs = []keyDoc{
 
 	{"tls.cert-file", sectionSecurity, "PEM server certificate (chain after it) of the bootstrap and node listeners; TLS 1.2+; re-read when the file changes (checked at most once a second)", "none (plaintext)"},
 	{"tls.key-file", sectionSecurity, "its PEM key, re-read with it", ""},
+	{"tls.keystore-location", sectionSecurity, "instead of tls.cert-file and tls.key-file: a keystore with the listeners' key and certificate chain (Kafka's ssl.keystore.location), re-read when it changes", "none"},
+	{"tls.keystore-type", sectionSecurity, "JKS, PKCS12 or PEM (Kafka's ssl.keystore.type; a PKCS12 file named JKS or the reverse is read as what it is, as Java does)", ""},
+	{"tls.keystore-password", sectionSecurity, "the keystore's password (Kafka's ssl.keystore.password)", ""},
+	{"tls.key-password", sectionSecurity, "the key entry's password in a JKS keystore when it differs from the store's (Kafka's ssl.key.password)", "the keystore's"},
 	{"tls.client-ca-file", sectionSecurity, "PEM CAs client certificates must chain to (mTLS); re-read when it changes", ""},
-	{"tls.client-auth", sectionSecurity, "none, request (verified when sent) or require (needs tls.client-ca-file)", ""},
+	{"tls.truststore-location", sectionSecurity, "instead of tls.client-ca-file: a truststore of the CAs client certificates must chain to (Kafka's ssl.truststore.location); re-read when it changes", "none"},
+	{"tls.truststore-type", sectionSecurity, "JKS, PKCS12 or PEM (Kafka's ssl.truststore.type)", ""},
+	{"tls.truststore-password", sectionSecurity, "its password (Kafka's ssl.truststore.password); without one a JKS store is read without its integrity check, as Java does", ""},
+	{"tls.client-auth", sectionSecurity, "none, request (verified when sent) or require (needs tls.client-ca-file or tls.truststore-location)", ""},
 	{"tls.handshake-timeout", sectionSecurity, "a client that has not finished its handshake by then is closed", ""},
 	{"tls.max-handshakes", sectionSecurity, "client handshakes running at once; connections beyond are closed at once (streamshift_tls_handshakes_refused_total)", ""},
 	{"upstream-tls.enabled", sectionSecurity, "TLS to the brokers: every forwarded connection and every control-plane client", ""},

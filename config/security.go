@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/streamshift/streamshift/internal/reload"
+	"github.com/streamshift/streamshift/internal/tlsstore"
 )
 
 // TLS is TLS on the client listeners (bootstrap and every node port). It is
@@ -20,8 +21,20 @@ type TLS struct {
 	// re-read when they change.
 	CertFile string `koanf:"cert-file"`
 	KeyFile  string `koanf:"key-file"`
+	// KeystoreLocation, instead of CertFile and KeyFile: a JKS, PKCS#12
+	// or PEM keystore (Kafka's ssl.keystore.*), re-read when it changes.
+	KeystoreLocation string `koanf:"keystore-location"`
+	KeystoreType     string `koanf:"keystore-type"`
+	KeystorePassword string `koanf:"keystore-password"`
+	KeyPassword      string `koanf:"key-password"`
 	// ClientCAFile: PEM CAs that client certificates must chain to (mTLS).
 	ClientCAFile string `koanf:"client-ca-file"`
+	// TruststoreLocation, instead of ClientCAFile: a JKS, PKCS#12 or PEM
+	// truststore of those CAs (Kafka's ssl.truststore.*), re-read when it
+	// changes.
+	TruststoreLocation string `koanf:"truststore-location"`
+	TruststoreType     string `koanf:"truststore-type"`
+	TruststorePassword string `koanf:"truststore-password"`
 	// ClientAuth: none, request (verified when sent) or require.
 	ClientAuth string `koanf:"client-auth"`
 	// HandshakeTimeout bounds one client handshake.
@@ -31,7 +44,7 @@ type TLS struct {
 }
 
 // Enabled reports whether the client listeners speak TLS.
-func (t TLS) Enabled() bool { return t.CertFile != "" }
+func (t TLS) Enabled() bool { return t.CertFile != "" || t.KeystoreLocation != "" }
 
 // UpstreamTLS is TLS from streamshift to the brokers: every forwarded
 // connection and every control-plane client.
@@ -52,7 +65,7 @@ type UpstreamTLS struct {
 }
 
 func defaultTLS() TLS {
-	return TLS{ClientAuth: "none", HandshakeTimeout: 10 * time.Second, MaxHandshakes: 1024}
+	return TLS{ClientAuth: "none", HandshakeTimeout: 10 * time.Second, MaxHandshakes: 1024, KeystoreType: tlsstore.JKS, TruststoreType: tlsstore.JKS}
 }
 
 // loadPool reads the CA file (nil: none, the system pool).
@@ -128,11 +141,13 @@ func (c *Config) validateSecurity() []string {
 	if (t.CertFile == "") != (t.KeyFile == "") {
 		errs = append(errs, "tls.cert-file and tls.key-file: set both or neither")
 	}
-	if !t.Enabled() && (t.ClientCAFile != "" || t.ClientAuth != "none") {
-		errs = append(errs, "tls.client-ca-file / tls.client-auth: need tls.cert-file and tls.key-file")
+	errs = append(errs, c.TLS.validateKeystore()...)
+	errs = append(errs, c.TLS.validateTruststore()...)
+	if !t.Enabled() && (t.ClientCAFile != "" || t.TruststoreLocation != "" || t.ClientAuth != "none") {
+		errs = append(errs, "tls.client-ca-file / tls.client-auth: need tls.cert-file and tls.key-file, or tls.keystore-location")
 	}
-	if t.ClientAuth == "require" && t.ClientCAFile == "" {
-		errs = append(errs, "tls.client-auth require: needs tls.client-ca-file")
+	if t.ClientAuth == "require" && t.ClientCAFile == "" && t.TruststoreLocation == "" {
+		errs = append(errs, "tls.client-auth require: needs tls.client-ca-file or tls.truststore-location")
 	}
 	if t.HandshakeTimeout <= 0 {
 		errs = append(errs, fmt.Sprintf("tls.handshake-timeout: must be positive, got %v", t.HandshakeTimeout))
@@ -143,6 +158,10 @@ func (c *Config) validateSecurity() []string {
 	u := c.UpstreamTLS
 	if !u.Enabled && (u.CAFile != "" || u.CertFile != "" || u.KeyFile != "" || u.ServerName != "" || u.InsecureSkipVerify) {
 		errs = append(errs, "upstream-tls.*: set upstream-tls.enabled=true to use them")
+	}
+	if c.upstreamProps != nil {
+		c.upstreamTLS = c.upstreamProps.tls // upstream-tls.* are unset (applyUpstreamConfig)
+		return errs
 	}
 	if u.Enabled && c.upstreamTLSLog == nil {
 		c.upstreamTLSLog = &reloadLog{}

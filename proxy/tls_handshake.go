@@ -235,7 +235,10 @@ func (cc *clientConn) upstreamTLSTraffic(up *tlsConn) gnet.Action {
 // setupTLS loads the listener certificates and warns of an upstream whose
 // certificate is not checked.
 func (p *Proxy) setupTLS() error {
-	if u := p.opts.UpstreamTLS; u != nil && u.InsecureSkipVerify {
+	// A VerifyConnection of its own checks the chain (upstream-config
+	// with ssl.endpoint.identification.algorithm empty): only the name
+	// is not checked then.
+	if u := p.opts.UpstreamTLS; u != nil && u.InsecureSkipVerify && u.VerifyConnection == nil {
 		p.log.Warn().Msg("upstream-tls.insecure-skip-verify: upstream certificates are NOT verified; anyone on the path can read and change the traffic")
 	}
 	if p.opts.TLS == nil {

@@ -12,5 +12,7 @@ func listenerTLS(t config.TLS) *proxy.TLSListener {
 		return nil
 	}
 	return &proxy.TLSListener{CertFile: t.CertFile, KeyFile: t.KeyFile, ClientCAFile: t.ClientCAFile,
+		ClientTruststoreFile: t.TruststoreLocation, ClientTruststoreType: t.TruststoreType, ClientTruststorePassword: t.TruststorePassword,
+		KeystoreFile: t.KeystoreLocation, KeystoreType: t.KeystoreType, KeystorePassword: t.KeystorePassword, KeyPassword: t.KeyPassword,
 		ClientAuth: t.ClientAuth, HandshakeTimeout: t.HandshakeTimeout, MaxHandshakes: t.MaxHandshakes}
 }

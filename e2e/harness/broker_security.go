@@ -16,14 +16,18 @@ import (
 	"github.com/streamshift/streamshift/internal/testpki"
 )
 
-// SecureListeners are a broker's SASL_SSL and SASL_PLAINTEXT listeners next
-// to its PLAINTEXT one (which the harness's own producer, collector and
+// SecureListeners are a broker's SASL_SSL, SASL_PLAINTEXT and SSL listeners
+// next to its PLAINTEXT one (which the harness's own producer, collector and
 // probes keep using), with a CA and PEM keystores made at test time.
 type SecureListeners struct {
 	SASLSSL       string // 127.0.0.1:<port>, SASL over TLS
 	SASLPlaintext string // 127.0.0.1:<port>, SASL without TLS
-	CA            *testpki.CA
-	CAFile        string // PEM of the CA, a truststore for Java (ssl.truststore.type=PEM) and Go
+	// SSL is TLS with client certificates required
+	// (ssl.client.auth=required): a client's certificate must be signed by
+	// CA.
+	SSL    string
+	CA     *testpki.CA
+	CAFile string // PEM of the CA, a truststore for Java (ssl.truststore.type=PEM) and Go
 	// Users are the SASL users and passwords: PLAIN users are in the
 	// broker's JAAS configuration; SCRAM users are created by AddSCRAMUsers.
 	Users map[string]string
@@ -39,13 +43,14 @@ func NewSecureListeners(dir string, users map[string]string) (*SecureListeners, 
 	if err != nil {
 		return nil, nil, err
 	}
-	ports, err := FreePorts(2)
+	ports, err := FreePorts(3)
 	if err != nil {
 		return nil, nil, err
 	}
 	s := &SecureListeners{
 		SASLSSL:       net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
 		SASLPlaintext: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
+		SSL:           net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[2])),
 		CA:            ca, CAFile: caFile, Users: users,
 	}
 	var plain strings.Builder
@@ -56,9 +61,10 @@ func NewSecureListeners(dir string, users map[string]string) (*SecureListeners, 
 	plain.WriteString(";")
 	scram := "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 	overrides := []string{
-		"listeners=PLAINTEXT://127.0.0.1:@BPORT@,CONTROLLER://127.0.0.1:@CPORT@,SASL_SSL://" + s.SASLSSL + ",SASL_PLAINTEXT://" + s.SASLPlaintext,
-		"advertised.listeners=PLAINTEXT://127.0.0.1:@BPORT@,SASL_SSL://" + s.SASLSSL + ",SASL_PLAINTEXT://" + s.SASLPlaintext,
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
+		"listeners=PLAINTEXT://127.0.0.1:@BPORT@,CONTROLLER://127.0.0.1:@CPORT@,SASL_SSL://" + s.SASLSSL + ",SASL_PLAINTEXT://" + s.SASLPlaintext + ",SSL://" + s.SSL,
+		"advertised.listeners=PLAINTEXT://127.0.0.1:@BPORT@,SASL_SSL://" + s.SASLSSL + ",SASL_PLAINTEXT://" + s.SASLPlaintext + ",SSL://" + s.SSL,
+		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL",
+		"listener.name.ssl.ssl.client.auth=required",
 		"sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
 		"connections.max.reauth.ms=15000",
 		"ssl.keystore.type=PEM",

@@ -22,8 +22,13 @@ import (
 type ProxyOptions struct {
 	// Dir holds the binary's log (streamshift.log); required.
 	Dir string
-	// Upstream is the broker's bootstrap address; required.
+	// Upstream is the broker's bootstrap address; required unless
+	// UpstreamConfig is set.
 	Upstream string
+	// UpstreamConfig is a Kafka client properties file passed as
+	// --upstream-config (its bootstrap.servers the upstream when Upstream
+	// is empty).
+	UpstreamConfig string
 	// Streams are streamshift's `streams:` settings by Kafka's name without
 	// "group.streams." (e.g. "session.timeout.ms": "10000"), passed as
 	// STREAMSHIFT_STREAMS_* variables.
@@ -102,8 +107,8 @@ func StreamsEnv(streams map[string]string) []string {
 // without an admin listener unless o.Args or o.Env name one
 // (OwnListenerEnv), and waits until it answers ApiVersions and Metadata.
 func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
-	if o.Dir == "" || o.Upstream == "" {
-		return nil, fmt.Errorf("proxy: Dir and Upstream are required")
+	if o.Dir == "" || (o.Upstream == "" && o.UpstreamConfig == "") {
+		return nil, fmt.Errorf("proxy: Dir and Upstream (or UpstreamConfig) are required")
 	}
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("proxy dir: %w", err)
@@ -118,9 +123,16 @@ func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
 	}
 	px := &Proxy{Bootstrap: "127.0.0.1:" + strconv.Itoa(ports[0]), Log: filepath.Join(o.Dir, "streamshift.log"),
 		bin: bin, ready: cmp.Or(o.ReadyTimeout, 60*time.Second), probe: o.Probe}
-	px.args = append([]string{"run", "--upstream", o.Upstream, "--listen", px.Bootstrap,
+	upstream := []string{"--upstream", o.Upstream}
+	switch {
+	case o.UpstreamConfig != "" && o.Upstream != "":
+		upstream = append(upstream, "--upstream-config", o.UpstreamConfig)
+	case o.UpstreamConfig != "":
+		upstream = []string{"--upstream-config", o.UpstreamConfig}
+	}
+	px.args = slices.Concat([]string{"run"}, upstream, []string{"--listen", px.Bootstrap,
 		"--node-port-base", strconv.Itoa(ports[1] - 1), "--node-id-min", "1", "--node-id-max", "1",
-		"--proxy-id", "e2e"}, o.Args...)
+		"--proxy-id", "e2e"}, o.Args)
 	if o.NoFile > 0 {
 		// prlimit execs the binary: the PID stays the proxy's.
 		n := strconv.Itoa(o.NoFile)
