@@ -106,9 +106,6 @@ func unknownFlag(name string) string {
 	if f := flagOf(name); f != "" {
 		return fmt.Sprintf("%s (the key %s is set with --%s)", line, name, f)
 	}
-	if _, known := keyTypes()[name]; known {
-		return fmt.Sprintf("%s (%s has no flag: set %s or %s in the --config file)", line, name, envName(name), name)
-	}
 	if s := closest(name, names); s != "" {
 		return fmt.Sprintf("%s (did you mean --%s?)", line, s)
 	}

@@ -25,8 +25,15 @@ import (
 const EnvPrefix = "STREAMSHIFT_"
 
 // flagKeys maps each command-line flag to its configuration key; its usage
-// is the key's meaning (keyDocs).
-var flagKeys = []struct{ flag, key string }{
+// is the key's meaning (keyDocs). Every key has a flag: the short names
+// below, and for every other key the key itself with "." as "-"
+// (coordinator.durable-log: --coordinator-durable-log,
+// streams.session.timeout.ms: --streams-session-timeout-ms), as its
+// environment variable is named.
+var flagKeys = withDerivedFlags(namedFlags)
+
+// namedFlags are the flags whose names are shorter than their keys.
+var namedFlags = []struct{ flag, key string }{
 	{"upstream", "upstream"},
 	{"upstream-config", "upstream-config"},
 	{"listen", "listen"},
@@ -74,6 +81,21 @@ var flagKeys = []struct{ flag, key string }{
 	{"upstream-tls-key-file", "upstream-tls.key-file"},
 	{"upstream-tls-server-name", "upstream-tls.server-name"},
 	{"upstream-tls-insecure-skip-verify", "upstream-tls.insecure-skip-verify"},
+}
+
+// withDerivedFlags adds a flag for every key named has none for.
+func withDerivedFlags(named []struct{ flag, key string }) []struct{ flag, key string } {
+	out := append([]struct{ flag, key string }(nil), named...)
+	has := map[string]bool{}
+	for _, f := range named {
+		has[f.key] = true
+	}
+	for _, key := range knownKeys() {
+		if !has[key] {
+			out = append(out, struct{ flag, key string }{strings.ReplaceAll(key, ".", "-"), key})
+		}
+	}
+	return out
 }
 
 // Setting describes one configuration key, for documentation.

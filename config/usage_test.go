@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"io"
 	"regexp"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestUnknownFlag(t *testing.T) {
 		{[]string{"--admin-auth-tokenfile", "f"}, "unknown flag --admin-auth-tokenfile (did you mean --admin-auth-token-file?)"},
 		{[]string{"--zzzzzzzz"}, "unknown flag --zzzzzzzz (every flag: streamshift run --help-all)"},
 		{[]string{"--limits.request-timeout", "3s"}, "unknown flag --limits.request-timeout (the key limits.request-timeout is set with --request-timeout)"},
-		{[]string{"--capture.file", "x"}, "unknown flag --capture.file (capture.file has no flag: set STREAMSHIFT_CAPTURE_FILE or capture.file in the --config file)"},
+		{[]string{"--capture.file", "x"}, "unknown flag --capture.file (the key capture.file is set with --capture-file)"},
 		{[]string{"--listen"}, "flag --listen needs a value (--listen HOST:PORT)"},
 		{[]string{"--admin-pprof", "false"}, `unexpected argument "false": a switch takes its value with = (--admin-pprof=false)`},
 		{[]string{"kafka:9092"}, `unexpected argument "kafka:9092": flags start with --, and streamshift run takes no arguments`},
@@ -113,5 +114,25 @@ func TestBoolFlags(t *testing.T) {
 	cfg, _, err = Load([]string{"--upstream", "a:1", "--admin-pprof=false"}, []string{"STREAMSHIFT_ADMIN_PPROF=true"}, &bytes.Buffer{})
 	if err != nil || cfg.Admin.Pprof {
 		t.Fatalf("--admin-pprof=false over the variable: %v %+v", err, cfg)
+	}
+}
+
+// TestEveryKeyHasAFlag: an operator can set any key on the command line,
+// as Kafka's tools take any property; a key without a named flag gets its
+// key with "." as "-".
+func TestEveryKeyHasAFlag(t *testing.T) {
+	cl := newCommandLine()
+	for _, key := range knownKeys() {
+		f := flagOf(key)
+		if f == "" || cl.fs.Lookup(f) == nil {
+			t.Errorf("%s has no flag", key)
+		}
+	}
+	cfg, _, err := Load([]string{"--upstream", "k:9092", "--coordinator-durable-log=false", "--streams-session-timeout-ms", "50000"}, nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Coordinator.DurableLog || cfg.Streams.SessionTimeout != "50000" {
+		t.Errorf("derived flags not applied: durable-log %v, session %s", cfg.Coordinator.DurableLog, cfg.Streams.SessionTimeout)
 	}
 }
