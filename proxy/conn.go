@@ -698,8 +698,9 @@ func (cc *clientConn) finishRewritten(s *slot, frame []byte) {
 		return
 	}
 	resp.SetVersion(s.version)
-	out := appendResponseFrame(nil, s.corr, resp)
-	cc.onLoop(func() { cc.completeLocal(s, out) })
+	if out, ok := cc.buildAnswer(s, resp); ok {
+		cc.completeAnswer(s, out, nil)
+	}
 }
 
 func callOnResponse(fn func(kmsg.Response) kmsg.Response, resp kmsg.Response) (out kmsg.Response, err error) {

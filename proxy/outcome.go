@@ -120,12 +120,14 @@ func (o *outcome) Respond(resp kmsg.Response) {
 		return
 	}
 	resp.SetVersion(o.s.version)
-	frame := appendResponseFrame(nil, o.s.corr, resp)
 	cc, s := o.cc, o.s
-	cc.onLoop(func() {
+	frame, ok := cc.buildAnswer(s, resp)
+	if !ok {
+		return
+	}
+	cc.completeAnswer(s, frame, func() {
 		cc.p.m.localResponses.Inc()
 		cc.blocked, cc.decoded = false, 0
-		cc.completeLocal(s, frame)
 		_ = cc.conn.Wake(nil)
 	})
 }

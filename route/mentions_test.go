@@ -1,0 +1,166 @@
+package route
+
+import (
+	"bytes"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/proxytest"
+)
+
+// captured is an outcome that keeps the response as the handler gave it,
+// unencoded, so a test sees what the proxy would encode.
+type captured struct{ got chan kmsg.Response }
+
+func newCaptured() *captured { return &captured{got: make(chan kmsg.Response, 1)} }
+
+func (c *captured) Respond(resp kmsg.Response) { c.got <- resp }
+func (c *captured) Forward()                   { c.got <- nil }
+func (c *captured) ForwardRewritten(kmsg.Request, int16, func(kmsg.Response) kmsg.Response) {
+	c.got <- nil
+}
+
+// encodeAsProxy encodes resp as the proxy's buildAnswer does: a response
+// that knows its size is written into one buffer of that size.
+func encodeAsProxy(resp kmsg.Response) []byte {
+	if sr, ok := resp.(proxy.SizedResponse); ok {
+		return sr.AppendTo(make([]byte, 0, sr.EncodedSize()))
+	}
+	return resp.AppendTo(nil)
+}
+
+// bigEndpointEnv is a served streams group "big" whose one member
+// advertises a 100 kB endpoint host (application.server).
+func bigEndpointEnv(t *testing.T) (*env, *proxytest.Conn) {
+	t.Helper()
+	e := newEnv(t, direct, func(e *env) {
+		e.upstream, e.partitions, e.topics = nil, 3, []string{"words"}
+	})
+	member := e.conn(allowAll)
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Version, req.Group, req.MemberID, req.EndpointInformationEpoch, req.RebalanceTimeoutMillis = 1, "big", "member-1", -1, 30000
+	pid := "process-1"
+	req.ProcessID = &pid
+	req.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: strings.Repeat("h", 100_000), Port: 9092}
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	st.SubtopologyID, st.SourceTopics = "0", []string{"words"}
+	topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
+	req.Topology = &topo
+	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	if resp := respond[*kmsg.StreamsGroupHeartbeatResponse](e, member, req); resp.ErrorCode != 0 || resp.MemberEpoch < 1 {
+		t.Fatalf("join: %+v", resp)
+	}
+	return e, member
+}
+
+// serveCaptured runs the table's route of key on req (served=true) or the
+// bare handler before any wrapper (served=false: today's path, one
+// description per mention), and returns the response it gives.
+func serveCaptured(t *testing.T, e *env, conn *proxytest.Conn, body kmsg.Request, h proxy.InterceptorFunc) kmsg.Response {
+	t.Helper()
+	out := newCaptured()
+	go h(conn.Request(body), out)
+	select {
+	case resp := <-out.got:
+		if resp == nil {
+			t.Fatal("forwarded, want answered here")
+		}
+		resp.SetVersion(body.GetVersion())
+		return resp
+	case <-time.After(30 * time.Second):
+		t.Fatal("no answer")
+	}
+	return nil
+}
+
+func routeOf(t *testing.T, e *env, key kmsg.Key) proxy.InterceptorFunc {
+	t.Helper()
+	for _, rt := range e.routes.active() {
+		if rt.key == key {
+			return rt.serve
+		}
+	}
+	t.Fatalf("no route for %s", key.Name())
+	return nil
+}
+
+// A StreamsGroupDescribe naming a group with a 100 kB endpoint 1,000 times
+// (issue #42) gets the answer Kafka gives, byte for byte, built with one
+// allocation of its size: each group is described once and its encoding
+// copied per mention. Before, each mention was described on its own and
+// the whole list encoded by appending, about three times the answer in
+// allocations (and RSS 581 → 1,145 MB for this request).
+func TestStreamsGroupDescribeRepeatedGroupBuiltOnce(t *testing.T) {
+	e, member := bigEndpointEnv(t)
+	req := kmsg.NewPtrStreamsGroupDescribeRequest()
+	for range 1000 {
+		req.Groups = append(req.Groups, "big")
+	}
+	naive := encodeAsProxy(serveCaptured(t, e, member, req, handle(e.routes.streamsGroupDescribe).serve))
+	if len(naive) < 100_000_000 {
+		t.Fatalf("the naive answer is %d bytes, want the group described 1,000 times", len(naive))
+	}
+	route := routeOf(t, e, kmsg.StreamsGroupDescribe)
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got := encodeAsProxy(serveCaptured(t, e, member, req, route))
+	runtime.ReadMemStats(&after)
+	if !bytes.Equal(got, naive) {
+		t.Fatalf("answer of %d bytes differs from the one built mention by mention (%d bytes)", len(got), len(naive))
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("answer %d bytes, allocated %d bytes building it (%.2f× the answer)", len(got), alloc, float64(alloc)/float64(len(got)))
+	if alloc > uint64(len(got))*5/4 {
+		t.Fatalf("building a %d-byte answer allocated %d bytes, want at most 1.25× (one buffer of its size)", len(got), alloc)
+	}
+}
+
+// Repeats interleaved with invalid, unknown and refused groups come back
+// in the order Kafka gives (refused first, then invalid ids, then the
+// others in request order), byte for byte as built mention by mention.
+func TestStreamsGroupDescribeRepeatedMixedOrder(t *testing.T) {
+	e, _ := bigEndpointEnv(t)
+	conn := e.conn(func(rt kmsg.ACLResourceType, op kmsg.ACLOperation, name string) bool {
+		return rt == kmsg.ACLResourceTypeGroup && name == "secret"
+	})
+	req := kmsg.NewPtrStreamsGroupDescribeRequest()
+	req.Version = 1
+	req.IncludeTopologyDescription = true
+	req.Groups = []string{"big", "", "secret", "nope", "big", "", "secret", "nope", "big"}
+	naive := encodeAsProxy(serveCaptured(t, e, conn, req, handle(e.routes.streamsGroupDescribe).serve))
+	got := encodeAsProxy(serveCaptured(t, e, conn, req, routeOf(t, e, kmsg.StreamsGroupDescribe)))
+	if !bytes.Equal(got, naive) {
+		t.Fatalf("answer differs from the one built mention by mention")
+	}
+}
+
+// DescribeConfigs of one GROUP resource many times, with synonyms and
+// documentation, repeats the resource's encoding, byte for byte.
+func TestDescribeConfigsRepeatedGroupResource(t *testing.T) {
+	e, member := bigEndpointEnv(t)
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.Version, req.IncludeSynonyms, req.IncludeDocumentation = 4, true, true
+	res := kmsg.NewDescribeConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "big"
+	other := res
+	other.ConfigNames = []string{"streams.num.standby.replicas"}
+	for range 50 {
+		req.Resources = append(req.Resources, res, other)
+	}
+	naive := encodeAsProxy(serveCaptured(t, e, member, req, handle(e.routes.describeConfigs).serve))
+	got := serveCaptured(t, e, member, req, routeOf(t, e, kmsg.DescribeConfigs))
+	if _, ok := got.(proxy.SizedResponse); !ok {
+		t.Fatalf("answer is a %T, want repeated entries", got)
+	}
+	if !bytes.Equal(encodeAsProxy(got), naive) {
+		t.Fatal("answer differs from the one built mention by mention")
+	}
+}
