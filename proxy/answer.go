@@ -75,7 +75,9 @@ func (cc *clientConn) admitAnswer(s *slot, size int) bool {
 		Int16("version", s.version).Int("answer_bytes", size).Int64("limit_bytes", limit).
 		Int("max_answer_bytes", p.opts.MaxAnswerBytes).Int64("buffered_bytes", b.total.Load()).Int64("max_buffered_bytes", b.limit).
 		Msg("answer over limits.max-answer-bytes or this connection's share of the memory budget; closing client connection without building it")
-	cc.onLoop(func() { cc.closeWith("bad request: its answer is over max-answer-bytes or the connection's share of max-buffered-bytes") })
+	cc.onLoop(func() {
+		cc.closeWith("bad request: its answer is over max-answer-bytes or the connection's share of max-buffered-bytes")
+	})
 	return false
 }
 
