@@ -94,6 +94,9 @@ type Limits struct {
 	// MaxBufferedBytes bounds the request and response bytes held across
 	// all client connections (Kafka's queued.max.request.bytes).
 	MaxBufferedBytes int `koanf:"max-buffered-bytes"`
+	// MaxAnswerBytes caps one answer streamshift builds itself (a describe
+	// naming a group many times): a larger one closes the connection.
+	MaxAnswerBytes int `koanf:"max-answer-bytes"`
 }
 
 // Log configures zerolog.
@@ -122,6 +125,7 @@ func Default() Config {
 			RequestTimeout:       30 * time.Second,
 			ConnectionsMaxIdle:   10 * time.Minute,
 			MaxBufferedBytes:     256 << 20,
+			MaxAnswerBytes:       64 << 20,
 		},
 		Log:           Log{Level: "info", Format: "json"},
 		TLS:           defaultTLS(),

@@ -46,6 +46,7 @@ var flagKeys = []struct{ flag, key string }{
 	{"request-timeout", "limits.request-timeout"},
 	{"connections-max-idle", "limits.connections-max-idle"},
 	{"max-buffered-bytes", "limits.max-buffered-bytes"},
+	{"max-answer-bytes", "limits.max-answer-bytes"},
 	{"log-level", "log.level"},
 	{"log-format", "log.format"},
 	{"proxy-id", "proxy-id"},
@@ -258,6 +259,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.MaxBufferedBytes < 1<<20 {
 		add("limits.max-buffered-bytes: must be >= 1048576, got %d", c.Limits.MaxBufferedBytes)
+	}
+	if c.Limits.MaxAnswerBytes < 1<<20 || c.Limits.MaxAnswerBytes > c.Limits.MaxBufferedBytes {
+		add("limits.max-answer-bytes: must be >= 1048576 and <= limits.max-buffered-bytes (%d), got %d", c.Limits.MaxBufferedBytes, c.Limits.MaxAnswerBytes)
 	}
 	if _, err := zerolog.ParseLevel(c.Log.Level); err != nil || c.Log.Level == "" {
 		add("log.level %q: want trace, debug, info, warn or error", c.Log.Level)

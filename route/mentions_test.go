@@ -1,7 +1,12 @@
 package route
 
 import (
+	"encoding/binary"
+	"io"
+	"net"
+
 	"bytes"
+	"github.com/prometheus/client_golang/prometheus"
 	"runtime"
 	"strings"
 	"testing"
@@ -162,5 +167,134 @@ func TestDescribeConfigsRepeatedGroupResource(t *testing.T) {
 	}
 	if !bytes.Equal(encodeAsProxy(got), naive) {
 		t.Fatal("answer differs from the one built mention by mention")
+	}
+}
+
+// bigEndpointProxy is bigEndpointEnv through a proxy whose options tune
+// changes, with a metrics registry.
+func bigEndpointProxy(t *testing.T, tune func(*proxy.Options)) (*env, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	e := newEnv(t, func(e *env) {
+		e.upstream, e.partitions, e.topics = nil, 3, []string{"words"}
+		e.proxyOpts = func(o *proxy.Options) {
+			o.Metrics = reg
+			if tune != nil {
+				tune(o)
+			}
+		}
+	})
+	req := kmsg.NewPtrStreamsGroupHeartbeatRequest()
+	req.Version, req.Group, req.MemberID, req.EndpointInformationEpoch, req.RebalanceTimeoutMillis = 1, "big", "member-1", -1, 30000
+	pid := "process-1"
+	req.ProcessID = &pid
+	req.UserEndpoint = &kmsg.StreamsGroupHeartbeatRequestUserEndpoint{Host: strings.Repeat("h", 100_000), Port: 9092}
+	topo := kmsg.NewStreamsGroupHeartbeatRequestTopology()
+	st := kmsg.NewStreamsGroupHeartbeatRequestTopologySubtopology()
+	st.SubtopologyID, st.SourceTopics = "0", []string{"words"}
+	topo.Subtopologies = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopology{st}
+	req.Topology = &topo
+	req.ActiveTasks, req.StandbyTasks, req.WarmupTasks = []kmsg.TaskIDs{}, []kmsg.TaskIDs{}, []kmsg.TaskIDs{}
+	resp, err := req.RequestWith(e.ctx, e.coordinatorOf("big", e.cl))
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("join: %v %+v", err, resp)
+	}
+	return e, reg
+}
+
+// rawExchange sends body on a connection of its own and returns the
+// response body (after the correlation id and header tags), or the error
+// that ended the connection.
+func rawExchange(t *testing.T, addr string, body kmsg.Request) ([]byte, error) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(60 * time.Second))
+	frame := []byte{0, 0, 0, 0}
+	frame = binary.BigEndian.AppendUint16(frame, uint16(body.Key()))
+	frame = binary.BigEndian.AppendUint16(frame, uint16(body.GetVersion()))
+	frame = binary.BigEndian.AppendUint32(frame, 7)
+	frame = append(frame, 0xff, 0xff) // null client id
+	if body.IsFlexible() {
+		frame = append(frame, 0)
+	}
+	frame = body.AppendTo(frame)
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	if _, err := c.Write(frame); err != nil {
+		t.Fatal(err)
+	}
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil {
+		return nil, err
+	}
+	resp := make([]byte, binary.BigEndian.Uint32(size[:]))
+	if _, err := io.ReadFull(c, resp); err != nil {
+		return nil, err
+	}
+	at := 4
+	if body.IsFlexible() {
+		at++
+	}
+	return resp[at:], nil
+}
+
+func rejected(t *testing.T, reg *prometheus.Registry, reason string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "streamshift_frames_rejected_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == reason {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// Through the proxy: under max-answer-bytes the repeated describe is
+// answered in full; over it (×1,000 of a 100 kB group is 100 MB, the
+// default bound 64 MiB) the connection is closed without the answer
+// being built, and streamshift_frames_rejected_total{reason="answer-too-large"}
+// counts it. The next connection is served as before.
+func TestStreamsGroupDescribeAnswerOverBoundCloses(t *testing.T) {
+	e, reg := bigEndpointProxy(t, nil)
+	describe := func(n int) *kmsg.StreamsGroupDescribeRequest {
+		req := kmsg.NewPtrStreamsGroupDescribeRequest()
+		for range n {
+			req.Groups = append(req.Groups, "big")
+		}
+		return req
+	}
+	body, err := rawExchange(t, e.addr, describe(300))
+	if err != nil {
+		t.Fatalf("×300 (30 MB, under the bound): %v", err)
+	}
+	resp := kmsg.NewPtrStreamsGroupDescribeResponse()
+	if err := resp.ReadFrom(body); err != nil || len(resp.Groups) != 300 || resp.Groups[299].ErrorCode != 0 || len(resp.Groups[299].Members) != 1 {
+		t.Fatalf("×300: %v, %d groups", err, len(resp.Groups))
+	}
+	if n := rejected(t, reg, "answer-too-large"); n != 0 {
+		t.Fatalf("answer-too-large counted %v under the bound", n)
+	}
+
+	if _, err := rawExchange(t, e.addr, describe(1000)); err == nil {
+		t.Fatal("×1,000 (100 MB, over the 64 MiB bound) answered, want the connection closed")
+	}
+	if n := rejected(t, reg, "answer-too-large"); n != 1 {
+		t.Fatalf("streamshift_frames_rejected_total{reason=answer-too-large} = %v, want 1", n)
+	}
+	if _, err := rawExchange(t, e.addr, describe(1)); err != nil {
+		t.Fatalf("a describe after the refused one: %v", err)
 	}
 }
