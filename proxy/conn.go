@@ -506,13 +506,13 @@ func (cc *clientConn) apiVersions(frame []byte, version int16, corr int32) gnet.
 	}
 	if h, err := parseRequestHeader(frame[4:]); err == nil {
 		if h.clientID != nil {
-			cc.clientID = *h.clientID
+			cc.clientID = kafkaString(*h.clientID)
 		}
 		if version >= 3 {
 			req := kmsg.NewPtrApiVersionsRequest()
 			req.SetVersion(version)
 			if req.ReadFrom(frame[4+h.bodyAt:]) == nil {
-				cc.swName, cc.swVersion = req.ClientSoftwareName, req.ClientSoftwareVersion
+				cc.swName, cc.swVersion = kafkaString(req.ClientSoftwareName), kafkaString(req.ClientSoftwareVersion)
 			}
 		}
 	}

@@ -30,8 +30,9 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	if err := body.ReadFrom(own[4+h.bodyAt:]); err != nil {
 		return cc.reject("malformed body: "+err.Error(), key, version)
 	}
+	kafkaStrings(body)
 	if h.clientID != nil {
-		cc.clientID = *h.clientID
+		cc.clientID = kafkaString(*h.clientID)
 	}
 	s := &slot{corr: corr, key: key, version: version, local: true}
 	if p.taps(key) {
