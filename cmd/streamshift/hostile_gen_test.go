@@ -43,7 +43,19 @@ const hostileGroup = "hz-app"
 type hostileGen struct {
 	r     *rand.Rand
 	metas [][]byte // classic Streams metadata of real clients
+	// left is how many more list entries the request being built may
+	// have: repeats nest (a repeated topic of repeated partitions), and
+	// a request past max-intercepted-bytes is refused from its size
+	// prefix anyway.
+	left int
+	// inRepeat: the entry being filled is repeated; it gets no long
+	// string, no large metadata and no repeat of its own, so a frame
+	// stays within tens of MB.
+	inRepeat bool
 }
+
+// hostileEntries bounds the list entries of one request.
+const hostileEntries = 20_000
 
 func newHostileGen(t *testing.T, seed uint64) *hostileGen {
 	t.Helper()
@@ -91,7 +103,7 @@ var (
 )
 
 func (g *hostileGen) str(field string) string {
-	if g.chance(0.03) {
+	if !g.inRepeat && g.chance(0.03) {
 		return strings.Repeat("z", 1+g.r.IntN(20000))
 	}
 	switch {
@@ -125,7 +137,7 @@ func (g *hostileGen) integer(bits int) int64 {
 
 // metadata is classic Streams metadata as a member sends it, or lied about.
 func (g *hostileGen) metadata() []byte {
-	if g.chance(0.1) {
+	if g.inRepeat || g.chance(0.1) {
 		b := make([]byte, g.r.IntN(64))
 		for i := range b {
 			b[i] = byte(g.r.IntN(256))
@@ -199,15 +211,19 @@ func (g *hostileGen) fill(v reflect.Value, field string, depth int) {
 			v.SetZero() // nil: null where the field is nullable
 			return
 		}
-		n := g.r.IntN(4)
+		n := min(g.r.IntN(4), g.left)
 		repeat := 1
-		if g.chance(0.08) {
-			repeat = 100 + g.r.IntN(3000) // one entry many times
+		if !g.inRepeat && g.chance(0.08) && n > 0 {
+			repeat = min(100+g.r.IntN(3000), g.left/n) // one entry many times
 		}
+		g.left -= n * repeat
 		s := reflect.MakeSlice(v.Type(), 0, n*repeat)
 		for range n {
 			e := reflect.New(v.Type().Elem()).Elem()
+			was := g.inRepeat
+			g.inRepeat = was || repeat > 1
 			g.fill(e, field, depth+1)
+			g.inRepeat = was
 			for range repeat {
 				s = reflect.Append(s, e)
 			}
@@ -220,6 +236,7 @@ func (g *hostileGen) fill(v reflect.Value, field string, depth int) {
 func (g *hostileGen) request(key kmsg.Key) kmsg.Request {
 	req := kmsg.RequestForKey(int16(key))
 	v := int16(g.r.IntN(int(req.MaxVersion()) + 1))
+	g.left = hostileEntries
 	g.fill(reflect.ValueOf(req).Elem(), "", 0)
 	req.SetVersion(v)
 	return req
