@@ -174,10 +174,11 @@ func TestDescribeConfigsRepeatedGroupResource(t *testing.T) {
 // changes, with a metrics registry.
 func bigEndpointProxy(t *testing.T, tune func(*proxy.Options)) (*env, *prometheus.Registry) {
 	t.Helper()
-	reg := prometheus.NewRegistry()
+	var reg *prometheus.Registry
 	e := newEnv(t, func(e *env) {
 		e.upstream, e.partitions, e.topics = nil, 3, []string{"words"}
 		e.proxyOpts = func(o *proxy.Options) {
+			reg = prometheus.NewRegistry() // a fresh one for each proxy startProxy tries
 			o.Metrics = reg
 			if tune != nil {
 				tune(o)
@@ -297,4 +298,88 @@ func TestStreamsGroupDescribeAnswerOverBoundCloses(t *testing.T) {
 	if _, err := rawExchange(t, e.addr, describe(1)); err != nil {
 		t.Fatalf("a describe after the refused one: %v", err)
 	}
+}
+
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	return 0
+}
+
+// Connections that ask for large answers and never read them (issue #42:
+// three of them held 3 × 102.8 MB, none closed): an answer built here
+// counts against limits.max-buffered-bytes like a forwarded one, and one
+// that would exhaust the budget while its connection holds more than its
+// share is refused before it is built (answer-too-large); the answers
+// already admitted still reach their clients.
+func TestAnswersCountAgainstTheBudget(t *testing.T) {
+	e, reg := bigEndpointProxy(t, func(o *proxy.Options) {
+		o.MaxBufferedBytes, o.MaxAnswerBytes = 64<<20, 40<<20
+	})
+	req := kmsg.NewPtrStreamsGroupDescribeRequest()
+	for range 300 {
+		req.Groups = append(req.Groups, "big")
+	}
+	send := func() net.Conn {
+		c, err := net.Dial("tcp", e.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		frame := requestFrameOf(req, 7)
+		if _, err := c.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// Two readers that do not read: 2 × 30 MB held.
+	a, b := send(), send()
+	for gauge(t, reg, "streamshift_buffered_bytes") < 40<<20 {
+		select {
+		case <-e.ctx.Done():
+			t.Fatalf("the two answers are not held: streamshift_buffered_bytes %v", gauge(t, reg, "streamshift_buffered_bytes"))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	// A third would take the total past 64 MiB, its share is a third.
+	c := send()
+	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.ReadFull(c, make([]byte, 4)); err == nil {
+		t.Fatal("a third 30 MB answer was given with 60 MB of a 64 MiB budget held, want the connection closed")
+	}
+	if n := rejected(t, reg, "answer-too-large"); n != 1 {
+		t.Fatalf("answer-too-large counted %v, want 1", n)
+	}
+	for _, c := range []net.Conn{a, b} {
+		_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		var size [4]byte
+		if _, err := io.ReadFull(c, size[:]); err != nil {
+			t.Fatalf("an admitted answer: %v", err)
+		}
+		if n, err := io.Copy(io.Discard, io.LimitReader(c, int64(binary.BigEndian.Uint32(size[:])))); err != nil || n < 30_000_000 {
+			t.Fatalf("an admitted answer: %d bytes, %v", n, err)
+		}
+	}
+}
+
+func requestFrameOf(body kmsg.Request, corr int32) []byte {
+	frame := []byte{0, 0, 0, 0}
+	frame = binary.BigEndian.AppendUint16(frame, uint16(body.Key()))
+	frame = binary.BigEndian.AppendUint16(frame, uint16(body.GetVersion()))
+	frame = binary.BigEndian.AppendUint32(frame, uint32(corr))
+	frame = append(frame, 0xff, 0xff) // null client id
+	if body.IsFlexible() {
+		frame = append(frame, 0)
+	}
+	frame = body.AppendTo(frame)
+	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
+	return frame
 }
