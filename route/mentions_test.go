@@ -3,6 +3,7 @@ package route
 import (
 	"encoding/binary"
 	"io"
+	"math/rand/v2"
 	"net"
 
 	"bytes"
@@ -140,10 +141,43 @@ func TestStreamsGroupDescribeRepeatedMixedOrder(t *testing.T) {
 	req.Version = 1
 	req.IncludeTopologyDescription = true
 	req.Groups = []string{"big", "", "secret", "nope", "big", "", "secret", "nope", "big"}
-	naive := encodeAsProxy(serveCaptured(t, e, conn, req, handle(e.routes.streamsGroupDescribe).serve))
-	got := encodeAsProxy(serveCaptured(t, e, conn, req, routeOf(t, e, kmsg.StreamsGroupDescribe)))
-	if !bytes.Equal(got, naive) {
+	naive := serveCaptured(t, e, conn, req, handle(e.routes.streamsGroupDescribe).serve).(*kmsg.StreamsGroupDescribeResponse)
+	if naive.Groups[0].Group != "secret" || naive.Groups[2].Group != "" || naive.Groups[4].ErrorCode != 0 {
+		t.Fatalf("the naive answer is not in Kafka's order (refused, invalid, looked up): %+v", naive.Groups[:5])
+	}
+	route := routeOf(t, e, kmsg.StreamsGroupDescribe)
+	if got := encodeAsProxy(serveCaptured(t, e, conn, req, route)); !bytes.Equal(got, encodeAsProxy(naive)) {
 		t.Fatalf("answer differs from the one built mention by mention")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	ids := []string{"big", "", "secret", "nope", "other"}
+	for range 50 {
+		req.Groups = req.Groups[:0]
+		for range 1 + r.IntN(20) {
+			req.Groups = append(req.Groups, ids[r.IntN(len(ids))])
+		}
+		naive := encodeAsProxy(serveCaptured(t, e, conn, req, handle(e.routes.streamsGroupDescribe).serve))
+		if got := encodeAsProxy(serveCaptured(t, e, conn, req, route)); !bytes.Equal(got, naive) {
+			t.Fatalf("%q: answer differs from the one built mention by mention", req.Groups)
+		}
+	}
+}
+
+// DescribeGroups of a served group many times: answered here, repeated.
+func TestDescribeGroupsRepeatedServedGroup(t *testing.T) {
+	e, member := bigEndpointEnv(t)
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Version = 5
+	for range 100 {
+		req.Groups = append(req.Groups, "big")
+	}
+	naive := encodeAsProxy(serveCaptured(t, e, member, req, handle(e.routes.describeGroups).serve))
+	got := serveCaptured(t, e, member, req, routeOf(t, e, kmsg.DescribeGroups))
+	if _, ok := got.(proxy.SizedResponse); !ok {
+		t.Fatalf("answer is a %T, want repeated entries", got)
+	}
+	if !bytes.Equal(encodeAsProxy(got), naive) {
+		t.Fatal("answer differs from the one built mention by mention")
 	}
 }
 

@@ -99,11 +99,14 @@ func (in *hostileInstance) watch(t *testing.T) {
 			return
 		}
 		if own := selfRSS(); own > hostileRSSCap {
-			if f, err := os.Create("/tmp/hostile-heap.pprof"); err == nil {
+			// The generator's frames or kfake's state, not streamshift's:
+			// the profile says which.
+			prof := filepath.Join(os.TempDir(), fmt.Sprintf("hostile-test-heap-%d.pprof", os.Getpid()))
+			if f, err := os.Create(prof); err == nil {
 				_ = pprof.WriteHeapProfile(f)
 				f.Close()
 			}
-			panic(fmt.Sprintf("the test process (kfake) holds %d MiB", own>>20))
+			panic(fmt.Sprintf("the test process (kfake, the generator) holds %d MiB; heap profile %s", own>>20, prof))
 		}
 	}
 }

@@ -87,3 +87,23 @@ func TestDecodeKeepsValid(t *testing.T) {
 		t.Errorf("Decode(bad-\\xff\\xfe-group) = %q", got)
 	}
 }
+
+// Whatever the bytes, Decode gives valid UTF-8, keeps valid input as it
+// is, and decoding twice changes nothing more.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{"", "app", "bad-\xff\xfe-group", "\xed\xa0\x80", "\xf0\x9f", "\xe2\x82", "\xf4\x90\x80\x80"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got := Decode(string(b))
+		if !utf8.ValidString(got) {
+			t.Fatalf("Decode(%x) = %x, not UTF-8", b, got)
+		}
+		if utf8.Valid(b) && got != string(b) {
+			t.Fatalf("Decode changed valid %q to %q", b, got)
+		}
+		if Decode(got) != got {
+			t.Fatalf("Decode not idempotent on %x", b)
+		}
+	})
+}
