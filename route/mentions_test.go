@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
@@ -117,8 +118,12 @@ func TestStreamsGroupDescribeRepeatedGroupBuiltOnce(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
+	works := e.coord.QueuedWork()
 	got := encodeAsProxy(serveCaptured(t, e, member, req, route))
 	runtime.ReadMemStats(&after)
+	if n := e.coord.QueuedWork() - works; n != 1 {
+		t.Fatalf("the group was described %d times (works queued on its executor), want once", n)
+	}
 	if !bytes.Equal(got, naive) {
 		t.Fatalf("answer of %d bytes differs from the one built mention by mention (%d bytes)", len(got), len(naive))
 	}
@@ -416,4 +421,43 @@ func requestFrameOf(body kmsg.Request, corr int32) []byte {
 	frame = body.AppendTo(frame)
 	binary.BigEndian.PutUint32(frame, uint32(len(frame)-4))
 	return frame
+}
+
+// OffsetFetch v9 naming one member of a served group many times, at its
+// epoch and at a stale one: each (group, member, epoch) is checked once
+// on the group's queue, and every mention gets its answer (the stale ones
+// STALE_MEMBER_EPOCH, after the upstream's, as before).
+func TestOffsetFetchRepeatedMemberCheckedOnce(t *testing.T) {
+	e := newEnv(t)
+	epoch := e.joinAndAssign("app", "m-1")
+	if err := e.commit("app", "m-1", epoch, 1); err != nil {
+		t.Fatal(err)
+	}
+	fetch := kmsg.NewPtrOffsetFetchRequest()
+	fetch.Version = 9
+	member := "m-1"
+	for range 500 {
+		for _, ep := range []int32{epoch, epoch + 7} {
+			g := kmsg.NewOffsetFetchRequestGroup()
+			g.Group, g.MemberID, g.MemberEpoch = "app", &member, ep
+			fetch.Groups = append(fetch.Groups, g)
+		}
+	}
+	works := e.coord.QueuedWork()
+	fr, err := fetch.RequestWith(e.ctx, e.broker)
+	if err != nil || len(fr.Groups) != 1000 {
+		t.Fatalf("fetch: %v, %d groups", err, len(fr.Groups))
+	}
+	if n := e.coord.QueuedWork() - works; n != 2 {
+		t.Fatalf("%d checks queued on the group's executor, want 2 (one per member and epoch)", n)
+	}
+	for i, g := range fr.Groups {
+		want := int16(0)
+		if i >= 500 {
+			want = kerr.StaleMemberEpoch.Code
+		}
+		if g.Group != "app" || g.ErrorCode != want {
+			t.Fatalf("answer %d: %+v, want error %d", i, g, want)
+		}
+	}
 }
