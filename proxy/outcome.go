@@ -20,6 +20,13 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	if reg.bodyLimit > 0 && len(frame)-4 > reg.bodyLimit {
 		return cc.answerOversize(reg, key, version, corr, len(frame)-4)
 	}
+	// Decoding takes several times the frame: judged before it is made,
+	// by the rule the read that brought it is judged by (budget.go),
+	// rather than after (issue #42): the frame's bytes in the input
+	// become its decoded hold.
+	if cc.budgetRefuses(int64((interceptHoldFactor - 1) * len(frame))) {
+		return cc.closeOverBudget()
+	}
 	own := clone(frame)
 	h, err := parseRequestHeader(own[4:])
 	if err != nil {

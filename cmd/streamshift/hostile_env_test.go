@@ -33,8 +33,15 @@ import (
 // for the checks, and the default limits: the RSS check is the promise of
 // README's limits section as an operator gets it.
 
-// hostileMaxBuffered is limits.max-buffered-bytes by default.
-const hostileMaxBuffered = 256 << 20
+// hostileMaxBuffered is limits.max-buffered-bytes: the default, or what
+// STREAMSHIFT_LIMITS_MAX_BUFFERED_BYTES (which the child inherits, as
+// every STREAMSHIFT_* variable) says.
+var hostileMaxBuffered = func() int64 {
+	if v, err := strconv.ParseInt(os.Getenv("STREAMSHIFT_LIMITS_MAX_BUFFERED_BYTES"), 10, 64); err == nil {
+		return v
+	}
+	return 256 << 20
+}()
 
 // lockedLog is the instance's log, read by the checks while it writes.
 type lockedLog struct {
