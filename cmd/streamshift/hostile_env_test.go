@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -72,6 +74,43 @@ func (l *lockedLog) lines(words ...string) []string {
 		}
 	}
 	return out
+}
+
+// tally counts the warn and error lines by message and reason, most
+// frequent first.
+func (l *lockedLog) tally() string {
+	l.mu.Lock()
+	n := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(l.buf.Bytes()))
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var line struct{ Level, Message, Reason, Error string }
+		if json.Unmarshal(sc.Bytes(), &line) != nil || (line.Level != "warn" && line.Level != "error") {
+			continue
+		}
+		reason := line.Reason
+		if len(reason) > 60 {
+			reason = reason[:60] + "…"
+		}
+		n[line.Level+": "+line.Message+" ("+reason+")"]++
+	}
+	l.mu.Unlock()
+	type row struct {
+		what string
+		n    int
+	}
+	var rows []row
+	for w, c := range n {
+		rows = append(rows, row{w, c})
+	}
+	sort.Slice(rows, func(i, j int) bool {
+		return rows[i].n > rows[j].n || rows[i].n == rows[j].n && rows[i].what < rows[j].what
+	})
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "  %6d  %s\n", r.n, r.what)
+	}
+	return b.String()
 }
 
 type hostileInstance struct {
@@ -157,7 +196,13 @@ func startHostile(t *testing.T) *hostileInstance {
 		cluster: cluster, log: &lockedLog{}, exited: make(chan struct{})}
 	in.cmd = exec.Command(exe, "run", "--upstream", cluster.ListenAddrs()[0], "--listen", in.bootstrap,
 		"--node-id-min", "0", "--node-id-max", "0", "--admin-listen", in.admin)
-	in.cmd.Env = append(os.Environ(), asStreamshift+"=1",
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "STREAMSHIFT_HOSTILE_") { // the suite's, not streamshift's
+			env = append(env, kv)
+		}
+	}
+	in.cmd.Env = append(env, asStreamshift+"=1",
 		"STREAMSHIFT_MIGRATION_POLICY=bidirectional",
 		"STREAMSHIFT_CLUSTER_LISTEN=127.0.0.1:"+strconv.Itoa(port+3),
 		"STREAMSHIFT_STREAMS_INITIAL_REBALANCE_DELAY_MS=0")

@@ -133,7 +133,7 @@ func TestHostileRequests(t *testing.T) {
 	}
 	t.Logf("outcomes by key:\n%s", stats)
 	t.Logf("RSS: idle %d MiB, now %d MiB, peak %d MiB (budget: idle + 2 × %d MiB)", in.rssIdle>>20, in.rss("VmRSS")>>20, in.rss("VmHWM")>>20, hostileMaxBuffered>>20)
-	t.Logf("answers refused for their size: %d", len(in.log.lines("answer over limits.max-answer-bytes")))
+	t.Logf("streamshift's warnings and errors, by message and reason:\n%s", in.log.tally())
 }
 
 func workerSeed(seed uint64, batch, worker int) uint64 {
