@@ -96,6 +96,7 @@ type Limits struct {
 	MaxBufferedBytes int `koanf:"max-buffered-bytes"`
 	// MaxAnswerBytes caps one answer streamshift builds itself (a describe
 	// naming a group many times): a larger one closes the connection.
+	// Above MaxBufferedBytes it is lowered to it (proxy.Options).
 	MaxAnswerBytes int `koanf:"max-answer-bytes"`
 }
 

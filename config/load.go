@@ -260,8 +260,10 @@ func (c *Config) Validate() error {
 	if c.Limits.MaxBufferedBytes < 1<<20 {
 		add("limits.max-buffered-bytes: must be >= 1048576, got %d", c.Limits.MaxBufferedBytes)
 	}
-	if c.Limits.MaxAnswerBytes < 1<<20 || c.Limits.MaxAnswerBytes > c.Limits.MaxBufferedBytes {
-		add("limits.max-answer-bytes: must be >= 1048576 and <= limits.max-buffered-bytes (%d), got %d", c.Limits.MaxBufferedBytes, c.Limits.MaxAnswerBytes)
+	// Above max-buffered-bytes it is lowered to it where it is used (a
+	// budget set below the default bound needs no second setting).
+	if c.Limits.MaxAnswerBytes < 1<<20 {
+		add("limits.max-answer-bytes: must be >= 1048576, got %d", c.Limits.MaxAnswerBytes)
 	}
 	if _, err := zerolog.ParseLevel(c.Log.Level); err != nil || c.Log.Level == "" {
 		add("log.level %q: want trace, debug, info, warn or error", c.Log.Level)
