@@ -100,6 +100,10 @@ type Limits struct {
 	// MaxBufferedBytes bounds the request and response bytes held across
 	// all client connections (Kafka's queued.max.request.bytes).
 	MaxBufferedBytes int `koanf:"max-buffered-bytes"`
+	// MaxAnswerBytes caps one answer streamshift builds itself (a describe
+	// naming a group many times): a larger one closes the connection.
+	// Above MaxBufferedBytes it is lowered to it (proxy.Options).
+	MaxAnswerBytes int `koanf:"max-answer-bytes"`
 }
 
 // Log configures zerolog.
@@ -128,6 +132,7 @@ func Default() Config {
 			RequestTimeout:       30 * time.Second,
 			ConnectionsMaxIdle:   10 * time.Minute,
 			MaxBufferedBytes:     256 << 20,
+			MaxAnswerBytes:       64 << 20,
 		},
 		Log:           Log{Level: "info", Format: "json"},
 		TLS:           defaultTLS(),

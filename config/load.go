@@ -58,6 +58,7 @@ var namedFlags = []struct{ flag, key string }{
 	{"request-timeout", "limits.request-timeout"},
 	{"connections-max-idle", "limits.connections-max-idle"},
 	{"max-buffered-bytes", "limits.max-buffered-bytes"},
+	{"max-answer-bytes", "limits.max-answer-bytes"},
 	{"log-level", "log.level"},
 	{"log-format", "log.format"},
 	{"proxy-id", "proxy-id"},
@@ -344,6 +345,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Limits.MaxBufferedBytes < 1<<20 {
 		add("limits.max-buffered-bytes: must be >= 1048576, got %d", c.Limits.MaxBufferedBytes)
+	}
+	// Above max-buffered-bytes it is lowered to it where it is used (a
+	// budget set below the default bound needs no second setting).
+	if c.Limits.MaxAnswerBytes < 1<<20 {
+		add("limits.max-answer-bytes: must be >= 1048576, got %d", c.Limits.MaxAnswerBytes)
 	}
 	if _, err := zerolog.ParseLevel(c.Log.Level); err != nil || c.Log.Level == "" {
 		add("log.level %q: want trace, debug, info, warn or error", c.Log.Level)

@@ -69,6 +69,8 @@ func TestLoadErrors(t *testing.T) {
 		{"bad values", []string{"--upstream", "a", "--log-format", "xml", "--max-inflight-requests", "0", "--shutdown-timeout", "-1s"},
 			[]string{`upstream "a"`, `log.format "xml"`, "max-inflight-requests: must be >= 1", "shutdown-timeout: must be positive"}},
 		{"not a number", []string{"--upstream", "a:1", "--node-id-max", "many"}, []string{"node-id-max"}},
+		{"answer bound too small", []string{"--upstream", "a:1", "--max-answer-bytes", "1000"},
+			[]string{"limits.max-answer-bytes: must be >= 1048576, got 1000"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := Load(tc.args, nil, io.Discard)

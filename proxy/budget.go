@@ -70,6 +70,14 @@ func (cc *clientConn) account(enforce bool) (over bool) {
 	return int64(held) > b.limit/max(cc.p.active.Load(), 1)
 }
 
+// budgetRefuses says whether n more bytes for cc would exhaust the budget
+// while cc holds more than its share: what is about to be built for it (a
+// decoded request, an answer) is judged as a read is, before it is made.
+func (cc *clientConn) budgetRefuses(n int64) bool {
+	b := &cc.p.mem
+	return b.total.Load()+n > b.limit && cc.held.Load()+n > b.limit/max(cc.p.active.Load(), 1)
+}
+
 // closeOverBudget refuses a connection that holds more than its share of an
 // exhausted budget; the caller returns gnet.Close.
 func (cc *clientConn) closeOverBudget() gnet.Action {

@@ -506,13 +506,13 @@ func (cc *clientConn) apiVersions(frame []byte, version int16, corr int32) gnet.
 	}
 	if h, err := parseRequestHeader(frame[4:]); err == nil {
 		if h.clientID != nil {
-			cc.clientID = *h.clientID
+			cc.clientID = kafkaString(*h.clientID)
 		}
 		if version >= 3 {
 			req := kmsg.NewPtrApiVersionsRequest()
 			req.SetVersion(version)
 			if req.ReadFrom(frame[4+h.bodyAt:]) == nil {
-				cc.swName, cc.swVersion = req.ClientSoftwareName, req.ClientSoftwareVersion
+				cc.swName, cc.swVersion = kafkaString(req.ClientSoftwareName), kafkaString(req.ClientSoftwareVersion)
 			}
 		}
 	}
@@ -698,8 +698,9 @@ func (cc *clientConn) finishRewritten(s *slot, frame []byte) {
 		return
 	}
 	resp.SetVersion(s.version)
-	out := appendResponseFrame(nil, s.corr, resp)
-	cc.onLoop(func() { cc.completeLocal(s, out) })
+	if out, ok := cc.buildAnswer(s, resp); ok {
+		cc.completeAnswer(s, out, nil)
+	}
 }
 
 func callOnResponse(fn func(kmsg.Response) kmsg.Response, resp kmsg.Response) (out kmsg.Response, err error) {

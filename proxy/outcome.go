@@ -20,6 +20,13 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	if reg.bodyLimit > 0 && len(frame)-4 > reg.bodyLimit {
 		return cc.answerOversize(reg, key, version, corr, len(frame)-4)
 	}
+	// Decoding takes several times the frame: judged before it is made,
+	// by the rule the read that brought it is judged by (budget.go),
+	// rather than after (issue #42): the frame's bytes in the input
+	// become its decoded hold.
+	if cc.budgetRefuses(int64((interceptHoldFactor - 1) * len(frame))) {
+		return cc.closeOverBudget()
+	}
 	own := clone(frame)
 	h, err := parseRequestHeader(own[4:])
 	if err != nil {
@@ -30,8 +37,9 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	if err := body.ReadFrom(own[4+h.bodyAt:]); err != nil {
 		return cc.reject("malformed body: "+err.Error(), key, version)
 	}
+	kafkaStrings(body)
 	if h.clientID != nil {
-		cc.clientID = *h.clientID
+		cc.clientID = kafkaString(*h.clientID)
 	}
 	s := &slot{corr: corr, key: key, version: version, local: true}
 	if p.taps(key) {
@@ -120,12 +128,14 @@ func (o *outcome) Respond(resp kmsg.Response) {
 		return
 	}
 	resp.SetVersion(o.s.version)
-	frame := appendResponseFrame(nil, o.s.corr, resp)
 	cc, s := o.cc, o.s
-	cc.onLoop(func() {
+	frame, ok := cc.buildAnswer(s, resp)
+	if !ok {
+		return
+	}
+	cc.completeAnswer(s, frame, func() {
 		cc.p.m.localResponses.Inc()
 		cc.blocked, cc.decoded = false, 0
-		cc.completeLocal(s, frame)
 		_ = cc.conn.Wake(nil)
 	})
 }

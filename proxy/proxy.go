@@ -63,6 +63,11 @@ type Options struct {
 	// all client connections (Kafka's queued.max.request.bytes, budget.go).
 	// Default 256 MiB.
 	MaxBufferedBytes int
+	// MaxAnswerBytes caps one answer the proxy builds itself (a local
+	// response, or an interceptor's rewrite of the upstream's): a larger
+	// one closes the connection instead of being built (answer.go).
+	// Default 64 MiB, and never above MaxBufferedBytes.
+	MaxAnswerBytes int
 	// ShutdownTimeout bounds the drain of in-flight requests. Default 30s.
 	ShutdownTimeout time.Duration
 	// MetadataRefresh is the period of the control-plane metadata fetch that
@@ -144,6 +149,7 @@ func (o *Options) setDefaults() error {
 	o.MaxInflight = cmp.Or(o.MaxInflight, 256)
 	o.BufferHighWater = cmp.Or(o.BufferHighWater, 4<<20)
 	o.MaxBufferedBytes = cmp.Or(o.MaxBufferedBytes, 256<<20)
+	o.MaxAnswerBytes = min(cmp.Or(o.MaxAnswerBytes, 64<<20), o.MaxBufferedBytes)
 	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, 30*time.Second)
 	o.MetadataRefresh = cmp.Or(o.MetadataRefresh, time.Minute)
 	o.EventLoops = cmp.Or(o.EventLoops, runtime.NumCPU())

@@ -212,6 +212,7 @@ func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-
 		ch <- PeerAnswer{Code: kerr.InvalidRequest.Code}
 		return ch
 	}
+	kafkaStrings(body)
 	back := c.Principal
 	back.Kind = PeerUpstream
 	var link *PeerLink
@@ -221,7 +222,7 @@ func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-
 	rc := &remoteConn{link: link, back: back, call: c, ctx: ctx}
 	clientID := ""
 	if h.clientID != nil {
-		clientID = *h.clientID
+		clientID = kafkaString(*h.clientID)
 	}
 	info := ClientInfo{ConnID: remoteConnID(&c.Principal), RemoteAddr: c.Principal.RemoteAddr, Node: c.Principal.Node,
 		ClientID: clientID, SoftwareName: c.Principal.SoftwareName, SoftwareVersion: c.Principal.SoftwareVersion}

@@ -57,20 +57,38 @@ func (rs *Routes) offsetFetchGated(req *proxy.Request, r *kmsg.OffsetFetchReques
 		wg     sync.WaitGroup
 		checks []check
 	)
+	// A request may name one group and member many times (issue #42):
+	// each is checked once, on one crossing of its queue, and the answer
+	// applies to every mention, as does the client's authorization.
+	type member struct {
+		group, id string
+		epoch     int32
+	}
+	mentions := map[member][]int{}
+	var distinct []member
 	for i, g := range r.Groups {
 		if g.MemberID == nil && g.MemberEpoch < 0 {
 			continue
 		}
-		// Whether the group is served here is settled by the check
-		// itself (GROUP_ID_NOT_FOUND), in one crossing of its queue; a
-		// group without a queue here is not asked.
-		if !rs.o.Ownership.MayOwn(g.Group) {
-			continue
+		m := member{g.Group, deref(g.MemberID), g.MemberEpoch}
+		if _, seen := mentions[m]; !seen {
+			// Whether the group is served here is settled by the
+			// check itself (GROUP_ID_NOT_FOUND), in one crossing of
+			// its queue; a group without a queue here is not asked.
+			if !rs.o.Ownership.MayOwn(g.Group) {
+				continue
+			}
+			distinct = append(distinct, m)
 		}
+		mentions[m] = append(mentions[m], i)
+	}
+	for _, m := range distinct {
 		wg.Add(1)
-		rs.o.Coordinator.ValidateOffsetFetch(g.Group, deref(g.MemberID), g.MemberEpoch, func(err error) {
+		rs.o.Coordinator.ValidateOffsetFetch(m.group, m.id, m.epoch, func(err error) {
 			mu.Lock()
-			checks = append(checks, check{i, err})
+			for _, i := range mentions[m] {
+				checks = append(checks, check{i, err})
+			}
 			mu.Unlock()
 			wg.Done()
 		})
@@ -79,6 +97,7 @@ func (rs *Routes) offsetFetchGated(req *proxy.Request, r *kmsg.OffsetFetchReques
 	owned := map[int]bool{}
 	failed := map[int]error{}
 	touched := false
+	deniedGroup := map[string]bool{}
 	for _, c := range checks {
 		group := r.Groups[c.i].Group
 		notHeld := errors.Is(c.err, kerr.GroupIDNotFound)
@@ -88,7 +107,12 @@ func (rs *Routes) offsetFetchGated(req *proxy.Request, r *kmsg.OffsetFetchReques
 		owned[c.i] = true
 		// A group the client may not DESCRIBE is not checked here: the
 		// broker refuses it when forwarded (authorize_groups.go).
-		if denied, _ := rs.groupDescribeDenied(req, group); denied {
+		denied, asked := deniedGroup[group]
+		if !asked {
+			denied, _ = rs.groupDescribeDenied(req, group)
+			deniedGroup[group] = denied
+		}
+		if denied {
 			continue
 		}
 		touched = true

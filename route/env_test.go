@@ -26,16 +26,20 @@ import (
 
 // startProxy runs a proxy in front of upstream on free ports; stop ends it
 // (also at the test's end).
-func startProxy(t testing.TB, upstream []string, controlPlane ...kgo.Opt) (p *proxy.Proxy, listen string, stop func()) {
+func startProxy(t testing.TB, upstream []string, tune func(*proxy.Options), controlPlane ...kgo.Opt) (p *proxy.Proxy, listen string, stop func()) {
 	t.Helper()
 	for attempt := 0; attempt < 20; attempt++ {
 		base := 20000 + rand.IntN(30000)
 		listen := "127.0.0.1:" + strconv.Itoa(base)
-		p, err := proxy.New(proxy.Options{
+		o := proxy.Options{
 			Upstream: upstream, Listen: listen, NodeIDMin: 0, NodeIDMax: 3, EventLoops: 1,
 			DialTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, Log: zerolog.Nop(),
 			ControlPlane: controlPlane,
-		})
+		}
+		if tune != nil {
+			tune(&o)
+		}
+		p, err := proxy.New(o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,6 +126,8 @@ type env struct {
 	// the control-plane client and of the client through the proxy.
 	kopts                    []kfake.Opt
 	ctlOpts, proxyClientOpts []kgo.Opt
+	// proxyOpts, if not nil, changes the proxy's options.
+	proxyOpts func(*proxy.Options)
 	// authCache is the routes' AuthorizationCache.
 	authCache time.Duration
 	// direct: no proxy and no client through it (p, addr, cl and broker
@@ -213,7 +219,7 @@ func (e *env) start() {
 		})
 		return
 	}
-	p, addr, stopProxy := startProxy(t, e.cluster.ListenAddrs(), e.ctlOpts...)
+	p, addr, stopProxy := startProxy(t, e.cluster.ListenAddrs(), e.proxyOpts, e.ctlOpts...)
 	if err := routes.Register(p); err != nil {
 		t.Fatal(err)
 	}

@@ -189,15 +189,15 @@ func (rs *Routes) table() []route {
 		{handler: gate(classicKey(rs, func(r *kmsg.HeartbeatRequest) string { return r.Group })), max: up(int16(kmsg.Heartbeat)), migration: true},
 		{handler: gate(classicKey(rs, func(r *kmsg.LeaveGroupRequest) string { return r.Group })), max: up(int16(kmsg.LeaveGroup)), migration: true},
 		{handler: gate(classicKey(rs, func(r *kmsg.SyncGroupRequest) string { return r.Group })), max: up(int16(kmsg.SyncGroup)), migration: true},
-		{handler: rs.clusterSplit(describeGroupsSplit, handle(rs.describeGroups)), max: top(kmsg.DescribeGroups)},
+		{handler: repeatedMentions(rs, describeGroupsMentions, rs.clusterSplit(describeGroupsSplit, handle(rs.describeGroups))), max: top(kmsg.DescribeGroups)},
 		{handler: handle(rs.listGroups), max: top(kmsg.ListGroups)},
 		{handler: gate(handle(rs.txnOffsetCommit)), max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true},
-		{handler: rs.clusterSplit(describeConfigsSplit, handle(rs.describeConfigs)), max: top(kmsg.DescribeConfigs)},
+		{handler: repeatedMentions(rs, describeConfigsMentions, rs.clusterSplit(describeConfigsSplit, handle(rs.describeConfigs))), max: top(kmsg.DescribeConfigs)},
 		{handler: rs.clusterSplit(deleteGroupsSplit, handle(rs.deleteGroups)), max: top(kmsg.DeleteGroups)},
 		{handler: rs.clusterSplit(incrementalAlterConfigsSplit, handle(rs.incrementalAlterConfigs)), max: top(kmsg.IncrementalAlterConfigs)},
 		{handler: gate(handle(rs.offsetDelete)), max: top(kmsg.OffsetDelete)},
 		{handler: gate(handle(rs.streamsGroupHeartbeat)), max: 1, advertise: true},
-		{handler: rs.clusterSplit(streamsGroupDescribeSplit, gate(handle(rs.streamsGroupDescribe))), max: 1, advertise: true},
+		{handler: repeatedMentions(rs, streamsGroupDescribeMentions, rs.clusterSplit(streamsGroupDescribeSplit, gate(handle(rs.streamsGroupDescribe)))), max: 1, advertise: true},
 	}
 }
 

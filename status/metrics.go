@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/streamshift/streamshift/internal/kafkautf8"
 )
 
 // maxEpochGroups bounds streamshift_group_epoch's group label: the first
@@ -148,7 +150,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		if i < maxEpochGroups {
-			ch <- prometheus.MustNewConstMetric(m.epoch, prometheus.GaugeValue, float64(d.Epoch), d.Group)
+			// A label value that is not UTF-8 panics the collector and
+			// fails the whole scrape: a group id from a group log written
+			// before ids were decoded as Kafka decodes them (issue #42)
+			// is shown as Kafka would hold it.
+			ch <- prometheus.MustNewConstMetric(m.epoch, prometheus.GaugeValue, float64(d.Epoch), kafkautf8.Decode(d.Group))
 		}
 	}
 	for p, n := range members {

@@ -292,6 +292,7 @@ func proxyOptions(cfg *config.Config, log zerolog.Logger, reg prometheus.Registe
 		RequestTimeout:      cfg.Limits.RequestTimeout,
 		ConnectionsMaxIdle:  cfg.Limits.ConnectionsMaxIdle,
 		MaxBufferedBytes:    cfg.Limits.MaxBufferedBytes,
+		MaxAnswerBytes:      cfg.Limits.MaxAnswerBytes,
 		ShutdownTimeout:     cfg.ShutdownTimeout,
 		MetadataRefresh:     cfg.MetadataRefreshInterval,
 		EventLoops:          cfg.EventLoops,
