@@ -219,12 +219,21 @@ func (cc *clientConn) closedClient(err error) {
 
 // reject closes the client connection over a request it cannot take, as a
 // broker closes a connection whose request it cannot parse.
-func (cc *clientConn) reject(reason string, key, version int16) gnet.Action {
+//
+// reason is the metric's label, one of a fixed few (a client must not be
+// able to grow the label set: a frame size or a decoder's words in it made
+// one series per hostile request); detail, if any, is for the log line and
+// the disconnect reason only.
+func (cc *clientConn) reject(reason, detail string, key, version int16) gnet.Action {
 	p := cc.p
 	p.m.frameRejected.WithLabelValues(reason).Inc()
+	why := reason
+	if detail != "" {
+		why += ": " + detail
+	}
 	p.log.Warn().Uint64("conn", cc.id).Str("remote", cc.remote).Str("api", kmsg.NameForKey(key)).
-		Int16("version", version).Str("reason", reason).Msg("bad request; closing client connection")
-	cc.reason = "bad request: " + reason
+		Int16("version", version).Str("reason", why).Msg("bad request; closing client connection")
+	cc.reason = "bad request: " + why
 	return gnet.Close
 }
 
@@ -306,7 +315,7 @@ func (cc *clientConn) readFrames() gnet.Action {
 		}
 		size := frameSize(head)
 		if size < minRequestSize || size > p.opts.MaxFrameBytes {
-			return cc.reject(fmt.Sprintf("frame size %d outside %d..%d", size, minRequestSize, p.opts.MaxFrameBytes), -1, -1)
+			return cc.reject("frame size outside the allowed range", fmt.Sprintf("%d outside %d..%d", size, minRequestSize, p.opts.MaxFrameBytes), -1, -1)
 		}
 		if size > p.opts.MaxInterceptedBytes {
 			if act := cc.refuseOversizedLocal(); act != gnet.None {
@@ -418,7 +427,7 @@ func (cc *clientConn) checkInboundCap() gnet.Action {
 		held += cc.up.OutboundBuffered()
 	}
 	if held > cc.p.opts.MaxFrameBytes+2*cc.p.opts.BufferHighWater {
-		return cc.reject("client sent too much while the proxy held its earlier requests", -1, -1)
+		return cc.reject("client sent too much while the proxy held its earlier requests", "", -1, -1)
 	}
 	return gnet.None
 }
@@ -438,13 +447,13 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 	if key == int16(kmsg.SASLHandshake) && version == 0 {
 		// v0 is followed by raw SASL tokens without request headers, which
 		// cannot be matched to responses; ApiVersions advertises v1+ only.
-		return cc.reject("SaslHandshake v0 (unframed SASL tokens) is not supported; clients since Kafka 1.0 use v1", key, version)
+		return cc.reject("SaslHandshake v0 (unframed SASL tokens) is not supported; clients since Kafka 1.0 use v1", "", key, version)
 	}
 	if reg := p.reg.lookup(key, version); reg != nil {
 		return cc.intercept(frame, reg)
 	}
 	if top, above := p.reg.cappedAbove(key, version); above {
-		return cc.reject(fmt.Sprintf("version above the advertised %d", top), key, version)
+		return cc.reject("version above the advertised", fmt.Sprintf("v%d above v%d", version, top), key, version)
 	}
 	if !cc.advertised(key, version) {
 		cc.rejectUnadvertised(key, version)
@@ -454,13 +463,13 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 	if rewrite || key == int16(kmsg.Fetch) {
 		// A version above what ApiVersions advertised cannot be rewritten.
 		if top, _ := versionCap(key); version > top {
-			return cc.reject(fmt.Sprintf("version above the advertised %d", top), key, version)
+			return cc.reject("version above the advertised", fmt.Sprintf("v%d above v%d", version, top), key, version)
 		}
 	}
 	if key == int16(kmsg.Produce) {
 		acks, err := produceAcks(msg)
 		if err != nil {
-			return cc.reject(err.Error(), key, version)
+			return cc.reject("malformed produce request", err.Error(), key, version)
 		}
 		if acks == 0 {
 			// No response will come, so no slot.

@@ -15,7 +15,7 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	p := cc.p
 	key, version, corr := fixedHeader(frame[4:])
 	if len(frame) > p.opts.MaxInterceptedBytes {
-		return cc.reject(fmt.Sprintf("%d bytes exceed the %d-byte limit of locally handled requests", len(frame), p.opts.MaxInterceptedBytes), key, version)
+		return cc.reject("locally handled request over max-intercepted-bytes", fmt.Sprintf("%d bytes exceed the %d-byte limit", len(frame), p.opts.MaxInterceptedBytes), key, version)
 	}
 	if reg.bodyLimit > 0 && len(frame)-4 > reg.bodyLimit {
 		return cc.answerOversize(reg, key, version, corr, len(frame)-4)
@@ -30,12 +30,12 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	own := clone(frame)
 	h, err := parseRequestHeader(own[4:])
 	if err != nil {
-		return cc.reject(err.Error(), key, version)
+		return cc.reject("malformed request header", err.Error(), key, version)
 	}
 	body := kmsg.RequestForKey(key)
 	body.SetVersion(version)
 	if err := body.ReadFrom(own[4+h.bodyAt:]); err != nil {
-		return cc.reject("malformed body: "+err.Error(), key, version)
+		return cc.reject("malformed body", err.Error(), key, version)
 	}
 	kafkaStrings(body)
 	if h.clientID != nil {
@@ -79,7 +79,7 @@ func (cc *clientConn) answerOversize(reg *registration, key, version int16, corr
 	p := cc.p
 	resp := reg.oversize(version, size)
 	if resp == nil || resp.Key() != key {
-		return cc.reject(fmt.Sprintf("%d bytes exceed the %d-byte limit of %s", size, reg.bodyLimit, kmsg.NameForKey(key)), key, version)
+		return cc.reject("request over its api's body limit", fmt.Sprintf("%d bytes exceed the %d-byte limit of %s", size, reg.bodyLimit, kmsg.NameForKey(key)), key, version)
 	}
 	resp.SetVersion(version)
 	out := appendResponseFrame(nil, corr, resp)

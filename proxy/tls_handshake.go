@@ -119,7 +119,7 @@ func (cc *clientConn) tlsTraffic(tc *tlsConn) (act gnet.Action, ready bool) {
 		// What is left in gnet's buffer is bounded as a plaintext
 		// connection's unread requests are.
 		if tc.Conn.InboundBuffered() > cc.p.opts.MaxFrameBytes+2*cc.p.opts.BufferHighWater {
-			return cc.reject("client sent too much before its TLS handshake ended", -1, -1), false
+			return cc.reject("client sent too much before its TLS handshake ended", "", -1, -1), false
 		}
 		return gnet.None, false
 	}
