@@ -26,7 +26,7 @@ func TestRejectReasonsAreBounded(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		rc := dialRaw(t, p.NodeAddr(0))
 		var size [4]byte
-		binary.BigEndian.PutUint32(size[:], uint32(-1-i)) // negative sizes, each its own
+		binary.BigEndian.PutUint32(size[:], uint32(200<<20+i)) // above max-frame-bytes, each its own
 		_, _ = rc.Write(size[:])
 		rc.expectClosed()
 	}
