@@ -132,6 +132,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		// Disconnect expiry (docs/fast-roll.md §5).
 		DisconnectExpiryHeartbeats: cfg.Migration.Disconnect.Expiry.Heartbeats,
 	}
+	checkACLs(ctx, cfg, log)
 	durable := cfg.Coordinator.DurableLog
 	if durable {
 		octx, ocancel := context.WithTimeout(ctx, time.Minute)
