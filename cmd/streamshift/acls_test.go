@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -94,5 +95,22 @@ func TestStartACLCheckOneMissing(t *testing.T) {
 	}
 	if logs := run(false); strings.Contains(logs, `"level":"warn"`) {
 		t.Errorf("all granted, warned:\n%s", logs)
+	}
+}
+
+// TestACLsDocTable: docs/acls.md holds the table streamshift acls --format
+// markdown prints for the defaults (the cluster id as a placeholder).
+func TestACLsDocTable(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := runACLs([]string{"--principal", "User:streamshift", "--upstream", "k:9093", "--format", "markdown"},
+		[]string{"STREAMSHIFT_COORDINATOR_CLUSTER_ID=<cluster-id>"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	doc, err := os.ReadFile("../../docs/acls.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), out.String()) {
+		t.Errorf("docs/acls.md lacks the table; regenerate it with STREAMSHIFT_COORDINATOR_CLUSTER_ID='<cluster-id>' streamshift acls --principal User:streamshift --upstream k:9093 --format markdown:\n%s", out.String())
 	}
 }
