@@ -25,8 +25,8 @@ import (
 )
 
 // exactUsers: streamshift's control plane, a second streamshift for the
-// removals, and the Streams app.
-var exactUsers = map[string]string{"streamshift": "streamshift-secret", "ss2": "ss2-secret", "app": "app-secret"}
+// removals, a third with no ACL at all (proxying only), and the Streams app.
+var exactUsers = map[string]string{"streamshift": "streamshift-secret", "ss2": "ss2-secret", "ss0": "ss0-secret", "app": "app-secret"}
 
 // exactNewGroup is the streams group whose internal topic streamshift
 // creates; exactSrcGroup the one of the removals' source-topic row.
@@ -75,7 +75,8 @@ func exactAppACLs() []*kadm.ACLBuilder {
 // start fails), WRITE on the log's transactional ids and READ on the
 // instance group (the start-up check warns naming it, and the log's
 // partitions are refused), DESCRIBE on a source topic (the group reports
-// MISSING_SOURCE_TOPICS).
+// MISSING_SOURCE_TOPICS). A streamshift whose principal has no ACL at all,
+// without the durable log, proxies a producer and a consumer group.
 func TestACLsExact(t *testing.T) {
 	t.Parallel()
 	pki := t.TempDir()
@@ -162,6 +163,9 @@ func TestACLsExact(t *testing.T) {
 			roll.check(),
 			{Name: "no streamshift instance met a refused authorization; each found its ACLs at start", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
 				return checkNoAuthorizationFailure(r.Dir)
+			}},
+			{Name: "proxying only: a streamshift whose principal has no ACL at all", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
+				return checkProxyOnly(ctx, r, bin, sec.SASLSSL, controlPlane("ss0"), scram512("app"))
 			}},
 			{Name: "one ACL removed at a time: what breaks", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
 				return checkEachNeeded(ctx, r, bin, sec.SASLSSL, controlPlane("ss2"), scram512("app"))
@@ -468,7 +472,7 @@ func checkEachNeeded(ctx context.Context, r *harness.Run, bin, upstreamAddr stri
 		if err != nil {
 			return fmt.Errorf("without %s: %w", name, err)
 		}
-		r.T.Logf("without %s: %s; the start-up check named it", name, map[bool]string{true: "streamshift does not start", false: "it breaks as the table says"}[tc.startFails])
+		r.T.Logf("without %s: %s", name, map[bool]string{true: "streamshift does not start, and its start-up check named it", false: "it breaks as the table says"}[tc.startFails])
 		if err := grantBuilders(ctx, r.Broker.Bootstrap, []*kadm.ACLBuilder{builder(tc.acl)}); err != nil {
 			return err
 		}
@@ -537,4 +541,65 @@ func checkMissingSource(ctx context.Context, addr string, m sasl.Mechanism, want
 		time.Sleep(500 * time.Millisecond)
 	}
 	return fmt.Errorf("%s: MISSING_SOURCE_TOPICS %t never seen; last answer %+v", exactSrcGroup, want, last)
+}
+
+// checkProxyOnly starts streamshift as ss0 (no ACL), without the durable
+// log, and produces and consumes through it in a consumer group as the app.
+func checkProxyOnly(ctx context.Context, r *harness.Run, bin, upstreamAddr string, env []string, app sasl.Mechanism) error {
+	env = append(env, "STREAMSHIFT_COORDINATOR_DURABLE_LOG=false")
+	p, err := startSS2(ctx, r, bin, upstreamAddr, env, app, "proxy-only")
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	const topic = "e2e-acl-plain"
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.listen), kgo.SASL(app), kgo.DefaultProduceTopic(topic), kgo.ConsumeTopics(topic),
+		kgo.ConsumerGroup(topic+"-group"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 2, 1, nil, topic); err != nil {
+		return fmt.Errorf("create %s through streamshift: %w", topic, err)
+	}
+	const n = 20
+	for i := range n {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+			return fmt.Errorf("produce through streamshift: %w", err)
+		}
+	}
+	seen := map[string]bool{}
+	for len(seen) < n {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return fmt.Errorf("consumed %d of %d through streamshift: %w", len(seen), n, ctx.Err())
+		}
+		if err := fs.Err0(); err != nil {
+			return fmt.Errorf("fetch through streamshift: %w", err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		return fmt.Errorf("commit through streamshift: %w", err)
+	}
+	return checkLogHasNot(p.dir, "AUTHORIZATION_FAILED")
+}
+
+// checkLogHasNot fails naming the line of a streamshift log of dir with s.
+func checkLogHasNot(dir, s string) error {
+	logs, _ := filepath.Glob(filepath.Join(dir, "streamshift-*.log"))
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, s) {
+				return fmt.Errorf("%s: %s", f, line)
+			}
+		}
+	}
+	return nil
 }
