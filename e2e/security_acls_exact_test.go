@@ -33,6 +33,8 @@ var exactUsers = map[string]string{"streamshift": "streamshift-secret", "ss2": "
 const (
 	exactNewGroup = "e2e-acl-new"
 	exactSrcGroup = "e2e-acl-src"
+	// exactNoCreateGroup: the removals' CREATE row.
+	exactNoCreateGroup = "e2e-acl-nc"
 )
 
 // exactAppACLs are the app's: what Kafka's docs list for a Kafka Streams
@@ -75,7 +77,9 @@ func exactAppACLs() []*kadm.ACLBuilder {
 // start fails), WRITE on the log's transactional ids and READ on the
 // instance group (the start-up check warns naming it, and the log's
 // partitions are refused), DESCRIBE on a source topic (the group reports
-// MISSING_SOURCE_TOPICS). A streamshift whose principal has no ACL at all,
+// MISSING_SOURCE_TOPICS), CREATE on the internal topics' prefix (the group's
+// status says the creation failed, the topic is not there), READ on the
+// app's group (the anchor member is refused). A streamshift whose principal has no ACL at all,
 // without the durable log, proxies a producer and a consumer group.
 func TestACLsExact(t *testing.T) {
 	t.Parallel()
@@ -131,11 +135,14 @@ func TestACLsExact(t *testing.T) {
 			c, err = startSSClusterProbed(ctx, r.T, r.Dir, sec.SASLSSL, "", []kgo.Opt{kgo.SASL(scram512("app"))},
 				append(append([]string{}, nativeTestSettings...), controlPlane("streamshift")...)...)
 			if err != nil {
+				if aerr := checkNoAuthorizationFailure(r.Dir); aerr != nil {
+					return "", fmt.Errorf("%w; %v", err, aerr)
+				}
 				return "", err
 			}
 			return c.bootstrap(), nil
 		},
-		Steps: []harness.Step{
+		Steps: namingACLs([]harness.Step{
 			roll.start("c1", harness.App44, "classic"),
 			roll.start("c2", harness.App44, "classic"),
 			roll.replace("c1", "s1", "streams"),
@@ -170,7 +177,7 @@ func TestACLsExact(t *testing.T) {
 			{Name: "one ACL removed at a time: what breaks", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
 				return checkEachNeeded(ctx, r, bin, sec.SASLSSL, controlPlane("ss2"), scram512("app"))
 			}},
-		},
+		}),
 	})
 }
 
@@ -212,8 +219,15 @@ func grantPrinted(ctx context.Context, r *harness.Run, bin, bootstrap, principal
 		return 0, err
 	}
 	var cmds [][]string
+	// E2E_ACLS_SKIP leaves out the commands containing it: the run then
+	// shows how the test fails without that ACL.
+	skip := os.Getenv("E2E_ACLS_SKIP")
 	for _, line := range strings.Split(string(out), "\n") {
 		if rest, ok := strings.CutPrefix(line, "kafka-acls.sh "); ok {
+			if skip != "" && strings.Contains(rest, skip) {
+				r.T.Logf("E2E_ACLS_SKIP: not granting %s", rest)
+				continue
+			}
 			if strings.ContainsAny(rest, `'"\`) {
 				return 0, fmt.Errorf("a quoted argument: %s", line)
 			}
@@ -358,7 +372,7 @@ func checkEachNeeded(ctx context.Context, r *harness.Run, bin, upstreamAddr stri
 	env = append(env, "STREAMSHIFT_COORDINATOR_DURABLE_LOG=true", "STREAMSHIFT_COORDINATOR_LOG_TOPIC=__streamshift_groups_ss2",
 		"STREAMSHIFT_COORDINATOR_CLUSTER_ID=e2e-acl-ss2", "STREAMSHIFT_COORDINATOR_LOG_PARTITIONS=2",
 		"STREAMSHIFT_COORDINATOR_INSTANCE_SESSION_TIMEOUT=6s")
-	rows := upstream.RequiredACLs(upstream.ACLNeeds{Groups: []string{exactSrcGroup}, SourceTopics: []string{"e2e-input"}, DurableLog: true,
+	rows := upstream.RequiredACLs(upstream.ACLNeeds{Groups: []string{exactSrcGroup, exactNoCreateGroup}, SourceTopics: []string{"e2e-input"}, DurableLog: true,
 		LogTopic: "__streamshift_groups_ss2", InstanceGroup: "__streamshift_cluster_e2e-acl-ss2"})
 	sc, err := kgo.NewClient(kgo.SeedBrokers(r.Broker.Bootstrap))
 	if err != nil {
@@ -412,6 +426,15 @@ func checkEachNeeded(ctx context.Context, r *harness.Run, bin, upstreamAddr stri
 			breaks: "GROUP_AUTHORIZATION_FAILED"},
 		{acl: find(kmsg.ACLResourceTypeTopic, kmsg.ACLOperationDescribe, "e2e-input"),
 			check: func(ctx context.Context, addr string) error { return checkMissingSource(ctx, addr, app, true) }},
+		{acl: find(kmsg.ACLResourceTypeTopic, kmsg.ACLOperationCreate, exactNoCreateGroup+"-"),
+			check: func(ctx context.Context, addr string) error { return checkCreationRefused(ctx, addr, r.Broker.Bootstrap, app) }},
+		{acl: find(kmsg.ACLResourceTypeGroup, kmsg.ACLOperationRead, exactSrcGroup), breaks: "GROUP_AUTHORIZATION_FAILED",
+			check: func(ctx context.Context, addr string) error {
+				// The group's first heartbeat starts its anchor member,
+				// which the broker refuses.
+				_, err := streamsJoinThrough(ctx, addr, app, exactSrcGroup, "anchor-1")
+				return err
+			}},
 	}
 	// With every row, the source topic is found (the control case).
 	p, err := startSS2(ctx, r, bin, upstreamAddr, env, app, "all")
@@ -461,8 +484,11 @@ func checkEachNeeded(ctx context.Context, r *harness.Run, bin, upstreamAddr stri
 				if err := tc.check(ctx, p.listen); err != nil {
 					return err
 				}
-			} else if err := p.waitLog(ctx, tc.breaks, 30*time.Second); err != nil {
-				return err
+			}
+			if tc.breaks != "" {
+				if err := p.waitLog(ctx, tc.breaks, 30*time.Second); err != nil {
+					return err
+				}
 			}
 			if tc.acl.Feature != upstream.FeatureDurableLog {
 				return nil // the start-up check asks the durable log's rows only
@@ -602,4 +628,60 @@ func checkLogHasNot(dir, s string) error {
 		}
 	}
 	return nil
+}
+
+// checkCreationRefused joins exactNoCreateGroup through addr until the
+// group's status says its changelog's creation failed, and checks the topic
+// does not exist.
+func checkCreationRefused(ctx context.Context, addr, super string, m sasl.Mechanism) error {
+	changelog := exactNoCreateGroup + "-store-changelog"
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var last *kmsg.StreamsGroupHeartbeatResponse
+	for i := 1; ctx.Err() == nil; i++ {
+		jr, err := streamsJoinThrough(ctx, addr, m, exactNoCreateGroup, "nc-"+strconv.Itoa(i))
+		if err == nil && jr.ErrorCode == 0 {
+			last = jr
+			for _, s := range jr.Status {
+				if s.StatusCode == 3 && strings.Contains(s.StatusDetail, "Creation failed: "+changelog+" (") {
+					sc, err := kgo.NewClient(kgo.SeedBrokers(super))
+					if err != nil {
+						return err
+					}
+					defer sc.Close()
+					topics, err := kadm.NewClient(sc).ListTopics(ctx, changelog)
+					if err != nil {
+						return err
+					}
+					if topics.Has(changelog) {
+						return fmt.Errorf("%s exists", changelog)
+					}
+					return nil
+				}
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return fmt.Errorf("%s: no MISSING_INTERNAL_TOPICS with a failed creation of %s; last answer %+v", exactNoCreateGroup, changelog, last)
+}
+
+// namingACLs wraps steps: a step's failure carries the streamshift log
+// lines of the run that name a refused authorization or a missing ACL (the
+// resource is in them).
+func namingACLs(steps []harness.Step) []harness.Step {
+	out := make([]harness.Step, len(steps))
+	for i, st := range steps {
+		do := st.Do
+		st.Do = func(ctx context.Context, r *harness.Run) error {
+			err := do(ctx, r)
+			if err != nil {
+				if aerr := checkNoAuthorizationFailure(r.Dir); aerr != nil {
+					return fmt.Errorf("%w; %v", err, aerr)
+				}
+			}
+			return err
+		}
+		out[i] = st
+	}
+	return out
 }
