@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/config"
+	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/upstream"
 )
 
@@ -113,4 +114,44 @@ func TestACLsDocTable(t *testing.T) {
 	if !strings.Contains(string(doc), out.String()) {
 		t.Errorf("docs/acls.md lacks the table; regenerate it with STREAMSHIFT_COORDINATOR_CLUSTER_ID='<cluster-id>' streamshift acls --principal User:streamshift --upstream k:9093 --format markdown:\n%s", out.String())
 	}
+}
+
+// TestGroupACLCheck: the first event of a streams group asks about its rows
+// once; a missing CREATE on the topics prefixed by its id is one warning
+// naming it and the group.
+func TestGroupACLCheck(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.EnableSASL(), kfake.EnableACLs(),
+		kfake.Superuser("SCRAM-SHA-256", "admin", "admin"), kfake.User("SCRAM-SHA-512", "ss", "pw",
+			kfake.ACL{Resource: kmsg.ACLResourceTypeGroup, Name: "app", Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: kmsg.ACLOperationRead, Allow: true},
+			kfake.ACL{Resource: kmsg.ACLResourceTypeTopic, Name: "app-", Pattern: kmsg.ACLResourcePatternTypePrefixed, Operation: kmsg.ACLOperationDescribe, Allow: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cfg := &config.Config{}
+	*cfg = config.Default()
+	cfg.Upstream = c.ListenAddrs()
+	cfg.ControlPlane.SASLMechanism, cfg.ControlPlane.SASLUsername, cfg.ControlPlane.SASLPassword = "SCRAM-SHA-512", "ss", "pw"
+	var logs syncBuffer
+	g := newGroupACLCheck(cfg, newLoggerTo(config.Log{Level: "info", Format: "json"}, &logs))
+	g.check("app")
+	out := logs.String()
+	if n := strings.Count(out, `"level":"warn"`); n != 1 {
+		t.Fatalf("%d warnings, want 1:\n%s", n, out)
+	}
+	for _, want := range []string{`"group":"app"`, `"acl":"CREATE on TOPIC app- (prefixed)"`, `--topic app- --resource-pattern-type prefixed --operation Create`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %s in:\n%s", want, out)
+		}
+	}
+	// Once per group: a second event starts no check.
+	g.GroupEvent(coordinator.GroupEvent{Group: "app"})
+	g.mu.Lock()
+	n := len(g.seen)
+	g.mu.Unlock()
+	g.GroupEvent(coordinator.GroupEvent{Group: "app"})
+	if g.mu.Lock(); len(g.seen) != n {
+		t.Errorf("seen grew on a second event")
+	}
+	g.mu.Unlock()
 }

@@ -134,7 +134,7 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 		return 1
 	}
 	defer p.Close()
-	streams, err := startStreams(ctx, cfg, p, reg, groupEvents{captureEvents{rec}, statusEvents}, log, fatal)
+	streams, err := startStreams(ctx, cfg, p, reg, groupEvents{captureEvents{rec}, statusEvents, newGroupACLCheck(cfg, log.With().Str("component", "acl-check").Logger())}, log, fatal)
 	if err != nil {
 		log.Error().Err(err).Msg("streams-group coordinator")
 		return 1
