@@ -101,7 +101,11 @@ func TestACLsExact(t *testing.T) {
 
 	var c *ssCluster
 	var bin string
-	roll := &migrationRoll{ends: map[string]time.Time{}}
+	// The rolls as TestStreamsProxyOnlineMigration's: persistent stores
+	// kept across each roll (the successor is the same process id, replaced
+	// by identity) and the disconnect expiry off (a loaded machine's JVM
+	// start outlasts it).
+	roll := &migrationRoll{ends: map[string]time.Time{}, keepState: true}
 	harness.RunScenario(t, harness.Scenario{
 		Name:   "exactly streamshift acls' ACLs: online migration, three instances, an owner killed, a topic created",
 		Broker: harness.Kafka39,
@@ -112,7 +116,7 @@ func TestACLsExact(t *testing.T) {
 		AppBuild:      harness.App44,
 		GroupProtocol: "classic",
 		Guarantee:     "exactly_once_v2",
-		AppExtra:      appProps,
+		AppExtra:      append(append([]string{}, rollAppExtra...), appProps...),
 		Hold:          5 * time.Second,
 		Route: func(ctx context.Context, r *harness.Run) (string, error) {
 			if err := sec.AddSCRAMUsers(ctx, r.Broker.Bootstrap); err != nil {
@@ -133,7 +137,7 @@ func TestACLsExact(t *testing.T) {
 			}
 			r.T.Logf("granted User:streamshift the %d ACLs streamshift acls printed, with kafka-acls", n)
 			c, err = startSSClusterProbed(ctx, r.T, r.Dir, sec.SASLSSL, "", []kgo.Opt{kgo.SASL(scram512("app"))},
-				append(append([]string{}, nativeTestSettings...), controlPlane("streamshift")...)...)
+				append(append([]string{"STREAMSHIFT_MIGRATION_DISCONNECT_EXPIRY_HEARTBEATS=0"}, nativeTestSettings...), controlPlane("streamshift")...)...)
 			if err != nil {
 				if aerr := checkNoAuthorizationFailure(r.Dir); aerr != nil {
 					return "", fmt.Errorf("%w; %v", err, aerr)
