@@ -35,7 +35,7 @@ type migrationRoll struct {
 	keepState bool
 	// tolerate: app log lines containing one of these are logged, not
 	// failures (a known issue the test is not about).
-	tolerate []string
+	tolerate  []string
 	stateDirs map[string]string
 }
 
