@@ -109,7 +109,7 @@ func OpenSharedGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, erro
 		o.Partitions = 1
 	}
 	if o.TransactionalID == "" {
-		o.TransactionalID = "streamshift-" + o.Topic
+		o.TransactionalID = GroupLogTransactionalID(o.Topic)
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second

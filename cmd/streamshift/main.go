@@ -12,6 +12,7 @@ const usage = `usage: streamshift <command> [flags]
 commands:
   run       run the proxy (see: streamshift run --help)
   demo      run it in front of an embedded in-memory Kafka cluster, nothing else needed (see: streamshift demo --help)
+  acls      the kafka-acls commands streamshift's own principal needs (see: streamshift acls --help)
   inspect   decode captured Kafka Streams rebalance metadata (see: streamshift inspect --help)
   timeline  a group's history from capture files, as text or HTML (see: streamshift timeline --help)
   config    print the configuration reference: streamshift config reference [--markdown]
@@ -28,6 +29,8 @@ func main() {
 		os.Exit(runCmd(os.Args[2:]))
 	case "demo":
 		os.Exit(demoCmd(os.Args[2:]))
+	case "acls":
+		os.Exit(aclsCmd(os.Args[2:]))
 	case "inspect":
 		os.Exit(inspectCmd(os.Args[2:]))
 	case "config":

@@ -189,7 +189,7 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	if ctx.Err() != nil {
 		return 0
 	}
-	streams, err := startStreams(ctx, cfg, p, reg, groupEvents{captureEvents{rec}, statusEvents}, log, fatal)
+	streams, err := startStreams(ctx, cfg, p, reg, groupEvents{captureEvents{rec}, statusEvents, newGroupACLCheck(cfg, log.With().Str("component", "acl-check").Logger())}, log, fatal)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0 // stopped during the start: what failed was ended by the stop

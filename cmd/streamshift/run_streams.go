@@ -134,6 +134,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		// Disconnect expiry (docs/fast-roll.md §5).
 		DisconnectExpiryHeartbeats: cfg.Migration.Disconnect.Expiry.Heartbeats,
 	}
+	checkACLs(ctx, cfg, log)
 	durable := cfg.Coordinator.DurableLog
 	if durable {
 		p.Starting("opening the group log " + cfg.Coordinator.LogTopic)

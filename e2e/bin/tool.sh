@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Kafka 4.4 command-line tools from the Maven-built e2e/tools-4.4 classpath, by their script name:
 #   tool.sh kafka-streams-groups --bootstrap-server 127.0.0.1:PORT --describe --group G
-#   tool.sh kafka-configs | kafka-consumer-groups | kafka-features | kafka-topics | kafka-groups ...
+#   tool.sh kafka-acls | kafka-configs | kafka-consumer-groups | kafka-features | kafka-topics | kafka-groups ...
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ $# -ge 1 ] || { sed -n '2,4p' "$0" >&2; exit 2; }
@@ -17,6 +17,7 @@ case "$name" in
   kafka-broker-api-versions) main=org.apache.kafka.tools.BrokerApiVersionsCommand ;;
   kafka-get-offsets) main=org.apache.kafka.tools.GetOffsetShell ;;
   kafka-transactions) main=org.apache.kafka.tools.TransactionsCommand ;;
+  kafka-acls) main=org.apache.kafka.tools.AclCommand ;;
   *) die "unknown tool $name" ;;
 esac
 lib=$(lib_of tools-4.4)
