@@ -27,15 +27,23 @@ LDFLAGS := -X main.buildCommit=$(GIT_COMMIT) -X main.buildVersionTag=$(GIT_VERSI
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/streamshift ./cmd/streamshift
 
-# The Docker image, built with no registry: a static binary of the local Go and the machine's
-# CA bundle (Debian's ca-certificates) on scratch (see Dockerfile). IMAGE names the tag.
+# The Docker image, built from source by the Dockerfile, with no registry and no module proxy:
+# the context is a copy of the source tree (what git keeps, untracked files included) with
+# vendor/ (go mod vendor), in bin/image-context/, so that the tree itself gets no vendor/; the
+# Go build stage runs in BUILDER, by default an image made from this machine's Go toolchain
+# (.ci/go-builder-image). `make image BUILDER=golang:1.26.8` builds in the official image
+# instead. IMAGE names the tag.
 IMAGE ?= streamshift
-CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+BUILDER ?=
+IMAGE_CONTEXT := bin/image-context
 image:
-	mkdir -p bin/image
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o bin/image/streamshift ./cmd/streamshift
-	cp $(CA_BUNDLE) bin/image/ca-certificates.crt
-	docker build -t $(IMAGE) .
+	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)
+	git ls-files -z --cached --others --exclude-standard | \
+	  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -C $(IMAGE_CONTEXT) -xf -
+	$(GO) mod vendor -o $(IMAGE_CONTEXT)/vendor
+	builder="$(BUILDER)"; [ -n "$$builder" ] || builder=$$(.ci/go-builder-image); \
+	docker build -t $(IMAGE) --build-arg BUILDER="$$builder" \
+	  --build-arg VERSION="$(GIT_VERSION)" --build-arg COMMIT="$(GIT_COMMIT)" $(IMAGE_CONTEXT)
 
 # go mod tidy -diff prints what tidy would change: a go.mod that lists an unused module, or a
 # direct dependency as // indirect, fails here instead of drifting.
