@@ -47,9 +47,9 @@ image:
 # Release archives: for each of DIST_PLATFORMS a static binary (CGO_ENABLED=0, -trimpath,
 # version and commit stamped), README.md and LICENSE when there is one, as
 # dist/streamshift-<git describe>-<os>-<arch>.tar.gz, and dist/SHA256SUMS over them. The
-# archives of one commit are the same bytes wherever they are made: names sorted, owner 0,
+# archives of one commit and Go version are the same bytes wherever they are made: names sorted, owner 0,
 # times the commit's, gzip without a timestamp. `make test` builds them (CI); TestDist
-# builds linux/amd64 alone, with DIST_DIR and DIST_PLATFORMS set, and runs it.
+# builds linux/amd64 alone, with DIST_DIR and DIST_PLATFORMS set, and runs it (cmd/streamshift).
 DIST_DIR ?= dist
 DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 DIST_VERSION ?= $(or $(GIT_VERSION),dev)

@@ -1,4 +1,4 @@
-package streamshift_test
+package main
 
 import (
 	"archive/tar"
@@ -19,7 +19,9 @@ import (
 // TestDist: `make dist` (linux/amd64 alone here; `make test` builds every
 // platform) makes a release archive whose binary is static and prints the
 // version it was stamped with (git describe) and the commit, with README.md
-// beside it, and a SHA256SUMS that `sha256sum -c` verifies.
+// beside it, and a SHA256SUMS that `sha256sum -c` verifies. (It is in this
+// package, beside TestGoInstallVersion, so that the two run one after the
+// other and the second finds the dependencies the first compiled.)
 func TestDist(t *testing.T) {
 	if testing.Short() {
 		t.Skip("make dist builds the command: not under -short")
@@ -27,11 +29,15 @@ func TestDist(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skipf("runs the linux/amd64 archive's binary: this is %s/%s", runtime.GOOS, runtime.GOARCH)
 	}
-	describe, err := exec.Command("git", "describe", "--tags", "--always", "--dirty").Output()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	describe, err := exec.Command("git", "-C", root, "describe", "--tags", "--always", "--dirty").Output()
 	if err != nil {
 		t.Skipf("not a git checkout (make dist stamps git describe): %v", err)
 	}
-	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +45,7 @@ func TestDist(t *testing.T) {
 
 	dir := t.TempDir()
 	mk := exec.Command("make", "dist", "DIST_DIR="+dir, "DIST_PLATFORMS=linux/amd64")
+	mk.Dir = root
 	if out, err := mk.CombinedOutput(); err != nil {
 		t.Fatalf("make dist: %v\n%s", err, out)
 	}
