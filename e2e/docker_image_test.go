@@ -50,14 +50,7 @@ func TestDockerImage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute) // the image compiles everything: minutes on a loaded 2-core machine
 	defer cancel()
 
-	start := time.Now()
-	build := exec.CommandContext(ctx, "make", "image", "IMAGE="+dockerImage)
-	build.Dir = filepath.Dir(harness.Root())
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("make image: %v\n%s", err, out)
-	}
-	t.Logf("make image: %s", time.Since(start).Round(time.Second))
-
+	// What make stamps into the image (read before it builds, as make does).
 	describe, err := exec.Command("git", "describe", "--tags", "--always", "--dirty").Output()
 	if err != nil {
 		t.Fatalf("git describe: %v", err)
@@ -66,6 +59,14 @@ func TestDockerImage(t *testing.T) {
 	if err != nil {
 		t.Fatalf("git rev-parse HEAD: %v", err)
 	}
+	start := time.Now()
+	build := exec.CommandContext(ctx, "make", "image", "IMAGE="+dockerImage)
+	build.Dir = filepath.Dir(harness.Root())
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("make image: %v\n%s", err, out)
+	}
+	t.Logf("make image: %s", time.Since(start).Round(time.Second))
+
 	out, err := exec.CommandContext(ctx, "docker", "run", "--rm", "--network", "host", dockerImage, "version").CombinedOutput()
 	want := fmt.Sprintf("streamshift %s (commit %s,", strings.TrimSpace(string(describe)), strings.TrimSpace(string(head)))
 	if err != nil || !strings.HasPrefix(string(out), want) {
