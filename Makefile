@@ -27,15 +27,49 @@ LDFLAGS := -X main.buildCommit=$(GIT_COMMIT) -X main.buildVersionTag=$(GIT_VERSI
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/streamshift ./cmd/streamshift
 
-# The Docker image, built with no registry: a static binary of the local Go and the machine's
-# CA bundle (Debian's ca-certificates) on scratch (see Dockerfile). IMAGE names the tag.
+# The Docker image, built from source by the Dockerfile, with no registry and no module proxy:
+# the context is a copy of the source tree (what git keeps, untracked files included) with
+# vendor/ (go mod vendor), in a temporary directory, so that the tree itself gets no vendor/;
+# the Go build stage runs in BUILDER, by default an image made from this machine's Go
+# toolchain (.ci/go-builder-image). `make image BUILDER=golang:1.26.8` builds in the official
+# image instead. IMAGE names the tag.
 IMAGE ?= streamshift
-CA_BUNDLE ?= /etc/ssl/certs/ca-certificates.crt
+BUILDER ?=
 image:
-	mkdir -p bin/image
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o bin/image/streamshift ./cmd/streamshift
-	cp $(CA_BUNDLE) bin/image/ca-certificates.crt
-	docker build -t $(IMAGE) .
+	set -e; context=$$(mktemp -d); trap 'rm -rf "$$context"' EXIT; \
+	git ls-files -z --cached --others --exclude-standard | \
+	  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -C "$$context" -xf -; \
+	$(GO) mod vendor -o "$$context/vendor"; \
+	builder="$(BUILDER)"; [ -n "$$builder" ] || builder=$$(.ci/go-builder-image); \
+	docker build -t $(IMAGE) --build-arg BUILDER="$$builder" \
+	  --build-arg VERSION="$(GIT_VERSION)" --build-arg COMMIT="$(GIT_COMMIT)" "$$context"
+
+# Release archives: for each of DIST_PLATFORMS a static binary (CGO_ENABLED=0, -trimpath,
+# version and commit stamped), README.md and LICENSE when there is one, as
+# dist/streamshift-<git describe>-<os>-<arch>.tar.gz, and dist/SHA256SUMS over them. The
+# archives of one commit and Go version are the same bytes wherever they are made: names sorted, owner 0,
+# times the commit's, gzip without a timestamp. `make test` builds them (CI); TestDist
+# builds linux/amd64 alone, with DIST_DIR and DIST_PLATFORMS set, and runs it (cmd/streamshift).
+DIST_DIR ?= dist
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+DIST_VERSION ?= $(or $(GIT_VERSION),dev)
+DIST_FILES := README.md $(wildcard LICENSE)
+.PHONY: dist
+dist:
+	rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)
+	set -e; mtime=$$(git log -1 --format=%ct 2>/dev/null || echo 0); \
+	for platform in $(DIST_PLATFORMS); do \
+	  os=$${platform%/*}; arch=$${platform#*/}; name=streamshift-$(DIST_VERSION)-$$os-$$arch; \
+	  mkdir -p $(DIST_DIR)/$$name; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" \
+	    -o $(DIST_DIR)/$$name/streamshift ./cmd/streamshift; \
+	  cp $(DIST_FILES) $(DIST_DIR)/$$name/; \
+	  tar -C $(DIST_DIR) --sort=name --mtime=@$$mtime --owner=0 --group=0 --numeric-owner -cf - $$name | \
+	    gzip -n > $(DIST_DIR)/$$name.tar.gz; \
+	  rm -rf $(DIST_DIR)/$$name; \
+	done
+	cd $(DIST_DIR) && sha256sum *.tar.gz > SHA256SUMS
+	@cat $(DIST_DIR)/SHA256SUMS
 
 # go mod tidy -diff prints what tidy would change: a go.mod that lists an unused module, or a
 # direct dependency as // indirect, fails here instead of drifting.
@@ -79,8 +113,8 @@ e2e-build:
 	$(MVN) $(MVNFLAGS) -f e2e/pom.xml package
 	$(MVN) $(MVNFLAGS) -f bench/assignor-java/pom.xml package
 
-# Everything: the fast tests, then the real-Kafka e2e suite.
-test: test-unit test-e2e
+# Everything: the fast tests, the release archives (make dist), then the real-Kafka e2e suite.
+test: test-unit dist test-e2e
 
 # classicstreams golden vectors, regenerated with the real kafka-streams 4.4.0, 3.9.2, 3.6.2 and 2.8.2 jars
 # (Maven downloads them) into classicstreams/testdata/vectors-*/, which are committed.

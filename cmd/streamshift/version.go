@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 
@@ -10,30 +11,43 @@ import (
 )
 
 // buildCommit and buildVersionTag, set with -ldflags "-X main.buildCommit=…",
-// stand in where Go stamped no VCS information: a build from a git worktree
-// (Go stamps only a .git directory), or one whose tree is copied without
-// .git (the Docker build; the Makefile passes both).
+// name the build as whoever packaged it saw it (the Makefile's build, image
+// and dist, the Dockerfile's build arguments: `git describe` and the commit).
+// They win over what Go stamped: Go sees no VCS in a git worktree (it stamps
+// only a .git directory) nor in a tree copied without .git (the Docker
+// build), and where it does, its version is a pseudo-version rather than the
+// tag a release is named by.
 var buildCommit, buildVersionTag string
 
+// pseudoVersionRev matches a Go pseudo-version, vX.0.0-yyyymmddhhmmss-abcdef123456,
+// vX.Y.Z-pre.0.yyyymmddhhmmss-… or vX.Y.Z-0.yyyymmddhhmmss-…, with or without
+// a build suffix ("+dirty"): its last part is the commit's 12-hex-digit prefix.
+var pseudoVersionRev = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+-(?:[0-9A-Za-z.-]*[.-])?[0-9]{14}-([0-9a-f]{12})(?:\+[0-9A-Za-z.-]+)?$`)
+
 // buildVersion is what this binary was built from: the main module's
-// version (a tag, a pseudo-version, or "(devel)" for a build in a work
-// tree) and the VCS commit Go stamped into it (vcs.revision, with
-// "-dirty" when the tree had changes), "unknown" when not stamped (go run,
-// a build outside a checkout).
+// version (a tag or a pseudo-version for `go install …@version`, "(devel)"
+// for a build in a work tree) and the commit: the VCS commit Go stamped
+// (vcs.revision, with "-dirty" when the tree had changes), else the commit
+// prefix a pseudo-version carries; the linker's stamps win over both (see
+// buildCommit). "unknown" is what nothing names (go run; a tagged version
+// installed with go install names no commit).
 func buildVersion() (version, commit string) {
 	version, commit = "unknown", "unknown"
-	defer func() {
-		if commit == "unknown" && buildCommit != "" {
-			commit = buildCommit
-		}
-		if (version == "unknown" || version == "(devel)") && buildVersionTag != "" {
-			version = buildVersionTag
-		}
-	}()
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return version, commit
+	if info, ok := debug.ReadBuildInfo(); ok {
+		version, commit = fromBuildInfo(info)
 	}
+	if buildVersionTag != "" {
+		version = buildVersionTag
+	}
+	if buildCommit != "" {
+		commit = buildCommit
+	}
+	return version, commit
+}
+
+// fromBuildInfo reads the version and commit out of Go's build information.
+func fromBuildInfo(info *debug.BuildInfo) (version, commit string) {
+	version, commit = "unknown", "unknown"
 	if info.Main.Version != "" {
 		version = info.Main.Version
 	}
@@ -48,6 +62,9 @@ func buildVersion() (version, commit string) {
 	}
 	if dirty && commit != "unknown" {
 		commit += "-dirty"
+	}
+	if m := pseudoVersionRev.FindStringSubmatch(version); m != nil && commit == "unknown" {
+		commit = m[1]
 	}
 	return version, commit
 }

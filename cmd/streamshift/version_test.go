@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -80,6 +81,45 @@ func TestBuildVersionLinkerFallback(t *testing.T) {
 	buildCommit, buildVersionTag = "abc123", "v9.9.9"
 	if _, commit := buildVersion(); commit != "abc123" {
 		t.Fatalf("commit %q, want the linker's abc123 (the test binary has no VCS stamp)", commit)
+	}
+}
+
+// TestVersionFromBuildInfo: what `streamshift version` says for each way
+// of building it: a pseudo-version from `go install …@commit` names the
+// commit it carries; a tag names none; Go's VCS stamp names the commit.
+func TestVersionFromBuildInfo(t *testing.T) {
+	for _, tc := range []struct {
+		version    string
+		settings   map[string]string
+		wantCommit string
+	}{
+		{"v0.0.0-20261206211945-309e4b835831", nil, "309e4b835831"},
+		{"v1.4.1-0.20261206211945-309e4b835831", nil, "309e4b835831"},
+		{"v1.4.0-rc.1.0.20261206211945-309e4b835831", nil, "309e4b835831"},
+		{"v0.0.0-20261206211945-309e4b835831+dirty", nil, "309e4b835831"},
+		{"v1.4.0", nil, "unknown"},
+		{"v0.0.0-test", nil, "unknown"},
+		{"(devel)", map[string]string{"vcs.revision": "309e4b835831aaaa", "vcs.modified": "true"}, "309e4b835831aaaa-dirty"},
+		{"v0.0.0-20261206211945-309e4b835831", map[string]string{"vcs.revision": "309e4b835831bbbb"}, "309e4b835831bbbb"},
+	} {
+		info := &debug.BuildInfo{Main: debug.Module{Path: "github.com/streamshift/streamshift", Version: tc.version}}
+		for k, v := range tc.settings {
+			info.Settings = append(info.Settings, debug.BuildSetting{Key: k, Value: v})
+		}
+		version, commit := fromBuildInfo(info)
+		if version != tc.version || commit != tc.wantCommit {
+			t.Errorf("%s %v: version %q commit %q, want %q %q", tc.version, tc.settings, version, commit, tc.version, tc.wantCommit)
+		}
+	}
+}
+
+// TestBuildVersionLinkerWins: the version and commit the Makefile or the
+// Dockerfile stamp with -X (git describe, the commit) are the ones printed.
+func TestBuildVersionLinkerWins(t *testing.T) {
+	defer func(c, v string) { buildCommit, buildVersionTag = c, v }(buildCommit, buildVersionTag)
+	buildCommit, buildVersionTag = "abc123", "v9.9.9-2-gabc123"
+	if version, commit := buildVersion(); version != "v9.9.9-2-gabc123" || commit != "abc123" {
+		t.Fatalf("version %q commit %q, want the linker's v9.9.9-2-gabc123 abc123", version, commit)
 	}
 }
 
