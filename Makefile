@@ -6,9 +6,9 @@ MVNFLAGS ?= -B -q
 # at a time (E2E_PARALLEL=2): tests call t.Parallel and each has its own brokers, ports and
 # e2e/out/<test>/, and most of a test's time is spent waiting on Kafka Streams at under a core.
 # What made three tests fail on timing at 2 is gone (e2e/README.md): no streamshift a test starts
-# binds a fixed default port (admin 19080, internal 19091), the 4.4 smoke launcher verifies again
+# binds a fixed default port (admin 19080; the internal listener takes a free port), the 4.4 smoke launcher verifies again
 # when Kafka's driver races its own end offsets, and the smoke migration runs with 30 s sessions.
-# E2E_PARALLEL=1 runs one at a time (`make test` about 50 minutes instead of 31, clean clone 2026-12-02).
+# E2E_PARALLEL=1 runs one at a time (the README states how long `make test` takes; docs/testing.md the parts).
 # Tests that measure the machine (TestOverload, the benchmarks) do not call t.Parallel: they run
 # first, alone.
 E2E_PARALLEL ?= 2
