@@ -125,8 +125,8 @@ func (a *authorizer) denied(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg
 		return nil, nil // no checks (the benchmark's baseline)
 	}
 	var out, miss, stale []string
-	waits := map[*flight][]string{}
-	mine := &flight{done: make(chan struct{})}
+	var waits map[*flight][]string // made at the first wait
+	var mine *flight               // made at the first miss
 	a.mu.Lock()
 	now := a.now()
 	for _, n := range dedupe(names) {
@@ -147,12 +147,18 @@ func (a *authorizer) denied(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg
 			}
 		case a.flights[k] != nil:
 			f := a.flights[k]
+			if waits == nil {
+				waits = map[*flight][]string{}
+			}
 			if len(waits[f]) == 0 {
 				f.joined++
 			}
 			waits[f] = append(waits[f], n)
 		default:
 			miss = append(miss, n)
+			if mine == nil {
+				mine = &flight{done: make(chan struct{})}
+			}
 			if a.ttl > 0 {
 				a.flights[k] = mine
 			}
@@ -161,6 +167,9 @@ func (a *authorizer) denied(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg
 	a.mu.Unlock()
 	if len(stale) > 0 {
 		a.refresh(req, rt, op, stale)
+	}
+	if len(miss) == 0 && len(waits) == 0 {
+		return out, nil
 	}
 	ctx, cancel := requestContext(req, 10*time.Second)
 	defer cancel()
