@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/streamshift/streamshift/proxy/proxytest"
 )
@@ -180,5 +182,35 @@ func TestAuthorizationPrincipalsApart(t *testing.T) {
 	f.mayRead(t, f.conn("User:alice"))
 	if n := f.probes.Load(); n != 5 {
 		t.Errorf("per-connection caching: a new connection of User:alice asked %d, want 1", n-4)
+	}
+}
+
+// TestAuthorizationSharedThroughProxy: end to end, two connections of
+// SASL PLAIN alice through the proxy: the second's join of the group asks
+// the broker nothing the first one's join asked already (group READ,
+// topics DESCRIBE, changelog CREATE), since the proxy read the principal
+// from the SASL exchange it passed through.
+func TestAuthorizationSharedThroughProxy(t *testing.T) {
+	e := newEnv(t, withACLs, func(e *env) { e.authCache = 1 << 62 })
+	resp, err := aclJoin("app", "m-1", "in").RequestWith(e.ctx, e.broker)
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("first connection's join: %v %+v", err, resp)
+	}
+	before := e.routes.AuthorizationProbes()
+	if before.Allowed == 0 {
+		t.Fatalf("the first join asked nothing (%+v): are the checks on?", before)
+	}
+	other, err := kgo.NewClient(kgo.SeedBrokers(e.addr), kgo.ClientID("streams-app"),
+		kgo.SASL(plain.Auth{User: "alice", Pass: "alice"}.AsMechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	resp, err = aclJoin("app", "m-2", "in").RequestWith(e.ctx, e.coordinatorOf("app", other))
+	if err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("second connection's join: %v %+v", err, resp)
+	}
+	if after := e.routes.AuthorizationProbes(); after != before {
+		t.Errorf("a second connection of alice asked %d more probes (%+v, then %+v), want none", (after.Allowed+after.Denied)-(before.Allowed+before.Denied), before, after)
 	}
 }
