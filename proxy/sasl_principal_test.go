@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,4 +114,18 @@ func TestSaslUsers(t *testing.T) {
 			t.Errorf("%s %q: user %q, want %q", tc.mechanism, tc.msg, got, tc.want)
 		}
 	}
+}
+
+// FuzzSaslUser: a client's first SASL message, whatever its bytes, gives a
+// user or none, never a panic; a user never holds the PLAIN password.
+func FuzzSaslUser(f *testing.F) {
+	for _, s := range []string{"\x00alice\x00pw", "n,,n=alice,r=abc", "y,a=b=2C,n=b=2C,r=x,tokenauth=true", "=", ","} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if u := plainUser(b); u != "" && strings.Contains(u, "\x00") {
+			t.Fatalf("PLAIN user %q holds a NUL", u)
+		}
+		_ = scramUser(b)
+	})
 }
