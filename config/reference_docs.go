@@ -97,7 +97,8 @@ var keyDocs = []keyDoc{
 	{"upstream-tls.key-file", sectionSecurity, "its PEM key, re-read with it", ""},
 	{"upstream-tls.server-name", sectionSecurity, "name checked in the brokers' certificates", "host dialled"},
 	{"upstream-tls.insecure-skip-verify", sectionSecurity, "no certificate check (tests only; logged as a warning at start)", ""},
-	{"authorization.cache-ttl", sectionSecurity, "how long the broker's answer to an authorization probe (one client connection, resource and operation; see Security) is reused, asked again in the background past half of it; an ACL change reaches the requests streamshift serves within it; 0 asks on every request", ""},
+	{"authorization.cache-ttl", sectionSecurity, "how long the broker's answer to an authorization probe (one principal, resource and operation, shared by the principal's connections; per connection where streamshift cannot tell the principal; see Security) is reused, asked again in the background past half of it; an ACL change reaches the requests streamshift serves within it; 0 asks on every request", ""},
+	{"authorization.per-connection", sectionSecurity, "keep authorization answers per client connection instead of per principal: set it when the broker's principal.builder.class does not make the principal User:<SASL user> of every SASL PLAIN and SCRAM connection (without SASL, every connection through streamshift has the one principal of its upstream connection)", ""},
 
 	{"capture.file", sectionCapture, "JSON-lines capture file", "empty (off)"},
 	{"capture.groups", sectionCapture, "comma-separated group ids; empty: every group", "empty"},

@@ -73,6 +73,7 @@ func (p *Proxy) ServeRemote(ctx context.Context, link *PeerLink, req *Request, p
 		Version: connPrincipalVersion, Kind: PeerServe, Origin: link.o.Self, Incarnation: p.incarnation,
 		ConnID: int64(c.ConnID), Node: c.Node, ClientID: &clientID, SoftwareName: c.SoftwareName,
 		SoftwareVersion: c.SoftwareVersion, RemoteAddr: c.RemoteAddr, Partition: partition, MapGeneration: mapGeneration,
+		Principal: c.Principal,
 	}
 	data := appendRequestFrame(nil, req.CorrelationID, &clientID, req.Body)[4:]
 	resp, err := link.Call(ctx, pr, data, clientHostAddress(c.RemoteAddr), timeout)

@@ -53,6 +53,7 @@ type clientConn struct {
 	in            heldInput    // request bytes taken out of gnet (inbound.go)
 	held          atomic.Int64 // bytes held, as last published (budget.go)
 	asking        askState     // requests of the proxy's own (ask.go)
+	sasl          saslState    // the principal the broker sees (sasl_principal.go)
 
 	requests  uint64
 	clientID  string
@@ -78,7 +79,7 @@ type upstreamConn struct {
 
 func (cc *clientConn) info() ClientInfo {
 	return ClientInfo{ConnID: cc.id, RemoteAddr: cc.remote, Node: cc.node, ClientID: cc.clientID,
-		SoftwareName: cc.swName, SoftwareVersion: cc.swVersion}
+		SoftwareName: cc.swName, SoftwareVersion: cc.swVersion, Principal: cc.sasl.current()}
 }
 
 // onLoop runs fn on the connection's loop unless the connection closed by then.
@@ -383,7 +384,7 @@ func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 	if p.taps(key) {
 		return false
 	}
-	if key == int16(kmsg.ApiVersions) || key == int16(kmsg.SASLHandshake) || p.reg.lookup(key, version) != nil {
+	if key == int16(kmsg.ApiVersions) || key == int16(kmsg.SASLHandshake) || key == int16(kmsg.SASLAuthenticate) || p.reg.lookup(key, version) != nil {
 		return false
 	}
 	if _, above := p.reg.cappedAbove(key, version); above || !cc.advertised(key, version) {
@@ -482,7 +483,15 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 			return gnet.None
 		}
 	}
-	cc.forward(frame, &slot{corr: corr, key: key, version: version, rewrite: rewrite})
+	saslAuth := false
+	switch key {
+	case int16(kmsg.SASLHandshake):
+		cc.noteSaslHandshake(msg, version)
+	case int16(kmsg.SASLAuthenticate):
+		cc.noteSaslAuthenticate(msg, version)
+		saslAuth = true
+	}
+	cc.forward(frame, &slot{corr: corr, key: key, version: version, rewrite: rewrite, saslAuth: saslAuth})
 	return gnet.None
 }
 
@@ -627,7 +636,7 @@ const streamChunk = 1 << 20
 // through while it arrives: it answers the head of the ring (nothing is
 // written before it), needs no rewriting and no tap copy.
 func (cc *clientConn) canStream(s *slot, head []byte) bool {
-	return cc.ring.peek() == s && !s.rewrite && !s.rewritten && s.tapReq == nil &&
+	return cc.ring.peek() == s && !s.rewrite && !s.rewritten && !s.saslAuth && s.tapReq == nil &&
 		s.corr == int32(binary.BigEndian.Uint32(head[4:]))
 }
 
@@ -650,6 +659,9 @@ func (cc *clientConn) completeForwarded(s *slot, frame []byte) error {
 	if s.ask != nil {
 		cc.answerAsk(s, frame)
 		return nil
+	}
+	if s.saslAuth {
+		cc.noteSaslAuthenticated(frame, s.version)
 	}
 	if s.rewritten {
 		own := clone(frame)

@@ -52,7 +52,8 @@ func (k PeerCallKind) String() string {
 // connPrincipalVersion is the version this release writes. A reader takes
 // any version ≥ 0, reads the fields it knows and skips the rest, so two
 // releases can share links; a newer version only ever appends fields.
-const connPrincipalVersion = 0
+// Version 1 appends Principal.
+const connPrincipalVersion = 1
 
 // ConnPrincipal is the envelope principal: the client connection a request
 // came from, and what the origin routed it by.
@@ -81,6 +82,10 @@ type ConnPrincipal struct {
 	MapGeneration int32
 	// TimeoutMs is the time left for the call when it was sent.
 	TimeoutMs int32
+	// Principal (version 1) is ClientInfo.Principal at Origin: the
+	// principal the broker sees on the client's connection, "" when
+	// unknown (version 0).
+	Principal string
 }
 
 // AppendTo appends the principal's bytes, in Kafka's compact types.
@@ -97,6 +102,9 @@ func (p *ConnPrincipal) AppendTo(dst []byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, uint32(p.Partition))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(p.MapGeneration))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(p.TimeoutMs))
+	if p.Version >= 1 {
+		dst = kbin.AppendCompactString(dst, p.Principal)
+	}
 	return dst
 }
 
@@ -122,6 +130,9 @@ func (p *ConnPrincipal) ReadFrom(src []byte) error {
 	p.Partition = r.Int32()
 	p.MapGeneration = r.Int32()
 	p.TimeoutMs = r.Int32()
+	if p.Version >= 1 {
+		p.Principal = r.CompactString()
+	}
 	if !r.Ok() {
 		return fmt.Errorf("%w: %d bytes end inside the version %d fields", errMalformedPrincipal, len(src), connPrincipalVersion)
 	}

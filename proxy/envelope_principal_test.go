@@ -158,3 +158,30 @@ func FuzzConnPrincipal(f *testing.F) {
 		}
 	})
 }
+
+// TestConnPrincipalCarriesPrincipal: version 1 carries the principal the
+// origin knows for its client, so the owner shares authorization answers
+// by it; a version 0 origin's principal is unknown (""), and the
+// transport principal is the origin's own.
+func TestConnPrincipalCarriesPrincipal(t *testing.T) {
+	p := samplePrincipal()
+	p.Version, p.Principal = connPrincipalVersion, "User:alice"
+	var back ConnPrincipal
+	if err := back.ReadFrom(p.AppendTo(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if back.Principal != "User:alice" || remotePrincipal(&back) != "User:alice" {
+		t.Errorf("principal read back %q, at the owner %q; want User:alice", back.Principal, remotePrincipal(&back))
+	}
+	v0, _ := hex.DecodeString(connPrincipalV0Golden)
+	if err := back.ReadFrom(v0); err != nil || back.Principal != "" {
+		t.Errorf("version 0: principal %q (%v), want unknown", back.Principal, err)
+	}
+	p.Principal = TransportPrincipal
+	if err := back.ReadFrom(p.AppendTo(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := remotePrincipal(&back); got != TransportPrincipal+"@p1" {
+		t.Errorf("transport principal of origin p1 at the owner: %q, want %q", got, TransportPrincipal+"@p1")
+	}
+}

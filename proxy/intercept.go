@@ -39,6 +39,13 @@ type ClientInfo struct {
 	// SoftwareName and SoftwareVersion are what the client sent in
 	// ApiVersions v3+ (KIP-511), empty if it did not.
 	SoftwareName, SoftwareVersion string
+	// Principal is the principal the broker authenticated the client's
+	// upstream connection as, as far as streamshift can tell
+	// (sasl_principal.go): "User:alice" after a SASL PLAIN or SCRAM
+	// exchange, TransportPrincipal without SASL, "" when unknown (another
+	// mechanism, or a client of another instance). Answers the broker gave
+	// on one connection hold for every connection of the same Principal.
+	Principal string
 }
 
 // Request is an intercepted request.

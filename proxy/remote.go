@@ -29,6 +29,17 @@ func remoteConnID(p *ConnPrincipal) uint64 {
 	return h.Sum64() | 1<<63
 }
 
+// remotePrincipal is ClientInfo.Principal of a client of the origin: a
+// SASL principal as the origin read it; the transport principal is the
+// origin's own (each instance may present its own upstream-tls
+// certificate), so it is named after the origin.
+func remotePrincipal(p *ConnPrincipal) string {
+	if p.Principal == TransportPrincipal {
+		return TransportPrincipal + "@" + p.Origin
+	}
+	return p.Principal
+}
+
 // remoteConn is a client connection held by the origin (ClientConn).
 type remoteConn struct {
 	// link is the link to the origin; nil when the map does not name it.
@@ -225,7 +236,8 @@ func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-
 		clientID = kafkaString(*h.clientID)
 	}
 	info := ClientInfo{ConnID: remoteConnID(&c.Principal), RemoteAddr: c.Principal.RemoteAddr, Node: c.Principal.Node,
-		ClientID: clientID, SoftwareName: c.Principal.SoftwareName, SoftwareVersion: c.Principal.SoftwareVersion}
+		ClientID: clientID, SoftwareName: c.Principal.SoftwareName, SoftwareVersion: c.Principal.SoftwareVersion,
+		Principal: remotePrincipal(&c.Principal)}
 	out := &remoteOutcome{rc: rc, call: c, clientID: h.clientID, answer: ch,
 		log: p.log.With().Str("origin", c.Principal.Origin).Int64("origin_conn", c.Principal.ConnID).Logger()}
 	p.m.intercepted.Inc()

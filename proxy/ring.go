@@ -29,6 +29,10 @@ type slot struct {
 	rewritten  bool
 	onResponse func(kmsg.Response) kmsg.Response
 
+	// saslAuth: a SaslAuthenticate, whose answer says whether the
+	// connection's principal is known (sasl_principal.go).
+	saslAuth bool
+
 	// ask: a request of the proxy's own (ask.go), in the sent queue only.
 	ask *askCall
 

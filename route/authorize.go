@@ -1,6 +1,7 @@
 package route
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -34,10 +35,15 @@ import (
 //     configs (authorize_configs.go): a DescribeConfigs, or a validate-only
 //     IncrementalAlterConfigs, of the broker defaults naming no config.
 //
-// Answers are cached per connection, resource and operation for
-// Options.AuthorizationCache, so a steady member's heartbeats ask nothing.
-// Any answer other than the authorization error counts as allowed: on a
-// cluster without an authorizer every probe is allowed.
+// Answers are cached per principal, resource and operation for
+// Options.AuthorizationCache when the proxy knows the principal the broker
+// sees on the client's connection (proxy.ClientInfo.Principal: a SASL
+// PLAIN or SCRAM user, or the one principal of every connection without
+// SASL), so a thousand members of one principal cost the broker what one
+// does; otherwise per connection. One probe about a key in flight serves
+// every request that needs it meanwhile (a flight). Any answer other than
+// the authorization error counts as allowed: on a cluster without an
+// authorizer every probe is allowed.
 
 // maxAuthorizationEntries bounds the cache: entries are small, and a full
 // cache drops its expired entries, then half of the rest.
@@ -47,11 +53,22 @@ const maxAuthorizationEntries = 1 << 16
 // a retriable error.
 var errAuthorizationUnknown = errors.New("streamshift could not ask the broker for this client's authorization")
 
+// authKey is what an answer holds for: a principal, or a connection (conn)
+// whose principal is unknown, and a resource and operation.
 type authKey struct {
-	conn     uint64
-	resource kmsg.ACLResourceType
-	op       kmsg.ACLOperation
-	name     string
+	conn      uint64
+	principal string
+	resource  kmsg.ACLResourceType
+	op        kmsg.ACLOperation
+	name      string
+}
+
+// keyOf is the key of req's client for rt, op and name.
+func (a *authorizer) keyOf(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, name string) authKey {
+	if p := req.Client.Principal; p != "" && a.shared {
+		return authKey{principal: p, resource: rt, op: op, name: name}
+	}
+	return authKey{conn: req.Client.ConnID, resource: rt, op: op, name: name}
 }
 
 type authEntry struct {
@@ -61,21 +78,44 @@ type authEntry struct {
 	refreshing bool
 }
 
+// flight is a probe waited for; requests needing one of its keys wait for
+// it instead of asking again.
+type flight struct {
+	done chan struct{}
+	// joined counts the requests waiting for it (tests).
+	joined int
+	denied map[string]bool // set before done closes
+	err    error
+}
+
+// ProbeCounts are the authorization probes sent upstream (requests: a
+// READ probe of n groups is n Heartbeats), by result: every name allowed,
+// some denied, no answer.
+type ProbeCounts struct {
+	Allowed, Denied, Failed uint64
+}
+
 // authorizer asks and caches.
 type authorizer struct {
 	versions func(key int16) int16 // highest version the upstream takes
+	// shared: answers are cached per principal where it is known
+	// (Options.AuthorizationPerConnection unset).
+	shared bool
 
 	mu      sync.Mutex
 	ttl     time.Duration
 	now     func() time.Time // read with mu held
 	entries map[authKey]authEntry
+	flights map[authKey]*flight
 	// asked counts the probes a request waited for, refreshed those sent
-	// in the background (tests, the benchmark).
+	// in the background (tests, the benchmark); sent the requests upstream.
 	asked, refreshed uint64
+	sent             ProbeCounts
 }
 
 func newAuthorizer(ttl time.Duration, versions func(int16) int16) *authorizer {
-	return &authorizer{ttl: ttl, versions: versions, now: time.Now, entries: map[authKey]authEntry{}}
+	return &authorizer{ttl: ttl, versions: versions, now: time.Now, shared: true,
+		entries: map[authKey]authEntry{}, flights: map[authKey]*flight{}}
 }
 
 // denied returns the names of resources of type rt the client of req may
@@ -85,10 +125,12 @@ func (a *authorizer) denied(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg
 		return nil, nil // no checks (the benchmark's baseline)
 	}
 	var out, miss, stale []string
+	var waits map[*flight][]string // made at the first wait
+	var mine *flight               // made at the first miss
 	a.mu.Lock()
 	now := a.now()
 	for _, n := range dedupe(names) {
-		k := authKey{req.Client.ConnID, rt, op, n}
+		k := a.keyOf(req, rt, op, n)
 		e, ok := a.entries[k]
 		age := now.Sub(e.at)
 		switch {
@@ -103,33 +145,115 @@ func (a *authorizer) denied(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg
 				a.entries[k] = e
 				stale = append(stale, n)
 			}
+		case a.flights[k] != nil:
+			f := a.flights[k]
+			if waits == nil {
+				waits = map[*flight][]string{}
+			}
+			if len(waits[f]) == 0 {
+				f.joined++
+			}
+			waits[f] = append(waits[f], n)
 		default:
 			miss = append(miss, n)
+			if mine == nil {
+				mine = &flight{done: make(chan struct{})}
+			}
+			if a.ttl > 0 {
+				a.flights[k] = mine
+			}
 		}
 	}
 	a.mu.Unlock()
 	if len(stale) > 0 {
 		a.refresh(req, rt, op, stale)
 	}
-	if len(miss) == 0 {
+	if len(miss) == 0 && len(waits) == 0 {
 		return out, nil
 	}
 	ctx, cancel := requestContext(req, 10*time.Second)
 	defer cancel()
-	deniedNow, err := a.probe(req, rt, op, miss).wait(ctx) // sends as it goes
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errAuthorizationUnknown, err)
+	if len(miss) > 0 {
+		deniedNow, err := a.ask(ctx, req, rt, op, miss, mine, now)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range miss {
+			if deniedNow[n] {
+				out = append(out, n)
+			}
+		}
 	}
-	a.mu.Lock()
-	a.asked++
-	a.store(req.Client.ConnID, rt, op, miss, deniedNow, now)
-	a.mu.Unlock()
-	for _, n := range miss {
-		if deniedNow[n] {
-			out = append(out, n)
+	for f, ns := range waits {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w: %w", errAuthorizationUnknown, ctx.Err())
+		}
+		deniedThen := f.denied
+		if f.err != nil {
+			// The probe went on another connection, which went away
+			// or got no answer: this one asks for itself.
+			var err error
+			if deniedThen, err = a.ask(ctx, req, rt, op, ns, nil, a.clock()); err != nil {
+				return nil, err
+			}
+		}
+		for _, n := range ns {
+			if deniedThen[n] {
+				out = append(out, n)
+			}
 		}
 	}
 	return out, nil
+}
+
+func (a *authorizer) clock() time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.now()
+}
+
+// ask probes names and caches the answers taken at now; f, if not nil, is
+// the flight of their keys, landed here.
+func (a *authorizer) ask(ctx context.Context, req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string, f *flight, now time.Time) (map[string]bool, error) {
+	p := a.probe(req, rt, op, names)
+	deniedNow, err := p.wait(ctx) // sends as it goes
+	a.mu.Lock()
+	a.asked++
+	a.count(len(p.asks), deniedNow, err)
+	if err == nil {
+		a.store(req, rt, op, names, deniedNow, now)
+	}
+	if f != nil {
+		for _, n := range names {
+			if k := a.keyOf(req, rt, op, n); a.flights[k] == f {
+				delete(a.flights, k)
+			}
+		}
+		f.denied, f.err = deniedNow, err
+		close(f.done)
+	}
+	a.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errAuthorizationUnknown, err)
+	}
+	return deniedNow, nil
+}
+
+// count adds a probe of n requests upstream to sent; mu is held.
+func (a *authorizer) count(n int, denied map[string]bool, err error) {
+	if err != nil {
+		a.sent.Failed += uint64(n)
+		return
+	}
+	for _, d := range denied {
+		if d {
+			a.sent.Denied += uint64(n)
+			return
+		}
+	}
+	a.sent.Allowed += uint64(n)
 }
 
 // refresh asks again about names, whose answers are past half their life:
@@ -141,7 +265,7 @@ func (a *authorizer) refresh(req *proxy.Request, rt kmsg.ACLResourceType, op kms
 	if len(p.asks) > probeChunk {
 		// More than can be queued now: the answers expire and are asked
 		// when next needed.
-		a.unmarkRefreshing(req.Client.ConnID, rt, op, names)
+		a.unmarkRefreshing(req, rt, op, names)
 		return
 	}
 	p.start()
@@ -154,25 +278,26 @@ func (a *authorizer) refresh(req *proxy.Request, rt kmsg.ACLResourceType, op kms
 		deniedNow, err := p.wait(ctx)
 		a.mu.Lock()
 		defer a.mu.Unlock()
+		a.count(len(p.asks), deniedNow, err)
 		now := a.now()
 		if err != nil {
 			// The old answers expire as they would have.
-			a.unmarkRefreshingLocked(req.Client.ConnID, rt, op, names)
+			a.unmarkRefreshingLocked(req, rt, op, names)
 			return
 		}
-		a.store(req.Client.ConnID, rt, op, names, deniedNow, now)
+		a.store(req, rt, op, names, deniedNow, now)
 	}()
 }
 
-func (a *authorizer) unmarkRefreshing(conn uint64, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) {
+func (a *authorizer) unmarkRefreshing(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.unmarkRefreshingLocked(conn, rt, op, names)
+	a.unmarkRefreshingLocked(req, rt, op, names)
 }
 
-func (a *authorizer) unmarkRefreshingLocked(conn uint64, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) {
+func (a *authorizer) unmarkRefreshingLocked(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) {
 	for _, n := range names {
-		k := authKey{conn, rt, op, n}
+		k := a.keyOf(req, rt, op, n)
 		if e, ok := a.entries[k]; ok {
 			e.refreshing = false
 			a.entries[k] = e
@@ -181,12 +306,12 @@ func (a *authorizer) unmarkRefreshingLocked(conn uint64, rt kmsg.ACLResourceType
 }
 
 // store caches answers; mu is held.
-func (a *authorizer) store(conn uint64, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string, denied map[string]bool, now time.Time) {
+func (a *authorizer) store(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string, denied map[string]bool, now time.Time) {
 	if len(a.entries)+len(names) > maxAuthorizationEntries {
 		a.evict(now)
 	}
 	for _, n := range names {
-		k := authKey{conn, rt, op, n}
+		k := a.keyOf(req, rt, op, n)
 		if _, ok := a.entries[k]; ok || len(a.entries) < maxAuthorizationEntries {
 			a.entries[k] = authEntry{allowed: !denied[n], at: now}
 		}
@@ -236,6 +361,20 @@ func (a *authorizer) probes() uint64 {
 	defer a.mu.Unlock()
 	return a.asked
 }
+
+// counts are the probes sent upstream so far.
+func (a *authorizer) counts() ProbeCounts {
+	if a == nil {
+		return ProbeCounts{}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sent
+}
+
+// AuthorizationProbes are the authorization probes sent upstream so far,
+// by result (streamshift_authorization_probes_total).
+func (rs *Routes) AuthorizationProbes() ProbeCounts { return rs.auth.counts() }
 
 // setTTL changes the cache's lifetime (tests).
 func (a *authorizer) setTTL(d time.Duration) {

@@ -130,6 +130,8 @@ type env struct {
 	proxyOpts func(*proxy.Options)
 	// authCache is the routes' AuthorizationCache.
 	authCache time.Duration
+	// authPerConnection is the routes' AuthorizationPerConnection.
+	authPerConnection bool
 	// direct: no proxy and no client through it (p, addr, cl and broker
 	// stay nil); the tests call the handlers with proxytest requests
 	// (serve). The control plane still talks to the cluster.
@@ -195,11 +197,12 @@ func (e *env) start() {
 	own := coordinator.NewOwnership(c, upstream.NewGroups(e.ctl), nil)
 	o := Options{
 		Coordinator: c, Ownership: own, Anchors: anchors,
-		Metadata:           md,
-		CoordinatorNode:    upstream.FindCoordinatorNode(e.ctl),
-		AuthorizationCache: e.authCache,
-		TopicCreator:       upstream.NewTopicCreator(e.ctl, md, 10*time.Second),
-		Log:                zerolog.Nop(),
+		Metadata:                   md,
+		CoordinatorNode:            upstream.FindCoordinatorNode(e.ctl),
+		AuthorizationCache:         e.authCache,
+		AuthorizationPerConnection: e.authPerConnection,
+		TopicCreator:               upstream.NewTopicCreator(e.ctl, md, 10*time.Second),
+		Log:                        zerolog.Nop(),
 	}
 	if e.upstream != nil {
 		o.UpstreamMaxVersions = upstreamMaxVersions(e.upstream)

@@ -71,10 +71,14 @@ type Options struct {
 	// AnchorLeaveTimeout bounds an anchor's leave before a DeleteGroups or
 	// OffsetDelete goes upstream. Default 10s.
 	AnchorLeaveTimeout time.Duration
-	// AuthorizationCache is how long the broker's answer to one client
-	// connection, resource and operation is reused (authorize.go); zero
-	// asks the broker on every request.
+	// AuthorizationCache is how long the broker's answer to one principal
+	// (or client connection), resource and operation is reused
+	// (authorize.go); zero asks the broker on every request.
 	AuthorizationCache time.Duration
+	// AuthorizationPerConnection keeps the answers per client connection
+	// even where the proxy knows the connection's principal (a broker
+	// whose principal builder is not Kafka's default).
+	AuthorizationPerConnection bool
 	// TopicCreator, if not nil, creates the internal topics the
 	// coordinator's operations return (the coordinator is built with
 	// CreateTopics), for a member whose principal the broker allows to
@@ -112,6 +116,7 @@ func New(o Options) (*Routes, error) {
 	o.AnchorLeaveTimeout = cmp.Or(o.AnchorLeaveTimeout, 10*time.Second)
 	rs := &Routes{o: o}
 	rs.auth = newAuthorizer(o.AuthorizationCache, rs.upstreamMax)
+	rs.auth.shared = !o.AuthorizationPerConnection
 	if o.Migration != nil {
 		m, err := newMigration(rs, *o.Migration)
 		if err != nil {

@@ -187,21 +187,23 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	mig.Events = events
 	p.Starting("asking the upstream for its API versions")
 	routes, err := route.New(route.Options{
-		Coordinator:         rt.coord,
-		Ownership:           coordinator.NewOwnership(rt.coord, upstream.NewGroups(ctl), nil),
-		Anchors:             rt.anchors,
-		UpstreamMaxVersions: upstreamVersions(ctx, ctl, log),
-		Metadata:            meta,
-		CoordinatorNode:     upstream.FindCoordinatorNode(ctl),
-		Migration:           mig,
-		Cluster:             cluster,
-		AuthorizationCache:  cfg.Authorization.CacheTTL,
-		TopicCreator:        topicCreator,
-		Log:                 log.With().Str("component", "streams").Logger(),
+		Coordinator:                rt.coord,
+		Ownership:                  coordinator.NewOwnership(rt.coord, upstream.NewGroups(ctl), nil),
+		Anchors:                    rt.anchors,
+		UpstreamMaxVersions:        upstreamVersions(ctx, ctl, log),
+		Metadata:                   meta,
+		CoordinatorNode:            upstream.FindCoordinatorNode(ctl),
+		Migration:                  mig,
+		Cluster:                    cluster,
+		AuthorizationCache:         cfg.Authorization.CacheTTL,
+		AuthorizationPerConnection: cfg.Authorization.PerConnection,
+		TopicCreator:               topicCreator,
+		Log:                        log.With().Str("component", "streams").Logger(),
 	})
 	if err != nil {
 		return nil, err
 	}
+	registerAuthorizationMetrics(reg, routes)
 	// The one registration of the intercepted keys.
 	if err := routes.Register(p); err != nil {
 		return nil, fmt.Errorf("register routes: %w", err)
