@@ -68,9 +68,13 @@ func (ch *Change) logEpochBump(memberID string, previous int32, v *GroupMetadata
 			ch.GroupID, memberID, previous, v.Epoch, v.MetadataHash, v.ValidatedTopologyEpoch, reason)
 }
 
-// logFenced is Kafka's fencing line; reason completes "because ...".
+// logFenced is Kafka's fencing line; reason completes "because ...". The
+// connection field (ConnOpen, ConnClosed, ConnUnknown: the member's latest
+// request's connection at the fencing) tells a reader, and the capture's
+// flight recorder, a stopped instance's designed end from a live member
+// that stopped heartbeating.
 func (ch *Change) logFenced(m *Member, reason string) {
-	ch.logInfo(m.ID).Ev(EventMemberFenced).Str("reason", reason).
+	ch.logInfo(m.ID).Ev(EventMemberFenced).Str("reason", reason).Str(FieldConnection, ch.connStateOf(m.ID)).
 		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.GroupID, m.ID, reason)
 }
 

@@ -84,3 +84,26 @@ func (g *Group) connKnown(memberID string) bool {
 func (g *Group) connIDOf(memberID string) uint64 {
 	return g.Mem.conns[memberID].id
 }
+
+// FieldConnection is the member-fenced event's field saying what the
+// member's connection was at the fencing: ConnOpen, ConnClosed or
+// ConnUnknown (after a failover or a load, or a client of another
+// instance).
+const (
+	FieldConnection = "connection"
+	ConnOpen        = "open"
+	ConnClosed      = "closed"
+	ConnUnknown     = "unknown"
+)
+
+// connStateOf is the FieldConnection value of a member.
+func (ch *Change) connStateOf(memberID string) string {
+	switch g := ch.Group; {
+	case g == nil || !g.connKnown(memberID):
+		return ConnUnknown
+	case g.connGone(memberID):
+		return ConnClosed
+	default:
+		return ConnOpen
+	}
+}
