@@ -56,7 +56,7 @@ type Options struct {
 	// recorder too, at info; off, only what an operator must act on does,
 	// with a warning.
 	FlightOnDesignedFence bool
-	Log                 zerolog.Logger
+	Log                   zerolog.Logger
 	// Registerer gets the capture's metrics; nil: none.
 	Registerer prometheus.Registerer
 	// Queue is how many exchanges and events wait for the writer before
