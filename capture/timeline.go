@@ -92,7 +92,13 @@ type Timeline struct {
 
 // Lane is one member's history: a client id (a Streams thread's consumer).
 type Lane struct {
-	ClientID  string
+	ClientID string
+	// Label is what a person knows the member by (timeline_names.go):
+	// host/processUUID[:8] thread N, an operator's name for its instance,
+	// or its client id.
+	Label string
+	laneIdentity
+	hostFromEndpoint bool
 	MemberIDs []string
 	Protocols []At[string]
 	// Epochs are member epochs (streams) and generations (classic).
@@ -307,6 +313,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		_ = json.Unmarshal(l.Request, &req)
 		_ = json.Unmarshal(l.Response, &resp)
 		ok := len(l.ErrorCodes) == 0 && resp != nil
+		ln.noteIdentity(l, req)
 		switch l.APIName {
 		case "JoinGroup":
 			ln.back(l.Wall)
@@ -378,6 +385,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		}
 	}
 	t.Lanes = kept
+	t.SetNames(nil)
 	for _, p := range phases {
 		if p.To.IsZero() {
 			p.To, p.Outcome = t.End, "running at the capture's end"

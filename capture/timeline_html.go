@@ -35,7 +35,9 @@ type htmlView struct {
 }
 
 type htmlLane struct {
-	Name, Members string
+	// Name is the lane's label, ClientID its key (data-member: tests
+	// and tools find a lane by it).
+	Name, ClientID, Members string
 	Y             int
 	Shapes        []htmlShape
 }
@@ -71,7 +73,9 @@ func (t *Timeline) view() htmlView {
 	y := v.LaneTop
 	for i, ln := range t.Lanes {
 		color[ln.ClientID] = laneColors[i%len(laneColors)]
-		hl := htmlLane{Name: ln.ClientID, Members: strings.Join(ln.MemberIDs, " "), Y: y}
+		// The label is shown; the client id and member ids are a hover
+		// away (the title).
+		hl := htmlLane{Name: ln.Label, ClientID: ln.ClientID, Members: "client id " + ln.ClientID + "\nmember ids " + strings.Join(ln.MemberIDs, " "), Y: y}
 		for j, p := range ln.Protocols {
 			to := t.End
 			if j+1 < len(ln.Protocols) {
@@ -128,7 +132,7 @@ func (t *Timeline) view() htmlView {
 	for _, th := range t.Tasks {
 		ht := htmlTask{Task: th.Task, Y: y}
 		for _, s := range th.Owners {
-			ht.Shapes = append(ht.Shapes, htmlShape{Class: "owner", Title: th.Task + ": " + s.Lane + " " + rel(s.From) + ".." + rel(s.To), F0: f(s.From), F1: f(s.To), Y: y + 2, H: taskH - 4, Color: color[s.Lane]})
+			ht.Shapes = append(ht.Shapes, htmlShape{Class: "owner", Title: th.Task + ": " + t.LabelOf(s.Lane) + " " + rel(s.From) + ".." + rel(s.To), F0: f(s.From), F1: f(s.To), Y: y + 2, H: taskH - 4, Color: color[s.Lane]})
 		}
 		for _, g := range th.Gaps {
 			class, why := "gap", "no owner"
@@ -142,7 +146,7 @@ func (t *Timeline) view() htmlView {
 		}
 		for _, o := range th.Overlaps {
 			v.Overlaps++
-			ht.Shapes = append(ht.Shapes, htmlShape{Class: "overlap", Title: fmt.Sprintf("%s: two owners %s..%s: %s", th.Task, rel(o.From), rel(o.To), o.Lane), F0: f(o.From), F1: f(o.To), Y: y, H: taskH})
+			ht.Shapes = append(ht.Shapes, htmlShape{Class: "overlap", Title: fmt.Sprintf("%s: two owners %s..%s: %s", th.Task, rel(o.From), rel(o.To), t.LabelOf(o.Lane)), F0: f(o.From), F1: f(o.To), Y: y, H: taskH})
 		}
 		v.Tasks = append(v.Tasks, ht)
 		y += taskH
@@ -224,7 +228,7 @@ text{font-size:10px;pointer-events:none}
 <ul id="phases">{{range .T.Phases}}<li class="phase-item" data-phase="{{.Kind}}">{{.Kind}}: {{took .}} {{.Outcome}} {{.Reason}}</li>{{end}}</ul>
 {{range .T.Problems}}<div class="bad">input: {{.}}</div>{{end}}
 <div id="wrap"><div id="labels" style="height:{{.Height}}px">
-{{range .Lanes}}<div class="member" data-member="{{.Name}}" title="{{.Members}}" style="top:{{.Y}}px;line-height:34px">{{.Name}}</div>{{end}}
+{{range .Lanes}}<div class="member" data-member="{{.ClientID}}" title="{{.Members}}" style="top:{{.Y}}px;line-height:34px">{{.Name}}</div>{{end}}
 {{range .Tasks}}<div class="task" data-task="{{.Task}}" style="top:{{.Y}}px;line-height:16px;font-size:11px">task {{.Task}}</div>{{end}}
 </div><div id="scroll"><svg id="tl" height="{{.Height}}" width="1000" xmlns="http://www.w3.org/2000/svg">
 <defs><pattern id="hatch-light" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#f4f4f4"/><rect width="2" height="8" fill="#ccc"/></pattern><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#999"/></pattern></defs>
