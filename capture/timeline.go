@@ -99,8 +99,8 @@ type Lane struct {
 	Label string
 	laneIdentity
 	hostFromEndpoint bool
-	MemberIDs []string
-	Protocols []At[string]
+	MemberIDs        []string
+	Protocols        []At[string]
 	// Epochs are member epochs (streams) and generations (classic).
 	Epochs []At[string]
 	// Owned is each assignment the member got.

@@ -38,8 +38,8 @@ type htmlLane struct {
 	// Name is the lane's label, ClientID its key (data-member: tests
 	// and tools find a lane by it).
 	Name, ClientID, Members string
-	Y             int
-	Shapes        []htmlShape
+	Y                       int
+	Shapes                  []htmlShape
 }
 
 type htmlTask struct {
