@@ -28,6 +28,7 @@ type htmlView struct {
 	Lanes             []htmlLane
 	Tasks             []htmlTask
 	Phases            []htmlShape
+	PhaseItems        []htmlPhase
 	Marks             []htmlShape
 	Ticks             []htmlShape
 	Height, LaneTop   int
@@ -41,6 +42,9 @@ type htmlLane struct {
 	Y                       int
 	Shapes                  []htmlShape
 }
+
+// htmlPhase is a migration step in the page's list.
+type htmlPhase struct{ Kind, Span, Outcome, Reason string }
 
 type htmlTask struct {
 	Task   string
@@ -153,8 +157,17 @@ func (t *Timeline) view() htmlView {
 	}
 	v.Height = y + 10
 	for _, p := range t.Phases {
-		title := fmt.Sprintf("%s %s..%s (%s) %s %s", p.Kind, rel(p.From), rel(p.To), p.To.Sub(p.From).Round(time.Millisecond), p.Outcome, p.Reason)
-		v.Phases = append(v.Phases, htmlShape{Class: "phase phase-" + p.Kind, Label: p.Kind, Title: title, F0: f(p.From), F1: f(p.To), Y: 20, H: v.Height - 20})
+		title := fmt.Sprintf("%s %s %s %s", p.Kind, p.span(t.End, rel), p.Outcome, p.Reason)
+		// The band is the step as the app lived it: from its first
+		// request until every task ran again.
+		to := p.To
+		if !p.Settled.IsZero() {
+			to = p.Settled
+		} else if p.Outcome == "done" {
+			to = t.End
+		}
+		v.PhaseItems = append(v.PhaseItems, htmlPhase{p.Kind, p.span(t.End, rel), p.Outcome, p.Reason})
+		v.Phases = append(v.Phases, htmlShape{Class: "phase phase-" + p.Kind, Label: p.Kind, Title: title, F0: f(p.Began), F1: f(to), Y: 20, H: v.Height - 20})
 	}
 	for _, m := range t.Marks {
 		if m.Kind != streams.EventGroupEpochBumped && m.Kind != streams.EventMemberFenced {
@@ -193,9 +206,7 @@ func present(from, to time.Time, away []Span) []Span {
 	return out
 }
 
-var timelinePage = template.Must(template.New("timeline").Funcs(template.FuncMap{
-	"took": func(p Phase) string { return p.To.Sub(p.From).Round(time.Millisecond).String() },
-}).Parse(`<!DOCTYPE html>
+var timelinePage = template.Must(template.New("timeline").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>streamshift timeline: {{.T.Group}}</title>
 <style>
@@ -225,7 +236,7 @@ text{font-size:10px;pointer-events:none}
 <span {{if .Gaps}}class="bad"{{end}} id="gaps">{{.Gaps}} times a task had no owner outside a rebalance</span>
 <span id="rebalance-gaps">{{.RebalanceGaps}} times while a rebalance moved it</span>
 <label>zoom <input id="zoom" type="range" min="1" max="40" step="0.5" value="1"></label></div>
-<ul id="phases">{{range .T.Phases}}<li class="phase-item" data-phase="{{.Kind}}">{{.Kind}}: {{took .}} {{.Outcome}} {{.Reason}}</li>{{end}}</ul>
+<ul id="phases">{{range .PhaseItems}}<li class="phase-item" data-phase="{{.Kind}}">{{.Kind}}: {{.Span}} {{.Outcome}} {{.Reason}}</li>{{end}}</ul>
 {{range .T.Problems}}<div class="bad">input: {{.}}</div>{{end}}
 <div id="wrap"><div id="labels" style="height:{{.Height}}px">
 {{range .Lanes}}<div class="member" data-member="{{.ClientID}}" title="{{.Members}}" style="top:{{.Y}}px;line-height:34px">{{.Name}}</div>{{end}}

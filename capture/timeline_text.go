@@ -20,7 +20,7 @@ func (t *Timeline) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  none\n")
 	}
 	for _, p := range t.Phases {
-		fmt.Fprintf(w, "  %-9s %s .. %s  took %s  %s", p.Kind, rel(p.From), rel(p.To), p.To.Sub(p.From).Round(time.Millisecond), p.Outcome)
+		fmt.Fprintf(w, "  %-9s %s  %s", p.Kind, p.span(t.End, rel), p.Outcome)
 		if p.Reason != "" {
 			fmt.Fprintf(w, ": %s", p.Reason)
 		}
