@@ -101,7 +101,7 @@ func TestTimelineStepsTakeUntilSettled(t *testing.T) {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
-		took := want[strings.Index(want, "took"):strings.LastIndex(want, ")")+1]
+		took := want[strings.Index(want, "took") : strings.LastIndex(want, ")")+1]
 		if !strings.Contains(html.UnescapeString(page.String()), took) {
 			t.Errorf("page lacks %q", took)
 		}
