@@ -35,6 +35,11 @@ type groupQueue struct {
 	// held are the group's requests whose answer waits for the group to
 	// change, by member id (held_work.go); guarded by exec.
 	held map[string]*heldWork
+	// state is the group's state after its last committed change, for
+	// the group-state event (events.go); stateSeen once there was one.
+	// Guarded by exec.
+	state     streams.GroupState
+	stateSeen bool
 }
 
 // work is one operation queued on a group's executor. fail answers its
