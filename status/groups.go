@@ -185,7 +185,7 @@ type Phase struct {
 	// Kind is takeover or hand-back.
 	Kind string `json:"kind"`
 	// State is running, done or failed.
-	State  string    `json:"state"`
+	State string    `json:"state"`
 	Since time.Time `json:"since"`
 	// Took is how long a takeover took for the app: from its start until
 	// the group was Stable again (Settled), every task running; empty
