@@ -1,7 +1,10 @@
 package capture
 
 import (
+	"encoding/json"
+	"fmt"
 	"html"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,7 +66,7 @@ func migrationCapture(t *testing.T) []Line {
 		join(22000, "c1", 8), join(22000, "c2", 8),
 		sync(23000, "c1", 8, "0_0", "0_1"),
 		sync(24000, "c2", 8, "0_2", "0_3"),
-		hb(24000, -1, -1, nil), // nothing after it
+		hb(25000, -1, -1, nil), // the capture ends a second later
 	}
 }
 
@@ -123,5 +126,41 @@ func TestTimelineStepNotSettled(t *testing.T) {
 	tl.WriteText(&text)
 	if !tl.Phases[0].Settled.IsZero() || !strings.Contains(text.String(), "takeover  +10s .. +14s  not settled by the capture's end (4s; state flip 1ms at +12s)  done") {
 		t.Errorf("settled at %v:\n%s", tl.Phases[0].Settled, text.String())
+	}
+}
+
+// The JSON form says what the text says: members by label, each task's
+// intervals with owners and state, and each step's took and state flip.
+func TestTimelineJSON(t *testing.T) {
+	tl := BuildTimeline(migrationCapture(t), "g")
+	var buf strings.Builder
+	if err := tl.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var got TimelineJSON
+	if err := json.Unmarshal([]byte(buf.String()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Version != TimelineJSONVersion || got.Group != "g" || len(got.Members) != 3 || got.Members[0].Label != "c1" {
+		t.Fatalf("header and members: %+v", got)
+	}
+	if len(got.Steps) != 2 || got.Steps[0].TookMs == nil || *got.Steps[0].TookMs != 6000 || got.Steps[0].FlipMs != 1 || got.Steps[0].BeganMs != 10000 ||
+		got.Steps[1].TookMs == nil || *got.Steps[1].TookMs != 4000 || got.Steps[1].FlipMs != 502 {
+		t.Fatalf("steps %s", buf.String())
+	}
+	var t01 []string
+	for _, th := range got.Tasks {
+		if th.Task == "0_1" {
+			for _, in := range th.Intervals {
+				t01 = append(t01, fmt.Sprintf("%d..%d %s %s", in.FromMs, in.ToMs, in.State, strings.Join(in.Owners, ",")))
+			}
+		}
+	}
+	want := []string{"100..14000 owned c1", "14000..15000 moving ", "15000..20000 owned s1", "20000..23000 moving ", "23000..25000 owned c1"}
+	if !slices.Equal(t01, want) {
+		t.Fatalf("0_1 intervals %q, want %q", t01, want)
+	}
+	if got.Summary != (SummaryJSON{Tasks: 4, RebalanceGaps: 4}) {
+		t.Fatalf("summary %+v", got.Summary)
 	}
 }

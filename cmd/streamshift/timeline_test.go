@@ -2,13 +2,15 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// --names puts an operator's name on an instance, by its process id; a
+// --names puts an operator's name on an instance, by its process id, in
+// the text and in --json; a
 // names file it cannot read is a usage error.
 func TestTimelineNamesFlag(t *testing.T) {
 	dir := t.TempDir()
@@ -29,6 +31,16 @@ func TestTimelineNamesFlag(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "  orders-east thread 1  (streams from +0s)") {
 		t.Errorf("the named instance is not shown:\n%s", out.String())
+	}
+	out.Reset()
+	if rc := runTimeline([]string{capFile, "--json", "--names", namesFile}, &out, &errs); rc != 0 {
+		t.Fatalf("--json: exit %d: %s", rc, errs.String())
+	}
+	var doc struct {
+		Members []struct{ Label, ClientID string }
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || len(doc.Members) != 1 || doc.Members[0].Label != "orders-east thread 1" {
+		t.Errorf("--json: %v, %+v; want one member labelled orders-east thread 1:\n%s", err, doc, out.String())
 	}
 	if err := os.WriteFile(namesFile, []byte("no name here\n"), 0o600); err != nil {
 		t.Fatal(err)
