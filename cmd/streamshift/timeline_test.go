@@ -10,8 +10,7 @@ import (
 )
 
 // --names puts an operator's name on an instance, by its process id, in
-// the text and in --json; a
-// names file it cannot read is a usage error.
+// the text and in --json; a names file it cannot read is a usage error.
 func TestTimelineNamesFlag(t *testing.T) {
 	dir := t.TempDir()
 	capFile, namesFile := filepath.Join(dir, "capture.jsonl"), filepath.Join(dir, "names.txt")
