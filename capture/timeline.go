@@ -309,6 +309,8 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 				if e, isNum := l.Fields["epoch"].(float64); isNum {
 					ss.groupEpoch = e
 				}
+			case streams.EventGroupState:
+				ss.noteState(l)
 			}
 			t.extend(l.Wall)
 			if p := t.event(l, running, &phases, byMember, setOwned); p != nil {
@@ -318,6 +320,9 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 				case "done":
 					ss.stepEnd(l.Wall)
 					ss.waiting = append(ss.waiting, p)
+					if ss.stateEvents && ss.running {
+						ss.settleTakeovers(l.Wall) // nothing moved
+					}
 				default:
 					ss.stepEnd(l.Wall)
 				}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // How long a migration step took, as a reader means it (issue #39): from
@@ -24,7 +26,10 @@ import (
 // answered REBALANCE_IN_PROGRESS) until its SyncGroup's answer; a streams
 // member while the epoch it was answered is not the one it sent (it has
 // not acknowledged its assignment) or is below the group epoch the
-// coordinator last bumped to (while streamshift serves the group).
+// coordinator last bumped to (while streamshift serves the group). A
+// capture with the coordinator's group-state events settles a takeover
+// where they say every task runs (streams.Group.TasksRunning), as the
+// status page does.
 
 // settleState is what BuildTimeline tracks for settling.
 type settleState struct {
@@ -35,6 +40,37 @@ type settleState struct {
 	// previous step ended; lastLeave: the latest streams member's leave.
 	streamsSince, lastLeave, stepEnded time.Time
 	waiting                            []*Phase
+	// stateEvents: the capture has the coordinator's group-state events
+	// (captures since issue #39); running is their latest tasksRunning.
+	// A takeover then settles when they say the tasks run, the same
+	// instant the status page and streamshift_migration_settle_seconds
+	// use; an older capture's settles by the exchanges.
+	stateEvents, running bool
+}
+
+// noteState applies a group-state event at at.
+func (s *settleState) noteState(l *Line) {
+	running, ok := l.Fields[streams.FieldTasksRunning].(bool)
+	if !ok {
+		return
+	}
+	s.stateEvents, s.running = true, running
+	if running {
+		s.settleTakeovers(l.Wall)
+	}
+}
+
+// settleTakeovers settles the takeovers waiting, once their flip is done.
+func (s *settleState) settleTakeovers(at time.Time) {
+	kept := s.waiting[:0]
+	for _, p := range s.waiting {
+		if p.Kind == "takeover" && !at.Before(p.To) {
+			p.Settled = at
+			continue
+		}
+		kept = append(kept, p)
+	}
+	s.waiting = kept
 }
 
 // laneSettle is a lane's part: mid-rebalance, and a streams member's
@@ -128,7 +164,7 @@ func (s *settleState) settle(at time.Time, lanes []*Lane, open map[string]map[st
 	}
 	kept := s.waiting[:0]
 	for _, p := range s.waiting {
-		if at.Before(p.To) {
+		if at.Before(p.To) || p.Kind == "takeover" && s.stateEvents {
 			kept = append(kept, p)
 			continue
 		}

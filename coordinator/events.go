@@ -101,13 +101,11 @@ func recordsEvent(ev Events, at time.Time, group string, recs []streams.Record) 
 	ev.GroupEvent(GroupEvent{Kind: EventRecordsWritten, Group: group, At: at, Fields: map[string]any{"count": len(recs), "records": types}})
 }
 
-// EventGroupState: the group's state (Kafka's Empty, NotReady, Assigning,
-// Reconciling, Stable) changed with a committed change; Fields "state" and
-// "previous". Stable is the group at rest: every member at the target
-// assignment's epoch with nothing to revoke or receive, i.e. every task
-// running where the assignor put it. A migration step is over for the app
-// when the group is Stable again, not at its state flip (issue #39).
-const EventGroupState = "group-state"
+// EventGroupState and FieldTasksRunning: streams.EventGroupState.
+const (
+	EventGroupState   = streams.EventGroupState
+	FieldTasksRunning = streams.FieldTasksRunning
+)
 
 // stateEvent tells the event hook the group's state when a change moved
 // it. It is computed only when records were written (what moves a state)
@@ -116,16 +114,16 @@ func stateEvent(ev Events, at time.Time, s *groupQueue) {
 	if ev == nil || s.group == nil {
 		return
 	}
-	st := s.group.State()
-	if s.stateSeen && st == s.state {
+	st, running := s.group.State(), s.group.TasksRunning()
+	if s.stateSeen && st == s.state && running == s.tasksRunning {
 		return
 	}
 	previous, seen := s.state, s.stateSeen
-	s.state, s.stateSeen = st, true
-	fields := map[string]any{"state": st.String()}
+	s.state, s.tasksRunning, s.stateSeen = st, running, true
+	fields := map[string]any{"state": st.String(), FieldTasksRunning: running}
 	if seen {
 		fields["previous"] = previous.String()
 	}
 	ev.GroupEvent(GroupEvent{Kind: EventGroupState, Group: s.id, At: at, Fields: fields,
-		Message: fmt.Sprintf("[GroupId %s] Group state is %s.", s.id, st)})
+		Message: fmt.Sprintf("[GroupId %s] Group state is %s; tasks running: %v.", s.id, st, running)})
 }

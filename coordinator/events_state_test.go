@@ -1,6 +1,7 @@
 package coordinator
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
@@ -21,13 +22,18 @@ func (e *stateEvents) GroupEvent(ev GroupEvent) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.states = append(e.states, ev.Group+" "+ev.Fields["state"].(string))
+	running := ""
+	if ev.Fields[FieldTasksRunning] == true {
+		running = " running"
+	}
+	e.states = append(e.states, ev.Group+" "+ev.Fields["state"].(string)+running)
 }
 
-// The group's state is told when a change moves it, and only then: a
-// member joining makes the group reconcile, its acknowledgement makes it
-// Stable (what ends a migration step for the app), steady heartbeats tell
-// nothing.
+// The group's state and whether its tasks run are told when a change
+// moves them, and only then: a member joining makes the group reconcile
+// (tasks moving), its acknowledgement makes it Stable with every task
+// running (what ends a migration step for the app); steady heartbeats
+// tell nothing.
 func TestGroupStateEvents(t *testing.T) {
 	h := newHarness(t, nil)
 	ev := &stateEvents{}
@@ -60,15 +66,15 @@ func TestGroupStateEvents(t *testing.T) {
 	}
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	if len(ev.states) == 0 || ev.states[len(ev.states)-1] != "g Stable" {
-		t.Fatalf("states told %v, want the last Stable", ev.states)
+	if len(ev.states) == 0 || ev.states[len(ev.states)-1] != "g Stable running" {
+		t.Fatalf("states told %v, want the last Stable with its tasks running", ev.states)
 	}
 	for i := 1; i < len(ev.states); i++ {
 		if ev.states[i] == ev.states[i-1] {
 			t.Fatalf("states told %v: a state told twice in a row", ev.states)
 		}
 	}
-	if n := len(ev.states); n < 3 || ev.states[n-3] != "g Stable" {
-		t.Fatalf("states told %v, want Stable, then the rebalance m2's join started, then Stable", ev.states)
+	if n := len(ev.states); n < 3 || ev.states[n-3] != "g Stable running" || strings.HasSuffix(ev.states[n-2], " running") {
+		t.Fatalf("states told %v, want Stable with tasks running, then the rebalance m2's join started (tasks moving), then Stable with tasks running", ev.states)
 	}
 }

@@ -38,8 +38,9 @@ type groupQueue struct {
 	// state is the group's state after its last committed change, for
 	// the group-state event (events.go); stateSeen once there was one.
 	// Guarded by exec.
-	state     streams.GroupState
-	stateSeen bool
+	state        streams.GroupState
+	tasksRunning bool
+	stateSeen    bool
 }
 
 // work is one operation queued on a group's executor. fail answers its

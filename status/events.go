@@ -38,7 +38,7 @@ func NewEvents(m *Metrics) *Events {
 // GroupEvent counts a coordinator event.
 func (e *Events) GroupEvent(ev coordinator.GroupEvent) {
 	if ev.Kind == coordinator.EventGroupState {
-		e.groupState(ev.Group, ev.Fields["state"] == streams.GroupStable.String())
+		e.groupState(ev.Group, ev.Fields[coordinator.FieldTasksRunning] == true)
 		return
 	}
 	if e.m == nil {
@@ -143,9 +143,9 @@ func (e *Events) MigrationEvent(ev migration.MigrationEvent) {
 	if state == "running" {
 		p.began = now
 	}
-	p.groupStable = had && prev.groupStable
+	p.tasksRunning = had && prev.tasksRunning
 	settled := time.Duration(-1)
-	if kind == "takeover" && state == "done" && p.groupStable && !p.began.IsZero() {
+	if kind == "takeover" && state == "done" && p.tasksRunning && !p.began.IsZero() {
 		// Nothing moved: the group was at rest when it flipped.
 		settled = p.settle(now)
 	}
@@ -159,10 +159,10 @@ func (e *Events) MigrationEvent(ev migration.MigrationEvent) {
 	}
 }
 
-// groupState keeps whether a migrating group is Stable (the coordinator's
-// group-state event); a takeover done earlier settles when it becomes so:
-// every task runs where the assignor put it.
-func (e *Events) groupState(group string, stable bool) {
+// groupState keeps whether a migrating group's tasks run (the
+// coordinator's group-state event); a takeover done earlier settles when
+// they do: every task runs where the assignor put it.
+func (e *Events) groupState(group string, running bool) {
 	now := e.now()
 	e.mu.Lock()
 	p, had := e.phase[group]
@@ -170,9 +170,9 @@ func (e *Events) groupState(group string, stable bool) {
 		e.mu.Unlock()
 		return
 	}
-	p.groupStable = stable
+	p.tasksRunning = running
 	settled := time.Duration(-1)
-	if stable && p.Kind == "takeover" && p.State == "done" && p.Settled.IsZero() && !p.began.IsZero() {
+	if running && p.Kind == "takeover" && p.State == "done" && p.Settled.IsZero() && !p.began.IsZero() {
 		settled = p.settle(now)
 	}
 	e.phase[group] = p

@@ -196,10 +196,10 @@ type Phase struct {
 	Flip    string    `json:"stateFlip,omitempty"`
 	Settled time.Time `json:"settled,omitzero"`
 	Reason  string    `json:"reason,omitempty"`
-	// began is when the step started; groupStable whether the group was
-	// Stable at its last group-state event.
-	began       time.Time
-	groupStable bool
+	// began is when the step started; tasksRunning whether the group's tasks ran
+	// at its last group-state event.
+	began        time.Time
+	tasksRunning bool
 }
 
 // Title is the phase as the page says it.

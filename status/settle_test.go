@@ -25,7 +25,7 @@ func TestTakeoverTookUntilSettled(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ev.now = func() time.Time { return now }
 	state := func(s string) {
-		ev.GroupEvent(coordinator.GroupEvent{Kind: coordinator.EventGroupState, Group: "app", Fields: map[string]any{"state": s}})
+		ev.GroupEvent(coordinator.GroupEvent{Kind: coordinator.EventGroupState, Group: "app", Fields: map[string]any{"state": s, coordinator.FieldTasksRunning: s == "Stable"}})
 	}
 	ev.MigrationEvent(migration.MigrationEvent{Kind: migration.EventTakeoverStarted, Group: "app"})
 	now = now.Add(time.Millisecond)

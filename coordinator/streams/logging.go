@@ -38,6 +38,14 @@ const (
 	// by process id or instance id (replace.go), beyond Kafka.
 	EventMemberReplaced = "member-replaced"
 	EventMemberLeft     = "member-left"
+	// EventGroupState: the group's state (Empty, NotReady, Assigning,
+	// Reconciling, Stable) or whether its tasks run changed with a
+	// committed change (the coordinator's runtime tells it, not a log
+	// line); fields "state", "previous" and FieldTasksRunning
+	// (Group.TasksRunning). A migration step is over for the app when its
+	// tasks run again, not at its state flip (issue #39).
+	EventGroupState   = "group-state"
+	FieldTasksRunning = "tasksRunning"
 )
 
 // logAt starts an entry of the group at level; nil for a debug line when
