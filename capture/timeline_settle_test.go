@@ -164,3 +164,25 @@ func TestTimelineJSON(t *testing.T) {
 		t.Fatalf("summary %+v", got.Summary)
 	}
 }
+
+// A capture with the coordinator's group-state events settles a takeover
+// where they say every task runs, the instant the status page and
+// streamshift_migration_settle_seconds use (here +15.5s, before s1's
+// next heartbeat at +16s); one without them (an older capture) by its
+// exchanges, as above.
+func TestTimelineTakeoverSettlesAtTasksRunning(t *testing.T) {
+	lines := migrationCapture(t)
+	t0 := lines[0].Wall
+	state := func(ms int, running bool) Line {
+		return Line{Type: "event", Wall: t0.Add(time.Duration(ms) * time.Millisecond), Event: streams.EventGroupState, Group: "g",
+			Fields: map[string]any{"state": "Reconciling", streams.FieldTasksRunning: running}}
+	}
+	lines = append(lines, state(12000, false), state(15500, true))
+	tl := BuildTimeline(lines, "g")
+	if got := tl.Phases[0].Settled.Sub(t0); got != 15500*time.Millisecond {
+		t.Fatalf("takeover settled at +%v, want +15.5s (the group-state event)", got)
+	}
+	if got := tl.Phases[1].Settled.Sub(t0); got != 24*time.Second {
+		t.Fatalf("hand-back settled at +%v, want +24s (its group settles in the broker: by the exchanges)", got)
+	}
+}
