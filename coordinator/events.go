@@ -107,23 +107,29 @@ const (
 	FieldTasksRunning = streams.FieldTasksRunning
 )
 
-// stateEvent tells the event hook the group's state when a change moved
-// it. It is computed only when records were written (what moves a state)
-// and an event hook listens: steady heartbeats write none.
-func stateEvent(ev Events, at time.Time, s *groupQueue) {
-	if ev == nil || s.group == nil {
+// groupStateSeen is what the group-state event last told of a group.
+type groupStateSeen struct {
+	state              streams.GroupState
+	tasksRunning, seen bool
+}
+
+// tell tells the event hook the group's state when a change moved it. It
+// is computed only when records were written (what moves a state) and an
+// event hook listens: steady heartbeats write none.
+func (m *groupStateSeen) tell(ev Events, at time.Time, id string, g *streams.Group) {
+	if ev == nil || g == nil {
 		return
 	}
-	st, running := s.group.State(), s.group.TasksRunning()
-	if s.stateSeen && st == s.state && running == s.tasksRunning {
+	st, running := g.State(), g.TasksRunning()
+	if m.seen && st == m.state && running == m.tasksRunning {
 		return
 	}
-	previous, seen := s.state, s.stateSeen
-	s.state, s.tasksRunning, s.stateSeen = st, running, true
+	previous, seen := m.state, m.seen
+	*m = groupStateSeen{state: st, tasksRunning: running, seen: true}
 	fields := map[string]any{"state": st.String(), FieldTasksRunning: running}
 	if seen {
 		fields["previous"] = previous.String()
 	}
-	ev.GroupEvent(GroupEvent{Kind: EventGroupState, Group: s.id, At: at, Fields: fields,
-		Message: fmt.Sprintf("[GroupId %s] Group state is %s; tasks running: %v.", s.id, st, running)})
+	ev.GroupEvent(GroupEvent{Kind: EventGroupState, Group: id, At: at, Fields: fields,
+		Message: fmt.Sprintf("[GroupId %s] Group state is %s; tasks running: %v.", id, st, running)})
 }

@@ -82,7 +82,7 @@ func (ch *Change) logEpochBump(memberID string, previous int32, v *GroupMetadata
 // flight recorder, a stopped instance's designed end from a live member
 // that stopped heartbeating.
 func (ch *Change) logFenced(m *Member, reason string) {
-	ch.logInfo(m.ID).Ev(EventMemberFenced).Str("reason", reason).Str(FieldConnection, ch.connStateOf(m.ID)).
+	ch.logInfo(m.ID).Ev(EventMemberFenced).Str("reason", reason).Str(FieldConnection, ch.Group.connState(m.ID)).
 		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.GroupID, m.ID, reason)
 }
 
