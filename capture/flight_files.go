@@ -53,7 +53,13 @@ func (r *Recorder) dumpLocked(fr *flightRecorder, why *Event) {
 		return
 	}
 	r.m.dumps.Inc()
-	r.o.Log.Warn().Str("group", fr.group).Str("event", why.Kind).Str("file", name).
+	// A warning is for what an operator must act on; a designed fence
+	// written because capture.flight-on-designed-fence asked is info.
+	ev := r.o.Log.Warn()
+	if why.designedFence() {
+		ev = r.o.Log.Info()
+	}
+	ev.Str("group", fr.group).Str("event", why.Kind).Str("reason", why.Reason).Str("file", name).
 		Msg("flight recorder written; further failures of the group are the same incident until it succeeds or a quiet capture.flight-window passes")
 }
 

@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/migration"
 )
 
@@ -119,6 +124,61 @@ func TestFlightRecorderFilesCapped(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
 				t.Fatalf("a file not of the flight recorder was touched: %v", err)
+			}
+		})
+	}
+}
+
+// A designed fence (the end of every rolling step) writes no file and no
+// warning; what an operator must act on writes one, with a warning.
+// capture.flight-on-designed-fence asks for the designed ones too, at info.
+func TestFlightRecorderSeverity(t *testing.T) {
+	closed := map[string]any{streams.FieldConnection: streams.ConnClosed}
+	open := map[string]any{streams.FieldConnection: streams.ConnOpen}
+	expiry := streams.DisconnectExpiredReason + ": closed 15s ago, 3 heartbeat intervals"
+	for _, tc := range []struct {
+		name       string
+		ev         Event
+		onDesigned bool
+		level      string // of the "flight recorder written" line; "" none and no file
+	}{
+		{"disconnect expiry", Event{Kind: streams.EventMemberFenced, Reason: expiry, Fields: closed}, false, ""},
+		{"replaced by identity", Event{Kind: streams.EventMemberReplaced, Reason: "replaced by identity (process)"}, false, ""},
+		{"session expiry, connection closed", Event{Kind: streams.EventMemberFenced, Reason: streams.SessionExpiredReason, Fields: closed}, false, ""},
+		{"session expiry, connection open", Event{Kind: streams.EventMemberFenced, Reason: streams.SessionExpiredReason, Fields: open}, false, "warn"},
+		{"session expiry, older capture", Event{Kind: streams.EventMemberFenced, Reason: streams.SessionExpiredReason}, false, "warn"},
+		{"rebalance timeout", Event{Kind: streams.EventMemberFenced, Reason: "it failed to transition from epoch 4 within 300000ms", Fields: open}, false, "warn"},
+		{"takeover failed", Event{Kind: migration.EventTakeoverFailed, Reason: "upstream unreachable"}, false, "warn"},
+		{"hand-back failed", Event{Kind: migration.EventHandBackFailed}, false, "warn"},
+		{"disconnect expiry, asked for", Event{Kind: streams.EventMemberFenced, Reason: expiry, Fields: closed}, true, "info"},
+		{"replaced, asked for", Event{Kind: streams.EventMemberReplaced}, true, "info"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var logs bytes.Buffer
+			r, err := New(Options{FlightDir: dir, FlightOnDesignedFence: tc.onDesigned, Log: zerolog.New(&logs)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Event(Event{Kind: migration.EventTakeoverStarted, Group: "app"})
+			tc.ev.Group = "app"
+			r.Event(tc.ev)
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			files := flightFiles(t, dir)
+			var written []string
+			for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+				var l map[string]any
+				if json.Unmarshal([]byte(line), &l) == nil && strings.HasPrefix(fmt.Sprint(l["message"]), "flight recorder written") {
+					written = append(written, fmt.Sprint(l["level"]))
+				}
+			}
+			if tc.level == "" && (len(files) != 0 || len(written) != 0) {
+				t.Fatalf("files %v, log lines at %v; want none for a designed fence", files, written)
+			}
+			if tc.level != "" && (len(files) != 1 || !slices.Equal(written, []string{tc.level})) {
+				t.Fatalf("files %v, log lines at %v; want one file, logged at %s", files, written, tc.level)
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
@@ -70,11 +71,40 @@ type Event struct {
 	At time.Time
 }
 
-// failure says whether an event makes the group's flight recorder dump.
-func (e *Event) failure() bool {
+// failure says whether an event makes the group's flight recorder dump:
+// what an operator must act on (a takeover or hand-back that failed, a
+// member fenced by its rebalance timeout, a classic join or sync timeout,
+// a session that expired while its connection stayed open or unknown),
+// and a designed fence only when asked (onDesigned:
+// capture.flight-on-designed-fence).
+func (e *Event) failure(onDesigned bool) bool {
 	switch e.Kind {
-	case migration.EventTakeoverFailed, migration.EventHandBackFailed, streams.EventMemberFenced:
+	case migration.EventTakeoverFailed, migration.EventHandBackFailed:
 		return true
+	case streams.EventMemberFenced, streams.EventMemberReplaced:
+		return onDesigned || !e.designedFence()
+	}
+	return false
+}
+
+// designedFence: the end of a member streamshift removes by design in a
+// rolling step, not a fault. A member replaced by identity (its process
+// came back under the other protocol); a fencing by disconnect expiry (its
+// connection closed and it sent nothing since: a stopped stateless
+// instance); a session expiry of a member whose connection was closed (a
+// stopped instance, without the disconnect expiry). A session expiry with
+// the connection open or unknown (an older capture has no connection
+// field) is a live client that stopped heartbeating: not designed.
+func (e *Event) designedFence() bool {
+	switch e.Kind {
+	case streams.EventMemberReplaced:
+		return true
+	case streams.EventMemberFenced:
+		if strings.HasPrefix(e.Reason, streams.DisconnectExpiredReason) {
+			return true
+		}
+		conn, _ := e.Fields[streams.FieldConnection].(string)
+		return e.Reason == streams.SessionExpiredReason && conn == streams.ConnClosed
 	}
 	return false
 }

@@ -51,7 +51,12 @@ type Options struct {
 	// first. Defaults 32 and 64 MiB.
 	FlightMaxFiles      int
 	FlightMaxTotalBytes int64
-	Log                 zerolog.Logger
+	// FlightOnDesignedFence: a designed fence (Event.designedFence: a
+	// disconnect expiry, a member replaced by identity) writes the flight
+	// recorder too, at info; off, only what an operator must act on does,
+	// with a warning.
+	FlightOnDesignedFence bool
+	Log                   zerolog.Logger
 	// Registerer gets the capture's metrics; nil: none.
 	Registerer prometheus.Registerer
 	// Queue is how many exchanges and events wait for the writer before
@@ -358,7 +363,7 @@ func (r *Recorder) writeEvent(e *Event, line []byte) {
 	}
 	fr.add(e.At, slices.Clone(line))
 	switch {
-	case e.failure():
+	case e.failure(r.o.FlightOnDesignedFence):
 		if !fr.flightIncident(e.At, r.o.FlightWindow) {
 			r.dumpLocked(fr, e)
 		}

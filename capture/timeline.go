@@ -92,9 +92,15 @@ type Timeline struct {
 
 // Lane is one member's history: a client id (a Streams thread's consumer).
 type Lane struct {
-	ClientID  string
-	MemberIDs []string
-	Protocols []At[string]
+	ClientID string
+	// Label is what a person knows the member by (timeline_names.go):
+	// host/processUUID[:8] thread N, an operator's name for its instance,
+	// or its client id.
+	Label string
+	laneIdentity
+	hostFromEndpoint bool
+	MemberIDs        []string
+	Protocols        []At[string]
 	// Epochs are member epochs (streams) and generations (classic).
 	Epochs []At[string]
 	// Owned is each assignment the member got.
@@ -115,6 +121,7 @@ type Lane struct {
 	// awaySince is when the member left, zero while it is in the group;
 	// lastSeen its last request.
 	awaySince, lastSeen time.Time
+	settle              laneSettle
 }
 
 // leave marks the member out of the group from at (kept if it already is).
@@ -175,12 +182,17 @@ type Gap struct {
 
 // Phase is a migration step, from its start to its end event.
 type Phase struct {
-	Kind       string // takeover or hand-back
-	From, To   time.Time
-	Outcome    string // done, failed, or running at the capture's end
-	Reason     string
-	Steps      []At[string]
-	openedWith string
+	Kind string // takeover or hand-back
+	// From and To are its start and end events: the state flip.
+	From, To time.Time
+	// Began is the first request that started it, Settled the first
+	// request after To at which every task ran again (zero: not by the
+	// capture's end): timeline_settle.go.
+	Began, Settled time.Time
+	Outcome        string // done, failed, or running at the capture's end
+	Reason         string
+	Steps          []At[string]
+	openedWith     string
 }
 
 // Mark is an event worth a marker: an epoch bump, a fencing.
@@ -257,6 +269,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 	}
 	var phases []*Phase
 	running := map[string]*Phase{}
+	var ss settleState
 	// served: streamshift serves the group (between a takeover's and a
 	// hand-back's end). Outside it a classic generation is the broker's,
 	// one for the whole group: the assignment of generation N ends the
@@ -289,9 +302,31 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 				// Generations before it are another coordinator's.
 				served = l.Event == migration.EventTakeoverDone
 				clear(generation)
+				if !served {
+					ss.groupEpoch = 0
+				}
+			case streams.EventGroupEpochBumped:
+				if e, isNum := l.Fields["epoch"].(float64); isNum {
+					ss.groupEpoch = e
+				}
+			case streams.EventGroupState:
+				ss.noteState(l)
 			}
 			t.extend(l.Wall)
-			t.event(l, running, &phases, byMember, setOwned)
+			if p := t.event(l, running, &phases, byMember, setOwned); p != nil {
+				switch p.Outcome {
+				case "":
+					p.Began = ss.began(p.Kind, l.Wall)
+				case "done":
+					ss.stepEnd(l.Wall)
+					ss.waiting = append(ss.waiting, p)
+					if ss.stateEvents && ss.running {
+						ss.settleTakeovers(l.Wall) // nothing moved
+					}
+				default:
+					ss.stepEnd(l.Wall)
+				}
+			}
 			continue
 		}
 		if !slices.Contains(l.Groups, group) || l.APIKey == nil {
@@ -307,6 +342,8 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		_ = json.Unmarshal(l.Request, &req)
 		_ = json.Unmarshal(l.Response, &resp)
 		ok := len(l.ErrorCodes) == 0 && resp != nil
+		ln.noteIdentity(l, req)
+		ss.noteExchange(ln, l, req, resp, ok)
 		switch l.APIName {
 		case "JoinGroup":
 			ln.back(l.Wall)
@@ -346,6 +383,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 				setTasks(&ln.Standbys, l.Wall, nil)
 				ln.leave(l.Wall)
 				ln.lastSeen = l.Wall
+				ss.settle(l.Wall, t.Lanes, open)
 				continue
 			}
 			ln.back(l.Wall)
@@ -364,6 +402,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 			}
 		}
 		ln.lastSeen = l.Wall
+		ss.settle(l.Wall, t.Lanes, open)
 	}
 	kept := t.Lanes[:0]
 	for _, ln := range t.Lanes {
@@ -378,6 +417,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		}
 	}
 	t.Lanes = kept
+	t.SetNames(nil)
 	for _, p := range phases {
 		if p.To.IsZero() {
 			p.To, p.Outcome = t.End, "running at the capture's end"
@@ -438,7 +478,9 @@ func (t *Timeline) extend(at time.Time) {
 	}
 }
 
-func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, byMember map[string]*Lane, setOwned func(*Lane, time.Time, []string)) {
+// event applies an event line; it returns the step it started or ended
+// (nil: none).
+func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, byMember map[string]*Lane, setOwned func(*Lane, time.Time, []string)) *Phase {
 	kind, outcome := "", ""
 	switch l.Event {
 	case migration.EventTakeoverStarted, migration.EventHandBackStarted:
@@ -449,7 +491,7 @@ func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, b
 		p := &Phase{Kind: kind, From: l.Wall, openedWith: l.Event}
 		running[kind] = p
 		*phases = append(*phases, p)
-		return
+		return p
 	case migration.EventTakeoverDone, migration.EventHandBackDone:
 		kind, outcome = strings.TrimSuffix(l.Event, "-done"), "done"
 	case migration.EventTakeoverFailed, migration.EventHandBackFailed:
@@ -458,7 +500,7 @@ func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, b
 		if p := running["hand-back"]; p != nil {
 			p.Steps = append(p.Steps, At[string]{l.Wall, "anchor left"})
 		}
-		return
+		return nil
 	case streams.EventGroupEpochBumped, streams.EventMemberFenced, streams.EventMemberLeft:
 		t.Rebalances = append(t.Rebalances, l.Wall)
 		m := Mark{At: l.Wall, Kind: l.Event, Member: l.Member, Message: l.Message}
@@ -478,14 +520,16 @@ func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, b
 			}
 		}
 		t.Marks = append(t.Marks, m)
-		return
+		return nil
 	default:
-		return
+		return nil
 	}
-	if p := running[kind]; p != nil {
+	p := running[kind]
+	if p != nil {
 		p.To, p.Outcome, p.Reason = l.Wall, outcome, l.Reason
 		delete(running, kind)
 	}
+	return p
 }
 
 // analyse finds the overlaps and gaps of a task's ownership.

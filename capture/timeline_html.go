@@ -28,6 +28,7 @@ type htmlView struct {
 	Lanes             []htmlLane
 	Tasks             []htmlTask
 	Phases            []htmlShape
+	PhaseItems        []htmlPhase
 	Marks             []htmlShape
 	Ticks             []htmlShape
 	Height, LaneTop   int
@@ -35,10 +36,15 @@ type htmlView struct {
 }
 
 type htmlLane struct {
-	Name, Members string
-	Y             int
-	Shapes        []htmlShape
+	// Name is the lane's label, ClientID its key (data-member: tests
+	// and tools find a lane by it).
+	Name, ClientID, Members string
+	Y                       int
+	Shapes                  []htmlShape
 }
+
+// htmlPhase is a migration step in the page's list.
+type htmlPhase struct{ Kind, Span, Outcome, Reason string }
 
 type htmlTask struct {
 	Task   string
@@ -71,7 +77,9 @@ func (t *Timeline) view() htmlView {
 	y := v.LaneTop
 	for i, ln := range t.Lanes {
 		color[ln.ClientID] = laneColors[i%len(laneColors)]
-		hl := htmlLane{Name: ln.ClientID, Members: strings.Join(ln.MemberIDs, " "), Y: y}
+		// The label is shown; the client id and member ids are a hover
+		// away (the title).
+		hl := htmlLane{Name: ln.Label, ClientID: ln.ClientID, Members: "client id " + ln.ClientID + "\nmember ids " + strings.Join(ln.MemberIDs, " "), Y: y}
 		for j, p := range ln.Protocols {
 			to := t.End
 			if j+1 < len(ln.Protocols) {
@@ -128,7 +136,7 @@ func (t *Timeline) view() htmlView {
 	for _, th := range t.Tasks {
 		ht := htmlTask{Task: th.Task, Y: y}
 		for _, s := range th.Owners {
-			ht.Shapes = append(ht.Shapes, htmlShape{Class: "owner", Title: th.Task + ": " + s.Lane + " " + rel(s.From) + ".." + rel(s.To), F0: f(s.From), F1: f(s.To), Y: y + 2, H: taskH - 4, Color: color[s.Lane]})
+			ht.Shapes = append(ht.Shapes, htmlShape{Class: "owner", Title: th.Task + ": " + t.LabelOf(s.Lane) + " " + rel(s.From) + ".." + rel(s.To), F0: f(s.From), F1: f(s.To), Y: y + 2, H: taskH - 4, Color: color[s.Lane]})
 		}
 		for _, g := range th.Gaps {
 			class, why := "gap", "no owner"
@@ -142,15 +150,24 @@ func (t *Timeline) view() htmlView {
 		}
 		for _, o := range th.Overlaps {
 			v.Overlaps++
-			ht.Shapes = append(ht.Shapes, htmlShape{Class: "overlap", Title: fmt.Sprintf("%s: two owners %s..%s: %s", th.Task, rel(o.From), rel(o.To), o.Lane), F0: f(o.From), F1: f(o.To), Y: y, H: taskH})
+			ht.Shapes = append(ht.Shapes, htmlShape{Class: "overlap", Title: fmt.Sprintf("%s: two owners %s..%s: %s", th.Task, rel(o.From), rel(o.To), t.LabelOf(o.Lane)), F0: f(o.From), F1: f(o.To), Y: y, H: taskH})
 		}
 		v.Tasks = append(v.Tasks, ht)
 		y += taskH
 	}
 	v.Height = y + 10
 	for _, p := range t.Phases {
-		title := fmt.Sprintf("%s %s..%s (%s) %s %s", p.Kind, rel(p.From), rel(p.To), p.To.Sub(p.From).Round(time.Millisecond), p.Outcome, p.Reason)
-		v.Phases = append(v.Phases, htmlShape{Class: "phase phase-" + p.Kind, Label: p.Kind, Title: title, F0: f(p.From), F1: f(p.To), Y: 20, H: v.Height - 20})
+		title := fmt.Sprintf("%s %s %s %s", p.Kind, p.span(t.End, rel), p.Outcome, p.Reason)
+		// The band is the step as the app lived it: from its first
+		// request until every task ran again.
+		to := p.To
+		if !p.Settled.IsZero() {
+			to = p.Settled
+		} else if p.Outcome == "done" {
+			to = t.End
+		}
+		v.PhaseItems = append(v.PhaseItems, htmlPhase{p.Kind, p.span(t.End, rel), p.Outcome, p.Reason})
+		v.Phases = append(v.Phases, htmlShape{Class: "phase phase-" + p.Kind, Label: p.Kind, Title: title, F0: f(p.Began), F1: f(to), Y: 20, H: v.Height - 20})
 	}
 	for _, m := range t.Marks {
 		if m.Kind != streams.EventGroupEpochBumped && m.Kind != streams.EventMemberFenced {
@@ -189,9 +206,7 @@ func present(from, to time.Time, away []Span) []Span {
 	return out
 }
 
-var timelinePage = template.Must(template.New("timeline").Funcs(template.FuncMap{
-	"took": func(p Phase) string { return p.To.Sub(p.From).Round(time.Millisecond).String() },
-}).Parse(`<!DOCTYPE html>
+var timelinePage = template.Must(template.New("timeline").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>streamshift timeline: {{.T.Group}}</title>
 <style>
@@ -221,10 +236,10 @@ text{font-size:10px;pointer-events:none}
 <span {{if .Gaps}}class="bad"{{end}} id="gaps">{{.Gaps}} times a task had no owner outside a rebalance</span>
 <span id="rebalance-gaps">{{.RebalanceGaps}} times while a rebalance moved it</span>
 <label>zoom <input id="zoom" type="range" min="1" max="40" step="0.5" value="1"></label></div>
-<ul id="phases">{{range .T.Phases}}<li class="phase-item" data-phase="{{.Kind}}">{{.Kind}}: {{took .}} {{.Outcome}} {{.Reason}}</li>{{end}}</ul>
+<ul id="phases">{{range .PhaseItems}}<li class="phase-item" data-phase="{{.Kind}}">{{.Kind}}: {{.Span}} {{.Outcome}} {{.Reason}}</li>{{end}}</ul>
 {{range .T.Problems}}<div class="bad">input: {{.}}</div>{{end}}
 <div id="wrap"><div id="labels" style="height:{{.Height}}px">
-{{range .Lanes}}<div class="member" data-member="{{.Name}}" title="{{.Members}}" style="top:{{.Y}}px;line-height:34px">{{.Name}}</div>{{end}}
+{{range .Lanes}}<div class="member" data-member="{{.ClientID}}" title="{{.Members}}" style="top:{{.Y}}px;line-height:34px">{{.Name}}</div>{{end}}
 {{range .Tasks}}<div class="task" data-task="{{.Task}}" style="top:{{.Y}}px;line-height:16px;font-size:11px">task {{.Task}}</div>{{end}}
 </div><div id="scroll"><svg id="tl" height="{{.Height}}" width="1000" xmlns="http://www.w3.org/2000/svg">
 <defs><pattern id="hatch-light" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#f4f4f4"/><rect width="2" height="8" fill="#ccc"/></pattern><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="3" height="6" fill="#999"/></pattern></defs>

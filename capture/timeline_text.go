@@ -20,7 +20,7 @@ func (t *Timeline) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  none\n")
 	}
 	for _, p := range t.Phases {
-		fmt.Fprintf(w, "  %-9s %s .. %s  took %s  %s", p.Kind, rel(p.From), rel(p.To), p.To.Sub(p.From).Round(time.Millisecond), p.Outcome)
+		fmt.Fprintf(w, "  %-9s %s  %s", p.Kind, p.span(t.End, rel), p.Outcome)
 		if p.Reason != "" {
 			fmt.Fprintf(w, ": %s", p.Reason)
 		}
@@ -35,7 +35,10 @@ func (t *Timeline) WriteText(w io.Writer) {
 		for _, p := range ln.Protocols {
 			protos = append(protos, p.Value+" from "+rel(p.At))
 		}
-		fmt.Fprintf(w, "  %s  (%s)\n", ln.ClientID, strings.Join(protos, ", "))
+		fmt.Fprintf(w, "  %s  (%s)\n", ln.Label, strings.Join(protos, ", "))
+		if ln.Label != ln.ClientID {
+			fmt.Fprintf(w, "    client id: %s\n", ln.ClientID)
+		}
 		fmt.Fprintf(w, "    member ids: %s\n", strings.Join(ln.MemberIDs, ", "))
 		var eps []string
 		for _, e := range ln.Epochs {
@@ -60,7 +63,7 @@ func (t *Timeline) WriteText(w io.Writer) {
 	for _, th := range t.Tasks {
 		var owners []string
 		for _, s := range th.Owners {
-			owners = append(owners, fmt.Sprintf("%s %s..%s", s.Lane, rel(s.From), rel(s.To)))
+			owners = append(owners, fmt.Sprintf("%s %s..%s", t.LabelOf(s.Lane), rel(s.From), rel(s.To)))
 		}
 		changes := fmt.Sprintf("%d owner changes", th.OwnerChanges())
 		if th.OwnerChanges() == 1 {
@@ -69,7 +72,7 @@ func (t *Timeline) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  %s: %s: %s\n", th.Task, changes, strings.Join(owners, "; "))
 		for _, o := range th.Overlaps {
 			overlaps++
-			fmt.Fprintf(w, "    !! TWO OWNERS %s..%s (%s): %s\n", rel(o.From), rel(o.To), o.Dur().Round(time.Millisecond), o.Lane)
+			fmt.Fprintf(w, "    !! TWO OWNERS %s..%s (%s): %s\n", rel(o.From), rel(o.To), o.Dur().Round(time.Millisecond), t.LabelOf(o.Lane))
 		}
 		for _, g := range th.Gaps {
 			switch {
@@ -96,7 +99,7 @@ func (t *Timeline) WriteText(w io.Writer) {
 		slices.Sort(keys)
 		for _, k := range keys {
 			none = false
-			fmt.Fprintf(w, "  %s: %s ×%d\n", ln.ClientID, k, ln.Errors[k])
+			fmt.Fprintf(w, "  %s: %s ×%d\n", ln.Label, k, ln.Errors[k])
 		}
 	}
 	if none {
@@ -104,7 +107,11 @@ func (t *Timeline) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\ncoordinator events\n")
 	for _, m := range t.Marks {
-		fmt.Fprintf(w, "  %s %s %s %s\n", rel(m.At), m.Kind, m.Member, m.Message)
+		who := m.Member
+		if m.Lane != "" {
+			who += " (" + t.LabelOf(m.Lane) + ")"
+		}
+		fmt.Fprintf(w, "  %s %s %s %s\n", rel(m.At), m.Kind, who, m.Message)
 	}
 }
 

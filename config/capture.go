@@ -31,7 +31,8 @@ type Capture struct {
 	// the last FlightWindow of its traffic and events, at most
 	// FlightMaxBytes each, for at most FlightMaxGroups groups; written to
 	// FlightDir (default: the capture file's directory, else the temporary
-	// directory) when a takeover or hand-back fails or a member is fenced.
+	// directory) when a takeover or hand-back fails or a member is fenced by a fault
+	// (FlightOnDesignedFence).
 	FlightWindow    time.Duration `koanf:"flight-window"`
 	FlightMaxBytes  int           `koanf:"flight-max-bytes"`
 	FlightMaxGroups int           `koanf:"flight-max-groups"`
@@ -42,6 +43,12 @@ type Capture struct {
 	// writes one file per incident (capture/flight_files.go).
 	FlightMaxFiles      int   `koanf:"flight-max-files"`
 	FlightMaxTotalBytes int64 `koanf:"flight-max-total-bytes"`
+	// FlightOnDesignedFence: a designed fence (a disconnect expiry, a
+	// member replaced by identity, a session expiry of a closed
+	// connection) writes the flight recorder too. Off: those are the
+	// designed end of every rolling step, logged at info, and a file (and
+	// its warning) is for what an operator must act on.
+	FlightOnDesignedFence bool `koanf:"flight-on-designed-fence"`
 }
 
 // DefaultCapture is off, with 5 × 64 MiB files and 32 × 2 MiB flight

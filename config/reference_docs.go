@@ -109,9 +109,10 @@ var keyDocs = []keyDoc{
 	{"capture.flight-window", sectionCapture, "what a group's flight recorder keeps", ""},
 	{"capture.flight-max-bytes", sectionCapture, "bound of one flight recorder", ""},
 	{"capture.flight-max-groups", sectionCapture, "flight recorders at once (memory: this × max-bytes)", ""},
-	{"capture.flight-dir", sectionCapture, "where a flight recorder is written on a failure: one file per incident (a group failing again and again is one incident until it succeeds or a quiet flight-window passes)", "the file's directory, else the temp dir"},
+	{"capture.flight-dir", sectionCapture, "where a flight recorder is written on a failure (see capture.flight-on-designed-fence): one file per incident (a group failing again and again is one incident until it succeeds or a quiet flight-window passes)", "the file's directory, else the temp dir"},
 	{"capture.flight-max-files", sectionCapture, "flight-recorder files kept in flight-dir, an earlier run's included (the oldest are removed; instances sharing the directory share the cap)", ""},
 	{"capture.flight-max-total-bytes", sectionCapture, "bytes of flight-recorder files kept in flight-dir, the same way; at least flight-max-bytes", ""},
+	{"capture.flight-on-designed-fence", sectionCapture, "also write the flight recorder (logged at info) when a member is fenced by design: a disconnect expiry, a member replaced by identity, a session expiry of a member whose connection was closed (a stopped instance). Off, those are info lines of the coordinator only, and a file with its warning is for what an operator must act on: a failed takeover or hand-back, a rebalance, join or sync timeout, a session expiry with the connection open", ""},
 
 	{"admin.auth-token-file", sectionAdmin, "file holding the admin listener's bearer token (surrounding whitespace dropped; re-read when it changes): with it, every request that changes something (POST, PUT, DELETE: /capture) and every /debug/pprof/ request needs Authorization: Bearer <token>, else 401; /healthz, /readyz, /metrics and the read-only pages stay open. An empty file is an error", "none (changes open)"},
 	{"admin.pprof", sectionAdmin, "serve Go's profiles on /debug/pprof/ (404 when off; behind the token when admin.auth-token-file is set)", ""},

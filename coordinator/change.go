@@ -168,6 +168,7 @@ func (c *Coordinator) commit(s *groupQueue, ch *streams.Change) error {
 		return fmt.Errorf("append %d records of group %s: %w", n, s.id, err)
 	}
 	recordsEvent(c.events, ch.Now, s.id, ch.Records)
+	s.stateSeen.tell(c.events, ch.Now, s.id, s.group)
 	ch.Records = nil
 	if ch.Deleted {
 		c.expired(s)

@@ -64,8 +64,24 @@ func TestDisconnectExpiryFencesStreamsMember(t *testing.T) {
 	if g.Members["s1"] != nil || g.Members["s2"] == nil {
 		t.Fatalf("at 3 heartbeat intervals after the close: s1 in %v, s2 in %v; want s1 fenced only", g.Members["s1"] != nil, g.Members["s2"] != nil)
 	}
-	logs.want(t, "info", streams.DisconnectExpiredReason)
+	wantFields(t, logs.want(t, "info", streams.DisconnectExpiredReason), map[string]string{streams.FieldConnection: streams.ConnClosed})
 	h.checkReplay()
+}
+
+// A fencing says what the member's connection was: a session that expired
+// while its connection stayed open is a live client that stopped
+// heartbeating (an operator acts on it), unlike a stopped instance's (the
+// capture's flight recorder tells them apart by this field).
+func TestFencingSaysConnection(t *testing.T) {
+	h, w := expiryHarness(t)
+	c1 := make(chan struct{})
+	w.streamsJoinOn("s1", "p1", "", c1)
+	logs := captureLogs(h)
+	h.clock.Advance(h.c.cfg.Defaults.SessionTimeout)
+	if h.group("g").Members["s1"] != nil {
+		t.Fatal("s1 not fenced at its session timeout")
+	}
+	wantFields(t, logs.want(t, "info", streams.SessionExpiredReason), map[string]string{streams.FieldConnection: streams.ConnOpen})
 }
 
 // A member that came back on a new connection with a heartbeat before the

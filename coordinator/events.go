@@ -100,3 +100,36 @@ func recordsEvent(ev Events, at time.Time, group string, recs []streams.Record) 
 	}
 	ev.GroupEvent(GroupEvent{Kind: EventRecordsWritten, Group: group, At: at, Fields: map[string]any{"count": len(recs), "records": types}})
 }
+
+// EventGroupState and FieldTasksRunning: streams.EventGroupState.
+const (
+	EventGroupState   = streams.EventGroupState
+	FieldTasksRunning = streams.FieldTasksRunning
+)
+
+// groupStateSeen is what the group-state event last told of a group.
+type groupStateSeen struct {
+	state              streams.GroupState
+	tasksRunning, seen bool
+}
+
+// tell tells the event hook the group's state when a change moved it. It
+// is computed only when records were written (what moves a state) and an
+// event hook listens: steady heartbeats write none.
+func (m *groupStateSeen) tell(ev Events, at time.Time, id string, g *streams.Group) {
+	if ev == nil || g == nil {
+		return
+	}
+	st, running := g.State(), g.TasksRunning()
+	if m.seen && st == m.state && running == m.tasksRunning {
+		return
+	}
+	previous, seen := m.state, m.seen
+	*m = groupStateSeen{state: st, tasksRunning: running, seen: true}
+	fields := map[string]any{"state": st.String(), FieldTasksRunning: running}
+	if seen {
+		fields["previous"] = previous.String()
+	}
+	ev.GroupEvent(GroupEvent{Kind: EventGroupState, Group: id, At: at, Fields: fields,
+		Message: fmt.Sprintf("[GroupId %s] Group state is %s; tasks running: %v.", id, st, running)})
+}

@@ -35,6 +35,9 @@ type groupQueue struct {
 	// held are the group's requests whose answer waits for the group to
 	// change, by member id (held_work.go); guarded by exec.
 	held map[string]*heldWork
+	// stateSeen is what the group-state event last told (events.go).
+	// Guarded by exec.
+	stateSeen groupStateSeen
 }
 
 // work is one operation queued on a group's executor. fail answers its

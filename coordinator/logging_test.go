@@ -136,7 +136,8 @@ func TestLogEpochBumpsAndFencings(t *testing.T) {
 
 	h.advance(h.c.cfg.Defaults.SessionTimeout)
 	fenced := logs.want(t, "info", "[GroupId g] Member m1 fenced from the group because the member session expired.")
-	wantFields(t, fenced, map[string]string{"group": "g", "member": "m1", "reason": streams.SessionExpiredReason})
+	wantFields(t, fenced, map[string]string{"group": "g", "member": "m1", "reason": streams.SessionExpiredReason,
+		streams.FieldConnection: streams.ConnUnknown})
 	wantFields(t, logs.want(t, "info", "Bumped streams group epoch from 4 to 5"), map[string]string{"member": "m1", "reason": streams.BumpMemberFenced})
 	_ = r2
 	if n := logs.count(t, "error"); n != 0 {

@@ -37,6 +37,10 @@ func NewEvents(m *Metrics) *Events {
 
 // GroupEvent counts a coordinator event.
 func (e *Events) GroupEvent(ev coordinator.GroupEvent) {
+	if ev.Kind == coordinator.EventGroupState {
+		e.groupState(ev.Group, ev.Fields[coordinator.FieldTasksRunning] == true)
+		return
+	}
 	if e.m == nil {
 		return
 	}
@@ -133,13 +137,58 @@ func (e *Events) MigrationEvent(ev migration.MigrationEvent) {
 	var took time.Duration
 	if state != "running" && had && prev.Kind == kind && prev.State == "running" {
 		took = now.Sub(prev.Since)
-		p.Took = took.Round(time.Millisecond).String()
+		p.Flip = took.Round(time.Millisecond).String()
+		p.began = prev.Since
+	}
+	if state == "running" {
+		p.began = now
+	}
+	p.tasksRunning = had && prev.tasksRunning
+	settled := time.Duration(-1)
+	if kind == "takeover" && state == "done" && p.tasksRunning && !p.began.IsZero() {
+		// Nothing moved: the group was at rest when it flipped.
+		settled = p.settle(now)
 	}
 	e.phase[ev.Group] = p
 	e.mu.Unlock()
 	if e.m != nil {
 		e.m.migration(kind, state, took, had && prev.Kind == kind && prev.State == "running")
+		if settled >= 0 {
+			e.m.migrationSettle.WithLabelValues(kind).Observe(settled.Seconds())
+		}
 	}
+}
+
+// groupState keeps whether a migrating group's tasks run (the
+// coordinator's group-state event); a takeover done earlier settles when
+// they do: every task runs where the assignor put it.
+func (e *Events) groupState(group string, running bool) {
+	now := e.now()
+	e.mu.Lock()
+	p, had := e.phase[group]
+	if !had {
+		e.mu.Unlock()
+		return
+	}
+	p.tasksRunning = running
+	settled := time.Duration(-1)
+	if running && p.Kind == "takeover" && p.State == "done" && p.Settled.IsZero() && !p.began.IsZero() {
+		settled = p.settle(now)
+	}
+	e.phase[group] = p
+	e.mu.Unlock()
+	if e.m != nil && settled >= 0 {
+		e.m.migrationSettle.WithLabelValues(p.Kind).Observe(settled.Seconds())
+	}
+}
+
+// settle marks the phase settled at now; it returns how long the step
+// took, from its start.
+func (p *Phase) settle(now time.Time) time.Duration {
+	p.Settled = now
+	d := now.Sub(p.began)
+	p.Took = d.Round(time.Millisecond).String()
+	return d
 }
 
 // phases copies the groups' phases.

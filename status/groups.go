@@ -185,10 +185,21 @@ type Phase struct {
 	// Kind is takeover or hand-back.
 	Kind string `json:"kind"`
 	// State is running, done or failed.
-	State  string    `json:"state"`
-	Since  time.Time `json:"since"`
-	Took   string    `json:"took,omitempty"`
-	Reason string    `json:"reason,omitempty"`
+	State string    `json:"state"`
+	Since time.Time `json:"since"`
+	// Took is how long a takeover took for the app: from its start until
+	// the group was Stable again (Settled), every task running; empty
+	// until then, and for a hand-back (its group settles in the broker:
+	// the capture's timeline shows when). Flip is the state flip alone:
+	// from the step's start to its done or failed event.
+	Took    string    `json:"took,omitempty"`
+	Flip    string    `json:"stateFlip,omitempty"`
+	Settled time.Time `json:"settled,omitzero"`
+	Reason  string    `json:"reason,omitempty"`
+	// began is when the step started; tasksRunning whether the group's tasks ran
+	// at its last group-state event.
+	began        time.Time
+	tasksRunning bool
 }
 
 // Title is the phase as the page says it.

@@ -39,6 +39,9 @@ type Metrics struct {
 	migrations    *prometheus.CounterVec
 	migrationsRun *prometheus.GaugeVec
 	migrationDur  *prometheus.HistogramVec
+	// migrationSettle: a takeover from its start until its group is
+	// Stable (issue #39); migrationDur stays the state flip.
+	migrationSettle *prometheus.HistogramVec
 }
 
 // NewMetrics registers the group metrics on reg. Bind the coordinator with
@@ -65,7 +68,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		migrationsRun: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "streamshift_migrations_running",
 			Help: "Takeovers and hand-backs running now, by kind."}, []string{"kind"}),
 		migrationDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamshift_migration_duration_seconds",
-			Help: "Duration of takeovers and hand-backs, from start to done or failed, by kind and outcome.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 9)}, []string{"kind", "outcome"}),
+			Help: "Duration of the state flip of takeovers and hand-backs, from their start event to done or failed, by kind and outcome; how long the app's tasks moved is streamshift_migration_settle_seconds.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 9)}, []string{"kind", "outcome"}),
+		migrationSettle: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamshift_migration_settle_seconds",
+			Help: "Takeovers from their start until the group is Stable again (every task running where the assignor put it), by kind.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 12)}, []string{"kind"}),
 	}
 	for _, r := range []string{"created", "failed"} {
 		m.topics.WithLabelValues(r)
@@ -77,7 +82,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 	}
 	if reg != nil {
-		reg.MustRegister(m, m.rebalances, m.fencings, m.assignment, m.heartbeat, m.logAppend, m.topics, m.migrations, m.migrationsRun, m.migrationDur)
+		reg.MustRegister(m, m.rebalances, m.fencings, m.assignment, m.heartbeat, m.logAppend, m.topics, m.migrations, m.migrationsRun, m.migrationDur, m.migrationSettle)
 	}
 	return m
 }

@@ -27,7 +27,7 @@ func newRecorder(cfg *config.Config, log zerolog.Logger, reg prometheus.Register
 		Groups: config.List(c.Groups), ClientIDs: config.List(c.ClientIDs), APIKeys: keys,
 		MaxBytes: c.MaxBytes, MaxFiles: c.MaxFiles,
 		FlightWindow: c.FlightWindow, FlightMaxBytes: c.FlightMaxBytes, FlightMaxGroups: c.FlightMaxGroups, FlightDir: c.FlightDir,
-		FlightMaxFiles: c.FlightMaxFiles, FlightMaxTotalBytes: c.FlightMaxTotalBytes,
+		FlightMaxFiles: c.FlightMaxFiles, FlightMaxTotalBytes: c.FlightMaxTotalBytes, FlightOnDesignedFence: c.FlightOnDesignedFence,
 		Log: log.With().Str("component", "capture").Logger(), Registerer: reg,
 	})
 }

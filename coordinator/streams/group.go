@@ -189,6 +189,37 @@ func (g *Group) State() GroupState {
 	return GroupStable
 }
 
+// TasksRunning reports whether every task runs where the assignor put it
+// for the current members: the target is computed (no Assigning), no
+// member has a task to revoke or one still to get, and every active task
+// of the target has an owner. Unlike Stable it ignores a member whose
+// epoch lags with its tasks unchanged (a classic member that has not
+// rejoined yet runs its tasks all along): it says when a migration step
+// is over for the app (issue #39).
+func (g *Group) TasksRunning() bool {
+	switch g.State() {
+	case GroupEmpty, GroupNotReady, GroupAssigning:
+		return false
+	}
+	for _, m := range g.Members {
+		if m.CurrentAssignment().State != MemberStable {
+			return false
+		}
+	}
+	for _, ts := range g.Target {
+		owned := true
+		ForEachTask(ts.Active, func(t TaskID) {
+			if _, ok := g.ActiveOwners[t]; !ok {
+				owned = false
+			}
+		})
+		if !owned {
+			return false
+		}
+	}
+	return true
+}
+
 func (g *Group) TopologyEpoch() int32 {
 	if g.Topology == nil {
 		return -1

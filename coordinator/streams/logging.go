@@ -38,6 +38,14 @@ const (
 	// by process id or instance id (replace.go), beyond Kafka.
 	EventMemberReplaced = "member-replaced"
 	EventMemberLeft     = "member-left"
+	// EventGroupState: the group's state (Empty, NotReady, Assigning,
+	// Reconciling, Stable) or whether its tasks run changed with a
+	// committed change (the coordinator's runtime tells it, not a log
+	// line); fields "state", "previous" and FieldTasksRunning
+	// (Group.TasksRunning). A migration step is over for the app when its
+	// tasks run again, not at its state flip (issue #39).
+	EventGroupState   = "group-state"
+	FieldTasksRunning = "tasksRunning"
 )
 
 // logAt starts an entry of the group at level; nil for a debug line when
@@ -68,9 +76,13 @@ func (ch *Change) logEpochBump(memberID string, previous int32, v *GroupMetadata
 			ch.GroupID, memberID, previous, v.Epoch, v.MetadataHash, v.ValidatedTopologyEpoch, reason)
 }
 
-// logFenced is Kafka's fencing line; reason completes "because ...".
+// logFenced is Kafka's fencing line; reason completes "because ...". The
+// connection field (ConnOpen, ConnClosed, ConnUnknown: the member's latest
+// request's connection at the fencing) tells a reader, and the capture's
+// flight recorder, a stopped instance's designed end from a live member
+// that stopped heartbeating.
 func (ch *Change) logFenced(m *Member, reason string) {
-	ch.logInfo(m.ID).Ev(EventMemberFenced).Str("reason", reason).
+	ch.logInfo(m.ID).Ev(EventMemberFenced).Str("reason", reason).Str(FieldConnection, ch.Group.connState(m.ID)).
 		Msgf("[GroupId %s] Member %s fenced from the group because %s.", ch.GroupID, m.ID, reason)
 }
 

@@ -52,35 +52,3 @@ func (ch *Change) noteRequest(memberID string, client ClientInfo, heartbeat bool
 	g.Mem.conns[memberID] = c
 	ch.watch(client.Closed)
 }
-
-// connGone reports whether the connection of the member's latest request is
-// known and closed.
-func (g *Group) connGone(memberID string) bool {
-	return connClosedNow(g.Mem.conns[memberID].closed)
-}
-
-// connClosedNow reports whether closed (a connection's close channel, nil
-// if unknown) is closed.
-func connClosedNow(closed <-chan struct{}) bool {
-	if closed == nil {
-		return false
-	}
-	select {
-	case <-closed:
-		return true
-	default:
-		return false
-	}
-}
-
-// connKnown reports whether the connection of the member's latest request is
-// known.
-func (g *Group) connKnown(memberID string) bool {
-	return g.Mem.conns[memberID].closed != nil
-}
-
-// connIDOf is the connection id of the member's latest request, 0 if unknown
-// (for log lines).
-func (g *Group) connIDOf(memberID string) uint64 {
-	return g.Mem.conns[memberID].id
-}
