@@ -8,6 +8,8 @@ import (
 	"net/http/pprof"
 	"path"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -26,7 +28,17 @@ type adminGuard struct {
 	pprof http.Handler          // nil: admin.pprof off, /debug/pprof/ is 404
 	token *reload.Files[string] // nil: no admin.auth-token-file
 	log   zerolog.Logger
+
+	// A refused request is logged, but a client hammering the admin port
+	// must not flood the log: the first refusal, then at most one line per
+	// refusalLogEvery, counting those left out.
+	refusalMu      sync.Mutex
+	refusalLogged  time.Time
+	refusalsUnsaid int
 }
+
+// refusalLogEvery spaces the admin refusals' log lines.
+const refusalLogEvery = 10 * time.Second
 
 // newAdminGuard wraps next as the admin section says. The token file is
 // read now (Validate checked it) and again when it changes, so a rotated
@@ -71,8 +83,7 @@ func (g *adminGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	readOnly := r.Method == http.MethodGet || r.Method == http.MethodHead
 	if g.token != nil && (profile || !readOnly) {
 		if reason := g.refuse(r); reason != "" {
-			g.log.Warn().Str("remote_addr", r.RemoteAddr).Str("method", r.Method).Str("path", r.URL.Path).Str("reason", reason).
-				Msg("admin request refused")
+			g.logRefusal(r, reason)
 			challenge := `Bearer realm="streamshift admin"`
 			if reason == "wrong token" {
 				challenge += `, error="invalid_token"`
@@ -118,4 +129,20 @@ func adminOpen(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip == nil || !ip.IsLoopback()
+}
+
+// logRefusal logs a refused admin request, spaced by refusalLogEvery.
+func (g *adminGuard) logRefusal(r *http.Request, reason string) {
+	g.refusalMu.Lock()
+	now := time.Now()
+	if !g.refusalLogged.IsZero() && now.Sub(g.refusalLogged) < refusalLogEvery {
+		g.refusalsUnsaid++
+		g.refusalMu.Unlock()
+		return
+	}
+	unsaid := g.refusalsUnsaid
+	g.refusalLogged, g.refusalsUnsaid = now, 0
+	g.refusalMu.Unlock()
+	g.log.Warn().Str("remote_addr", r.RemoteAddr).Str("method", r.Method).Str("path", r.URL.Path).Str("reason", reason).
+		Int("refused_since_last_line", unsaid).Msg("admin request refused")
 }

@@ -315,3 +315,33 @@ func TestAdminTLS(t *testing.T) {
 		t.Errorf("plain HTTP answered 200 on a TLS admin listener")
 	}
 }
+
+// TestAdminRefusalsLogBounded: a client sending requests without the token
+// gets 401 every time, but the log gets one line, not one per request (a
+// hammering client must not flood it).
+func TestAdminRefusalsLogBounded(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(file, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	g, err := newAdminGuard(http.NotFoundHandler(), config.Admin{AuthTokenFile: file}, zerolog.New(&logs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(g)
+	defer srv.Close()
+	for range 100 {
+		resp, err := http.Post(srv.URL+"/capture/groups/g", "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("status %d, want 401", resp.StatusCode)
+		}
+	}
+	if n := strings.Count(logs.String(), `"message":"admin request refused"`); n != 1 {
+		t.Fatalf("100 refusals within 10 s logged %d lines, want 1", n)
+	}
+}
