@@ -4,10 +4,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/route"
 )
 
 // Exchange is one request and its response as the client saw them, as the
@@ -187,54 +190,10 @@ func contains[T comparable](s []T, v T) bool {
 	return false
 }
 
-// groupsOf is the group ids a request is about.
+// groupsOf is the group ids a request is about (route.Groups, less the
+// entries naming no group).
 func groupsOf(req kmsg.Request) []string {
-	switch r := req.(type) {
-	case *kmsg.JoinGroupRequest:
-		return []string{r.Group}
-	case *kmsg.SyncGroupRequest:
-		return []string{r.Group}
-	case *kmsg.HeartbeatRequest:
-		return []string{r.Group}
-	case *kmsg.LeaveGroupRequest:
-		return []string{r.Group}
-	case *kmsg.OffsetCommitRequest:
-		return []string{r.Group}
-	case *kmsg.TxnOffsetCommitRequest:
-		return []string{r.Group}
-	case *kmsg.OffsetDeleteRequest:
-		return []string{r.Group}
-	case *kmsg.OffsetFetchRequest:
-		if len(r.Groups) == 0 {
-			return []string{r.Group}
-		}
-		out := make([]string, len(r.Groups))
-		for i, g := range r.Groups {
-			out[i] = g.Group
-		}
-		return out
-	case *kmsg.DescribeGroupsRequest:
-		return r.Groups
-	case *kmsg.DeleteGroupsRequest:
-		return r.Groups
-	case *kmsg.ConsumerGroupHeartbeatRequest:
-		return []string{r.Group}
-	case *kmsg.ConsumerGroupDescribeRequest:
-		return r.Groups
-	case *kmsg.StreamsGroupHeartbeatRequest:
-		return []string{r.Group}
-	case *kmsg.StreamsGroupDescribeRequest:
-		return r.Groups
-	case *kmsg.FindCoordinatorRequest:
-		if r.CoordinatorType != 0 { // transactional ids
-			return nil
-		}
-		if len(r.CoordinatorKeys) > 0 {
-			return r.CoordinatorKeys
-		}
-		return []string{r.CoordinatorKey}
-	}
-	return nil
+	return slices.DeleteFunc(slices.Clone(route.Groups(req)), func(g string) bool { return g == "" })
 }
 
 // groupKeys are the APIs whose requests name groups: what a capture of

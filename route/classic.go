@@ -22,10 +22,14 @@ import (
 // members, so the upstream serves every classic group and the keys are not
 // intercepted at all.
 
-// classicKey is the route of a classic group key: the request's group, by
-// group, goes through classic.
-func classicKey[R kmsg.Request](rs *Routes, group func(R) string) handler {
-	return handle(func(req *proxy.Request, r R, out proxy.Outcome) { rs.mig.classic(req, out, group(r)) })
+// classicKey is the route of a classic group key R: the request goes
+// through classic by its group (the key's facts, keys.go).
+func classicKey[R kmsg.Request](rs *Routes) handler {
+	h := handle(func(req *proxy.Request, r R, out proxy.Outcome) {
+		group, _ := keys[kmsg.Key(r.Key())].group(r)
+		rs.mig.classic(req, out, group)
+	})
+	return h
 }
 
 // classic serves JoinGroup, SyncGroup, Heartbeat and LeaveGroup: through

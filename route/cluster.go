@@ -65,58 +65,6 @@ const (
 	reroutePeriod = 50 * time.Millisecond
 )
 
-// clusterGate wraps a group route. A request for a group another instance
-// owns is sent to that owner (forward) and its answer goes back to the
-// client; a request for a group nobody owns right now gets
-// COORDINATOR_NOT_AVAILABLE; one this instance owns but does not serve
-// (loading, fenced) gets the cluster's error at once, before the
-// migration gate, the coordinator or the upstream see it. Requests naming
-// no single group (a batched OffsetFetch of an admin tool) pass: split by
-// owner before (clusterSplit), they name groups owned here only, or none.
-// A request that hopped here
-// never hops again: the owner serves it or answers the error.
-//
-// In a mixed release (Hops false) the instances route as before: the
-// classic keys and offsets of clients that are not host-routed
-// (hostRouted) are served where they arrive, the others get
-// NOT_COORDINATOR and find the owner's host.
-func (rs *Routes) clusterGate(h handler) handler {
-	if rs.o.Cluster == nil {
-		return h
-	}
-	serve := h.serve
-	h.serve = func(req *proxy.Request, out proxy.Outcome) {
-		c := rs.o.Cluster
-		group, ok := gatedGroup(req.Body)
-		if !ok {
-			serve(req, out)
-			return
-		}
-		if !req.Client.Remote() && c.Hops() {
-			self, peer, gen, owned := c.Owner(group)
-			switch {
-			case !owned:
-				out.Respond(notServed(req.Body, noOwner(group)))
-				return
-			case !self:
-				go rs.forward(req, out, serve, group, peer, gen)
-				return
-			}
-		} else if !req.Client.Remote() && !hostRouted(req.Client) && !streamsKey(req.Key) {
-			serve(req, out)
-			return
-		}
-		if err := c.Serving(group); err != nil {
-			if resp := notServed(req.Body, err); resp != nil {
-				out.Respond(resp)
-				return
-			}
-		}
-		serve(req, out)
-	}
-	return h
-}
-
 // clusterError is an answer of the cluster's with its own message.
 type clusterError struct {
 	code *kerr.Error
@@ -136,11 +84,11 @@ func noOwner(group string) error {
 // next, at most maxReroutes times within the request's deadline; a
 // timeout, a lost link or a busy owner is answered and never sent again
 // (docs/one-address.md §6 rule 3).
-func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.InterceptorFunc, group, peer string, gen int32) {
+func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.InterceptorFunc, refuse func(kmsg.Request, error) kmsg.Response, group, peer string, gen int32) {
 	c := rs.o.Cluster
 	fr, ok := out.(proxy.FrameResponder)
 	if !ok {
-		out.Respond(notServed(req.Body, &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("group %s: owned by streamshift instance %s, and this connection cannot take its answer", group, peer)}))
+		out.Respond(refuse(req.Body, &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("group %s: owned by streamshift instance %s, and this connection cannot take its answer", group, peer)}))
 		return
 	}
 	deadline := time.Now().Add(forwardTimeout(req.Body, c.ForwardTimeout()))
@@ -153,17 +101,17 @@ func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.Int
 			return
 		}
 		if proxy.PeerErrorCode(err) != kerr.NotCoordinator.Code {
-			out.Respond(notServed(req.Body, peerFailure("group "+group, peer, err)))
+			out.Respond(refuse(req.Body, peerFailure("group "+group, peer, err)))
 			return
 		}
 		self, next, ngen, moved := rs.nextOwner(group, peer, gen, deadline)
 		if attempt == maxReroutes || !moved {
-			out.Respond(notServed(req.Body, &clusterError{kerr.NotCoordinator, fmt.Sprintf("group %s: streamshift instance %s does not serve it (its log partition moves)", group, peer)}))
+			out.Respond(refuse(req.Body, &clusterError{kerr.NotCoordinator, fmt.Sprintf("group %s: streamshift instance %s does not serve it (its log partition moves)", group, peer)}))
 			return
 		}
 		if self {
 			if err := c.Serving(group); err != nil {
-				out.Respond(notServed(req.Body, err))
+				out.Respond(refuse(req.Body, err))
 				return
 			}
 			serve(req, out)
@@ -208,100 +156,6 @@ func forwardTimeout(req kmsg.Request, d time.Duration) time.Duration {
 		return max(d, 35*time.Second)
 	}
 	return d
-}
-
-// gatedGroup is the one group a group request is for.
-func gatedGroup(req kmsg.Request) (string, bool) {
-	var g string
-	switch r := req.(type) {
-	case *kmsg.StreamsGroupHeartbeatRequest:
-		g = r.Group
-	case *kmsg.StreamsGroupDescribeRequest:
-		if len(r.Groups) != 1 {
-			return "", false
-		}
-		g = r.Groups[0]
-	case *kmsg.OffsetFetchRequest:
-		if r.Version >= 8 && len(r.Groups) != 1 {
-			return "", false
-		}
-		g = fetchedGroup(r)
-	case *kmsg.JoinGroupRequest:
-		g = r.Group
-	case *kmsg.SyncGroupRequest:
-		g = r.Group
-	case *kmsg.HeartbeatRequest:
-		g = r.Group
-	case *kmsg.LeaveGroupRequest:
-		g = r.Group
-	case *kmsg.OffsetCommitRequest:
-		g = r.Group
-	case *kmsg.TxnOffsetCommitRequest:
-		g = r.Group
-	case *kmsg.OffsetDeleteRequest:
-		g = r.Group
-	}
-	return g, g != ""
-}
-
-// notServed is the answer to a group request of a group this instance
-// does not serve, with err's code where the key carries it.
-func notServed(req kmsg.Request, err error) kmsg.Response {
-	code := kafkaCode(err)
-	msg := err.Error()
-	switch r := req.(type) {
-	case *kmsg.StreamsGroupHeartbeatRequest:
-		return heartbeatError(r, err)
-	case *kmsg.StreamsGroupDescribeRequest:
-		resp := kmsg.NewPtrStreamsGroupDescribeResponse()
-		for _, g := range r.Groups {
-			dg := kmsg.NewStreamsGroupDescribeResponseGroup()
-			dg.Group, dg.ErrorCode, dg.ErrorMessage = g, code, &msg
-			resp.Groups = append(resp.Groups, dg)
-		}
-		return resp
-	case *kmsg.OffsetCommitRequest:
-		return offsetCommitAnswer(r, func(int, int) (int16, bool) { return code, true })
-	case *kmsg.TxnOffsetCommitRequest:
-		return txnOffsetCommitAnswer(r, func(int, int) (int16, bool) { return code, true })
-	case *kmsg.OffsetFetchRequest:
-		// Java clients before 3.7 (kafka-clients 3.6's ConsumerCoordinator)
-		// take COORDINATOR_NOT_AVAILABLE in an OffsetFetch answer for a
-		// fatal error, and Kafka Streams 3.6 dies of it while the group's
-		// owner fails over; NOT_COORDINATOR, what Kafka answers while a
-		// group's coordinator moves, makes every client look the
-		// coordinator up again and retry.
-		if code == kerr.CoordinatorNotAvailable.Code {
-			code, err = kerr.NotCoordinator.Code, fmt.Errorf("%w: %s", kerr.NotCoordinator, msg)
-		}
-		if r.Version >= 8 {
-			return offsetFetchAll(r, err)
-		}
-		resp := kmsg.NewPtrOffsetFetchResponse()
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.JoinGroupRequest:
-		resp := kmsg.NewPtrJoinGroupResponse()
-		resp.ErrorCode, resp.Generation, resp.MemberID = code, -1, r.MemberID
-		return resp
-	case *kmsg.SyncGroupRequest:
-		resp := kmsg.NewPtrSyncGroupResponse()
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.HeartbeatRequest:
-		resp := kmsg.NewPtrHeartbeatResponse()
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.LeaveGroupRequest:
-		resp := kmsg.NewPtrLeaveGroupResponse()
-		resp.ErrorCode = code
-		return resp
-	case *kmsg.OffsetDeleteRequest:
-		resp := kmsg.NewPtrOffsetDeleteResponse()
-		resp.ErrorCode = code
-		return resp
-	}
-	return nil
 }
 
 // hostRouted says whether a client connects to the coordinator

@@ -28,13 +28,9 @@ import (
 // consumer group) thus reaches the upstream through its partition's owner,
 // which answers it as a single instance would.
 
-// splitter is how a multi-group key splits by owner.
+// splitter is how a multi-group key splits by owner; the groups of each
+// entry are the key's (Groups).
 type splitter struct {
-	// groups is the group each entry of the request routes by, in
-	// request order: "" is handled here whoever owns what. Nil: the
-	// request does not split (it names one group or none, which
-	// clusterGate routes).
-	groups func(kmsg.Request) []string
 	// part is a copy of the request with the entries idx only.
 	part func(r kmsg.Request, idx []int) kmsg.Request
 	// merge answers the request from its parts' answers, into base (the
@@ -52,6 +48,8 @@ type splitAnswer struct {
 // splitKey types a splitter: Q the request, P the response, E an entry of
 // the response.
 type splitKey[Q kmsg.Request, P kmsg.Response, E any] struct {
+	// groups is the group of each entry, "" for one naming none: the
+	// key's Groups.
 	groups  func(Q) []string
 	part    func(Q, []int) Q
 	entries func(P) *[]E
@@ -62,10 +60,21 @@ type splitKey[Q kmsg.Request, P kmsg.Response, E any] struct {
 	id func(E) string
 }
 
-func (k splitKey[Q, P, E]) splitter() splitter {
-	return splitter{
-		groups: func(r kmsg.Request) []string { return k.groups(r.(Q)) },
-		part:   func(r kmsg.Request, idx []int) kmsg.Request { return k.part(r.(Q), idx) },
+// refuse answers every entry of r with err: the key's refusal.
+func (k splitKey[Q, P, E]) refuse(r Q, err error) kmsg.Response {
+	resp := r.ResponseKind().(P)
+	n := len(k.groups(r))
+	es := make([]E, n)
+	for i := range n {
+		es[i] = k.failed(r, i, err)
+	}
+	*k.entries(resp) = es
+	return resp
+}
+
+func (k splitKey[Q, P, E]) splitter() *splitter {
+	return &splitter{
+		part: func(r kmsg.Request, idx []int) kmsg.Request { return k.part(r.(Q), idx) },
 		merge: func(r kmsg.Request, base kmsg.Response, parts []splitAnswer) kmsg.Response {
 			q, out := r.(Q), base.(P)
 			n := len(k.groups(q))
@@ -154,29 +163,36 @@ func (rs *Routes) splitByOwner(groups []string) splitParts {
 	return ps
 }
 
-// clusterSplit wraps the route of a multi-group key: a request with
-// entries of other instances' groups is split by owner (split), every
-// other request goes to h as before. A request that hopped here is one
-// owner's part already: never split again. In a mixed release (Hops
-// false) nothing is split.
-func (rs *Routes) clusterSplit(sp splitter, h handler) handler {
-	if rs.o.Cluster == nil {
+// clusterSplit wraps the route of a multi-group key (rt.split): a request
+// with entries of other instances' groups is split by owner (split), every
+// other request goes to h as before; one naming a single group of a gated
+// key is the gate's (h). A request that hopped here is one owner's part
+// already: never split again. In a mixed release (Hops false) nothing is
+// split.
+func (rs *Routes) clusterSplit(rt route, h handler) handler {
+	if rs.o.Cluster == nil || rt.split == nil {
 		return h
 	}
-	serve := h.serve
+	serve, sp, refuse := h.serve, rt.split, rt.refuse
 	h.serve = func(req *proxy.Request, out proxy.Outcome) {
 		c := rs.o.Cluster
 		if req.Client.Remote() || !c.Hops() {
 			serve(req, out)
 			return
 		}
-		groups := sp.groups(req.Body)
+		if rt.group != nil {
+			if _, one := rt.group(req.Body); one {
+				serve(req, out)
+				return
+			}
+		}
+		groups := rt.groups(req.Body)
 		ps := rs.splitByOwner(groups)
 		if len(ps.here) == len(groups) {
 			serve(req, out)
 			return
 		}
-		go rs.split(req, out, serve, sp, groups, ps)
+		go rs.split(req, out, serve, sp, refuse, groups, ps)
 	}
 	return h
 }
@@ -184,7 +200,7 @@ func (rs *Routes) clusterSplit(sp splitter, h handler) handler {
 // split sends each peer its part in parallel, answers the entries nobody
 // owns, then handles the part owned here (if any) and answers the client
 // with the merged answers.
-func (rs *Routes) split(req *proxy.Request, out proxy.Outcome, serve proxy.InterceptorFunc, sp splitter, groups []string, ps splitParts) {
+func (rs *Routes) split(req *proxy.Request, out proxy.Outcome, serve proxy.InterceptorFunc, sp *splitter, refuse func(kmsg.Request, error) kmsg.Response, groups []string, ps splitParts) {
 	c := rs.o.Cluster
 	parts := make([]splitAnswer, len(ps.order), len(ps.order)+1)
 	deadline := time.Now().Add(c.ForwardTimeout())
@@ -227,16 +243,17 @@ func (rs *Routes) split(req *proxy.Request, out proxy.Outcome, serve proxy.Inter
 		}
 		return sp.merge(req.Body, resp, append(parts, splitAnswer{idx: ps.here, resp: resp}))
 	}
-	serve(local, &splitOutcome{out: out, local: local, merge: merge})
+	serve(local, &splitOutcome{out: out, local: local, merge: merge, refuse: refuse})
 }
 
 // splitOutcome completes the part of a split request owned here: its
 // answer, whether made here or upstream, merges with the other parts'
 // before it reaches the client.
 type splitOutcome struct {
-	out   proxy.Outcome
-	local *proxy.Request
-	merge func(kmsg.Response) kmsg.Response
+	out    proxy.Outcome
+	local  *proxy.Request
+	merge  func(kmsg.Response) kmsg.Response
+	refuse func(kmsg.Request, error) kmsg.Response
 }
 
 func (o *splitOutcome) Respond(resp kmsg.Response) { o.out.Respond(o.merge(resp)) }
@@ -260,7 +277,7 @@ func (o *splitOutcome) ForwardRewritten(req kmsg.Request, version int16, onRespo
 func (o *splitOutcome) RespondFrame(data []byte) {
 	resp, err := proxy.DecodeResponse(o.local.Key, o.local.Version, data)
 	if err != nil {
-		o.out.Respond(o.merge(notServed(o.local.Body, &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("an owner's answer: %v", err)})))
+		o.out.Respond(o.merge(o.refuse(o.local.Body, &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("an owner's answer: %v", err)})))
 		return
 	}
 	o.Respond(resp)
@@ -300,7 +317,7 @@ var (
 			return g
 		},
 		id: func(g kmsg.DescribeGroupsResponseGroup) string { return g.Group },
-	}.splitter()
+	}
 
 	deleteGroupsSplit = splitKey[*kmsg.DeleteGroupsRequest, *kmsg.DeleteGroupsResponse, kmsg.DeleteGroupsResponseGroup]{
 		groups: func(r *kmsg.DeleteGroupsRequest) []string { return r.Groups },
@@ -316,14 +333,14 @@ var (
 			return g
 		},
 		id: func(g kmsg.DeleteGroupsResponseGroup) string { return g.Group },
-	}.splitter()
+	}
 
 	// OffsetFetch splits from v8 (a batch of groups); one group is
-	// clusterGate's.
+	// clusterGate's (keys.go).
 	offsetFetchSplit = splitKey[*kmsg.OffsetFetchRequest, *kmsg.OffsetFetchResponse, kmsg.OffsetFetchResponseGroup]{
 		groups: func(r *kmsg.OffsetFetchRequest) []string {
-			if r.Version < 8 || len(r.Groups) < 2 {
-				return nil
+			if r.Version < 8 {
+				return []string{r.Group}
 			}
 			gs := make([]string, len(r.Groups))
 			for i, g := range r.Groups {
@@ -343,15 +360,10 @@ var (
 			return g
 		},
 		id: func(g kmsg.OffsetFetchResponseGroup) string { return g.Group },
-	}.splitter()
+	}
 
 	streamsGroupDescribeSplit = splitKey[*kmsg.StreamsGroupDescribeRequest, *kmsg.StreamsGroupDescribeResponse, kmsg.StreamsGroupDescribeResponseGroup]{
-		groups: func(r *kmsg.StreamsGroupDescribeRequest) []string {
-			if len(r.Groups) < 2 {
-				return nil
-			}
-			return r.Groups
-		},
+		groups: func(r *kmsg.StreamsGroupDescribeRequest) []string { return r.Groups },
 		part: func(r *kmsg.StreamsGroupDescribeRequest, idx []int) *kmsg.StreamsGroupDescribeRequest {
 			p := *r
 			p.Groups = pick(r.Groups, idx)
@@ -365,7 +377,7 @@ var (
 			return g
 		},
 		id: func(g kmsg.StreamsGroupDescribeResponseGroup) string { return g.Group },
-	}.splitter()
+	}
 
 	// Group configs: GROUP resources go to their group's owner, the
 	// others (topics, brokers) are handled here.
@@ -392,7 +404,7 @@ var (
 			res.ErrorCode, res.ErrorMessage = kafkaCode(err), &msg
 			return res
 		},
-	}.splitter()
+	}
 
 	incrementalAlterConfigsSplit = splitKey[*kmsg.IncrementalAlterConfigsRequest, *kmsg.IncrementalAlterConfigsResponse, kmsg.IncrementalAlterConfigsResponseResource]{
 		groups: func(r *kmsg.IncrementalAlterConfigsRequest) []string {
@@ -419,5 +431,5 @@ var (
 			res.ErrorCode, res.ErrorMessage = kafkaCode(err), &msg
 			return res
 		},
-	}.splitter()
+	}
 )

@@ -64,7 +64,7 @@ func TestClusterSplitByOwner(t *testing.T) {
 		down:  map[string]bool{"c": true}, asked: map[string][]string{}}
 	var local []string
 	rs := &Routes{o: Options{Cluster: fc}}
-	h := rs.clusterSplit(describeGroupsSplit, handler{serve: func(req *proxy.Request, out proxy.Outcome) {
+	h := rs.clusterSplit(route{keyFacts: keys[kmsg.DescribeGroups]}, handler{serve: func(req *proxy.Request, out proxy.Outcome) {
 		r := req.Body.(*kmsg.DescribeGroupsRequest)
 		local = append(local, r.Groups...)
 		resp := kmsg.NewPtrDescribeGroupsResponse()

@@ -66,11 +66,14 @@ type frameOutcome struct {
 
 func (o *frameOutcome) RespondFrame(data []byte) { o.frame <- data }
 
-// gateOf is the cluster gate of a route that forwards every request it
-// serves.
+// gateOf is the cluster gate of the route of a request's key (its facts,
+// keys.go) whose handler forwards every request it serves.
 func gateOf(c Cluster) proxy.InterceptorFunc {
 	rs := &Routes{o: Options{Cluster: c}}
-	return rs.clusterGate(handler{serve: func(_ *proxy.Request, out proxy.Outcome) { out.Forward() }}).serve
+	return func(req *proxy.Request, out proxy.Outcome) {
+		rt := route{keyFacts: keys[kmsg.Key(req.Key)]}
+		rs.clusterGate(rt, handler{serve: func(_ *proxy.Request, out proxy.Outcome) { out.Forward() }}).serve(req, out)
+	}
 }
 
 func heartbeatOf(group string) *kmsg.StreamsGroupHeartbeatRequest {

@@ -46,6 +46,11 @@ type mentionKey[Q kmsg.Request, P kmsg.Response, E any] struct {
 	whole func(rs *Routes, req *proxy.Request, distinct Q) bool
 }
 
+// mentioned is a table row's around (routes.go): repeatedMentions of k.
+func mentioned[Q kmsg.Request, P kmsg.Response, E any](rs *Routes, k mentionKey[Q, P, E]) func(handler) handler {
+	return func(h handler) handler { return repeatedMentions(rs, k, h) }
+}
+
 // repeatedMentions wraps h: a request with repeated mentions is served as the
 // request of its distinct entries, and the answer repeats them.
 func repeatedMentions[Q kmsg.Request, P kmsg.Response, E any](rs *Routes, k mentionKey[Q, P, E], h handler) handler {

@@ -59,10 +59,21 @@ type Options struct {
 	// classic group keys go upstream untouched.
 	Migration *MigrationOptions
 	// Cluster, if not nil, shares the groups with other streamshift
-	// instances (cluster.go): group requests of groups another instance
-	// owns get NOT_COORDINATOR, and FindCoordinator is answered with the
-	// owner's host. Nil: this instance serves every group.
+	// instances (cluster.go): a group request of a group another instance
+	// owns goes to that owner over the instances' links and its answer
+	// comes back (clusterGate; requests of several groups are split by
+	// owner, clusterSplit). Only while an instance of an earlier release
+	// has no internal address (Cluster.Hops false) do such requests get
+	// NOT_COORDINATOR and FindCoordinator name the owner's host. Nil: this
+	// instance serves every group.
 	Cluster Cluster
+	// MuteBound is the longest a handler may keep its client muted before
+	// the client gets its key's retriable error (COORDINATOR_NOT_AVAILABLE
+	// where the key carries it) rather than silence: a held JoinGroup its
+	// rebalance timeout, a held SyncGroup 35 s, a hopped request the
+	// cluster's forward timeout, each with 2 s to spare. Default 25s,
+	// below the clients' 30 s request.timeout.ms.
+	MuteBound time.Duration
 	// AnchorWait bounds how long a commit waits for the anchor to join
 	// upstream before the client gets a retriable error. Default 20s.
 	AnchorWait time.Duration
@@ -114,6 +125,7 @@ func New(o Options) (*Routes, error) {
 	o.AnchorWait = cmp.Or(o.AnchorWait, 20*time.Second)
 	o.ClaimWait = cmp.Or(o.ClaimWait, 10*time.Second)
 	o.AnchorLeaveTimeout = cmp.Or(o.AnchorLeaveTimeout, 10*time.Second)
+	o.MuteBound = cmp.Or(o.MuteBound, defaultMuteBound)
 	rs := &Routes{o: o}
 	rs.auth = newAuthorizer(o.AuthorizationCache, rs.upstreamMax)
 	rs.auth.shared = !o.AuthorizationPerConnection
@@ -127,10 +139,14 @@ func New(o Options) (*Routes, error) {
 	return rs, nil
 }
 
-// route is one intercepted key. Versions from 0 to max are served; a
-// client's request above max goes upstream untouched unless capped.
+// route is one intercepted key: its handler, its versions and its facts
+// (keys.go: the groups it names, how it routes among instances, its
+// refusal, how long its handler may keep the client muted). Versions
+// from 0 to max are served; a client's request above max goes upstream
+// untouched unless capped.
 type route struct {
 	handler
+	keyFacts
 	max int16
 	// advertise: ApiVersions answers list the key up to max whatever the
 	// upstream supports.
@@ -144,6 +160,9 @@ type route struct {
 	migration bool
 	// cluster: routed only with several instances (Options.Cluster).
 	cluster bool
+	// around, if not nil, wraps the routed handler (before the split and
+	// the gate): a request's repeated mentions (mentions.go).
+	around func(handler) handler
 }
 
 // handler is a route's handler with the wire key it serves.
@@ -183,27 +202,42 @@ func handle[R kmsg.Request](serve func(req *proxy.Request, r R, out proxy.Outcom
 func (rs *Routes) table() []route {
 	up := rs.upstreamMax
 	top := func(k kmsg.Key) int16 { return kmsg.RequestForKey(int16(k)).MaxVersion() }
-	// Group requests of groups another instance owns never get past gate;
-	// requests of several groups are split by owner (clusterSplit).
-	gate := rs.clusterGate
-	return []route{
-		{handler: gate(handle(rs.offsetCommit)), max: offsetsMaxVersion, advertise: true, capped: true},
-		{handler: rs.clusterSplit(offsetFetchSplit, gate(handle(rs.offsetFetch))), max: offsetsMaxVersion, advertise: true, capped: true},
+	rows := []route{
+		{handler: handle(rs.offsetCommit), max: offsetsMaxVersion, advertise: true, capped: true},
+		{handler: handle(rs.offsetFetch), max: offsetsMaxVersion, advertise: true, capped: true},
 		{handler: handle(rs.findCoordinator), max: min(up(int16(kmsg.FindCoordinator)), top(kmsg.FindCoordinator)), cluster: true},
-		{handler: gate(classicKey(rs, func(r *kmsg.JoinGroupRequest) string { return r.Group })), max: up(int16(kmsg.JoinGroup)), migration: true},
-		{handler: gate(classicKey(rs, func(r *kmsg.HeartbeatRequest) string { return r.Group })), max: up(int16(kmsg.Heartbeat)), migration: true},
-		{handler: gate(classicKey(rs, func(r *kmsg.LeaveGroupRequest) string { return r.Group })), max: up(int16(kmsg.LeaveGroup)), migration: true},
-		{handler: gate(classicKey(rs, func(r *kmsg.SyncGroupRequest) string { return r.Group })), max: up(int16(kmsg.SyncGroup)), migration: true},
-		{handler: repeatedMentions(rs, describeGroupsMentions, rs.clusterSplit(describeGroupsSplit, handle(rs.describeGroups))), max: top(kmsg.DescribeGroups)},
+		{handler: classicKey[*kmsg.JoinGroupRequest](rs), max: up(int16(kmsg.JoinGroup)), migration: true},
+		{handler: classicKey[*kmsg.HeartbeatRequest](rs), max: up(int16(kmsg.Heartbeat)), migration: true},
+		{handler: classicKey[*kmsg.LeaveGroupRequest](rs), max: up(int16(kmsg.LeaveGroup)), migration: true},
+		{handler: classicKey[*kmsg.SyncGroupRequest](rs), max: up(int16(kmsg.SyncGroup)), migration: true},
+		{handler: handle(rs.describeGroups), max: top(kmsg.DescribeGroups), around: mentioned(rs, describeGroupsMentions)},
 		{handler: handle(rs.listGroups), max: top(kmsg.ListGroups)},
-		{handler: gate(handle(rs.txnOffsetCommit)), max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true},
-		{handler: repeatedMentions(rs, describeConfigsMentions, rs.clusterSplit(describeConfigsSplit, handle(rs.describeConfigs))), max: top(kmsg.DescribeConfigs)},
-		{handler: rs.clusterSplit(deleteGroupsSplit, handle(rs.deleteGroups)), max: top(kmsg.DeleteGroups)},
-		{handler: rs.clusterSplit(incrementalAlterConfigsSplit, handle(rs.incrementalAlterConfigs)), max: top(kmsg.IncrementalAlterConfigs)},
-		{handler: gate(handle(rs.offsetDelete)), max: top(kmsg.OffsetDelete)},
-		{handler: gate(handle(rs.streamsGroupHeartbeat)), max: 1, advertise: true},
-		{handler: repeatedMentions(rs, streamsGroupDescribeMentions, rs.clusterSplit(streamsGroupDescribeSplit, gate(handle(rs.streamsGroupDescribe)))), max: 1, advertise: true},
+		{handler: handle(rs.txnOffsetCommit), max: min(up(int16(kmsg.TxnOffsetCommit)), txnOffsetsMaxVersion), capped: true},
+		{handler: handle(rs.describeConfigs), max: top(kmsg.DescribeConfigs), around: mentioned(rs, describeConfigsMentions)},
+		{handler: handle(rs.deleteGroups), max: top(kmsg.DeleteGroups)},
+		{handler: handle(rs.incrementalAlterConfigs), max: top(kmsg.IncrementalAlterConfigs)},
+		{handler: handle(rs.offsetDelete), max: top(kmsg.OffsetDelete)},
+		{handler: handle(rs.streamsGroupHeartbeat), max: 1, advertise: true},
+		{handler: handle(rs.streamsGroupDescribe), max: 1, advertise: true, around: mentioned(rs, streamsGroupDescribeMentions)},
 	}
+	for i := range rows {
+		rows[i] = rs.row(rows[i])
+	}
+	return rows
+}
+
+// row completes a table row from its key's facts (keys.go): a gated key's
+// handler behind the cluster's gate, a multi-group key's split by owner
+// before it (clusterSplit): group requests of groups another instance owns
+// never get past them.
+func (rs *Routes) row(rt route) route {
+	rt.keyFacts = keys[rt.key]
+	h := rs.clusterSplit(rt, rs.clusterGate(rt, rt.handler))
+	if rt.around != nil {
+		h = rt.around(h)
+	}
+	rt.handler = h
+	return rt
 }
 
 // active is the table without the migration's keys when it is off, and
@@ -227,7 +261,7 @@ func (rs *Routes) Register(p *proxy.Proxy) error {
 		if rt.capped {
 			register = p.RegisterCapped
 		}
-		if err := register(int16(rt.key), 0, rt.max, rt.advertise, rt.serve); err != nil {
+		if err := register(int16(rt.key), 0, rt.max, rt.advertise, rs.bounded(rt)); err != nil {
 			return fmt.Errorf("route key %d (%s): %w", rt.key, rt.key.Name(), err)
 		}
 		if rt.key == kmsg.StreamsGroupHeartbeat {
