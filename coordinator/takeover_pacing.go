@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/internal/backoff"
 )
 
 // Takeover attempts of a group are paced. A Kafka 4.4 streams member that
@@ -94,19 +95,21 @@ func (c *Coordinator) TakeoverWait(groupID string, cancel <-chan struct{}) bool 
 }
 
 // TakeoverFailed starts or lengthens the group's backoff after a failed
-// attempt; backoff, if not nil, is told its length (for the log). It does
+// attempt; tell, if not nil, is told its length (for the log). It does
 // not wait for the group's queue (it may be called on it); a wait that
 // starts after it returns waits for it.
-func (c *Coordinator) TakeoverFailed(groupID string, backoff func(time.Duration)) {
+func (c *Coordinator) TakeoverFailed(groupID string, tell func(time.Duration)) {
 	c.run(groupID, func(s *groupQueue) {
 		var wait time.Duration
 		c.pace(s, func(now time.Time, p *takeoverPace) {
-			wait = p.delay
+			// Less a jitter: groups that failed together (one
+			// broker down) do not retry together.
+			wait = backoff.Jitter(p.delay)
 			p.next = now.Add(wait)
 			p.delay = min(2*p.delay, TakeoverBackoffMax)
 		})
-		if backoff != nil {
-			backoff(wait)
+		if tell != nil {
+			tell(wait)
 		}
 	}, nil)
 }

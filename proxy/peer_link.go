@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/streamshift/streamshift/internal/backoff"
 )
 
 // A peer link is this instance's connection to one other instance's
@@ -26,8 +28,8 @@ import (
 // crypto/tls with one reader goroutine per link: there are only N−1 links,
 // and the reader may block.
 
-// The reconnect backoff: doubled from min after each failed attempt, up to
-// max; back to min once a connection was up.
+// The reconnect backoff (internal/backoff): doubled from min after each
+// failed attempt, up to max; back to min once a connection was up.
 const (
 	peerBackoffMin = 100 * time.Millisecond
 	peerBackoffMax = 5 * time.Second
@@ -271,14 +273,14 @@ func (l *PeerLink) Close() {
 
 func (l *PeerLink) run() {
 	defer close(l.done)
-	backoff := peerBackoffMin
+	retry := backoff.Backoff{Min: peerBackoffMin, Max: peerBackoffMax}
 	for {
 		conn, err := l.connect()
 		if err == nil {
 			if !l.setUp(conn) {
 				return // closed while it connected
 			}
-			backoff = peerBackoffMin
+			retry.Reset()
 			err = l.read(conn)
 			l.setDown(conn, err)
 		}
@@ -288,29 +290,32 @@ func (l *PeerLink) run() {
 		l.mu.Lock()
 		l.lastErr, l.lastErrAt = err.Error(), time.Now()
 		l.mu.Unlock()
-		if pe := notAdmitted(err); pe != nil {
-			// Credentials or ACLs must change first: retry slowly, and
-			// say so at most once per peerWarnEvery.
+		pe := notAdmitted(err)
+		if pe != nil {
+			// Credentials or ACLs must change first: retry slowly.
+			retry.Longest()
+		}
+		wait := retry.Next()
+		if pe != nil {
+			// Say so at most once per peerWarnEvery.
 			l.setRefused(pe)
-			backoff = peerBackoffMax
 			if time.Since(l.lastRefusal) >= peerWarnEvery {
-				l.o.Log.Error().Err(err).Int("held_since_last_line", l.refusalsHeld).Dur("backoff", backoff).
+				l.o.Log.Error().Err(err).Int("held_since_last_line", l.refusalsHeld).Dur("backoff", wait).
 					Msg("cluster: the streamshift instance did not admit this instance's link; check control-plane.sasl-* and the ACLs")
 				l.lastRefusal, l.refusalsHeld = time.Now(), 0
 			} else {
 				l.refusalsHeld++
 			}
 		} else {
-			l.o.Log.Warn().Err(err).Dur("backoff", backoff).Msg("cluster: link to a streamshift instance down; reconnecting")
+			l.o.Log.Warn().Err(err).Dur("backoff", wait).Msg("cluster: link to a streamshift instance down; reconnecting")
 		}
-		t := time.NewTimer(backoff)
+		t := time.NewTimer(wait)
 		select {
 		case <-l.ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		backoff = min(2*backoff, peerBackoffMax)
 	}
 }
 

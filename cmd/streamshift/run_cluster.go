@@ -19,6 +19,7 @@ import (
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/internal/backoff"
 	"github.com/streamshift/streamshift/internal/lockedmap"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream"
@@ -182,7 +183,7 @@ func (cr *clusterRuntime) loadDone() {
 func (cr *clusterRuntime) load(ctx context.Context, p int32, token uint64) {
 	cr.loading[p].Lock()
 	defer cr.loading[p].Unlock()
-	backoff := 200 * time.Millisecond
+	retry := backoff.Backoff{Min: 200 * time.Millisecond, Max: 5 * time.Second}
 	for ctx.Err() == nil && cr.parts.State(p) == coordinator.PartitionLoading {
 		start := time.Now()
 		actx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -203,15 +204,16 @@ func (cr *clusterRuntime) load(ctx context.Context, p int32, token uint64) {
 				cr.log.Release(p)
 				return
 			}
-		} else {
-			cr.logger.Warn().Err(err).Int32("partition", p).Dur("backoff", backoff).Msg("cluster: acquiring a group-log partition failed; retrying")
+		}
+		wait := retry.Next()
+		if err != nil {
+			cr.logger.Warn().Err(err).Int32("partition", p).Dur("backoff", wait).Msg("cluster: acquiring a group-log partition failed; retrying")
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(backoff):
+		case <-time.After(wait):
 		}
-		backoff = min(2*backoff, 5*time.Second)
 	}
 }
 

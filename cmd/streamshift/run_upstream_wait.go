@@ -13,10 +13,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/backoff"
 )
 
 // The backoff of awaitUpstream: from the first to the longest wait between
-// two tries, doubling.
+// two tries, doubling (internal/backoff).
 const (
 	upstreamRetryFirst = 500 * time.Millisecond
 	upstreamRetryMax   = 15 * time.Second
@@ -28,7 +30,7 @@ const (
 // fail would say, a problem of the group log it was about to create). It
 // fails only when ctx ends (SIGTERM) first. attempt bounds one try.
 func awaitUpstream(ctx context.Context, cl *kgo.Client, seeds []string, attempt time.Duration, log zerolog.Logger) error {
-	wait := upstreamRetryFirst
+	retry := backoff.Backoff{Min: upstreamRetryFirst, Max: upstreamRetryMax}
 	for tries := 1; ; tries++ {
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		_, err := kmsg.NewPtrMetadataRequest().RequestWith(actx, cl)
@@ -46,6 +48,7 @@ func awaitUpstream(ctx context.Context, cl *kgo.Client, seeds []string, attempt 
 			// Reached, but not as configured (TLS, …): no wait mends that.
 			return fmt.Errorf("upstream %s: %w", strings.Join(seeds, ","), err)
 		}
+		wait := retry.Next()
 		log.Warn().Err(err).Strs("upstream", seeds).Str("retry_in", wait.String()).
 			Msg("upstream unreachable: no broker of --upstream answers; retrying (check that the brokers run, the addresses, and upstream-tls: a TLS mismatch times out the same way)")
 		select {
@@ -53,7 +56,6 @@ func awaitUpstream(ctx context.Context, cl *kgo.Client, seeds []string, attempt 
 			return fmt.Errorf("upstream %s unreachable (%d tries): %w", strings.Join(seeds, ","), tries, err)
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, upstreamRetryMax)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/backoff"
 )
 
 // anchor is one group's anchor member: joined, synced and heartbeated in
@@ -32,7 +34,7 @@ type anchor struct {
 	kicked  bool // woken while busy: act again at once
 
 	// Owned by its tasks, which never overlap.
-	backoff time.Duration
+	retry backoff.Backoff
 
 	mu       sync.Mutex
 	topics   []string
@@ -104,7 +106,7 @@ func (a *anchor) step() (next time.Time, stop bool) {
 	var err error
 	if a.mustJoin() {
 		if err = a.joinAndSync(ctx); err == nil {
-			a.backoff = 0
+			a.retry.Reset()
 			a.log().Info().Str("member", a.gen.MemberID).Int32("generation", a.gen.Generation).Msg("anchor member joined the upstream group")
 			return time.Now().Add(a.m.opts.HeartbeatInterval), false
 		}
@@ -121,13 +123,10 @@ func (a *anchor) step() (next time.Time, stop bool) {
 	a.mu.Lock()
 	a.unsync()
 	a.mu.Unlock()
-	if a.backoff == 0 {
-		a.backoff = 100 * time.Millisecond
-	} else {
-		a.backoff = min(2*a.backoff, a.m.opts.MaxBackoff)
-	}
-	a.log().Warn().Err(err).Dur("backoff", a.backoff).Msg("anchor member rejoins")
-	return time.Now().Add(a.backoff), false
+	a.retry.Min, a.retry.Max = 100*time.Millisecond, a.m.opts.MaxBackoff
+	wait := a.retry.Next()
+	a.log().Warn().Err(err).Dur("backoff", wait).Msg("anchor member rejoins")
+	return time.Now().Add(wait), false
 }
 
 func (a *anchor) log() *zerolog.Logger {

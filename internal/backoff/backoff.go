@@ -1,0 +1,50 @@
+// Package backoff is the one exponential backoff of streamshift's retry
+// loops (the anchor members, the takeover pacing, the group-log
+// partitions' load, the wait for the upstream, the links between
+// instances): each wait doubles from Min up to Max, less a random part of
+// up to a fifth of it, so that the many members, groups or instances that
+// failed together do not retry together. It owns no goroutine and no
+// timer: the loop waits as it already does. It imports nothing of the
+// project.
+package backoff
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Backoff is one loop's backoff. Its zero value waits Min (0: none) each
+// time until Min and Max are set; it is not safe for concurrent use (a
+// loop's own).
+type Backoff struct {
+	Min, Max time.Duration
+	// next is the wait before jitter of the next try; 0: Min.
+	next time.Duration
+}
+
+// Next is the wait before the next try: Min first, then twice the
+// previous one up to Max, each less its jitter (Jitter).
+func (b *Backoff) Next() time.Duration {
+	d := b.next
+	if d <= 0 {
+		d = b.Min
+	}
+	b.next = min(2*d, max(b.Max, b.Min))
+	return Jitter(d)
+}
+
+// Reset starts again from Min: a try succeeded.
+func (b *Backoff) Reset() { b.next = 0 }
+
+// Longest makes the next wait Max: what failed will not mend soon (a
+// link refused for its credentials).
+func (b *Backoff) Longest() { b.next = max(b.Max, b.Min) }
+
+// Jitter is d less a random part of up to a fifth of it: never longer
+// than d, so a bound a caller documents still holds.
+func Jitter(d time.Duration) time.Duration {
+	if d <= 0 {
+		return d
+	}
+	return d - time.Duration(rand.Int64N(int64(d)/5+1))
+}
