@@ -11,10 +11,11 @@ import (
 // the groupQueue's mig, read and changed only by work of that queue, like
 // barrier and timers. The one exception is the request path's check, the
 // queue's gate word, so that a classic request of a group that is not
-// migrating pays no queue hop. Ported so far: the gate (hold and drain of
-// the group's classic requests during a takeover) and the pacing of its
-// takeover attempts (takeover_pacing.go), the classic observer
-// (migration_observed.go) and the restart recovery (migration_recovery.go).
+// migrating pays no queue hop. Here: the gate (hold and drain of the
+// group's classic requests during a takeover); beside it, on the same
+// state, the pacing of its takeover attempts (takeover_pacing.go), the
+// classic observer (migration_observed.go), the restart recovery
+// (migration_recovery.go) and the hand-back (migration_handback.go).
 
 // gateHeld is the gate word's held bit: the group's requests are held, or
 // its held requests are being released (arrivals queue behind them, so the

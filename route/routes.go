@@ -2,9 +2,13 @@
 // intercepts: routes.go says which keys are served, at which versions, and
 // whether they are advertised; NN_name.go is the only handler of wire key
 // NN, but for the four classic group keys (11-14), which classic.go routes
-// alike to the translator's NN_name.go files. A handler checks ownership (is the group the proxy's?), passes the
-// migration gate when the migration is on, then serves the request locally
-// (the coordinator), translates it (a classic member of a streams group) or
+// alike to the translator's NN_name.go files. A row carries its key's
+// facts, written once per key in keys.go: the groups its requests name,
+// the one group the cluster's gate routes it by, its split by owner, its
+// refusal and how long its handler may keep the client muted. A handler
+// checks ownership (is the group the proxy's?), passes the migration gate
+// when the migration is on, then serves the request locally (the
+// coordinator), translates it (a classic member of a streams group) or
 // forwards it upstream, rewritten where the upstream must not see what the
 // client sent. Every other key goes upstream untouched without reaching
 // this package.
