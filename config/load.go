@@ -357,29 +357,15 @@ func (c *Config) Validate() error {
 	if c.Log.Format != "json" && c.Log.Format != "console" {
 		add("log.format %q: want json or console", c.Log.Format)
 	}
-	for _, e := range c.Capture.validate() {
-		add("%s", e)
-	}
-	for _, e := range c.Migration.validate() {
-		add("%s", e)
-	}
-	for _, e := range c.Streams.validate() {
-		add("%s", e)
-	}
-	for _, e := range c.validateCoordinator() {
-		add("%s", e)
-	}
-	for _, e := range c.validateCluster() {
-		add("%s", e)
-	}
-	for _, e := range c.Authorization.validate() {
-		add("%s", e)
-	}
-	for _, e := range c.validateSecurity() {
-		add("%s", e)
-	}
-	for _, e := range c.validateAdmin() {
-		add("%s", e)
+	// The sections that validate themselves, in the order their
+	// problems are listed.
+	for _, section := range [][]string{
+		c.Capture.validate(), c.Migration.validate(), c.Streams.validate(), c.validateCoordinator(),
+		c.validateCluster(), c.Authorization.validate(), c.validateSecurity(), c.validateAdmin(),
+	} {
+		for _, e := range section {
+			add("%s", e)
+		}
 	}
 	if len(errs) > 0 {
 		return problemsOf(errs)

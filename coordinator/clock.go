@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"sync"
 	"time"
+
+	"github.com/streamshift/streamshift/internal/indexheap"
 )
 
 // Clock is the coordinator's source of time and timers, so that tests run in
@@ -130,21 +132,8 @@ func (h manualTimers) Less(i, j int) bool {
 	}
 	return h[i].at.Before(h[j].at)
 }
-func (h manualTimers) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *manualTimers) Push(x any) {
-	t := x.(*manualTimer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-func (h *manualTimers) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	t.index = -1
-	*h = old[:len(old)-1]
-	return t
-}
+func (h manualTimers) Swap(i, j int) { indexheap.Swap(h, i, j, setTimerIndex) }
+func (h *manualTimers) Push(x any)   { indexheap.Push(h, x, setTimerIndex) }
+func (h *manualTimers) Pop() any     { return indexheap.Pop(h, setTimerIndex) }
+
+func setTimerIndex(t *manualTimer, i int) { t.index = i }

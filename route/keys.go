@@ -81,6 +81,16 @@ func (f facts[R]) untyped() keyFacts {
 	return k
 }
 
+// codeAnswer is the refusal of a key whose answer carries one error code
+// (code): err's.
+func codeAnswer[R kmsg.Request, P kmsg.Response](code func(P) *int16) func(R, error) kmsg.Response {
+	return func(r R, err error) kmsg.Response {
+		resp := r.ResponseKind().(P)
+		*code(resp) = kafkaCode(err)
+		return resp
+	}
+}
+
 // Groups is the groups a request names, in request order: every group of
 // a key that names several (DescribeGroups, OffsetFetch v8+), "" for an
 // entry naming none (a topic resource of DescribeConfigs); nil for a key
@@ -193,29 +203,17 @@ var keys = map[kmsg.Key]keyFacts{
 		},
 	}.untyped(),
 	kmsg.Heartbeat: facts[*kmsg.HeartbeatRequest]{
-		group: func(r *kmsg.HeartbeatRequest) string { return r.Group },
-		refuse: func(_ *kmsg.HeartbeatRequest, err error) kmsg.Response {
-			resp := kmsg.NewPtrHeartbeatResponse()
-			resp.ErrorCode = kafkaCode(err)
-			return resp
-		},
+		group:  func(r *kmsg.HeartbeatRequest) string { return r.Group },
+		refuse: codeAnswer[*kmsg.HeartbeatRequest](func(p *kmsg.HeartbeatResponse) *int16 { return &p.ErrorCode }),
 	}.untyped(),
 	kmsg.LeaveGroup: facts[*kmsg.LeaveGroupRequest]{
-		group: func(r *kmsg.LeaveGroupRequest) string { return r.Group },
-		refuse: func(_ *kmsg.LeaveGroupRequest, err error) kmsg.Response {
-			resp := kmsg.NewPtrLeaveGroupResponse()
-			resp.ErrorCode = kafkaCode(err)
-			return resp
-		},
+		group:  func(r *kmsg.LeaveGroupRequest) string { return r.Group },
+		refuse: codeAnswer[*kmsg.LeaveGroupRequest](func(p *kmsg.LeaveGroupResponse) *int16 { return &p.ErrorCode }),
 	}.untyped(),
 	kmsg.SyncGroup: facts[*kmsg.SyncGroupRequest]{
-		group: func(r *kmsg.SyncGroupRequest) string { return r.Group },
-		refuse: func(_ *kmsg.SyncGroupRequest, err error) kmsg.Response {
-			resp := kmsg.NewPtrSyncGroupResponse()
-			resp.ErrorCode = kafkaCode(err)
-			return resp
-		},
-		mute: func(_ *kmsg.SyncGroupRequest, d time.Duration) time.Duration { return max(d, syncWait+muteSlack) },
+		group:  func(r *kmsg.SyncGroupRequest) string { return r.Group },
+		refuse: codeAnswer[*kmsg.SyncGroupRequest](func(p *kmsg.SyncGroupResponse) *int16 { return &p.ErrorCode }),
+		mute:   func(_ *kmsg.SyncGroupRequest, d time.Duration) time.Duration { return max(d, syncWait+muteSlack) },
 	}.untyped(),
 	kmsg.DescribeGroups: facts[*kmsg.DescribeGroupsRequest]{
 		groups: describeGroupsSplit.groups,
@@ -223,11 +221,7 @@ var keys = map[kmsg.Key]keyFacts{
 		refuse: describeGroupsSplit.refuse,
 	}.untyped(),
 	kmsg.ListGroups: facts[*kmsg.ListGroupsRequest]{
-		refuse: func(_ *kmsg.ListGroupsRequest, err error) kmsg.Response {
-			resp := kmsg.NewPtrListGroupsResponse()
-			resp.ErrorCode = kafkaCode(err)
-			return resp
-		},
+		refuse: codeAnswer[*kmsg.ListGroupsRequest](func(p *kmsg.ListGroupsResponse) *int16 { return &p.ErrorCode }),
 	}.untyped(),
 	kmsg.TxnOffsetCommit: facts[*kmsg.TxnOffsetCommitRequest]{
 		group: func(r *kmsg.TxnOffsetCommitRequest) string { return r.Group },
@@ -252,12 +246,8 @@ var keys = map[kmsg.Key]keyFacts{
 		refuse: incrementalAlterConfigsSplit.refuse,
 	}.untyped(),
 	kmsg.OffsetDelete: facts[*kmsg.OffsetDeleteRequest]{
-		group: func(r *kmsg.OffsetDeleteRequest) string { return r.Group },
-		refuse: func(_ *kmsg.OffsetDeleteRequest, err error) kmsg.Response {
-			resp := kmsg.NewPtrOffsetDeleteResponse()
-			resp.ErrorCode = kafkaCode(err)
-			return resp
-		},
+		group:  func(r *kmsg.OffsetDeleteRequest) string { return r.Group },
+		refuse: codeAnswer[*kmsg.OffsetDeleteRequest](func(p *kmsg.OffsetDeleteResponse) *int16 { return &p.ErrorCode }),
 	}.untyped(),
 	// The KIP-848 consumer keys are not served; their groups are named
 	// for the capture.

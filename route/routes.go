@@ -16,7 +16,8 @@
 // The package sits above proxy, coordinator, migration, upstream and
 // upstream/anchor: it is the only place that knows them all, and
 // cmd/streamshift builds it and registers it once (Routes.Register). The
-// online migration's state and drivers are package migration's; this
+// online migration's drivers are package migration's, its state the
+// coordinator's (coordinator/migration_state.go); this
 // package keeps what is typed by proxy: the outcomes that count forwarded
 // requests in flight and feed the observer (migration.go), and the classic
 // keys' routing (classic.go).

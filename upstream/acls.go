@@ -94,21 +94,21 @@ func RequiredACLs(n ACLNeeds) []ACL {
 			Breaks:    "the topic looks missing: members get MISSING_SOURCE_TOPICS and no tasks",
 		})
 	}
-	for _, g := range groups {
-		out = append(out, ACL{
-			Feature: FeatureStreams, Resource: kmsg.ACLResourceTypeTopic, Pattern: pre, Name: g + "-", From: "the app's application.id",
-			Operation: kmsg.ACLOperationDescribe,
-			Why:       "metadata of the group's internal topics (repartition and changelog topics are named <application.id>-...); the status page's lag (ListOffsets)",
-			Breaks:    "the internal topics look missing: the group stays in MISSING_INTERNAL_TOPICS",
-		})
-	}
-	for _, g := range groups {
-		out = append(out, ACL{
-			Feature: FeatureTopicCreate, Resource: kmsg.ACLResourceTypeTopic, Pattern: pre, Name: g + "-", From: "the app's application.id",
-			Operation: kmsg.ACLOperationCreate,
-			Why:       "CreateTopics of a streams group's missing internal topics, as a 4.x broker's group coordinator creates them (CREATE on the CLUSTER would also do)",
-			Breaks:    "a new streams group (or a new topology) whose internal topics do not exist stays in MISSING_INTERNAL_TOPICS",
-		})
+	// The group's internal topics (<application.id>-...): DESCRIBE for
+	// every group, then CREATE for every group.
+	for _, acl := range []ACL{{
+		Feature: FeatureStreams, Operation: kmsg.ACLOperationDescribe,
+		Why:    "metadata of the group's internal topics (repartition and changelog topics are named <application.id>-...); the status page's lag (ListOffsets)",
+		Breaks: "the internal topics look missing: the group stays in MISSING_INTERNAL_TOPICS",
+	}, {
+		Feature: FeatureTopicCreate, Operation: kmsg.ACLOperationCreate,
+		Why:    "CreateTopics of a streams group's missing internal topics, as a 4.x broker's group coordinator creates them (CREATE on the CLUSTER would also do)",
+		Breaks: "a new streams group (or a new topology) whose internal topics do not exist stays in MISSING_INTERNAL_TOPICS",
+	}} {
+		for _, g := range groups {
+			acl.Resource, acl.Pattern, acl.Name, acl.From = kmsg.ACLResourceTypeTopic, pre, g+"-", "the app's application.id"
+			out = append(out, acl)
+		}
 	}
 	if !n.DurableLog {
 		return out

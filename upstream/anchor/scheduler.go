@@ -3,6 +3,8 @@ package anchor
 import (
 	"container/heap"
 	"time"
+
+	"github.com/streamshift/streamshift/internal/indexheap"
 )
 
 // An idle anchor holds no goroutine: a proxy may anchor tens of thousands of
@@ -166,24 +168,11 @@ type dueQueue []*anchor
 
 func (q dueQueue) Len() int           { return len(q) }
 func (q dueQueue) Less(i, j int) bool { return q[i].next.Before(q[j].next) }
-func (q dueQueue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index = i
-	q[j].index = j
-}
-func (q *dueQueue) Push(x any) {
-	a := x.(*anchor)
-	a.index = len(*q)
-	*q = append(*q, a)
-}
-func (q *dueQueue) Pop() any {
-	old := *q
-	a := old[len(old)-1]
-	old[len(old)-1] = nil
-	a.index = -1
-	*q = old[:len(old)-1]
-	return a
-}
+func (q dueQueue) Swap(i, j int)      { indexheap.Swap(q, i, j, setDueIndex) }
+func (q *dueQueue) Push(x any)        { indexheap.Push(q, x, setDueIndex) }
+func (q *dueQueue) Pop() any          { return indexheap.Pop(q, setDueIndex) }
+
+func setDueIndex(a *anchor, i int) { a.index = i }
 
 // Stats is what the manager holds now, for its metrics.
 type Stats struct {
