@@ -175,8 +175,7 @@ func (rs *Routes) clusterSplit(rt route, h handler) handler {
 	}
 	serve, sp, refuse := h.serve, rt.split, rt.refuse
 	h.serve = func(req *proxy.Request, out proxy.Outcome) {
-		c := rs.o.Cluster
-		if req.Client.Remote() || !c.Hops() {
+		if req.Client.Remote() || !rs.o.Cluster.Hops() {
 			serve(req, out)
 			return
 		}
