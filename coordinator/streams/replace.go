@@ -180,7 +180,8 @@ func (ch *Change) logReplaced(olds []*Member, memberID, key, value string, moved
 // observer had not seen the close yet, a close told by another instance
 // after the join), and now the connection closed is theirs. The members
 // whose latest request came on closed are fenced at once if a member of the
-// other protocol with their process id is in the group and connected, and
+// other protocol with their process id is in the group and not gone from
+// the wire itself (connected, or unknown after a failover), and
 // every member of their protocol with that process id is gone from the
 // wire: the same rule as at a join (guard 4, all of a process's members
 // together), so a twin still connected keeps its members. Their tasks go
@@ -199,8 +200,14 @@ func (ch *Change) replaceOnClose(closed <-chan struct{}) bool {
 			pids[pid] = true
 		}
 	}
-	replaced := false
+	// In a fixed order: the records of one change replay the same way.
+	order := make([]string, 0, len(pids))
 	for pid := range pids {
+		order = append(order, pid)
+	}
+	sort.Strings(order)
+	replaced := false
+	for _, pid := range order {
 		var olds []*Member
 		var successor *Member
 		for _, m := range g.Members {
@@ -222,7 +229,7 @@ func (ch *Change) replaceOnClose(closed <-chan struct{}) bool {
 			}
 			switch {
 			case m.IsClassic() != classic:
-				if successor == nil && !g.connGone(m.ID) {
+				if !g.connGone(m.ID) && (successor == nil || m.ID < successor.ID) {
 					successor = m
 				}
 			case !g.connGone(m.ID):
