@@ -91,3 +91,57 @@ func TestTakeoverCarriesClassicProcessNotGone(t *testing.T) {
 		})
 	}
 }
+
+// The other order (issue #41): the streams member of the stopped process
+// joined, and took the group over, while the classic member's connection
+// still looked open here (behind one address the close is told by the
+// instance the member was connected to, and may come after the join). When
+// the close arrives, the classic member is fenced at once, replaced by
+// identity, not at its session expiry nor at a disconnect expiry (off
+// here); the other process's member stays.
+func TestTakeoverSuccessorJoinedBeforeTheClose(t *testing.T) {
+	c1conn := make(chan struct{})
+	w, c1, c2, st := takeoverRoll(t, c1conn, make(chan struct{}))
+	if resp := w.takeOver(st, "a1", c1.process.String()); resp.ErrorCode != 0 {
+		t.Fatalf("takeover: %d %v", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+	if w.h.group("g").Members["c1"] == nil {
+		t.Fatal("c1 replaced while its connection was open")
+	}
+	logs := captureLogs(w.h)
+	c1.gone = true
+	closeConn(t, w.h, c1conn)
+	g := w.h.group("g")
+	if g.Members["c1"] != nil {
+		t.Fatal("the classic member of the successor's process is still in the group after its connection closed")
+	}
+	if g.Members["c2"] == nil || g.Members["a1"] == nil {
+		t.Fatal("the close fenced a member of another process, or the successor")
+	}
+	logs.want(t, "info", "replaced by identity (process)")
+	w.settleAll()
+	total := len(c2.active)
+	for _, s := range w.streams {
+		total += streams.TasksCount(s.owned.Active)
+	}
+	if total != 6 {
+		t.Fatalf("%d tasks active after settling, want 6", total)
+	}
+	w.h.checkReplay()
+}
+
+// A close of one member of a process whose other member is still connected
+// (a live twin: a copied state directory) replaces nobody.
+func TestTakeoverSuccessorJoinedBeforeTheCloseNotForTwin(t *testing.T) {
+	c1conn, c2conn := make(chan struct{}), make(chan struct{})
+	w, c1, _, st := takeoverRoll(t, c1conn, c2conn)
+	// c2 shares c1's process id: the same process for the rule.
+	st.Members[1].Info.ProcessID = st.Members[0].Info.ProcessID
+	if resp := w.takeOver(st, "a1", c1.process.String()); resp.ErrorCode != 0 {
+		t.Fatalf("takeover: %d %v", resp.ErrorCode, deref(resp.ErrorMessage))
+	}
+	closeConn(t, w.h, c1conn)
+	if w.h.group("g").Members["c1"] == nil {
+		t.Fatal("a member was replaced while another member of its process is connected")
+	}
+}

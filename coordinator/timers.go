@@ -134,7 +134,7 @@ func (c *Coordinator) watchConn(groupID string, closed <-chan struct{}) {
 			}
 			ch := c.newChange(s)
 			ch.ConnClosed(closed)
-			_ = c.finish(s, ch) // no records: only timers
+			_ = c.finish(s, ch) // timers, and the records of a replacement (replaceOnClose)
 		}, nil)
 	}()
 }

@@ -208,6 +208,11 @@ func (h *HandBack) forwardAllHeld(group string, held []coordinator.HeldJoin) {
 // its tasks at the barrier). answered, if not nil, is called once the answer is in.
 func (h *HandBack) forwardHeld(j translate.HeldJoin, answered func()) {
 	req := *j.Req
+	if h.Translator != nil {
+		// The member may send this join again (its hop to this owner
+		// ended first): it goes upstream without the id too.
+		h.Translator.HandedBack(req.MemberID, time.Duration(max(req.RebalanceTimeoutMillis, req.SessionTimeoutMillis))*time.Millisecond+handBackAnswerSlack)
+	}
 	req.MemberID = ""
 	var onAnswer func(kmsg.Response)
 	if answered != nil {

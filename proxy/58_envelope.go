@@ -45,6 +45,7 @@ func (p *Proxy) PeerHandlers(self string, links *PeerLinks) map[PeerCallKind]Pee
 			return p.upstreamPeer(ctx, self, c)
 		},
 		PeerServedGroups: p.servedGroupsPeer,
+		PeerConnClosed:   p.connClosedPeer,
 	}
 }
 
@@ -76,6 +77,10 @@ func (p *Proxy) ServeRemote(ctx context.Context, link *PeerLink, req *Request, p
 		Principal: c.Principal,
 	}
 	data := appendRequestFrame(nil, req.CorrelationID, &clientID, req.Body)[4:]
+	if cc, ok := req.conn.(*clientConn); ok {
+		// Before the call: a close during it is told to the owner too.
+		cc.servedBy(link)
+	}
 	resp, err := link.Call(ctx, pr, data, clientHostAddress(c.RemoteAddr), timeout)
 	if err != nil {
 		return nil, err

@@ -54,6 +54,7 @@ type clientConn struct {
 	held          atomic.Int64 // bytes held, as last published (budget.go)
 	asking        askState     // requests of the proxy's own (ask.go)
 	sasl          saslState    // the principal the broker sees (sasl_principal.go)
+	peers         peersServed  // links its serve calls took (peer_conn_closed.go)
 
 	requests  uint64
 	clientID  string
@@ -191,6 +192,7 @@ func (cc *clientConn) closedClient(err error) {
 	p := cc.p
 	cc.closed = true
 	close(cc.done)
+	cc.tellPeersClosed()
 	cc.ring.reset()
 	cc.sent.reset()
 	if cc.up != nil {

@@ -33,8 +33,12 @@ const (
 	// PeerServedGroups (origin → each peer): the groups the receiver
 	// serves, for a ListGroups. A leaf.
 	PeerServedGroups PeerCallKind = 2
+	// PeerConnClosed (origin → a peer its serve calls went to): the client
+	// connection ConnID closed (peer_conn_closed.go). A leaf; an older
+	// peer answers UNSUPPORTED_VERSION and ignores it.
+	PeerConnClosed PeerCallKind = 3
 
-	peerKinds = 3
+	peerKinds = 4
 )
 
 func (k PeerCallKind) String() string {
@@ -45,6 +49,8 @@ func (k PeerCallKind) String() string {
 		return "upstream"
 	case PeerServedGroups:
 		return "served-groups"
+	case PeerConnClosed:
+		return "conn-closed"
 	}
 	return fmt.Sprintf("kind(%d)", int8(k))
 }

@@ -76,6 +76,17 @@ func (r *Request) Done() <-chan struct{} {
 	return r.conn.Done()
 }
 
+// ConnClosed is closed when the client connection closes, also for a
+// client of another instance, whose Done ends with the serve call: there it
+// closes when the origin tells so, and stays open while that is unknown
+// (peer_conn_closed.go). nil for a request of no connection.
+func (r *Request) ConnClosed() <-chan struct{} {
+	if rc, ok := r.conn.(interface{ connClosed() <-chan struct{} }); ok {
+		return rc.connClosed()
+	}
+	return r.Done()
+}
+
 // ClientConn is the client connection an intercepted request arrived on, as
 // its handler reaches it: the proxy's own connection (clientConn), a test's
 // (package proxytest), and later one held by another streamshift instance

@@ -220,7 +220,10 @@ type Proxy struct {
 	servedGroups atomic.Pointer[ServedGroupsFunc]
 	// peerWorkers run serve calls' interceptors (peer_workers.go).
 	peerWorkers *peerWorkers
-	wake        map[gnet.Conn]struct{} // paused connections to re-check on the next tick
+	// remoteCloses are the close signals of other instances' client
+	// connections (peer_conn_closed.go).
+	remoteCloses remoteCloses
+	wake         map[gnet.Conn]struct{} // paused connections to re-check on the next tick
 
 	engine gnet.Engine
 }

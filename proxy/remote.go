@@ -48,6 +48,8 @@ type remoteConn struct {
 	back ConnPrincipal
 	call *PeerCall
 	ctx  context.Context
+	// closed is the client connection's close signal (peer_conn_closed.go).
+	closed <-chan struct{}
 }
 
 // start sends a request (header and body) to the origin's client
@@ -96,6 +98,10 @@ func askError(err error) error {
 // Done implements ClientConn: the call's deadline (after it the origin
 // has answered the client already).
 func (rc *remoteConn) Done() <-chan struct{} { return rc.ctx.Done() }
+
+// connClosed is closed when the origin tells that the client connection
+// closed; open while that is unknown.
+func (rc *remoteConn) connClosed() <-chan struct{} { return rc.closed }
 
 // remoteOutcome completes a serve call (Outcome).
 type remoteOutcome struct {
@@ -230,7 +236,7 @@ func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-
 	if links != nil {
 		link = links.Link(c.Principal.Origin)
 	}
-	rc := &remoteConn{link: link, back: back, call: c, ctx: ctx}
+	rc := &remoteConn{link: link, back: back, call: c, ctx: ctx, closed: p.remoteCloses.signal(&c.Principal)}
 	clientID := ""
 	if h.clientID != nil {
 		clientID = kafkaString(*h.clientID)

@@ -21,16 +21,13 @@ func coordinatorClient(req *proxy.Request) streams.ClientInfo {
 		ConnID: req.Client.ConnID, Closed: connClosed(req)}
 }
 
-// connClosed is closed once the client connection of req closes; nil
-// (unknown, i.e. open) for a client connected to another instance, whose
-// request's Done ends with the serve call, not with the connection: a
-// member served that way must never look gone from the wire (replacement
-// by identity, disconnect expiry).
+// connClosed is closed once the client connection of req closes, also for
+// a client connected to another instance, which tells this one when it
+// closes (issue #41, proxy/peer_conn_closed.go): there a request's Done
+// ends with the serve call, not with the connection, so it must never be
+// taken for the connection's.
 func connClosed(req *proxy.Request) <-chan struct{} {
-	if req.Client.Remote() {
-		return nil
-	}
-	return req.Done()
+	return req.ConnClosed()
 }
 
 // clientHost renders an address as Kafka reports a client host ("/1.2.3.4").

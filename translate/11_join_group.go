@@ -162,7 +162,9 @@ func streamSubscription(req *kmsg.JoinGroupRequest) (*classicstreams.ConsumerSub
 // joined with yet means nothing to the broker, which would answer
 // UNKNOWN_MEMBER_ID: the join goes without it, so the broker gives the
 // member an id of its own (MEMBER_ID_REQUIRED). That happens to an instance
-// that learnt its id just before its group was handed back.
+// that learnt its id just before its group was handed back, and to a
+// member whose JoinGroup was held for a hand-back (HandedBack) and who sends
+// it again after the group was handed back.
 func (t *Translator) ForwardJoin(req *kmsg.JoinGroupRequest, forward Forward) {
 	if req.MemberID == "" || !t.isPending(req.MemberID) {
 		forward(nil, nil)
@@ -172,4 +174,18 @@ func (t *Translator) ForwardJoin(req *kmsg.JoinGroupRequest, forward Forward) {
 	anon := *req
 	anon.MemberID = ""
 	forward(&anon, nil)
+}
+
+// HandedBack remembers the member id of a JoinGroup a hand-back sent
+// upstream without it, for as long as the member may send that JoinGroup
+// again (issue #41): a member connected to another instance gets a
+// retriable error when its hop ends before the held join's answer (the
+// link's timeout, a lost link) and rejoins with the id streamshift gave
+// it, which the broker's group never had (UNKNOWN_MEMBER_ID, a wasted
+// rebalance). ForwardJoin sends such a join without it, as the held one
+// went.
+func (t *Translator) HandedBack(id string, d time.Duration) {
+	if id != "" {
+		t.addPending(id, d)
+	}
 }

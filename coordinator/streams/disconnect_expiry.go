@@ -34,10 +34,11 @@ const minClassicHeartbeatInterval = 3 * time.Second
 const DisconnectExpiredReason = "its connection closed and it sent no request since (disconnect expiry)"
 
 // watch asks the runtime to report the close of a connection (nil:
-// unknown) to the group, once per connection, when the expiry is on.
+// unknown) to the group, once per connection: for the expiry, when it is
+// on, and for a replacement whose successor joined first (replaceOnClose).
 func (ch *Change) watch(closed <-chan struct{}) {
 	g := ch.Group
-	if closed == nil || ch.DisconnectExpiryHeartbeats <= 0 || g.Mem.watched[closed] {
+	if closed == nil || g.Mem.watched[closed] {
 		return
 	}
 	if g.Mem.watched == nil {
@@ -48,15 +49,19 @@ func (ch *Change) watch(closed <-chan struct{}) {
 }
 
 // ConnClosed is the operation the runtime runs when a watched connection
-// closed: every dynamic member whose latest request came on it is fenced
-// K heartbeat intervals from now unless it sends a request first. It
-// writes nothing itself.
+// closed: members replaced by a successor that joined before the close
+// are fenced now (replace.go, replaceOnClose); every other dynamic member
+// whose latest request came on it is fenced K heartbeat intervals from now
+// unless it sends a request first.
 func (ch *Change) ConnClosed(closed <-chan struct{}) {
 	g := ch.Group
 	if g == nil {
 		return
 	}
 	delete(g.Mem.watched, closed)
+	if ch.replaceOnClose(closed) {
+		ch.Commit()
+	}
 	k := ch.DisconnectExpiryHeartbeats
 	if k <= 0 {
 		return

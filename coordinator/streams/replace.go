@@ -173,3 +173,101 @@ func (ch *Change) logReplaced(olds []*Member, memberID, key, value string, moved
 		Msgf("[GroupId %s][MemberId %s] Member with %s id %s joins the streams group using the %s protocol; its earlier members %s %s. Created a new member %s to replace them (replaced by identity (%s)); %d active and %d standby tasks moved.",
 			ch.GroupID, memberID, key, value, protocol, strings.Join(ids, ", "), why, memberID, key, TasksCount(moved.Active), TasksCount(moved.Standby))
 }
+
+// replaceOnClose is the replacement by identity in the other order (issue
+// #41): the successor joined first, while its predecessors' connection was
+// still open or unknown to this instance (carried over by a takeover whose
+// observer had not seen the close yet, a close told by another instance
+// after the join), and now the connection closed is theirs. The members
+// whose latest request came on closed are fenced at once if a member of the
+// other protocol with their process id is in the group and not gone from
+// the wire itself (connected, or unknown after a failover), and
+// every member of their protocol with that process id is gone from the
+// wire: the same rule as at a join (guard 4, all of a process's members
+// together), so a twin still connected keeps its members. Their tasks go
+// back to the assignor in the new target; the successor's process, which
+// holds their state, is where the sticky assignor looks first. It reports
+// whether it fenced any.
+func (ch *Change) replaceOnClose(closed <-chan struct{}) bool {
+	g := ch.Group
+	pids := map[string]bool{}
+	for id, c := range g.Mem.conns {
+		m := g.Members[id]
+		if c.closed != closed || m == nil || m.Departed() {
+			continue
+		}
+		if pid := m.ProcessID(); pid != "" && pid != nilProcessID {
+			pids[pid] = true
+		}
+	}
+	// In a fixed order: the records of one change replay the same way.
+	order := make([]string, 0, len(pids))
+	for pid := range pids {
+		order = append(order, pid)
+	}
+	sort.Strings(order)
+	replaced := false
+	for _, pid := range order {
+		var olds []*Member
+		var successor *Member
+		for _, m := range g.Members {
+			if m.ProcessID() != pid || m.Departed() {
+				continue
+			}
+			if g.Mem.conns[m.ID].closed == closed {
+				olds = append(olds, m)
+			}
+		}
+		if len(olds) == 0 {
+			continue
+		}
+		classic := olds[0].IsClassic()
+		gone := true
+		for _, m := range g.Members {
+			if m.ProcessID() != pid || m.Departed() {
+				continue
+			}
+			switch {
+			case m.IsClassic() != classic:
+				if !g.connGone(m.ID) && (successor == nil || m.ID < successor.ID) {
+					successor = m
+				}
+			case !g.connGone(m.ID):
+				gone = false // a member of the process is still connected
+			}
+		}
+		if successor == nil || !gone {
+			continue
+		}
+		// Every member of the process gone: those on other closed
+		// connections too (one per stream thread).
+		olds = olds[:0]
+		for _, m := range g.Members {
+			if m.ProcessID() == pid && !m.Departed() && m.IsClassic() == classic {
+				olds = append(olds, m)
+			}
+		}
+		sort.Slice(olds, func(i, j int) bool { return olds[i].ID < olds[j].ID })
+		var moved TaskSets
+		ids := make([]string, len(olds))
+		for i, o := range olds {
+			moved = unionSets(moved, o.CurrentAssignment().Assigned)
+			ids[i] = o.ID
+		}
+		ch.logInfo(successor.ID).Ev(EventMemberReplaced).Strs("replaced_members", ids).Str("key", "process").Str("process", pid).
+			Int("active_tasks", TasksCount(moved.Active)).Int("standby_tasks", TasksCount(moved.Standby)).
+			Str("reason", "replaced by identity (process)").
+			Msgf("[GroupId %s][MemberId %s] The connections of members %s of process %s closed after member %s of that process joined using the other protocol: they are fenced (replaced by identity (process)); %d active and %d standby tasks go back to the assignor.",
+				g.ID, successor.ID, strings.Join(ids, ", "), pid, successor.ID, TasksCount(moved.Active), TasksCount(moved.Standby))
+		for _, o := range olds {
+			why := "its process is replaced by member " + successor.ID + " of the same process id, which joined before its connection closed"
+			if o.IsClassic() {
+				ch.fenceClassic(o, why)
+			} else {
+				ch.fenceMember(o, why)
+			}
+		}
+		replaced = true
+	}
+	return replaced
+}
