@@ -280,6 +280,13 @@ func TestCompareWithKafka44(t *testing.T) {
 		r.Topology.Epoch = 1
 		return r
 	}())
+	// Trunk's KAFKA-21370 would answer 131 to the same epoch where the
+	// heartbeat's version allows it; a higher epoch stays INVALID_REQUEST.
+	env.step(t, "higher epoch, other topology", func() *kmsg.StreamsGroupHeartbeatRequest {
+		r := joinReq("app3", "m4", "p4", sourceTopology("words", "more"))
+		r.Topology.Epoch = 2
+		return r
+	}())
 	copart := sourceTopology("words", "app-store-changelog")
 	copart.Subtopologies[0].CopartitionGroups = []kmsg.StreamsGroupHeartbeatRequestTopologySubtopologyCopartitionGroup{{SourceTopics: []int16{0, 1}}}
 	env.step(t, "copartitioned", joinReq("app4", "m1", "p1", copart))
