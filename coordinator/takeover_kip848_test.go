@@ -82,6 +82,19 @@ func TestTakeoverRefusesGenerationZeroMembers(t *testing.T) {
 	if resp.ErrorCode != kerr.CoordinatorLoadInProgress.Code || h.group("g") != nil || len(h.log.All()) != 0 {
 		t.Fatalf("takeover of members at generation 0: code %d %q, group %v, %d records", resp.ErrorCode, deref(resp.ErrorMessage), h.group("g") != nil, len(h.log.All()))
 	}
+	// Its member's session ran out already: nothing is carried, and the
+	// group still starts at epoch 1, its first target at 2.
+	expired := classicState(0, c1)
+	expired.Members[0].LastHeartbeat = h.clock.Now().Add(-time.Minute)
+	c1.gone = true
+	if resp = w.takeOver(expired, "s1", "ps"); resp.ErrorCode != 0 || resp.MemberEpoch != 2 {
+		t.Fatalf("takeover of generation 0 with its member expired: code %d %q, epoch %d", resp.ErrorCode, deref(resp.ErrorMessage), resp.MemberEpoch)
+	}
+	h = newHarness(t, nil)
+	h.md.SetTopic("foo", 6)
+	w = newWorld(t, h, "g")
+	c1 = w.newClassic("c1", "p1")
+	c1.owned, c1.active = fooPartitions(0, 1, 2, 3, 4, 5), cTasks(0, 1, 2, 3, 4, 5)
 	resp = w.takeOver(classicState(1, c1), "s1", "ps")
 	g := h.group("g")
 	if resp.ErrorCode != 0 || resp.MemberEpoch != 2 || g.Members["c1"].MemberEpoch() != 1 {

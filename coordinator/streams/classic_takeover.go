@@ -294,7 +294,9 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 	}
 	ch.emit(newOwnershipRecord(g.ID, own))
 	ch.logDoubleActives(state.Generation, doubles)
-	gen := state.Generation
+	// At least 1, as a new group's (KAFKA-20268): with no live member
+	// left, a generation 0 would put the first target at epoch 1.
+	gen := max(state.Generation, 1)
 	ch.emit(newGroupEpochRecord(g.ID, &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}))
 	ch.emit(newTargetAssignmentEpochRecord(g.ID, gen, ch.Now.UnixMilli()))
 	for _, im := range members {
