@@ -261,7 +261,15 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 		ch.RollBack()
 		return fail(code, "Takeover of classic group %s %s", state.GroupID, why), 0
 	}
-	members, err := importClassicMembers(liveClassicMembers(state, ch.Now), configured, topo.Epoch, ch.Now)
+	live, doubles := resolveDoubleActives(liveClassicMembers(state, ch.Now), importTaskTopology(configured))
+	if len(live.Members) > 0 && live.Generation < 1 {
+		// A classic group with members is Stable only from generation
+		// 1 on; carried at 0 they would hold member epoch 0, reserved for
+		// joins (KIP-848's KAFKA-21581). Not seen from Kafka: wait.
+		ch.RollBack()
+		return fail(kerr.CoordinatorLoadInProgress, "Takeover of classic group %s waits: its members are at generation %d, not a stable generation.", state.GroupID, live.Generation), 0
+	}
+	members, err := importClassicMembers(live, configured, topo.Epoch, ch.Now)
 	if errors.Is(err, errNoSubscription) || errors.Is(err, errRevocationInFlight) {
 		// What passed through does not cover every member yet (a
 		// restart of streamshift), or a revocation is in flight
@@ -285,7 +293,10 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 		own = &OwnershipValue{Source: OwnershipTakeover, UpstreamState: "Stable", ClaimedAtMs: ch.Now.UnixMilli()}
 	}
 	ch.emit(newOwnershipRecord(g.ID, own))
-	gen := state.Generation
+	ch.logDoubleActives(state.Generation, doubles)
+	// At least 1, as a new group's (KAFKA-20268): with no live member
+	// left, a generation 0 would put the first target at epoch 1.
+	gen := max(state.Generation, 1)
 	ch.emit(newGroupEpochRecord(g.ID, &GroupMetadataValue{Epoch: gen, ValidatedTopologyEpoch: -1}))
 	ch.emit(newTargetAssignmentEpochRecord(g.ID, gen, ch.Now.UnixMilli()))
 	for _, im := range members {

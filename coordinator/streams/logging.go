@@ -38,6 +38,10 @@ const (
 	// by process id or instance id (replace.go), beyond Kafka.
 	EventMemberReplaced = "member-replaced"
 	EventMemberLeft     = "member-left"
+	// EventClassicDoubleActive: a takeover found a classic assignment
+	// giving one active task to several members (classic_double_active.go);
+	// fields "task", "dropped_from", "generation".
+	EventClassicDoubleActive = "classic-double-active"
 	// EventGroupState: the group's state (Empty, NotReady, Assigning,
 	// Reconciling, Stable) or whether its tasks run changed with a
 	// committed change (the coordinator's runtime tells it, not a log
