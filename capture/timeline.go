@@ -56,9 +56,9 @@ func ReadLines(name string, r io.Reader) (lines []Line, problems []string) {
 			b = bytes.TrimSpace(b)
 			if len(b) > 0 {
 				var l Line
-				if jerr := json.Unmarshal(b, &l); jerr != nil || (l.Type != "exchange" && l.Type != "event") {
+				if jerr := json.Unmarshal(b, &l); jerr != nil || !knownType(l.Type) {
 					if jerr == nil {
-						jerr = fmt.Errorf("type %q is neither exchange nor event", l.Type)
+						jerr = fmt.Errorf("type %q is not a capture line's", l.Type)
 					}
 					problems = append(problems, fmt.Sprintf("%s:%d: skipped: %v", name, n, jerr))
 				} else {
