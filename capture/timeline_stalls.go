@@ -147,7 +147,15 @@ func (ln *Lane) computeGone(end time.Time) {
 			}
 		}
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].From.Before(spans[j].From) })
+	// Merged spans keep the first one's why; at the same instant the
+	// surest: out of the group, then connection closed, then silent.
+	rank := map[string]int{goneAway: 0, goneClosed: 1, goneSilent: 2}
+	sort.Slice(spans, func(i, j int) bool {
+		if spans[i].From.Equal(spans[j].From) {
+			return rank[spans[i].Why] < rank[spans[j].Why]
+		}
+		return spans[i].From.Before(spans[j].From)
+	})
 	var merged []GoneSpan
 	for _, s := range spans {
 		if !s.To.After(s.From) {
@@ -245,8 +253,9 @@ func (t *Timeline) taskStates(th *TaskHistory) []taskInterval {
 		state := "running"
 		switch {
 		case len(mayRun) > 1:
-			state = "twice"
+			state, why = "twice", ""
 		case len(running) > 0:
+			why = ""
 		case len(owners) > 0:
 			state = "stalled"
 		default:
