@@ -381,8 +381,8 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		case "JoinGroup":
 			if str(req["memberId"]) == "" {
 				// A new member (a process started, maybe on the
-				// lane's client id): it runs nothing until assigned.
-				setOwned(ln, l.Wall, nil)
+				// lane's client id): it ran nothing from its request.
+				setOwned(ln, received(l), nil)
 			}
 			ln.back(l.Wall)
 			t.Rebalances = append(t.Rebalances, l.Wall)
@@ -414,6 +414,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		case "StreamsGroupHeartbeat":
 			protocol(ln, l.Wall, "streams")
 			member(ln, str(req["memberId"]))
+			ln.noteAck(l, req)
 			if e, _ := req["memberEpoch"].(float64); e < 0 {
 				t.Rebalances = append(t.Rebalances, l.Wall)
 				setOwned(ln, l.Wall, nil)
@@ -425,7 +426,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 				continue
 			}
 			if e, _ := req["memberEpoch"].(float64); e == 0 {
-				setOwned(ln, l.Wall, nil) // a new member: nothing until assigned
+				setOwned(ln, received(l), nil) // a new member: nothing until assigned
 			}
 			ln.back(l.Wall)
 			if ok {
@@ -636,6 +637,11 @@ func (th *TaskHistory) analyse(end time.Time) {
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// received is when the proxy read the line's request (Wall is its answer).
+func received(l *Line) time.Time {
+	return l.Wall.Add(-time.Duration(l.LatencyMs * float64(time.Millisecond)))
+}
 
 // assignmentTasks are the active tasks of a SyncGroup response's Streams
 // AssignmentInfo.

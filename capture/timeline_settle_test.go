@@ -44,6 +44,14 @@ func migrationCapture(t *testing.T) []Line {
 		}
 		return exchangeLine(t, t0, ms, "s1", "", "StreamsGroupHeartbeat", 88, map[string]any{"groupId": "g", "memberId": "s1-id", "memberEpoch": sent}, resp)
 	}
+	ack := func(ms, sent, got int, owned []int) Line { // s1 says it runs owned
+		l := hb(ms, sent, got, nil)
+		var req map[string]any
+		_ = json.Unmarshal(l.Request, &req)
+		req["activeTasks"] = []map[string]any{{"subtopologyId": "0", "partitions": owned}}
+		l.Request, _ = json.Marshal(req)
+		return l
+	}
 	event := func(ms int, kind string, fields map[string]any) Line {
 		return Line{Type: "event", Wall: at(ms), Event: kind, Group: "g", Fields: fields}
 	}
@@ -64,7 +72,7 @@ func migrationCapture(t *testing.T) []Line {
 		rebalancing(13000, "c1"), rebalancing(13000, "c2"),
 		join(14000, "c1", 6), sync(14000, "c1", 6, "0_0"), join(14000, "c2", 6), sync(14000, "c2", 6, "0_2"),
 		hb(15000, 5, 6, []int{1, 3}),
-		hb(16000, 6, 6, nil),
+		ack(16000, 6, 6, []int{1, 3}),
 		beat(17000, "c1"), beat(17000, "c2"),
 		hb(20000, -1, -1, nil),
 		beat(20000, "c1"), beat(20000, "c2"),
@@ -166,7 +174,7 @@ func TestTimelineJSON(t *testing.T) {
 	}
 	// s1 left at +20s and nobody ran 0_1 until c1 got it back at +23s:
 	// stalled (the hand-back's designed path, but the task ran nowhere).
-	want := []string{"100..14000 running c1", "14000..15000 moving ", "15000..20000 running s1", "20000..23000 stalled ", "23000..25000 running c1"}
+	want := []string{"100..14000 running c1", "14000..15000 moving ", "15000..16000 moving s1", "16000..20000 running s1", "20000..23000 stalled ", "23000..25000 running c1"}
 	if !slices.Equal(t01, want) {
 		t.Fatalf("0_1 intervals %q, want %q", t01, want)
 	}

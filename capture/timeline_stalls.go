@@ -21,18 +21,21 @@ import (
 //   - it was out of the group (left, or fenced since its last request):
 //     "out of the group".
 //
-// A member's heartbeat interval is the one the streams protocol answered
-// it, else the median time between its classic Heartbeats, else Kafka's
-// default of 3 s.
+// A member's heartbeat interval is the longest the streams protocol
+// answered it and the median time between its classic Heartbeats (Kafka's
+// default of 3 s when it sent too few), the longest of the two when it
+// spoke both.
 //
 // Each task's history is cut into intervals of one state:
 //
-//   - running: an owner that is not gone has it;
+//   - running: an owner that is not gone has it (a streams member from
+//     when its heartbeat says it owns it: it has created the task);
 //   - twice: two owners may run it (neither closed its connection nor left;
 //     a silent one may still run it);
 //   - stalled: its owners are all gone, or it has none since its owner
 //     went (no other member runs it yet);
-//   - moving: no owner while a rebalance moved it from a live member;
+//   - moving: no owner while a rebalance moved it from a live member, or
+//     a streams member was given it and has not started it;
 //   - no-owner: no owner outside a rebalance.
 //
 // A stall is a run of stalled intervals: the task ran nowhere because its
@@ -54,6 +57,11 @@ const (
 
 // laneTalk is what BuildTimeline notes of a lane for its gone spans.
 type laneTalk struct {
+	// acks are the active tasks a streams member said it owns (its
+	// heartbeat's activeTasks, sent when they change: after it created
+	// the tasks it was given). A streams member runs a task from its
+	// ack, not from the coordinator's answer.
+	acks []At[[]string]
 	reqs []Span // received..answered of each group request
 	// streamsHeartbeat is the heartbeat interval the streams protocol
 	// answered; classicBeats the classic Heartbeats' times.
@@ -69,23 +77,57 @@ func (ln *Lane) noteRequest(l *Line, resp map[string]any) {
 	if !slices.Contains(memberKeys, *l.APIKey) {
 		return
 	}
-	received := l.Wall.Add(-time.Duration(l.LatencyMs * float64(time.Millisecond)))
-	ln.talk.reqs = append(ln.talk.reqs, Span{ln.ClientID, received, l.Wall})
+	ln.talk.reqs = append(ln.talk.reqs, Span{ln.ClientID, received(l), l.Wall})
 	switch l.APIName {
 	case "Heartbeat":
-		ln.talk.classicBeats = append(ln.talk.classicBeats, received)
+		ln.talk.classicBeats = append(ln.talk.classicBeats, received(l))
 	case "StreamsGroupHeartbeat":
-		if ms, ok := resp["heartbeatIntervalMs"].(float64); ok && ms > 0 {
+		// The longest answered: a coordinator may ask for quick
+		// heartbeats while a member reconciles (250 ms here), and a
+		// member back at its steady pace is not silent.
+		if ms, ok := resp["heartbeatIntervalMs"].(float64); ok && time.Duration(ms)*time.Millisecond > ln.talk.streamsHeartbeat {
 			ln.talk.streamsHeartbeat = time.Duration(ms) * time.Millisecond
 		}
 	}
 }
 
-// heartbeat is the lane's heartbeat interval.
-func (ln *Lane) heartbeat() time.Duration {
-	if ln.talk.streamsHeartbeat > 0 {
-		return ln.talk.streamsHeartbeat
+// noteAck notes the active tasks a StreamsGroupHeartbeat says the member
+// owns (none when it joins or leaves).
+func (ln *Lane) noteAck(l *Line, req map[string]any) {
+	if e, _ := req["memberEpoch"].(float64); e <= 0 {
+		ln.talk.acks = append(ln.talk.acks, At[[]string]{l.Wall, nil})
+		return
 	}
+	if list, ok := req["activeTasks"].([]any); ok {
+		ln.talk.acks = append(ln.talk.acks, At[[]string]{received(l), streamsTasks(list)})
+	}
+}
+
+// starting reports whether the lane, a streams member at at, has not yet
+// said it owns task.
+func (ln *Lane) starting(at time.Time, task string) bool {
+	proto := ""
+	for _, p := range ln.Protocols {
+		if !p.At.After(at) {
+			proto = p.Value
+		}
+	}
+	if proto != "streams" {
+		return false
+	}
+	var owned []string
+	for _, a := range ln.talk.acks {
+		if !a.At.After(at) {
+			owned = a.Value
+		}
+	}
+	return !slices.Contains(owned, task)
+}
+
+// heartbeat is the lane's heartbeat interval: the longest of its
+// protocols' (a lane may be classic, then streams).
+func (ln *Lane) heartbeat() time.Duration {
+	classic := 3 * time.Second
 	b := ln.talk.classicBeats
 	if len(b) >= 4 {
 		gaps := make([]time.Duration, 0, len(b)-1)
@@ -94,10 +136,13 @@ func (ln *Lane) heartbeat() time.Duration {
 		}
 		slices.Sort(gaps)
 		if m := gaps[len(gaps)/2]; m >= 100*time.Millisecond {
-			return m
+			classic = m
 		}
 	}
-	return 3 * time.Second
+	if len(b) == 0 && ln.talk.streamsHeartbeat > 0 {
+		return ln.talk.streamsHeartbeat
+	}
+	return max(classic, ln.talk.streamsHeartbeat)
 }
 
 // computeGone derives the lane's gone spans, up to end.
@@ -210,6 +255,11 @@ func (t *Timeline) taskStates(th *TaskHistory) []taskInterval {
 	}
 	first := slices.MinFunc(cuts, time.Time.Compare)
 	for _, ln := range lanes {
+		for _, a := range ln.talk.acks {
+			if a.At.After(first) {
+				cuts = append(cuts, a.At)
+			}
+		}
 		for _, g := range ln.Gone {
 			if g.From.After(first) {
 				cuts = append(cuts, g.From)
@@ -228,7 +278,7 @@ func (t *Timeline) taskStates(th *TaskHistory) []taskInterval {
 		if from.Before(t.Start) || !to.After(from) {
 			continue
 		}
-		var owners, mayRun, running []string
+		var owners, mayRun, running, starting []string
 		why := ""
 		for _, s := range th.Owners {
 			if s.From.After(from) || !s.To.After(from) || slices.Contains(owners, s.Lane) {
@@ -240,6 +290,8 @@ func (t *Timeline) taskStates(th *TaskHistory) []taskInterval {
 				g = ln.goneAt(from)
 			}
 			switch {
+			case g == nil && lanes[s.Lane] != nil && lanes[s.Lane].starting(from, th.Task):
+				mayRun, starting = append(mayRun, s.Lane), append(starting, s.Lane) // given it, not started yet
 			case g == nil:
 				mayRun, running = append(mayRun, s.Lane), append(running, s.Lane)
 			case g.Why == goneSilent:
@@ -256,6 +308,13 @@ func (t *Timeline) taskStates(th *TaskHistory) []taskInterval {
 			state, why = "twice", ""
 		case len(running) > 0:
 			why = ""
+		case len(starting) > 0:
+			// Its new owner has not started it: still stalled after a
+			// stall, else moving to it.
+			state, why = "moving", ""
+			if n := len(out); n > 0 && out[n-1].state == "stalled" && out[n-1].to.Equal(from) {
+				state, why = "stalled", out[n-1].why
+			}
 		case len(owners) > 0:
 			state = "stalled"
 		default:

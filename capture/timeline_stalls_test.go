@@ -186,9 +186,42 @@ func TestStallTwiceUntilClosed(t *testing.T) {
 	c.beats(1000, 12000, 2, "b")
 	// b is handed 0_0 by a streams heartbeat (served by streamshift: no
 	// classic generation ends a's ownership).
-	c.add(5000, 2, "b", "StreamsGroupHeartbeat", 88, map[string]any{"memberId": "b-id", "memberEpoch": 3},
+	// (its request says it runs them: synthetic, an ack at once).
+	c.add(5000, 2, "b", "StreamsGroupHeartbeat", 88, map[string]any{"memberId": "b-id", "memberEpoch": 3,
+		"activeTasks": []map[string]any{{"subtopologyId": "0", "partitions": []int{0, 1}}}},
 		map[string]any{"memberId": "b-id", "memberEpoch": 3, "heartbeatIntervalMs": 1000,
 			"activeTasks": []map[string]any{{"subtopologyId": "0", "partitions": []int{0, 1}}}})
 	tl := BuildTimeline(c.lines, "g")
 	wantStates(t, tl, "0_0", "100..5000 running a", "5000..8000 twice a,b", "8000..12000 running a,b")
+}
+
+// A streams member given a task runs it from when its heartbeat says it
+// owns it (it created the task), not from the coordinator's answer: the
+// time between is the task moving to it, or still the stall of its gone
+// predecessor.
+func TestStallUntilStreamsMemberStarted(t *testing.T) {
+	c := twoMembers(t)
+	c.beats(1000, 10000, 1, "a")
+	c.closed(10200, 1, "a")
+	c.beats(1000, 20000, 2, "b")
+	hb := func(ms, epoch int, owned []int, given []int) {
+		req := map[string]any{"memberId": "s-id", "memberEpoch": epoch}
+		if owned != nil {
+			req["activeTasks"] = []map[string]any{{"subtopologyId": "0", "partitions": owned}}
+		}
+		resp := map[string]any{"memberId": "s-id", "memberEpoch": 5, "heartbeatIntervalMs": 1000}
+		if given != nil {
+			resp["activeTasks"] = []map[string]any{{"subtopologyId": "0", "partitions": given}}
+		}
+		c.add(ms, 4, "s", "StreamsGroupHeartbeat", 88, req, resp)
+	}
+	hb(12000, 0, nil, []int{0})
+	hb(13000, 5, nil, nil)
+	hb(14000, 5, []int{0}, nil)
+	for ms := 15000; ms <= 20000; ms += 1000 {
+		hb(ms, 5, nil, nil)
+	}
+	tl := BuildTimeline(c.lines, "g")
+	// a keeps 0_0 on the timeline (no fence in this capture), gone.
+	wantStates(t, tl, "0_0", "100..10200 running a", "10200..12000 stalled a a connection closed", "12000..14000 stalled a,s a connection closed", "14000..20000 running a,s")
 }
