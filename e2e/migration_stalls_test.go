@@ -168,7 +168,9 @@ type assignmentLog struct {
 	active []string
 }
 
-var assignmentLine = regexp.MustCompile(`^\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d{3})\] INFO .*Handle new assignment with:`)
+// Kafka Streams 4.4's log4j2 layout writes 2026-12-07T01:10:35,475, the
+// older apps' log4j 1 layout 2026-12-07 01:10:35,475.
+var assignmentLine = regexp.MustCompile(`^\[(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d,\d{3})\] INFO .*Handle new assignment with:`)
 var activeTasksLine = regexp.MustCompile(`^\s+New active tasks: \[(.*)\]`)
 
 func readAssignmentLog(app, file string) ([]assignmentLog, error) {
@@ -181,7 +183,7 @@ func readAssignmentLog(app, file string) ([]assignmentLog, error) {
 	for _, line := range strings.Split(string(b), "\n") {
 		if m := assignmentLine.FindStringSubmatch(line); m != nil {
 			// The JVM logs in the machine's zone, as Go reads it.
-			at, err = time.ParseInLocation("2006-01-02T15:04:05,000", m[1], time.Local)
+			at, err = time.ParseInLocation("2006-01-02T15:04:05,000", m[1]+"T"+m[2], time.Local)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", file, err)
 			}
