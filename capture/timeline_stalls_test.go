@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"html"
 	"slices"
 	"strings"
 	"testing"
@@ -104,6 +105,16 @@ func TestStallConnectionClosed(t *testing.T) {
 	if len(tl.Steps) != 1 || tl.Steps[0].WentLane.ClientID != "a" || tl.Steps[0].Went != c.at(10200) || tl.Steps[0].CameLane != nil ||
 		len(tl.Steps[0].Tasks) != 1 || tl.Steps[0].Tasks[0] != (TaskNoOwner{"0_0", 10300 * time.Millisecond}) {
 		t.Errorf("steps %+v, want a went at +10.2s, none came, 0_0 10.3s with no running owner", tl.Steps)
+	}
+	var page strings.Builder
+	if err := tl.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<rect class="z stalled"`, `0_0: STALLED +10.2s..+20.5s (10.3s): ran nowhere, a connection closed`,
+		`id="stalls">1 stalls (a task ran nowhere, its owner gone): 10.3s task-time, the longest 10.3s`, `id="legend"`, `stalled: ran nowhere, its owner gone`} {
+		if !strings.Contains(html.UnescapeString(page.String()), want) {
+			t.Errorf("page lacks %s", want)
+		}
 	}
 	var text strings.Builder
 	tl.WriteText(&text)
