@@ -25,6 +25,8 @@ type Exchange struct {
 	Request, Response             []byte
 	Local                         bool
 	Received, Answered            time.Time
+	// Opened is when the client connection opened (zero: unknown).
+	Opened time.Time
 }
 
 // decoded is an exchange with its bodies decoded, before it is filtered.

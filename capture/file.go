@@ -24,10 +24,13 @@ type fileSink struct {
 	size     int64
 	// gzipDone is told when a rotated file is compressed (tests wait).
 	gzipDone func(string, error)
+	// header is the line each new file starts with (format.go): a file
+	// rotated away keeps its own, so each reads alone.
+	header func() []byte
 }
 
-func openFileSink(path string, maxBytes int64, maxFiles int) (*fileSink, error) {
-	s := &fileSink{path: path, maxBytes: maxBytes, maxFiles: max(maxFiles, 1)}
+func openFileSink(path string, maxBytes int64, maxFiles int, header func() []byte) (*fileSink, error) {
+	s := &fileSink{path: path, maxBytes: maxBytes, maxFiles: max(maxFiles, 1), header: header}
 	if err := s.open(); err != nil {
 		return nil, err
 	}
@@ -55,6 +58,11 @@ func (s *fileSink) write(line []byte) error {
 		if err := s.rotate(); err != nil {
 			return err
 		}
+	}
+	if s.size == 0 && s.header != nil {
+		// The header goes with the file's first line (a full disk
+		// fails that write, as it fails any).
+		line = append(s.header(), line...)
 	}
 	n, err := s.f.Write(line)
 	s.size += int64(n)

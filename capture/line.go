@@ -14,9 +14,13 @@ import (
 // migration did, and why). Field names follow Kafka's request logger and
 // JSON converters.
 type Line struct {
-	// Type is "exchange" or "event".
-	Type string    `json:"type"`
-	Wall time.Time `json:"wall"`
+	// Type is "exchange", "event", "connection" (a client connection that
+	// carried a member's request opened or closed: Event says which) or
+	// "header" (the first line of each file since format 2).
+	Type string `json:"type"`
+	// Format is the capture format of a header line (FormatVersion).
+	Format int       `json:"format,omitempty"`
+	Wall   time.Time `json:"wall"`
 	// MonoNs is the monotonic time since the capturing process started,
 	// for ordering lines the wall clock may reorder (it can step).
 	MonoNs   int64  `json:"monoNs"`

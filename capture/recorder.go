@@ -87,11 +87,15 @@ type Recorder struct {
 	apiKeys   []int16
 	flights   map[string]*flightRecorder
 	closed    bool
+	// conns are the live connections that carried a member request
+	// (connections.go); the writer's goroutine's alone.
+	conns map[uint64]*memberConn
 }
 
 type item struct {
-	x  *Exchange
-	ev *Event
+	x      *Exchange
+	ev     *Event
+	closed *ConnClose
 }
 
 // keySet is a bitmap of API keys.
@@ -133,10 +137,14 @@ func New(o Options) (*Recorder, error) {
 		}
 	}
 	r := &Recorder{o: o, start: time.Now(), in: make(chan item, o.Queue), done: make(chan struct{}),
-		groups: set(o.Groups), clientIDs: set(o.ClientIDs), apiKeys: o.APIKeys, flights: map[string]*flightRecorder{}}
+		groups: set(o.Groups), clientIDs: set(o.ClientIDs), apiKeys: o.APIKeys, flights: map[string]*flightRecorder{},
+		conns: map[uint64]*memberConn{}}
 	r.m = newMetrics(o.Registerer)
 	if o.File != "" {
-		f, err := openFileSink(o.File, o.MaxBytes, o.MaxFiles)
+		f, err := openFileSink(o.File, o.MaxBytes, o.MaxFiles, func() []byte {
+			l := headerLine(o.Instance, r.start)
+			return r.marshal(nil, &l)
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -271,11 +279,15 @@ func (r *Recorder) run() {
 	defer close(r.done)
 	var buf []byte
 	for it := range r.in {
-		if it.x != nil {
+		switch {
+		case it.closed != nil:
+			buf = r.closeConn(it.closed, buf)
+		case it.x != nil:
 			d := decodeExchange(it.x, r.o.Instance, r.start)
+			buf = r.noteConn(d, it.x, buf)
 			buf = r.marshal(buf[:0], &d.line)
 			r.writeExchange(d, buf)
-		} else {
+		default:
 			l := eventLine(it.ev, r.o.Instance, r.start)
 			buf = r.marshal(buf[:0], &l)
 			r.writeEvent(it.ev, buf)

@@ -56,9 +56,9 @@ func ReadLines(name string, r io.Reader) (lines []Line, problems []string) {
 			b = bytes.TrimSpace(b)
 			if len(b) > 0 {
 				var l Line
-				if jerr := json.Unmarshal(b, &l); jerr != nil || (l.Type != "exchange" && l.Type != "event") {
+				if jerr := json.Unmarshal(b, &l); jerr != nil || !knownType(l.Type) {
 					if jerr == nil {
-						jerr = fmt.Errorf("type %q is neither exchange nor event", l.Type)
+						jerr = fmt.Errorf("type %q is not a capture line's", l.Type)
 					}
 					problems = append(problems, fmt.Sprintf("%s:%d: skipped: %v", name, n, jerr))
 				} else {
@@ -86,6 +86,11 @@ type Timeline struct {
 	// rebalance's gap.
 	Rebalances []time.Time
 	Marks      []Mark
+	// Stalls are the times a task ran nowhere because its owner was
+	// gone; Steps the rolling steps (timeline_stalls.go,
+	// timeline_steps.go).
+	Stalls []Stall
+	Steps  []RollingStep
 	// Problems are input lines skipped.
 	Problems []string
 }
@@ -122,6 +127,12 @@ type Lane struct {
 	// lastSeen its last request.
 	awaySince, lastSeen time.Time
 	settle              laneSettle
+	// Gone are the times the member was gone (timeline_stalls.go):
+	// connection closed, silent, out of the group; HeartbeatInterval the
+	// interval that tells silence.
+	Gone              []GoneSpan
+	HeartbeatInterval time.Duration
+	talk              laneTalk
 }
 
 // leave marks the member out of the group from at (kept if it already is).
@@ -160,6 +171,8 @@ type TaskHistory struct {
 	Owners   []Span
 	Gaps     []Gap
 	Overlaps []Span // Lane names the owners, comma-separated
+	// states are its intervals as the app ran it (timeline_stalls.go).
+	states []taskInterval
 }
 
 // Span is a time interval of a lane.
@@ -214,6 +227,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 	byMember := map[string]*Lane{}
 	tasks := map[string]*TaskHistory{}
 	open := map[string]map[string]time.Time{} // task → lane → since
+	connLane := map[uint64]*Lane{}
 	lane := func(l *Line) *Lane {
 		key := l.ClientID
 		if key == "" {
@@ -293,6 +307,21 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 	}
 	for i := range lines {
 		l := &lines[i]
+		if l.Type == TypeConnection {
+			// A member's connection closed: its lane (by the connection's
+			// exchanges, else its client id) may be gone from here.
+			if l.Event == ConnClosed && slices.Contains(l.Groups, group) {
+				ln := connLane[l.ConnID]
+				if ln == nil && l.ClientID != "" {
+					ln = lanes[l.ClientID]
+				}
+				if ln != nil {
+					ln.talk.closes = append(ln.talk.closes, l.Wall)
+					t.extend(l.Wall)
+				}
+			}
+			continue
+		}
 		if l.Type == "event" {
 			if l.Group != group {
 				continue
@@ -343,9 +372,18 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		_ = json.Unmarshal(l.Response, &resp)
 		ok := len(l.ErrorCodes) == 0 && resp != nil
 		ln.noteIdentity(l, req)
+		ln.noteRequest(l, resp)
+		if l.ConnID != 0 {
+			connLane[l.ConnID] = ln
+		}
 		ss.noteExchange(ln, l, req, resp, ok)
 		switch l.APIName {
 		case "JoinGroup":
+			if str(req["memberId"]) == "" {
+				// A new member (a process started, maybe on the
+				// lane's client id): it ran nothing from its request.
+				setOwned(ln, received(l), nil)
+			}
 			ln.back(l.Wall)
 			t.Rebalances = append(t.Rebalances, l.Wall)
 			protocol(ln, l.Wall, "classic")
@@ -376,6 +414,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		case "StreamsGroupHeartbeat":
 			protocol(ln, l.Wall, "streams")
 			member(ln, str(req["memberId"]))
+			ln.noteAck(l, req)
 			if e, _ := req["memberEpoch"].(float64); e < 0 {
 				t.Rebalances = append(t.Rebalances, l.Wall)
 				setOwned(ln, l.Wall, nil)
@@ -385,6 +424,9 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 				ln.lastSeen = l.Wall
 				ss.settle(l.Wall, t.Lanes, open)
 				continue
+			}
+			if e, _ := req["memberEpoch"].(float64); e == 0 {
+				setOwned(ln, received(l), nil) // a new member: nothing until assigned
 			}
 			ln.back(l.Wall)
 			if ok {
@@ -432,6 +474,11 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		t.Tasks = append(t.Tasks, th)
 	}
 	sort.Slice(t.Tasks, func(i, j int) bool { return taskLess(t.Tasks[i].Task, t.Tasks[j].Task) })
+	for _, ln := range t.Lanes {
+		ln.computeGone(t.End)
+	}
+	t.computeStalls()
+	t.computeSteps()
 	return t
 }
 
@@ -590,6 +637,11 @@ func (th *TaskHistory) analyse(end time.Time) {
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// received is when the proxy read the line's request (Wall is its answer).
+func received(l *Line) time.Time {
+	return l.Wall.Add(-time.Duration(l.LatencyMs * float64(time.Millisecond)))
+}
 
 // assignmentTasks are the active tasks of a SyncGroup response's Streams
 // AssignmentInfo.

@@ -25,6 +25,9 @@ type htmlView struct {
 	Duration          string
 	Overlaps, Gaps    int
 	RebalanceGaps     int
+	Stalls            int
+	StallTotal        string
+	StallLongest      string
 	Lanes             []htmlLane
 	Tasks             []htmlTask
 	Phases            []htmlShape
@@ -73,6 +76,8 @@ func (t *Timeline) view() htmlView {
 	f := func(at time.Time) float64 { return float64(at.Sub(t.Start)) / float64(span) }
 	rel := func(at time.Time) string { return "+" + at.Sub(t.Start).Round(time.Millisecond).String() }
 	v := htmlView{T: t, Duration: span.Round(time.Millisecond).String(), LaneTop: 40}
+	n, total, longest := t.StallTotals()
+	v.Stalls, v.StallTotal, v.StallLongest = n, total.Round(time.Millisecond).String(), longest.Round(time.Millisecond).String()
 	color := map[string]string{}
 	y := v.LaneTop
 	for i, ln := range t.Lanes {
@@ -147,6 +152,12 @@ func (t *Timeline) view() htmlView {
 				v.Gaps++
 			}
 			ht.Shapes = append(ht.Shapes, htmlShape{Class: class, Title: fmt.Sprintf("%s: %s %s..%s (%s)", th.Task, why, rel(g.From), rel(g.To), g.Dur().Round(time.Millisecond)), F0: f(g.From), F1: f(g.To), Y: y + 2, H: taskH - 4})
+		}
+		// A stall over its owner's or gap's shape: the task ran nowhere.
+		for _, st := range t.Stalls {
+			if st.Task == th.Task {
+				ht.Shapes = append(ht.Shapes, htmlShape{Class: "stalled", Title: fmt.Sprintf("%s: STALLED %s..%s (%s): ran nowhere, %s %s", th.Task, rel(st.From), rel(st.To), st.Dur().Round(time.Millisecond), t.LabelOf(st.Owner), st.Why), F0: f(st.From), F1: f(st.To), Y: y + 1, H: taskH - 2})
+			}
 		}
 		for _, o := range th.Overlaps {
 			v.Overlaps++
@@ -223,6 +234,8 @@ h1{font-size:18px;margin:0 0 4px}
 .away{fill:url(#hatch-light)}.warmup{fill-opacity:.45}.standby{fill-opacity:.2}
 .epoch{fill:#333}.error{fill:#d00}
 .gap{fill:url(#hatch)}.gap.rebalance{fill:#ddd}.overlap{fill:#e00;fill-opacity:.7}
+.stalled{fill:url(#hatch-red);stroke:#c00;stroke-width:1}
+#legend span{margin-right:14px;white-space:nowrap}#legend svg{vertical-align:middle;margin-right:4px}
 .phase-takeover{fill:#ffd54f;fill-opacity:.25}.phase-hand-back{fill:#ce93d8;fill-opacity:.25}
 .mark{stroke:#888;stroke-dasharray:2 3}.mark-member-fenced{stroke:#d00}
 text{font-size:10px;pointer-events:none}
@@ -235,9 +248,17 @@ text{font-size:10px;pointer-events:none}
 <span {{if .Overlaps}}class="bad"{{end}} id="overlaps">{{.Overlaps}} times a task had two owners</span>
 <span {{if .Gaps}}class="bad"{{end}} id="gaps">{{.Gaps}} times a task had no owner outside a rebalance</span>
 <span id="rebalance-gaps">{{.RebalanceGaps}} times while a rebalance moved it</span>
+<span {{if .Stalls}}class="bad"{{end}} id="stalls">{{.Stalls}} stalls (a task ran nowhere, its owner gone): {{.StallTotal}} task-time, the longest {{.StallLongest}}</span>
 <label>zoom <input id="zoom" type="range" min="1" max="40" step="0.5" value="1"></label></div>
 <ul id="phases">{{range .PhaseItems}}<li class="phase-item" data-phase="{{.Kind}}">{{.Kind}}: {{.Span}} {{.Outcome}} {{.Reason}}</li>{{end}}</ul>
 {{range .T.Problems}}<div class="bad">input: {{.}}</div>{{end}}
+<div id="legend"><svg width="0" height="0"><defs><pattern id="hatch-red" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#fde0e0"/><rect width="3" height="6" fill="#d00"/></pattern></defs></svg>
+<span><svg width="22" height="12"><rect width="22" height="12" fill="#6a9fd8"/></svg>running (its owner there)</span>
+<span><svg width="22" height="12"><rect class="stalled" width="22" height="12"/></svg>stalled: ran nowhere, its owner gone</span>
+<span><svg width="22" height="12"><rect width="22" height="12" fill="#ddd"/></svg>moving in a rebalance</span>
+<span><svg width="22" height="12"><rect width="22" height="12" fill="url(#hatch)"/></svg>no owner outside a rebalance</span>
+<span><svg width="22" height="12"><rect width="22" height="12" fill="#e00" fill-opacity=".7"/></svg>two owners</span>
+<span><svg width="22" height="12"><rect width="22" height="12" fill="url(#hatch-light)"/></svg>member out of the group</span></div>
 <div id="wrap"><div id="labels" style="height:{{.Height}}px">
 {{range .Lanes}}<div class="member" data-member="{{.ClientID}}" title="{{.Members}}" style="top:{{.Y}}px;line-height:34px">{{.Name}}</div>{{end}}
 {{range .Tasks}}<div class="task" data-task="{{.Task}}" style="top:{{.Y}}px;line-height:16px;font-size:11px">task {{.Task}}</div>{{end}}

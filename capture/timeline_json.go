@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
-	"sort"
+	"strings"
 	"time"
 )
 
@@ -12,10 +12,13 @@ import (
 // what the text shows, in one document. Times are RFC 3339 with
 // nanoseconds and, beside them, milliseconds since the capture's start.
 // TimelineJSONVersion grows when a field changes meaning; new fields may
-// come without it.
+// come without it. Version 2 keeps version 1's fields; a task interval's
+// state is now as the app ran it (timeline_stalls.go): "running" (was
+// "owned"), "twice", "stalled" (new), "moving", "no-owner"; it adds the
+// members' gone spans, the stalls and the rolling steps.
 
 // TimelineJSONVersion is the version of the JSON form.
-const TimelineJSONVersion = 1
+const TimelineJSONVersion = 2
 
 // TimelineJSON is the JSON form of a Timeline.
 type TimelineJSON struct {
@@ -30,6 +33,44 @@ type TimelineJSON struct {
 	Events   []EventJSON  `json:"coordinatorEvents"`
 	Problems []string     `json:"inputProblems,omitempty"`
 	Errors   []ErrorsJSON `json:"errors,omitempty"`
+	// Stalls and RollingSteps: version 2.
+	Stalls       []StallJSON       `json:"stalls"`
+	RollingSteps []RollingStepJSON `json:"rollingSteps"`
+}
+
+// StallJSON is a time a task ran nowhere because its owner was gone.
+type StallJSON struct {
+	IntervalJSON
+	Task  string `json:"task"`
+	Ms    int64  `json:"ms"`
+	Owner string `json:"owner"` // the gone owner's label
+	Why   string `json:"why"`   // connection closed, silent, out of the group
+	AtEnd bool   `json:"atCaptureEnd,omitempty"`
+}
+
+// RollingStepJSON is an instance gone and the next one come, with each
+// task's time with no running owner until the next step.
+type RollingStepJSON struct {
+	Went   string            `json:"went"` // instance label
+	WentAt time.Time         `json:"wentAt"`
+	WentMs int64             `json:"wentMs"`
+	Why    string            `json:"why"`
+	Came   string            `json:"came,omitempty"`
+	CameAt *time.Time        `json:"cameAt,omitempty"`
+	CameMs *int64            `json:"cameMs,omitempty"`
+	Tasks  []TaskNoOwnerJSON `json:"tasks"`
+}
+
+// TaskNoOwnerJSON is a task's time with no running owner in a step.
+type TaskNoOwnerJSON struct {
+	Task string `json:"task"`
+	Ms   int64  `json:"noRunningOwnerMs"`
+}
+
+// GoneJSON is a time a member was gone.
+type GoneJSON struct {
+	IntervalJSON
+	Why string `json:"why"`
 }
 
 // MemberJSON is a lane: one Streams thread's consumer.
@@ -43,6 +84,10 @@ type MemberJSON struct {
 	Protocols []ValueAt      `json:"protocols"`
 	Epochs    []ValueAt      `json:"epochs"`
 	Away      []IntervalJSON `json:"away,omitempty"`
+	// Gone (version 2): connection closed, silent or out of the group;
+	// HeartbeatMs the interval that tells silence.
+	Gone        []GoneJSON `json:"gone,omitempty"`
+	HeartbeatMs int64      `json:"heartbeatIntervalMs"`
 }
 
 // ValueAt is a value from a time on.
@@ -66,14 +111,17 @@ type TaskJSON struct {
 	Intervals []TaskIntervalJSON `json:"intervals"`
 }
 
-// TaskIntervalJSON is a time the task had the same owners. State is
-// "owned" (one owner), "twice" (two or more), "moving" (no owner while a
-// rebalance moved it) or "no-owner" (none, outside a rebalance, or at the
-// capture's end: flagged in the text).
+// TaskIntervalJSON is a time the task had the same owners and state:
+// "running" (an owner that is there runs it), "twice" (two owners may run
+// it), "stalled" (its owners are gone, or it has none since its owner
+// went), "moving" (no owner while a rebalance moved it) or "no-owner"
+// (none, outside a rebalance: flagged in the text). Owners are the
+// members it is assigned to, gone or not; Why says whose going stalled it.
 type TaskIntervalJSON struct {
 	IntervalJSON
 	State  string   `json:"state"`
 	Owners []string `json:"owners,omitempty"` // labels
+	Why    string   `json:"why,omitempty"`
 }
 
 // StepJSON is a takeover or hand-back: TookMs from its first request
@@ -98,6 +146,10 @@ type SummaryJSON struct {
 	TwoOwners     int `json:"twoOwners"`
 	NoOwner       int `json:"noOwnerOutsideRebalance"`
 	RebalanceGaps int `json:"noOwnerWhileRebalance"`
+	// Stalls (version 2): how many, their total and longest task-time.
+	Stalls        int   `json:"stalls"`
+	StallMs       int64 `json:"stallTaskMs"`
+	LongestStallM int64 `json:"longestStallMs"`
 }
 
 // EventJSON is a coordinator event worth a marker.
@@ -135,6 +187,10 @@ func (t *Timeline) JSON() *TimelineJSON {
 		for _, a := range ln.Away {
 			m.Away = append(m.Away, iv(a.From, a.To))
 		}
+		for _, g := range ln.Gone {
+			m.Gone = append(m.Gone, GoneJSON{iv(g.From, g.To), g.Why})
+		}
+		m.HeartbeatMs = ln.HeartbeatInterval.Milliseconds()
 		out.Members = append(out.Members, m)
 		keys := make([]string, 0, len(ln.Errors))
 		for k := range ln.Errors {
@@ -147,12 +203,12 @@ func (t *Timeline) JSON() *TimelineJSON {
 	}
 	for _, th := range t.Tasks {
 		tj := TaskJSON{Task: th.Task, Intervals: []TaskIntervalJSON{}}
-		for _, in := range th.intervals(t.Start, t.End) {
+		for _, in := range th.states {
 			owners := make([]string, len(in.owners))
 			for i, o := range in.owners {
 				owners[i] = t.LabelOf(o)
 			}
-			tj.Intervals = append(tj.Intervals, TaskIntervalJSON{iv(in.from, in.to), in.state, owners})
+			tj.Intervals = append(tj.Intervals, TaskIntervalJSON{iv(in.from, in.to), in.state, owners, t.whyLabel(in.why)})
 		}
 		out.Tasks = append(out.Tasks, tj)
 		out.Summary.TwoOwners += len(th.Overlaps)
@@ -165,6 +221,23 @@ func (t *Timeline) JSON() *TimelineJSON {
 		}
 	}
 	out.Summary.Tasks = len(t.Tasks)
+	n, total, longest := t.StallTotals()
+	out.Summary.Stalls, out.Summary.StallMs, out.Summary.LongestStallM = n, total.Milliseconds(), longest.Milliseconds()
+	out.Stalls, out.RollingSteps = []StallJSON{}, []RollingStepJSON{}
+	for _, st := range t.Stalls {
+		out.Stalls = append(out.Stalls, StallJSON{iv(st.From, st.To), st.Task, st.Dur().Milliseconds(), t.LabelOf(st.Owner), st.Why, st.AtEnd})
+	}
+	for _, st := range t.Steps {
+		r := RollingStepJSON{Went: st.WentLane.InstanceLabel(), WentAt: st.Went, WentMs: ms(st.Went), Why: st.Why, Tasks: []TaskNoOwnerJSON{}}
+		if st.CameLane != nil {
+			at, m := st.Came, ms(st.Came)
+			r.Came, r.CameAt, r.CameMs = st.CameLane.InstanceLabel(), &at, &m
+		}
+		for _, tn := range st.Tasks {
+			r.Tasks = append(r.Tasks, TaskNoOwnerJSON{tn.Task, tn.Dur.Milliseconds()})
+		}
+		out.RollingSteps = append(out.RollingSteps, r)
+	}
 	for i := range t.Phases {
 		p := &t.Phases[i]
 		s := StepJSON{Kind: p.Kind, Outcome: p.Outcome, Reason: p.Reason, Began: p.Began, BeganMs: ms(p.Began), Flip: iv(p.From, p.To), FlipMs: p.Flip().Milliseconds()}
@@ -198,48 +271,16 @@ type taskInterval struct {
 	from, to time.Time
 	state    string
 	owners   []string // client ids
+	// why: a stalled interval's gone owner and how it went ("<client
+	// id> connection closed").
+	why string
 }
 
-// intervals cuts the task's history, from its first owner to end, into
-// consecutive intervals of the same owners.
-func (th *TaskHistory) intervals(start, end time.Time) []taskInterval {
-	var cuts []time.Time
-	for _, s := range th.Owners {
-		cuts = append(cuts, s.From, s.To)
+// whyLabel is a stalled interval's why with the owner's label.
+func (t *Timeline) whyLabel(why string) string {
+	owner, rest, ok := strings.Cut(why, " ")
+	if !ok {
+		return why
 	}
-	cuts = append(cuts, end)
-	sort.Slice(cuts, func(i, j int) bool { return cuts[i].Before(cuts[j]) })
-	cuts = slices.CompactFunc(cuts, time.Time.Equal)
-	var out []taskInterval
-	for i := 0; i+1 < len(cuts); i++ {
-		from, to := cuts[i], cuts[i+1]
-		if from.Before(start) {
-			continue
-		}
-		var owners []string
-		for _, s := range th.Owners {
-			if !s.From.After(from) && s.To.After(from) && !slices.Contains(owners, s.Lane) {
-				owners = append(owners, s.Lane)
-			}
-		}
-		slices.Sort(owners)
-		state := "owned"
-		switch {
-		case len(owners) > 1:
-			state = "twice"
-		case len(owners) == 0:
-			state = "no-owner"
-			for _, g := range th.Gaps {
-				if g.Rebalance && !g.From.After(from) && !g.To.Before(to) {
-					state = "moving"
-				}
-			}
-		}
-		if n := len(out); n > 0 && out[n-1].state == state && slices.Equal(out[n-1].owners, owners) && out[n-1].to.Equal(from) {
-			out[n-1].to = to
-			continue
-		}
-		out = append(out, taskInterval{from, to, state, owners})
-	}
-	return out
+	return t.LabelOf(owner) + " " + rest
 }

@@ -20,7 +20,8 @@ import (
 // at +14s, s1 gets them at +15s and acknowledges at +16s: the tasks ran
 // again 6 s after the first request. s1 leaves at +20s, the hand-back
 // flips from +20.5s to +21.002s, c1 and c2 rejoin the broker's group and
-// the last SyncGroup answers at +24s.
+// the last SyncGroup answers at +24s. The classic members heartbeat every
+// 3 s while they are in a group (not silent: timeline_stalls.go).
 func migrationCapture(t *testing.T) []Line {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
@@ -43,14 +44,27 @@ func migrationCapture(t *testing.T) []Line {
 		}
 		return exchangeLine(t, t0, ms, "s1", "", "StreamsGroupHeartbeat", 88, map[string]any{"groupId": "g", "memberId": "s1-id", "memberEpoch": sent}, resp)
 	}
+	ack := func(ms, sent, got int, owned []int) Line { // s1 says it runs owned
+		l := hb(ms, sent, got, nil)
+		var req map[string]any
+		_ = json.Unmarshal(l.Request, &req)
+		req["activeTasks"] = []map[string]any{{"subtopologyId": "0", "partitions": owned}}
+		l.Request, _ = json.Marshal(req)
+		return l
+	}
 	event := func(ms int, kind string, fields map[string]any) Line {
 		return Line{Type: "event", Wall: at(ms), Event: kind, Group: "g", Fields: fields}
+	}
+	beat := func(ms int, c string) Line {
+		return exchangeLine(t, t0, ms, c, "", "Heartbeat", 12, map[string]any{"groupId": "g", "memberId": c + "-id"}, map[string]any{})
 	}
 	refused := hb(10000, 0, 0, nil)
 	refused.Response, refused.ErrorCodes, refused.Errors = nil, []int16{14}, []string{"COORDINATOR_LOAD_IN_PROGRESS"}
 	return []Line{
 		join(0, "c1", 1), join(0, "c2", 1), sync(100, "c1", 1, "0_0", "0_1"), sync(100, "c2", 1, "0_2", "0_3"),
+		beat(3000, "c1"), beat(3000, "c2"), beat(6000, "c1"), beat(6000, "c2"), beat(9000, "c1"), beat(9000, "c2"),
 		refused,
+		beat(11000, "c1"), beat(11000, "c2"),
 		event(12000, migration.EventTakeoverStarted, nil),
 		event(12001, migration.EventTakeoverDone, map[string]any{"groupEpoch": 5.0}),
 		hb(12001, 0, 5, []int{}),
@@ -58,8 +72,10 @@ func migrationCapture(t *testing.T) []Line {
 		rebalancing(13000, "c1"), rebalancing(13000, "c2"),
 		join(14000, "c1", 6), sync(14000, "c1", 6, "0_0"), join(14000, "c2", 6), sync(14000, "c2", 6, "0_2"),
 		hb(15000, 5, 6, []int{1, 3}),
-		hb(16000, 6, 6, nil),
+		ack(16000, 6, 6, []int{1, 3}),
+		beat(17000, "c1"), beat(17000, "c2"),
 		hb(20000, -1, -1, nil),
+		beat(20000, "c1"), beat(20000, "c2"),
 		event(20500, migration.EventHandBackStarted, nil),
 		event(21000, migration.EventHandBackAnchorLeft, nil),
 		event(21002, migration.EventHandBackDone, nil),
@@ -156,11 +172,13 @@ func TestTimelineJSON(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"100..14000 owned c1", "14000..15000 moving ", "15000..20000 owned s1", "20000..23000 moving ", "23000..25000 owned c1"}
+	// s1 left at +20s and nobody ran 0_1 until c1 got it back at +23s:
+	// stalled (the hand-back's designed path, but the task ran nowhere).
+	want := []string{"100..14000 running c1", "14000..15000 moving ", "15000..16000 moving s1", "16000..20000 running s1", "20000..23000 stalled ", "23000..25000 running c1"}
 	if !slices.Equal(t01, want) {
 		t.Fatalf("0_1 intervals %q, want %q", t01, want)
 	}
-	if got.Summary != (SummaryJSON{Tasks: 4, RebalanceGaps: 4}) {
+	if got.Summary != (SummaryJSON{Tasks: 4, RebalanceGaps: 4, Stalls: 2, StallMs: 7000, LongestStallM: 4000}) {
 		t.Fatalf("summary %+v", got.Summary)
 	}
 }

@@ -57,6 +57,11 @@ func (t *Timeline) WriteText(w io.Writer) {
 		for _, a := range ln.Away {
 			fmt.Fprintf(w, "    away %s..%s (%s): out of the group\n", rel(a.From), rel(a.To), a.Dur().Round(time.Millisecond))
 		}
+		for _, g := range ln.Gone {
+			if g.Why != goneAway {
+				fmt.Fprintf(w, "    gone %s..%s (%s): %s\n", rel(g.From), rel(g.To), g.Dur().Round(time.Millisecond), g.Why)
+			}
+		}
 	}
 	fmt.Fprintf(w, "\ntasks\n")
 	overlaps, gaps, rebalances := 0, 0, 0
@@ -74,6 +79,15 @@ func (t *Timeline) WriteText(w io.Writer) {
 			overlaps++
 			fmt.Fprintf(w, "    !! TWO OWNERS %s..%s (%s): %s\n", rel(o.From), rel(o.To), o.Dur().Round(time.Millisecond), t.LabelOf(o.Lane))
 		}
+		for _, st := range t.Stalls {
+			if st.Task == th.Task {
+				end := ""
+				if st.AtEnd {
+					end = " at the capture's end"
+				}
+				fmt.Fprintf(w, "    !  STALLED %s..%s (%s)%s: ran nowhere, %s %s\n", rel(st.From), rel(st.To), st.Dur().Round(time.Millisecond), end, t.LabelOf(st.Owner), st.Why)
+			}
+		}
 		for _, g := range th.Gaps {
 			switch {
 			case g.Rebalance:
@@ -89,6 +103,7 @@ func (t *Timeline) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "  %d tasks, %d times with two owners, %d times with no owner outside a rebalance, %d times with no owner while a rebalance moved the task\n", len(t.Tasks), overlaps, gaps, rebalances)
+	t.writeStalls(w, rel)
 	fmt.Fprintf(w, "\nerrors per client\n")
 	none := true
 	for _, ln := range t.Lanes {
@@ -135,4 +150,28 @@ func (t *Timeline) Overlaps() int {
 		n += len(th.Overlaps)
 	}
 	return n
+}
+
+// writeStalls writes the stalls' summary line and the rolling steps.
+func (t *Timeline) writeStalls(w io.Writer, rel func(time.Time) string) {
+	n, total, longest := t.StallTotals()
+	fmt.Fprintf(w, "  %d stalls (a task ran nowhere because its owner was gone): %s task-time in all, the longest %s\n", n, total.Round(time.Millisecond), longest.Round(time.Millisecond))
+	fmt.Fprintf(w, "\nrolling steps\n")
+	if len(t.Steps) == 0 {
+		fmt.Fprintf(w, "  none\n")
+	}
+	for _, s := range t.Steps {
+		came := "none came by the capture's end"
+		if s.CameLane != nil {
+			came = "came " + s.CameLane.InstanceLabel() + " at " + rel(s.Came)
+		}
+		var tasks []string
+		for _, tn := range s.Tasks {
+			tasks = append(tasks, fmt.Sprintf("%s %s", tn.Task, tn.Dur.Round(time.Millisecond)))
+		}
+		if len(tasks) == 0 {
+			tasks = []string{"none"}
+		}
+		fmt.Fprintf(w, "  went %s at %s (%s), %s; tasks with no running owner: %s\n", s.WentLane.InstanceLabel(), rel(s.Went), s.Why, came, strings.Join(tasks, ", "))
+	}
 }

@@ -170,7 +170,9 @@ func (m *migrationRoll) check() harness.Step {
 //
 // Capture is on for the group: the timeline of the capture shows the
 // instances moving classic → streams → classic, the takeover and the
-// hand-back, and no task with two owners; its HTML page is opened in
+// hand-back, and no task with two owners; `streamshift timeline --json`
+// shows each stopped classic instance's tasks stalled from its stop until
+// they ran again, within 1 s of the apps' own logs; its HTML page is opened in
 // headless Chromium, its DOM checked and a screenshot saved next to the
 // test's logs.
 func TestStreamsProxyOnlineMigration(t *testing.T) {
@@ -227,6 +229,9 @@ func TestStreamsProxyOnlineMigration(t *testing.T) {
 			}},
 			{Name: "the capture's timeline: classic → streams → classic, takeover and hand-back, no task with two owners", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
 				return checkCaptureTimeline(ctx, r, chromium, captureFile)
+			}},
+			{Name: "timeline --json: each stopped classic instance's tasks stalled from its stop until they ran again, as the apps' logs say", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
+				return checkStallsAsAppsSaw(ctx, r, roll, []string{"c1", "c2", "c3"}, captureFile)
 			}},
 		},
 	})

@@ -218,6 +218,7 @@ func (cc *clientConn) closedClient(err error) {
 	}
 	p.connLog().Uint64("conn", cc.id).Str("remote", cc.remote).Str("reason", reason).
 		Uint64("requests", cc.requests).Dur("duration", time.Since(cc.since)).Msg("client disconnected")
+	p.tapClosed(cc, reason)
 }
 
 // reject closes the client connection over a request it cannot take, as a
@@ -480,7 +481,7 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 			if p.taps(key) {
 				now := time.Now()
 				p.opts.Tap.Exchange(&Exchange{Client: cc.info(), Key: key, Version: version, CorrelationID: corr,
-					Request: clone(frame), Received: now, At: now})
+					Request: clone(frame), Received: now, At: now, Opened: cc.since})
 			}
 			return gnet.None
 		}
@@ -763,7 +764,7 @@ func (cc *clientConn) flush() {
 func (cc *clientConn) writeClient(s *slot, b []byte) {
 	if s.tapReq != nil {
 		cc.p.opts.Tap.Exchange(&Exchange{Client: cc.info(), Key: s.key, Version: s.version, CorrelationID: s.corr,
-			Request: s.tapReq, Response: clone(b), Local: s.local, Received: s.tapAt, At: time.Now()})
+			Request: s.tapReq, Response: clone(b), Local: s.local, Received: s.tapAt, At: time.Now(), Opened: cc.since})
 	}
 	_, _ = cc.conn.Write(b)
 }

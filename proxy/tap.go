@@ -35,4 +35,21 @@ type Exchange struct {
 	// Received is when the request was read; At is when the response
 	// was written (the request time for acks=0).
 	Received, At time.Time
+	// Opened is when the client connection opened.
+	Opened time.Time
+}
+
+// ConnTap is a Tap also told when a client connection closes (after its
+// last exchange), with the reason the proxy logs: the capture tells a
+// member that stopped from one that is quiet by it. ConnClosed runs on a
+// gnet loop and must return at once.
+type ConnTap interface {
+	ConnClosed(c ClientInfo, at time.Time, reason string)
+}
+
+// tapClosed tells the tap, if it wants to know, that cc closed.
+func (p *Proxy) tapClosed(cc *clientConn, reason string) {
+	if t, ok := p.opts.Tap.(ConnTap); ok {
+		t.ConnClosed(cc.info(), time.Now(), reason)
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
@@ -43,8 +44,13 @@ func (t captureTap) Exchange(e *proxy.Exchange) {
 		ConnID: e.Client.ConnID, ClientAddress: e.Client.RemoteAddr, ClientID: e.Client.ClientID,
 		SoftwareName: e.Client.SoftwareName, SoftwareVersion: e.Client.SoftwareVersion,
 		Key: e.Key, Version: e.Version, CorrelationID: e.CorrelationID,
-		Request: e.Request, Response: e.Response, Local: e.Local, Received: e.Received, Answered: e.At,
+		Request: e.Request, Response: e.Response, Local: e.Local, Received: e.Received, Answered: e.At, Opened: e.Opened,
 	})
+}
+
+// ConnClosed: the capture writes the close of a member's connection.
+func (t captureTap) ConnClosed(c proxy.ClientInfo, at time.Time, reason string) {
+	t.r.ConnClosed(capture.ConnClose{ConnID: c.ConnID, ClientAddress: c.RemoteAddr, ClientID: c.ClientID, At: at, Reason: reason})
 }
 
 // captureEvents hands the coordinator's and the migration's events to the

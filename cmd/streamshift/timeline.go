@@ -14,7 +14,10 @@ const timelineUsage = `usage: streamshift timeline FILE... [--group G] [--html O
 Reads capture files (capture.file, rotated .gz files, flight-recorder dumps)
 and prints one group's history: per member its protocol, epochs and
 generations and the tasks it owned over time; per task its owners and any
-time with no owner or two owners (flagged); errors per client; how long each
+time with no owner or two owners (flagged), and each stall: a time it ran
+nowhere because its owner was gone (connection closed, silent, left); one
+row per rolling step (the instance that went, the one that came, each
+task's time with no running owner); errors per client; how long each
 migration step took. --html also writes a self-contained page with
 swimlanes. Members are shown as host/processUUID[:8] thread N (a Kafka
 Streams consumer's client id <application.id>-<process UUID>-StreamThread-N-
@@ -22,8 +25,9 @@ consumer, its endpoint's host or its connection's address); --names FILE
 maps process ids (whole or first 8 characters), hosts or client ids to names
 of your own, one key=name a line (or YAML key: name; # comments).
 --json prints the same as one JSON document instead of the text (docs/observe.md:
-members with labels, per task its intervals with owners and state, the
-migration steps with their durations). Garbled or truncated lines are reported with their line numbers
+version 2: members with labels, per task its intervals with owners and
+state running, stalled, moving, twice or no-owner, the stalls, the rolling
+steps, the migration steps with their durations). Garbled or truncated lines are reported with their line numbers
 and skipped.
 
 Exit status: 0 done, 1 a task had two owners, 2 usage or unreadable input.
