@@ -219,6 +219,17 @@ func TestDisconnectOn(t *testing.T) {
 			t.Fatalf("heartbeat with the rule off: %v", err)
 		}
 	}
+	// Times: the first request only.
+	r := f.p.DisconnectAfter(12, Match{Times: 1})
+	if _, err := heartbeat(ctx, b, "g"); err == nil {
+		t.Fatal("first heartbeat answered, want the connection closed")
+	}
+	if _, err := heartbeat(ctx, b, "g"); err != nil {
+		t.Fatalf("second heartbeat past Times: %v", err)
+	}
+	if r.Hits() != 1 {
+		t.Fatalf("%d hits, want 1", r.Hits())
+	}
 }
 
 // DelayOn holds the key's answers (and those behind it on the connection),

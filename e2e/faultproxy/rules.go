@@ -28,6 +28,10 @@ type Match struct {
 	Group string
 	// ClientID: only requests whose client id contains this substring.
 	ClientID string
+	// Times: the rule acts on at most this many requests, then lets the
+	// rest through (0: no limit). A disconnect on each of a producer's
+	// EndTxns would outlast its transaction timeout; a few show the gap.
+	Times int64
 }
 
 // Rule is one fault switched on; Off switches it off. Hits counts the
@@ -54,6 +58,9 @@ func (r *Rule) Hits() int64 { return r.hits.Load() }
 
 // matches reports whether the rule applies to a request.
 func (r *Rule) matches(h header) bool {
+	if r.match.Times > 0 && r.hits.Load() >= r.match.Times {
+		return false
+	}
 	if r.key >= 0 && r.key != h.key {
 		return false
 	}
