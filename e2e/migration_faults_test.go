@@ -196,17 +196,19 @@ func faultLog(t testing.TB, path string) (func(side string) func(string, ...any)
 	}, nil
 }
 
-// waitLog waits for a line of path containing s.
-func waitLog(ctx context.Context, path, s string) error {
+// waitRebalancing waits for instance name, started meanwhile, to report
+// its first REBALANCING state (KafkaStreams.start: its threads are about
+// to join).
+func waitRebalancing(ctx context.Context, r *harness.Run, name string) error {
 	for {
-		b, _ := os.ReadFile(path)
-		if strings.Contains(string(b), s) {
-			return nil
+		if a, err := r.App(name); err == nil {
+			_, err := a.WaitEvent(ctx, func(ev harness.Event) bool { return ev.Kind == "state" && ev.To == "REBALANCING" })
+			return err
 		}
 		select {
 		case <-time.After(100 * time.Millisecond):
 		case <-ctx.Done():
-			return fmt.Errorf("no %q in %s: %w", s, path, ctx.Err())
+			return fmt.Errorf("%s never started: %w", name, ctx.Err())
 		}
 	}
 }
@@ -215,9 +217,10 @@ func waitLog(ctx context.Context, path, s string) error {
 // → classic, EOS, continuous input, two instances on 4.4 and 3.6, each
 // successor on its predecessor's state directory) under Kafka's fault
 // primitives (issue #41), one fault at the takeover and one at the
-// hand-back per run, three runs in parallel. The takeover's fault is
-// switched on when streamshift logs the takeover's start, the hand-back's
-// when the last streams instance is stopped. Each run asserts exact output
+// hand-back per run, three runs in parallel (a fourth, the coordinator
+// moving at the takeover, is a known failure: docs/faults.md). The
+// takeover's fault is switched on as the first streams instance starts its
+// threads, the hand-back's as the last streams instance is stopped. Each run asserts exact output
 // (the harness's verification: no loss, no duplicate), no task closed dirty
 // and no member fenced (from the apps' logs), no task active on two
 // instances at once (from their events), the group handed back to the
@@ -300,7 +303,6 @@ func both(a, b fault) fault {
 func runMigrationUnderFaults(t *testing.T, mk func(r *harness.Run) faultCase) []string {
 	f := &faultRun{ends: map[string]time.Time{}, states: map[string]string{}, hits: map[string]int64{}, skip: map[string]bool{}}
 	var fc faultCase
-	var streamshiftLog string
 	// Each fault runs on its own goroutine from its trigger; its off waits
 	// for the roll it faults to settle.
 	var wg sync.WaitGroup
@@ -418,7 +420,6 @@ func runMigrationUnderFaults(t *testing.T, mk func(r *harness.Run) faultCase) []
 				"STREAMSHIFT_MIGRATION_DISCONNECT_EXPIRY_HEARTBEATS=0")
 			addr, stop := startStreamshift(ctx, r.T, r.Dir, f.broker.Addr(), "faults", env...)
 			r.T.Cleanup(stop)
-			streamshiftLog = filepath.Join(r.Dir, "streamshift-1.log")
 			if f.apps, err = faultproxy.Start(addr); err != nil {
 				return "", err
 			}
@@ -429,11 +430,14 @@ func runMigrationUnderFaults(t *testing.T, mk func(r *harness.Run) faultCase) []
 		Steps: []harness.Step{
 			start("c1", harness.App44),
 			start("c2", harness.App36),
-			// The takeover: its fault switches on at streamshift's "takeover
-			// of a live classic group starts", while s1 joins.
+			// The takeover: its fault switches on as s1 starts its stream
+			// threads (KafkaStreams.start, state REBALANCING), a moment before
+			// its first heartbeat starts the takeover, so the fault covers the
+			// takeover's own requests upstream (its metadata refresh, the
+			// anchor's FindCoordinator and JoinGroup).
 			roll("c1", "s1", "streams", func(ctx context.Context, r *harness.Run) {
 				arm(ctx, fc.takeover, func(ctx context.Context) error {
-					return waitLog(ctx, streamshiftLog, "takeover of a live classic group starts")
+					return waitRebalancing(ctx, r, "s1")
 				})
 			}),
 			{Name: "the takeover's fault off", Check: true, Do: func(ctx context.Context, r *harness.Run) error {
