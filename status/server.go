@@ -25,6 +25,10 @@ type Options struct {
 	// lag of members that do not report them (classic members); nil: only
 	// reported ends are known.
 	EndOffsets EndOffsets
+	// Upstream reads classic groups and committed offsets from the
+	// upstream, for the observed classic groups and measured lags; nil:
+	// neither.
+	Upstream Upstream
 }
 
 // Server serves the status page and its JSON.
@@ -35,6 +39,7 @@ type Server struct {
 	cluster Cluster
 	// endOffsets: Options.EndOffsets.
 	endOffsets EndOffsets
+	upstream   Upstream
 	handler    http.Handler
 }
 
@@ -43,7 +48,7 @@ func New(o Options) *Server {
 	if o.Events == nil {
 		o.Events = NewEvents(nil)
 	}
-	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders, cluster: o.Cluster, endOffsets: o.EndOffsets}
+	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders, cluster: o.Cluster, endOffsets: o.EndOffsets, upstream: o.Upstream}
 	s.handler = s.routes()
 	return s
 }
