@@ -10,7 +10,8 @@ import (
 )
 
 // ConsumerGroupDescribe (key 69): v0-v1 (what kmsg decodes), advertised
-// whatever the upstream speaks.
+// whatever the upstream speaks; forwarded at the upstream's newest version
+// when the client's is newer.
 //
 // Kafka's admin client (4.x) describes a consumer group with
 // ConsumerGroupDescribe first; a group that is not a KIP-848 consumer
@@ -62,7 +63,14 @@ func (rs *Routes) consumerGroupDescribe(req *proxy.Request, r *kmsg.ConsumerGrou
 		fwd.Groups = upstream
 		return &fwd
 	}
-	splitForward(req, out, len(r.Groups)-len(upstream), len(upstream), rest, req.Version, func(dr *kmsg.ConsumerGroupDescribeResponse) *kmsg.ConsumerGroupDescribeResponse {
+	// The upstream's newest version may be older (v0 on 3.9): v1 only adds
+	// the members' type.
+	up := min(req.Version, rs.upstreamMax(kmsg.ConsumerGroupDescribe.Int16()))
+	if len(upstream) == len(r.Groups) && up < req.Version {
+		out.ForwardRewritten(req.Body, up, nil)
+		return
+	}
+	splitForward(req, out, len(r.Groups)-len(upstream), len(upstream), rest, up, func(dr *kmsg.ConsumerGroupDescribeResponse) *kmsg.ConsumerGroupDescribeResponse {
 		local := answeredHere(owned, func(i int) kmsg.ConsumerGroupDescribeResponseGroup {
 			return consumerGroupNotDescribed(r.Groups[i], kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", r.Groups[i]))
 		})

@@ -524,3 +524,16 @@ func TestAdminConsumerGroupDescribe(t *testing.T) {
 		check(t, respond[*kmsg.ConsumerGroupDescribeResponse](e, e.conn(allowAll), req), "plain", "missing")
 	})
 }
+
+// TestAdminConsumerGroupDescribeOnAnOlderUpstream: a client's v1 of a group
+// the upstream serves goes there at the upstream's newest version (v0 on
+// 3.9, which closes the connection on a v1).
+func TestAdminConsumerGroupDescribeOnAnOlderUpstream(t *testing.T) {
+	e := newEnv(t, direct) // 3.9: ConsumerGroupDescribe v0
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Version, req.Groups = 1, []string{"plain"}
+	res := e.serve(e.conn(allowAll), req)
+	if res.Kind != proxytest.Rewritten || res.Version != 0 {
+		t.Fatalf("v1 of an upstream group: %v at v%d, want forwarded at v0", res.Kind, res.Version)
+	}
+}
