@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -61,6 +62,9 @@ func (s *Server) observedGroups(ctx context.Context, id string, served map[strin
 	case <-ctx.Done():
 		return nil, fmt.Errorf("observed classic groups: %w", ctx.Err())
 	}
+	if id == "" {
+		s.streamsGroups.keep(ids)
+	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -70,8 +74,8 @@ func (s *Server) observedGroups(ctx context.Context, id string, served map[strin
 	}
 	var out []Group
 	for _, d := range described {
-		if d.ErrorCode != 0 || d.ProtocolType != classicstreams.ProtocolType || d.Protocol != classicstreams.StreamsProtocolName {
-			continue // not (or no longer) a classic Kafka Streams group
+		if !s.streamsGroups.is(d) {
+			continue // not (or not yet seen as) a classic Kafka Streams group
 		}
 		g := Group{ID: d.Group, Observed: observedNote, State: d.State, Members: []Member{}}
 		members := make([]observedMember, 0, len(d.Members))
@@ -267,4 +271,43 @@ func memberLabel(clientHost, processID, clientID string) string {
 		label += " thread " + thread
 	}
 	return label
+}
+
+// kafkaStreamsGroups remembers which observed classic groups were seen as
+// Kafka Streams groups: the broker names a group's protocol ("stream")
+// only while it is Stable, and a group must not vanish from the page
+// during each rebalance. Groups no longer observed are forgotten.
+type kafkaStreamsGroups struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+// is reports whether d is a classic Kafka Streams group: its protocol is
+// "stream", or it was while Stable before and its protocol type is still
+// "consumer" (a rebalance).
+func (k *kafkaStreamsGroups) is(d kmsg.DescribeGroupsResponseGroup) bool {
+	if d.ErrorCode != 0 || d.ProtocolType != classicstreams.ProtocolType || d.State == "Dead" {
+		return false
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if d.Protocol == classicstreams.StreamsProtocolName {
+		if k.seen == nil {
+			k.seen = map[string]bool{}
+		}
+		k.seen[d.Group] = true
+		return true
+	}
+	return d.Protocol == "" && k.seen[d.Group]
+}
+
+// keep forgets the groups not in observed.
+func (k *kafkaStreamsGroups) keep(observed []string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for g := range k.seen {
+		if !slices.Contains(observed, g) {
+			delete(k.seen, g)
+		}
+	}
 }

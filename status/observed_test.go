@@ -216,3 +216,36 @@ func TestObservedClassicGroupListed(t *testing.T) {
 		}
 	}
 }
+
+// TestObservedGroupKeptThroughARebalance: the broker names a classic
+// group's protocol only while it is Stable; a group seen as a Kafka Streams
+// group stays listed while it rebalances (protocol ""), one never seen so
+// is not, and a group no longer observed is forgotten.
+func TestObservedGroupKeptThroughARebalance(t *testing.T) {
+	var k kafkaStreamsGroups
+	g := func(id, protocol, state string) kmsg.DescribeGroupsResponseGroup {
+		d := kmsg.NewDescribeGroupsResponseGroup()
+		d.Group, d.ProtocolType, d.Protocol, d.State = id, "consumer", protocol, state
+		return d
+	}
+	for i, c := range []struct {
+		d    kmsg.DescribeGroupsResponseGroup
+		keep []string
+		want bool
+	}{
+		{g("app", "", "PreparingRebalance"), nil, false},
+		{g("app", "stream", "Stable"), nil, true},
+		{g("app", "", "PreparingRebalance"), nil, true},
+		{g("app", "", "CompletingRebalance"), []string{"app"}, true},
+		{g("app", "", "Dead"), nil, false},
+		{g("plain", "range", "Stable"), nil, false},
+		{g("app", "", "PreparingRebalance"), []string{"other"}, false},
+	} {
+		if c.keep != nil {
+			k.keep(c.keep)
+		}
+		if got := k.is(c.d); got != c.want {
+			t.Errorf("%d: %s %q %s: %v, want %v", i, c.d.Group, c.d.Protocol, c.d.State, got, c.want)
+		}
+	}
+}

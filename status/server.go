@@ -40,7 +40,9 @@ type Server struct {
 	// endOffsets: Options.EndOffsets.
 	endOffsets EndOffsets
 	upstream   Upstream
-	handler    http.Handler
+	// streamsGroups: the observed groups seen as Kafka Streams groups.
+	streamsGroups kafkaStreamsGroups
+	handler       http.Handler
 }
 
 // New returns the status server.
