@@ -39,6 +39,9 @@ type observedLister interface {
 	ObservedClassicGroups(done func([]string))
 }
 
+// whyRebalancing is why a member of an observed group has no tasks.
+const whyRebalancing = "no assignment: the group is rebalancing on the broker"
+
 // observedNote is how the page marks an observed group.
 const observedNote = "observed, classic on the broker"
 
@@ -174,6 +177,11 @@ func decodeObserved(m kmsg.DescribeGroupsResponseGroupMember) observedMember {
 		if p := streamsClientID.FindStringSubmatch(m.ClientID); p != nil {
 			om.processID = p[2]
 		}
+	}
+	if len(m.MemberAssignment) == 0 {
+		// The broker describes assignments only while the group is Stable.
+		om.why = whyRebalancing
+		return om
 	}
 	a, err := classicstreams.DecodeConsumerAssignment(m.MemberAssignment)
 	if err != nil {

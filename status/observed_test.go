@@ -249,3 +249,14 @@ func TestObservedGroupKeptThroughARebalance(t *testing.T) {
 		}
 	}
 }
+
+// TestObservedMemberRebalancing: while the broker's group rebalances it
+// describes no assignment; the member is listed without tasks, and says so.
+func TestObservedMemberRebalancing(t *testing.T) {
+	m := kmsg.NewDescribeGroupsResponseGroupMember()
+	m.MemberID, m.ClientID, m.ClientHost = "m", "app-6ba7b810-9dad-11d1-80b4-00c04fd430c8-StreamThread-1-consumer", "/10.0.0.7"
+	mm := decodeObserved(m).member(measureInputs{})
+	if mm.Label != "10.0.0.7/6ba7b810 thread 1" || len(mm.Tasks) != 0 || mm.Lag != nil || mm.LagWhy != whyRebalancing {
+		t.Fatalf("member %+v", mm)
+	}
+}
