@@ -225,9 +225,13 @@ func (sc *statusChecks) checkMetrics(ctx context.Context, g status.Group, w stat
 	if err != nil || code != http.StatusOK {
 		return fmt.Errorf("/metrics: HTTP %d: %v", code, err)
 	}
+	// The gauge counts the members streamshift serves: an observed classic
+	// group's (handed back) are the broker's.
 	byProto := map[string]float64{}
 	for _, m := range g.Members {
-		byProto[m.Protocol]++
+		if g.Served {
+			byProto[m.Protocol]++
+		}
 	}
 	for series, want := range map[string]float64{
 		`streamshift_migrations_total{kind="takeover",outcome="done"}`:  float64(w.takeovers),
