@@ -111,8 +111,15 @@ func compareDescribed(g status.Group, before, after kmsg.StreamsGroupDescribeRes
 		return fmt.Errorf("/api/groups: migration %+v, want %s %s", g.Migration, w.phase, w.phaseDone)
 	}
 	if !w.served {
-		if before.ErrorCode == 0 || len(g.Members) != 0 {
+		// Handed back, the group may be listed again as the broker's
+		// classic group streamshift observes: classic members only.
+		if before.ErrorCode == 0 || g.Observed == "" && len(g.Members) != 0 {
 			return fmt.Errorf("/api/groups: a group not served, but StreamsGroupDescribe error %d, %d members on the page", before.ErrorCode, len(g.Members))
+		}
+		for _, m := range g.Members {
+			if m.Protocol != "classic" {
+				return fmt.Errorf("/api/groups: the observed classic group lists member %s speaking %s", m.MemberID, m.Protocol)
+			}
 		}
 		return nil
 	}
@@ -218,9 +225,13 @@ func (sc *statusChecks) checkMetrics(ctx context.Context, g status.Group, w stat
 	if err != nil || code != http.StatusOK {
 		return fmt.Errorf("/metrics: HTTP %d: %v", code, err)
 	}
+	// The gauge counts the members streamshift serves: an observed classic
+	// group's (handed back) are the broker's.
 	byProto := map[string]float64{}
 	for _, m := range g.Members {
-		byProto[m.Protocol]++
+		if g.Served {
+			byProto[m.Protocol]++
+		}
 	}
 	for series, want := range map[string]float64{
 		`streamshift_migrations_total{kind="takeover",outcome="done"}`:  float64(w.takeovers),

@@ -9,13 +9,20 @@ import (
 	"github.com/streamshift/streamshift/proxy"
 )
 
-// DescribeGroups (key 15): v0-v6 (the upstream's range, capped to kmsg's),
-// unadvertised.
+// DescribeGroups (key 15): v0-v6 (what kmsg decodes), advertised whatever
+// the upstream speaks: v6 (KIP-1043) only adds a per-group error message,
+// so a client's v6 goes to an older upstream at its newest version and the
+// answer comes back at v6. Kafka's 4.x admin client then sees what a 4.4
+// broker answers for a streams group (with ConsumerGroupDescribe,
+// 69_consumer_group_describe.go): `kafka-consumer-groups --describe` fails
+// with "Group <id> is not a consumer group." as it does on Kafka 4.4,
+// instead of reporting a Dead group ("does not exist").
 //
 // By version: an owned (streams) group is answered here with state Dead
 // before v6, and GROUP_ID_NOT_FOUND "Group <id> is not a classic group."
 // from v6 (which has per-group error messages), as Kafka 4.4 answers; other
-// groups go upstream at the client's version.
+// groups go upstream at the client's version, or the upstream's newest if
+// older.
 
 // describeGroups routes DescribeGroups at the upstream's versions (capped to
 // what kmsg decodes), unadvertised. It answers for owned groups as Kafka 4.4 answers
@@ -46,7 +53,12 @@ func (rs *Routes) describeGroups(req *proxy.Request, r *kmsg.DescribeGroupsReque
 		fwd.Groups = upstream
 		return &fwd
 	}
-	splitForward(req, out, len(r.Groups)-len(upstream), len(upstream), rest, req.Version, func(dr *kmsg.DescribeGroupsResponse) *kmsg.DescribeGroupsResponse {
+	up := min(req.Version, rs.upstreamMax(kmsg.DescribeGroups.Int16()))
+	if len(upstream) == len(r.Groups) && up < req.Version {
+		out.ForwardRewritten(req.Body, up, nil)
+		return
+	}
+	splitForward(req, out, len(r.Groups)-len(upstream), len(upstream), rest, up, func(dr *kmsg.DescribeGroupsResponse) *kmsg.DescribeGroupsResponse {
 		local := answeredHere(owned, func(i int) kmsg.DescribeGroupsResponseGroup { return streamsGroupDescribed(r.Groups[i], req.Version) })
 		dr.Groups = mergeByID(r.Groups, local, dr.Groups, func(g kmsg.DescribeGroupsResponseGroup) string { return g.Group })
 		return dr

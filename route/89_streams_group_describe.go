@@ -1,7 +1,9 @@
 package route
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -53,9 +55,71 @@ func (rs *Routes) streamsGroupDescribe(req *proxy.Request, r *kmsg.StreamsGroupD
 			return
 		}
 		dr.Groups = append(denied, dr.Groups...)
+		if notHere := notFoundHere(dr); len(notHere) > 0 {
+			// The upstream's answer is waited for off the coordinator's
+			// executor.
+			go func() {
+				rs.notStreamsGroups(req, dr, notHere)
+				out.Respond(dr)
+			}()
+			return
+		}
 		out.Respond(dr)
 	}
 	if !rs.o.Coordinator.Handle(&fwd, coordinatorClient(req), respond) {
 		out.Forward()
+	}
+}
+
+// notFoundHere are the entries of dr the coordinator answered "Group <id>
+// not found." (it holds no such group), by group id.
+func notFoundHere(dr *kmsg.StreamsGroupDescribeResponse) map[string]int {
+	var out map[string]int
+	for i, g := range dr.Groups {
+		if g.ErrorCode == kerr.GroupIDNotFound.Code && g.ErrorMessage != nil && *g.ErrorMessage == fmt.Sprintf("Group %s not found.", g.Group) {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[g.Group] = i
+		}
+	}
+	return out
+}
+
+// notStreamsGroupWait bounds the upstream's DescribeGroups of groups the
+// coordinator does not hold.
+const notStreamsGroupWait = 5 * time.Second
+
+// notStreamsGroups answers a group the coordinator does not hold that the
+// upstream has (a classic group: one under migration before its takeover
+// or after its hand-back) as Kafka 4.4 answers StreamsGroupDescribe for a
+// group of another type: GROUP_ID_NOT_FOUND "Group <id> is not a streams
+// group." (kafka-streams-groups prints it), not "Group <id> not found.".
+// It asks the upstream with DescribeGroups on the client's connection (the
+// client's principal, its coordinator); an upstream that does not answer,
+// or answers with an error or a Dead group, leaves "not found".
+func (rs *Routes) notStreamsGroups(req *proxy.Request, dr *kmsg.StreamsGroupDescribeResponse, notHere map[string]int) {
+	ask := kmsg.NewPtrDescribeGroupsRequest()
+	for id := range notHere {
+		ask.Groups = append(ask.Groups, id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), notStreamsGroupWait)
+	defer cancel()
+	resp, err := req.Send(ask, rs.upstreamMax(kmsg.DescribeGroups.Int16())).Wait(ctx)
+	if err != nil {
+		rs.o.Log.Debug().Err(err).Strs("groups", ask.Groups).Msg("StreamsGroupDescribe: the upstream's DescribeGroups of groups not served here")
+		return
+	}
+	described, ok := resp.(*kmsg.DescribeGroupsResponse)
+	if !ok {
+		return
+	}
+	for _, g := range described.Groups {
+		i, ok := notHere[g.Group]
+		if !ok || g.ErrorCode != 0 || g.State == "Dead" {
+			continue
+		}
+		msg := fmt.Sprintf("Group %s is not a streams group.", g.Group)
+		dr.Groups[i].ErrorMessage = &msg
 	}
 }

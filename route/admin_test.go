@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/streamshift/streamshift/proxy/proxytest"
 )
@@ -438,5 +439,101 @@ func TestAdminGroupConfigsBeforeOwned(t *testing.T) {
 		c.ConfigSynonyms[1].Name != "group.streams.num.standby.replicas" || *c.ConfigSynonyms[1].Value != "0" ||
 		c.ConfigSynonyms[1].Source != kmsg.ConfigSourceDefaultConfig {
 		t.Fatalf("describe: %+v", c)
+	}
+}
+
+// TestAdminStreamsDescribeOfAClassicGroup: StreamsGroupDescribe of a group
+// the upstream has as a classic group (one under migration before its
+// takeover or after its hand-back) is answered as Kafka 4.4 answers it:
+// GROUP_ID_NOT_FOUND "Group <id> is not a streams group."; a group nobody
+// has stays "Group <id> not found.", and a served one is described.
+func TestAdminStreamsDescribeOfAClassicGroup(t *testing.T) {
+	e := newAdminEnv(t)
+	// The client's connection: its asks go to the upstream.
+	conn := proxytest.NewConn(func(r kmsg.Request) (kmsg.Response, error) { return e.upstreamOf(-1)(r), nil })
+	req := kmsg.NewPtrStreamsGroupDescribeRequest()
+	req.Version, req.Groups = 1, []string{"plain", "missing", "app"}
+	resp := respond[*kmsg.StreamsGroupDescribeResponse](e.env, conn, req)
+	if len(resp.Groups) != 3 {
+		t.Fatalf("describe: %+v", resp)
+	}
+	want := map[string]string{"plain": "Group plain is not a streams group.", "missing": "Group missing not found.", "app": ""}
+	for _, g := range resp.Groups {
+		msg := ""
+		if g.ErrorMessage != nil {
+			msg = *g.ErrorMessage
+		}
+		if w := want[g.Group]; msg != w || (w == "") != (g.ErrorCode == 0) || w != "" && g.ErrorCode != kerr.GroupIDNotFound.Code {
+			t.Errorf("%s: error %d %q, want %q", g.Group, g.ErrorCode, msg, w)
+		}
+	}
+}
+
+// TestAdminDescribeGroupsV6OnAnOlderUpstream: DescribeGroups is advertised
+// up to v6 whatever the upstream speaks, as Kafka 4.4 negotiates it with a
+// 4.x admin client: a v6 request of groups the upstream serves goes there
+// at the upstream's newest version (v5 on 3.9) and its answer comes back.
+func TestAdminDescribeGroupsV6OnAnOlderUpstream(t *testing.T) {
+	e := newEnv(t, direct) // a 3.9 upstream: DescribeGroups v0-v5
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "in", Partition: 0, At: 5, LeaderEpoch: -1})
+	if _, err := e.adm.CommitOffsets(e.ctx, "plain", offs); err != nil {
+		t.Fatal(err)
+	}
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Version, req.Groups = 6, []string{"plain"}
+	res := e.serve(proxytest.NewConn(nil), req)
+	if res.Kind != proxytest.Rewritten || res.Version != 5 {
+		t.Fatalf("v6 of an upstream group: %v at v%d, want forwarded at v5", res.Kind, res.Version)
+	}
+	resp := e.through(proxytest.NewConn(nil), req).(*kmsg.DescribeGroupsResponse)
+	if len(resp.Groups) != 1 || resp.Groups[0].Group != "plain" || resp.Groups[0].ErrorCode != 0 || resp.Groups[0].State != "Empty" {
+		t.Fatalf("v6 of plain through a 3.9 upstream: %+v", resp)
+	}
+}
+
+// TestAdminConsumerGroupDescribe: ConsumerGroupDescribe, which Kafka's 4.x
+// admin client sends before DescribeGroups, answers a streams group served
+// here as Kafka 4.4 does, GROUP_ID_NOT_FOUND "Group <id> is not a consumer
+// group." (the message kafka-consumer-groups --describe then prints); on an
+// upstream without the key (3.6) every group is answered so, and the
+// client goes on to DescribeGroups.
+func TestAdminConsumerGroupDescribe(t *testing.T) {
+	check := func(t *testing.T, resp *kmsg.ConsumerGroupDescribeResponse, groups ...string) {
+		t.Helper()
+		if len(resp.Groups) != len(groups) {
+			t.Fatalf("answer %+v", resp)
+		}
+		for i, g := range groups {
+			got := resp.Groups[i]
+			if got.Group != g || got.ErrorCode != kerr.GroupIDNotFound.Code || got.ErrorMessage == nil || *got.ErrorMessage != "Group "+g+" is not a consumer group." {
+				t.Errorf("%s: %+v", g, got)
+			}
+		}
+	}
+	t.Run("served here", func(t *testing.T) {
+		e := newAdminEnv(t) // the upstream speaks ConsumerGroupDescribe
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{"app"}
+		check(t, respond[*kmsg.ConsumerGroupDescribeResponse](e.env, e.member, req), "app")
+	})
+	t.Run("upstream without the key", func(t *testing.T) {
+		e := newEnv(t, direct, func(e *env) { e.upstream = kversion.V3_6_0() })
+		req := kmsg.NewPtrConsumerGroupDescribeRequest()
+		req.Groups = []string{"plain", "missing"}
+		check(t, respond[*kmsg.ConsumerGroupDescribeResponse](e, e.conn(allowAll), req), "plain", "missing")
+	})
+}
+
+// TestAdminConsumerGroupDescribeOnAnOlderUpstream: a client's v1 of a group
+// the upstream serves goes there at the upstream's newest version (v0 on
+// 3.9, which closes the connection on a v1).
+func TestAdminConsumerGroupDescribeOnAnOlderUpstream(t *testing.T) {
+	e := newEnv(t, direct) // 3.9: ConsumerGroupDescribe v0
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Version, req.Groups = 1, []string{"plain"}
+	res := e.serve(e.conn(allowAll), req)
+	if res.Kind != proxytest.Rewritten || res.Version != 0 {
+		t.Fatalf("v1 of an upstream group: %v at v%d, want forwarded at v0", res.Kind, res.Version)
 	}
 }

@@ -378,6 +378,22 @@ var (
 		id: func(g kmsg.StreamsGroupDescribeResponseGroup) string { return g.Group },
 	}
 
+	// ConsumerGroupDescribe: a streams group's entry is answered by its
+	// owner ("is not a consumer group"), the others go upstream.
+	consumerGroupDescribeSplit = splitKey[*kmsg.ConsumerGroupDescribeRequest, *kmsg.ConsumerGroupDescribeResponse, kmsg.ConsumerGroupDescribeResponseGroup]{
+		groups: func(r *kmsg.ConsumerGroupDescribeRequest) []string { return r.Groups },
+		part: func(r *kmsg.ConsumerGroupDescribeRequest, idx []int) *kmsg.ConsumerGroupDescribeRequest {
+			p := *r
+			p.Groups = pick(r.Groups, idx)
+			return &p
+		},
+		entries: func(p *kmsg.ConsumerGroupDescribeResponse) *[]kmsg.ConsumerGroupDescribeResponseGroup { return &p.Groups },
+		failed: func(r *kmsg.ConsumerGroupDescribeRequest, i int, err error) kmsg.ConsumerGroupDescribeResponseGroup {
+			return consumerGroupNotDescribed(r.Groups[i], kerr.TypedErrorForCode(kafkaCode(err)), err.Error())
+		},
+		id: func(g kmsg.ConsumerGroupDescribeResponseGroup) string { return g.Group },
+	}
+
 	// Group configs: GROUP resources go to their group's owner, the
 	// others (topics, brokers) are handled here.
 	describeConfigsSplit = splitKey[*kmsg.DescribeConfigsRequest, *kmsg.DescribeConfigsResponse, kmsg.DescribeConfigsResponseResource]{

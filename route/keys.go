@@ -254,14 +254,16 @@ var keys = map[kmsg.Key]keyFacts{
 	kmsg.ConsumerGroupHeartbeat: facts[*kmsg.ConsumerGroupHeartbeatRequest]{
 		group: func(r *kmsg.ConsumerGroupHeartbeatRequest) string { return r.Group },
 	}.untyped(),
-	kmsg.ConsumerGroupDescribe: facts[*kmsg.ConsumerGroupDescribeRequest]{
-		groups: func(r *kmsg.ConsumerGroupDescribeRequest) []string { return r.Groups },
-	}.untyped(),
 	kmsg.StreamsGroupHeartbeat: facts[*kmsg.StreamsGroupHeartbeatRequest]{
 		group: func(r *kmsg.StreamsGroupHeartbeatRequest) string { return r.Group },
 		refuse: func(r *kmsg.StreamsGroupHeartbeatRequest, err error) kmsg.Response {
 			return heartbeatError(r, err)
 		},
+	}.untyped(),
+	kmsg.ConsumerGroupDescribe: facts[*kmsg.ConsumerGroupDescribeRequest]{
+		groups: consumerGroupDescribeSplit.groups,
+		split:  consumerGroupDescribeSplit.splitter(),
+		refuse: consumerGroupDescribeSplit.refuse,
 	}.untyped(),
 	kmsg.StreamsGroupDescribe: facts[*kmsg.StreamsGroupDescribeRequest]{
 		// One group: clusterGate's; several: split by owner.

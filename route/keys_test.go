@@ -124,6 +124,10 @@ func groupRequest(t *testing.T, key kmsg.Key) kmsg.Request {
 		r := kmsg.NewPtrDescribeGroupsRequest()
 		r.Groups = []string{"g"}
 		return r
+	case kmsg.ConsumerGroupDescribe:
+		r := kmsg.NewPtrConsumerGroupDescribeRequest()
+		r.Groups = []string{"g"}
+		return r
 	case kmsg.TxnOffsetCommit:
 		r := kmsg.NewPtrTxnOffsetCommitRequest()
 		r.Group = "g"

@@ -30,13 +30,14 @@ func TestRoutesTable(t *testing.T) {
 	want := map[kmsg.Key]reg{
 		kmsg.OffsetCommit:            {9, true, true},
 		kmsg.OffsetFetch:             {9, true, true},
-		kmsg.DescribeGroups:          {top(kmsg.DescribeGroups), false, false},
+		kmsg.DescribeGroups:          {top(kmsg.DescribeGroups), true, false},
 		kmsg.ListGroups:              {top(kmsg.ListGroups), false, false},
 		kmsg.TxnOffsetCommit:         {3, false, true},
 		kmsg.DescribeConfigs:         {top(kmsg.DescribeConfigs), false, false},
 		kmsg.DeleteGroups:            {top(kmsg.DeleteGroups), false, false},
 		kmsg.IncrementalAlterConfigs: {top(kmsg.IncrementalAlterConfigs), false, false},
 		kmsg.OffsetDelete:            {top(kmsg.OffsetDelete), false, false},
+		kmsg.ConsumerGroupDescribe:   {top(kmsg.ConsumerGroupDescribe), true, false},
 		kmsg.StreamsGroupHeartbeat:   {1, true, false},
 		kmsg.StreamsGroupDescribe:    {1, true, false},
 	}

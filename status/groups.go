@@ -17,6 +17,11 @@ import (
 type Group struct {
 	ID     string `json:"groupId"`
 	Served bool   `json:"served"`
+	// Observed is set ("observed, classic on the broker") for a classic
+	// Kafka Streams group streamshift does not serve but whose classic
+	// members it observes (the migration on): State is then the broker's
+	// classic group state, and the members are the broker's (observed.go).
+	Observed string `json:"observed,omitempty"`
 	// State, GroupEpoch, AssignmentEpoch and TopologyEpoch are
 	// StreamsGroupDescribe's, of a served group.
 	State           string `json:"state,omitempty"`
@@ -37,6 +42,10 @@ type Group struct {
 // Member is one member of a served group.
 type Member struct {
 	MemberID string `json:"memberId"`
+	// Label names the member as a person recognises it, as the capture's
+	// timeline does: host/processUUID[:8] thread N ("" when its client id
+	// and process id name no Kafka Streams process).
+	Label string `json:"label,omitempty"`
 	// Protocol is "classic" for a classic member served through
 	// translation, "streams" otherwise.
 	Protocol string `json:"protocol"`
@@ -53,6 +62,10 @@ type Member struct {
 	// (shown "–") when none is, and LagWhy says why.
 	Lag    *int64 `json:"lag,omitempty"`
 	LagWhy string `json:"lagWhy,omitempty"`
+	// LagSource is "measured" when every task lag in the sum was measured
+	// by streamshift (committed offsets against end offsets), "reported"
+	// when any is a member's report (then LagAge says how old).
+	LagSource string `json:"lagSource,omitempty"`
 	// LagReportedAt is when the member last reported offsets (a streams
 	// member every task.offset.interval.ms, a classic member at each
 	// JoinGroup); LagAge is how long ago that was, as the page says it.
@@ -107,6 +120,10 @@ func (s *Server) groups(ctx context.Context, id string) ([]Group, error) {
 		s.events.forget(served)
 	}
 	inputs := s.lagInputs(ctx, described)
+	servedIDs := map[string]bool{}
+	for _, d := range described {
+		servedIDs[d.Group] = d.ErrorCode == 0
+	}
 	for _, d := range described {
 		if d.ErrorCode == kerr.GroupIDNotFound.Code {
 			continue
@@ -116,6 +133,11 @@ func (s *Server) groups(ctx context.Context, id string) ([]Group, error) {
 		}
 		out = append(out, fromDescribed(d, inputs[d.Group]))
 	}
+	observed, err := s.observedGroups(ctx, id, servedIDs)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, observed...)
 	for i := range out {
 		byID[out[i].ID] = &out[i]
 	}
@@ -153,13 +175,13 @@ func fromDescribed(d kmsg.StreamsGroupDescribeResponseGroup, in lagInputs) Group
 	}
 	ends := newTaskEnds(d, in.fetched, in.fetchErr)
 	for _, m := range d.Members {
-		mm := Member{MemberID: m.MemberID, Protocol: "streams", MemberEpoch: m.MemberEpoch, ProcessID: m.ProcessID,
+		mm := Member{MemberID: m.MemberID, Label: memberLabel(m.ClientHost, m.ProcessID, m.ClientID), Protocol: "streams", MemberEpoch: m.MemberEpoch, ProcessID: m.ProcessID,
 			ClientID: m.ClientID, ClientHost: m.ClientHost, InstanceID: m.InstanceID,
 			Active: taskNames(m.Assignment.ActiveTasks), Standby: taskNames(m.Assignment.StandbyTasks), Warmup: taskNames(m.Assignment.WarmupTasks)}
 		if m.IsClassic {
 			mm.Protocol = "classic"
 		}
-		mm.setLag(m, in.reports[m.MemberID], ends, in.now)
+		mm.setLag(m, in.reports[m.MemberID], ends, in)
 		g.Members = append(g.Members, mm)
 	}
 	sort.Slice(g.Members, func(i, j int) bool {

@@ -30,6 +30,19 @@ const (
 	whyNoOffsets = "member reports no offsets"
 	whyNoEnd     = "changelog end offset not known"
 	whyNoTasks   = "no tasks"
+	// Measured lags (committed offsets against end offsets).
+	whyNotMeasured      = "not measured"
+	whyNoInputs         = "no input partitions"
+	whyNoCommit         = "no committed offset"
+	whyClassicChangelog = "changelog lag not known while classic on the broker"
+)
+
+// Where a lag comes from, as the page says it: streamshift measured it now
+// (the group's committed offsets against the partitions' end offsets), or
+// a member reported it (its task offsets, as old as the report).
+const (
+	sourceMeasured = "measured"
+	sourceReported = "reported"
 )
 
 // TaskLag is one of a member's tasks with its lag: the changelog records
@@ -41,6 +54,13 @@ type TaskLag struct {
 	Kind string `json:"kind"`
 	Lag  *int64 `json:"lag,omitempty"`
 	Why  string `json:"why,omitempty"`
+	// Source is "measured" for an active task's input lag streamshift
+	// measured (committed offsets against end offsets: records not yet
+	// processed), "reported" for a changelog lag from a member's offset
+	// report (Age old), "" for a lag assumed 0 (an active task whose owner
+	// writes its changelog).
+	Source string `json:"source,omitempty"`
+	Age    string `json:"age,omitempty"`
 }
 
 // TasksOf are the member's tasks of one kind, for the page.
@@ -62,6 +82,10 @@ type lagInputs struct {
 	fetched  map[string]map[int32]int64
 	fetchErr error
 	now      time.Time
+	// measure are the group's committed offsets and its source topics'
+	// end offsets; sources the source topics of each subtopology.
+	measure measureInputs
+	sources map[string][]string
 }
 
 // lagInputs reads the offset reports of the described groups and the end
@@ -69,13 +93,23 @@ type lagInputs struct {
 func (s *Server) lagInputs(ctx context.Context, described []kmsg.StreamsGroupDescribeResponseGroup) map[string]lagInputs {
 	now := time.Now()
 	var topics []string
+	sources := map[string]map[string][]string{}
 	for _, d := range described {
 		if d.Topology == nil {
 			continue
 		}
+		sources[d.Group] = map[string][]string{}
 		for _, st := range d.Topology.Subtopologies {
 			for _, c := range st.StateChangelogTopics {
 				topics = append(topics, c.Topic)
+			}
+			src := slices.Clone(st.SourceTopics)
+			for _, r := range st.RepartitionSourceTopics {
+				src = append(src, r.Topic)
+			}
+			sources[d.Group][st.SubtopologyID] = src
+			if s.upstream != nil {
+				topics = append(topics, src...)
 			}
 		}
 	}
@@ -93,7 +127,13 @@ func (s *Server) lagInputs(ctx context.Context, described []kmsg.StreamsGroupDes
 	out := map[string]lagInputs{}
 	rep, _ := s.coord.(offsetReporter)
 	for _, d := range described {
-		in := lagInputs{fetched: fetched, fetchErr: fetchErr, now: now}
+		in := lagInputs{fetched: fetched, fetchErr: fetchErr, now: now, sources: sources[d.Group]}
+		in.measure.ends, in.measure.err = fetched, fetchErr
+		if s.upstream == nil {
+			in.measure.err = fmt.Errorf("no upstream to read offsets from")
+		} else if fetchErr == nil && len(in.sources) > 0 {
+			in.measure.committed, in.measure.err = s.upstream.Committed(ctx, d.Group)
+		}
 		if rep != nil {
 			ch := make(chan map[string]streams.OffsetReport, 1)
 			rep.OffsetReports(d.Group, func(r map[string]streams.OffsetReport) { ch <- r })
@@ -185,7 +225,19 @@ func (e taskEnds) end(k taskKey) (int64, string) {
 // and an active task of a streams member that reports no offset of its own
 // (its owner writes the changelog) lag 0; any other task without an offset
 // of the member's is not known.
-func (mm *Member) setLag(m kmsg.StreamsGroupDescribeResponseGroupMember, rep streams.OffsetReport, ends taskEnds, now time.Time) {
+//
+// An active task whose source partitions streamshift can measure (the
+// group's committed offsets against their end offsets, in) shows that
+// instead: what the task has not processed yet, as of now, where a report
+// is as old as the member's last one (every task.offset.interval.ms, 60 s
+// by default) and grows stale while the task runs.
+func (mm *Member) setLag(m kmsg.StreamsGroupDescribeResponseGroupMember, rep streams.OffsetReport, ends taskEnds, in lagInputs) {
+	now := in.now
+	age := ""
+	if !rep.At.IsZero() {
+		age = now.Sub(rep.At).Round(time.Second).String()
+	}
+	measured, reported := false, false
 	own := map[taskKey]int64{}
 	offsets := m.TaskOffsets
 	if m.IsClassic {
@@ -207,6 +259,16 @@ func (mm *Member) setLag(m kmsg.StreamsGroupDescribeResponseGroupMember, rep str
 			for _, p := range t.Partitions {
 				k := taskKey{t.SubtopologyID, p}
 				tl := TaskLag{Task: fmt.Sprintf("%s_%d", k.st, k.p), Kind: kind}
+				if kind == "active" {
+					if l, why := in.measure.measure(sourcePartitions(in.sources[k.st], k.p)); why == "" && in.sources != nil {
+						tl.Lag, tl.Source = &l, sourceMeasured
+						measured = true
+						sum += l
+						known = true
+						tasks = append(tasks, tl)
+						continue
+					}
+				}
 				end, why := ends.end(k)
 				off, has := own[k]
 				switch {
@@ -214,10 +276,14 @@ func (mm *Member) setLag(m kmsg.StreamsGroupDescribeResponseGroupMember, rep str
 					tl.Why = why
 				case has && off >= 0:
 					l := max(end-off, 0)
-					tl.Lag = &l
+					tl.Lag, tl.Source, tl.Age = &l, sourceReported, age
+					reported = true
 				case kind == "active" && (has && off == classicstreams.OffsetSumRunningActive || !has && !m.IsClassic):
 					l := int64(0)
 					tl.Lag = &l
+					if has {
+						tl.Source, tl.Age = sourceReported, age
+					}
 				default:
 					tl.Why = whyNoOffsets
 				}
@@ -239,9 +305,25 @@ func (mm *Member) setLag(m kmsg.StreamsGroupDescribeResponseGroupMember, rep str
 	}
 	if known {
 		mm.Lag = &sum
+		switch {
+		case reported:
+			mm.LagSource = sourceReported
+		case measured:
+			mm.LagSource = sourceMeasured
+		}
 		return
 	}
 	mm.LagWhy = lagWhy(mm.Tasks)
+}
+
+// sourcePartitions are partition p of each source topic: the partitions
+// task <subtopology>_p reads.
+func sourcePartitions(topics []string, p int32) []classicstreams.TopicPartition {
+	out := make([]classicstreams.TopicPartition, len(topics))
+	for i, t := range topics {
+		out[i] = classicstreams.TopicPartition{Topic: t, Partition: p}
+	}
+	return out
 }
 
 // lagWhy says why no task of a member has a known lag: that all are

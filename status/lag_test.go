@@ -3,6 +3,7 @@ package status
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,5 +104,53 @@ func TestClassicLagFromOffsetSums(t *testing.T) {
 	m = fromDescribed(d, in).Members[0]
 	if m.Lag != nil || m.LagWhy != whyNoEnd+": upstream down" {
 		t.Fatalf("without end offsets: lag %v why %q", deref(m.Lag), m.LagWhy)
+	}
+}
+
+// TestActiveLagMeasuredNotReported: a running active task's lag is
+// measured (its source partitions' end offsets minus the group's committed
+// offsets, as of now), not the changelog lag of the member's last offset
+// report, which grows stale between reports (every 60 s by default); a
+// standby's lag is the report's, with its age, and the member's sum says it
+// holds a report. Without committed offsets the active task falls back to
+// the report.
+func TestActiveLagMeasuredNotReported(t *testing.T) {
+	d := kmsg.NewStreamsGroupDescribeResponseGroup()
+	d.Group = "g"
+	d.Topology = &kmsg.StreamsGroupDescribeResponseGroupTopology{Subtopologies: []kmsg.StreamsGroupDescribeResponseGroupTopologySubtopology{
+		{SubtopologyID: "0", SourceTopics: []string{"input"}, StateChangelogTopics: []kmsg.TopicInfo{{Topic: "g-store-changelog"}}},
+	}}
+	m := kmsg.NewStreamsGroupDescribeResponseGroupMember()
+	m.MemberID = "s"
+	m.Assignment.ActiveTasks = []kmsg.TaskIDs{{SubtopologyID: "0", Partitions: []int32{0}}}
+	m.Assignment.StandbyTasks = []kmsg.TaskIDs{{SubtopologyID: "0", Partitions: []int32{1}}}
+	// The report of 18 s ago: the active task's changelog was then 696
+	// behind the end read now; the standby 5 behind.
+	m.TaskOffsets = []kmsg.TaskOffset{{SubtopologyID: "0", Partition: 0, Offset: 304}, {SubtopologyID: "0", Partition: 1, Offset: 95}}
+	d.Members = append(d.Members, m)
+	now := time.Date(2026, 1, 1, 0, 0, 30, 0, time.UTC)
+	ends := map[string]map[int32]int64{"g-store-changelog": {0: 1000, 1: 100}, "input": {0: 500, 1: 50}}
+	in := lagInputs{
+		reports: map[string]streams.OffsetReport{"s": {At: now.Add(-18 * time.Second)}},
+		fetched: ends, now: now, sources: map[string][]string{"0": {"input"}},
+		measure: measureInputs{committed: map[string]map[int32]int64{"input": {0: 498}}, ends: ends},
+	}
+	got := func(mm Member) string {
+		var parts []string
+		for _, tl := range mm.Tasks {
+			s := tl.Task + "=" + tl.Why
+			if tl.Lag != nil {
+				s = tl.Task + "=" + strconv.FormatInt(*tl.Lag, 10) + " " + tl.Source + " " + tl.Age
+			}
+			parts = append(parts, s)
+		}
+		return strings.Join(parts, ", ") + " | " + strconv.FormatInt(*mm.Lag, 10) + " " + mm.LagSource
+	}
+	if g, want := got(fromDescribed(d, in).Members[0]), "0_0=2 measured , 0_1=5 reported 18s | 7 reported"; g != want {
+		t.Errorf("with committed offsets: %s, want %s", g, want)
+	}
+	in.measure = measureInputs{err: errors.New("upstream down")}
+	if g, want := got(fromDescribed(d, in).Members[0]), "0_0=696 reported 18s, 0_1=5 reported 18s | 701 reported"; g != want {
+		t.Errorf("without: %s, want %s", g, want)
 	}
 }

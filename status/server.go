@@ -25,6 +25,10 @@ type Options struct {
 	// lag of members that do not report them (classic members); nil: only
 	// reported ends are known.
 	EndOffsets EndOffsets
+	// Upstream reads classic groups and committed offsets from the
+	// upstream, for the observed classic groups and measured lags; nil:
+	// neither.
+	Upstream Upstream
 }
 
 // Server serves the status page and its JSON.
@@ -35,7 +39,10 @@ type Server struct {
 	cluster Cluster
 	// endOffsets: Options.EndOffsets.
 	endOffsets EndOffsets
-	handler    http.Handler
+	upstream   Upstream
+	// streamsGroups: the observed groups seen as Kafka Streams groups.
+	streamsGroups kafkaStreamsGroups
+	handler       http.Handler
 }
 
 // New returns the status server.
@@ -43,7 +50,7 @@ func New(o Options) *Server {
 	if o.Events == nil {
 		o.Events = NewEvents(nil)
 	}
-	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders, cluster: o.Cluster, endOffsets: o.EndOffsets}
+	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders, cluster: o.Cluster, endOffsets: o.EndOffsets, upstream: o.Upstream}
 	s.handler = s.routes()
 	return s
 }

@@ -173,7 +173,7 @@ func TestStatusPage(t *testing.T) {
 
 	code, page := get(t, h, "/ui")
 	for _, want := range []string{`data-group="app" data-served="true"`, `data-member="m1" data-protocol="streams"`, `data-phase="takeover" data-phase-state="done"`,
-		`data-group="old" data-served="false"`, "anchor &lt;leave&gt; failed", `href="/capture/groups/app/flight-recorder"`, `href="/api/groups/app"`, `data-task="0_0"`, `data-task="0_1"`, "client-m1", "process-m1", `data-lag="15"`, `class="age"`} {
+		`data-group="old" data-served="false"`, "anchor &lt;leave&gt; failed", `href="/capture/groups/app/flight-recorder"`, `href="/api/groups/app"`, `data-task="0_0"`, `data-task="0_1"`, "client-m1", "process-m1", `data-lag="15"`, `data-source="reported"`, "a report, not a measurement"} {
 		if code != http.StatusOK || !strings.Contains(page, want) {
 			t.Errorf("/ui lacks %s", want)
 		}

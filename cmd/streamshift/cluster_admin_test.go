@@ -173,8 +173,9 @@ func TestClusterAdminThroughAnyInstance(t *testing.T) {
 		if l := ans.listed[g]; !strings.HasPrefix(l, "streams/") || !strings.HasSuffix(l, "/streams") {
 			t.Errorf("%s listed as %q, want a streams group (listed: %v)", g, l, ans.listed)
 		}
-		// DescribeGroups below v6 (kfake's 3.9): a streams group is Dead.
-		if want := "<nil>/Dead//0"; ans.described[g] != want {
+		// DescribeGroups v6 (advertised whatever the upstream speaks, as
+		// Kafka 4.4 does): a streams group is GROUP_ID_NOT_FOUND.
+		if want := "GROUP_ID_NOT_FOUND: The group id does not exist.///0"; ans.described[g] != want {
 			t.Errorf("%s described as %q, want %q (not a classic group)", g, ans.described[g], want)
 		}
 	}

@@ -204,7 +204,7 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	p.Starting("starting the listeners")
 	groupMetrics.Bind(streams.coord, statusEvents)
 	sopts := status.Options{Coordinator: streams.coord, Events: statusEvents, FlightRecorders: flightRecorders(rec),
-		EndOffsets: changelogEndOffsets(streams.ctl)}
+		EndOffsets: changelogEndOffsets(streams.ctl), Upstream: statusUpstream{streams.ctl}}
 	var stCluster *statusCluster
 	if streams.cluster != nil {
 		clusterView.Store(streams.cluster)

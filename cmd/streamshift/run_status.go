@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/capture"
 	"github.com/streamshift/streamshift/coordinator"
@@ -144,4 +145,38 @@ func changelogEndOffsets(cl *kgo.Client) status.EndOffsets {
 		})
 		return out, nil
 	}
+}
+
+// statusUpstream is the status page's read of the upstream with the
+// control-plane client: the observed classic groups' descriptions and the
+// groups' committed offsets, for measured lags.
+type statusUpstream struct{ cl *kgo.Client }
+
+func (u statusUpstream) DescribeClassic(ctx context.Context, ids []string) ([]kmsg.DescribeGroupsResponseGroup, error) {
+	req := kmsg.NewPtrDescribeGroupsRequest()
+	req.Groups = ids
+	// The client sends each group to its coordinator and merges the answers.
+	resp, err := req.RequestWith(ctx, u.cl)
+	if err != nil {
+		return nil, fmt.Errorf("describe groups %v: %w", ids, err)
+	}
+	return resp.Groups, nil
+}
+
+func (u statusUpstream) Committed(ctx context.Context, group string) (map[string]map[int32]int64, error) {
+	fetched, err := kadm.NewClient(u.cl).FetchOffsets(ctx, group)
+	if err != nil {
+		return nil, fmt.Errorf("committed offsets of %s: %w", group, err)
+	}
+	out := map[string]map[int32]int64{}
+	fetched.Each(func(o kadm.OffsetResponse) {
+		if o.Err != nil {
+			return
+		}
+		if out[o.Topic] == nil {
+			out[o.Topic] = map[int32]int64{}
+		}
+		out[o.Topic][o.Partition] = o.At
+	})
+	return out, nil
 }
