@@ -387,7 +387,9 @@ var (
 			p.Groups = pick(r.Groups, idx)
 			return &p
 		},
-		entries: func(p *kmsg.ConsumerGroupDescribeResponse) *[]kmsg.ConsumerGroupDescribeResponseGroup { return &p.Groups },
+		entries: func(p *kmsg.ConsumerGroupDescribeResponse) *[]kmsg.ConsumerGroupDescribeResponseGroup {
+			return &p.Groups
+		},
 		failed: func(r *kmsg.ConsumerGroupDescribeRequest, i int, err error) kmsg.ConsumerGroupDescribeResponseGroup {
 			return consumerGroupNotDescribed(r.Groups[i], kerr.TypedErrorForCode(kafkaCode(err)), err.Error())
 		},
