@@ -3,7 +3,6 @@ package coordinator
 import (
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
 )
@@ -23,43 +22,16 @@ func (c *Coordinator) ListGroups(states []string, done func([]ListedGroup)) {
 	for _, s := range states {
 		want[strings.ToLower(s)] = true
 	}
-	c.mu.Lock()
-	ids := make([]string, 0, len(c.queues))
-	for id := range c.queues {
-		ids = append(ids, id)
-	}
-	c.mu.Unlock()
-	var (
-		mu      sync.Mutex
-		out     []ListedGroup
-		pending = len(ids) + 1
-	)
-	finish := func() {
-		pending--
-		if pending == 0 {
-			sort.Slice(out, func(i, j int) bool { return out[i].GroupID < out[j].GroupID })
-			done(out)
+	// A group this coordinator closed or unloaded is not listed.
+	eachGroup(c, func(_ string, s *groupQueue) (ListedGroup, bool) {
+		g := s.group
+		if g == nil {
+			return ListedGroup{}, false
 		}
-	}
-	for _, id := range ids {
-		c.run(id, func(s *groupQueue) {
-			mu.Lock()
-			defer mu.Unlock()
-			if g := s.group; g != nil {
-				st := g.State()
-				if len(want) == 0 || want[st.StateFilterName()] {
-					out = append(out, ListedGroup{GroupID: g.ID, State: st})
-				}
-			}
-			finish()
-		}, func(*streams.CoordError) {
-			// A group this coordinator closed or unloaded is not listed.
-			mu.Lock()
-			defer mu.Unlock()
-			finish()
-		})
-	}
-	mu.Lock()
-	finish()
-	mu.Unlock()
+		st := g.State()
+		return ListedGroup{GroupID: g.ID, State: st}, len(want) == 0 || want[st.StateFilterName()]
+	}, func(out []ListedGroup) {
+		sort.Slice(out, func(i, j int) bool { return out[i].GroupID < out[j].GroupID })
+		done(out)
+	})
 }
