@@ -69,9 +69,10 @@ func TestStreamsProxySmokeMigration(t *testing.T) {
 		Admin:     b.Bootstrap,
 		Guarantee: "exactly_once_v2",
 		// Input long enough that all five rolls (a JVM start and one
-		// assignment each: 63 s in all at load 18, 24-30 s each at load 50)
-		// happen while the driver produces.
-		Duration: 140 * time.Second,
+		// assignment each: 63 s in all at load 18, 24-30 s each at load 50;
+		// 168 s in all in a CI run beside the one-address test) happen
+		// while the driver produces.
+		Duration: 200 * time.Second,
 		Start: []harness.SmokeClient{
 			static("c1", harness.Kafka44, "classic", "smoke-1", ""),
 			static("c2", harness.Kafka39, "classic", "smoke-2", ""),
