@@ -252,8 +252,19 @@ func TestGroupToolsMigration(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = app.Stop() })
+		// Running with tasks: the app prints its tasks when they change,
+		// read while it may still be REBALANCING, and its state when that
+		// changes, so the two come in either order (a tasks event alone,
+		// RUNNING, may never come).
+		active, running := false, false
 		if _, err := app.WaitEvent(ctx, func(e harness.Event) bool {
-			return e.Kind == "tasks" && e.State == "RUNNING" && len(e.Active) > 0
+			switch e.Kind {
+			case "tasks":
+				active, running = len(e.Active) > 0, e.State == "RUNNING"
+			case "state":
+				running = e.To == "RUNNING"
+			}
+			return active && running
 		}); err != nil {
 			t.Fatalf("%s never ran a task (log %s): %v", name, app.Log, err)
 		}
