@@ -37,17 +37,7 @@ func (rs *Routes) describeGroups(req *proxy.Request, r *kmsg.DescribeGroupsReque
 	// An owned group the client may not DESCRIBE goes upstream, which
 	// refuses it with Kafka's GROUP_AUTHORIZATION_FAILED
 	// (authorize_groups.go).
-	// Each group's queue is asked once (Owns).
-	var ownedIDs []string
-	isOwned := map[string]bool{}
-	for _, g := range r.Groups {
-		if rs.o.Coordinator.Owns(g) {
-			ownedIDs = append(ownedIDs, g)
-			isOwned[g] = true
-		}
-	}
-	denied := rs.groupsDenied(req, kmsg.ACLOperationDescribe, ownedIDs)
-	owned, upstream := servedHere(r.Groups, func(g string) bool { return isOwned[g] && !denied[g] })
+	owned, upstream := rs.describedHere(req, r.Groups)
 	rest := func() kmsg.Request {
 		fwd := *r
 		fwd.Groups = upstream

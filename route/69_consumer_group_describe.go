@@ -35,14 +35,6 @@ import (
 // consumer group there, and the client goes on to DescribeGroups.
 func (rs *Routes) consumerGroupDescribe(req *proxy.Request, r *kmsg.ConsumerGroupDescribeRequest, out proxy.Outcome) {
 	upstreamHasKey := rs.upstreamSpeaks(kmsg.ConsumerGroupDescribe.Int16())
-	var ownedIDs []string
-	isOwned := map[string]bool{}
-	for _, g := range r.Groups {
-		if !isOwned[g] && rs.o.Coordinator.Owns(g) {
-			ownedIDs = append(ownedIDs, g)
-			isOwned[g] = true
-		}
-	}
 	if !upstreamHasKey {
 		denied := rs.groupsDenied(req, kmsg.ACLOperationDescribe, r.Groups)
 		resp := kmsg.NewPtrConsumerGroupDescribeResponse()
@@ -56,8 +48,7 @@ func (rs *Routes) consumerGroupDescribe(req *proxy.Request, r *kmsg.ConsumerGrou
 		out.Respond(resp)
 		return
 	}
-	denied := rs.groupsDenied(req, kmsg.ACLOperationDescribe, ownedIDs)
-	owned, upstream := servedHere(r.Groups, func(g string) bool { return isOwned[g] && !denied[g] })
+	owned, upstream := rs.describedHere(req, r.Groups)
 	rest := func() kmsg.Request {
 		fwd := *r
 		fwd.Groups = upstream

@@ -92,3 +92,23 @@ func answeredHere[T any](here []bool, answer func(i int) T) func(i int) (T, bool
 		return answer(i), true
 	}
 }
+
+// describedHere splits the groups of a describe (DescribeGroups,
+// ConsumerGroupDescribe) into those this coordinator serves and the client
+// may DESCRIBE (answered here; each group's queue is asked once) and the
+// rest, forwarded upstream, where a denied group gets the broker's own
+// GROUP_AUTHORIZATION_FAILED.
+func (rs *Routes) describedHere(req *proxy.Request, groups []string) (here []bool, upstream []string) {
+	var ownedIDs []string
+	isOwned := map[string]bool{}
+	for _, g := range groups {
+		if _, seen := isOwned[g]; !seen {
+			isOwned[g] = rs.o.Coordinator.Owns(g)
+			if isOwned[g] {
+				ownedIDs = append(ownedIDs, g)
+			}
+		}
+	}
+	denied := rs.groupsDenied(req, kmsg.ACLOperationDescribe, ownedIDs)
+	return servedHere(groups, func(g string) bool { return isOwned[g] && !denied[g] })
+}
