@@ -18,9 +18,10 @@ type ObservedClassicMember struct {
 	// unknown).
 	LastHeartbeat time.Time
 	// Conn and Closed: the connection of its latest JoinGroup, SyncGroup
-	// or Heartbeat; Closed nil if unknown.
-	Conn   uint64
-	Closed <-chan struct{}
+	// or Heartbeat; Closed nil if unknown. ClosedAt: when it closed.
+	Conn     uint64
+	Closed   <-chan struct{}
+	ClosedAt func() time.Time
 	// seen is its latest observation of any kind (armObservedExpiry).
 	seen time.Time
 }

@@ -32,6 +32,13 @@ func expiryHarness(t *testing.T) (*harness, *world) {
 func closeConn(t *testing.T, h *harness, conn chan struct{}) {
 	t.Helper()
 	close(conn)
+	waitNotWatching(t, h, conn)
+}
+
+// waitNotWatching waits until group g ran the runtime's report of conn's
+// close.
+func waitNotWatching(t *testing.T, h *harness, conn chan struct{}) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		watching := true
@@ -148,4 +155,51 @@ func TestDisconnectExpiryFencesClassicMember(t *testing.T) {
 	}
 	h.checkReplay()
 	w.check()
+}
+
+// A classic member whose connection closed while the group was still
+// upstream is carried by a takeover (its process came back as another,
+// stateless, so nothing replaces it). Its expiry counts from the close the
+// proxy recorded, not from the takeover: with a successor slow to start,
+// counting from the takeover let the member's session (running on from its
+// last heartbeat) end first, a fence by session (issue #41).
+func TestDisconnectExpiryOfCarriedMemberCountsFromItsClose(t *testing.T) {
+	const classicExpiry = 3 * 3 * time.Second // K = 3 of Kafka's 3 s default interval
+	for _, tc := range []struct {
+		name         string
+		closedBefore time.Duration // the close, before the takeover
+		fencedByThen time.Duration // after the takeover
+	}{
+		{"closed longer ago than the expiry: fenced at the takeover", 20 * time.Second, time.Millisecond},
+		{"closed 3 s before: fenced 6 s after", 3 * time.Second, classicExpiry - 3*time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn := make(chan struct{})
+			w, c1, _, st := takeoverRoll(t, conn, make(chan struct{}))
+			h := w.h
+			h.c.disconnectK = 3
+			st.Members[0].SessionTimeoutMs = 30000
+			st.Members[0].LastHeartbeat = h.clock.Now() // its session ends 29 s after its close
+			h.clock.Advance(time.Second)
+			closedAt := h.clock.Now()
+			st.Members[0].Client.ClosedAt = func() time.Time { return closedAt }
+			c1.gone = true
+			close(conn)
+			h.clock.Advance(tc.closedBefore)
+			if resp := w.takeOver(st, "a1", "pZ"); resp.ErrorCode != 0 {
+				t.Fatalf("takeover: %d %v", resp.ErrorCode, deref(resp.ErrorMessage))
+			}
+			waitNotWatching(t, h, conn)
+			if tc.fencedByThen > time.Millisecond {
+				h.clock.Advance(tc.fencedByThen - time.Millisecond)
+				if h.group("g").Members["c1"] == nil {
+					t.Fatalf("c1 fenced before %v after its close", classicExpiry)
+				}
+			}
+			h.clock.Advance(time.Millisecond)
+			if h.group("g").Members["c1"] != nil {
+				t.Fatalf("c1, whose connection closed %v before the takeover, not fenced %v after it", tc.closedBefore, tc.fencedByThen)
+			}
+		})
+	}
 }

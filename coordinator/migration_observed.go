@@ -46,10 +46,11 @@ type ClassicObservation struct {
 	// or a request held by a takeover's gate, which the upstream would have
 	// taken as one). A generation renews it too, and records the member.
 	AliveIfKnown bool
-	// Conn and Closed: the connection of a JoinGroup, SyncGroup or
+	// Conn, Closed and ClosedAt (when it closed): the connection of a JoinGroup, SyncGroup or
 	// Heartbeat (Closed nil: not recorded).
-	Conn   uint64
-	Closed <-chan struct{}
+	Conn     uint64
+	Closed   <-chan struct{}
+	ClosedAt func() time.Time
 	// Rejoin: a JoinGroup or SyncGroup held by a takeover's gate
 	// (WatchClassicRejoin).
 	Rejoin bool
@@ -102,7 +103,7 @@ func (c *Coordinator) observe(s *groupQueue, ob ClassicObservation) {
 		m.Generation, m.HaveGeneration = ob.Generation, true
 	}
 	if ob.Closed != nil {
-		m.Conn, m.Closed = ob.Conn, ob.Closed
+		m.Conn, m.Closed, m.ClosedAt = ob.Conn, ob.Closed, ob.ClosedAt
 	}
 	if og.expiry == nil {
 		c.armObservedExpiry(s, og)

@@ -110,15 +110,16 @@ func (o *ClassicObserver) Observe(req kmsg.Request, resp kmsg.Response) {
 
 // ObserveAnswer is Observe and ObserveConn in one observation: what the
 // forwarding path records of each answer.
-func (o *ClassicObserver) ObserveAnswer(req kmsg.Request, resp kmsg.Response, connID uint64, closed <-chan struct{}) {
+func (o *ClassicObserver) ObserveAnswer(req kmsg.Request, resp kmsg.Response, conn streams.ClientInfo) {
 	group, ob, ok := answerObservation(req, resp)
 	cgroup, member, cok := connMember(req, resp)
 	switch {
-	case cok && closed != nil && (!ok || ob.Member == member):
+	case cok && conn.Closed != nil && (!ok || ob.Member == member):
 		group, ok = cgroup, true
-		ob.Member, ob.Conn, ob.Closed = member, connID, closed
-	case cok && closed != nil:
-		o.ObserveConn(req, resp, connID, closed)
+		ob.Member = member
+		ob.Conn, ob.Closed, ob.ClosedAt = conn.ConnID, conn.Closed, conn.ClosedAt
+	case cok && conn.Closed != nil:
+		o.ObserveConn(req, resp, conn)
 	}
 	if ok {
 		o.observe(group, ob)
@@ -173,12 +174,12 @@ func answerObservation(req kmsg.Request, resp kmsg.Response) (string, coordinato
 // latest request's connection is closed, and whose process joins as a
 // streams member, is replaced at once instead of kept until its session
 // runs out. Commits do not count, as in the served group (member_conn.go).
-func (o *ClassicObserver) ObserveConn(req kmsg.Request, resp kmsg.Response, connID uint64, closed <-chan struct{}) {
+func (o *ClassicObserver) ObserveConn(req kmsg.Request, resp kmsg.Response, conn streams.ClientInfo) {
 	group, member, ok := connMember(req, resp)
-	if !ok || closed == nil {
+	if !ok || conn.Closed == nil {
 		return
 	}
-	o.observe(group, coordinator.ClassicObservation{Member: member, Conn: connID, Closed: closed})
+	o.observe(group, coordinator.ClassicObservation{Member: member, Conn: conn.ConnID, Closed: conn.Closed, ClosedAt: conn.ClosedAt})
 }
 
 func connMember(req kmsg.Request, resp kmsg.Response) (group, member string, ok bool) {
@@ -202,12 +203,12 @@ func connMember(req kmsg.Request, resp kmsg.Response) (group, member string, ok 
 // session is alive, as the upstream would have seen had it been forwarded;
 // a held JoinGroup or SyncGroup fires the takeover's WatchRejoin.
 func (o *ClassicObserver) ObserveHeld(group string, req kmsg.Request) {
-	o.ObserveHeldOn(group, req, 0, nil)
+	o.ObserveHeldOn(group, req, streams.ClientInfo{})
 }
 
 // ObserveHeldOn is ObserveHeld and ObserveConn (closed not nil) in one
 // observation.
-func (o *ClassicObserver) ObserveHeldOn(group string, req kmsg.Request, connID uint64, closed <-chan struct{}) {
+func (o *ClassicObserver) ObserveHeldOn(group string, req kmsg.Request, conn streams.ClientInfo) {
 	ob := coordinator.ClassicObservation{AliveIfKnown: true}
 	switch r := req.(type) {
 	case *kmsg.JoinGroupRequest:
@@ -220,7 +221,7 @@ func (o *ClassicObserver) ObserveHeldOn(group string, req kmsg.Request, connID u
 		ob.Member = r.MemberID
 	}
 	if _, member, ok := connMember(req, nil); ok && member == ob.Member {
-		ob.Conn, ob.Closed = connID, closed
+		ob.Conn, ob.Closed, ob.ClosedAt = conn.ConnID, conn.Closed, conn.ClosedAt
 	}
 	o.observe(group, ob)
 }
@@ -281,7 +282,7 @@ func ClassicGroupStateOf(d *kmsg.DescribeGroupsResponseGroup, o *ClassicObserver
 				cm.SessionTimeoutMs, cm.RebalanceTimeoutMs = om.SessionMs, om.RebalanceMs
 			}
 			cm.LastHeartbeat = om.LastHeartbeat
-			cm.Client.ConnID, cm.Client.Closed = om.Conn, om.Closed
+			cm.Client.ConnID, cm.Client.Closed, cm.Client.ClosedAt = om.Conn, om.Closed, om.ClosedAt
 			if om.HaveGeneration {
 				if haveGen && om.Generation != gen {
 					return st, fmt.Errorf("members of %s seen at generations %d and %d: %w", d.Group, gen, om.Generation, ErrNotStable)

@@ -48,7 +48,7 @@ func TestTakeoverReplacesMemberWhoseConnectionClosed(t *testing.T) {
 		hb.Group, hb.MemberID, hb.Generation = "legacy", id, 7
 		resp := kmsg.NewPtrHeartbeatResponse()
 		tk.Observer.Observe(hb, resp)
-		tk.Observer.ObserveConn(hb, resp, 1, conn)
+		tk.Observer.ObserveConn(hb, resp, streams.ClientInfo{ConnID: 1, Closed: conn})
 	}
 	close(aConn)
 

@@ -175,25 +175,28 @@ func TestAskBounded(t *testing.T) {
 
 // closingAsk asks once the client connection has closed.
 type closingAsk struct {
-	started chan struct{}
-	err     chan error
+	started  chan struct{}
+	err      chan error
+	closedAt chan time.Time
 }
 
 func (a closingAsk) Intercept(req *Request, out Outcome) {
 	close(a.started)
-	<-req.Done()
+	<-req.ConnClosed()
+	a.closedAt <- req.ConnClosedAt()()
 	_, err := req.Ask(context.Background(), kmsg.NewPtrMetadataRequest(), 9)
 	a.err <- err
 	out.Respond(kmsg.NewPtrStreamsGroupHeartbeatResponse())
 }
 
 // TestAskAfterClose: an ask of a connection that closed is answered with
-// ErrAskClosed, not left waiting.
+// ErrAskClosed, not left waiting; the request's connection has its close
+// time (the disconnect expiry counts from it).
 func TestAskAfterClose(t *testing.T) {
 	t.Parallel()
 	c := newCluster(t)
 	p := startProxy(t, c.ListenAddrs(), nil)
-	a := closingAsk{started: make(chan struct{}), err: make(chan error, 1)}
+	a := closingAsk{started: make(chan struct{}), err: make(chan error, 1), closedAt: make(chan time.Time, 1)}
 	if err := p.Register(int16(kmsg.StreamsGroupHeartbeat), 0, 1, true, a); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +205,11 @@ func TestAskAfterClose(t *testing.T) {
 	hb.Version = 1
 	rc.send(1, hb)
 	<-a.started
+	before := time.Now()
 	rc.Close()
+	if at := <-a.closedAt; at.Before(before) || at.After(time.Now()) {
+		t.Errorf("the closed connection's close time %v, want between the close (%v) and now", at, before)
+	}
 	if err := <-a.err; !errors.Is(err, ErrAskClosed) {
 		t.Errorf("ask after close: %v, want ErrAskClosed", err)
 	}

@@ -31,6 +31,8 @@ type clientConn struct {
 	remote string
 	since  time.Time
 	done   chan struct{} // closed with the client connection
+	// closedAt is when done closed (the disconnect expiry counts from it).
+	closedAt closeTime
 
 	up      gnet.Conn // set once the upstream connection is open
 	upAddr  string
@@ -188,9 +190,26 @@ func (cc *clientConn) closedUpstream(c gnet.Conn, err error) {
 	}
 }
 
+// connClosedAt is when the connection closed (zero while open).
+func (cc *clientConn) connClosedAt() func() time.Time { return cc.closedAt.get }
+
+// closeTime is when a connection's close signal closed; zero while open.
+// Set before the signal closes, read by whoever saw it close.
+type closeTime struct{ at atomic.Int64 }
+
+func (c *closeTime) set(t time.Time) { c.at.Store(t.UnixNano()) }
+
+func (c *closeTime) get() time.Time {
+	if n := c.at.Load(); n != 0 {
+		return time.Unix(0, n)
+	}
+	return time.Time{}
+}
+
 func (cc *clientConn) closedClient(err error) {
 	p := cc.p
 	cc.closed = true
+	cc.closedAt.set(time.Now())
 	close(cc.done)
 	cc.tellPeersClosed()
 	cc.ring.reset()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -85,6 +86,17 @@ func (r *Request) ConnClosed() <-chan struct{} {
 		return rc.connClosed()
 	}
 	return r.Done()
+}
+
+// ConnClosedAt is when ConnClosed closed (zero while open), so that what
+// counts from a close counts from it, not from when a watcher first looked
+// (a takeover carries members whose connections closed before it). nil if
+// the connection does not record it (a test's).
+func (r *Request) ConnClosedAt() func() time.Time {
+	if rc, ok := r.conn.(interface{ connClosedAt() func() time.Time }); ok {
+		return rc.connClosedAt()
+	}
+	return nil
 }
 
 // ClientConn is the client connection an intercepted request arrived on, as

@@ -40,19 +40,25 @@ type remoteConnKey struct {
 // connections that made serve calls here.
 type remoteCloses struct {
 	mu sync.Mutex
-	m  map[remoteConnKey]chan struct{}
+	m  map[remoteConnKey]*remoteClose
 	// incarnation is each origin's latest: signals of an earlier start
 	// are forgotten (left open) when a call of a new one arrives.
 	incarnation map[string]int64
 }
 
+// remoteClose is one connection's close signal and when it closed.
+type remoteClose struct {
+	ch chan struct{}
+	at closeTime
+}
+
 // signal is the close signal of p's connection, made at its first serve
-// call.
-func (rs *remoteCloses) signal(p *ConnPrincipal) <-chan struct{} {
+// call, and when it closed.
+func (rs *remoteCloses) signal(p *ConnPrincipal) (<-chan struct{}, *closeTime) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.m == nil {
-		rs.m, rs.incarnation = map[remoteConnKey]chan struct{}{}, map[string]int64{}
+		rs.m, rs.incarnation = map[remoteConnKey]*remoteClose{}, map[string]int64{}
 	}
 	if inc, ok := rs.incarnation[p.Origin]; ok && inc != p.Incarnation {
 		// The origin restarted: its earlier connections are gone, but
@@ -66,12 +72,12 @@ func (rs *remoteCloses) signal(p *ConnPrincipal) <-chan struct{} {
 	}
 	rs.incarnation[p.Origin] = p.Incarnation
 	k := remoteConnKey{p.Origin, p.Incarnation, p.ConnID}
-	ch := rs.m[k]
-	if ch == nil {
-		ch = make(chan struct{})
-		rs.m[k] = ch
+	rc := rs.m[k]
+	if rc == nil {
+		rc = &remoteClose{ch: make(chan struct{})}
+		rs.m[k] = rc
 	}
-	return ch
+	return rc.ch, &rc.at
 }
 
 // closed closes the signal of p's connection, if it made serve calls here.
@@ -79,12 +85,13 @@ func (rs *remoteCloses) closed(p *ConnPrincipal) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	k := remoteConnKey{p.Origin, p.Incarnation, p.ConnID}
-	ch := rs.m[k]
-	if ch == nil {
+	rc := rs.m[k]
+	if rc == nil {
 		return false
 	}
 	delete(rs.m, k)
-	close(ch)
+	rc.at.set(time.Now())
+	close(rc.ch)
 	return true
 }
 

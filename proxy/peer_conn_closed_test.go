@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // TestRemoteClosesFailSafe: a remote connection's close signal closes only
@@ -13,18 +14,18 @@ import (
 func TestRemoteClosesFailSafe(t *testing.T) {
 	p := &Proxy{}
 	first := ConnPrincipal{Origin: "b", Incarnation: 1, ConnID: 7}
-	sig := p.remoteCloses.signal(&first)
-	if again := p.remoteCloses.signal(&first); again != sig {
+	sig, _ := p.remoteCloses.signal(&first)
+	if again, _ := p.remoteCloses.signal(&first); again != sig {
 		t.Fatal("two serve calls of one connection got two signals")
 	}
 	other := first
 	other.ConnID = 8
-	sigOther := p.remoteCloses.signal(&other)
+	sigOther, _ := p.remoteCloses.signal(&other)
 
 	// Another start of b names connection 7 too: not the same connection.
 	restarted := first
 	restarted.Incarnation = 2
-	sigNew := p.remoteCloses.signal(&restarted)
+	sigNew, newAt := p.remoteCloses.signal(&restarted)
 	if sigNew == sig {
 		t.Fatal("a restarted origin's connection shares the earlier start's signal")
 	}
@@ -42,11 +43,18 @@ func TestRemoteClosesFailSafe(t *testing.T) {
 		default:
 		}
 	}
+	if !newAt.get().IsZero() {
+		t.Fatal("an open connection has a close time")
+	}
+	before := time.Now()
 	<-p.connClosedPeer(context.Background(), &PeerCall{Principal: restarted})
 	select {
 	case <-sigNew:
 	default:
 		t.Fatal("the conn-closed call did not close the connection's signal")
+	}
+	if at := newAt.get(); at.Before(before) || at.After(time.Now()) {
+		t.Fatalf("the closed connection's close time %v, want the conn-closed call's (after %v)", at, before)
 	}
 	if n := p.remoteCloses.len(); n != 0 {
 		t.Fatalf("%d signals held after the close", n)

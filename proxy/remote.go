@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -49,7 +50,8 @@ type remoteConn struct {
 	call *PeerCall
 	ctx  context.Context
 	// closed is the client connection's close signal (peer_conn_closed.go).
-	closed <-chan struct{}
+	closed   <-chan struct{}
+	closedAt *closeTime
 }
 
 // start sends a request (header and body) to the origin's client
@@ -102,6 +104,9 @@ func (rc *remoteConn) Done() <-chan struct{} { return rc.ctx.Done() }
 // connClosed is closed when the origin tells that the client connection
 // closed; open while that is unknown.
 func (rc *remoteConn) connClosed() <-chan struct{} { return rc.closed }
+
+// connClosedAt is when the origin told that the connection closed.
+func (rc *remoteConn) connClosedAt() func() time.Time { return rc.closedAt.get }
 
 // remoteOutcome completes a serve call (Outcome).
 type remoteOutcome struct {
@@ -236,7 +241,8 @@ func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-
 	if links != nil {
 		link = links.Link(c.Principal.Origin)
 	}
-	rc := &remoteConn{link: link, back: back, call: c, ctx: ctx, closed: p.remoteCloses.signal(&c.Principal)}
+	rc := &remoteConn{link: link, back: back, call: c, ctx: ctx}
+	rc.closed, rc.closedAt = p.remoteCloses.signal(&c.Principal)
 	clientID := ""
 	if h.clientID != nil {
 		clientID = kafkaString(*h.clientID)

@@ -69,7 +69,7 @@ func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string)
 			out.Respond(resp)
 		}, m.a.creator(req), forward)
 	}, func() {
-		m.mig.Observer().ObserveHeldOn(group, req.Body, req.Client.ConnID, connClosed(req))
+		m.mig.Observer().ObserveHeldOn(group, req.Body, clientConnOf(req))
 	})
 }
 

@@ -17,17 +17,19 @@ import (
 func coordinatorClient(req *proxy.Request) streams.ClientInfo {
 	// ConnID and Closed let the coordinator tell whether the connection of
 	// a member's latest request is closed (replacement by identity, #28).
-	return streams.ClientInfo{ClientID: req.Client.ClientID, ClientHost: clientHost(req.Client.RemoteAddr),
-		ConnID: req.Client.ConnID, Closed: connClosed(req)}
+	c := clientConnOf(req)
+	c.ClientID, c.ClientHost = req.Client.ClientID, clientHost(req.Client.RemoteAddr)
+	return c
 }
 
-// connClosed is closed once the client connection of req closes, also for
-// a client connected to another instance, which tells this one when it
-// closes (issue #41, proxy/peer_conn_closed.go): there a request's Done
-// ends with the serve call, not with the connection, so it must never be
-// taken for the connection's.
-func connClosed(req *proxy.Request) <-chan struct{} {
-	return req.ConnClosed()
+// clientConnOf is the connection of req alone: its id, its close signal
+// and when that closed. The signal closes once the client connection of req
+// closes, also for a client connected to another instance, which tells
+// this one when it closes (issue #41, proxy/peer_conn_closed.go): there a
+// request's Done ends with the serve call, not with the connection, so it
+// must never be taken for the connection's.
+func clientConnOf(req *proxy.Request) streams.ClientInfo {
+	return streams.ClientInfo{ConnID: req.Client.ConnID, Closed: req.ConnClosed(), ClosedAt: req.ConnClosedAt()}
 }
 
 // clientHost renders an address as Kafka reports a client host ("/1.2.3.4").

@@ -109,7 +109,7 @@ func (m *Migration) forward(req *proxy.Request, out proxy.Outcome, rewritten kms
 		if replace != nil {
 			resp = replace(resp)
 		}
-		m.mig.Observer().ObserveAnswer(body, resp, req.Client.ConnID, connClosed(req))
+		m.mig.Observer().ObserveAnswer(body, resp, clientConnOf(req))
 		answered()
 		if onAnswer != nil {
 			onAnswer(resp)
@@ -144,7 +144,7 @@ func (c *countedOutcome) ForwardRewritten(req kmsg.Request, version int16, onRes
 		if onResponse != nil {
 			resp = onResponse(resp)
 		}
-		c.m.mig.Observer().ObserveAnswer(c.req.Body, resp, c.req.Client.ConnID, connClosed(c.req))
+		c.m.mig.Observer().ObserveAnswer(c.req.Body, resp, clientConnOf(c.req))
 		return resp
 	})
 }

@@ -71,9 +71,9 @@ func (ch *Change) ConnClosed(closed <-chan struct{}) {
 		if c.closed != closed || m == nil || m.InstanceID() != "" {
 			continue
 		}
-		after := time.Duration(k) * ch.heartbeatIntervalOf(m)
-		closedAt := ch.Now
-		ch.logDebug(id).Msgf("[GroupId %s] The connection %d of member %s closed; it is fenced in %v unless it sends a request first (disconnect expiry).", g.ID, c.id, id, after)
+		closedAt := c.closedAt(ch.Now)
+		after := max(0, time.Duration(k)*ch.heartbeatIntervalOf(m)-ch.Now.Sub(closedAt))
+		ch.logDebug(id).Msgf("[GroupId %s] The connection %d of member %s closed %v ago; it is fenced in %v unless it sends a request first (disconnect expiry).", g.ID, c.id, id, ch.Now.Sub(closedAt), after)
 		ch.schedule(disconnectExpiryTimerKey(id), after, func(f *Change) {
 			cur := f.Group.Members[id]
 			if cur == nil || f.Group.Mem.conns[id].closed != closed {
@@ -87,6 +87,23 @@ func (ch *Change) ConnClosed(closed <-chan struct{}) {
 			}
 		})
 	}
+}
+
+// closedAt is when the connection closed, as the proxy recorded it: a
+// connection that closed before the group first watched it (a member a
+// takeover carries, whose process stopped while the group was still
+// upstream) counts from its close, not from the takeover; its session
+// runs from its last request meanwhile, and would otherwise expire first
+// (issue #41). now if unknown, or if the record is later than now (two
+// clocks).
+func (c memberConn) closedAt(now time.Time) time.Time {
+	if c.closeTime == nil {
+		return now
+	}
+	if at := c.closeTime(); !at.IsZero() && at.Before(now) {
+		return at
+	}
+	return now
 }
 
 // heartbeatIntervalOf is the member's heartbeat interval: the group's for a

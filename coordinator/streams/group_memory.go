@@ -43,6 +43,8 @@ type GroupMemory struct {
 type memberConn struct {
 	id     uint64
 	closed <-chan struct{}
+	// closeTime: when closed closed (ClientInfo.ClosedAt; nil: unknown).
+	closeTime func() time.Time
 	// lastHeartbeat: the member's latest classic Heartbeat since its
 	// latest JoinGroup or SyncGroup (zero: none); maxGap: the largest
 	// gap seen between two consecutive ones.

@@ -3,6 +3,7 @@ package streams
 import (
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -18,6 +19,9 @@ type ClientInfo struct {
 	// counts as open (member_conn.go).
 	ConnID uint64
 	Closed <-chan struct{}
+	// ClosedAt is when Closed closed (zero while open); nil: unknown,
+	// and the close counts from when it is seen.
+	ClosedAt func() time.Time
 }
 
 func (ch *Change) checkGroupSize(memberID string) error {

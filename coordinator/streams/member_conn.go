@@ -45,7 +45,7 @@ func (ch *Change) noteRequest(memberID string, client ClientInfo, heartbeat bool
 	if client.Closed != c.closed {
 		ch.cancel(disconnectExpiryTimerKey(memberID))
 	}
-	c.id, c.closed = client.ConnID, client.Closed
+	c.id, c.closed, c.closeTime = client.ConnID, client.Closed, client.ClosedAt
 	if g.Mem.conns == nil {
 		g.Mem.conns = map[string]memberConn{}
 	}
