@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -48,8 +49,8 @@ func describeStreamsGroup(ctx context.Context, seed, group string) (kmsg.Streams
 // toolAnswer is one run of a Kafka CLI tool: its output, normalized
 // (normalizeToolOutput), and its exit code.
 type toolAnswer struct {
-	text string
-	code int
+	Text string `json:"text"`
+	Code int    `json:"code"`
 }
 
 // runToolCode runs a Kafka 4.4 CLI tool against bootstrap and returns its
@@ -150,7 +151,7 @@ func groupToolAnswers(ctx context.Context, t *testing.T, dir, bootstrap, group s
 		if err != nil {
 			t.Fatal(err)
 		}
-		got[strings.Join(run, " ")] = toolAnswer{normalizeToolOutput(out, group), code}
+		got[strings.Join(run, " ")] = toolAnswer{Text: normalizeToolOutput(out, group), Code: code}
 	}
 	for _, name := range []string{"kafka-consumer-groups", "kafka-streams-groups"} {
 		if !lists {
@@ -161,7 +162,7 @@ func groupToolAnswers(ctx context.Context, t *testing.T, dir, bootstrap, group s
 			t.Fatal(err)
 		}
 		listed := slices.Contains(strings.Fields(out), group)
-		got[name+" --list"] = toolAnswer{fmt.Sprintf("G listed: %v", listed), code}
+		got[name+" --list"] = toolAnswer{Text: fmt.Sprintf("G listed: %v", listed), Code: code}
 	}
 	return got
 }
@@ -174,11 +175,28 @@ func compareToolAnswers(t *testing.T, phase string, got, want map[string]toolAns
 	for _, k := range keys {
 		g, w := got[k], want[k]
 		if g != w {
-			t.Errorf("%s: `%s` through streamshift answers (exit %d)\n%s\nKafka 4.4 answers (exit %d)\n%s", phase, k, g.code, g.text, w.code, w.text)
+			t.Errorf("%s: `%s` through streamshift answers (exit %d)\n%s\nKafka 4.4 answers (exit %d)\n%s", phase, k, g.Code, g.Text, w.Code, w.Text)
 		} else {
-			t.Logf("%s: `%s` answers as Kafka 4.4 (exit %d)\n%s", phase, k, g.code, g.text)
+			t.Logf("%s: `%s` answers as Kafka 4.4 (exit %d)\n%s", phase, k, g.Code, g.Text)
 		}
 	}
+}
+
+// kafka44ToolAnswersFile holds Kafka 4.4's answers to the tool runs
+// (normalized, normalizeToolOutput), recorded against a real Kafka 4.4
+// broker with real Kafka Streams 4.4 apps: a JVM broker, two apps and 12
+// tool runs less in each run of the suite. Record them anew with
+//
+//	STREAMSHIFT_E2E_TOOLS_RECORD=1 go test -tags e2e -run 'TestGroupToolsMigration$' ./e2e/
+//
+// after a change of the runs or of their normalization.
+const kafka44ToolAnswersFile = "testdata/group-tools-kafka-4.4.json"
+
+// kafka44ToolAnswers: a classic Kafka Streams group's answers, and a
+// streams group's, each by tool run.
+type kafka44ToolAnswers struct {
+	Classic map[string]toolAnswer `json:"classic"`
+	Streams map[string]toolAnswer `json:"streams"`
 }
 
 // TestGroupToolsMigration runs Kafka's 4.4 group tools (kafka-consumer-groups
@@ -201,22 +219,28 @@ func TestGroupToolsMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 24 tool runs and 5 app starts: about 5 minutes on an idle machine, 14 beside
-	// other e2e tests at load 18-29.
+	// 12 tool runs and 3 app starts (24 and 5 when recording).
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
+	// Kafka 4.4's answers are recorded (kafka44ToolAnswersFile); with
+	// STREAMSHIFT_E2E_TOOLS_RECORD=1 a Kafka 4.4 broker beside answers
+	// them anew, and the file is rewritten.
+	record := os.Getenv("STREAMSHIFT_E2E_TOOLS_RECORD") == "1"
 	var b39, b44 *harness.Broker
 	var err39, err44 error
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		b39, err39 = harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka39, Dir: filepath.Join(dir, "broker-3.9")})
 	}()
-	go func() {
-		defer wg.Done()
-		b44, err44 = harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka44, Dir: filepath.Join(dir, "broker-4.4")})
-	}()
+	if record {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b44, err44 = harness.StartBroker(ctx, harness.BrokerOptions{Version: harness.Kafka44, Dir: filepath.Join(dir, "broker-4.4")})
+		}()
+	}
 	wg.Wait()
 	for _, b := range []*harness.Broker{b39, b44} {
 		if b != nil {
@@ -235,7 +259,11 @@ func TestGroupToolsMigration(t *testing.T) {
 	proxy, stop := startStreamshift(ctx, t, dir, b39.Bootstrap, "tools", append(slices.Clone(nativeTestSettings), "STREAMSHIFT_ADMIN_LISTEN="+admin)...)
 	defer stop()
 	const input, output = "tools-input", "tools-output"
-	for _, b := range []string{b39.Bootstrap, b44.Bootstrap} {
+	brokers := []string{b39.Bootstrap}
+	if record {
+		brokers = append(brokers, b44.Bootstrap)
+	}
+	for _, b := range brokers {
 		if err := harness.CreateTopics(ctx, b, 2, input, output); err != nil {
 			t.Fatal(err)
 		}
@@ -273,10 +301,30 @@ func TestGroupToolsMigration(t *testing.T) {
 	}
 
 	// Kafka 4.4's answers: a classic Kafka Streams group, a streams group.
-	start("k-classic", b44.Bootstrap, "tools-classic", "classic")
-	start("k-streams", b44.Bootstrap, "tools-streams", "streams")
-	classic := groupToolAnswers(ctx, t, dir, b44.Bootstrap, "tools-classic", classicToolRuns, true)
-	streamsGroup := groupToolAnswers(ctx, t, dir, b44.Bootstrap, "tools-streams", streamsToolRuns, true)
+	var k44 kafka44ToolAnswers
+	if record {
+		start("k-classic", b44.Bootstrap, "tools-classic", "classic")
+		start("k-streams", b44.Bootstrap, "tools-streams", "streams")
+		k44.Classic = groupToolAnswers(ctx, t, dir, b44.Bootstrap, "tools-classic", classicToolRuns, true)
+		k44.Streams = groupToolAnswers(ctx, t, dir, b44.Bootstrap, "tools-streams", streamsToolRuns, true)
+		data, err := json.MarshalIndent(k44, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(kafka44ToolAnswersFile, append(data, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("Kafka 4.4's answers recorded in %s", kafka44ToolAnswersFile)
+	} else {
+		data, err := os.ReadFile(kafka44ToolAnswersFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &k44); err != nil {
+			t.Fatalf("%s: %v", kafka44ToolAnswersFile, err)
+		}
+	}
+	classic, streamsGroup := k44.Classic, k44.Streams
 
 	// Through streamshift: the same app id through the migration.
 	const group = "tools-migrated"
