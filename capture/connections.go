@@ -31,6 +31,10 @@ type ConnClose struct {
 	Reason        string
 }
 
+// maxMemberConns bounds the connections the writer remembers, above the
+// proxy's connection limit of a large host (a close line lost past it).
+const maxMemberConns = 1 << 16
+
 // memberConn is a connection that carried a member request.
 type memberConn struct {
 	groups   []string
@@ -64,6 +68,12 @@ func (r *Recorder) noteConn(d *decoded, x *Exchange, buf []byte) []byte {
 			}
 		}
 		return buf
+	}
+	if len(r.conns) >= maxMemberConns {
+		for id := range r.conns {
+			delete(r.conns, id) // its close line will be missing
+			break
+		}
 	}
 	r.conns[x.ConnID] = &memberConn{groups: slices.Clone(d.line.Groups), clientID: d.line.ClientID, addr: x.ClientAddress}
 	at := x.Opened

@@ -1,7 +1,11 @@
 package capture
 
 import (
+	"bytes"
+	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -49,5 +53,46 @@ func TestRecorderConnectionLines(t *testing.T) {
 	}
 	if c := lines[4]; c.Reason != "client closed the connection" || c.ClientID != "app-1" || c.ConnID != 1 {
 		t.Errorf("closed line %+v", c)
+	}
+}
+
+// The writer's memory of member connections stays bounded: a connection
+// that closed while nothing was captured (its close not queued) is
+// forgotten once the capture was off, and the count is capped.
+func TestRecorderForgetsConnectionsClosedWhileOff(t *testing.T) {
+	r, err := New(Options{Instance: "p1", FlightDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrote := func(conn uint64) {
+		t.Helper()
+		x := heartbeatExchange("g", "app-1")
+		x.ConnID = conn
+		r.Exchange(x)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			fr, _ := r.FlightRecorder("g")
+			if bytes.Contains(fr, []byte(fmt.Sprintf(`"connId":%d,`, conn))) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("conn %d never in the flight recorder: %s", conn, fr)
+			}
+		}
+	}
+	if err := r.StartGroup("g"); err != nil {
+		t.Fatal(err)
+	}
+	wrote(1)
+	r.StopGroup("g")
+	r.ConnClosed(ConnClose{ConnID: 1, At: time.Now(), Reason: "client closed the connection"}) // not queued: off
+	if err := r.StartGroup("g"); err != nil {
+		t.Fatal(err)
+	}
+	wrote(2)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.conns[1]; ok || len(r.conns) != 1 {
+		t.Errorf("the writer remembers connections %v, want only 2 (1 closed while the capture was off)", slices.Collect(maps.Keys(r.conns)))
 	}
 }

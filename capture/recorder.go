@@ -88,8 +88,14 @@ type Recorder struct {
 	flights   map[string]*flightRecorder
 	closed    bool
 	// conns are the live connections that carried a member request
-	// (connections.go); the writer's goroutine's alone.
-	conns map[uint64]*memberConn
+	// (connections.go); the writer's goroutine's alone. Their closes are
+	// not queued while nothing is captured, so the writer forgets them
+	// all when the capture was off since (offs counts the times it went
+	// off; connsOffs is the writer's count), and keeps at most
+	// maxMemberConns (a close dropped on a full queue leaves one behind).
+	conns     map[uint64]*memberConn
+	offs      atomic.Uint64
+	connsOffs uint64
 }
 
 type item struct {
@@ -269,7 +275,9 @@ func (r *Recorder) updateKeysLocked() {
 		}
 	}
 	if !any || r.closed {
-		r.keys.Store(nil)
+		if r.keys.Swap(nil) != nil {
+			r.offs.Add(1)
+		}
 		return
 	}
 	r.keys.Store(&k)
@@ -279,6 +287,10 @@ func (r *Recorder) run() {
 	defer close(r.done)
 	var buf []byte
 	for it := range r.in {
+		if offs := r.offs.Load(); offs != r.connsOffs {
+			clear(r.conns)
+			r.connsOffs = offs
+		}
 		switch {
 		case it.closed != nil:
 			buf = r.closeConn(it.closed, buf)
