@@ -42,7 +42,11 @@ type Server struct {
 	upstream   Upstream
 	// streamsGroups: the observed groups seen as Kafka Streams groups.
 	streamsGroups kafkaStreamsGroups
-	handler       http.Handler
+	// all is the shared read of every group (shared_read.go), served
+	// again for readShare.
+	all       sharedRead
+	readShare time.Duration
+	handler   http.Handler
 }
 
 // New returns the status server.
@@ -50,7 +54,8 @@ func New(o Options) *Server {
 	if o.Events == nil {
 		o.Events = NewEvents(nil)
 	}
-	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders, cluster: o.Cluster, endOffsets: o.EndOffsets, upstream: o.Upstream}
+	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders, cluster: o.Cluster, endOffsets: o.EndOffsets, upstream: o.Upstream,
+		readShare: readShareWindow}
 	s.handler = s.routes()
 	return s
 }
@@ -93,9 +98,15 @@ func (s *Server) routes() http.Handler {
 }
 
 func (s *Server) read(ctx context.Context, id string) ([]Group, error) {
-	ctx, cancel := context.WithTimeout(ctx, readTimeout)
-	defer cancel()
-	gs, err := s.groups(ctx, id)
+	var gs []Group
+	var err error
+	if id == "" {
+		gs, err = s.readAll(ctx)
+	} else {
+		ctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+		gs, err = s.groups(ctx, id)
+	}
 	if gs == nil {
 		gs = []Group{}
 	}
