@@ -1,0 +1,115 @@
+package proxy
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// An answer frame on a link is bounded by limits.max-frame-bytes
+// (PeerLinkOptions.MaxFrameBytes), as a request frame on the internal
+// listener is: a larger one is refused from its size prefix, before any
+// byte of it is allocated or waited for. The link drops with an error that
+// names the frame's size and the bound, and every call waiting on it is
+// answered COORDINATOR_NOT_AVAILABLE (the client retries, as after a
+// broker disconnect).
+
+// hugeAnswerPeer is a fake internal listener: it brings links up
+// (ApiVersions listing Envelope v0) and answers every envelope with the
+// size prefix of a frame of size bytes, and nothing after it, keeping the
+// connection open: a reader that allocated the frame first would wait
+// for its body until the call's hour-long time limit.
+func hugeAnswerPeer(t *testing.T, size uint32) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	serve := func(conn net.Conn) {
+		defer conn.Close()
+		for {
+			msg, err := readPeerFrame(conn, 1<<20)
+			if err != nil {
+				return
+			}
+			h, err := parseRequestHeader(msg)
+			if err != nil {
+				return
+			}
+			var frame []byte
+			switch h.key {
+			case int16(kmsg.ApiVersions):
+				frame = appendResponseFrame(nil, h.corr, peerApiVersions(h.version, false))
+			default:
+				frame = binary.BigEndian.AppendUint32(nil, size)
+			}
+			if _, err := conn.Write(frame); err != nil {
+				return
+			}
+		}
+	}
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go serve(conn)
+		}
+	}()
+	return ln
+}
+
+func TestPeerLinkRefusesAnswerBeyondMaxFrameBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		size     uint32
+		maxFrame int
+	}{
+		{"just beyond the bound", 64<<10 + 1, 64 << 10},
+		{"beyond any bound (2 GiB)", 1<<31 - 1, 100 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln := hugeAnswerPeer(t, tc.size)
+			var refused refusals
+			l := NewPeerLink(PeerLinkOptions{Self: "origin", Peer: "owner", Addr: ln.Addr().String(), MaxFrameBytes: tc.maxFrame,
+				Refused: refused.add, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+			t.Cleanup(l.Close)
+			waitFor(t, "link up", func() error {
+				if !l.Up() {
+					return errNotYet
+				}
+				return nil
+			})
+			done := make(chan error, 1)
+			go func() {
+				_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(1), localhost(), time.Hour)
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("a call whose answer frame claims %d bytes (bound %d) still waits: the frame was taken, not refused", tc.size, tc.maxFrame)
+			}
+			var pe *PeerError
+			if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || PeerResult(err) != PeerLinkDown {
+				t.Fatalf("call answered by an oversized frame: %v (result %s), want COORDINATOR_NOT_AVAILABLE, link_down", err, PeerResult(err))
+			}
+			for _, want := range []string{"link lost", "limits.max-frame-bytes"} {
+				if !strings.Contains(pe.Reason, want) {
+					t.Errorf("the error %q does not say %q", pe.Reason, want)
+				}
+			}
+		})
+	}
+}
