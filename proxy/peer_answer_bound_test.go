@@ -113,3 +113,52 @@ func TestPeerLinkRefusesAnswerBeyondMaxFrameBytes(t *testing.T) {
 		})
 	}
 }
+
+// TestPeerListenerAnswerBeyondMaxFrameBytes: the owner does not send an
+// answer its peers would refuse (both ends bound frames by
+// limits.max-frame-bytes): that call alone is answered
+// COORDINATOR_NOT_AVAILABLE, and a call waiting on the same link meanwhile
+// still gets its answer on a link that stayed up.
+func TestPeerListenerAnswerBeyondMaxFrameBytes(t *testing.T) {
+	const maxFrame = 64 << 10
+	release := make(chan struct{})
+	held := make(chan struct{})
+	var served refusals
+	_, l := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+		switch c.Corr {
+		case 1: // answered beyond the bound
+			return make([]byte, maxFrame+1), 0
+		case 2: // held until the oversized answer was dealt with
+			close(held)
+			<-release
+		}
+		return echoData(c), 0
+	}}, func(o *PeerListenerOptions) {
+		o.MaxFrameBytes = maxFrame
+		o.Served = func(_ PeerCallKind, result string) { served.add(result) }
+	}, func(o *PeerLinkOptions) { o.MaxFrameBytes = maxFrame })
+	heldDone := make(chan error, 1)
+	go func() {
+		data, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(2), localhost(), time.Hour)
+		if err == nil && binary.BigEndian.Uint32(data) != 2 {
+			err = errors.New("another call's answer")
+		}
+		heldDone <- err
+	}()
+	<-held
+	_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(1), localhost(), time.Hour)
+	var pe *PeerError
+	if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || PeerResult(err) == PeerLinkDown {
+		t.Fatalf("a call whose answer is beyond the bound: %v (result %s), want the owner's COORDINATOR_NOT_AVAILABLE, the link kept", err, PeerResult(err))
+	}
+	close(release)
+	if err := <-heldDone; err != nil {
+		t.Fatalf("a call on the same link while the oversized answer was refused: %v", err)
+	}
+	if st := l.Status(); !st.Up || st.LastError != "" {
+		t.Fatalf("the link after an oversized answer: %+v, want up and never down", st)
+	}
+	if served.get(PeerRefused) != 1 {
+		t.Errorf("the owner told %d calls refused, want 1", served.get(PeerRefused))
+	}
+}
