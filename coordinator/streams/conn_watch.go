@@ -6,16 +6,16 @@ package streams
 //
 // Why the second end: the close channel of a client of another instance
 // (behind one address) is a signal only that instance's conn-closed call
-// closes. When it restarts or its link is lost the signal is forgotten,
-// left open on purpose (a dead origin is not a closed connection: the
-// member's session decides), and a watch until the close would live as
-// long as the coordinator, one per forgotten connection. A connection no
-// member references cannot fence anyone (ConnClosed and replaceOnClose act
-// only on the members whose latest request came on it), so ending its
-// watch changes no outcome, and bounds the watches by the members: a
-// member on a forgotten connection keeps its watch (and stays open, its
-// session deciding) until it sends a request on another connection or
-// leaves the group.
+// closes (proxy/peer_conn_closed.go). When that instance restarts its
+// signals are forgotten, left open on purpose (a dead origin is not a
+// closed connection: the member's session decides), and a lost link never
+// closes them either, so a watch until the close would live as long as the
+// coordinator, one per such connection. A connection no member references
+// cannot fence anyone (ConnClosed and replaceOnClose act only on the
+// members whose latest request came on it), so ending its watch changes no
+// outcome, and bounds the watches by the members: a member on a forgotten
+// connection keeps its watch (and stays open, its session deciding) until
+// it sends a request on another connection or leaves the group.
 
 // watch asks the runtime to report the close of a connection (nil:
 // unknown) to the group, once per connection: for the expiry, when it is
