@@ -72,9 +72,12 @@ func (c *Coordinator) carryOut(s *groupQueue, ch *streams.Change) {
 	}
 	ch.Refresh = nil
 	for _, closed := range ch.Watch {
-		c.watchConn(s.id, closed)
+		c.watchConn(s, closed)
 	}
 	ch.Watch = nil
+	for _, closed := range s.group.UnwatchUnused() {
+		s.stopWatch(closed)
+	}
 }
 
 // dropClaim drops the group's pending claim once the join creating the

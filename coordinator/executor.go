@@ -27,6 +27,9 @@ type groupQueue struct {
 	barrier *streams.HandBack
 	// timers are the group's pending timers (timers.go); guarded by exec.
 	timers map[streams.TimerKey]*groupTimer
+	// watches stop the goroutines watching client connections for the
+	// group, by connection (timers.go, watchConn); guarded by exec.
+	watches map[<-chan struct{}]chan struct{}
 	// mig is the group's migration state (migration_state.go), nil when
 	// it is not migrating; guarded by exec. gate is the one part read off
 	// the queue: the request path's held bit and in-flight count.

@@ -37,8 +37,10 @@ func (c *Coordinator) Load(records []streams.Record) error {
 				return
 			}
 			// A group loaded over one held already starts afresh: the
-			// old group's timers are left to fire as no-ops.
+			// old group's timers are left to fire as no-ops; its
+			// connection watches end (the new group watches none).
 			s.timers = nil
+			s.stopWatches()
 			s.group = gs[id]
 			if s.group != nil {
 				c.logLoaded(s.group)

@@ -15,13 +15,15 @@ type groupTimer struct {
 	fire     func(ch *streams.Change)
 }
 
-// stopTimers stops the group's timers: the group is gone (deleted,
-// unloaded, back to a log without it) or the coordinator closed.
+// stopTimers stops the group's timers and its connection watches: the
+// group is gone (deleted, unloaded, back to a log without it) or the
+// coordinator closed.
 func (s *groupQueue) stopTimers() {
 	for k, t := range s.timers {
 		t.t.Stop()
 		delete(s.timers, k)
 	}
+	s.stopWatches()
 }
 
 // armTimer arms (or re-arms) a timer of the group as a change asked
@@ -119,22 +121,53 @@ func (c *Coordinator) expired(s *groupQueue) {
 // watchConn reports the close of a client connection to a group, as an
 // operation of its own on the group's executor (streams.Change.ConnClosed,
 // the disconnect expiry). The connection's close channel is the proxy's
-// close hook; the goroutine ends with the connection or the coordinator.
-// A group watches each connection once (streams.Change.watch).
-func (c *Coordinator) watchConn(groupID string, closed <-chan struct{}) {
+// close hook. The goroutine ends with the connection, the coordinator, or
+// the group's watch of it: a group stops watching a connection no member
+// references any more (streams/conn_watch.go: a client of another
+// instance's signal may never close) and when its state goes. A group
+// watches each connection once (streams.Change.watch).
+func (c *Coordinator) watchConn(s *groupQueue, closed <-chan struct{}) {
+	if s.watches == nil {
+		s.watches = map[<-chan struct{}]chan struct{}{}
+	}
+	s.stopWatch(closed) // none: the group asks once per watch
+	stop := make(chan struct{})
+	s.watches[closed] = stop
+	groupID := s.id
 	go func() {
 		select {
 		case <-closed:
+		case <-stop:
+			return
 		case <-c.stop:
 			return
 		}
 		c.run(groupID, func(s *groupQueue) {
-			if s.group == nil {
+			// A watch that ended while this report was queued (or
+			// a queue that replaced the one that watched) is not
+			// reported: the group no longer waits for it.
+			if s.group == nil || s.watches[closed] != stop {
 				return
 			}
+			delete(s.watches, closed)
 			ch := c.newChange(s)
 			ch.ConnClosed(closed)
 			_ = c.finish(s, ch) // timers, and the records of a replacement (replaceOnClose)
 		}, nil)
 	}()
+}
+
+// stopWatch ends the group's watch of a connection, if any.
+func (s *groupQueue) stopWatch(closed <-chan struct{}) {
+	if stop := s.watches[closed]; stop != nil {
+		close(stop)
+		delete(s.watches, closed)
+	}
+}
+
+// stopWatches ends every connection watch of the group.
+func (s *groupQueue) stopWatches() {
+	for closed := range s.watches {
+		s.stopWatch(closed)
+	}
 }

@@ -438,7 +438,7 @@ func (l *PeerLink) read(conn net.Conn) error {
 	for {
 		msg, err := readPeerFrame(br, l.o.MaxFrameBytes)
 		if err != nil {
-			return err
+			return fmt.Errorf("reading an answer: %w", err)
 		}
 		r, err := decodeResponse(int16(kmsg.Envelope), 0, msg)
 		if err != nil {
@@ -603,14 +603,19 @@ func (l *PeerLink) write(conn net.Conn, frame []byte, timeout time.Duration) err
 }
 
 // readPeerFrame reads one frame and returns it without its size prefix.
+// A frame beyond max (limits.max-frame-bytes, on both ends of a link) is
+// refused from its size prefix, before it is allocated or waited for.
 func readPeerFrame(r io.Reader, max int) ([]byte, error) {
 	var size [4]byte
 	if _, err := io.ReadFull(r, size[:]); err != nil {
 		return nil, err
 	}
 	n := frameSize(size[:])
-	if n < 4 || n > max {
-		return nil, fmt.Errorf("frame of %d bytes (limit %d)", n, max)
+	if n > max {
+		return nil, fmt.Errorf("frame of %d bytes beyond the limit of %d (limits.max-frame-bytes)", n, max)
+	}
+	if n < 4 {
+		return nil, fmt.Errorf("invalid frame size %d (under 4 bytes or beyond 2 GiB)", n)
 	}
 	msg := make([]byte, n)
 	if _, err := io.ReadFull(r, msg); err != nil {

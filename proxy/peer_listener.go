@@ -84,9 +84,10 @@ type PeerListenerOptions struct {
 	// "bytes").
 	Refused func(reason string)
 	// Served, if set, is told each call answered, by kind, with its
-	// result as the caller's PeerResult names it (ok, refused by a budget,
-	// timeout, rerouted, or the envelope error's Kafka name). An envelope
-	// whose principal does not decode has no kind and is not told.
+	// result as the caller's PeerResult names it (ok, refused by a budget
+	// or for an answer beyond MaxFrameBytes, timeout, rerouted, or the
+	// envelope error's Kafka name). An envelope whose principal does not
+	// decode has no kind and is not told.
 	Served func(kind PeerCallKind, result string)
 	Log    zerolog.Logger
 }
@@ -395,12 +396,22 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 		case <-cctx.Done():
 			a.Code, result = kerr.CoordinatorNotAvailable.Code, PeerTimeout
 		}
-		pc.served(kind, result)
 		resp := envelopeError(a.Code)
 		if a.Code == 0 {
 			resp.ResponseData = a.Data
 		}
-		if err := pc.answer(h.corr, resp); err != nil {
+		frame := appendResponseFrame(nil, h.corr, resp)
+		if len(frame)-4 > pc.pl.o.MaxFrameBytes {
+			// The origin (same limits.max-frame-bytes) would drop
+			// the link on it, failing every call on it: only this
+			// one fails, retriable, as a call beyond a bound.
+			pc.log.Warn().Int("answer_bytes", len(frame)-4).Int("limit", pc.pl.o.MaxFrameBytes).Str("kind", kind.String()).
+				Msg("cluster: an answer beyond limits.max-frame-bytes was not sent; the call is answered COORDINATOR_NOT_AVAILABLE")
+			frame = appendResponseFrame(nil, h.corr, envelopeError(kerr.CoordinatorNotAvailable.Code))
+			result = PeerRefused
+		}
+		pc.served(kind, result)
+		if err := pc.write(frame); err != nil {
 			// The link's reader sees the broken connection too.
 			pc.log.Debug().Err(err).Msg("cluster: answering an envelope")
 		}

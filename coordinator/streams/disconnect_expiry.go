@@ -33,21 +33,6 @@ const minClassicHeartbeatInterval = 3 * time.Second
 // fencing, in the log ("fenced from the group because ...").
 const DisconnectExpiredReason = "its connection closed and it sent no request since (disconnect expiry)"
 
-// watch asks the runtime to report the close of a connection (nil:
-// unknown) to the group, once per connection: for the expiry, when it is
-// on, and for a replacement whose successor joined first (replaceOnClose).
-func (ch *Change) watch(closed <-chan struct{}) {
-	g := ch.Group
-	if closed == nil || g.Mem.watched[closed] {
-		return
-	}
-	if g.Mem.watched == nil {
-		g.Mem.watched = map[<-chan struct{}]bool{}
-	}
-	g.Mem.watched[closed] = true
-	ch.Watch = append(ch.Watch, closed)
-}
-
 // ConnClosed is the operation the runtime runs when a watched connection
 // closed: members replaced by a successor that joined before the close
 // are fenced now (replace.go, replaceOnClose); every other dynamic member
@@ -115,7 +100,3 @@ func (ch *Change) heartbeatIntervalOf(m *Member) time.Duration {
 	}
 	return max(minClassicHeartbeatInterval, ch.Group.Mem.conns[m.ID].maxGap)
 }
-
-// Watching reports whether the group waits for the runtime to report the
-// close of a connection it watches (ConnClosed not run yet).
-func (g *Group) Watching(closed <-chan struct{}) bool { return g.Mem.watched[closed] }

@@ -33,8 +33,11 @@ type GroupMemory struct {
 	conns       map[string]memberConn
 	warnedTwins map[string]bool
 	// watched: the connections whose close the runtime watches for this
-	// group (Change.Watch), until it reports it (ConnClosed).
-	watched map[<-chan struct{}]bool
+	// group (Change.Watch), until it reports it (ConnClosed) or no member
+	// references them (UnwatchUnused, conn_watch.go); connLeft: a member
+	// left a known connection since UnwatchUnused last looked.
+	watched  map[<-chan struct{}]bool
+	connLeft bool
 }
 
 // memberConn is a client connection as ClientInfo names it, and the

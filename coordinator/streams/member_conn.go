@@ -44,6 +44,7 @@ func (ch *Change) noteRequest(memberID string, client ClientInfo, heartbeat bool
 	}
 	if client.Closed != c.closed {
 		ch.cancel(disconnectExpiryTimerKey(memberID))
+		g.Mem.connLeft = g.Mem.connLeft || c.closed != nil
 	}
 	c.id, c.closed, c.closeTime = client.ConnID, client.Closed, client.ClosedAt
 	if g.Mem.conns == nil {

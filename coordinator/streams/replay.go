@@ -113,6 +113,9 @@ func (g *Group) Replay(r Record) error {
 				delete(g.StaticMembers, id)
 			}
 			delete(g.Members, r.MemberID)
+			if g.Mem.conns[r.MemberID].closed != nil {
+				g.Mem.connLeft = true // its watch may end (conn_watch.go)
+			}
 			delete(g.Mem.conns, r.MemberID)
 			return nil
 		}
