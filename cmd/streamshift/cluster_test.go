@@ -170,9 +170,26 @@ func (in *testInstance) ui(t *testing.T, query string) string {
 // checkUI fails unless instance in's status page, asked which instance
 // serves group, shows the instances ins (this one marked), the owner map
 // and owner as the group's.
+//
+// The page's groups are a read shared for a second (status/shared_read.go):
+// what just changed shows within it, so the page is read until it does
+// (its deadline only turns a page that never shows it into a failure).
 func checkUI(t *testing.T, in *testInstance, group string, owner *testInstance, ins []*testInstance, owners []string) {
 	t.Helper()
-	page := in.ui(t, "group="+group)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		page := in.ui(t, "group="+group)
+		if missing := uiLacks(page, in, group, owner, ins, owners); len(missing) == 0 || time.Now().After(deadline) {
+			for _, m := range missing {
+				t.Errorf("/ui at %s %s", in.id, m)
+			}
+			return
+		}
+	}
+}
+
+// uiLacks is what the page of in lacks of what checkUI wants.
+func uiLacks(page string, in *testInstance, group string, owner *testInstance, ins []*testInstance, owners []string) []string {
+	var missing []string
 	p := coordinator.PartitionFor(group, clusterPartitions)
 	wants := []string{`id="cluster" data-self="` + in.id + `"`, in.id + " (this instance)",
 		fmt.Sprintf(`class="found" data-group="%s" data-partition="%d" data-owner="%s"`, group, p, owner.id)}
@@ -187,12 +204,13 @@ func checkUI(t *testing.T, in *testInstance, group string, owner *testInstance, 
 	}
 	for _, w := range wants {
 		if !strings.Contains(page, w) {
-			t.Errorf("/ui at %s lacks %s", in.id, w)
+			missing = append(missing, "lacks "+w)
 		}
 	}
 	if n := strings.Count(page, `<tr class="instance`); n != len(ins) {
-		t.Errorf("/ui at %s lists %d instances, want %d", in.id, n, len(ins))
+		missing = append(missing, fmt.Sprintf("lists %d instances, want %d", n, len(ins)))
 	}
+	return missing
 }
 
 // settle waits until every instance shows the same complete owner map, of
