@@ -122,7 +122,8 @@ func (f *batchFixture) askedSince(from int) []string {
 // TestAuthorizationRefreshBatched: the refresh of one group's READ answer
 // takes along the other groups of the principal on the same broker: one
 // DescribeGroups (with the authorized operations) answers both, and the
-// other group's next request asks nothing.
+// other group's next request asks nothing; a group no longer used is not
+// taken along.
 func TestAuthorizationRefreshBatched(t *testing.T) {
 	f := newBatchFixture(t, 10*time.Second, 5)
 	if !f.mayRead(t, "a") || !f.mayRead(t, "b") {
@@ -139,6 +140,17 @@ func TestAuthorizationRefreshBatched(t *testing.T) {
 	}
 	if c := f.a.counts(); c.Allowed != 3 {
 		t.Errorf("probes counted %+v, want 3 allowed (2 Heartbeats, 1 DescribeGroups)", c)
+	}
+	// A group no request needed for a TTL is not kept in the cache by the
+	// refreshes of the others.
+	n = len(f.conn.Asks())
+	for range 2 {
+		f.advance(6 * time.Second)
+		f.mayRead(t, "a")
+	}
+	want = []string{"DescribeGroups a,b", "DescribeGroups a"}
+	if got := f.askedSince(n); !slices.Equal(got, want) {
+		t.Errorf("b unused for longer than the TTL: asked %q, want %q", got, want)
 	}
 }
 
