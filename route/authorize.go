@@ -21,7 +21,9 @@ import (
 //
 //   - READ on a GROUP: a Heartbeat of an unknown member: Kafka checks READ
 //     before anything else and answers GROUP_AUTHORIZATION_FAILED, else
-//     some other error (UNKNOWN_MEMBER_ID, NOT_COORDINATOR, ...);
+//     some other error (UNKNOWN_MEMBER_ID, NOT_COORDINATOR, ...); refreshed
+//     with a principal's other groups on the same broker in one
+//     DescribeGroups with the authorized operations (authorize_batch.go);
 //   - DESCRIBE on a GROUP: DescribeGroups, GROUP_AUTHORIZATION_FAILED per
 //     group, checked before the broker looks whether it coordinates it;
 //   - DESCRIBE on a TOPIC: Metadata without auto-creation,
@@ -76,6 +78,15 @@ type authEntry struct {
 	at      time.Time
 	// refreshing: asked again in the background already (refresh).
 	refreshing bool
+	// used is when a request last read the answer, node the upstream node
+	// of the connection that got it (proxy.ClientInfo.Node): a batched
+	// refresh (authorize_batch.go) takes along the answers of the same
+	// node still in use.
+	used time.Time
+	node int32
+	// single: a batched refresh could not answer it (another node
+	// coordinates the group): it is asked again on its own.
+	single bool
 }
 
 // flight is a probe waited for; requests needing one of its keys wait for
@@ -89,8 +100,8 @@ type flight struct {
 }
 
 // ProbeCounts are the authorization probes sent upstream (requests: a
-// READ probe of n groups is n Heartbeats), by result: every name allowed,
-// some denied, no answer.
+// READ probe of n groups is n Heartbeats, their batched refresh one
+// DescribeGroups), by result: every name allowed, some denied, no answer.
 type ProbeCounts struct {
 	Allowed, Denied, Failed uint64
 }
@@ -106,6 +117,9 @@ type authorizer struct {
 	ttl     time.Duration
 	now     func() time.Time // read with mu held
 	entries map[authKey]authEntry
+	// reads indexes the group READ answers of entries by whose they are,
+	// for a batched refresh (authorize_batch.go).
+	reads   map[authOwner]map[string]struct{}
 	flights map[authKey]*flight
 	// asked counts the probes a request waited for, refreshed those sent
 	// in the background (tests, the benchmark); sent the requests upstream.
@@ -115,7 +129,7 @@ type authorizer struct {
 
 func newAuthorizer(ttl time.Duration, versions func(int16) int16) *authorizer {
 	return &authorizer{ttl: ttl, versions: versions, now: time.Now, shared: true,
-		entries: map[authKey]authEntry{}, flights: map[authKey]*flight{}}
+		entries: map[authKey]authEntry{}, reads: map[authOwner]map[string]struct{}{}, flights: map[authKey]*flight{}}
 }
 
 // denied returns the names of resources of type rt the client of req may
@@ -138,13 +152,14 @@ func (a *authorizer) denied(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg
 			if !e.allowed {
 				out = append(out, n)
 			}
+			e.used = now
 			// Past half its life an answer is asked again in the
 			// background, so a steady member never waits for one.
 			if age >= a.ttl/2 && !e.refreshing {
 				e.refreshing = true
-				a.entries[k] = e
 				stale = append(stale, n)
 			}
+			a.entries[k] = e
 		case a.flights[k] != nil:
 			f := a.flights[k]
 			if waits == nil {
@@ -261,6 +276,9 @@ func (a *authorizer) count(n int, denied map[string]bool, err error) {
 // holds it, so before anything the client sends next), their answers
 // replace the cached ones when they come.
 func (a *authorizer) refresh(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string) {
+	if a.refreshBatched(req, rt, op, names) {
+		return
+	}
 	p := a.probe(req, rt, op, names)
 	if len(p.asks) > probeChunk {
 		// More than can be queued now: the answers expire and are asked
@@ -300,20 +318,34 @@ func (a *authorizer) unmarkRefreshingLocked(req *proxy.Request, rt kmsg.ACLResou
 		k := a.keyOf(req, rt, op, n)
 		if e, ok := a.entries[k]; ok {
 			e.refreshing = false
+			if !ok {
+				a.index(k)
+			}
 			a.entries[k] = e
 		}
 	}
 }
 
-// store caches answers; mu is held.
+// store caches answers got on req's connection; mu is held. An answer
+// replacing a live one keeps when that was last used and whether it is
+// asked on its own (single); one replacing none or an expired one is being
+// used now.
 func (a *authorizer) store(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.ACLOperation, names []string, denied map[string]bool, now time.Time) {
 	if len(a.entries)+len(names) > maxAuthorizationEntries {
 		a.evict(now)
 	}
 	for _, n := range names {
 		k := a.keyOf(req, rt, op, n)
-		if _, ok := a.entries[k]; ok || len(a.entries) < maxAuthorizationEntries {
-			a.entries[k] = authEntry{allowed: !denied[n], at: now}
+		old, ok := a.entries[k]
+		if ok || len(a.entries) < maxAuthorizationEntries {
+			e := authEntry{allowed: !denied[n], at: now, used: now, node: req.Client.Node}
+			if ok && now.Sub(old.at) < a.ttl {
+				e.used, e.single = old.used, old.single
+			}
+			if !ok {
+				a.index(k)
+			}
+			a.entries[k] = e
 		}
 	}
 }
@@ -328,7 +360,7 @@ func (a *authorizer) allowed(req *proxy.Request, rt kmsg.ACLResourceType, op kms
 func (a *authorizer) evict(now time.Time) {
 	for k, e := range a.entries {
 		if now.Sub(e.at) >= a.ttl {
-			delete(a.entries, k)
+			a.drop(k)
 		}
 	}
 	n := len(a.entries) / 2
@@ -336,7 +368,7 @@ func (a *authorizer) evict(now time.Time) {
 		if len(a.entries) <= n {
 			break
 		}
-		delete(a.entries, k)
+		a.drop(k)
 	}
 }
 

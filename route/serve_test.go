@@ -94,6 +94,14 @@ func (e *env) conn(a acl) *proxytest.Conn {
 				dg := kmsg.NewDescribeGroupsResponseGroup()
 				dg.Group, dg.State = g, "Dead"
 				dg.ErrorCode = code(kmsg.ACLResourceTypeGroup, kmsg.ACLOperationDescribe, g, kerr.GroupAuthorizationFailed, 0)
+				if r.IncludeAuthorizedOperations && dg.ErrorCode == 0 { // as Kafka, the operations of groups described
+					dg.AuthorizedOperations = 0
+					for _, op := range []kmsg.ACLOperation{kmsg.ACLOperationRead, kmsg.ACLOperationDelete, kmsg.ACLOperationDescribe} {
+						if !a(kmsg.ACLResourceTypeGroup, op, g) {
+							dg.AuthorizedOperations |= 1 << int32(op)
+						}
+					}
+				}
 				resp.Groups = append(resp.Groups, dg)
 			}
 			return resp, nil
