@@ -372,7 +372,7 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 		_ = json.Unmarshal(l.Response, &resp)
 		ok := len(l.ErrorCodes) == 0 && resp != nil
 		ln.noteIdentity(l, req)
-		ln.noteRequest(l, resp)
+		ln.noteRequest(l, req, resp)
 		if l.ConnID != 0 {
 			connLane[l.ConnID] = ln
 		}

@@ -62,7 +62,7 @@ type laneTalk struct {
 	// the tasks it was given). A streams member runs a task from its
 	// ack, not from the coordinator's answer.
 	acks []At[[]string]
-	reqs []Span // received..answered of each group request
+	reqs []talkReq // received..answered of each group request
 	// streamsHeartbeat is the heartbeat interval the streams protocol
 	// answered; classicBeats the classic Heartbeats' times.
 	streamsHeartbeat time.Duration
@@ -70,14 +70,26 @@ type laneTalk struct {
 	closes           []time.Time
 }
 
+// talkReq is one group request of a lane, and the member it came from.
+type talkReq struct {
+	Span
+	// member is the member id the request named, or its JoinGroup's
+	// answer gave ("" if neither).
+	member string
+}
+
 // noteRequest notes one group request of the lane: a member's requests
 // (connections.go's memberKeys) say it is there; a FindCoordinator or an
 // OffsetFetch of a process starting does not yet.
-func (ln *Lane) noteRequest(l *Line, resp map[string]any) {
+func (ln *Lane) noteRequest(l *Line, req, resp map[string]any) {
 	if !slices.Contains(memberKeys, *l.APIKey) {
 		return
 	}
-	ln.talk.reqs = append(ln.talk.reqs, Span{ln.ClientID, received(l), l.Wall})
+	member := str(req["memberId"])
+	if member == "" {
+		member = str(resp["memberId"])
+	}
+	ln.talk.reqs = append(ln.talk.reqs, talkReq{Span{ln.ClientID, received(l), l.Wall}, member})
 	switch l.APIName {
 	case "Heartbeat":
 		ln.talk.classicBeats = append(ln.talk.classicBeats, received(l))
@@ -152,16 +164,22 @@ func (ln *Lane) computeGone(end time.Time) {
 	reqs := ln.talk.reqs
 	sort.Slice(reqs, func(i, j int) bool { return reqs[i].From.Before(reqs[j].From) })
 	var spans []GoneSpan
-	// nextAfter is the first request received after at (end: none).
-	nextAfter := func(at time.Time) time.Time {
+	// around is the first request received after at (end: none), and
+	// whether it came from another member than the last one before at.
+	around := func(at time.Time) (next time.Time, another bool) {
 		i := sort.Search(len(reqs), func(i int) bool { return reqs[i].From.After(at) })
 		if i == len(reqs) {
-			return end
+			return end, false
 		}
-		return reqs[i].From
+		another = i > 0 && reqs[i-1].member != "" && reqs[i].member != reqs[i-1].member
+		return reqs[i].From, another
 	}
 	for _, c := range ln.talk.closes {
-		if next := nextAfter(c); next.Sub(c) > hb || next.Equal(end) && end.After(c) {
+		// A reconnect is the same member back; the next request of
+		// another member of the lane (a successor with its
+		// predecessor's process id, so its label) is a new process,
+		// however soon it came.
+		if next, another := around(c); another || next.Sub(c) > hb || next.Equal(end) && end.After(c) {
 			spans = append(spans, GoneSpan{Span{ln.ClientID, c, next}, goneClosed})
 		}
 	}

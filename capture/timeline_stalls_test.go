@@ -144,6 +144,30 @@ func TestStallReconnectIsNone(t *testing.T) {
 	}
 }
 
+// A successor that starts on its predecessor's process id (a Kafka Streams
+// instance on its state directory) has its label, so its lane; it is a new
+// member, not a reconnect, however soon it came: the predecessor's task
+// is stalled from the close until the successor's first request.
+func TestStallFastSuccessorIsNoReconnect(t *testing.T) {
+	c := twoMembers(t)
+	c.beats(1000, 5000, 1, "a")
+	c.closed(5100, 1, "a")
+	c.add(5600, 3, "a", "JoinGroup", 11, map[string]any{"memberId": ""}, map[string]any{"memberId": "a2-id", "generationId": 2})
+	c.add(6000, 3, "a", "SyncGroup", 14, map[string]any{"memberId": "a2-id", "generationId": 2},
+		map[string]any{"assignmentDecoded": map[string]any{"assignmentInfo": map[string]any{"activeTasks": []string{"0_0"}}}})
+	for ms := 7000; ms <= 10000; ms += 1000 {
+		c.add(ms, 3, "a", "Heartbeat", 12, map[string]any{"memberId": "a2-id"}, map[string]any{})
+	}
+	c.beats(1000, 10000, 2, "b")
+	tl := BuildTimeline(c.lines, "g")
+	if got := states(tl, "0_0"); len(got) < 2 || got[1] != "5100..5600 stalled a a connection closed" {
+		t.Errorf("0_0: %q, want stalled from the close at +5.1s to the successor's first request at +5.6s", got)
+	}
+	if len(tl.Stalls) != 1 {
+		t.Errorf("stalls %+v, want one", tl.Stalls)
+	}
+}
+
 // A capture without connection lines (format 1) tells a gone member by
 // its silence: nothing for longer than twice its heartbeat interval, from
 // its last answered request.
