@@ -54,6 +54,13 @@ type ClassicObservation struct {
 	// Rejoin: a JoinGroup or SyncGroup held by a takeover's gate
 	// (WatchClassicRejoin).
 	Rejoin bool
+	// Joined: a JoinGroup answered without error (Generation is its
+	// generation); GenerationMembers: the members of that generation, as
+	// the answer to its leader lists them. Synced: a SyncGroup answered
+	// without error. A handed-back group's settle reads them
+	// (handback_settle.go).
+	Joined, Synced    bool
+	GenerationMembers []string
 }
 
 // ObserveClassic records an observation of a member of the group, on the
@@ -67,6 +74,9 @@ func (c *Coordinator) ObserveClassic(groupID string, ob ClassicObservation) {
 
 // observe applies ob. Under exec.
 func (c *Coordinator) observe(s *groupQueue, ob ClassicObservation) {
+	if s.mig != nil && s.mig.settling != nil {
+		c.noteHandBackSettle(s, ob)
+	}
 	if ob.Rejoin && s.mig != nil {
 		if w := s.mig.rejoin; w != nil && w.state.CompareAndSwap(0, 1) {
 			// Done: the takeover gives up and may never stop it.
