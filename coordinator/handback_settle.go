@@ -46,34 +46,37 @@ type handBackSettle struct {
 	giveUp Timer
 }
 
-// note applies what a forwarded classic answer showed; it reports whether
-// every member of the generation now has its assignment.
-func (h *handBackSettle) note(ob ClassicObservation) bool {
-	if !ob.Joined && !ob.Synced {
+// note applies what a forwarded classic answer of member showed: a
+// JoinGroup answered for generation (joined; members: the generation's
+// members, from its leader's answer) or a SyncGroup answered without error
+// (synced). It reports whether every member of the generation now has its
+// assignment.
+func (h *handBackSettle) note(member string, generation int32, joined, synced bool, members []string) bool {
+	if !joined && !synced {
 		return false
 	}
-	if ob.Generation > h.generation || h.synced == nil {
+	if generation > h.generation || h.synced == nil {
 		// A new generation: the broker formed it without what the older
 		// one synced.
-		h.generation, h.synced, h.listed = ob.Generation, map[string]bool{}, false
+		h.generation, h.synced, h.listed = generation, map[string]bool{}, false
 	}
-	if ob.Generation < h.generation {
+	if generation < h.generation {
 		return false
 	}
-	if ob.Joined {
-		if len(ob.GenerationMembers) > 0 {
-			listed := make(map[string]bool, len(ob.GenerationMembers))
-			for _, m := range ob.GenerationMembers {
+	if joined {
+		if len(members) > 0 {
+			listed := make(map[string]bool, len(members))
+			for _, m := range members {
 				listed[m] = h.synced[m]
 			}
 			h.synced, h.listed = listed, true
 		}
-		if _, ok := h.synced[ob.Member]; !ok && !h.listed {
-			h.synced[ob.Member] = false
+		if _, ok := h.synced[member]; !ok && !h.listed {
+			h.synced[member] = false
 		}
 		return false
 	}
-	h.synced[ob.Member] = true
+	h.synced[member] = true
 	for _, done := range h.synced {
 		if !done {
 			return false

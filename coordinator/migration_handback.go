@@ -186,20 +186,3 @@ func (c *Coordinator) armHandBackSettle(s *groupQueue) {
 		}, nil)
 	})
 }
-
-// noteHandBackSettle feeds a forwarded classic answer to the handed-back
-// group's wait; once every member of the broker's generation has its
-// assignment the wait ends and EventClassicGroupSynced is told. Under
-// exec.
-func (c *Coordinator) noteHandBackSettle(s *groupQueue, ob ClassicObservation) {
-	h := s.mig.settling
-	if !h.note(ob) {
-		return
-	}
-	h.stop()
-	s.mig.settling = nil
-	if c.events != nil {
-		c.events.GroupEvent(h.syncedEvent(s.id, c.clock.Now()))
-	}
-	s.endMigrationIfIdle()
-}

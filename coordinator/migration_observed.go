@@ -120,6 +120,23 @@ func (c *Coordinator) observe(s *groupQueue, ob ClassicObservation) {
 	}
 }
 
+// noteHandBackSettle feeds a forwarded classic answer to the handed-back
+// group's wait; once every member of the broker's generation has its
+// assignment the wait ends and EventClassicGroupSynced is told. Under
+// exec.
+func (c *Coordinator) noteHandBackSettle(s *groupQueue, ob ClassicObservation) {
+	h := s.mig.settling
+	if !h.note(ob.Member, ob.Generation, ob.Joined, ob.Synced, ob.GenerationMembers) {
+		return
+	}
+	h.stop()
+	s.mig.settling = nil
+	if c.events != nil {
+		c.events.GroupEvent(h.syncedEvent(s.id, c.clock.Now()))
+	}
+	s.endMigrationIfIdle()
+}
+
 // observedGroup returns the state's observed group, new if none.
 func (st *migrationState) observedGroup() *observedGroup {
 	if st.observed == nil {
