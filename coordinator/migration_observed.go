@@ -131,6 +131,8 @@ func (c *Coordinator) noteHandBackSettle(s *groupQueue, ob ClassicObservation) {
 	}
 	h.stop()
 	s.mig.settling = nil
+	c.logger.Info().Str("group", s.id).Int32("generation", h.generation).Int("members", len(h.synced)).
+		Msg("hand-back settled: every member of the broker's classic generation has its assignment")
 	if c.events != nil {
 		c.events.GroupEvent(h.syncedEvent(s.id, c.clock.Now()))
 	}
