@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/migration"
 )
 
@@ -205,6 +206,12 @@ func (r *Recorder) Event(e Event) {
 	case migration.EventHandBackDone:
 		// The migration is over: its recorder stays one window more.
 		if fr := r.flights[e.Group]; fr != nil && !fr.pinned {
+			fr.until = e.At.Add(r.o.FlightWindow)
+		}
+	case streams.EventClassicGroupSynced:
+		// The hand-back settled (every task runs again on the broker):
+		// the recorder, which holds it, stays one window from then.
+		if fr := r.flights[e.Group]; fr != nil && !fr.pinned && !fr.until.IsZero() {
 			fr.until = e.At.Add(r.o.FlightWindow)
 		}
 	}

@@ -284,6 +284,12 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 	var phases []*Phase
 	running := map[string]*Phase{}
 	var ss settleState
+	for i := range lines {
+		if l := &lines[i]; l.Type == "event" && l.Event == streams.EventClassicGroupSynced && l.Group == group {
+			ss.syncEvents = true
+			break
+		}
+	}
 	// served: streamshift serves the group (between a takeover's and a
 	// hand-back's end). Outside it a classic generation is the broker's,
 	// one for the whole group: the assignment of generation N ends the
@@ -340,6 +346,8 @@ func BuildTimeline(lines []Line, group string) *Timeline {
 				}
 			case streams.EventGroupState:
 				ss.noteState(l)
+			case streams.EventClassicGroupSynced:
+				ss.noteSynced(l.Wall)
 			}
 			t.extend(l.Wall)
 			if p := t.event(l, running, &phases, byMember, setOwned); p != nil {

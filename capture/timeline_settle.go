@@ -29,7 +29,11 @@ import (
 // coordinator last bumped to (while streamshift serves the group). A
 // capture with the coordinator's group-state events settles a takeover
 // where they say every task runs (streams.Group.TasksRunning), as the
-// status page does.
+// status page does. A hand-back settles, by the same rule, when every
+// member of the broker's newest classic generation has its assignment
+// (no member mid-rebalance); a capture with the coordinator's
+// classic-group-synced events (captures since the proxy tells it) settles
+// it there, the instant the status page and the settle metric use.
 
 // settleState is what BuildTimeline tracks for settling.
 type settleState struct {
@@ -46,6 +50,23 @@ type settleState struct {
 	// instant the status page and streamshift_migration_settle_seconds
 	// use; an older capture's settles by the exchanges.
 	stateEvents, running bool
+	// syncEvents: the capture has the coordinator's classic-group-synced
+	// events of the group; a hand-back then settles at one.
+	syncEvents bool
+}
+
+// noteSynced applies a classic-group-synced event: the hand-backs waiting
+// settle at it.
+func (s *settleState) noteSynced(at time.Time) {
+	kept := s.waiting[:0]
+	for _, p := range s.waiting {
+		if p.Kind == "hand-back" && !at.Before(p.To) {
+			p.Settled = at
+			continue
+		}
+		kept = append(kept, p)
+	}
+	s.waiting = kept
 }
 
 // noteState applies a group-state event at at.
@@ -164,7 +185,7 @@ func (s *settleState) settle(at time.Time, lanes []*Lane, open map[string]map[st
 	}
 	kept := s.waiting[:0]
 	for _, p := range s.waiting {
-		if at.Before(p.To) || p.Kind == "takeover" && s.stateEvents {
+		if at.Before(p.To) || p.Kind == "takeover" && s.stateEvents || p.Kind == "hand-back" && s.syncEvents {
 			kept = append(kept, p)
 			continue
 		}

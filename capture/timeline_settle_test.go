@@ -204,3 +204,26 @@ func TestTimelineTakeoverSettlesAtTasksRunning(t *testing.T) {
 		t.Fatalf("hand-back settled at +%v, want +24s (its group settles in the broker: by the exchanges)", got)
 	}
 }
+
+// A capture with the coordinator's classic-group-synced events settles a
+// hand-back at the one after its flip (every member of the broker's new
+// generation has its assignment, the last SyncGroup answer as the proxy
+// saw it), the instant the status page and
+// streamshift_migration_settle_seconds{kind="hand-back"} use; one before
+// the flip is not the hand-back's.
+func TestTimelineHandBackSettlesAtClassicGroupSynced(t *testing.T) {
+	lines := migrationCapture(t)
+	t0 := lines[0].Wall
+	synced := func(ms int) Line {
+		return Line{Type: "event", Wall: t0.Add(time.Duration(ms) * time.Millisecond), Event: streams.EventClassicGroupSynced, Group: "g",
+			Fields: map[string]any{"generation": 8.0, "members": 2.0}}
+	}
+	lines = append(lines, synced(20700), synced(24001))
+	tl := BuildTimeline(lines, "g")
+	if got := tl.Phases[1].Settled.Sub(t0); tl.Phases[1].Kind != "hand-back" || got != 24001*time.Millisecond {
+		t.Fatalf("%s settled at +%v, want the hand-back at +24.001s (the classic-group-synced event)", tl.Phases[1].Kind, got)
+	}
+	if took, _ := tl.Phases[1].Took(tl.End); took != 4001*time.Millisecond {
+		t.Fatalf("hand-back took %v, want 4.001s from s1's leave at +20s", took)
+	}
+}

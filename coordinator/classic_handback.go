@@ -66,7 +66,13 @@ func (c *Coordinator) FinishHandBack(groupID string, done func(error)) {
 			done(fmt.Errorf("hand-back of %s is not ready (%+v): %w", groupID, st, kerr.RebalanceInProgress))
 			return
 		}
-		done(c.dropGroup(s, "hand-back"))
+		err := c.dropGroup(s, "hand-back")
+		if err == nil {
+			// The group is the broker's again; it settles when its
+			// members have their classic assignment there.
+			c.armHandBackSettle(s)
+		}
+		done(err)
 	}, func(e *streams.CoordError) { done(e) })
 }
 

@@ -167,3 +167,22 @@ func (c *Coordinator) migrating(groupID string) bool {
 	s := c.queues[groupID]
 	return s != nil && s.gate.Load()&gateKept != 0
 }
+
+// armHandBackSettle starts the handed-back group's wait for its classic
+// generation on the broker (handback_settle.go), replacing an earlier
+// one. Under exec.
+func (c *Coordinator) armHandBackSettle(s *groupQueue) {
+	st := s.migState()
+	st.settling.stop()
+	h := &handBackSettle{}
+	st.settling = h
+	h.giveUp = c.clock.AfterFunc(handBackSettleMax, func() {
+		c.run(s.id, func(q *groupQueue) {
+			if q != s || q.mig == nil || q.mig.settling != h {
+				return
+			}
+			q.mig.settling = nil
+			q.endMigrationIfIdle()
+		}, nil)
+	})
+}

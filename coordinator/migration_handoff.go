@@ -20,6 +20,9 @@ type handOff struct {
 	// takingOver is closed when the group's running takeover ends; nil
 	// when none runs.
 	takingOver chan struct{}
+	// settling: a handed-back group's wait for its classic generation on
+	// the broker (handback_settle.go); nil when none.
+	settling *handBackSettle
 }
 
 // HandBackRun is one group's hand-back in progress, as its driver started
@@ -55,7 +58,7 @@ type handingBack struct {
 // idle: no hand-back run, no hand-back's last steps and no takeover keep
 // the group's migration state.
 func (h *handOff) idle() bool {
-	return h.handBack == nil && h.handingBack == nil && h.takingOver == nil
+	return h.handBack == nil && h.handingBack == nil && h.takingOver == nil && h.settling == nil
 }
 
 // drop ends what a group going away (unloaded, the coordinator closed)
@@ -76,6 +79,8 @@ func (h *handOff) drop() (tell func()) {
 	}
 	takeover := h.takingOver
 	h.takingOver = nil
+	h.settling.stop()
+	h.settling = nil
 	return func() {
 		if hb != nil {
 			close(hb.done)

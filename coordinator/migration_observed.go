@@ -54,6 +54,13 @@ type ClassicObservation struct {
 	// Rejoin: a JoinGroup or SyncGroup held by a takeover's gate
 	// (WatchClassicRejoin).
 	Rejoin bool
+	// Joined: a JoinGroup answered without error (Generation is its
+	// generation); GenerationMembers: the members of that generation, as
+	// the answer to its leader lists them. Synced: a SyncGroup answered
+	// without error. A handed-back group's settle reads them
+	// (handback_settle.go).
+	Joined, Synced    bool
+	GenerationMembers []string
 }
 
 // ObserveClassic records an observation of a member of the group, on the
@@ -67,6 +74,9 @@ func (c *Coordinator) ObserveClassic(groupID string, ob ClassicObservation) {
 
 // observe applies ob. Under exec.
 func (c *Coordinator) observe(s *groupQueue, ob ClassicObservation) {
+	if s.mig != nil && s.mig.settling != nil {
+		c.noteHandBackSettle(s, ob)
+	}
 	if ob.Rejoin && s.mig != nil {
 		if w := s.mig.rejoin; w != nil && w.state.CompareAndSwap(0, 1) {
 			// Done: the takeover gives up and may never stop it.
@@ -108,6 +118,25 @@ func (c *Coordinator) observe(s *groupQueue, ob ClassicObservation) {
 	if og.expiry == nil {
 		c.armObservedExpiry(s, og)
 	}
+}
+
+// noteHandBackSettle feeds a forwarded classic answer to the handed-back
+// group's wait; once every member of the broker's generation has its
+// assignment the wait ends and EventClassicGroupSynced is told. Under
+// exec.
+func (c *Coordinator) noteHandBackSettle(s *groupQueue, ob ClassicObservation) {
+	h := s.mig.settling
+	if !h.note(ob.Member, ob.Generation, ob.Joined, ob.Synced, ob.GenerationMembers) {
+		return
+	}
+	h.stop()
+	s.mig.settling = nil
+	c.logger.Info().Str("group", s.id).Int32("generation", h.generation).Int("members", len(h.synced)).
+		Msg("hand-back settled: every member of the broker's classic generation has its assignment")
+	if c.events != nil {
+		c.events.GroupEvent(h.syncedEvent(s.id, c.clock.Now()))
+	}
+	s.endMigrationIfIdle()
 }
 
 // observedGroup returns the state's observed group, new if none.

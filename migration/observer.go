@@ -74,7 +74,16 @@ func joinObservation(req *kmsg.JoinGroupRequest, resp *kmsg.JoinGroupResponse) (
 		return coordinator.ClassicObservation{}, false
 	}
 	ob := coordinator.ClassicObservation{Member: resp.MemberID, SessionMs: req.SessionTimeoutMillis, RebalanceMs: req.RebalanceTimeoutMillis,
-		Generation: resp.Generation, HaveGeneration: true}
+		Generation: resp.Generation, HaveGeneration: true, Joined: true}
+	if resp.LeaderID == resp.MemberID && len(resp.Members) > 0 {
+		// The leader's answer lists the generation's members: a
+		// handed-back group settles once each has its assignment. Only
+		// a rebalance's leader answer pays for the list.
+		ob.GenerationMembers = make([]string, len(resp.Members))
+		for i, m := range resp.Members {
+			ob.GenerationMembers[i] = m.MemberID
+		}
+	}
 	if req.Version == 0 {
 		ob.RebalanceMs = req.SessionTimeoutMillis
 	}
@@ -139,7 +148,9 @@ func answerObservation(req kmsg.Request, resp kmsg.Response) (string, coordinato
 		}
 	case *kmsg.SyncGroupRequest:
 		if sr, ok := resp.(*kmsg.SyncGroupResponse); ok && sr.ErrorCode == 0 {
-			return gen(r.Group, r.MemberID, r.Generation)
+			group, ob, ok := gen(r.Group, r.MemberID, r.Generation)
+			ob.Synced = true
+			return group, ob, ok
 		}
 	case *kmsg.HeartbeatRequest:
 		hr, ok := resp.(*kmsg.HeartbeatResponse)

@@ -37,9 +37,15 @@ func NewEvents(m *Metrics) *Events {
 
 // GroupEvent counts a coordinator event.
 func (e *Events) GroupEvent(ev coordinator.GroupEvent) {
-	if ev.Kind == coordinator.EventGroupState {
+	switch {
+	case ev.Kind == coordinator.EventGroupState:
 		e.groupState(ev.Group, ev.Fields[coordinator.FieldTasksRunning] == true)
 		return
+	case ev.Kind == coordinator.EventClassicGroupSynced:
+		e.handBackSettled(ev.Group)
+		return
+	case ev.Kind == streams.EventMemberLeft && ev.Fields[streams.FieldProtocol] == streams.ProtocolStreams:
+		e.streamsLeft(ev.Group)
 	}
 	if e.m == nil {
 		return
@@ -138,10 +144,19 @@ func (e *Events) MigrationEvent(ev migration.MigrationEvent) {
 	if state != "running" && had && prev.Kind == kind && prev.State == "running" {
 		took = now.Sub(prev.Since)
 		p.Flip = took.Round(time.Millisecond).String()
-		p.began = prev.Since
+		p.began = prev.began
 	}
 	if state == "running" {
 		p.began = now
+		if kind == "hand-back" && had && prev.State != "running" && prev.lastStreamsLeave.After(prev.Since) {
+			// The hand-back began at the last streams member's leave
+			// that led to it, as the capture's timeline says it: the
+			// start event waits for a classic member's Heartbeat.
+			p.began = prev.lastStreamsLeave
+		}
+	}
+	if had {
+		p.lastStreamsLeave = prev.lastStreamsLeave
 	}
 	p.tasksRunning = had && prev.tasksRunning
 	settled := time.Duration(-1)
@@ -178,6 +193,38 @@ func (e *Events) groupState(group string, running bool) {
 	e.phase[group] = p
 	e.mu.Unlock()
 	if e.m != nil && settled >= 0 {
+		e.m.migrationSettle.WithLabelValues(p.Kind).Observe(settled.Seconds())
+	}
+}
+
+// streamsLeft keeps when the group's latest streams member left (a
+// hand-back begins at the last one's leave).
+func (e *Events) streamsLeft(group string) {
+	now := e.now()
+	e.mu.Lock()
+	if p, had := e.phase[group]; had {
+		p.lastStreamsLeave = now
+		e.phase[group] = p
+	}
+	e.mu.Unlock()
+}
+
+// handBackSettled: every member of the broker's classic generation after
+// the group's hand-back has its assignment (the coordinator's
+// EventClassicGroupSynced, the rule the capture's timeline settles a
+// hand-back by): a hand-back done earlier settles, once.
+func (e *Events) handBackSettled(group string) {
+	now := e.now()
+	e.mu.Lock()
+	p, had := e.phase[group]
+	if !had || p.Kind != "hand-back" || p.State != "done" || !p.Settled.IsZero() || p.began.IsZero() {
+		e.mu.Unlock()
+		return
+	}
+	settled := p.settle(now)
+	e.phase[group] = p
+	e.mu.Unlock()
+	if e.m != nil {
 		e.m.migrationSettle.WithLabelValues(p.Kind).Observe(settled.Seconds())
 	}
 }

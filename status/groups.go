@@ -209,19 +209,23 @@ type Phase struct {
 	// State is running, done or failed.
 	State string    `json:"state"`
 	Since time.Time `json:"since"`
-	// Took is how long a takeover took for the app: from its start until
-	// the group was Stable again (Settled), every task running; empty
-	// until then, and for a hand-back (its group settles in the broker:
-	// the capture's timeline shows when). Flip is the state flip alone:
-	// from the step's start to its done or failed event.
+	// Took is how long the step took for the app: from its start until
+	// every task ran again (Settled); empty until then. A takeover settles
+	// when its group is Stable here, every task running where the
+	// assignor put it; a hand-back when every member of the broker's
+	// classic generation after it has its assignment, and it starts at
+	// the last streams member's leave that led to it. Flip is the state
+	// flip alone: from the step's start event to its done or failed event.
 	Took    string    `json:"took,omitempty"`
 	Flip    string    `json:"stateFlip,omitempty"`
 	Settled time.Time `json:"settled,omitzero"`
 	Reason  string    `json:"reason,omitempty"`
 	// began is when the step started; tasksRunning whether the group's tasks ran
-	// at its last group-state event.
-	began        time.Time
-	tasksRunning bool
+	// at its last group-state event; lastStreamsLeave when a streams member
+	// of the group last left.
+	began            time.Time
+	tasksRunning     bool
+	lastStreamsLeave time.Time
 }
 
 // Title is the phase as the page says it.

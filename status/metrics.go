@@ -39,8 +39,8 @@ type Metrics struct {
 	migrations    *prometheus.CounterVec
 	migrationsRun *prometheus.GaugeVec
 	migrationDur  *prometheus.HistogramVec
-	// migrationSettle: a takeover from its start until its group is
-	// Stable (issue #39); migrationDur stays the state flip.
+	// migrationSettle: a takeover or hand-back from its start until every
+	// task runs again (issue #39); migrationDur stays the state flip.
 	migrationSettle *prometheus.HistogramVec
 }
 
@@ -70,7 +70,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		migrationDur: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamshift_migration_duration_seconds",
 			Help: "Duration of the state flip of takeovers and hand-backs, from their start event to done or failed, by kind and outcome; how long the app's tasks moved is streamshift_migration_settle_seconds.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 9)}, []string{"kind", "outcome"}),
 		migrationSettle: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "streamshift_migration_settle_seconds",
-			Help: "Takeovers from their start until the group is Stable again (every task running where the assignor put it), by kind.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 12)}, []string{"kind"}),
+			Help: "Takeovers and hand-backs from their first request until every task runs again, by kind: a takeover until its group is Stable here (every task running where the assignor put it), a hand-back (from the last streams member's leave) until every member of the broker's new classic generation has its assignment.", Buckets: prometheus.ExponentialBuckets(0.01, 3, 12)}, []string{"kind"}),
 	}
 	for _, r := range []string{"created", "failed"} {
 		m.topics.WithLabelValues(r)

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/migration"
 )
 
@@ -54,6 +55,74 @@ func TestTakeoverTookUntilSettled(t *testing.T) {
 	}
 	_, metrics := get(t, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), "/metrics")
 	for _, want := range []string{`streamshift_migration_settle_seconds_sum{kind="takeover"} 6.001`, `streamshift_migration_duration_seconds_sum{kind="takeover",outcome="done"} 0.001`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// A hand-back took from the last streams member's leave that led to it
+// until every member of the broker's new classic generation had its
+// assignment (the coordinator's classic-group-synced event), not its state
+// flip; until then the page says the tasks still move. Each hand-back is
+// one sample of streamshift_migration_settle_seconds{kind="hand-back"}: a
+// second one later settles again, a repeated event adds none.
+func TestHandBackTookUntilClassicGroupSynced(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m := NewMetrics(reg)
+	ev := NewEvents(m)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ev.now = func() time.Time { return now }
+	mig := func(kind string) { ev.MigrationEvent(migration.MigrationEvent{Kind: kind, Group: "app"}) }
+	left := func(protocol string) {
+		ev.GroupEvent(coordinator.GroupEvent{Kind: streams.EventMemberLeft, Group: "app", Member: "m", Fields: map[string]any{streams.FieldProtocol: protocol}})
+	}
+	synced := func() {
+		ev.GroupEvent(coordinator.GroupEvent{Kind: coordinator.EventClassicGroupSynced, Group: "app", Fields: map[string]any{"generation": int32(7), "members": 2}})
+	}
+	srv := New(Options{Coordinator: newCoordinator(t, ev), Events: ev})
+	srv.readShare = 0 // each page load reads anew
+	h := srv.Handler()
+	handBack := func(after time.Duration) {
+		t.Helper()
+		mig(migration.EventTakeoverStarted)
+		mig(migration.EventTakeoverDone)
+		now = now.Add(time.Minute)
+		left(streams.ProtocolStreams) // the last streams member: the hand-back begins
+		now = now.Add(2 * time.Second)
+		left(streams.ProtocolClassic) // a classic member's leave is not the start
+		now = now.Add(time.Second)
+		mig(migration.EventHandBackStarted)
+		synced() // a generation synced during the barrier is not the hand-back's end
+		now = now.Add(3 * time.Millisecond)
+		mig(migration.EventHandBackDone)
+		if p := ev.phases()["app"]; p.Took != "" || p.Flip != "3ms" {
+			t.Fatalf("right after the flip: took %q, flip %q; want no took yet, flip 3ms", p.Took, p.Flip)
+		}
+		if _, page := get(t, h, "/ui"); !strings.Contains(page, "(state flip 3ms; tasks still moving)") {
+			t.Errorf("/ui lacks the unsettled hand-back's flip:\n%s", page)
+		}
+		now = now.Add(after - 3*time.Second - 3*time.Millisecond)
+		synced()
+		now = now.Add(time.Second)
+		synced() // another generation later is not the hand-back's
+	}
+	handBack(5 * time.Second)
+	p := ev.phases()["app"]
+	if p.Kind != "hand-back" || p.Took != "5s" || p.Flip != "3ms" {
+		t.Fatalf("settled: %s took %q, flip %q; want hand-back 5s (from the last streams leave), 3ms", p.Kind, p.Took, p.Flip)
+	}
+	code, page := get(t, h, "/ui")
+	if code != http.StatusOK || !strings.Contains(page, "(took 5s until every task ran again; state flip 3ms)") {
+		t.Errorf("/ui: %d, lacks the hand-back's took and flip:\n%s", code, page)
+	}
+	handBack(8 * time.Second)
+	if p := ev.phases()["app"]; p.Took != "8s" {
+		t.Fatalf("second hand-back took %q, want 8s", p.Took)
+	}
+	_, metrics := get(t, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), "/metrics")
+	for _, want := range []string{`streamshift_migration_settle_seconds_sum{kind="hand-back"} 13`, `streamshift_migration_settle_seconds_count{kind="hand-back"} 2`,
+		`streamshift_migration_duration_seconds_count{kind="hand-back",outcome="done"} 2`} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}

@@ -50,6 +50,13 @@ const (
 	// tasks run again, not at its state flip (issue #39).
 	EventGroupState   = "group-state"
 	FieldTasksRunning = "tasksRunning"
+	// EventClassicGroupSynced: every member of the broker's classic
+	// generation after a hand-back has its assignment (a SyncGroup
+	// answered without error for that generation passed through the
+	// proxy): the hand-back settled, the app's tasks run again (issue
+	// #39; the coordinator's runtime tells it, not a log line). Fields
+	// "generation" and "members".
+	EventClassicGroupSynced = "classic-group-synced"
 )
 
 // logAt starts an entry of the group at level; nil for a debug line when
@@ -94,10 +101,24 @@ func (ch *Change) logFenced(m *Member, reason string) {
 // streams group", "temporarily left the streams group", "has left group
 // through explicit `LeaveGroup` request").
 func (ch *Change) logLeft(m *Member, how string) {
+	protocol := ProtocolStreams
+	if m.IsClassic() {
+		protocol = ProtocolClassic
+	}
+	e := ch.logInfo(m.ID).Ev(EventMemberLeft).Str(FieldProtocol, protocol)
 	if id := m.InstanceID(); id != "" {
-		ch.logInfo(m.ID).Ev(EventMemberLeft).Str("instance", id).
+		e.Str("instance", id).
 			Msgf("[GroupId %s][MemberId %s] Static member %s with instance id %s %s.", ch.GroupID, m.ID, m.ID, id, how)
 		return
 	}
-	ch.logInfo(m.ID).Ev(EventMemberLeft).Msgf("[GroupId %s][MemberId %s] Member %s %s.", ch.GroupID, m.ID, m.ID, how)
+	e.Msgf("[GroupId %s][MemberId %s] Member %s %s.", ch.GroupID, m.ID, m.ID, how)
 }
+
+// FieldProtocol is the member-left event's field naming the protocol of
+// the member that left (ProtocolStreams, ProtocolClassic): a hand-back
+// starts from the last streams member's leave (issue #39).
+const (
+	FieldProtocol   = "protocol"
+	ProtocolStreams = "streams"
+	ProtocolClassic = "classic"
+)
