@@ -57,17 +57,7 @@ type settleState struct {
 
 // noteSynced applies a classic-group-synced event: the hand-backs waiting
 // settle at it.
-func (s *settleState) noteSynced(at time.Time) {
-	kept := s.waiting[:0]
-	for _, p := range s.waiting {
-		if p.Kind == "hand-back" && !at.Before(p.To) {
-			p.Settled = at
-			continue
-		}
-		kept = append(kept, p)
-	}
-	s.waiting = kept
-}
+func (s *settleState) noteSynced(at time.Time) { s.settleWaiting("hand-back", at) }
 
 // noteState applies a group-state event at at.
 func (s *settleState) noteState(l *Line) {
@@ -82,10 +72,13 @@ func (s *settleState) noteState(l *Line) {
 }
 
 // settleTakeovers settles the takeovers waiting, once their flip is done.
-func (s *settleState) settleTakeovers(at time.Time) {
+func (s *settleState) settleTakeovers(at time.Time) { s.settleWaiting("takeover", at) }
+
+// settleWaiting settles the steps of kind waiting whose flip is done by at.
+func (s *settleState) settleWaiting(kind string, at time.Time) {
 	kept := s.waiting[:0]
 	for _, p := range s.waiting {
-		if p.Kind == "takeover" && !at.Before(p.To) {
+		if p.Kind == kind && !at.Before(p.To) {
 			p.Settled = at
 			continue
 		}
