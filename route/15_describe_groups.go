@@ -37,22 +37,15 @@ func (rs *Routes) describeGroups(req *proxy.Request, r *kmsg.DescribeGroupsReque
 	// An owned group the client may not DESCRIBE goes upstream, which
 	// refuses it with Kafka's GROUP_AUTHORIZATION_FAILED
 	// (authorize_groups.go).
-	owned, upstream := rs.describedHere(req, r.Groups)
-	rest := func() kmsg.Request {
-		fwd := *r
-		fwd.Groups = upstream
-		return &fwd
-	}
-	up := min(req.Version, rs.upstreamMax(kmsg.DescribeGroups.Int16()))
-	if len(upstream) == len(r.Groups) && up < req.Version {
-		out.ForwardRewritten(req.Body, up, nil)
-		return
-	}
-	splitForward(req, out, len(r.Groups)-len(upstream), len(upstream), rest, up, func(dr *kmsg.DescribeGroupsResponse) *kmsg.DescribeGroupsResponse {
-		local := answeredHere(owned, func(i int) kmsg.DescribeGroupsResponseGroup { return streamsGroupDescribed(r.Groups[i], req.Version) })
-		dr.Groups = mergeByID(r.Groups, local, dr.Groups, func(g kmsg.DescribeGroupsResponseGroup) string { return g.Group })
-		return dr
-	})
+	describeHereOrUpstream(rs, req, out, r.Groups,
+		func(upstream []string) kmsg.Request {
+			fwd := *r
+			fwd.Groups = upstream
+			return &fwd
+		},
+		func(i int) kmsg.DescribeGroupsResponseGroup { return streamsGroupDescribed(r.Groups[i], req.Version) },
+		func(dr *kmsg.DescribeGroupsResponse) *[]kmsg.DescribeGroupsResponseGroup { return &dr.Groups },
+		func(g kmsg.DescribeGroupsResponseGroup) string { return g.Group })
 }
 
 // streamsGroupDescribed is Kafka's DescribeGroups entry of a streams group.

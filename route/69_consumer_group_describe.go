@@ -48,26 +48,21 @@ func (rs *Routes) consumerGroupDescribe(req *proxy.Request, r *kmsg.ConsumerGrou
 		out.Respond(resp)
 		return
 	}
-	owned, upstream := rs.describedHere(req, r.Groups)
-	rest := func() kmsg.Request {
-		fwd := *r
-		fwd.Groups = upstream
-		return &fwd
-	}
 	// The upstream's newest version may be older (v0 on 3.9): v1 only adds
 	// the members' type.
-	up := min(req.Version, rs.upstreamMax(kmsg.ConsumerGroupDescribe.Int16()))
-	if len(upstream) == len(r.Groups) && up < req.Version {
-		out.ForwardRewritten(req.Body, up, nil)
-		return
-	}
-	splitForward(req, out, len(r.Groups)-len(upstream), len(upstream), rest, up, func(dr *kmsg.ConsumerGroupDescribeResponse) *kmsg.ConsumerGroupDescribeResponse {
-		local := answeredHere(owned, func(i int) kmsg.ConsumerGroupDescribeResponseGroup {
+	describeHereOrUpstream(rs, req, out, r.Groups,
+		func(upstream []string) kmsg.Request {
+			fwd := *r
+			fwd.Groups = upstream
+			return &fwd
+		},
+		func(i int) kmsg.ConsumerGroupDescribeResponseGroup {
 			return consumerGroupNotDescribed(r.Groups[i], kerr.GroupIDNotFound, fmt.Sprintf("Group %s is not a consumer group.", r.Groups[i]))
-		})
-		dr.Groups = mergeByID(r.Groups, local, dr.Groups, func(g kmsg.ConsumerGroupDescribeResponseGroup) string { return g.Group })
-		return dr
-	})
+		},
+		func(dr *kmsg.ConsumerGroupDescribeResponse) *[]kmsg.ConsumerGroupDescribeResponseGroup {
+			return &dr.Groups
+		},
+		func(g kmsg.ConsumerGroupDescribeResponseGroup) string { return g.Group })
 }
 
 // consumerGroupNotDescribed is a ConsumerGroupDescribe entry of a group

@@ -112,3 +112,22 @@ func (rs *Routes) describedHere(req *proxy.Request, groups []string) (here []boo
 	denied := rs.groupsDenied(req, kmsg.ACLOperationDescribe, ownedIDs)
 	return servedHere(groups, func(g string) bool { return isOwned[g] && !denied[g] })
 }
+
+// describeHereOrUpstream answers a describe of groups (DescribeGroups,
+// ConsumerGroupDescribe): the groups described here (describedHere) get
+// here(i), the rest go upstream (rest names them) at the newest version
+// both speak, and the answers are merged in the request's order.
+func describeHereOrUpstream[R kmsg.Response, G any](rs *Routes, req *proxy.Request, out proxy.Outcome, groups []string,
+	rest func(upstream []string) kmsg.Request, here func(i int) G, answers func(R) *[]G, idOf func(G) string) {
+	owned, upstream := rs.describedHere(req, groups)
+	up := min(req.Version, rs.upstreamMax(req.Key))
+	if len(upstream) == len(groups) && up < req.Version {
+		out.ForwardRewritten(req.Body, up, nil)
+		return
+	}
+	splitForward(req, out, len(groups)-len(upstream), len(upstream), func() kmsg.Request { return rest(upstream) }, up, func(r R) R {
+		gs := answers(r)
+		*gs = mergeByID(groups, answeredHere(owned, here), *gs, idOf)
+		return r
+	})
+}
