@@ -117,14 +117,17 @@ func (m *migrationRoll) check() harness.Step {
 				return err
 			}
 			clean += strings.Count(string(b), "Closed clean")
-			for _, line := range strings.Split(string(b), "\n") {
+			lines := strings.Split(string(b), "\n")
+			for i, line := range lines {
 				if allowed(line, m.tolerate) {
 					r.T.Logf("%s: tolerated: %s", f, line)
 					continue
 				}
 				for _, w := range bad {
 					if strings.Contains(line, w) {
-						return fmt.Errorf("%s: %q in %s", f, w, line)
+						// The lines after carry the exception's message and
+						// cause: all CI shows of a failure is this error.
+						return fmt.Errorf("%s: %q in %s", f, w, strings.Join(lines[i:min(i+8, len(lines))], "\n"))
 					}
 				}
 			}
