@@ -56,6 +56,14 @@ func startSSCluster(ctx context.Context, t testing.TB, dir, upstream, advertised
 // startSSClusterProbed is startSSCluster whose readiness probes connect
 // with probe (SASL in front of a broker that wants it).
 func startSSClusterProbed(ctx context.Context, t testing.TB, dir, upstream, advertised string, probe []kgo.Opt, env ...string) (*ssCluster, error) {
+	return startSSClusterWith(ctx, t, dir, upstream, advertised, probe, nil, env...)
+}
+
+// startSSClusterWith is startSSClusterProbed where instanceEnv, when set,
+// adds to instance i's environment, knowing the host and the internal
+// listener (cluster.listen) the instance gets.
+func startSSClusterWith(ctx context.Context, t testing.TB, dir, upstream, advertised string, probe []kgo.Opt,
+	instanceEnv func(i int, host, clusterListen string) ([]string, error), env ...string) (*ssCluster, error) {
 	bin, err := harness.BuildStreamshift(dir)
 	if err != nil {
 		return nil, err
@@ -90,7 +98,15 @@ func startSSClusterProbed(ctx context.Context, t testing.TB, dir, upstream, adve
 		if err := os.MkdirAll(pdir, 0o755); err != nil {
 			return nil, err
 		}
-		penv := append(append([]string(nil), env...), "STREAMSHIFT_CLUSTER_LISTEN="+net.JoinHostPort(h, strconv.Itoa(c.port+3)))
+		clusterListen := net.JoinHostPort(h, strconv.Itoa(c.port+3))
+		penv := append(append([]string(nil), env...), "STREAMSHIFT_CLUSTER_LISTEN="+clusterListen)
+		if instanceEnv != nil {
+			more, err := instanceEnv(i, h, clusterListen)
+			if err != nil {
+				return nil, err
+			}
+			penv = append(penv, more...)
+		}
 		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, probe: probe, args: []string{"run", "--upstream", upstream,
 			"--listen", listen, "--advertised-host", adv, "--node-port-base", strconv.Itoa(c.port), "--node-id-min", "1", "--node-id-max", "1",
 			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", logLevel}}

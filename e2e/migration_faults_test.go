@@ -5,6 +5,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -55,6 +56,10 @@ type faultRun struct {
 	hits     map[string]int64
 	// skip: instances whose own logs are not checked (the blackholed one).
 	skip map[string]bool
+	// cluster, relays: a run of three instances (faultCase.cluster), each
+	// advertising to the others a relay in front of its internal listener.
+	cluster *ssCluster
+	relays  [3]*faultproxy.Relay
 }
 
 // fault is one fault switched on at a phase of the migration. on switches
@@ -74,6 +79,9 @@ type faultCase struct {
 	// blackholed: the takeover's fault makes c2 a zombie: the next roll
 	// kills it and starts its successor on a fresh state directory.
 	blackholed bool
+	// cluster: three streamshift instances (startLinkedCluster) instead of
+	// one behind the app-side fault proxy.
+	cluster bool
 }
 
 // coordinatorMoving: the broker answers COORDINATOR_NOT_AVAILABLE, then
@@ -266,8 +274,11 @@ func TestStreamsProxyMigrationFaults(t *testing.T) {
 		func(*harness.Run) faultCase {
 			return faultCase{name: "coordinator-at-takeover", takeover: coordinatorMoving(), handBack: fault{name: "none", on: func(context.Context, *faultRun) func() { return nil }}}
 		},
+		func(*harness.Run) faultCase {
+			return faultCase{name: "link-at-takeover", takeover: linkDropped(), handBack: fault{name: "none", on: func(context.Context, *faultRun) func() { return nil }}, cluster: true}
+		},
 	}
-	names := []string{"commit-gap-then-slow", "slow-then-coordinator", "blackhole-then-commit-gap", "coordinator-at-takeover"}
+	names := []string{"commit-gap-then-slow", "slow-then-coordinator", "blackhole-then-commit-gap", "coordinator-at-takeover", "link-at-takeover"}
 	for i, mk := range cases {
 		t.Run(names[i], func(t *testing.T) {
 			if names[i] == "coordinator-at-takeover" && os.Getenv("STREAMSHIFT_E2E_FAULTS_KNOWN_BUGS") != "1" {
@@ -409,6 +420,9 @@ func runMigrationUnderFaults(t *testing.T, mk func(r *harness.Run) faultCase) []
 			if err != nil {
 				return "", err
 			}
+			if fc.cluster {
+				return f.startLinkedCluster(ctx, r, logf("links"))
+			}
 			if f.broker, err = faultproxy.Start(r.Broker.Bootstrap); err != nil {
 				return "", err
 			}
@@ -443,6 +457,11 @@ func runMigrationUnderFaults(t *testing.T, mk func(r *harness.Run) faultCase) []
 			// anchor's FindCoordinator and JoinGroup).
 			roll("c1", "s1", "streams", func(ctx context.Context, r *harness.Run) {
 				arm(ctx, fc.takeover, func(ctx context.Context) error {
+					if fc.cluster {
+						// Mid-takeover: the owner has started it (the apps'
+						// requests reach it only through the links).
+						return f.takeoverStarted(ctx)
+					}
 					return waitRebalancing(ctx, r, "s1")
 				})
 			}),
@@ -592,4 +611,74 @@ func (f *faultRun) check(r *harness.Run) error {
 	}
 	r.T.Logf("the blackholed %s's tasks %v moved once each", f.zombie, f.lost)
 	return nil
+}
+
+// linkDropped: the links of the other instances into the group's owner
+// dropped for 10 s (their connections cut, new ones refused): requests the
+// apps send to the other instances cannot reach the owner; the owner goes
+// on with the takeover and the upstream.
+func linkDropped() fault {
+	const name = "links into the owner dropped for 10 s"
+	return fault{name: name, on: func(ctx context.Context, f *faultRun) func() {
+		owner, err := f.cluster.owner(ctx, 0, "e2e-count")
+		if err != nil {
+			return nil // no hits: the run fails, saying the fault acted on nothing
+		}
+		rl := f.relays[owner]
+		before := rl.Refused()
+		rl.Drop(10 * time.Second)
+		sleep(ctx, 10*time.Second)
+		f.mu.Lock()
+		f.hits[name] += rl.Refused() - before
+		f.mu.Unlock()
+		return nil
+	}}
+}
+
+// startLinkedCluster starts three instances sharing the group log (as
+// startSSCluster), each advertising to the others a relay in front of its
+// internal listener, so linkDropped can cut the links into one. The apps
+// bootstrap from the two instances that do not own the group: every
+// request of theirs for it crosses a link to the owner. The streams
+// sessions are 30 s here (Kafka's default is 45 s): a member cut from its
+// coordinator longer than its session is fenced on Kafka too.
+func (f *faultRun) startLinkedCluster(ctx context.Context, r *harness.Run, logf func(string, ...any)) (string, error) {
+	env := append(slices.Clone(nativeTestSettings), "STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS=30000",
+		"STREAMSHIFT_MIGRATION_DISCONNECT_EXPIRY_HEARTBEATS=0", "STREAMSHIFT_LOG_LEVEL=info")
+	c, err := startSSClusterWith(ctx, r.T, r.Dir, r.Broker.Bootstrap, "", nil, func(i int, host, clusterListen string) ([]string, error) {
+		rl, err := faultproxy.StartRelay(host, clusterListen)
+		if err != nil {
+			return nil, err
+		}
+		rl.Logf = logf
+		r.T.Cleanup(func() { rl.Close() })
+		f.relays[i] = rl
+		return []string{"STREAMSHIFT_CLUSTER_ADVERTISED_ADDRESS=" + rl.Addr()}, nil
+	}, env...)
+	if err != nil {
+		return "", err
+	}
+	f.cluster = c
+	owner, err := c.owner(ctx, 0, "e2e-count")
+	if err != nil {
+		return "", err
+	}
+	var boot []string
+	for i, h := range c.hosts {
+		if i != owner {
+			boot = append(boot, net.JoinHostPort(h, strconv.Itoa(c.port)))
+		}
+	}
+	r.T.Logf("e2e-count's owner is s%d; the apps bootstrap from %v", owner+1, boot)
+	return strings.Join(boot, ","), nil
+}
+
+// takeoverStarted waits until the group's owner logs that its takeover
+// started.
+func (f *faultRun) takeoverStarted(ctx context.Context) error {
+	owner, err := f.cluster.owner(ctx, 0, "e2e-count")
+	if err != nil {
+		return err
+	}
+	return waitLogLine(ctx, filepath.Join(f.dir, fmt.Sprintf("streamshift-s%d", owner+1), "streamshift-1.log"), "takeover of a live classic group starts")
 }
