@@ -42,11 +42,10 @@ type Server struct {
 	upstream   Upstream
 	// streamsGroups: the observed groups seen as Kafka Streams groups.
 	streamsGroups kafkaStreamsGroups
-	// all is the shared read of every group (shared_read.go), served
-	// again for readShare.
-	all       sharedRead
-	readShare time.Duration
-	handler   http.Handler
+	// reads are the shared reads of every group and of each group
+	// (shared_read.go).
+	reads   sharedReads
+	handler http.Handler
 }
 
 // New returns the status server.
@@ -55,7 +54,7 @@ func New(o Options) *Server {
 		o.Events = NewEvents(nil)
 	}
 	s := &Server{coord: o.Coordinator, events: o.Events, flights: o.FlightRecorders, cluster: o.Cluster, endOffsets: o.EndOffsets, upstream: o.Upstream,
-		readShare: readShareWindow}
+		reads: sharedReads{byID: map[string]*sharedRead{}, share: readShareWindow}}
 	s.handler = s.routes()
 	return s
 }
@@ -97,16 +96,9 @@ func (s *Server) routes() http.Handler {
 	return mux
 }
 
+// read is group id ("": every group), as JSON wants it (never null).
 func (s *Server) read(ctx context.Context, id string) ([]Group, error) {
-	var gs []Group
-	var err error
-	if id == "" {
-		gs, err = s.readAll(ctx)
-	} else {
-		ctx, cancel := context.WithTimeout(ctx, readTimeout)
-		defer cancel()
-		gs, err = s.groups(ctx, id)
-	}
+	gs, err := s.readShared(ctx, id)
 	if gs == nil {
 		gs = []Group{}
 	}

@@ -81,7 +81,7 @@ func TestHandBackTookUntilClassicGroupSynced(t *testing.T) {
 		ev.GroupEvent(coordinator.GroupEvent{Kind: coordinator.EventClassicGroupSynced, Group: "app", Fields: map[string]any{"generation": int32(7), "members": 2}})
 	}
 	srv := New(Options{Coordinator: newCoordinator(t, ev), Events: ev})
-	srv.readShare = 0 // each page load reads anew
+	srv.reads.share = 0 // each page load reads anew
 	h := srv.Handler()
 	handBack := func(after time.Duration) {
 		t.Helper()

@@ -2,50 +2,76 @@ package status
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
 
-// One read of every group serves every caller for a second. Each open
-// page reads them every 2 s, and a read asks the upstream a DescribeGroups
-// of the observed classic groups, and an OffsetFetch and a ListOffsets per
-// Streams group: with N pages open (or a script polling /api/groups) the
+// One read serves every caller for a second: one of every group (the page,
+// /api/groups), one per group id (/api/groups/{id}). Each open page reads
+// every group every 2 s, and a read asks the upstream a DescribeGroups of
+// the observed classic groups, and an OffsetFetch and a ListOffsets per
+// Streams group: with N pages open (or a script polling the API) the
 // upstream would be asked N times as often. Callers within the window get
-// the latest read; callers during a read wait for it.
+// the latest read; callers during a read wait for it. At most
+// maxSharedReads ids are read or kept at once: a script asking for many
+// ids gets 503 for the rest instead of as many upstream reads.
 
-// readShareWindow is how long a read of every group is served again.
+// readShareWindow is how long a read is served again.
 const readShareWindow = time.Second
 
-// sharedRead is the latest read of every group, and the one under way.
+// maxSharedReads bounds the ids read or kept at once ("" is every group).
+const maxSharedReads = 64
+
+// errTooManyReads answers a read past maxSharedReads.
+var errTooManyReads = errors.New("too many group reads at once; try again in a second")
+
+// sharedRead is the latest read of one id, and the one under way.
 type sharedRead struct {
-	mu      sync.Mutex
 	at      time.Time
 	gs      []Group
 	err     error
 	running chan struct{} // closed when the read under way ends
 }
 
-// readAll is s.groups of every group, shared (above). A caller whose
-// context ends while it waits gets its context's error.
-func (s *Server) readAll(ctx context.Context) ([]Group, error) {
-	sr := &s.all
+// sharedReads are the reads by id, guarded by mu.
+type sharedReads struct {
+	mu    sync.Mutex
+	byID  map[string]*sharedRead
+	share time.Duration
+}
+
+// readShared is s.groups(id), shared (above). A caller whose context ends
+// while it waits gets its context's error.
+func (s *Server) readShared(ctx context.Context, id string) ([]Group, error) {
+	sr := &s.reads
 	sr.mu.Lock()
-	if !sr.at.IsZero() && time.Since(sr.at) < s.readShare {
-		gs, err := sr.gs, sr.err
+	sr.forgetOld()
+	r := sr.byID[id]
+	if r != nil && r.running == nil && time.Since(r.at) < sr.share {
+		gs, err := r.gs, r.err
 		sr.mu.Unlock()
 		return gs, err
 	}
-	running := sr.running
+	if r == nil {
+		if len(sr.byID) >= maxSharedReads {
+			sr.mu.Unlock()
+			return nil, errTooManyReads
+		}
+		r = &sharedRead{}
+		sr.byID[id] = r
+	}
+	running := r.running
 	if running == nil {
 		running = make(chan struct{})
-		sr.running = running
+		r.running = running
 		go func() {
 			// Its own time: the caller that started it may go.
 			rctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-			gs, err := s.groups(rctx, "")
+			gs, err := s.groups(rctx, id)
 			cancel()
 			sr.mu.Lock()
-			sr.gs, sr.err, sr.at, sr.running = gs, err, time.Now(), nil
+			r.gs, r.err, r.at, r.running = gs, err, time.Now(), nil
 			sr.mu.Unlock()
 			close(running)
 		}()
@@ -58,5 +84,15 @@ func (s *Server) readAll(ctx context.Context) ([]Group, error) {
 	}
 	sr.mu.Lock()
 	defer sr.mu.Unlock()
-	return sr.gs, sr.err
+	return r.gs, r.err
+}
+
+// forgetOld drops the reads past their window that are not under way; mu
+// is held.
+func (sr *sharedReads) forgetOld() {
+	for id, r := range sr.byID {
+		if r.running == nil && time.Since(r.at) >= sr.share {
+			delete(sr.byID, id)
+		}
+	}
 }

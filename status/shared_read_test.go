@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -42,7 +43,7 @@ func TestReadOfEveryGroupShared(t *testing.T) {
 	c.ObserveClassic("app", coordinator.ClassicObservation{Member: "m", Generation: 1, HaveGeneration: true, At: time.Now()})
 	up := &countingUpstream{}
 	s := New(Options{Coordinator: c, Events: ev, Upstream: up})
-	s.readShare = time.Hour // the window does not pass during the test
+	s.reads.share = time.Hour // the window does not pass during the test
 	h := s.Handler()
 	for _, p := range []string{"/api/groups", "/ui", "/api/groups"} {
 		if code, body := get(t, h, p); code != http.StatusOK {
@@ -61,11 +62,63 @@ func TestReadOfEveryGroupShared(t *testing.T) {
 	if n := up.describes.Load(); n != 1 {
 		t.Fatalf("%d DescribeGroups asked for 11 reads within the window, want 1", n)
 	}
-	s.all.mu.Lock()
-	s.readShare = 0 // the window passed
-	s.all.mu.Unlock()
+	s.reads.mu.Lock()
+	s.reads.share = 0 // the window passed
+	s.reads.mu.Unlock()
 	get(t, h, "/api/groups")
 	if n := up.describes.Load(); n != 2 {
 		t.Fatalf("%d DescribeGroups asked after the window, want 2", n)
+	}
+}
+
+// TestReadOfOneGroupShared: /api/groups/{id} calls for one group within the
+// window cost the upstream one read of it; another group is read apart; a
+// script asking for more ids at once than maxSharedReads gets 503 for the
+// rest, and once the window passed the kept reads make room again.
+func TestReadOfOneGroupShared(t *testing.T) {
+	ev := NewEvents(nil)
+	c := newCoordinator(t, ev)
+	for _, g := range []string{"app", "other"} {
+		c.ObserveClassic(g, coordinator.ClassicObservation{Member: "m", Generation: 1, HaveGeneration: true, At: time.Now()})
+	}
+	up := &countingUpstream{}
+	s := New(Options{Coordinator: c, Events: ev, Upstream: up})
+	s.reads.share = time.Hour
+	h := s.Handler()
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// 404: the fake upstream's groups are not Kafka Streams
+			// groups; what counts is what the upstream was asked.
+			get(t, h, "/api/groups/app")
+		}()
+	}
+	wg.Wait()
+	if n := up.describes.Load(); n != 1 {
+		t.Fatalf("%d DescribeGroups asked for 6 reads of one group within the window, want 1", n)
+	}
+	get(t, h, "/api/groups/other")
+	if n := up.describes.Load(); n != 2 {
+		t.Fatalf("%d DescribeGroups asked after a second group's read, want 2", n)
+	}
+	for i := range maxSharedReads {
+		get(t, h, fmt.Sprintf("/api/groups/unknown-%d", i))
+	}
+	if code, _ := get(t, h, "/api/groups/one-too-many"); code != http.StatusServiceUnavailable {
+		t.Fatalf("a read past %d kept ids: %d, want 503", maxSharedReads, code)
+	}
+	s.reads.mu.Lock()
+	s.reads.share = 0 // every kept read's window passed
+	s.reads.mu.Unlock()
+	if code, _ := get(t, h, "/api/groups/app"); code == http.StatusServiceUnavailable {
+		t.Fatal("/api/groups/app after the window: 503, want its reads forgotten")
+	}
+	s.reads.mu.Lock()
+	kept := len(s.reads.byID)
+	s.reads.mu.Unlock()
+	if kept > 1 {
+		t.Fatalf("%d reads kept after every window passed, want the last one only", kept)
 	}
 }
