@@ -42,6 +42,10 @@ func txnOffsetCommitted(r *kmsg.TxnOffsetCommitRequest, version int16) anchoredC
 		group: r.Group,
 		what:  "transactional offset commit",
 		sizes: sizes,
+		// Kafka accepts a transactional commit without a member in
+		// every group state (memberNone): it need not wait for the
+		// anchor.
+		memberless: true,
 		code: func(err error) int16 {
 			c := kafkaCode(err)
 			if c == kerr.StaleMemberEpoch.Code && version < 6 {
@@ -72,6 +76,9 @@ func txnOffsetCommitted(r *kmsg.TxnOffsetCommitRequest, version int16) anchoredC
 				return &t.Partitions
 			}, keep)
 			fwd.Generation, fwd.MemberID, fwd.InstanceID = gen.Generation, gen.MemberID, &gen.InstanceID
+			if gen == memberNone {
+				fwd.InstanceID = nil
+			}
 			return &fwd
 		},
 		codes: func(resp kmsg.Response, visit func(*int16)) {
