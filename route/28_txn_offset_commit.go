@@ -23,7 +23,8 @@ import (
 // txnOffsetCommit serves TxnOffsetCommit at the upstream's versions up to
 // v5, capped there (txnOffsetsMaxVersion), unadvertised: the commit of
 // exactly-once Streams, validated against the streams group, then rewritten
-// to the anchor's member id and generation (v3+) and forwarded on the
+// to the anchor's member id and generation (v3+), or to no member while the
+// anchor is not a member upstream (memberNone), and forwarded on the
 // client's own connection, whose producer id and epoch the broker checks as
 // usual (commit). As in Kafka, STALE_MEMBER_EPOCH is reported as
 // ILLEGAL_GENERATION below v6.
