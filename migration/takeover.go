@@ -92,7 +92,8 @@ type Takeover struct {
 // and (Txn)OffsetCommits): 5 s, half of the 10 s transaction.timeout.ms
 // Kafka Streams sets under exactly-once, the shortest timer a held request
 // runs on (a TxnOffsetCommit held past it has its producer fenced), and
-// under the shortest streams session a broker allows by default. Past it a
+// half of a short streams session (10 s; Kafka's default is 45 s), which is
+// renewed anyway when the member gets its answer. Past it a
 // takeover whose group is not built here yet gives up (the member retries);
 // one whose group is built answers and releases, and finishes its upstream
 // steps (fence, anchor join) behind.
