@@ -58,11 +58,12 @@ func (c *Coordinator) takeOver(s *groupQueue, state streams.ClassicGroupState, f
 
 // RenewSession re-arms the streams member's session timer from now
 // (streams.Change.RenewSession): a takeover calls it as it answers the
-// member whose join it held. done runs once it is armed, or at once when
-// the group or member is not here.
+// member whose join it held. done runs, on a goroutine of its own (it
+// answers the member), once the timer is armed, or the group or member is
+// found not here.
 func (c *Coordinator) RenewSession(groupID, memberID string, done func()) {
 	c.run(groupID, func(s *groupQueue) {
-		defer done()
+		defer func() { go done() }()
 		if s.group == nil {
 			return
 		}
@@ -70,5 +71,5 @@ func (c *Coordinator) RenewSession(groupID, memberID string, done func()) {
 		if ch.RenewSession(memberID) {
 			_ = c.finish(s, ch) // no records: nothing to append
 		}
-	}, func(*streams.CoordError) { done() })
+	}, func(*streams.CoordError) { go done() })
 }
