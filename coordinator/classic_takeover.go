@@ -55,3 +55,21 @@ func (c *Coordinator) takeOver(s *groupQueue, state streams.ClassicGroupState, f
 	}
 	return HeartbeatResult{Response: resp, CreatableTopics: topics}
 }
+
+// RenewSession re-arms the streams member's session timer from now
+// (streams.Change.RenewSession): a takeover calls it as it answers the
+// member whose join it held. done runs, on a goroutine of its own (it
+// answers the member), once the timer is armed, or the group or member is
+// found not here.
+func (c *Coordinator) RenewSession(groupID, memberID string, done func()) {
+	c.run(groupID, func(s *groupQueue) {
+		defer func() { go done() }()
+		if s.group == nil {
+			return
+		}
+		ch := c.newChange(s)
+		if ch.RenewSession(memberID) {
+			_ = c.finish(s, ch) // no records: nothing to append
+		}
+	}, func(*streams.CoordError) { go done() })
+}

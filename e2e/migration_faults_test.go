@@ -281,14 +281,6 @@ func TestStreamsProxyMigrationFaults(t *testing.T) {
 	names := []string{"commit-gap-then-slow", "slow-then-coordinator", "blackhole-then-commit-gap", "coordinator-at-takeover", "link-at-takeover"}
 	for i, mk := range cases {
 		t.Run(names[i], func(t *testing.T) {
-			if names[i] == "coordinator-at-takeover" && os.Getenv("STREAMSHIFT_E2E_FAULTS_KNOWN_BUGS") != "1" {
-				// docs/faults.md "Known failure": the takeover holds the
-				// group's requests while its anchor join waits for the
-				// upstream coordinator; 10 s of a moving coordinator hold them
-				// ~14 s, past the joining member's 10 s session and Kafka
-				// Streams' 10 s transaction timeout.
-				t.Skip("known failure of the takeover under a moving coordinator (docs/faults.md): set STREAMSHIFT_E2E_FAULTS_KNOWN_BUGS=1 to run it")
-			}
 			t.Parallel()
 			got := runMigrationUnderFaults(t, mk)
 			mu.Lock()

@@ -71,8 +71,17 @@
 //     Then the anchor joins, so the group is kept and commits go upstream
 //     under the anchor's identity. If either fails, the streams group is
 //     deleted, the gate released, and the streams member retries.
-//  6. Release: the streams join gets its answer; the held requests run in
-//     order and find the group served here.
+//  6. Release: the streams join gets its answer, its session renewed from
+//     then (the time its heartbeat was held is not its to lose); the held
+//     requests run in order and find the group served here.
+//
+// The hold lasts at most takeoverHoldLimit (5 s, half of Kafka Streams'
+// exactly-once transaction.timeout.ms), the drain at most half of it.
+// Past the limit a takeover not yet built (steps 1 to 4) gives up as a
+// rebalancing group does; a built one releases and answers (step 6) and
+// finishes step 5 behind: meanwhile the classic members' TxnOffsetCommits
+// go upstream without a member (route's memberNone, which Kafka accepts
+// for a transactional commit), their generation checked here.
 //
 // A JoinGroup that arrives during the gate is held, then served by the
 // streams group: the member keeps its generation. A JoinGroup already

@@ -30,7 +30,8 @@ type Options struct {
 	// RequestTimeout bounds one control-plane request. Default 10s.
 	RequestTimeout time.Duration
 	// DrainTimeout bounds how long a takeover waits for the group's
-	// forwarded requests. Default 15s.
+	// forwarded requests. Default 15s, and never more than half the
+	// takeover's hold limit (takeoverHoldLimit).
 	DrainTimeout time.Duration
 	// RecoveryWindow is how long the classic members of a group found
 	// held by streamshift's anchor with no state here (a restart without
@@ -91,10 +92,15 @@ func New(o Options) (*Migration, error) {
 	m.takeover = &Takeover{
 		Coordinator: c,
 		Upstream:    m.up,
-		Gate:        coordinatorGate{c: c, drainTimeout: o.DrainTimeout},
-		Observer:    m.observer,
-		Migration:   o.Policy,
-		TakenOver:   m.logTakenOver,
+		// The drain is part of the hold: past half the hold limit it
+		// goes on, so that a forwarded request never answered (its
+		// client gone) does not make every attempt give up.
+		Gate:      coordinatorGate{c: c, drainTimeout: min(o.DrainTimeout, takeoverHoldLimit/2)},
+		Observer:  m.observer,
+		Migration: o.Policy,
+		TakenOver: m.logTakenOver,
+		Clock:     c,
+		Log:       o.Log,
 	}
 	o.Ownership.SetTakeover(takeoverHook{m})
 	return m, nil

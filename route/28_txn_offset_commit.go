@@ -23,7 +23,8 @@ import (
 // txnOffsetCommit serves TxnOffsetCommit at the upstream's versions up to
 // v5, capped there (txnOffsetsMaxVersion), unadvertised: the commit of
 // exactly-once Streams, validated against the streams group, then rewritten
-// to the anchor's member id and generation (v3+) and forwarded on the
+// to the anchor's member id and generation (v3+), or to no member while the
+// anchor is not a member upstream (memberNone), and forwarded on the
 // client's own connection, whose producer id and epoch the broker checks as
 // usual (commit). As in Kafka, STALE_MEMBER_EPOCH is reported as
 // ILLEGAL_GENERATION below v6.
@@ -42,6 +43,10 @@ func txnOffsetCommitted(r *kmsg.TxnOffsetCommitRequest, version int16) anchoredC
 		group: r.Group,
 		what:  "transactional offset commit",
 		sizes: sizes,
+		// Kafka accepts a transactional commit without a member in
+		// every group state (memberNone): it need not wait for the
+		// anchor.
+		memberless: true,
 		code: func(err error) int16 {
 			c := kafkaCode(err)
 			if c == kerr.StaleMemberEpoch.Code && version < 6 {
@@ -72,6 +77,9 @@ func txnOffsetCommitted(r *kmsg.TxnOffsetCommitRequest, version int16) anchoredC
 				return &t.Partitions
 			}, keep)
 			fwd.Generation, fwd.MemberID, fwd.InstanceID = gen.Generation, gen.MemberID, &gen.InstanceID
+			if gen == memberNone {
+				fwd.InstanceID = nil
+			}
 			return &fwd
 		},
 		codes: func(resp kmsg.Response, visit func(*int16)) {

@@ -39,7 +39,23 @@ type anchoredCommit struct {
 	merge func(resp, refused kmsg.Response) kmsg.Response
 	// code maps a validation error to the error code of the client's version.
 	code func(error) int16
+	// memberless: without an anchor member upstream the commit is
+	// forwarded as memberNone's instead of waiting for one.
+	memberless bool
 }
+
+// memberNone is the identity of a commit forwarded without a member:
+// member id "", generation -1, no instance id. Kafka's group coordinator
+// (ClassicGroup.validateOffsetCommit, 3.x's GroupCoordinator alike) accepts
+// it for a transactional commit in every state but Dead, as it does the
+// commits of producers before KIP-447. Zombies stay fenced: what reaches
+// the broker passed streamshift's validation of the member's own
+// generation (ValidateClassicOffsetCommit / ValidateOffsetCommit), which is
+// what fences a zombie here whether the anchor's generation is carried or
+// not (the broker checks the anchor's, which says nothing of the member),
+// and the producer's epoch is checked by the transaction coordinator as
+// ever.
+var memberNone = anchor.Generation{Generation: -1}
 
 // commit is the one entry of OffsetCommit and TxnOffsetCommit: a commit to
 // a group the proxy does not serve goes upstream untouched (down-converted
@@ -130,13 +146,24 @@ func (rs *Routes) forwardAsAnchor(req *proxy.Request, out proxy.Outcome, up int1
 		return
 	}
 	rs.ensureAnchor(c.group, nil)
-	ctx, cancel := requestContext(req, rs.o.AnchorWait)
-	gen, err := rs.o.Anchors.Generation(ctx, c.group)
-	cancel()
-	if err != nil {
-		rs.o.Log.Warn().Str("group", c.group).Err(err).Msgf("%s: no anchor member upstream yet", c.what)
-		out.Respond(c.answerAll(kerr.CoordinatorNotAvailable))
-		return
+	gen, ok := rs.o.Anchors.Current(c.group)
+	switch {
+	case ok:
+	case c.memberless:
+		// No anchor member upstream yet (a takeover's anchor still
+		// joining, an anchor rejoining): a transactional commit goes
+		// without a member (memberNone) rather than waiting for it.
+		gen = memberNone
+	default:
+		ctx, cancel := requestContext(req, rs.o.AnchorWait)
+		var err error
+		gen, err = rs.o.Anchors.Generation(ctx, c.group)
+		cancel()
+		if err != nil {
+			rs.o.Log.Warn().Str("group", c.group).Err(err).Msgf("%s: no anchor member upstream yet", c.what)
+			out.Respond(c.answerAll(kerr.CoordinatorNotAvailable))
+			return
+		}
 	}
 	out.ForwardRewritten(c.forward(keep, gen), min(req.Version, up), func(resp kmsg.Response) kmsg.Response {
 		fenced := false

@@ -97,3 +97,18 @@ func (ch *Change) OnLoaded() {
 		}
 	}
 }
+
+// RenewSession re-arms a streams-protocol member's session timer in full
+// from now, as its heartbeat would: a takeover answers the first member's
+// join only once the group is taken over, and the time streamshift held that
+// heartbeat is not the member's to lose. False if the member is not here
+// (fenced meanwhile) or is a classic member (its own heartbeats run its
+// session).
+func (ch *Change) RenewSession(memberID string) bool {
+	m := ch.Group.Members[memberID]
+	if m == nil || m.IsClassic() {
+		return false
+	}
+	ch.scheduleSession(memberID)
+	return true
+}
