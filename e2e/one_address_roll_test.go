@@ -91,7 +91,8 @@ type stepEndings struct {
 
 // since returns the new lines that replaced a member by identity (or held
 // a hand-back's successor for its departed predecessor), and those that
-// fenced one at its session expiry.
+// fenced one: at its session expiry, or at a disconnect or unseen expiry
+// (its successor joined later than K heartbeat intervals after its stop).
 func (e *stepEndings) since() (matched, expired []string, err error) {
 	logs, err := filepath.Glob(filepath.Join(e.dir, "streamshift-s*", "streamshift-*.log"))
 	if err != nil {
@@ -111,7 +112,8 @@ func (e *stepEndings) since() (matched, expired []string, err error) {
 			switch {
 			case strings.Contains(line, "replaced by identity"), strings.Contains(line, "its successor's JoinGroup is held for the hand-back"):
 				matched = append(matched, where+": "+clip(logMsg(line), 300))
-			case strings.Contains(line, "the member session expired"):
+			case strings.Contains(line, "the member session expired"), strings.Contains(line, "(disconnect expiry)") && strings.Contains(line, "fenced from the group"),
+				strings.Contains(line, "(unseen expiry)") && strings.Contains(line, "fenced from the group"):
 				expired = append(expired, where+": "+clip(logMsg(line), 300))
 			default:
 				continue

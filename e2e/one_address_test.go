@@ -162,7 +162,7 @@ func TestOneAddressMigration(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		t.Logf("step %q: every client RUNNING %.1f s after the stop, group settled at %.1f s; %d replacement lines, %d session expiries",
+		t.Logf("step %q: every client RUNNING %.1f s after the stop, group settled at %.1f s; %d replacement lines, %d fenced by an expiry (session, disconnect, unseen)",
 			step.Name, step.Running.Seconds(), step.Settled.Seconds(), len(matched), len(expired))
 		for _, l := range append(matched, expired...) {
 			t.Logf("  %s", l)
