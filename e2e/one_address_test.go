@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -78,7 +79,11 @@ func TestOneAddressMigration(t *testing.T) {
 	// members must own nothing when they go upstream; docs/fast-roll.md
 	// §11).
 	out, ctx, b := smokeBroker(t, 12*time.Minute)
-	c, err := startSSCluster(ctx, t, out, b.Bootstrap, oneAddress, nativeTestSettings...)
+	// Kafka's default streams session (45 s), not the tests' 10 s: a
+	// streams client that left waits for its successor (its tasks kept)
+	// up to its session or its disconnect expiry, and a successor's JVM
+	// start on a loaded machine takes longer than 10 s.
+	c, err := startSSCluster(ctx, t, out, b.Bootstrap, oneAddress, append(slices.Clone(nativeTestSettings), "STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS=45000")...)
 	if err != nil {
 		t.Fatal(err)
 	}
