@@ -81,6 +81,61 @@ func checkOneAddressReplaced(t *testing.T, out string) error {
 	return nil
 }
 
+// stepEndings reads the instances' logs for how the smoke group's
+// members left, one step at a time: each call returns the lines not
+// returned before.
+type stepEndings struct {
+	dir  string
+	seen map[string]bool
+}
+
+// since returns the new lines that replaced a member by identity (or held
+// a hand-back's successor for its departed predecessor), and those that
+// fenced one: at its session expiry, or at a disconnect or unseen expiry
+// (its successor joined later than K heartbeat intervals after its stop).
+func (e *stepEndings) since() (matched, expired []string, err error) {
+	logs, err := filepath.Glob(filepath.Join(e.dir, "streamshift-s*", "streamshift-*.log"))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range logs {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		where := filepath.Base(filepath.Dir(name)) + "/" + filepath.Base(name)
+		for _, line := range strings.Split(string(b), "\n") {
+			// The flight recorder's line repeats a fencing's reason.
+			if !strings.Contains(line, "SmokeTest") || strings.Contains(line, `"component":"capture"`) || e.seen[line] {
+				continue
+			}
+			switch {
+			case strings.Contains(line, "replaced by identity"), strings.Contains(line, "its successor's JoinGroup is held for the hand-back"):
+				matched = append(matched, where+": "+clip(logMsg(line), 300))
+			case strings.Contains(line, "the member session expired"), strings.Contains(line, "(disconnect expiry)") && strings.Contains(line, "fenced from the group"),
+				strings.Contains(line, "(unseen expiry)") && strings.Contains(line, "fenced from the group"):
+				expired = append(expired, where+": "+clip(logMsg(line), 300))
+			default:
+				continue
+			}
+			e.seen[line] = true
+		}
+	}
+	return matched, expired, nil
+}
+
+// logMsg is a log line's time and message (the whole line if it is not JSON).
+func logMsg(line string) string {
+	var l struct {
+		Time    string `json:"time"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal([]byte(line), &l) != nil || l.Message == "" {
+		return line
+	}
+	return l.Time + " " + l.Message
+}
+
 // logMember is the "member" field of a coordinator log line ("" if none).
 func logMember(line string) string {
 	var l struct {

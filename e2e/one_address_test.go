@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,28 +44,31 @@ func needHAProxy(t *testing.T) string {
 // TestOneAddressMigration: three streamshift instances on Kafka 3.9 behind
 // HAProxy (mode tcp, the README's configuration), all advertising
 // HAProxy's address, which is every client's only bootstrap. Through it:
-// Kafka's StreamsSmokeTest clients migrate online (two kafka-streams 3.6
-// classic clients → one rolled to a 4.4 streams client, which takes the
-// group over → back to classic with a 4.4 classic client: the hand-back),
-// exactly once under continuous input; a Kafka Streams 4.4 app of its own
-// on the streams protocol counts its input; a franz-go consumer group
-// consumes a topic; Kafka's CLI tools describe the groups. The instance
-// owning the smoke group is killed -9 at three points (right after the
-// takeover, with the 3.6 classic client inside the streams group, and as
-// the last streams client leaves), each time staying dead until the next,
-// and separately an instance the 3.6 client is connected to. kafka-streams
-// 3.6 cannot bootstrap again (metadata.recovery.strategy came in 3.8): it
-// reconnects to the addresses it knows, which HAProxy sends to a live
-// instance.
+// Kafka's StreamsSmokeTest clients migrate online by the fast roll (issue
+// #41): two kafka-streams 3.6 classic clients o1 and o2 are rolled one at a
+// time to 4.4 streams clients s1 (its join takes the group over) and s2,
+// then to 4.4 classic clients c3 and c4 (the hand-back), each successor on
+// its predecessor's state directory, exactly once under continuous input.
+// The instance owning the smoke group is killed -9 once, mid-takeover (at
+// its "takeover ... starts" line), and brought back after that step; a
+// Kafka Streams 4.4 app of its own on the streams protocol counts its
+// input; a franz-go consumer group consumes a topic; Kafka's CLI tools
+// describe the groups. kafka-streams 3.6 cannot bootstrap again
+// (metadata.recovery.strategy came in 3.8): it reconnects to the addresses
+// it knows, which HAProxy sends to a live instance.
 //
 // Asserted: the driver verifies every output (SUCCESS) and the 4.4 app
 // counted every input record exactly once (its output read_committed
-// through the one address); after each kill the group settles with every
-// client RUNNING, the franz-go members all consume again, and the CLI
-// answers name the expected members, the coordinator at the one address
-// and the franz-go group's offsets; no client reaches ERROR, gets a fatal
-// group error or closes a task dirty; the group ends as the broker's
-// classic group of the two classic clients (3.6 and 4.4).
+// through the one address); each step settles with every client RUNNING;
+// no member of the smoke group is fenced at its session expiry (every
+// stopped member is replaced by its successor); the franz-go members all
+// consume again and the CLI answers name the expected members, the
+// coordinator at the one address and the franz-go group's offsets; no
+// client reaches ERROR, gets a fatal group error or closes a task dirty;
+// the group ends as the broker's classic group of c3 and c4. Each step's
+// time from the stop to a settled group, and how its predecessor left (the
+// instances' "replaced by identity" lines, or a session expiry), are in the
+// test's log; the times are measured, not asserted (a loaded machine).
 func TestOneAddressMigration(t *testing.T) {
 	t.Parallel()
 	haproxy := needHAProxy(t)
@@ -75,7 +79,11 @@ func TestOneAddressMigration(t *testing.T) {
 	// members must own nothing when they go upstream; docs/fast-roll.md
 	// §11).
 	out, ctx, b := smokeBroker(t, 12*time.Minute)
-	c, err := startSSCluster(ctx, t, out, b.Bootstrap, oneAddress, nativeTestSettings...)
+	// Kafka's default streams session (45 s), not the tests' 10 s: a
+	// streams client that left waits for its successor (its tasks kept)
+	// up to its session or its disconnect expiry, and a successor's JVM
+	// start on a loaded machine takes longer than 10 s.
+	c, err := startSSCluster(ctx, t, out, b.Bootstrap, oneAddress, append(slices.Clone(nativeTestSettings), "STREAMSHIFT_STREAMS_SESSION_TIMEOUT_MS=45000")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,133 +113,117 @@ func TestOneAddressMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	client := func(name, version, protocol string) harness.SmokeClient {
-		return harness.SmokeClient{Name: name, Version: version, GroupProtocol: protocol}
-	}
-	// successor runs on the state directory of the client it succeeds,
-	// as a real rolling step does: the same process id (KAFKA-10716), so
-	// the step ends by replacement by identity wherever the two were
-	// connected (issue #41), not by a session expiry.
-	successor := func(name, version, protocol, of string) harness.SmokeClient {
-		sc := client(name, version, protocol)
-		sc.StateOf = of
-		return sc
-	}
 	killed := -1
-	// kill brings the instance killed last back, then kills the one pick
-	// names and waits until HAProxy's health check marks it down.
-	kill := func(ctx context.Context, pick func(ctx context.Context) (int, string, error)) error {
-		if killed >= 0 {
-			if err := c.procs[killed].start(ctx); err != nil {
-				return err
-			}
-			if err := c.settled(ctx, 0, 1, 2); err != nil {
-				return err
-			}
-			if err := lb.WaitServers(ctx, "UP", servers[killed].Name); err != nil {
-				return err
-			}
-		}
-		i, why, err := pick(ctx)
+	// killOwner kills -9 the instance owning the group once line is in
+	// its log, and waits until HAProxy's health check marks it down.
+	killOwner := func(ctx context.Context, line string) error {
+		o, err := c.owner(ctx, 0, group)
 		if err != nil {
 			return err
 		}
-		// A restarted instance gets only new connections: the owner
-		// may hold none of the clients' (clientsOf picks one that does).
+		if err := c.procs[o].waitLog(ctx, line, 90*time.Second); err != nil {
+			return err
+		}
+		// A restarted instance gets only new connections: say how many
+		// of the clients' the owner held.
 		sess, err := lb.Sessions()
 		if err != nil {
 			return err
 		}
-		t.Logf("%s; s%d holds %d of the clients' connections through haproxy (%v): killing it", why, i+1, sess[servers[i].Name], sess)
-		c.procs[i].kill9()
-		killed = i
-		return lb.WaitServers(ctx, "DOWN", servers[i].Name)
+		c.procs[o].kill9()
+		killed = o
+		t.Logf("group %s is owned by s%d, which logged %q and held %d of the clients' connections through haproxy (%v): killed it", group, o+1, line, sess[servers[o].Name], sess)
+		return lb.WaitServers(ctx, "DOWN", servers[o].Name)
 	}
-	// owner picks the group's owner (once line is in its log, if set).
-	owner := func(line string) func(ctx context.Context) (int, string, error) {
-		return func(ctx context.Context) (int, string, error) {
-			o, err := c.owner(ctx, 0, group)
-			if err != nil {
-				return 0, "", err
-			}
-			if line != "" {
-				if err := c.procs[o].waitLog(ctx, line, 60*time.Second); err != nil {
-					return 0, "", err
-				}
-			}
-			return o, fmt.Sprintf("group %s is owned by s%d", group, o+1), nil
+	// restart brings the killed instance back.
+	restart := func(ctx context.Context) error {
+		if killed < 0 {
+			return nil
 		}
-	}
-	// clientsOf picks an instance other than the owner that smoke client
-	// name is connected to (HAProxy's sessions of its JVM's sockets).
-	clientsOf := func(sc harness.SmokeControl, name string) func(ctx context.Context) (int, string, error) {
-		return func(ctx context.Context) (int, string, error) {
-			o, err := c.owner(ctx, 0, group)
-			if err != nil {
-				return 0, "", err
-			}
-			pid, err := sc.PID(name)
-			if err != nil {
-				return 0, "", err
-			}
-			conns, err := lb.ServersOf(pid)
-			if err != nil {
-				return 0, "", err
-			}
-			pick := -1
-			for i, s := range servers {
-				if i != o && conns[s.Name] > 0 && (pick < 0 || conns[s.Name] > conns[servers[pick].Name]) {
-					pick = i
-				}
-			}
-			if pick < 0 {
-				return 0, "", fmt.Errorf("smoke client %s has no connection through haproxy on an instance but the owner s%d: %v", name, o+1, conns)
-			}
-			return pick, fmt.Sprintf("smoke client %s has %d connections on s%d (%v; the owner is s%d)", name, conns[servers[pick].Name], pick+1, conns, o+1), nil
+		if err := c.procs[killed].start(ctx); err != nil {
+			return err
 		}
+		if err := c.settled(ctx, 0, 1, 2); err != nil {
+			return err
+		}
+		if err := lb.WaitServers(ctx, "UP", servers[killed].Name); err != nil {
+			return err
+		}
+		killed = -1
+		return nil
 	}
 	checked := func(phase string, streams, classic int) func(context.Context, harness.SmokeControl) error {
 		return func(ctx context.Context, _ harness.SmokeControl) error {
 			return tools.check(ctx, phase, streams, classic)
 		}
 	}
+	// ended says in the test's log how each rolling step ended: its
+	// time from the stop to a settled group and the instances' lines
+	// that matched the successor to its predecessor (replaced by
+	// identity) or fenced a member by its session.
+	endings := &stepEndings{dir: out, seen: map[string]bool{}}
+	ended := func(ctx context.Context, step harness.SmokeRollStep) error {
+		matched, expired, err := endings.since()
+		if err != nil {
+			return err
+		}
+		t.Logf("step %q: every client RUNNING %.1f s after the stop, group settled at %.1f s; %d replacement lines, %d fenced by an expiry (session, disconnect, unseen)",
+			step.Name, step.Running.Seconds(), step.Settled.Seconds(), len(matched), len(expired))
+		for _, l := range append(matched, expired...) {
+			t.Logf("  %s", l)
+		}
+		return nil
+	}
+	// A classic client's session is Kafka's default 45 s (not the
+	// harness's 10 s): a predecessor still in the group when its
+	// successor joins is replaced by identity, or the step costs 45 s
+	// (issue #41).
+	classic := func(name, version, of string) harness.SmokeClient {
+		return harness.SmokeClient{Name: name, Version: version, GroupProtocol: "classic", SessionTimeout: 45 * time.Second, StateOf: of}
+	}
+	// A successor runs on the state directory of the client it
+	// succeeds, as a real rolling step does: the same process id
+	// (KAFKA-10716), so the step ends by replacement by identity
+	// wherever the two were connected (issue #41).
+	streams := func(name, of string) harness.SmokeClient {
+		return harness.SmokeClient{Name: name, Version: harness.Kafka44, GroupProtocol: "streams", StateOf: of}
+	}
 	rep, err := harness.RunKafkaSmokeRoll(ctx, harness.SmokeRollOptions{
 		Dir:       filepath.Join(out, "smoke"),
 		Bootstrap: bootstrap,
 		Admin:     b.Bootstrap,
 		Guarantee: "exactly_once_v2",
-		// The rolls, three kills and two rounds of CLI checks happen under input.
+		// The four rolls, a kill and three rounds of CLI checks happen under input.
 		Duration: 210 * time.Second,
 		Start: []harness.SmokeClient{
-			// Both are clients before 3.8 (they cannot bootstrap again), as
-			// the issue's migration from 3.6: c1 is rolled to 4.4 streams,
-			// c2 stays classic through the takeover, the kills and the
-			// hand-back.
-			// c1's classic session is Kafka's default 45 s (not the
-			// harness's 10 s): its member is still upstream when s1's
-			// join takes the group over, so the step is a replacement
-			// by identity or a 45 s wait (issue #41).
-			{Name: "c1", Version: harness.Kafka36, GroupProtocol: "classic", SessionTimeout: 45 * time.Second},
-			client("c2", harness.Kafka36, "classic"),
+			// Clients before 3.8 (they cannot bootstrap again), as the
+			// issue's migration from 3.6.
+			classic("o1", harness.Kafka36, ""),
+			classic("o2", harness.Kafka36, ""),
 		},
+		// The fast roll, nothing killed but the owner once, mid-takeover:
+		// o1 → s1 takes the group over, o2 → s2, s1 → c3 (4.4 classic),
+		// s2 → c4 hands it back; each stop is followed by its successor.
 		Rolls: []harness.SmokeRoll{
-			{Name: "roll c1 to s1 (4.4 streams: takeover), kill -9 the owner right after the takeover",
-				Stop: "c1", Start: successor("s1", harness.Kafka44, "streams", "c1"),
-				After: func(ctx context.Context, _ harness.SmokeControl) error { return kill(ctx, owner("takeover done")) }},
-			{Name: "the franz-go group and the CLI after the owner's death", After: checked("after the owner's death at the takeover", 1, 1)},
-			{Name: "kill -9 the owner with the 3.6 classic client inside the streams group",
-				After: func(ctx context.Context, _ harness.SmokeControl) error { return kill(ctx, owner("")) }},
-			{Name: "kill -9 an instance (not the owner) the 3.6 classic client c2 is connected to",
-				After: func(ctx context.Context, sc harness.SmokeControl) error { return kill(ctx, clientsOf(sc, "c2")) }},
-			{Name: "the franz-go group and the CLI after the classic client's instance died", After: checked("after the classic client's instance died", 1, 1)},
-			{Name: "roll s1 to c3 (4.4 classic), kill -9 the owner as s1 leaves (the hand-back begins)",
-				Stop: "s1", Start: successor("c3", harness.Kafka44, "classic", "s1"),
-				Between: func(ctx context.Context, _ harness.SmokeControl) error { return kill(ctx, owner("")) }},
+			{Name: "roll o1 to s1 (4.4 streams: the takeover), kill -9 the owner mid-takeover",
+				Stop: "o1", Start: streams("s1", "o1"),
+				After: func(ctx context.Context, _ harness.SmokeControl) error {
+					return killOwner(ctx, "takeover of a live classic group starts")
+				},
+				Settled: ended},
+			{Name: "the killed owner back; the franz-go group and the CLI",
+				After: func(ctx context.Context, sc harness.SmokeControl) error {
+					if err := restart(ctx); err != nil {
+						return err
+					}
+					return checked("after the takeover and the owner's death", 1, 1)(ctx, sc)
+				}},
+			{Name: "roll o2 to s2 (4.4 streams)", Stop: "o2", Start: streams("s2", "o2"), Settled: ended},
+			{Name: "the franz-go group and the CLI with two streams clients", After: checked("with two streams clients", 2, 0)},
+			{Name: "roll s1 to c3 (4.4 classic)", Stop: "s1", Start: classic("c3", harness.Kafka44, "s1"), Settled: ended},
+			{Name: "roll s2 to c4 (4.4 classic: the hand-back)", Stop: "s2", Start: classic("c4", harness.Kafka44, "s2"), Settled: ended},
 		},
 		AfterRolls: func(ctx context.Context) error {
-			if err := c.procs[killed].start(ctx); err != nil {
-				return err
-			}
 			if err := checkHandedBack(ctx, b.Bootstrap, group, 2); err != nil {
 				return err
 			}

@@ -27,6 +27,9 @@ type importedMember struct {
 	// (the observer's), so the first join's replacement by identity sees
 	// whether it is closed.
 	client ClientInfo
+	// unseen: the observer saw no request of the member (an owner
+	// failover, a restart): its unseen expiry is armed.
+	unseen bool
 }
 
 // liveClassicMembers drops the members whose session ran out before now: the
@@ -105,7 +108,8 @@ func importClassicMembers(state ClassicGroupState, topo *configuredTopology, top
 			}
 		}
 		out = append(out, importedMember{ID: cm.MemberID, Meta: meta, Tasks: TaskSets{Active: active.Build(), Standby: standby.Build()}, Revoking: revoking,
-			sessionLeft: classicSessionLeft(cm, now), sums: classicOffsetReport(cm.Info, time.Time{}).ClassicSums, client: cm.Client})
+			sessionLeft: classicSessionLeft(cm, now), sums: classicOffsetReport(cm.Info, time.Time{}).ClassicSums, client: cm.Client,
+			unseen: cm.LastHeartbeat.IsZero() && cm.Client.Closed == nil})
 	}
 	for _, im := range out {
 		if err := claimActive(owner, im.ID, im.Revoking); err != nil {
@@ -297,6 +301,9 @@ func (ch *Change) TakeOverClassicGroup(state ClassicGroupState, first *kmsg.Stre
 		}
 		imported++
 		ch.scheduleCarriedSession(im.ID, im.sessionLeft)
+		if im.unseen {
+			ch.scheduleUnseenExpiry(im.ID)
+		}
 		if len(im.Revoking) > 0 {
 			ch.logInfo(im.ID).Msgf("[GroupId %s][MemberId %s] Classic member carried over while revoking active tasks %v (a cooperative rebalance is in flight upstream); they stay its, pending revocation, until its JoinGroup reports them revoked.",
 				g.ID, im.ID, im.Revoking)

@@ -53,6 +53,9 @@ type memberConn struct {
 	// gap seen between two consecutive ones.
 	lastHeartbeat time.Time
 	maxGap        time.Duration
+	// unseen: a member a takeover carried whose requests this instance
+	// never saw, fenced unless one comes (unseen_expiry.go).
+	unseen bool
 }
 
 type topicCreationError struct {

@@ -42,8 +42,10 @@ func (ch *Change) noteRequest(memberID string, client ClientInfo, heartbeat bool
 	} else {
 		c.lastHeartbeat = time.Time{}
 	}
-	if client.Closed != c.closed {
+	if client.Closed != c.closed || c.unseen {
+		// A request ends a disconnect or unseen expiry under way.
 		ch.cancel(disconnectExpiryTimerKey(memberID))
+		c.unseen = false
 		g.Mem.connLeft = g.Mem.connLeft || c.closed != nil
 	}
 	c.id, c.closed, c.closeTime = client.ConnID, client.Closed, client.ClosedAt

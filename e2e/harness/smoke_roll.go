@@ -50,12 +50,14 @@ func (c SmokeClient) String() string {
 // SmokeRoll replaces one running client: Stop is closed cleanly (TERM: KafkaStreams.close),
 // then Start is started. Either may be empty. Between, if set, runs once Stop has closed and
 // before Start starts, and After once Start started, before the group settles (streamshift
-// killed and restarted, say); Name names a step without Stop and Start.
+// killed and restarted, say); Name names a step without Stop and Start. Settled, if set, runs
+// once the group settled after the step, with what the step measured (to say how it ended).
 type SmokeRoll struct {
 	Stop    string
 	Start   SmokeClient
 	Between func(ctx context.Context, c SmokeControl) error
 	After   func(ctx context.Context, c SmokeControl) error
+	Settled func(ctx context.Context, step SmokeRollStep) error
 	Name    string
 }
 
@@ -139,6 +141,10 @@ type SmokeRollStep struct {
 	Name    string
 	At      time.Duration
 	Settled time.Duration
+	// Running is from the step's start (the stop) to the last state change of the running
+	// clients before the group settled: when every one was RUNNING for good. Settled adds the
+	// Quiet window and the polling on top of it.
+	Running time.Duration
 	Group   string // the group as last described when it settled
 	// Protocol is "streams" when streamshift served the group then, else the upstream classic
 	// group's ("classic stream"); Classic counts the classic members of a streams group.
@@ -385,6 +391,18 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		}
 		return p.pid(), nil
 	}}
+	// lastChange is the latest state change of the running clients.
+	lastChange := func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		var last time.Time
+		for _, inst := range running {
+			if _, at := inst.lastState(); at.After(last) {
+				last = at
+			}
+		}
+		return last
+	}
 	// settle waits until the group is at rest with exactly the running clients.
 	settle := func(step string) (describedGroup, error) {
 		sctx, cancel := context.WithTimeout(ctx, o.SettleLimit)
@@ -510,8 +528,15 @@ func RunKafkaSmokeRoll(ctx context.Context, o SmokeRollOptions) (*SmokeRollRepor
 		if err != nil {
 			return rep, err
 		}
-		rep.Steps = append(rep.Steps, SmokeRollStep{Name: name, At: at, Settled: time.Since(t0), Group: g.String(), Protocol: g.protocol, Classic: g.classic})
-		o.Logf("settled after %s in %s: %s", name, time.Since(t0).Round(time.Millisecond), g)
+		step := SmokeRollStep{Name: name, At: at, Settled: time.Since(t0), Running: max(0, lastChange().Sub(t0)), Group: g.String(), Protocol: g.protocol, Classic: g.classic}
+		rep.Steps = append(rep.Steps, step)
+		o.Logf("settled after %s in %s (every client RUNNING for good %s after the step's start): %s", name,
+			step.Settled.Round(time.Millisecond), step.Running.Round(time.Millisecond), g)
+		if r.Settled != nil {
+			if err := r.Settled(ctx, step); err != nil {
+				return rep, fmt.Errorf("%s: %w", name, err)
+			}
+		}
 	}
 	rollsDone := time.Now()
 	if o.AfterRolls != nil {
