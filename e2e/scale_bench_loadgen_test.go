@@ -386,6 +386,9 @@ func (m *scaleMember) live(joined chan<- time.Duration) {
 	for m.f.ctx.Err() == nil {
 		if err := m.join(); err != nil {
 			m.f.record(0, true)
+			if joinErrorsLogged.Add(1) <= 20 {
+				fmt.Fprintf(os.Stderr, "member %s: %v\n", m.id, err) // the member process's log
+			}
 			if first && errors.Is(err, errRetriableJoin) {
 				time.Sleep(100 * time.Millisecond)
 				continue
@@ -409,6 +412,9 @@ func (m *scaleMember) live(joined chan<- time.Duration) {
 }
 
 var errRetriableJoin = errors.New("coordinator not ready")
+
+// joinErrorsLogged bounds the join errors written to the log.
+var joinErrorsLogged atomic.Int32
 
 // join connects and sends the joining heartbeat (epoch 0, the topology).
 func (m *scaleMember) join() error {

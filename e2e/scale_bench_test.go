@@ -45,9 +45,9 @@ import (
 //     leave and join again as new members.
 //
 // Per phase: the proxies' CPU per 1,000 requests above idle, the ratio to
-// the floor, round-trip p50/p99/max, and the requests the broker received
-// per request served, by kind (what the proxy sent upstream: counted at
-// kfake). Per fleet: RSS and goroutines per member (after steady, against
+// the floor, round-trip p50/p99/max, and the requests sent upstream per
+// request served, by kind (streamshift_upstream_requests_total{api}; what
+// kfake received, its check, in brackets). Per fleet: RSS and goroutines per member (after steady, against
 // the fresh proxy) and members fenced (streamshift_group_fencings_total).
 // It writes a ready-to-paste Markdown table to
 // e2e/out/TestScaleBenchmark/report.md and asserts nothing. Opt-in:
@@ -101,7 +101,7 @@ func TestScaleBenchmark(t *testing.T) {
 		defer bp.stop()
 		tgt = scaleTarget{pids: []int{bp.cmd.Process.Pid}, admins: []string{bp.admin}, addrs: []string{bp.addr}}
 	} else {
-		c, err := startSSCluster(ctx, t, out, kfakeAddr, "", "STREAMSHIFT_LOG_LEVEL=warn", "STREAMSHIFT_ADMIN_PPROF=true")
+		c, err := startScaleCluster(ctx, t, out, kfakeAddr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,18 +125,21 @@ func TestScaleBenchmark(t *testing.T) {
 
 	var rows []scalePhase
 	measure := func(name string, cmd scaleCmd) scalePhase {
-		up0, c0, t0 := scaleCounts(t, countsAddr), tgt.cpu(t), time.Now()
+		up0, m0, c0, t0 := scaleCounts(t, countsAddr), tgt.byAPI(t, "streamshift_upstream_requests_total"), tgt.cpu(t), time.Now()
 		res := gen.do(t, cmd)
 		ph := scalePhase{name: name, res: res, cpu: tgt.cpu(t) - c0, took: time.Since(t0)}
-		up1 := scaleCounts(t, countsAddr)
+		up1, m1 := scaleCounts(t, countsAddr), tgt.byAPI(t, "streamshift_upstream_requests_total")
 		ph.upstream = map[string]int64{}
-		for k, v := range up1 {
-			if d := v - up0[k]; d > 0 {
+		for k, v := range m1 {
+			if d := v - m0[k]; d > 0 {
 				ph.upstream[k] = d
 			}
 		}
-		t.Logf("%-7s %6d requests %7.1f/s  p50 %6.2f ms p99 %6.2f ms max %7.1f ms  errors %d  CPU %.2f s in %.1f s  upstream %v",
-			name, res.Requests, res.Rate, res.P50, res.P99, res.Max, res.Errors, ph.cpu, ph.took.Seconds(), ph.upstream)
+		for k, v := range up1 {
+			ph.broker += v - up0[k]
+		}
+		t.Logf("%-7s %6d requests %7.1f/s  p50 %6.2f ms p99 %6.2f ms max %7.1f ms  errors %d  CPU %.2f s in %.1f s  upstream %v (the broker received %d)",
+			name, res.Requests, res.Rate, res.P50, res.P99, res.Max, res.Errors, ph.cpu, ph.took.Seconds(), ph.upstream, ph.broker)
 		return ph
 	}
 
@@ -219,7 +222,8 @@ type scalePhase struct {
 	res      scaleResult
 	cpu      float64 // proxies' CPU seconds over the phase
 	took     time.Duration
-	upstream map[string]int64 // requests the broker received, by name
+	upstream map[string]int64 // streamshift_upstream_requests_total's increase, by api
+	broker   int64            // the requests kfake received (a check of the metric)
 }
 
 // upstreamPer is the broker's requests per request served, by kind, the
@@ -242,7 +246,7 @@ func upstreamPer(ph scalePhase) string {
 		}
 	}
 	sort.Slice(kvs, func(i, j int) bool { return kvs[i].v > kvs[j].v })
-	parts := []string{fmt.Sprintf("**%.3f**", sum)}
+	parts := []string{fmt.Sprintf("**%.3f** (broker %.3f)", sum, float64(ph.broker)/float64(ph.res.Requests))}
 	for _, e := range kvs {
 		parts = append(parts, fmt.Sprintf("%s %.3f", e.k, e.v))
 	}
@@ -278,6 +282,31 @@ func (tg scaleTarget) metric(t *testing.T, name, labels string) float64 {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// byAPI sums the series of a counter labelled api over the instances.
+func (tg scaleTarget) byAPI(t *testing.T, name string) map[string]int64 {
+	out := map[string]int64{}
+	for _, a := range tg.admins {
+		resp, err := http.Get("http://" + a + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := bufio.NewScanner(resp.Body)
+		s.Buffer(make([]byte, 1<<20), 1<<20)
+		for s.Scan() {
+			series, val, ok := strings.Cut(s.Text(), " ")
+			api, found := strings.CutPrefix(series, name+`{api="`)
+			if !ok || !found {
+				continue
+			}
+			if v, err := strconv.ParseFloat(val, 64); err == nil {
+				out[strings.TrimSuffix(api, `"}`)] += int64(v)
+			}
+		}
+		resp.Body.Close()
+	}
+	return out
 }
 
 // metricErr sums the series of name whose labels contain labels over the
@@ -402,4 +431,44 @@ func (c *scaleChild) stop() {
 		<-done
 	}
 	_ = c.log.Close()
+}
+
+// startScaleCluster is startSSCluster in front of kfake, whose broker is
+// node 0 (a Kafka broker of the e2e set-ups is node 1): each instance's node
+// port stays P+1 (node-port-base P+1, node 0), the bootstrap P, /cluster
+// P+2, the internal listener P+3; durable log on, logging at warn.
+func startScaleCluster(ctx context.Context, t *testing.T, dir, upstream string) (*ssCluster, error) {
+	bin, err := harness.BuildStreamshift(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := &ssCluster{hosts: [3]string{"127.0.0.1", "127.0.0.2", "127.0.0.3"}}
+	if c.port, err = harness.FreePortsOnHosts(c.hosts[:], 4); err != nil {
+		return nil, err
+	}
+	env := []string{
+		"STREAMSHIFT_COORDINATOR_DURABLE_LOG=true",
+		"STREAMSHIFT_COORDINATOR_CLUSTER_ID=e2e-scale",
+		"STREAMSHIFT_COORDINATOR_LOG_PARTITIONS=" + strconv.Itoa(instancesLogPartitions),
+		"STREAMSHIFT_COORDINATOR_INSTANCE_SESSION_TIMEOUT=" + instanceSession.String(),
+		"STREAMSHIFT_ADMIN_PPROF=true",
+	}
+	for i, h := range c.hosts {
+		listen := net.JoinHostPort(h, strconv.Itoa(c.port))
+		c.admin[i] = net.JoinHostPort(h, strconv.Itoa(c.port+2))
+		pdir := filepath.Join(dir, fmt.Sprintf("streamshift-s%d", i+1))
+		if err := os.MkdirAll(pdir, 0o755); err != nil {
+			return nil, err
+		}
+		penv := append(append([]string(nil), env...), "STREAMSHIFT_CLUSTER_LISTEN="+net.JoinHostPort(h, strconv.Itoa(c.port+3)))
+		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, args: []string{"run", "--upstream", upstream,
+			"--listen", listen, "--advertised-host", h, "--node-port-base", strconv.Itoa(c.port + 1), "--node-id-min", "0", "--node-id-max", "0",
+			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", "warn"}}
+		if err := p.start(ctx); err != nil {
+			return nil, err
+		}
+		c.procs[i] = p
+		t.Cleanup(p.stop)
+	}
+	return c, c.settled(ctx, 0, 1, 2)
 }
