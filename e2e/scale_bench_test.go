@@ -99,7 +99,13 @@ func TestScaleBenchmark(t *testing.T) {
 	if instances == 1 {
 		bp := startBenchProxy(t, out, "proxy", filepath.Dir(harness.Root()), kfakeAddr, true)
 		defer bp.stop()
-		tgt = scaleTarget{pids: []int{bp.cmd.Process.Pid}, admins: []string{bp.admin}, addrs: []string{bp.addr}}
+		// Members connect to node 0's port (listen port + 1), kfake's only
+		// broker, as a Kafka Streams client heartbeats at its
+		// coordinator's address, not at the bootstrap (where streamshift
+		// cannot batch a principal's authorization answers by broker).
+		host, port, _ := net.SplitHostPort(bp.addr)
+		p, _ := strconv.Atoi(port)
+		tgt = scaleTarget{pids: []int{bp.cmd.Process.Pid}, admins: []string{bp.admin}, addrs: []string{net.JoinHostPort(host, strconv.Itoa(p+1))}}
 	} else {
 		c, err := startScaleCluster(ctx, t, out, kfakeAddr)
 		if err != nil {
