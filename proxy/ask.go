@@ -156,6 +156,7 @@ func (cc *clientConn) sendAsk(call *askCall, frame []byte) {
 		return
 	}
 	cc.sent.push(s)
+	cc.p.m.upstream(s.key)
 	_, _ = cc.up.Write(frame)
 }
 
@@ -171,6 +172,7 @@ type heldAsk struct {
 func (cc *clientConn) sendHeldAsks() {
 	for _, a := range cc.asking.held {
 		cc.sent.push(a.s)
+		cc.p.m.upstream(a.s.key)
 		_, _ = cc.up.Write(a.frame)
 	}
 	cc.asking.held = nil

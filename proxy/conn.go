@@ -427,6 +427,7 @@ func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 	}
 	cc.requests++
 	p.m.request(key)
+	p.m.upstream(key) // its chunks follow as they arrive
 	cc.reqStreamLeft = 4 + size
 	if acks == 0 {
 		return true // no response, no slot
@@ -496,6 +497,7 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 		}
 		if acks == 0 {
 			// No response will come, so no slot.
+			p.m.upstream(key)
 			_, _ = cc.up.Write(frame)
 			if p.taps(key) {
 				now := time.Now()
@@ -526,6 +528,7 @@ func (cc *clientConn) forward(frame []byte, s *slot) {
 	s.upstream = true
 	cc.ring.push(s)
 	cc.sent.push(s)
+	cc.p.m.upstream(s.key)
 	_, _ = cc.up.Write(frame)
 }
 

@@ -23,6 +23,10 @@ type metrics struct {
 	requests        *prometheus.CounterVec
 	requestsByKey   map[int16]prometheus.Counter
 	requestsUnknown prometheus.Counter
+
+	upstreamRequests *prometheus.CounterVec
+	upstreamByKey    map[int16]prometheus.Counter
+	upstreamUnknown  prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -40,15 +44,19 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		metadataRefreshes:  newCounterVec("streamshift_metadata_refreshes_total", "Control-plane metadata fetches, by result.", "result"),
 		requests:           newCounterVec("streamshift_requests_total", "Client requests, by api.", "api"),
 		requestsByKey:      make(map[int16]prometheus.Counter),
+		upstreamRequests:   newCounterVec("streamshift_upstream_requests_total", "Requests sent to the brokers: forwarded, asked on a client's connection, and of streamshift's own clients, by api.", "api"),
+		upstreamByKey:      make(map[int16]prometheus.Counter),
 	}
 	for k := range flexibleFrom {
 		m.requestsByKey[k] = m.requests.WithLabelValues(kmsg.NameForKey(k))
+		m.upstreamByKey[k] = m.upstreamRequests.WithLabelValues(kmsg.NameForKey(k))
 	}
 	m.requestsUnknown = m.requests.WithLabelValues("Unknown")
+	m.upstreamUnknown = m.upstreamRequests.WithLabelValues("Unknown")
 	if reg != nil {
 		reg.MustRegister(m.clientConns, m.clientConnsTotal, m.upstreamConns, m.upstreamDialFailed,
 			m.frameRejected, m.protocolErrors, m.localResponses, m.intercepted, m.paused, m.connsClosed,
-			m.metadataRefreshes, m.requests)
+			m.metadataRefreshes, m.requests, m.upstreamRequests)
 	}
 	return m
 }

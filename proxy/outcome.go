@@ -181,6 +181,7 @@ func (cc *clientConn) sendIntercepted(s *slot, frame []byte) {
 		cc.closeWith("upstream connection lost")
 		return
 	}
+	cc.p.m.upstream(s.key)
 	_, _ = cc.up.Write(frame)
 	_ = cc.conn.Wake(nil)
 }

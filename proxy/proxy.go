@@ -292,7 +292,7 @@ func (p *Proxy) LimitBody(key int16, maxBytes int, answer func(version int16, si
 
 // controlPlaneOpts are the options of the proxy's own upstream client.
 func (p *Proxy) controlPlaneOpts() []kgo.Opt {
-	opts := []kgo.Opt{kgo.SeedBrokers(p.opts.Upstream...), kgo.DialTimeout(p.opts.DialTimeout)}
+	opts := []kgo.Opt{kgo.SeedBrokers(p.opts.Upstream...), kgo.DialTimeout(p.opts.DialTimeout), p.UpstreamRequestsHook()}
 	return append(opts, p.opts.ControlPlane...)
 }
 

@@ -116,7 +116,7 @@ func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
 	cr.self.Served = links.p.ServedVersions()
 	g, err := upstream.JoinInstanceGroup(upstream.InstanceGroupOptions{
 		Seeds:          cfg.Upstream,
-		Opts:           controlPlaneOpts(cfg)[1:],
+		Opts:           append(controlPlaneOpts(cfg)[1:], links.p.UpstreamRequestsHook()),
 		Group:          cfg.InstanceGroup(),
 		Topic:          cr.log.Topic(),
 		Partitions:     cr.log.Partitions(),

@@ -83,7 +83,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := kgo.NewClient(controlPlaneOpts(cfg)...)
+	ctl, err := kgo.NewClient(append(controlPlaneOpts(cfg), p.UpstreamRequestsHook())...)
 	if err != nil {
 		return nil, fmt.Errorf("control-plane client: %w", err)
 	}
@@ -143,7 +143,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 			Seeds:      cfg.Upstream,
 			Topic:      cfg.Coordinator.LogTopic,
 			Partitions: cfg.Coordinator.LogPartitions,
-			Opts:       controlPlaneOpts(cfg)[1:],
+			Opts:       append(controlPlaneOpts(cfg)[1:], p.UpstreamRequestsHook()),
 			Log:        log,
 			OnFenced: func(p int32, err error) {
 				if cr := rt.cluster; cr != nil {
