@@ -58,9 +58,10 @@ var importRules = []importRule{
 		deny: []string{"cluster"},
 	},
 	{
-		// The link transport between instances is plain net
-		// (proxy/peer/doc.go): a link's blocking reads never run on a
-		// gnet loop.
+		// The wire between instances (proxy/peer/doc.go) is plain net
+		// and crypto/tls: a link's reader may block, which must never
+		// happen on a gnet loop, and a call's bytes are read without a
+		// connection.
 		rule: "proxy/peer imports no gnet",
 		pkgs: []string{"proxy/peer/..."},
 		deny: []string{"github.com/panjf2000/gnet/..."}, transitive: true,

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 	"github.com/streamshift/streamshift/upstream"
 )
 
@@ -112,7 +113,7 @@ func StartLinks(p *proxy.Proxy, o LinkOptions) (*Links, error) {
 		MaxBytes:      o.MaxBytes,
 		MaxFrameBytes: o.MaxFrameBytes,
 		Refused:       func(reason string) { m.refused.WithLabelValues("owner_" + reason).Inc() },
-		Served:        func(kind proxy.PeerCallKind, result string) { m.served.WithLabelValues(kind.String(), result).Inc() },
+		Served:        func(kind peer.CallKind, result string) { m.served.WithLabelValues(kind.String(), result).Inc() },
 		Log:           o.Log,
 	})
 	if err != nil {

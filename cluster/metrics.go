@@ -7,12 +7,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // metrics are the metrics of this instance's share of the cluster:
 // its log partitions, and the calls between the instances
 // (docs/one-address.md §3). Every label is from a bounded set: api names
-// from kmsg, results from proxy.PeerResult, kinds from proxy.PeerCallKind,
+// from kmsg, results from proxy.PeerResult, kinds from peer.CallKind,
 // peers from the cluster map (read when scraped, so a peer that left has
 // no series).
 type metrics struct {
@@ -82,8 +83,8 @@ func (m *metrics) forward(key int16, err error, took time.Duration) {
 
 // called is the links' Called: the upstream calls this instance made as
 // an owner (its serve calls are counted by forward, with the time).
-func (m *metrics) called(kind proxy.PeerCallKind, key int16, result string) {
-	if kind == proxy.PeerUpstream {
+func (m *metrics) called(kind peer.CallKind, key int16, result string) {
+	if kind == peer.KindUpstream {
 		m.upstream.WithLabelValues(kmsg.NameForKey(key), result).Inc()
 	}
 }

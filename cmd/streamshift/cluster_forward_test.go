@@ -20,6 +20,7 @@ import (
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/e2e/harness"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 	"github.com/streamshift/streamshift/upstream"
 )
 
@@ -378,7 +379,7 @@ func TestClusterServeCallOfNewerMap(t *testing.T) {
 		req.Groups = []string{group}
 		frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, req, 7)[4:]
 		clientID := "test"
-		pr := proxy.ConnPrincipal{Kind: proxy.PeerServe, Origin: "test", Incarnation: 1, ConnID: 1, Node: 0,
+		pr := peer.ConnPrincipal{Kind: peer.KindServe, Origin: "test", Incarnation: 1, ConnID: 1, Node: 0,
 			ClientID: &clientID, RemoteAddr: "127.0.0.9:1", Partition: part, MapGeneration: mapGen}
 		data, err := link.Call(ctx, pr, frame, net.IPv4(127, 0, 0, 9).To4(), 0)
 		if err != nil {
