@@ -45,9 +45,26 @@ type importRule struct {
 
 var importRules = []importRule{
 	{
-		rule: "only route, cmd and e2e import proxy",
-		pkgs: []string{"..."}, except: []string{"proxy/...", "route", "cmd/...", "e2e/..."},
+		rule: "only route, cluster, cmd and e2e import proxy",
+		pkgs: []string{"..."}, except: []string{"proxy/...", "route", "cluster", "cmd/...", "e2e/..."},
 		deny: []string{"proxy/..."},
+	},
+	{
+		// cluster is "one address" at run time (cluster/doc.go): the
+		// command builds it and hands it to route as its Cluster, which
+		// route knows only as an interface.
+		rule: "only cmd imports cluster",
+		pkgs: []string{"..."}, except: []string{"cluster", "cmd/..."},
+		deny: []string{"cluster"},
+	},
+	{
+		// The wire between instances (proxy/peer/doc.go) is plain net
+		// and crypto/tls: a link's reader may block, which must never
+		// happen on a gnet loop, and a call's bytes are read without a
+		// connection.
+		rule: "proxy/peer imports no gnet",
+		pkgs: []string{"proxy/peer/..."},
+		deny: []string{"github.com/panjf2000/gnet/..."}, transitive: true,
 	},
 	{
 		rule: "only proxy, upstream, cmd and e2e import kgo and kadm",

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // Envelope (key 58) between streamshift instances (docs/one-address.md §3):
@@ -29,7 +31,7 @@ func newIncarnation() int64 {
 	return int64(binary.BigEndian.Uint64(b[:]) &^ (1 << 63))
 }
 
-// Incarnation is random per process start: ConnPrincipal.Incarnation of
+// Incarnation is random per process start: peer.ConnPrincipal.Incarnation of
 // this instance's calls.
 func (p *Proxy) Incarnation() int64 { return p.incarnation }
 
@@ -38,14 +40,14 @@ func (p *Proxy) Incarnation() int64 { return p.incarnation }
 // over links to the origin), upstream calls go on this proxy's client
 // connections, served-groups calls list the groups this instance serves
 // (SetServedGroups). self is this instance's proxy id.
-func (p *Proxy) PeerHandlers(self string, links *PeerLinks) map[PeerCallKind]PeerHandler {
-	return map[PeerCallKind]PeerHandler{
-		PeerServe: func(ctx context.Context, c *PeerCall) <-chan PeerAnswer { return p.servePeer(ctx, c, links) },
-		PeerUpstream: func(ctx context.Context, c *PeerCall) <-chan PeerAnswer {
+func (p *Proxy) PeerHandlers(self string, links *PeerLinks) map[peer.CallKind]PeerHandler {
+	return map[peer.CallKind]PeerHandler{
+		peer.KindServe: func(ctx context.Context, c *peer.Call) <-chan PeerAnswer { return p.servePeer(ctx, c, links) },
+		peer.KindUpstream: func(ctx context.Context, c *peer.Call) <-chan PeerAnswer {
 			return p.upstreamPeer(ctx, self, c)
 		},
-		PeerServedGroups: p.servedGroupsPeer,
-		PeerConnClosed:   p.connClosedPeer,
+		peer.KindServedGroups: p.servedGroupsPeer,
+		peer.KindConnClosed:   p.connClosedPeer,
 	}
 }
 
@@ -70,8 +72,8 @@ func (c ClientInfo) Remote() bool { return c.ConnID&(1<<63) != 0 }
 func (p *Proxy) ServeRemote(ctx context.Context, link *PeerLink, req *Request, partition, mapGeneration int32, timeout time.Duration) ([]byte, error) {
 	c := req.Client
 	clientID := c.ClientID
-	pr := ConnPrincipal{
-		Version: connPrincipalVersion, Kind: PeerServe, Origin: link.o.Self, Incarnation: p.incarnation,
+	pr := peer.ConnPrincipal{
+		Version: peer.PrincipalVersion, Kind: peer.KindServe, Origin: link.o.Self, Incarnation: p.incarnation,
 		ConnID: int64(c.ConnID), Node: c.Node, ClientID: &clientID, SoftwareName: c.SoftwareName,
 		SoftwareVersion: c.SoftwareVersion, RemoteAddr: c.RemoteAddr, Partition: partition, MapGeneration: mapGeneration,
 		Principal: c.Principal,
@@ -136,7 +138,7 @@ func (o *outcome) RespondFrame(data []byte) {
 // connections, like an ask: behind what the connection sent already, while
 // the client's own request waits on the owner, so the broker sees the
 // client's order. It is a leaf: it never makes further calls.
-func (p *Proxy) upstreamPeer(ctx context.Context, self string, c *PeerCall) <-chan PeerAnswer {
+func (p *Proxy) upstreamPeer(ctx context.Context, self string, c *peer.Call) <-chan PeerAnswer {
 	ch := make(chan PeerAnswer, 1)
 	pr := &c.Principal
 	if pr.Origin != self || pr.Incarnation != p.incarnation {

@@ -12,6 +12,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // An answer frame on a link is bounded by limits.max-frame-bytes
@@ -92,7 +94,7 @@ func TestPeerLinkRefusesAnswerBeyondMaxFrameBytes(t *testing.T) {
 			})
 			done := make(chan error, 1)
 			go func() {
-				_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(1), localhost(), time.Hour)
+				_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(1), localhost(), time.Hour)
 				done <- err
 			}()
 			var err error
@@ -124,7 +126,7 @@ func TestPeerListenerAnswerBeyondMaxFrameBytes(t *testing.T) {
 	release := make(chan struct{})
 	held := make(chan struct{})
 	var served refusals
-	_, l := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	_, l := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
 		switch c.Corr {
 		case 1: // answered beyond the bound
 			return make([]byte, maxFrame+1), 0
@@ -135,18 +137,18 @@ func TestPeerListenerAnswerBeyondMaxFrameBytes(t *testing.T) {
 		return echoData(c), 0
 	}}, func(o *PeerListenerOptions) {
 		o.MaxFrameBytes = maxFrame
-		o.Served = func(_ PeerCallKind, result string) { served.add(result) }
+		o.Served = func(_ peer.CallKind, result string) { served.add(result) }
 	}, func(o *PeerLinkOptions) { o.MaxFrameBytes = maxFrame })
 	heldDone := make(chan error, 1)
 	go func() {
-		data, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(2), localhost(), time.Hour)
+		data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(2), localhost(), time.Hour)
 		if err == nil && binary.BigEndian.Uint32(data) != 2 {
 			err = errors.New("another call's answer")
 		}
 		heldDone <- err
 	}()
 	<-held
-	_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(1), localhost(), time.Hour)
+	_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(1), localhost(), time.Hour)
 	var pe *PeerError
 	if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || PeerResult(err) == PeerLinkDown {
 		t.Fatalf("a call whose answer is beyond the bound: %v (result %s), want the owner's COORDINATOR_NOT_AVAILABLE, the link kept", err, PeerResult(err))

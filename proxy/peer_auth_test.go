@@ -19,6 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // linkGroup is the tests' instance group.
@@ -59,7 +61,7 @@ func linkListener(t *testing.T, c *kfake.Cluster, served *atomic.Int32) *PeerLis
 	t.Helper()
 	p := &Proxy{opts: Options{Upstream: c.ListenAddrs(), DialTimeout: 5 * time.Second}}
 	pl, err := ListenPeers(PeerListenerOptions{Addr: "127.0.0.1:0", Auth: p.PeerAuth(linkGroup),
-		Handlers: blocking(map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+		Handlers: blocking(map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
 			served.Add(1)
 			return echoData(c), 0
 		}}),
@@ -82,7 +84,7 @@ func callThrough(t *testing.T, pl *PeerListener, m sasl.Mechanism) {
 		}
 		return nil
 	})
-	data, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(7), localhost(), time.Minute)
+	data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(7), localhost(), time.Minute)
 	if err != nil || binary.BigEndian.Uint32(data) != 7 {
 		t.Fatalf("%s: serve call: %x %v", m.Name(), data, err)
 	}
@@ -129,7 +131,7 @@ func TestPeerLinkSASL(t *testing.T) {
 		// A link's calls say why while it is refused.
 		l := NewPeerLink(o)
 		waitFor(t, tc.name+": calls refused", func() error {
-			_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(8), localhost(), time.Minute)
+			_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(8), localhost(), time.Minute)
 			if PeerErrorCode(err) != kerr.ClusterAuthorizationFailed.Code {
 				return fmtErr("call: %v", err)
 			}
@@ -144,8 +146,8 @@ func TestPeerLinkSASL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	p := principalOf(PeerServe)
-	r, err := roundTrip(conn, 1, nil, envelopeRequest(&p, peerRequest(9), localhost()), 1<<20)
+	p := principalOf(peer.KindServe)
+	r, err := roundTrip(conn, 1, nil, peer.EnvelopeRequest(&p, peerRequest(9), localhost()), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // A client connection's close, told to the instances it hopped to (issue
@@ -54,7 +56,7 @@ type remoteClose struct {
 
 // signal is the close signal of p's connection, made at its first serve
 // call, and when it closed.
-func (rs *remoteCloses) signal(p *ConnPrincipal) (<-chan struct{}, *closeTime) {
+func (rs *remoteCloses) signal(p *peer.ConnPrincipal) (<-chan struct{}, *closeTime) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if rs.m == nil {
@@ -81,7 +83,7 @@ func (rs *remoteCloses) signal(p *ConnPrincipal) (<-chan struct{}, *closeTime) {
 }
 
 // closed closes the signal of p's connection, if it made serve calls here.
-func (rs *remoteCloses) closed(p *ConnPrincipal) bool {
+func (rs *remoteCloses) closed(p *peer.ConnPrincipal) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	k := remoteConnKey{p.Origin, p.Incarnation, p.ConnID}
@@ -103,7 +105,7 @@ func (rs *remoteCloses) len() int {
 }
 
 // connClosedPeer handles a conn-closed call: the origin's connection closed.
-func (p *Proxy) connClosedPeer(_ context.Context, c *PeerCall) <-chan PeerAnswer {
+func (p *Proxy) connClosedPeer(_ context.Context, c *peer.Call) <-chan PeerAnswer {
 	ch := make(chan PeerAnswer, 1)
 	if p.remoteCloses.closed(&c.Principal) {
 		p.log.Debug().Str("origin", c.Principal.Origin).Int64("origin_conn", c.Principal.ConnID).Msg("cluster: a client connection that hopped here closed at its instance")
@@ -143,7 +145,7 @@ func (cc *clientConn) tellPeersClosed() {
 
 // tellConnClosed sends one conn-closed call.
 func (p *Proxy) tellConnClosed(link *PeerLink, connID uint64) {
-	pr := ConnPrincipal{Version: connPrincipalVersion, Kind: PeerConnClosed, Origin: link.o.Self,
+	pr := peer.ConnPrincipal{Version: peer.PrincipalVersion, Kind: peer.KindConnClosed, Origin: link.o.Self,
 		Incarnation: p.incarnation, ConnID: int64(connID)}
 	clientID := "streamshift"
 	data := appendRequestFrame(nil, 0, &clientID, kmsg.NewPtrApiVersionsRequest())[4:]

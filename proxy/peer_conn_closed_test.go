@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // TestRemoteClosesFailSafe: a remote connection's close signal closes only
@@ -13,7 +15,7 @@ import (
 // unknown connection is answered and does nothing.
 func TestRemoteClosesFailSafe(t *testing.T) {
 	p := &Proxy{}
-	first := ConnPrincipal{Origin: "b", Incarnation: 1, ConnID: 7}
+	first := peer.ConnPrincipal{Origin: "b", Incarnation: 1, ConnID: 7}
 	sig, _ := p.remoteCloses.signal(&first)
 	if again, _ := p.remoteCloses.signal(&first); again != sig {
 		t.Fatal("two serve calls of one connection got two signals")
@@ -32,7 +34,7 @@ func TestRemoteClosesFailSafe(t *testing.T) {
 	if n := p.remoteCloses.len(); n != 1 {
 		t.Fatalf("%d signals held after the origin restarted, want only the new start's", n)
 	}
-	a := <-p.connClosedPeer(context.Background(), &PeerCall{Principal: first})
+	a := <-p.connClosedPeer(context.Background(), &peer.Call{Principal: first})
 	if a.Code != 0 {
 		t.Fatalf("conn-closed answered %d", a.Code)
 	}
@@ -47,7 +49,7 @@ func TestRemoteClosesFailSafe(t *testing.T) {
 		t.Fatal("an open connection has a close time")
 	}
 	before := time.Now()
-	<-p.connClosedPeer(context.Background(), &PeerCall{Principal: restarted})
+	<-p.connClosedPeer(context.Background(), &peer.Call{Principal: restarted})
 	select {
 	case <-sigNew:
 	default:

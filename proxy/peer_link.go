@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/streamshift/streamshift/internal/backoff"
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // A peer link is this instance's connection to one other instance's
@@ -67,7 +68,7 @@ type PeerLinkOptions struct {
 	Refused func(reason string)
 	// Called, if set, is told each call's end: its kind, the key of its
 	// request and its result (PeerResult).
-	Called func(kind PeerCallKind, key int16, result string)
+	Called func(kind peer.CallKind, key int16, result string)
 	Log    zerolog.Logger
 }
 
@@ -210,7 +211,7 @@ type peerResult struct {
 // until Close.
 type PeerLink struct {
 	o       PeerLinkOptions
-	budgets [peerKinds]peerBudget
+	budgets [peer.Kinds]peerBudget
 
 	mu      sync.Mutex
 	conn    net.Conn // nil while the link is down
@@ -258,7 +259,7 @@ func (l *PeerLink) Up() bool {
 }
 
 // Inflight is the number of calls of a kind waiting on the link.
-func (l *PeerLink) Inflight(k PeerCallKind) int { return l.budgets[k].inflight() }
+func (l *PeerLink) Inflight(k peer.CallKind) int { return l.budgets[k].inflight() }
 
 // Close drops the link for good; calls in flight fail.
 func (l *PeerLink) Close() {
@@ -463,7 +464,7 @@ func (l *PeerLink) read(conn net.Conn) error {
 
 // Call sends a request (header and body, without the size prefix) to the
 // peer and returns its ResponseData: Start, then Wait.
-func (l *PeerLink) Call(ctx context.Context, p ConnPrincipal, requestData []byte, clientIP net.IP, timeout time.Duration) ([]byte, error) {
+func (l *PeerLink) Call(ctx context.Context, p peer.ConnPrincipal, requestData []byte, clientIP net.IP, timeout time.Duration) ([]byte, error) {
 	return l.Start(ctx, p, requestData, clientIP, timeout).Wait()
 }
 
@@ -473,7 +474,7 @@ type PeerPending struct {
 	l       *PeerLink
 	ctx     context.Context
 	corr    int32
-	kind    PeerCallKind
+	kind    peer.CallKind
 	key     int16
 	ch      chan peerResult
 	timeout time.Duration
@@ -489,12 +490,12 @@ type PeerPending struct {
 // is the link's Timeout; a shorter ctx deadline wins. A call beyond the
 // budget or while the link is down fails at once; a timeout or a lost link
 // fails it (Wait); none is resent.
-func (l *PeerLink) Start(ctx context.Context, p ConnPrincipal, requestData []byte, clientIP net.IP, timeout time.Duration) *PeerPending {
+func (l *PeerLink) Start(ctx context.Context, p peer.ConnPrincipal, requestData []byte, clientIP net.IP, timeout time.Duration) *PeerPending {
 	pp := &PeerPending{l: l, ctx: ctx, kind: p.Kind, key: -1}
 	if len(requestData) >= 2 {
 		pp.key = int16(binary.BigEndian.Uint16(requestData))
 	}
-	if p.Kind < 0 || p.Kind >= peerKinds {
+	if p.Kind < 0 || p.Kind >= peer.Kinds {
 		pp.err = fmt.Errorf("call to streamshift instance %q: unknown kind %d", l.o.Peer, p.Kind)
 		return pp
 	}
@@ -538,7 +539,7 @@ func (l *PeerLink) Start(ctx context.Context, p ConnPrincipal, requestData []byt
 	pp.corr = l.corr
 	l.pending[pp.corr] = pp.ch
 	l.mu.Unlock()
-	frame := appendRequestFrame(nil, pp.corr, &l.o.Self, envelopeRequest(&p, requestData, clientIP))
+	frame := appendRequestFrame(nil, pp.corr, &l.o.Self, peer.EnvelopeRequest(&p, requestData, clientIP))
 
 	if err := l.write(conn, frame, timeout); err != nil {
 		l.forget(pp.corr)
@@ -686,7 +687,7 @@ type PeerLinkStatus struct {
 
 // Status is the link's state now.
 func (l *PeerLink) Status() PeerLinkStatus {
-	st := PeerLinkStatus{Peer: l.o.Peer, Address: l.o.Addr, Inflight: make(map[string]int, peerKinds)}
+	st := PeerLinkStatus{Peer: l.o.Peer, Address: l.o.Addr, Inflight: make(map[string]int, peer.Kinds)}
 	l.mu.Lock()
 	st.Up = l.conn != nil
 	if st.Up {
@@ -698,7 +699,7 @@ func (l *PeerLink) Status() PeerLinkStatus {
 		st.LastError, st.LastErrorAt = l.lastErr, &at
 	}
 	l.mu.Unlock()
-	for k := PeerCallKind(0); k < peerKinds; k++ {
+	for k := peer.CallKind(0); k < peer.Kinds; k++ {
 		st.Inflight[k.String()] = l.Inflight(k)
 	}
 	return st

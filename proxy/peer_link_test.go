@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/internal/testpki"
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // peerRequest is a small wrapped request with correlation id corr.
@@ -29,10 +30,10 @@ func peerRequest(corr int32) []byte {
 
 // echoData is what the test handlers answer: the wrapped request's
 // correlation id, so a test sees which call got which answer.
-func echoData(c *PeerCall) []byte { return binary.BigEndian.AppendUint32(nil, uint32(c.Corr)) }
+func echoData(c *peer.Call) []byte { return binary.BigEndian.AppendUint32(nil, uint32(c.Corr)) }
 
-func principalOf(kind PeerCallKind) ConnPrincipal {
-	return ConnPrincipal{Kind: kind, Origin: "origin", Incarnation: 1, ConnID: 1}
+func principalOf(kind peer.CallKind) peer.ConnPrincipal {
+	return peer.ConnPrincipal{Kind: kind, Origin: "origin", Incarnation: 1, ConnID: 1}
 }
 
 // refusals counts refused calls by reason.
@@ -57,10 +58,10 @@ func (r *refusals) get(reason string) int {
 }
 
 // blockingHandler is a test's handler: it may block (BlockingPeerHandler).
-type blockingHandler = func(context.Context, *PeerCall) ([]byte, int16)
+type blockingHandler = func(context.Context, *peer.Call) ([]byte, int16)
 
-func blocking(m map[PeerCallKind]blockingHandler) map[PeerCallKind]PeerHandler {
-	out := map[PeerCallKind]PeerHandler{}
+func blocking(m map[peer.CallKind]blockingHandler) map[peer.CallKind]PeerHandler {
+	out := map[peer.CallKind]PeerHandler{}
 	for k, f := range m {
 		out[k] = BlockingPeerHandler(f)
 	}
@@ -68,7 +69,7 @@ func blocking(m map[PeerCallKind]blockingHandler) map[PeerCallKind]PeerHandler {
 }
 
 // startPeerPair starts a listener with handlers and a link to it, up.
-func startPeerPair(t *testing.T, handlers map[PeerCallKind]blockingHandler, lo func(*PeerListenerOptions), ko func(*PeerLinkOptions)) (*PeerListener, *PeerLink) {
+func startPeerPair(t *testing.T, handlers map[peer.CallKind]blockingHandler, lo func(*PeerListenerOptions), ko func(*PeerLinkOptions)) (*PeerListener, *PeerLink) {
 	t.Helper()
 	o := PeerListenerOptions{Addr: "127.0.0.1:0", Handlers: blocking(handlers), Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}
 	if lo != nil {
@@ -100,7 +101,7 @@ func localhost() net.IP { return net.IPv4(127, 0, 0, 1) }
 // one on the same link (a held JoinGroup and the heartbeats behind it).
 func TestPeerLinkOutOfOrder(t *testing.T) {
 	held, release := make(chan struct{}), make(chan struct{})
-	_, l := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	_, l := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
 		if c.Corr == 1 {
 			close(held)
 			<-release
@@ -110,11 +111,11 @@ func TestPeerLinkOutOfOrder(t *testing.T) {
 
 	first := make(chan peerResult, 1)
 	go func() {
-		data, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(1), localhost(), time.Hour)
+		data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(1), localhost(), time.Hour)
 		first <- peerResult{data, err}
 	}()
 	<-held
-	data, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(2), localhost(), time.Hour)
+	data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(2), localhost(), time.Hour)
 	if err != nil || binary.BigEndian.Uint32(data) != 2 {
 		t.Fatalf("second call behind a held one: %x, %v", data, err)
 	}
@@ -136,7 +137,7 @@ func TestPeerLinkBounds(t *testing.T) {
 	var started atomic.Int32
 	release := make(chan struct{})
 	var refused refusals
-	_, l := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	_, l := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
 		started.Add(1)
 		<-release
 		return echoData(c), 0
@@ -149,7 +150,7 @@ func TestPeerLinkBounds(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(int32(i)), localhost(), time.Hour); err != nil {
+			if _, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(int32(i)), localhost(), time.Hour); err != nil {
 				failed.Add(1)
 				t.Errorf("call %d within the limit: %v", i, err)
 			}
@@ -163,13 +164,13 @@ func TestPeerLinkBounds(t *testing.T) {
 	})
 	// Its own limit is short so that a missing bound fails the test
 	// (refused 0) instead of hanging it; the refusal itself is at once.
-	_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(limit), localhost(), time.Second)
+	_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(limit), localhost(), time.Second)
 	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("inflight") != 1 || PeerResult(err) != PeerRefused {
 		t.Fatalf("call beyond 4096: code %d (%v, result %s), refused %d; want COORDINATOR_NOT_AVAILABLE, refused, counted once", code, err, PeerResult(err), refused.get("inflight"))
 	}
 	// The other kinds' budgets are their own.
-	if l.Inflight(PeerUpstream) != 0 {
-		t.Fatalf("upstream budget used: %d", l.Inflight(PeerUpstream))
+	if l.Inflight(peer.KindUpstream) != 0 {
+		t.Fatalf("upstream budget used: %d", l.Inflight(peer.KindUpstream))
 	}
 	close(release)
 	wg.Wait()
@@ -180,7 +181,7 @@ func TestPeerLinkBounds(t *testing.T) {
 	// Bytes: one small call held, then one that would pass 64 MiB in all.
 	held := make(chan struct{})
 	release2 := make(chan struct{})
-	_, l2 := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	_, l2 := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
 		close(held)
 		<-release2
 		return echoData(c), 0
@@ -188,12 +189,12 @@ func TestPeerLinkBounds(t *testing.T) {
 	small := peerRequest(1)
 	done := make(chan error, 1)
 	go func() {
-		_, err := l2.Call(context.Background(), principalOf(PeerServe), small, localhost(), time.Hour)
+		_, err := l2.Call(context.Background(), principalOf(peer.KindServe), small, localhost(), time.Hour)
 		done <- err
 	}()
 	<-held
 	big := make([]byte, 64<<20-len(small)+1)
-	_, err = l2.Call(context.Background(), principalOf(PeerServe), big, localhost(), time.Second)
+	_, err = l2.Call(context.Background(), principalOf(peer.KindServe), big, localhost(), time.Second)
 	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("bytes") != 1 {
 		t.Fatalf("call past 64 MiB: code %d (%v), refused %d; want COORDINATOR_NOT_AVAILABLE, counted once", code, err, refused.get("bytes"))
 	}
@@ -210,20 +211,20 @@ func TestPeerListenerBounds(t *testing.T) {
 	var started atomic.Int32
 	release := make(chan struct{})
 	var refused refusals
-	_, l := startPeerPair(t, map[PeerCallKind]blockingHandler{
-		PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	_, l := startPeerPair(t, map[peer.CallKind]blockingHandler{
+		peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
 			started.Add(1)
 			<-release
 			return echoData(c), 0
 		},
-		PeerUpstream: func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 },
+		peer.KindUpstream: func(_ context.Context, c *peer.Call) ([]byte, int16) { return echoData(c), 0 },
 	}, func(o *PeerListenerOptions) { o.MaxInflight, o.Refused = 2, refused.add }, nil)
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(int32(i)), localhost(), time.Hour); err != nil {
+			if _, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(int32(i)), localhost(), time.Hour); err != nil {
 				t.Errorf("call within the owner's limit: %v", err)
 			}
 		}()
@@ -234,11 +235,11 @@ func TestPeerListenerBounds(t *testing.T) {
 		}
 		return nil
 	})
-	_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(3), localhost(), time.Hour)
+	_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(3), localhost(), time.Hour)
 	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || started.Load() != 2 || refused.get("inflight") != 1 {
 		t.Fatalf("third serve call: code %d (%v), %d handlers ran; want COORDINATOR_NOT_AVAILABLE and none run", code, err, started.Load())
 	}
-	if data, err := l.Call(context.Background(), principalOf(PeerUpstream), peerRequest(4), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 4 {
+	if data, err := l.Call(context.Background(), principalOf(peer.KindUpstream), peerRequest(4), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 4 {
 		t.Fatalf("a leaf while serve is full: %x %v", data, err)
 	}
 	close(release)
@@ -251,13 +252,13 @@ func TestPeerListenerBounds(t *testing.T) {
 func TestPeerLinkTimeout(t *testing.T) {
 	release := make(chan struct{})
 	var calls atomic.Int32
-	_, l := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	_, l := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
 		if calls.Add(1) == 1 {
 			<-release
 		}
 		return echoData(c), 0
 	}}, nil, func(o *PeerLinkOptions) { o.Timeout = 50 * time.Millisecond })
-	_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(1), localhost(), 0)
+	_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(1), localhost(), 0)
 	// Either end may see the time up first: the owner drops the expired
 	// call and answers the envelope, or the origin stops waiting; the
 	// caller gets the same code.
@@ -265,11 +266,11 @@ func TestPeerLinkTimeout(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("call to a handler that never answers: %v, want COORDINATOR_NOT_AVAILABLE (no answer)", err)
 	}
-	if l.Inflight(PeerServe) != 0 {
-		t.Fatalf("timed-out call still counted: %d", l.Inflight(PeerServe))
+	if l.Inflight(peer.KindServe) != 0 {
+		t.Fatalf("timed-out call still counted: %d", l.Inflight(peer.KindServe))
 	}
 	close(release) // its answer arrives late and must go nowhere
-	data, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(2), localhost(), time.Hour)
+	data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(2), localhost(), time.Hour)
 	if err != nil || binary.BigEndian.Uint32(data) != 2 {
 		t.Fatalf("next call after a late answer: %x %v", data, err)
 	}
@@ -282,7 +283,7 @@ func TestPeerLinkLost(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	var refused refusals
-	pl, l := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(ctx context.Context, c *PeerCall) ([]byte, int16) {
+	pl, l := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(ctx context.Context, c *peer.Call) ([]byte, int16) {
 		started.Add(1)
 		select {
 		case <-release:
@@ -294,7 +295,7 @@ func TestPeerLinkLost(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		go func() {
-			_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(int32(i)), localhost(), time.Hour)
+			_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(int32(i)), localhost(), time.Hour)
 			errs <- err
 		}()
 	}
@@ -325,7 +326,7 @@ func TestPeerLinkLost(t *testing.T) {
 		}
 		return nil
 	})
-	_, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(99), localhost(), time.Hour)
+	_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(99), localhost(), time.Hour)
 	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("link_down") != 1 || PeerResult(err) != PeerLinkDown {
 		t.Fatalf("call while the link is down: code %d (%v, result %s), want COORDINATOR_NOT_AVAILABLE, link_down, counted", code, err, PeerResult(err))
 	}
@@ -340,7 +341,7 @@ func TestPeerLinkLost(t *testing.T) {
 
 // TestPeerLinkReconnects: a link comes back once its peer listens again.
 func TestPeerLinkReconnects(t *testing.T) {
-	h := map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }}
+	h := map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) { return echoData(c), 0 }}
 	pl, l := startPeerPair(t, h, nil, nil)
 	addr := pl.Addr().String()
 	_ = pl.Close()
@@ -361,7 +362,7 @@ func TestPeerLinkReconnects(t *testing.T) {
 		}
 		return nil
 	})
-	if data, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(5), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 5 {
+	if data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(5), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 5 {
 		t.Fatalf("call after reconnect: %x %v", data, err)
 	}
 }
@@ -384,19 +385,19 @@ func TestPeerLinkNoDeadlock(t *testing.T) {
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	nodes := [2]*peerNode{{}, {}}
 	for i, n := range nodes {
-		serve := func(ctx context.Context, c *PeerCall) ([]byte, int16) {
+		serve := func(ctx context.Context, c *peer.Call) ([]byte, int16) {
 			<-gate
 			back := c.Principal
-			back.Kind = PeerUpstream
+			back.Kind = peer.KindUpstream
 			data, err := nodes[i].link.Load().Call(ctx, back, c.RequestData, c.ClientIP, 0)
 			if err != nil {
 				return nil, kerr.UnknownServerError.Code
 			}
 			return data, 0
 		}
-		upstream := func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }
+		upstream := func(_ context.Context, c *peer.Call) ([]byte, int16) { return echoData(c), 0 }
 		pl, err := ListenPeers(PeerListenerOptions{Addr: "127.0.0.1:0", MaxInflight: limit, Log: log,
-			Handlers: blocking(map[PeerCallKind]blockingHandler{PeerServe: serve, PeerUpstream: upstream})})
+			Handlers: blocking(map[peer.CallKind]blockingHandler{peer.KindServe: serve, peer.KindUpstream: upstream})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -421,7 +422,7 @@ func TestPeerLinkNoDeadlock(t *testing.T) {
 	for i, n := range nodes {
 		for j := range perSide {
 			go func() {
-				p := principalOf(PeerServe)
+				p := principalOf(peer.KindServe)
 				p.Origin = fmt.Sprint(i)
 				_, err := n.link.Load().Call(context.Background(), p, peerRequest(int32(j)), localhost(), 0)
 				results <- outcome{err}
@@ -429,7 +430,7 @@ func TestPeerLinkNoDeadlock(t *testing.T) {
 		}
 	}
 	waitFor(t, "both directions full of serve calls", func() error {
-		if a, b := nodes[0].link.Load().Inflight(PeerServe), nodes[1].link.Load().Inflight(PeerServe); a != limit || b != limit {
+		if a, b := nodes[0].link.Load().Inflight(peer.KindServe), nodes[1].link.Load().Inflight(peer.KindServe); a != limit || b != limit {
 			return fmt.Errorf("in flight %d and %d", a, b)
 		}
 		return nil
@@ -473,10 +474,10 @@ func dialPeerOnce(o PeerLinkOptions) error {
 func TestPeerLinkTLS(t *testing.T) {
 	f := tlsPeerFiles(t)
 	lt := &TLSListener{CertFile: f.CertFile, KeyFile: f.KeyFile}
-	h := map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }}
+	h := map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) { return echoData(c), 0 }}
 	dial := must(PeerDialTLS(lt, f.CAFile, zerolog.Nop()))
 	pl, l := startPeerPair(t, h, func(o *PeerListenerOptions) { o.TLS = lt }, func(o *PeerLinkOptions) { o.TLS = dial })
-	if data, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(3), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 3 {
+	if data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(3), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 3 {
 		t.Fatalf("call over TLS: %x %v", data, err)
 	}
 	// A dialer that does not trust the listener's CA, or speaks plaintext.
@@ -493,13 +494,13 @@ func TestPeerLinkMutualTLS(t *testing.T) {
 	// Every instance's listener certificate is signed by the cluster's CA,
 	// which is also tls.client-ca-file.
 	lt := &TLSListener{CertFile: f.CertFile, KeyFile: f.KeyFile, ClientCAFile: f.CAFile, ClientAuth: "require"}
-	h := map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) { return echoData(c), 0 }}
+	h := map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) { return echoData(c), 0 }}
 	dial := must(PeerDialTLS(lt, f.CAFile, zerolog.Nop()))
 	if dial.GetClientCertificate == nil {
 		t.Fatal("tls.client-auth=require: the links present no certificate")
 	}
 	pl, l := startPeerPair(t, h, func(o *PeerListenerOptions) { o.TLS = lt }, func(o *PeerLinkOptions) { o.TLS = dial })
-	if data, err := l.Call(context.Background(), principalOf(PeerServe), peerRequest(3), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 3 {
+	if data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(3), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 3 {
 		t.Fatalf("call over mTLS: %x %v", data, err)
 	}
 	noCert := must(PeerDialTLS(&TLSListener{CertFile: f.CertFile, KeyFile: f.KeyFile}, f.CAFile, zerolog.Nop()))
@@ -529,7 +530,7 @@ func TestPeerListenerRefusesOtherKeys(t *testing.T) {
 // not read is answered with Kafka's code, the link stays up, no handler runs.
 func TestPeerListenerMalformedPrincipal(t *testing.T) {
 	var ran atomic.Bool
-	pl, _ := startPeerPair(t, map[PeerCallKind]blockingHandler{PeerServe: func(_ context.Context, c *PeerCall) ([]byte, int16) {
+	pl, _ := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
 		ran.Store(true)
 		return echoData(c), 0
 	}}, nil, nil)
@@ -538,8 +539,8 @@ func TestPeerListenerMalformedPrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	p := principalOf(PeerServe)
-	req := envelopeRequest(&p, peerRequest(1), localhost())
+	p := principalOf(peer.KindServe)
+	req := peer.EnvelopeRequest(&p, peerRequest(1), localhost())
 	for i, mut := range []func(){
 		func() { req.RequestPrincipal = req.RequestPrincipal[:5] },
 		func() { req.RequestPrincipal = []byte{0, 7, 1, 'x'} },

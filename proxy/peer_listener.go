@@ -13,6 +13,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // The internal listener (cluster.listen) takes the other instances' links
@@ -31,7 +33,7 @@ import (
 // in the order the owner made them). ctx ends at the call's deadline (the
 // origin's TimeoutMs) or when the listener closes; an answer after that is
 // dropped and the call answered COORDINATOR_NOT_AVAILABLE.
-type PeerHandler func(ctx context.Context, c *PeerCall) <-chan PeerAnswer
+type PeerHandler func(ctx context.Context, c *peer.Call) <-chan PeerAnswer
 
 // PeerAnswer is a call's answer: the ResponseData (a response header and
 // body, byte for byte what a client would get), or an envelope error code
@@ -43,8 +45,8 @@ type PeerAnswer struct {
 
 // BlockingPeerHandler adapts a handler that may block: it runs on a
 // goroutine of its own.
-func BlockingPeerHandler(f func(ctx context.Context, c *PeerCall) ([]byte, int16)) PeerHandler {
-	return func(ctx context.Context, c *PeerCall) <-chan PeerAnswer {
+func BlockingPeerHandler(f func(ctx context.Context, c *peer.Call) ([]byte, int16)) PeerHandler {
+	return func(ctx context.Context, c *peer.Call) <-chan PeerAnswer {
 		ch := make(chan PeerAnswer, 1)
 		go func() {
 			data, code := f(ctx, c)
@@ -67,7 +69,7 @@ type PeerListenerOptions struct {
 	Auth *PeerAuth
 	// Handlers run the calls of each kind; a kind without one is answered
 	// UNSUPPORTED_VERSION (this release cannot do it).
-	Handlers map[PeerCallKind]PeerHandler
+	Handlers map[peer.CallKind]PeerHandler
 	// MaxInflight and MaxBytes bound the running calls of each kind per
 	// link; beyond either a call is answered COORDINATOR_NOT_AVAILABLE,
 	// nothing done, and the link keeps being read, so leaves still flow.
@@ -88,7 +90,7 @@ type PeerListenerOptions struct {
 	// or for an answer beyond MaxFrameBytes, timeout, rerouted, or the
 	// envelope error's Kafka name). An envelope whose principal does not
 	// decode has no kind and is not told.
-	Served func(kind PeerCallKind, result string)
+	Served func(kind peer.CallKind, result string)
 	Log    zerolog.Logger
 }
 
@@ -223,7 +225,7 @@ type peerConn struct {
 	pl      *PeerListener
 	conn    net.Conn
 	log     zerolog.Logger
-	budgets [peerKinds]peerBudget
+	budgets [peer.Kinds]peerBudget
 	wmu     sync.Mutex
 	// auth is the link's authentication until it is admitted; nil once
 	// it is, or when links do not authenticate.
@@ -307,7 +309,7 @@ func (pc *peerConn) read(ctx context.Context) error {
 			}
 		case int16(kmsg.Envelope):
 			if pc.auth != nil {
-				if err := pc.answer(h.corr, envelopeError(kerr.ClusterAuthorizationFailed.Code)); err != nil {
+				if err := pc.answer(h.corr, peer.EnvelopeError(kerr.ClusterAuthorizationFailed.Code)); err != nil {
 					return err
 				}
 				return &linkRefused{"an envelope before the link authenticated (links authenticate with the control plane's SASL credentials); answered CLUSTER_AUTHORIZATION_FAILED"}
@@ -349,7 +351,7 @@ func peerApiVersions(version int16, sasl bool) *kmsg.ApiVersionsResponse {
 // not parse).
 func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) error {
 	if h.version != 0 {
-		return pc.answer(h.corr, envelopeError(kerr.UnsupportedVersion.Code))
+		return pc.answer(h.corr, peer.EnvelopeError(kerr.UnsupportedVersion.Code))
 	}
 	req := kmsg.NewPtrEnvelopeRequest()
 	if err := req.ReadFrom(msg[h.bodyAt:]); err != nil {
@@ -358,19 +360,19 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 	opened, code, err := openEnvelope(req)
 	if err != nil {
 		pc.log.Warn().Err(err).Int16("error_code", code).Msg("cluster: refused an envelope")
-		return pc.answer(h.corr, envelopeError(code))
+		return pc.answer(h.corr, peer.EnvelopeError(code))
 	}
 	call := opened
 	kind := call.Principal.Kind
 	handler := pc.pl.o.Handlers[kind]
 	if handler == nil {
 		pc.served(kind, peerCodeResult(kerr.UnsupportedVersion.Code))
-		return pc.answer(h.corr, envelopeError(kerr.UnsupportedVersion.Code))
+		return pc.answer(h.corr, peer.EnvelopeError(kerr.UnsupportedVersion.Code))
 	}
 	if call.Principal.TimeoutMs <= 0 {
 		// Expired on the way: the origin has given up.
 		pc.served(kind, PeerTimeout)
-		return pc.answer(h.corr, envelopeError(kerr.CoordinatorNotAvailable.Code))
+		return pc.answer(h.corr, peer.EnvelopeError(kerr.CoordinatorNotAvailable.Code))
 	}
 	b := &pc.budgets[kind]
 	size := int64(len(msg))
@@ -379,7 +381,7 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 			pc.pl.o.Refused(reason)
 		}
 		pc.served(kind, PeerRefused)
-		return pc.answer(h.corr, envelopeError(kerr.CoordinatorNotAvailable.Code))
+		return pc.answer(h.corr, peer.EnvelopeError(kerr.CoordinatorNotAvailable.Code))
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(call.Principal.TimeoutMs)*time.Millisecond)
 	answer := handler(cctx, &call)
@@ -396,7 +398,7 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 		case <-cctx.Done():
 			a.Code, result = kerr.CoordinatorNotAvailable.Code, PeerTimeout
 		}
-		resp := envelopeError(a.Code)
+		resp := peer.EnvelopeError(a.Code)
 		if a.Code == 0 {
 			resp.ResponseData = a.Data
 		}
@@ -407,7 +409,7 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 			// one fails, retriable, as a call beyond a bound.
 			pc.log.Warn().Int("answer_bytes", len(frame)-4).Int("limit", pc.pl.o.MaxFrameBytes).Str("kind", kind.String()).
 				Msg("cluster: an answer beyond limits.max-frame-bytes was not sent; the call is answered COORDINATOR_NOT_AVAILABLE")
-			frame = appendResponseFrame(nil, h.corr, envelopeError(kerr.CoordinatorNotAvailable.Code))
+			frame = appendResponseFrame(nil, h.corr, peer.EnvelopeError(kerr.CoordinatorNotAvailable.Code))
 			result = PeerRefused
 		}
 		pc.served(kind, result)
@@ -419,7 +421,7 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 	return nil
 }
 
-func (pc *peerConn) served(kind PeerCallKind, result string) {
+func (pc *peerConn) served(kind peer.CallKind, result string) {
 	if pc.pl.o.Served != nil {
 		pc.pl.o.Served(kind, result)
 	}
@@ -442,4 +444,30 @@ func (pc *peerConn) write(frame []byte) error {
 		return err
 	}
 	return nil
+}
+
+// openEnvelope checks an envelope as Kafka's broker does before it handles
+// the wrapped request, and returns the envelope error code to answer when
+// it fails: PRINCIPAL_DESERIALIZATION_FAILURE for a principal that does not
+// read (Kafka's code for a failed principal serde), INVALID_REQUEST for a
+// client address that is not 4 or 16 bytes, or wrapped bytes without a
+// readable request header or themselves an envelope.
+func openEnvelope(req *kmsg.EnvelopeRequest) (peer.Call, int16, error) {
+	var c peer.Call
+	if err := c.Principal.ReadFrom(req.RequestPrincipal); err != nil {
+		return c, kerr.PrincipalDeserializationFailure.Code, err
+	}
+	if n := len(req.ClientHostAddress); n != net.IPv4len && n != net.IPv6len {
+		return c, kerr.InvalidRequest.Code, fmt.Errorf("envelope client address: %d bytes, want 4 or 16", n)
+	}
+	c.ClientIP = net.IP(req.ClientHostAddress)
+	h, err := parseRequestHeader(req.RequestData)
+	if err != nil {
+		return c, kerr.InvalidRequest.Code, fmt.Errorf("envelope request data: %w", err)
+	}
+	if h.key == int16(kmsg.Envelope) {
+		return c, kerr.InvalidRequest.Code, errors.New("envelope request data: an envelope inside an envelope")
+	}
+	c.RequestData, c.Key, c.Version, c.Corr = req.RequestData, h.key, h.version, h.corr
+	return c, 0, nil
 }

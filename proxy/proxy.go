@@ -18,6 +18,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // maxResponseBytes bounds an upstream response frame. Brokers size fetch
@@ -218,8 +220,8 @@ type Proxy struct {
 	// servedGroups answers other instances' served-groups calls
 	// (SetServedGroups).
 	servedGroups atomic.Pointer[ServedGroupsFunc]
-	// peerWorkers run serve calls' interceptors (peer_workers.go).
-	peerWorkers *peerWorkers
+	// peerWorkers run serve calls' interceptors (proxy/peer/workers.go).
+	peerWorkers *peer.Workers
 	// remoteCloses are the close signals of other instances' client
 	// connections (peer_conn_closed.go).
 	remoteCloses remoteCloses
@@ -245,7 +247,7 @@ func New(opts Options) (*Proxy, error) {
 		byID:        make(map[uint64]*clientConn),
 		wake:        make(map[gnet.Conn]struct{}),
 		incarnation: newIncarnation(),
-		peerWorkers: newPeerWorkers(),
+		peerWorkers: peer.NewWorkers(),
 	}
 	p.mem.limit = int64(opts.MaxBufferedBytes)
 	p.registerBudgetGauge(opts.Metrics)

@@ -10,6 +10,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // The owner's side of a serve call (docs/one-address.md §3): the request
@@ -24,7 +26,7 @@ import (
 // (local connections count up from 1 and never reach it) and a hash of the
 // origin, its incarnation and its connection id, so answers cached per
 // connection (authorization) are never shared between two clients.
-func remoteConnID(p *ConnPrincipal) uint64 {
+func remoteConnID(p *peer.ConnPrincipal) uint64 {
 	h := fnv.New64a()
 	_, _ = fmt.Fprintf(h, "%s\x00%d\x00%d", p.Origin, p.Incarnation, p.ConnID)
 	return h.Sum64() | 1<<63
@@ -34,7 +36,7 @@ func remoteConnID(p *ConnPrincipal) uint64 {
 // SASL principal as the origin read it; the transport principal is the
 // origin's own (each instance may present its own upstream-tls
 // certificate), so it is named after the origin.
-func remotePrincipal(p *ConnPrincipal) string {
+func remotePrincipal(p *peer.ConnPrincipal) string {
 	if p.Principal == TransportPrincipal {
 		return TransportPrincipal + "@" + p.Origin
 	}
@@ -46,8 +48,8 @@ type remoteConn struct {
 	// link is the link to the origin; nil when the map does not name it.
 	link *PeerLink
 	// back is the serve call's principal as an upstream call's.
-	back ConnPrincipal
-	call *PeerCall
+	back peer.ConnPrincipal
+	call *peer.Call
 	ctx  context.Context
 	// closed is the client connection's close signal (peer_conn_closed.go).
 	closed   <-chan struct{}
@@ -111,7 +113,7 @@ func (rc *remoteConn) connClosedAt() func() time.Time { return rc.closedAt.get }
 // remoteOutcome completes a serve call (Outcome).
 type remoteOutcome struct {
 	rc       *remoteConn
-	call     *PeerCall
+	call     *peer.Call
 	clientID *string
 	answer   chan PeerAnswer
 	used     atomic.Bool
@@ -201,7 +203,7 @@ func (o *remoteOutcome) ForwardRewritten(req kmsg.Request, version int16, onResp
 
 // servePeer runs a serve call: the request, decoded as a local one would
 // be, goes to the interceptor registered for its key and version.
-func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-chan PeerAnswer {
+func (p *Proxy) servePeer(ctx context.Context, c *peer.Call, links *PeerLinks) <-chan PeerAnswer {
 	ch := make(chan PeerAnswer, 1)
 	if check := p.serveCheck.Load(); check != nil && !(*check)(c.Principal.Partition, c.Principal.MapGeneration) {
 		ch <- PeerAnswer{Code: kerr.NotCoordinator.Code}
@@ -236,7 +238,7 @@ func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-
 	}
 	kafkaStrings(body)
 	back := c.Principal
-	back.Kind = PeerUpstream
+	back.Kind = peer.KindUpstream
 	var link *PeerLink
 	if links != nil {
 		link = links.Link(c.Principal.Origin)
@@ -253,7 +255,7 @@ func (p *Proxy) servePeer(ctx context.Context, c *PeerCall, links *PeerLinks) <-
 	out := &remoteOutcome{rc: rc, call: c, clientID: h.clientID, answer: ch,
 		log: p.log.With().Str("origin", c.Principal.Origin).Int64("origin_conn", c.Principal.ConnID).Logger()}
 	p.m.intercepted.Inc()
-	p.peerWorkers.run(func() {
+	p.peerWorkers.Run(func() {
 		defer func() {
 			if r := recover(); r != nil {
 				p.log.Error().Str("api", kmsg.NameForKey(c.Key)).Interface("panic", r).Msg("interceptor panicked on another instance's request")

@@ -15,6 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // remotePair is two proxies in front of one cluster, linked: the origin
@@ -251,21 +253,21 @@ func TestRemoteClientGone(t *testing.T) {
 		}
 		return errNotYet
 	})
-	h := p.PeerHandlers("origin", nil)[PeerUpstream]
+	h := p.PeerHandlers("origin", nil)[peer.KindUpstream]
 	cid := "app"
 	data := appendRequestFrame(nil, 77, &cid, &kmsg.MetadataRequest{Version: 9})[4:]
 	for name, tc := range map[string]struct {
-		pr   ConnPrincipal
+		pr   peer.ConnPrincipal
 		code int16
 	}{
-		"live":               {ConnPrincipal{Kind: PeerUpstream, Origin: "origin", Incarnation: p.Incarnation(), ConnID: int64(live)}, 0},
-		"unknown connection": {ConnPrincipal{Kind: PeerUpstream, Origin: "origin", Incarnation: p.Incarnation(), ConnID: 1 << 40}, kerr.NetworkException.Code},
-		"earlier start":      {ConnPrincipal{Kind: PeerUpstream, Origin: "origin", Incarnation: p.Incarnation() + 1, ConnID: int64(live)}, kerr.NetworkException.Code},
-		"another origin":     {ConnPrincipal{Kind: PeerUpstream, Origin: "other", Incarnation: p.Incarnation(), ConnID: int64(live)}, kerr.NetworkException.Code},
+		"live":               {peer.ConnPrincipal{Kind: peer.KindUpstream, Origin: "origin", Incarnation: p.Incarnation(), ConnID: int64(live)}, 0},
+		"unknown connection": {peer.ConnPrincipal{Kind: peer.KindUpstream, Origin: "origin", Incarnation: p.Incarnation(), ConnID: 1 << 40}, kerr.NetworkException.Code},
+		"earlier start":      {peer.ConnPrincipal{Kind: peer.KindUpstream, Origin: "origin", Incarnation: p.Incarnation() + 1, ConnID: int64(live)}, kerr.NetworkException.Code},
+		"another origin":     {peer.ConnPrincipal{Kind: peer.KindUpstream, Origin: "other", Incarnation: p.Incarnation(), ConnID: int64(live)}, kerr.NetworkException.Code},
 	} {
 		var a PeerAnswer
 		waitFor(t, name, func() error {
-			a = <-h(context.Background(), &PeerCall{Principal: tc.pr, RequestData: data, Key: int16(kmsg.Metadata), Version: 9, Corr: 77})
+			a = <-h(context.Background(), &peer.Call{Principal: tc.pr, RequestData: data, Key: int16(kmsg.Metadata), Version: 9, Corr: 77})
 			if tc.code == 0 && a.Code == kerr.NetworkException.Code {
 				return errNotYet // the upstream connection is still being dialled
 			}

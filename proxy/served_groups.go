@@ -8,6 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // served-groups calls (docs/one-address.md §3, §4 "ListGroups"): the
@@ -29,7 +31,7 @@ type ServedGroupsFunc func(ctx context.Context) ([]kmsg.ListGroupsResponseGroup,
 func (p *Proxy) SetServedGroups(f ServedGroupsFunc) { p.servedGroups.Store(&f) }
 
 // servedGroupsPeer answers a served-groups call.
-func (p *Proxy) servedGroupsPeer(ctx context.Context, c *PeerCall) <-chan PeerAnswer {
+func (p *Proxy) servedGroupsPeer(ctx context.Context, c *peer.Call) <-chan PeerAnswer {
 	ch := make(chan PeerAnswer, 1)
 	f := p.servedGroups.Load()
 	if f == nil {
@@ -60,8 +62,8 @@ func (p *Proxy) servedGroupsPeer(ctx context.Context, c *PeerCall) <-chan PeerAn
 func (p *Proxy) ServedGroups(ctx context.Context, link *PeerLink, req *Request, timeout time.Duration) ([]kmsg.ListGroupsResponseGroup, error) {
 	c := req.Client
 	clientID := c.ClientID
-	pr := ConnPrincipal{
-		Version: connPrincipalVersion, Kind: PeerServedGroups, Origin: link.o.Self, Incarnation: p.incarnation,
+	pr := peer.ConnPrincipal{
+		Version: peer.PrincipalVersion, Kind: peer.KindServedGroups, Origin: link.o.Self, Incarnation: p.incarnation,
 		ConnID: int64(c.ConnID), Node: c.Node, ClientID: &clientID, SoftwareName: c.SoftwareName,
 		SoftwareVersion: c.SoftwareVersion, RemoteAddr: c.RemoteAddr, Partition: -1,
 	}

@@ -13,6 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/cluster"
+	"github.com/streamshift/streamshift/proxy"
 )
 
 // TestClusterAdminThroughAnyInstance: the admin requests naming several
@@ -27,11 +30,14 @@ import (
 func TestClusterAdminThroughAnyInstance(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	linksOf := map[string]*clusterLinks{}
-	hook := func(id string, cl *clusterLinks) { linksOf[id] = cl }
-	clusterLinksHook.Store(&hook)
-	t.Cleanup(func() { clusterLinksHook.Store(nil) })
-	ins, owners, _ := twoInstances(t, ctx)
+	// Each instance's internal listener, as it was bound (the instances
+	// start one after the other).
+	listenerOf := map[string]*proxy.PeerListener{}
+	ins, owners, _ := twoInstancesWith(t, ctx, func(id string) serveTweak {
+		return serveTweak{links: func(o *cluster.LinkOptions) {
+			o.Listening = func(pl *proxy.PeerListener) { listenerOf[id] = pl }
+		}}
+	})
 	a, b := ins[0], ins[1]
 	sA, sB := groupOwnedBy(owners, a.id, "app-a"), groupOwnedBy(owners, b.id, "app-b")
 	plain := groupOwnedBy(owners, b.id, "plain")
@@ -232,7 +238,7 @@ func TestClusterAdminThroughAnyInstance(t *testing.T) {
 	}
 
 	// b's internal listener closes: a cannot ask it for its served groups.
-	if err := linksOf[b.id].listener.Close(); err != nil {
+	if err := listenerOf[b.id].Close(); err != nil {
 		t.Fatal(err)
 	}
 	lg := kmsg.NewPtrListGroupsRequest()

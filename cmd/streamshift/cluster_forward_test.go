@@ -16,9 +16,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/streamshift/streamshift/cluster"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/e2e/harness"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 	"github.com/streamshift/streamshift/upstream"
 )
 
@@ -26,6 +28,13 @@ import (
 // (topic "in", 4 partitions) and waits until they share the log and their
 // links are up.
 func twoInstances(t *testing.T, ctx context.Context, env ...string) (ins []*testInstance, owners []string, seeds []string) {
+	t.Helper()
+	return twoInstancesWith(t, ctx, func(string) serveTweak { return serveTweak{} }, env...)
+}
+
+// twoInstancesWith is twoInstances with serve's tweak tw(id) for each
+// instance (the cluster's test hooks).
+func twoInstancesWith(t *testing.T, ctx context.Context, tw func(id string) serveTweak, env ...string) (ins []*testInstance, owners []string, seeds []string) {
 	t.Helper()
 	cluster, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.MaxVersions(kversion.V3_9_0()), kfake.SeedTopics(4, "in"))
 	if err != nil {
@@ -39,12 +48,26 @@ func twoInstances(t *testing.T, ctx context.Context, env ...string) (ins []*test
 		t.Fatal(err)
 	}
 	ins = []*testInstance{
-		startInstance(t, seeds, "a", hosts[0], port, env...),
-		startInstance(t, seeds, "b", hosts[1], port, env...),
+		startInstanceWith(t, seeds, "a", hosts[0], port, tw("a"), env...),
+		startInstanceWith(t, seeds, "b", hosts[1], port, tw("b"), env...),
 	}
 	owners = settle(t, ctx, ins...)
 	waitLinks(t, ctx, port, ins...)
 	return ins, owners, seeds
+}
+
+// serveCheckTweak gives each instance the cluster's ServeCheck hook: it
+// asks (*hook)(id, partition) once a test set hook, and admits every call
+// before.
+func serveCheckTweak(hook *atomic.Pointer[func(id string, partition int32) bool]) func(id string) serveTweak {
+	return func(id string) serveTweak {
+		return serveTweak{cluster: func(o *cluster.Options) {
+			o.ServeCheck = func(partition int32) bool {
+				h := hook.Load()
+				return h == nil || (*h)(id, partition)
+			}
+		}}
+	}
 }
 
 // groupOwnedBy is a group name with prefix whose log partition owner owns.
@@ -224,7 +247,8 @@ func joinThrough(ctx context.Context, m *member, in *testInstance, group string)
 func TestClusterOwnerMovesMidRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	ins, owners, _ := twoInstances(t, ctx)
+	var check atomic.Pointer[func(id string, partition int32) bool]
+	ins, owners, _ := twoInstancesWith(t, ctx, serveCheckTweak(&check))
 	owner, origin := ins[0], ins[1]
 	group := groupOwnedBy(owners, owner.id, "app")
 	p := coordinator.PartitionFor(group, clusterPartitions)
@@ -240,8 +264,7 @@ func TestClusterOwnerMovesMidRequest(t *testing.T) {
 		}()
 		return false
 	}
-	serveCheckHook.Store(&hook)
-	t.Cleanup(func() { serveCheckHook.Store(nil) })
+	check.Store(&hook)
 
 	m := &member{id: "m1"}
 	resp, err := joinThrough(ctx, m, origin, group)
@@ -356,7 +379,7 @@ func TestClusterServeCallOfNewerMap(t *testing.T) {
 		req.Groups = []string{group}
 		frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("test")).AppendRequest(nil, req, 7)[4:]
 		clientID := "test"
-		pr := proxy.ConnPrincipal{Kind: proxy.PeerServe, Origin: "test", Incarnation: 1, ConnID: 1, Node: 0,
+		pr := peer.ConnPrincipal{Kind: peer.KindServe, Origin: "test", Incarnation: 1, ConnID: 1, Node: 0,
 			ClientID: &clientID, RemoteAddr: "127.0.0.9:1", Partition: part, MapGeneration: mapGen}
 		data, err := link.Call(ctx, pr, frame, net.IPv4(127, 0, 0, 9).To4(), 0)
 		if err != nil {

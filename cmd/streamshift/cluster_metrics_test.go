@@ -121,7 +121,8 @@ func TestClusterForwardMetrics(t *testing.T) {
 func TestClusterForwardRefusedMetric(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	ins, owners, _ := twoInstances(t, ctx, "STREAMSHIFT_CLUSTER_MAX_INFLIGHT_PER_PEER=1")
+	var check atomic.Pointer[func(id string, partition int32) bool]
+	ins, owners, _ := twoInstancesWith(t, ctx, serveCheckTweak(&check), "STREAMSHIFT_CLUSTER_MAX_INFLIGHT_PER_PEER=1")
 	owner, origin := ins[0], ins[1]
 	group := groupOwnedBy(owners, owner.id, "app")
 	p := coordinator.PartitionFor(group, clusterPartitions)
@@ -135,14 +136,14 @@ func TestClusterForwardRefusedMetric(t *testing.T) {
 		}
 		return true
 	}
-	serveCheckHook.Store(&hook)
+	check.Store(&hook)
 	var released atomic.Bool
 	free := func() {
 		if released.CompareAndSwap(false, true) {
 			close(release)
 		}
 	}
-	t.Cleanup(func() { free(); serveCheckHook.Store(nil) })
+	t.Cleanup(func() { free(); check.Store(nil) })
 
 	m := &member{id: "m1"}
 	joined := make(chan error, 1)

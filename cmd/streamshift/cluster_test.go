@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/streamshift/streamshift/cluster"
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/e2e/harness"
@@ -44,6 +45,13 @@ type testInstance struct {
 
 func startInstance(t *testing.T, seeds []string, id, host string, port int, extraEnv ...string) *testInstance {
 	t.Helper()
+	return startInstanceWith(t, seeds, id, host, port, serveTweak{}, extraEnv...)
+}
+
+// startInstanceWith is startInstance with serve's tweak tw (the cluster's
+// test hooks).
+func startInstanceWith(t *testing.T, seeds []string, id, host string, port int, tw serveTweak, extraEnv ...string) *testInstance {
+	t.Helper()
 	in := &testInstance{id: id, host: host, bootstrap: net.JoinHostPort(host, strconv.Itoa(port)),
 		admin: net.JoinHostPort(host, strconv.Itoa(port+3)), done: make(chan int, 1)}
 	args := []string{"--upstream", seeds[0], "--listen", in.bootstrap, "--node-id-min", "0", "--node-id-max", "1",
@@ -63,7 +71,7 @@ func startInstance(t *testing.T, seeds []string, id, host string, port int, extr
 	ctx, cancel := context.WithCancel(context.Background())
 	in.cancel = cancel
 	ready := make(chan struct{})
-	go func() { in.done <- serve(ctx, cfg, log, func(context.Context, string) { close(ready) }) }()
+	go func() { in.done <- serve(ctx, cfg, log, func(context.Context, string) { close(ready) }, tw) }()
 	select {
 	case <-ready:
 	case code := <-in.done:
@@ -138,14 +146,14 @@ func waitLinks(t *testing.T, ctx context.Context, port int, ins ...*testInstance
 	}
 }
 
-func (in *testInstance) view(t *testing.T) clusterView {
+func (in *testInstance) view(t *testing.T) cluster.View {
 	t.Helper()
 	resp, err := http.Get("http://" + in.admin + "/cluster")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var v clusterView
+	var v cluster.View
 	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
+	"github.com/streamshift/streamshift/cluster"
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/status"
@@ -55,7 +56,7 @@ func servedMetrics(t *testing.T) describedNames {
 	}
 	defer rec.Close()
 	status.NewMetrics(names)
-	names.MustRegister(newClusterMetrics(nil).collectors()...)
+	names.MustRegister(cluster.MetricCollectors()...)
 	if _, err := proxy.New(proxyOptions(&cfg, log, names)); err != nil {
 		t.Fatal(err)
 	}

@@ -94,12 +94,12 @@ func demoCmd(args []string) int {
 		if topic != "" {
 			produceInput(ctx, bootstrap, topic, log)
 		}
-	}, func(o *proxy.Options) {
+	}, serveTweak{proxy: func(o *proxy.Options) {
 		// A line per client connection would bury the banner and the
 		// lines that matter (takeovers, hand-backs); --log-level debug
 		// shows them.
 		o.ConnLogDebug = true
-	})
+	}})
 	fmt.Println("streamshift demo: stopped; the embedded cluster and everything in it are gone.")
 	return code
 }

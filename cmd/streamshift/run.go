@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
+	"github.com/streamshift/streamshift/cluster"
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/internal/logcap"
 	"github.com/streamshift/streamshift/proxy"
@@ -82,10 +83,9 @@ func printConfigError(w io.Writer, command string, err error, usage func(io.Writ
 // the proxy drains and the coordinator closes). ready, if set, runs in its
 // own goroutine once the proxy accepts connections, with ctx and the admin
 // listener's address (empty when it is off); serve returns after it does.
-// The result is the process's exit code. tweaks adjust the proxy's options
-// (the demo's quieter connection lines).
-func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready func(ctx context.Context, admin string), tweaks ...func(*proxy.Options)) int {
-	var clusterView atomic.Pointer[clusterRuntime]
+// The result is the process's exit code. tweaks adjust what serve builds.
+func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready func(ctx context.Context, admin string), tweaks ...serveTweak) int {
+	var clusterView atomic.Pointer[cluster.Runtime]
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	registerBuildInfo(reg)
@@ -101,7 +101,9 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	popts := proxyOptions(cfg, log, reg)
 	popts.Tap = captureTap{rec}
 	for _, tw := range tweaks {
-		tw(&popts)
+		if tw.proxy != nil {
+			tw.proxy(&popts)
+		}
 	}
 	p, err := proxy.New(popts)
 	if err != nil {
@@ -189,7 +191,7 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	if ctx.Err() != nil {
 		return 0
 	}
-	streams, err := startStreams(ctx, cfg, p, reg, groupEvents{captureEvents{rec}, statusEvents, newGroupACLCheck(cfg, log.With().Str("component", "acl-check").Logger())}, log, fatal)
+	streams, err := startStreams(ctx, cfg, p, reg, groupEvents{captureEvents{rec}, statusEvents, newGroupACLCheck(cfg, log.With().Str("component", "acl-check").Logger())}, log, fatal, tweaks)
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0 // stopped during the start: what failed was ended by the stop
@@ -254,10 +256,19 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 	return 0
 }
 
+// serveTweak adjusts what serve builds: the proxy's options (the demo's
+// quieter connection lines) and, in tests, the cluster's hooks (its
+// constructors' options).
+type serveTweak struct {
+	proxy   func(*proxy.Options)
+	links   func(*cluster.LinkOptions)
+	cluster func(*cluster.Options)
+}
+
 // withCluster adds /cluster (the instances, the owners of the group-log
 // partitions, this instance's load states) to the admin endpoints; 404
 // without the durable log.
-func withCluster(admin http.Handler, view *atomic.Pointer[clusterRuntime]) http.Handler {
+func withCluster(admin http.Handler, view *atomic.Pointer[cluster.Runtime]) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", admin)
 	mux.HandleFunc("/cluster", func(w http.ResponseWriter, r *http.Request) {

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/capture"
+	"github.com/streamshift/streamshift/cluster"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/status"
@@ -98,31 +99,29 @@ func adminWithStatus(admin http.Handler, srv func() *status.Server) http.Handler
 // instances and owners of its last instance-group rebalance, this
 // instance's partition load states.
 type statusCluster struct {
-	cr *clusterRuntime
+	cr *cluster.Runtime
 	// leaving is set once this instance hands its partitions over (it
 	// stops).
 	leaving atomic.Bool
 }
 
 func (s *statusCluster) View() status.ClusterView {
+	v := s.cr.View()
 	local := map[int32]string{}
-	for _, p := range s.cr.parts.Status() {
+	for _, p := range v.Partitions {
 		local[p.Partition] = p.State
 	}
-	owners := make([]string, s.cr.log.Partitions())
+	owners := make([]string, s.cr.PartitionCount())
+	copy(owners, v.Owners)
 	instances := map[string]status.Instance{}
-	if g := s.cr.group.Load(); g != nil {
-		m := g.Map()
-		copy(owners, m.Owners)
-		for id, in := range m.Instances {
-			instances[id] = status.Instance{Host: in.Host, Version: in.Version}
-		}
+	for id, in := range v.Instances {
+		instances[id] = status.Instance{Host: in.Host, Version: in.Version}
 	}
-	self := status.Instance{ProxyID: s.cr.self.ProxyID, Host: s.cr.self.Host, Version: s.cr.self.Version}
-	return status.NewClusterView(s.cr.log.Topic(), self, s.leaving.Load(), instances, owners, local)
+	self := status.Instance{ProxyID: v.Self.ProxyID, Host: v.Self.Host, Version: v.Self.Version}
+	return status.NewClusterView(v.Topic, self, s.leaving.Load(), instances, owners, local)
 }
 
-func (s *statusCluster) PartitionOf(group string) int32 { return s.cr.parts.Of(group) }
+func (s *statusCluster) PartitionOf(group string) int32 { return s.cr.PartitionOf(group) }
 
 // changelogEndOffsets reads end offsets with the control-plane client, for
 // the status page's lag of members that report none (classic members).

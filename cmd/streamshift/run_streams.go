@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/streamshift/streamshift/cluster"
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/proxy"
@@ -29,12 +30,12 @@ type streamsRuntime struct {
 	anchors *anchor.Manager
 	topic   *upstream.GroupLog
 	// cluster is this instance's share of the groups with the durable log
-	// (run_cluster.go); nil without it.
-	cluster *clusterRuntime
-	// links are the internal listener and links (run_cluster_links.go),
+	// (package cluster); nil without it.
+	cluster *cluster.Runtime
+	// links are the internal listener and links (cluster.StartLinks),
 	// bound first: a taken port stops the instance before it changes
 	// anything upstream. The cluster owns them once it exists.
-	links  *clusterLinks
+	links  *cluster.Links
 	cancel context.CancelFunc
 }
 
@@ -55,7 +56,7 @@ func controlPlaneOpts(cfg *config.Config) []kgo.Opt {
 
 // controlPlaneSASL is streamshift's own SASL mechanism and credentials
 // (control-plane.sasl-*), nil without: the control plane's, and the
-// links' between instances (run_cluster_links.go).
+// links' between instances (run_cluster_options.go).
 func controlPlaneSASL(cfg *config.Config) sasl.Mechanism {
 	cp := cfg.ControlPlane
 	switch cp.SASLMechanism {
@@ -77,8 +78,9 @@ func controlPlaneSASL(cfg *config.Config) sasl.Mechanism {
 // and its metrics). With the durable log it returns once the partitions
 // first assigned to this instance are loaded (or after a bound); fatal is
 // told an error that must stop the instance (a duplicate proxy id or
-// advertised host in the cluster).
-func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg prometheus.Registerer, events groupEvents, log zerolog.Logger, fatal func(error)) (*streamsRuntime, error) {
+// advertised host in the cluster). tw are serve's tweaks (the cluster's
+// test hooks).
+func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg prometheus.Registerer, events groupEvents, log zerolog.Logger, fatal func(error), tw []serveTweak) (*streamsRuntime, error) {
 	ccfg, err := cfg.Streams.CoordinatorConfig()
 	if err != nil {
 		return nil, err
@@ -97,7 +99,13 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 	}()
 	if cfg.Coordinator.DurableLog {
 		p.Starting("binding the internal listener (cluster.listen)")
-		if rt.links, err = startClusterLinks(cfg, p, log.With().Str("component", "cluster").Logger()); err != nil {
+		lo := clusterLinkOptions(cfg, log.With().Str("component", "cluster").Logger())
+		for _, t := range tw {
+			if t.links != nil {
+				t.links(&lo)
+			}
+		}
+		if rt.links, err = cluster.StartLinks(p, lo); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +155,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 			Log:        log,
 			OnFenced: func(p int32, err error) {
 				if cr := rt.cluster; cr != nil {
-					cr.fencedPartition(p, err)
+					cr.FencedPartition(p, err)
 				}
 			},
 		})
@@ -174,11 +182,24 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		return nil, err
 	}
 	registerAnchorMetrics(reg, rt.anchors, expired.count)
-	var cluster route.Cluster
+	var routeCluster route.Cluster
 	if durable {
-		parts := coordinator.NewPartitions(rt.coord, rt.topic.Partitions())
-		rt.cluster = newClusterRuntime(cfg, rt.topic, parts, rt.anchors, rt.links, reg, log.With().Str("component", "cluster").Logger())
-		cluster = rt.cluster
+		co := cluster.Options{
+			Log:        rt.topic,
+			Partitions: coordinator.NewPartitions(rt.coord, rt.topic.Partitions()),
+			Anchors:    rt.anchors,
+			Links:      rt.links,
+			Host:       advertisedHost(cfg),
+			Registerer: reg,
+			Logger:     log.With().Str("component", "cluster").Logger(),
+		}
+		for _, t := range tw {
+			if t.cluster != nil {
+				t.cluster(&co)
+			}
+		}
+		rt.cluster = cluster.New(co)
+		routeCluster = rt.cluster
 	}
 	mig, err := migrationOptions(cfg, ctl, ccfg.Defaults.HeartbeatInterval)
 	if err != nil {
@@ -194,7 +215,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		Metadata:                   meta,
 		CoordinatorNode:            upstream.FindCoordinatorNode(ctl),
 		Migration:                  mig,
-		Cluster:                    cluster,
+		Cluster:                    routeCluster,
 		AuthorizationCache:         cfg.Authorization.CacheTTL,
 		AuthorizationPerConnection: cfg.Authorization.PerConnection,
 		TopicCreator:               topicCreator,
@@ -218,10 +239,16 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 		// partition still loading answers COORDINATOR_LOAD_IN_PROGRESS.
 		bound := 3 * cfg.Coordinator.InstanceSessionTimeout
 		p.Starting("joining the instance group " + cfg.InstanceGroup() + " and loading this instance's group-log partitions (serving after at most " + bound.String() + ")")
-		if err := rt.cluster.join(cfg, fatal); err != nil {
+		if err := rt.cluster.Join(upstream.InstanceGroupOptions{
+			Seeds:          cfg.Upstream,
+			Opts:           append(controlPlaneOpts(cfg)[1:], p.UpstreamRequestsHook()),
+			Group:          cfg.InstanceGroup(),
+			SessionTimeout: cfg.Coordinator.InstanceSessionTimeout,
+			Fatal:          fatal,
+		}); err != nil {
 			return nil, err
 		}
-		if !rt.cluster.waitFirstLoad(ctx, bound) && ctx.Err() == nil {
+		if !rt.cluster.WaitFirstLoad(ctx, bound) && ctx.Err() == nil {
 			log.Warn().Dur("waited", bound).Msg("cluster: the first partitions of this instance are not loaded yet; serving meanwhile")
 		}
 	}
@@ -235,7 +262,7 @@ func startStreams(ctx context.Context, cfg *config.Config, p *proxy.Proxy, reg p
 // graceful stop), before the proxy drains.
 func (rt *streamsRuntime) handOver(ctx context.Context) {
 	if rt.cluster != nil {
-		rt.cluster.leave(ctx)
+		rt.cluster.Leave(ctx)
 	}
 }
 
@@ -266,9 +293,9 @@ func upstreamVersions(ctx context.Context, ctl *kgo.Client, log zerolog.Logger) 
 
 func (rt *streamsRuntime) close() {
 	if rt.cluster != nil {
-		rt.cluster.close()
+		rt.cluster.Close()
 	} else if rt.links != nil {
-		rt.links.close()
+		rt.links.Close()
 	}
 	if rt.anchors != nil {
 		rt.anchors.Close() // static anchors stay upstream for the next start

@@ -1,20 +1,20 @@
-package proxy
+package peer
 
 import (
 	"sync/atomic"
 	"time"
 )
 
-// peerWorkers run the interceptors of other instances' serve calls. An
+// Workers run the interceptors of other instances' serve calls. An
 // idle worker takes the next call, so a steady stream of calls neither
 // starts a goroutine per call nor grows a fresh stack through the route
 // and the coordinator each time: in the owner's profile of hopped
 // heartbeats those were 13% of its CPU (BENCHMARKS.md, "Hop to the
 // group's owner"). A call never waits for a busy worker: with none idle, a
 // new one starts, so a handler that blocks (an authorization probe, a held
-// JoinGroup) holds only its own worker. A worker idle for peerWorkerIdle
+// JoinGroup) holds only its own worker. A worker idle for workerIdle
 // ends.
-type peerWorkers struct {
+type Workers struct {
 	work chan func()
 	// started counts the workers started, idle those waiting for a call
 	// (tests).
@@ -22,12 +22,13 @@ type peerWorkers struct {
 	idle    atomic.Int32
 }
 
-const peerWorkerIdle = 10 * time.Second
+const workerIdle = 10 * time.Second
 
-func newPeerWorkers() *peerWorkers { return &peerWorkers{work: make(chan func())} }
+// NewWorkers makes the pool: no worker until the first call.
+func NewWorkers() *Workers { return &Workers{work: make(chan func())} }
 
-// run runs f on an idle worker, or a new one.
-func (w *peerWorkers) run(f func()) {
+// Run runs f on an idle worker, or a new one.
+func (w *Workers) Run(f func()) {
 	select {
 	case w.work <- f:
 	default:
@@ -36,12 +37,12 @@ func (w *peerWorkers) run(f func()) {
 	}
 }
 
-func (w *peerWorkers) loop(f func()) {
-	idle := time.NewTimer(peerWorkerIdle)
+func (w *Workers) loop(f func()) {
+	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
 	for {
 		f()
-		idle.Reset(peerWorkerIdle)
+		idle.Reset(workerIdle)
 		w.idle.Add(1)
 		select {
 		case f = <-w.work:

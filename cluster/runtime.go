@@ -1,11 +1,7 @@
-package main
+package cluster
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"net"
-	"net/http"
 	"runtime/debug"
 	"sort"
 	"sync"
@@ -17,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/internal/backoff"
 	"github.com/streamshift/streamshift/internal/lockedmap"
@@ -26,24 +21,24 @@ import (
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
 
-// clusterRuntime is this instance's part in the cluster of instances that
+// Runtime is this instance's part in the cluster of instances that
 // share the durable group log: the instance group says which log
 // partitions are this instance's; gaining one acquires its writer (fencing
 // the previous owner) and replays it before its groups are served; losing
 // one (handed over, membership lost, or the writer fenced) unloads its
 // groups at once and lets their anchors go to the next owner. It is the
 // routes' Cluster (route/cluster.go).
-type clusterRuntime struct {
+type Runtime struct {
 	log     *upstream.GroupLog
 	parts   *coordinator.Partitions
 	anchors *anchor.Manager
 	self    upstream.InstanceInfo
 	logger  zerolog.Logger
-	// group is set once joined (startCluster); nil before.
+	// group is set once joined (Join); nil before.
 	group atomic.Pointer[upstream.InstanceGroup]
 	// links are the internal listener and the links to the other
 	// instances; the map they follow comes with join.
-	links *clusterLinks
+	links *Links
 
 	// loading serializes the loads of each partition: a load that lost
 	// its partition releases the writer it acquired, never a newer load's.
@@ -66,20 +61,34 @@ type clusterRuntime struct {
 	pending       atomic.Int32
 
 	// m is links.metrics.
-	m *clusterMetrics
+	m *metrics
+	// serveCheck is Options.ServeCheck.
+	serveCheck func(partition int32) bool
 }
 
-// advertisedHost is the host clients are told for this instance: the
-// configured one, or the listen host.
-func advertisedHost(cfg *config.Config) string {
-	if cfg.AdvertisedHost != "" {
-		return cfg.AdvertisedHost
-	}
-	host, _, err := net.SplitHostPort(cfg.Listen)
-	if err != nil {
-		return cfg.Listen
-	}
-	return host
+// Options are what New builds the runtime from.
+type Options struct {
+	// Log is the durable group log; Partitions its partitions' load
+	// states and groups on this instance's coordinator.
+	Log        *upstream.GroupLog
+	Partitions *coordinator.Partitions
+	// Anchors are the groups' anchor members: those of a partition that
+	// goes are let go to the next owner.
+	Anchors *anchor.Manager
+	// Links are the internal listener and the links (StartLinks), bound
+	// before the runtime exists; the runtime owns them from New on.
+	Links *Links
+	// Host is the host clients are told for this instance (the
+	// advertised host, or the listen host).
+	Host string
+	// Registerer registers the cluster's metrics; nil: not registered.
+	Registerer prometheus.Registerer
+	Logger     zerolog.Logger
+	// ServeCheck, for tests only, runs first in the check of every serve
+	// call other instances send here (admitServe): false refuses the
+	// call. A test holds or moves a partition between the origin's
+	// routing and the owner's check with it.
+	ServeCheck func(partition int32) bool
 }
 
 func releaseVersion() string {
@@ -89,45 +98,40 @@ func releaseVersion() string {
 	return ""
 }
 
-func newClusterRuntime(cfg *config.Config, glog *upstream.GroupLog, parts *coordinator.Partitions, anchors *anchor.Manager, links *clusterLinks, reg prometheus.Registerer, log zerolog.Logger) *clusterRuntime {
+// New builds the runtime and makes it the proxy's check of serve calls;
+// Join starts it.
+func New(o Options) *Runtime {
 	ctx, cancel := context.WithCancel(context.Background())
-	cr := &clusterRuntime{
-		log: glog, parts: parts, anchors: anchors, logger: log, ctx: ctx, cancel: cancel,
-		self:      upstream.InstanceInfo{ProxyID: cfg.ProxyID, Host: advertisedHost(cfg), Internal: links.internal, Version: releaseVersion()},
-		links:     links,
-		firstLoad: make(chan struct{}),
-		loading:   make([]sync.Mutex, glog.Partitions()),
-		stopLoad:  map[int32]context.CancelFunc{},
+	links := o.Links
+	cr := &Runtime{
+		log: o.Log, parts: o.Partitions, anchors: o.Anchors, logger: o.Logger, ctx: ctx, cancel: cancel,
+		self:       upstream.InstanceInfo{ProxyID: links.self, Host: o.Host, Internal: links.internal, Version: releaseVersion()},
+		links:      links,
+		firstLoad:  make(chan struct{}),
+		loading:    make([]sync.Mutex, o.Log.Partitions()),
+		stopLoad:   map[int32]context.CancelFunc{},
+		serveCheck: o.ServeCheck,
 	}
 	cr.m = links.metrics
 	links.p.SetServeCheck(cr.admitServe)
-	if reg != nil {
-		reg.MustRegister(cr.m.collectors()...)
+	if o.Registerer != nil {
+		o.Registerer.MustRegister(cr.m.collectors()...)
 	}
 	return cr
 }
 
-// join joins the instance group, publishing this instance's internal
-// address; fatal is told an error that must stop the instance.
-func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
+// Join joins the instance group, publishing this instance's internal
+// address. o says where and how (Seeds, Opts, Group, SessionTimeout, and
+// Fatal, told an error that must stop the instance); the runtime sets the
+// rest: the log's topic and partitions, this instance, its callbacks.
+func (cr *Runtime) Join(o upstream.InstanceGroupOptions) error {
 	links := cr.links
 	// The routes are registered by now: the versions the other instances
 	// may carry here are known.
 	cr.self.Served = links.p.ServedVersions()
-	g, err := upstream.JoinInstanceGroup(upstream.InstanceGroupOptions{
-		Seeds:          cfg.Upstream,
-		Opts:           append(controlPlaneOpts(cfg)[1:], links.p.UpstreamRequestsHook()),
-		Group:          cfg.InstanceGroup(),
-		Topic:          cr.log.Topic(),
-		Partitions:     cr.log.Partitions(),
-		Self:           cr.self,
-		SessionTimeout: cfg.Coordinator.InstanceSessionTimeout,
-		Assigned:       cr.assigned,
-		Revoked:        cr.revoked,
-		Fatal:          fatal,
-		MapChanged:     links.mapChanged,
-		Log:            cr.logger,
-	})
+	o.Topic, o.Partitions, o.Self = cr.log.Topic(), cr.log.Partitions(), cr.self
+	o.Assigned, o.Revoked, o.MapChanged, o.Log = cr.assigned, cr.revoked, links.mapChanged, cr.logger
+	g, err := upstream.JoinInstanceGroup(o)
 	if err != nil {
 		return err
 	}
@@ -139,7 +143,7 @@ func (cr *clusterRuntime) join(cfg *config.Config, fatal func(error)) error {
 
 // assigned starts loading each partition gained, off the instance group's
 // callback.
-func (cr *clusterRuntime) assigned(ps []int32) {
+func (cr *Runtime) assigned(ps []int32) {
 	cr.m.changes.Add(float64(len(ps)))
 	cr.pending.Add(int32(len(ps)))
 	for _, p := range ps {
@@ -163,7 +167,7 @@ func (cr *clusterRuntime) assigned(ps []int32) {
 
 // stopLoading cancels partition p's load in flight, if any, and waits
 // until it ended.
-func (cr *clusterRuntime) stopLoading(p int32) {
+func (cr *Runtime) stopLoading(p int32) {
 	if cancel := lockedmap.Pop(&cr.loadMu, cr.stopLoad, p); cancel != nil {
 		cancel()
 	}
@@ -172,7 +176,7 @@ func (cr *clusterRuntime) stopLoading(p int32) {
 	defer cr.loading[p].Unlock()
 }
 
-func (cr *clusterRuntime) loadDone() {
+func (cr *Runtime) loadDone() {
 	if cr.pending.Add(-1) == 0 {
 		cr.firstLoadOnce.Do(func() { close(cr.firstLoad) })
 	}
@@ -180,7 +184,7 @@ func (cr *clusterRuntime) loadDone() {
 
 // load acquires partition p and replays it, retrying while the partition
 // is still this instance's to load.
-func (cr *clusterRuntime) load(ctx context.Context, p int32, token uint64) {
+func (cr *Runtime) load(ctx context.Context, p int32, token uint64) {
 	cr.loading[p].Lock()
 	defer cr.loading[p].Unlock()
 	retry := backoff.Backoff{Min: 200 * time.Millisecond, Max: 5 * time.Second}
@@ -220,7 +224,7 @@ func (cr *clusterRuntime) load(ctx context.Context, p int32, token uint64) {
 // revoked stops serving the partitions at once: their groups go, their
 // anchors are let go (the next owner's anchor takes their static place),
 // their writers close.
-func (cr *clusterRuntime) revoked(ps []int32) {
+func (cr *Runtime) revoked(ps []int32) {
 	cr.m.changes.Add(float64(len(ps)))
 	for _, p := range ps {
 		cr.drop(p)
@@ -229,15 +233,16 @@ func (cr *clusterRuntime) revoked(ps []int32) {
 	}
 }
 
-// fencedPartition: a newer owner fenced this instance's writer of p (this
-// instance was a zombie: its membership lapsed while it was stopped).
-func (cr *clusterRuntime) fencedPartition(p int32, err error) {
+// FencedPartition is the group log's OnFenced: a newer owner fenced this
+// instance's writer of p (this instance was a zombie: its membership
+// lapsed while it was stopped).
+func (cr *Runtime) FencedPartition(p int32, err error) {
 	cr.m.fenced.Inc()
 	cr.logger.Warn().Err(err).Int32("partition", p).Msg("cluster: a newer owner fenced this instance's writer of a group-log partition; its groups are no longer served here")
 	cr.drop(p)
 }
 
-func (cr *clusterRuntime) drop(p int32) {
+func (cr *Runtime) drop(p int32) {
 	cr.parts.Unload(p)
 	for _, g := range cr.anchors.Groups() {
 		if cr.parts.Of(g) == p {
@@ -246,8 +251,8 @@ func (cr *clusterRuntime) drop(p int32) {
 	}
 }
 
-// waitFirstLoad waits until the first assignment is loaded, at most d.
-func (cr *clusterRuntime) waitFirstLoad(ctx context.Context, d time.Duration) bool {
+// WaitFirstLoad waits until the first assignment is loaded, at most d.
+func (cr *Runtime) WaitFirstLoad(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -260,11 +265,11 @@ func (cr *clusterRuntime) waitFirstLoad(ctx context.Context, d time.Duration) bo
 }
 
 // Serving implements route.Cluster.
-func (cr *clusterRuntime) Serving(group string) error { return cr.parts.Serving(group) }
+func (cr *Runtime) Serving(group string) error { return cr.parts.Serving(group) }
 
 // Coordinator implements route.Cluster: the owner's advertised host; with
 // several instances, a node id of the owner's own.
-func (cr *clusterRuntime) Coordinator(group string, node int32) (string, int32, bool) {
+func (cr *Runtime) Coordinator(group string, node int32) (string, int32, bool) {
 	g := cr.group.Load()
 	if g == nil {
 		return "", 0, false
@@ -288,7 +293,7 @@ func (cr *clusterRuntime) Coordinator(group string, node int32) (string, int32, 
 
 // Owner implements route.Cluster: the owner of the group's partition in
 // the latest map.
-func (cr *clusterRuntime) Owner(group string) (self bool, peer string, gen int32, ok bool) {
+func (cr *Runtime) Owner(group string) (self bool, peer string, gen int32, ok bool) {
 	g := cr.group.Load()
 	if g == nil {
 		return false, "", 0, false
@@ -308,7 +313,7 @@ func (cr *clusterRuntime) Owner(group string) (self bool, peer string, gen int32
 
 // Hops implements route.Cluster: every instance of the map has an internal
 // address (none has an earlier release).
-func (cr *clusterRuntime) Hops() bool {
+func (cr *Runtime) Hops() bool {
 	g := cr.group.Load()
 	if g == nil {
 		return false
@@ -322,7 +327,7 @@ func (cr *clusterRuntime) Hops() bool {
 }
 
 // Forward implements route.Cluster: a serve call to peer over its link.
-func (cr *clusterRuntime) Forward(ctx context.Context, peer, group string, gen int32, req *proxy.Request, timeout time.Duration) ([]byte, error) {
+func (cr *Runtime) Forward(ctx context.Context, peer, group string, gen int32, req *proxy.Request, timeout time.Duration) ([]byte, error) {
 	start := time.Now()
 	var data []byte
 	var err error
@@ -337,10 +342,10 @@ func (cr *clusterRuntime) Forward(ctx context.Context, peer, group string, gen i
 }
 
 // ForwardTimeout implements route.Cluster.
-func (cr *clusterRuntime) ForwardTimeout() time.Duration { return cr.links.timeout }
+func (cr *Runtime) ForwardTimeout() time.Duration { return cr.links.timeout }
 
 // Peers implements route.Cluster: the other instances of the latest map.
-func (cr *clusterRuntime) Peers() []string {
+func (cr *Runtime) Peers() []string {
 	g := cr.group.Load()
 	if g == nil {
 		return nil
@@ -357,7 +362,7 @@ func (cr *clusterRuntime) Peers() []string {
 
 // ServedGroups implements route.Cluster: a served-groups call to peer
 // over its link.
-func (cr *clusterRuntime) ServedGroups(ctx context.Context, peer string, req *proxy.Request, timeout time.Duration) ([]kmsg.ListGroupsResponseGroup, error) {
+func (cr *Runtime) ServedGroups(ctx context.Context, peer string, req *proxy.Request, timeout time.Duration) ([]kmsg.ListGroupsResponseGroup, error) {
 	link := cr.links.links.Link(peer)
 	if link == nil {
 		return nil, &proxy.PeerError{Peer: peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to that instance"}
@@ -370,8 +375,8 @@ func (cr *clusterRuntime) ServedGroups(ctx context.Context, peer string, req *pr
 // (loaded or loading: a loading one answers COORDINATOR_LOAD_IN_PROGRESS),
 // and the origin's map is not newer than this instance's (a newer one
 // means this instance missed a rebalance: a zombie back from a stop).
-func (cr *clusterRuntime) admitServe(partition, mapGeneration int32) bool {
-	if hook := serveCheckHook.Load(); hook != nil && !(*hook)(cr.self.ProxyID, partition) {
+func (cr *Runtime) admitServe(partition, mapGeneration int32) bool {
+	if cr.serveCheck != nil && !cr.serveCheck(partition) {
 		return false
 	}
 	g := cr.group.Load()
@@ -384,13 +389,9 @@ func (cr *clusterRuntime) admitServe(partition, mapGeneration int32) bool {
 	return mapGeneration <= g.Map().Generation
 }
 
-// serveCheckHook, set by tests only, runs first in admitServe: a partition
-// moving between the origin's routing and the owner's check.
-var serveCheckHook atomic.Pointer[func(proxyID string, partition int32) bool]
-
-// leave hands every partition over (a graceful stop): the instance leaves
+// Leave hands every partition over (a graceful stop): the instance leaves
 // the group, then drops what it still held.
-func (cr *clusterRuntime) leave(ctx context.Context) {
+func (cr *Runtime) Leave(ctx context.Context) {
 	if g := cr.group.Load(); g != nil && cr.ctx.Err() == nil {
 		if err := g.Leave(ctx); err != nil {
 			cr.logger.Warn().Err(err).Msg("cluster: leaving the instance group")
@@ -398,51 +399,21 @@ func (cr *clusterRuntime) leave(ctx context.Context) {
 			cr.logger.Info().Msg("cluster: left the instance group; the other instances take this one's partitions")
 		}
 	}
-	cr.close()
+	cr.Close()
 }
 
-// close stops loading and drops every partition (without leaving).
-func (cr *clusterRuntime) close() {
+// Close stops loading and drops every partition (without leaving).
+func (cr *Runtime) Close() {
 	cr.closeOnce.Do(func() {
 		cr.cancel()
 		if g := cr.group.Load(); g != nil {
 			g.Close()
 		}
-		cr.links.close()
+		cr.links.Close()
 		cr.wg.Wait()
 		for _, s := range cr.parts.Status() {
 			cr.drop(s.Partition)
 		}
 		cr.log.Close()
 	})
-}
-
-// clusterView is what /cluster shows.
-type clusterView struct {
-	Self       upstream.InstanceInfo            `json:"self"`
-	Instances  map[string]upstream.InstanceInfo `json:"instances"`
-	Owners     []string                         `json:"owners"`
-	Partitions []coordinator.PartitionStatus    `json:"partitions"`
-	Topic      string                           `json:"topic"`
-	// Generation is the map's (a serve call routed by a newer map is
-	// refused here).
-	Generation int32 `json:"generation"`
-	// Links are the links to the other instances, by proxy id: address,
-	// up since when, calls in flight by kind, last error.
-	Links map[string]proxy.PeerLinkStatus `json:"links,omitempty"`
-}
-
-// ServeHTTP is /cluster: the instances, every partition's owner, and this
-// instance's partitions with their load state.
-func (cr *clusterRuntime) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	v := clusterView{Self: cr.self, Partitions: cr.parts.Status(), Topic: cr.log.Topic()}
-	if g := cr.group.Load(); g != nil {
-		m := g.Map()
-		v.Instances, v.Owners, v.Generation = m.Instances, m.Owners, m.Generation
-	}
-	v.Links = cr.links.links.Status()
-	w.Header().Set("Content-Type", "application/json")
-	if err := json.NewEncoder(w).Encode(v); err != nil {
-		http.Error(w, fmt.Sprint(err), http.StatusInternalServerError)
-	}
 }

@@ -1,4 +1,4 @@
-package proxy
+package peer
 
 import (
 	"encoding/binary"
@@ -7,7 +7,6 @@ import (
 	"net"
 
 	"github.com/twmb/franz-go/pkg/kbin"
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,54 +17,56 @@ import (
 // the request arrived on (SASL passes through, so no instance knows the
 // client's principal, only which connection carries it).
 
-// PeerCallKind says what a peer is asked to do with an envelope. Each kind
-// has its own budget on a link (peer_link.go), so the leaves (upstream,
+// CallKind says what a peer is asked to do with an envelope. Each kind
+// has its own budget on a link (proxy/peer_link.go), so the leaves (upstream,
 // served-groups) can never wait behind the serve calls that wait on them.
-type PeerCallKind int8
+type CallKind int8
 
 const (
-	// PeerServe (origin → owner): run the route handler of a group the
+	// KindServe (origin → owner): run the route handler of a group the
 	// receiver owns and return the response frame a client would get.
-	PeerServe PeerCallKind = 0
-	// PeerUpstream (owner → origin): send RequestData on the upstream
+	KindServe CallKind = 0
+	// KindUpstream (owner → origin): send RequestData on the upstream
 	// connection of ConnID and return the broker's answer. A leaf.
-	PeerUpstream PeerCallKind = 1
-	// PeerServedGroups (origin → each peer): the groups the receiver
+	KindUpstream CallKind = 1
+	// KindServedGroups (origin → each peer): the groups the receiver
 	// serves, for a ListGroups. A leaf.
-	PeerServedGroups PeerCallKind = 2
-	// PeerConnClosed (origin → a peer its serve calls went to): the client
-	// connection ConnID closed (peer_conn_closed.go). A leaf; an older
+	KindServedGroups CallKind = 2
+	// KindConnClosed (origin → a peer its serve calls went to): the client
+	// connection ConnID closed (proxy/peer_conn_closed.go). A leaf; an older
 	// peer answers UNSUPPORTED_VERSION and ignores it.
-	PeerConnClosed PeerCallKind = 3
+	KindConnClosed CallKind = 3
 
-	peerKinds = 4
+	// Kinds is how many kinds this release knows: a principal of another
+	// kind does not read.
+	Kinds = 4
 )
 
-func (k PeerCallKind) String() string {
+func (k CallKind) String() string {
 	switch k {
-	case PeerServe:
+	case KindServe:
 		return "serve"
-	case PeerUpstream:
+	case KindUpstream:
 		return "upstream"
-	case PeerServedGroups:
+	case KindServedGroups:
 		return "served-groups"
-	case PeerConnClosed:
+	case KindConnClosed:
 		return "conn-closed"
 	}
 	return fmt.Sprintf("kind(%d)", int8(k))
 }
 
-// connPrincipalVersion is the version this release writes. A reader takes
+// PrincipalVersion is the version this release writes. A reader takes
 // any version ≥ 0, reads the fields it knows and skips the rest, so two
 // releases can share links; a newer version only ever appends fields.
 // Version 1 appends Principal.
-const connPrincipalVersion = 1
+const PrincipalVersion = 1
 
 // ConnPrincipal is the envelope principal: the client connection a request
 // came from, and what the origin routed it by.
 type ConnPrincipal struct {
 	Version int8
-	Kind    PeerCallKind
+	Kind    CallKind
 	// Origin is the proxy id of the instance the client is connected to.
 	Origin string
 	// Incarnation is random per process start of Origin, so a connection
@@ -114,17 +115,17 @@ func (p *ConnPrincipal) AppendTo(dst []byte) []byte {
 	return dst
 }
 
-// errMalformedPrincipal is wrapped by every ReadFrom failure.
-var errMalformedPrincipal = errors.New("malformed envelope principal")
+// ErrMalformedPrincipal is wrapped by every ReadFrom failure.
+var ErrMalformedPrincipal = errors.New("malformed envelope principal")
 
 // ReadFrom reads a principal, bounds-checked: short or inconsistent bytes
-// are an error wrapping errMalformedPrincipal, never a panic. Bytes after
+// are an error wrapping ErrMalformedPrincipal, never a panic. Bytes after
 // the fields this release knows are a newer version's and are skipped.
 func (p *ConnPrincipal) ReadFrom(src []byte) error {
 	r := kbin.Reader{Src: src}
 	*p = ConnPrincipal{}
 	p.Version = r.Int8()
-	p.Kind = PeerCallKind(r.Int8())
+	p.Kind = CallKind(r.Int8())
 	p.Origin = r.CompactString()
 	p.Incarnation = r.Int64()
 	p.ConnID = r.Int64()
@@ -140,24 +141,24 @@ func (p *ConnPrincipal) ReadFrom(src []byte) error {
 		p.Principal = r.CompactString()
 	}
 	if !r.Ok() {
-		return fmt.Errorf("%w: %d bytes end inside the version %d fields", errMalformedPrincipal, len(src), connPrincipalVersion)
+		return fmt.Errorf("%w: %d bytes end inside the version %d fields", ErrMalformedPrincipal, len(src), PrincipalVersion)
 	}
 	if p.Version < 0 {
-		return fmt.Errorf("%w: version %d", errMalformedPrincipal, p.Version)
+		return fmt.Errorf("%w: version %d", ErrMalformedPrincipal, p.Version)
 	}
-	if p.Kind < 0 || p.Kind >= peerKinds {
-		return fmt.Errorf("%w: unknown call kind %d", errMalformedPrincipal, p.Kind)
+	if p.Kind < 0 || p.Kind >= Kinds {
+		return fmt.Errorf("%w: unknown call kind %d", ErrMalformedPrincipal, p.Kind)
 	}
 	if p.Origin == "" {
-		return fmt.Errorf("%w: no origin instance", errMalformedPrincipal)
+		return fmt.Errorf("%w: no origin instance", ErrMalformedPrincipal)
 	}
 	return nil
 }
 
-// envelopeRequest wraps a request (header and body, without the size
+// EnvelopeRequest wraps a request (header and body, without the size
 // prefix) for a peer. clientIP is the client's address (4 or 16 bytes, as
 // Kafka's ClientHostAddress).
-func envelopeRequest(p *ConnPrincipal, requestData []byte, clientIP net.IP) *kmsg.EnvelopeRequest {
+func EnvelopeRequest(p *ConnPrincipal, requestData []byte, clientIP net.IP) *kmsg.EnvelopeRequest {
 	req := kmsg.NewPtrEnvelopeRequest()
 	req.RequestData = requestData
 	req.RequestPrincipal = p.AppendTo(nil)
@@ -168,8 +169,8 @@ func envelopeRequest(p *ConnPrincipal, requestData []byte, clientIP net.IP) *kms
 	return req
 }
 
-// PeerCall is an envelope the internal listener received, opened.
-type PeerCall struct {
+// Call is an envelope the internal listener received, opened.
+type Call struct {
 	Principal ConnPrincipal
 	// RequestData is the wrapped request: header and body, no size prefix.
 	RequestData []byte
@@ -179,34 +180,8 @@ type PeerCall struct {
 	Corr         int32
 }
 
-// openEnvelope checks an envelope as Kafka's broker does before it handles
-// the wrapped request, and returns the envelope error code to answer when
-// it fails: PRINCIPAL_DESERIALIZATION_FAILURE for a principal that does not
-// read (Kafka's code for a failed principal serde), INVALID_REQUEST for a
-// client address that is not 4 or 16 bytes, or wrapped bytes without a
-// readable request header or themselves an envelope.
-func openEnvelope(req *kmsg.EnvelopeRequest) (PeerCall, int16, error) {
-	var c PeerCall
-	if err := c.Principal.ReadFrom(req.RequestPrincipal); err != nil {
-		return c, kerr.PrincipalDeserializationFailure.Code, err
-	}
-	if n := len(req.ClientHostAddress); n != net.IPv4len && n != net.IPv6len {
-		return c, kerr.InvalidRequest.Code, fmt.Errorf("envelope client address: %d bytes, want 4 or 16", n)
-	}
-	c.ClientIP = net.IP(req.ClientHostAddress)
-	h, err := parseRequestHeader(req.RequestData)
-	if err != nil {
-		return c, kerr.InvalidRequest.Code, fmt.Errorf("envelope request data: %w", err)
-	}
-	if h.key == int16(kmsg.Envelope) {
-		return c, kerr.InvalidRequest.Code, errors.New("envelope request data: an envelope inside an envelope")
-	}
-	c.RequestData, c.Key, c.Version, c.Corr = req.RequestData, h.key, h.version, h.corr
-	return c, 0, nil
-}
-
-// envelopeError is the envelope answer to a call that was not done.
-func envelopeError(code int16) *kmsg.EnvelopeResponse {
+// EnvelopeError is the envelope answer to a call that was not done.
+func EnvelopeError(code int16) *kmsg.EnvelopeResponse {
 	resp := kmsg.NewPtrEnvelopeResponse()
 	resp.ErrorCode = code
 	return resp

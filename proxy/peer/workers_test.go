@@ -1,4 +1,4 @@
-package proxy
+package peer
 
 import (
 	"testing"
@@ -9,20 +9,19 @@ import (
 // goroutine, no fresh stack per call).
 func TestPeerWorkersReuse(t *testing.T) {
 	t.Parallel()
-	w := newPeerWorkers()
+	w := NewWorkers()
 	for i := range 100 {
 		done := make(chan struct{})
-		w.run(func() { close(done) })
+		w.Run(func() { close(done) })
 		<-done
 		// The worker is idle again once it waits on the next call: wait
 		// for that before the next, as a steady stream of calls would
 		// (the answer is written after the interceptor returns).
-		waitFor(t, "the worker idle", func() error {
-			if w.idle.Load() != 1 {
-				return errNotYet
+		for deadline := time.Now().Add(30 * time.Second); w.idle.Load() != 1; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the worker is not idle again")
 			}
-			return nil
-		})
+		}
 		if n := w.started.Load(); n != 1 {
 			t.Fatalf("call %d: %d workers started, want 1", i, n)
 		}
@@ -33,12 +32,12 @@ func TestPeerWorkersReuse(t *testing.T) {
 // own worker; the next call runs at once on another.
 func TestPeerWorkersNeverWait(t *testing.T) {
 	t.Parallel()
-	w := newPeerWorkers()
+	w := NewWorkers()
 	block := make(chan struct{})
 	defer close(block)
-	w.run(func() { <-block })
+	w.Run(func() { <-block })
 	done := make(chan struct{})
-	go w.run(func() { close(done) }) // a run that waited would hang the test
+	go w.Run(func() { close(done) }) // a run that waited would hang the test
 	select {
 	case <-done:
 	case <-time.After(30 * time.Second):

@@ -1,4 +1,4 @@
-package main
+package cluster
 
 import (
 	"time"
@@ -7,15 +7,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
-// clusterMetrics are the metrics of this instance's share of the cluster:
+// metrics are the metrics of this instance's share of the cluster:
 // its log partitions, and the calls between the instances
 // (docs/one-address.md §3). Every label is from a bounded set: api names
-// from kmsg, results from proxy.PeerResult, kinds from proxy.PeerCallKind,
+// from kmsg, results from proxy.PeerResult, kinds from peer.CallKind,
 // peers from the cluster map (read when scraped, so a peer that left has
 // no series).
-type clusterMetrics struct {
+type metrics struct {
 	changes  prometheus.Counter
 	loadTime prometheus.Histogram
 	fenced   prometheus.Counter
@@ -34,10 +35,10 @@ type clusterMetrics struct {
 	inflight *peerInflight
 }
 
-// newClusterMetrics makes the metrics; links is read when /metrics is
-// scraped (nil: no links yet).
-func newClusterMetrics(links func() map[string]proxy.PeerLinkStatus) *clusterMetrics {
-	return &clusterMetrics{
+// newMetrics makes the metrics; links is read when /metrics is scraped
+// (nil: no links yet).
+func newMetrics(links func() map[string]proxy.PeerLinkStatus) *metrics {
+	return &metrics{
 		changes: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamshift_cluster_partition_changes_total",
 			Help: "Group-log partitions this instance gained or gave up."}),
 		loadTime: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "streamshift_cluster_partition_load_seconds",
@@ -64,13 +65,17 @@ func newClusterMetrics(links func() map[string]proxy.PeerLinkStatus) *clusterMet
 	}
 }
 
-func (m *clusterMetrics) collectors() []prometheus.Collector {
+// MetricCollectors are the cluster's metrics as New registers them, of no
+// instance: what a dashboard may query of the cluster.
+func MetricCollectors() []prometheus.Collector { return newMetrics(nil).collectors() }
+
+func (m *metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.changes, m.loadTime, m.fenced, m.forwarded, m.forwardTime, m.refused, m.upstream, m.served, m.inflight}
 }
 
 // forward counts one serve call of a client request with key, ended by err
 // after took.
-func (m *clusterMetrics) forward(key int16, err error, took time.Duration) {
+func (m *metrics) forward(key int16, err error, took time.Duration) {
 	api := kmsg.NameForKey(key)
 	m.forwarded.WithLabelValues(api, proxy.PeerResult(err)).Inc()
 	m.forwardTime.WithLabelValues(api).Observe(took.Seconds())
@@ -78,8 +83,8 @@ func (m *clusterMetrics) forward(key int16, err error, took time.Duration) {
 
 // called is the links' Called: the upstream calls this instance made as
 // an owner (its serve calls are counted by forward, with the time).
-func (m *clusterMetrics) called(kind proxy.PeerCallKind, key int16, result string) {
-	if kind == proxy.PeerUpstream {
+func (m *metrics) called(kind peer.CallKind, key int16, result string) {
+	if kind == peer.KindUpstream {
 		m.upstream.WithLabelValues(kmsg.NameForKey(key), result).Inc()
 	}
 }
