@@ -109,12 +109,12 @@ demo-migration: e2e-build
 	@echo "  ui-*.png       the status page at four steps (with chromium installed)"
 	@echo "  streamshift-1.log, app-*/, broker/  every process's log"
 
-# The online migration under Kafka's fault primitives (docs/faults.md, issue #41): three
-# migrations with a fault at the takeover and one at the hand-back, about 8 minutes; not yet
-# part of `make test`.
+# The online migration under Kafka's fault primitives alone (docs/faults.md, issue #41): five
+# migrations with a fault at the takeover and one at the hand-back, about 10 minutes; they are
+# part of `make test` too (STREAMSHIFT_E2E_FAULTS=0 leaves them out of a run).
 .PHONY: test-faults
 test-faults: e2e-build
-	STREAMSHIFT_E2E_FAULTS=1 $(GO) test -tags e2e -count=1 -v -timeout 30m -run 'TestStreamsProxyMigrationFaults$$' ./e2e/
+	$(GO) test -tags e2e -count=1 -v -timeout 30m -run 'TestStreamsProxyMigrationFaults$$' ./e2e/
 
 e2e-build:
 	$(MVN) $(MVNFLAGS) -f e2e/pom.xml package

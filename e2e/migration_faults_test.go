@@ -236,11 +236,11 @@ func waitRebalancing(ctx context.Context, r *harness.Run, name string) error {
 // per-partition output gap and the time back to a settled group of each
 // faulted roll go to e2e/out/TestStreamsProxyMigrationFaults/faults.md.
 func TestStreamsProxyMigrationFaults(t *testing.T) {
-	if os.Getenv("STREAMSHIFT_E2E_FAULTS") != "1" {
-		// Three JVM-heavy migrations, about 8 min of two cores: a lane of
-		// their own (make test-faults) until they pass on the current code
-		// (docs/faults.md, issue #41).
-		t.Skip("the fault runs are a lane of their own: make test-faults (STREAMSHIFT_E2E_FAULTS=1)")
+	if os.Getenv("STREAMSHIFT_E2E_FAULTS") == "0" {
+		// Five JVM-heavy migrations, about 10 min of two cores, part of
+		// make test; STREAMSHIFT_E2E_FAULTS=0 leaves them out of a
+		// local run (docs/faults.md).
+		t.Skip("STREAMSHIFT_E2E_FAULTS=0: the fault runs are left out")
 	}
 	t.Parallel()
 	top, err := harness.OutDir(t.Name())
