@@ -165,15 +165,36 @@ func streamSubscription(req *kmsg.JoinGroupRequest) (*classicstreams.ConsumerSub
 // that learnt its id just before its group was handed back, and to a
 // member whose JoinGroup was held for a hand-back (HandedBack) and who sends
 // it again after the group was handed back.
+//
+// The id stays pending until the broker answers that join with anything
+// but a coordinator error: a member told NOT_COORDINATOR,
+// COORDINATOR_NOT_AVAILABLE or COORDINATOR_LOAD_IN_PROGRESS (the broker's
+// group coordinator moving, issue #41) finds the coordinator again and
+// sends the same join, with the same id, as often as the error lasts.
 func (t *Translator) ForwardJoin(req *kmsg.JoinGroupRequest, forward Forward) {
 	if req.MemberID == "" || !t.isPending(req.MemberID) {
 		forward(nil, nil)
 		return
 	}
-	t.dropPending(req.MemberID)
+	id := req.MemberID
 	anon := *req
 	anon.MemberID = ""
-	forward(&anon, nil)
+	forward(&anon, func(resp kmsg.Response) {
+		if j, ok := resp.(*kmsg.JoinGroupResponse); ok && coordinatorMoving(j.ErrorCode) {
+			return
+		}
+		t.dropPending(id)
+	})
+}
+
+// coordinatorMoving reports whether code is an error a Kafka client answers
+// by finding the group's coordinator again and retrying the same request.
+func coordinatorMoving(code int16) bool {
+	switch code {
+	case kerr.NotCoordinator.Code, kerr.CoordinatorNotAvailable.Code, kerr.CoordinatorLoadInProgress.Code:
+		return true
+	}
+	return false
 }
 
 // HandedBack remembers the member id of a JoinGroup a hand-back sent
