@@ -179,7 +179,15 @@ func TestJoinWithOurIDForwardedWithout(t *testing.T) {
 	classictest.StreamsHeartbeat(t, c, "s1", -1, nil) // the group is empty: not served any more
 
 	forwarded := make(chan kmsg.Request, 1)
-	fwd := func(rewritten kmsg.Request, _ func(kmsg.Response)) { forwarded <- rewritten }
+	fwd := func(rewritten kmsg.Request, answered func(kmsg.Response)) {
+		if answered != nil {
+			// The broker gives the member an id of its own.
+			resp := kmsg.NewPtrJoinGroupResponse()
+			resp.ErrorCode = kerr.MemberIDRequired.Code
+			answered(resp)
+		}
+		forwarded <- rewritten
+	}
 	tr.Handle(classictest.JoinRequest(t, 9, id, "stream"), streams.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
 	if got, ok := (<-forwarded).(*kmsg.JoinGroupRequest); !ok || got.MemberID != "" {
 		t.Fatalf("join with the id given here forwarded as %+v, want without a member id", got)
@@ -188,7 +196,7 @@ func TestJoinWithOurIDForwardedWithout(t *testing.T) {
 	if got := <-forwarded; got != nil {
 		t.Fatalf("join with another id forwarded rewritten: %+v", got)
 	}
-	// Once used, the id is forgotten.
+	// Once the broker answered that join, the id is forgotten.
 	tr.Handle(classictest.JoinRequest(t, 9, id, "stream"), streams.ClientInfo{ClientID: "cc"}, func(r kmsg.Response) { t.Errorf("answered %+v", r) }, fwd)
 	if got := <-forwarded; got != nil {
 		t.Fatalf("second join with a forgotten id rewritten: %+v", got)
