@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/internal/backoff"
 )
 
 // A migrating group's state lives on its executor (docs/fast-roll.md §4):
@@ -65,13 +66,14 @@ type migrationState struct {
 	recovery *RestartRecovery
 }
 
-// takeoverPace: no attempt of the group before next; the backoff after its
-// next failure is delay. forget drops it once the group was quiet for a
+// takeoverPace: no attempt of the group before next; retry gives the wait
+// after its next failure (TakeoverBackoffInitial doubling up to
+// TakeoverBackoffMax, jittered). forget drops it once the group was quiet for a
 // whole maximum backoff after next (its members gave up, or the group went
 // elsewhere), so only groups failing now keep one.
 type takeoverPace struct {
 	next   time.Time
-	delay  time.Duration
+	retry  backoff.Backoff
 	forget Timer
 }
 
