@@ -140,7 +140,7 @@ func (p *Proxy) acceptLoop(l clientListener) {
 func (p *Proxy) acceptFailed(l clientListener, err error, backoff time.Duration) {
 	l2 := p.limits
 	l2.refusedFDs.Inc()
-	if ok, held := l2.refusedLogs[2].allow(p.clock.Load()); ok {
+	if ok, held := l2.refusedLogs[2].Allow(p.clock.Load()); ok {
 		p.log.Warn().Err(err).Str("listener", l.what).Str("listen", l.ln.Addr().String()).
 			Dur("retry_in", backoff).Int64("failed_since_last_line", held).
 			Msg("accepting a client connection failed (out of descriptors?); connections wait in the kernel's queue, accepting again after a pause")
@@ -191,7 +191,7 @@ func (p *Proxy) releaseAdmitted(ip netip.Addr, err error) {
 	p.releaseLocked(ip)
 	p.mu.Unlock()
 	p.limits.refusedFDs.Inc()
-	if ok, held := p.limits.refusedLogs[2].allow(p.clock.Load()); ok {
+	if ok, held := p.limits.refusedLogs[2].Allow(p.clock.Load()); ok {
 		p.log.Warn().Err(err).Str("remote_ip", ip.String()).Int64("failed_since_last_line", held).
 			Msg("client connection closed: handing it to an event loop failed")
 	}
