@@ -90,6 +90,13 @@ var importRules = []importRule{
 		deny: []string{"internal/classictest"},
 	},
 	{
+		// The proxy owns the connections and nothing of a group
+		// (proxy/doc.go): what a key means is its interceptor's.
+		rule: "proxy is the wire: no coordinator, route, cluster, upstream, migration, translate, status, capture or config, not even through another package",
+		pkgs: []string{"proxy/..."},
+		deny: []string{"coordinator/...", "route/...", "cluster", "upstream/...", "migration/...", "translate/...", "status/...", "capture/...", "config/..."}, transitive: true,
+	},
+	{
 		rule: "coordinator is the runtime: no proxy, route, upstream, translate, migration, kgo or kadm, not even through another package",
 		pkgs: []string{"coordinator/..."},
 		deny: []string{"proxy/...", "route/...", "upstream/...", "translate/...", "migration/...", kgo, kadm}, transitive: true,

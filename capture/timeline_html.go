@@ -104,29 +104,13 @@ func (t *Timeline) view() htmlView {
 			class string
 			what  string
 		}{{ln.Warmups, "warmup", "warms up"}, {ln.Standbys, "standby", "standbys"}} {
-			for j, o := range ws.list {
-				to := t.End
-				if j+1 < len(ws.list) {
-					to = ws.list[j+1].At
-				}
-				if len(o.Value) == 0 {
-					continue
-				}
-				label := strings.Join(o.Value, " ")
-				hl.Shapes = append(hl.Shapes, htmlShape{Class: ws.class, Label: ws.class + " " + label, Title: rel(o.At) + " " + ws.what + " " + label, F0: f(o.At), F1: f(to), Y: y + 28, H: 5, Color: color[ln.ClientID]})
-			}
+			eachTaskSpan(ws.list, t.End, func(from, to time.Time, label string) {
+				hl.Shapes = append(hl.Shapes, htmlShape{Class: ws.class, Label: ws.class + " " + label, Title: rel(from) + " " + ws.what + " " + label, F0: f(from), F1: f(to), Y: y + 28, H: 5, Color: color[ln.ClientID]})
+			})
 		}
-		for j, o := range ln.Owned {
-			to := t.End
-			if j+1 < len(ln.Owned) {
-				to = ln.Owned[j+1].At
-			}
-			if len(o.Value) == 0 {
-				continue
-			}
-			label := strings.Join(o.Value, " ")
-			hl.Shapes = append(hl.Shapes, htmlShape{Class: "owned", Label: label, Title: rel(o.At) + " owns " + label, F0: f(o.At), F1: f(to), Y: y + 14, H: 14, Color: color[ln.ClientID]})
-		}
+		eachTaskSpan(ln.Owned, t.End, func(from, to time.Time, label string) {
+			hl.Shapes = append(hl.Shapes, htmlShape{Class: "owned", Label: label, Title: rel(from) + " owns " + label, F0: f(from), F1: f(to), Y: y + 14, H: 14, Color: color[ln.ClientID]})
+		})
 		for _, e := range ln.Epochs {
 			hl.Shapes = append(hl.Shapes, htmlShape{Class: "epoch", Title: e.Value + " at " + rel(e.At), F0: f(e.At), F1: f(e.At), Y: y + 2, H: 10})
 		}
@@ -294,3 +278,18 @@ text{font-size:10px;pointer-events:none}
 })();
 </script></body></html>
 `))
+
+// eachTaskSpan calls span for every non-empty set of tasks a member held,
+// from the moment it got them to the next change (or end), with the
+// tasks as one label.
+func eachTaskSpan(list []At[[]string], end time.Time, span func(from, to time.Time, label string)) {
+	for j, o := range list {
+		to := end
+		if j+1 < len(list) {
+			to = list[j+1].At
+		}
+		if len(o.Value) > 0 {
+			span(o.At, to, strings.Join(o.Value, " "))
+		}
+	}
+}

@@ -2,6 +2,11 @@
 // then a YAML file (--config), then STREAMSHIFT_* environment variables, then
 // flags, each overriding the one before; then validates it with messages that
 // name the offending key.
+//
+// It owns the keys, their defaults and their validation, nothing that
+// runs: it starts no goroutine and opens no connection (it reads files
+// only: the YAML and the TLS stores it checks), and what a key does is
+// the package that takes its value (cmd/streamshift hands each over).
 package config
 
 import (

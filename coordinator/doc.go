@@ -63,7 +63,8 @@
 //     Kafka's __consumer_offsets rule), partition_table.go (Partitions:
 //     which partitions this instance loads and serves; Serving is what
 //     package route asks before a group request, FinishLoad and Unload
-//     what the instance group's assignments turn into);
+//     what package cluster's runtime turns the instance group's
+//     assignments into);
 //   - the entry points, each a thin wrapper that runs its streams
 //     operation on the group's executor and answers (run_change.go is
 //     that wrapper for operations answered once committed): handle.go,
@@ -89,6 +90,11 @@
 // Options.Logger gets what Kafka's group coordinator logs: epoch bumps,
 // fencings (the log entries of streams' operations), failed appends,
 // loads and unloads (the runtime's own).
+//
+// What it may not touch: the network. It imports none of proxy, route,
+// cluster, translate, migration, upstream, kgo or kadm (imports_test.go);
+// it never sees a connection or a wire frame, only kmsg's typed requests,
+// and it learns which partitions it serves only from Partitions' callers.
 //
 // Cluster access goes through interfaces, implemented on the upstream
 // cluster by package upstream (the coordinator does no upstream I/O itself,

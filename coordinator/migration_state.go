@@ -5,17 +5,22 @@ import (
 	"time"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/internal/backoff"
 )
 
 // A migrating group's state lives on its executor (docs/fast-roll.md §4):
 // the groupQueue's mig, read and changed only by work of that queue, like
 // barrier and timers. The one exception is the request path's check, the
 // queue's gate word, so that a classic request of a group that is not
-// migrating pays no queue hop. Here: the gate (hold and drain of the
-// group's classic requests during a takeover); beside it, on the same
-// state, the pacing of its takeover attempts (takeover_pacing.go), the
-// classic observer (migration_observed.go), the restart recovery
-// (migration_recovery.go) and the hand-back (migration_handback.go).
+// migrating pays no queue hop. Here: the gate word and the gate
+// (EnterClassic; HoldClassic and ReleaseClassic: hold and drain of the
+// group's classic requests during a takeover) and the end of the state
+// when the group is idle; beside it, on the same state, the pacing of its
+// takeover attempts (takeover_pacing.go), the classic observer
+// (migration_observed.go), the restart recovery (migration_recovery.go),
+// the hand-back (migration_handback.go, migration_handoff.go). A held
+// classic JoinGroup is not here: it is one of the queue's held requests
+// (held_work.go, classic_join_hold.go), run again after each work.
 
 // gateHeld is the gate word's held bit: the group's requests are held, or
 // its held requests are being released (arrivals queue behind them, so the
@@ -61,13 +66,14 @@ type migrationState struct {
 	recovery *RestartRecovery
 }
 
-// takeoverPace: no attempt of the group before next; the backoff after its
-// next failure is delay. forget drops it once the group was quiet for a
+// takeoverPace: no attempt of the group before next; retry gives the wait
+// after its next failure (TakeoverBackoffInitial doubling up to
+// TakeoverBackoffMax, jittered). forget drops it once the group was quiet for a
 // whole maximum backoff after next (its members gave up, or the group went
 // elsewhere), so only groups failing now keep one.
 type takeoverPace struct {
 	next   time.Time
-	delay  time.Duration
+	retry  backoff.Backoff
 	forget Timer
 }
 

@@ -34,7 +34,7 @@ func (c *Coordinator) pace(s *groupQueue, set func(now time.Time, p *takeoverPac
 	st := s.migState()
 	p := st.pace
 	if p == nil {
-		p = &takeoverPace{delay: TakeoverBackoffInitial}
+		p = &takeoverPace{retry: backoff.Backoff{Min: TakeoverBackoffInitial, Max: TakeoverBackoffMax}}
 		st.pace = p
 	}
 	now := c.clock.Now()
@@ -104,9 +104,8 @@ func (c *Coordinator) TakeoverFailed(groupID string, tell func(time.Duration)) {
 		c.pace(s, func(now time.Time, p *takeoverPace) {
 			// Less a jitter: groups that failed together (one
 			// broker down) do not retry together.
-			wait = backoff.Jitter(p.delay)
+			wait = p.retry.Next()
 			p.next = now.Add(wait)
-			p.delay = min(2*p.delay, TakeoverBackoffMax)
 		})
 		if tell != nil {
 			tell(wait)

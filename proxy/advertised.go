@@ -90,7 +90,7 @@ func (cc *clientConn) setAdvertised(t apiTable) {
 func (cc *clientConn) rejectUnadvertised(key, version int16) {
 	p := cc.p
 	p.m.frameRejected.WithLabelValues("unadvertised api key or version").Inc()
-	if ok, held := p.unadvertisedLog.allow(p.clock.Load()); ok {
+	if ok, held := p.unadvertisedLog.Allow(p.clock.Load()); ok {
 		p.log.Warn().Uint64("conn", cc.id).Str("remote", cc.remote).Int16("api_key", key).Str("api", kmsg.NameForKey(key)).
 			Int16("version", version).Bool("after_api_versions", cc.adv != nil).Int64("more_since_last_line", held).
 			Msg("request of an api key or version not advertised to the client; closing the connection, as Kafka does")

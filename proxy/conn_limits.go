@@ -2,10 +2,11 @@ package proxy
 
 import (
 	"net/netip"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/streamshift/streamshift/internal/loglimit"
 )
 
 // connLimits bound the client connections, as Kafka's max.connections and
@@ -22,8 +23,8 @@ type connLimits struct {
 	refused     *prometheus.CounterVec
 	refusedMax  prometheus.Counter
 	refusedIP   prometheus.Counter
-	refusedFDs  prometheus.Counter // accept or the hand-over to a loop failed
-	refusedLogs [3]logLimiter      // one line per interval per reason
+	refusedFDs  prometheus.Counter  // accept or the hand-over to a loop failed
+	refusedLogs [3]loglimit.Limiter // one line per interval per reason
 }
 
 // Reasons of streamshift_connections_refused_total.
@@ -45,7 +46,7 @@ func newConnLimits(max, perIP int, reg prometheus.Registerer) *connLimits {
 	l.refusedIP = l.refused.WithLabelValues(refusedPerIP)
 	l.refusedFDs = l.refused.WithLabelValues(refusedDescriptors)
 	for i := range l.refusedLogs {
-		l.refusedLogs[i].interval = int64(refusalLogInterval)
+		l.refusedLogs[i].Every = refusalLogInterval
 	}
 	if reg != nil {
 		reg.MustRegister(l.refused)
@@ -84,7 +85,7 @@ func (p *Proxy) admit(ip netip.Addr) bool {
 		i, limit, counter = 1, l.perIP, l.refusedIP
 	}
 	counter.Inc()
-	if ok, held := l.refusedLogs[i].allow(p.clock.Load()); ok {
+	if ok, held := l.refusedLogs[i].Allow(p.clock.Load()); ok {
 		ev := p.log.Warn().Str("limit", "limits."+reason).Int("max", limit).Int("open", open)
 		if l.perIP > 0 {
 			ev = ev.Int("open_from_ip", fromIP)
@@ -106,23 +107,6 @@ func (p *Proxy) releaseLocked(ip netip.Addr) {
 			delete(l.byIP, ip)
 		}
 	}
-}
-
-// logLimiter lets one log line through per interval (on the coarse clock)
-// and counts the ones it held back, for the next line to tell.
-type logLimiter struct {
-	interval int64 // nanoseconds
-	next     atomic.Int64
-	held     atomic.Int64
-}
-
-func (l *logLimiter) allow(now int64) (ok bool, held int64) {
-	next := l.next.Load()
-	if now < next || !l.next.CompareAndSwap(next, now+l.interval) {
-		l.held.Add(1)
-		return false, 0
-	}
-	return true, l.held.Swap(0)
 }
 
 // connectionLimit settles MaxConnections against the descriptor limit

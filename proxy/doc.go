@@ -1,6 +1,16 @@
 // Package proxy is streamshift's Kafka wire-protocol proxy: listeners,
 // framing, forwarding on gnet, address rewriting, ApiVersions, response
 // ordering, and the routing of locally served APIs to registered interceptors.
+// It also holds the link transport between instances (peer_link.go,
+// peer_listener.go, peer_auth.go) and the adapters that carry a client's
+// request over it (remote.go, 58_envelope.go, served_groups.go); the bytes
+// of a call between instances are package peer's.
+//
+// It owns the connections, their buffers and budgets, and nothing of a
+// group: which key is served and how is the registered interceptor's
+// (package route), and it imports no coordinator, route, cluster, upstream
+// or migration (imports_test.go), so the data path never waits on a
+// group's state except through an interceptor it was handed.
 //
 // # TLS
 //

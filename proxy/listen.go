@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+
+	"github.com/streamshift/streamshift/internal/backoff"
 )
 
 // The proxy accepts client connections itself, with Go's listeners, and
@@ -29,7 +31,9 @@ import (
 // error can stop); a datagram sent to it is dropped by OnTraffic.
 const engineAddr = "udp4://127.0.0.1:0"
 
-// Accept backs off from a failed accept as net/http's Server does.
+// Accept backs off from a failed accept as net/http's Server does, with
+// the jitter of every retry loop (internal/backoff): the listeners of one
+// process, out of descriptors together, do not all retry at once.
 const (
 	acceptBackoffFirst = 5 * time.Millisecond
 	acceptBackoffMax   = time.Second
@@ -113,19 +117,19 @@ func (a *acceptLoops) stop() {
 }
 
 func (p *Proxy) acceptLoop(l clientListener) {
-	var backoff time.Duration
+	retry := backoff.Backoff{Min: acceptBackoffFirst, Max: acceptBackoffMax}
 	for {
 		c, err := l.ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
-			backoff = min(max(2*backoff, acceptBackoffFirst), acceptBackoffMax)
-			p.acceptFailed(l, err, backoff)
-			time.Sleep(backoff)
+			wait := retry.Next()
+			p.acceptFailed(l, err, wait)
+			time.Sleep(wait)
 			continue
 		}
-		backoff = 0
+		retry.Reset()
 		p.admitAccepted(c)
 	}
 }
@@ -136,7 +140,7 @@ func (p *Proxy) acceptLoop(l clientListener) {
 func (p *Proxy) acceptFailed(l clientListener, err error, backoff time.Duration) {
 	l2 := p.limits
 	l2.refusedFDs.Inc()
-	if ok, held := l2.refusedLogs[2].allow(p.clock.Load()); ok {
+	if ok, held := l2.refusedLogs[2].Allow(p.clock.Load()); ok {
 		p.log.Warn().Err(err).Str("listener", l.what).Str("listen", l.ln.Addr().String()).
 			Dur("retry_in", backoff).Int64("failed_since_last_line", held).
 			Msg("accepting a client connection failed (out of descriptors?); connections wait in the kernel's queue, accepting again after a pause")
@@ -187,7 +191,7 @@ func (p *Proxy) releaseAdmitted(ip netip.Addr, err error) {
 	p.releaseLocked(ip)
 	p.mu.Unlock()
 	p.limits.refusedFDs.Inc()
-	if ok, held := p.limits.refusedLogs[2].allow(p.clock.Load()); ok {
+	if ok, held := p.limits.refusedLogs[2].Allow(p.clock.Load()); ok {
 		p.log.Warn().Err(err).Str("remote_ip", ip.String()).Int64("failed_since_last_line", held).
 			Msg("client connection closed: handing it to an event loop failed")
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl"
 
 	"github.com/streamshift/streamshift/internal/backoff"
+	"github.com/streamshift/streamshift/internal/loglimit"
 	"github.com/streamshift/streamshift/proxy/peer"
 )
 
@@ -225,10 +226,8 @@ type PeerLink struct {
 	// refused is why the peer did not admit the link at the last attempt
 	// (CLUSTER_AUTHORIZATION_FAILED), nil once it is up.
 	refused *PeerError
-	// lastRefusal is when a refusal was last logged; refusalsHeld counts
-	// those held back since (run's goroutine only).
-	lastRefusal  time.Time
-	refusalsHeld int
+	// refusals spaces the refusals' log lines: one per peerWarnEvery.
+	refusals loglimit.Limiter
 
 	wmu sync.Mutex // one frame written at a time
 
@@ -243,6 +242,7 @@ func NewPeerLink(o PeerLinkOptions) *PeerLink {
 	o.defaults()
 	o.Log = o.Log.With().Str("peer", o.Peer).Str("peer_address", o.Addr).Logger()
 	l := &PeerLink{o: o, pending: map[int32]chan peerResult{}, done: make(chan struct{})}
+	l.refusals.Every = peerWarnEvery
 	for i := range l.budgets {
 		l.budgets[i].max, l.budgets[i].maxBytes = o.MaxInflight, o.MaxBytes
 	}
@@ -300,12 +300,9 @@ func (l *PeerLink) run() {
 		if pe != nil {
 			// Say so at most once per peerWarnEvery.
 			l.setRefused(pe)
-			if time.Since(l.lastRefusal) >= peerWarnEvery {
-				l.o.Log.Error().Err(err).Int("held_since_last_line", l.refusalsHeld).Dur("backoff", wait).
+			if ok, held := l.refusals.Allow(time.Now().UnixNano()); ok {
+				l.o.Log.Error().Err(err).Int64("held_since_last_line", held).Dur("backoff", wait).
 					Msg("cluster: the streamshift instance did not admit this instance's link; check control-plane.sasl-* and the ACLs")
-				l.lastRefusal, l.refusalsHeld = time.Now(), 0
-			} else {
-				l.refusalsHeld++
 			}
 		} else {
 			l.o.Log.Warn().Err(err).Dur("backoff", wait).Msg("cluster: link to a streamshift instance down; reconnecting")

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/internal/loglimit"
 	"github.com/streamshift/streamshift/proxy/peer"
 )
 
@@ -107,10 +108,8 @@ type PeerListener struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
-	// lastWarn is when accept last logged (at most one line per
-	// peerWarnEvery); warnHeld counts the lines held back since.
-	lastWarn time.Time
-	warnHeld int
+	// warns spaces accept's warnings: one line per peerWarnEvery.
+	warns loglimit.Limiter
 }
 
 // peerWarnEvery spaces the listener's warnings (accept failures, links
@@ -119,17 +118,9 @@ const peerWarnEvery = 10 * time.Second
 
 // warn logs msg at most once per peerWarnEvery, with how many were held.
 func (pl *PeerListener) warn(err error, msg string) {
-	pl.mu.Lock()
-	now := time.Now()
-	if now.Sub(pl.lastWarn) < peerWarnEvery {
-		pl.warnHeld++
-		pl.mu.Unlock()
-		return
+	if ok, held := pl.warns.Allow(time.Now().UnixNano()); ok {
+		pl.o.Log.Warn().Err(err).Int64("held_since_last_line", held).Msg(msg)
 	}
-	held := pl.warnHeld
-	pl.lastWarn, pl.warnHeld = now, 0
-	pl.mu.Unlock()
-	pl.o.Log.Warn().Err(err).Int("held_since_last_line", held).Msg(msg)
 }
 
 // ListenPeers binds the internal listener and starts accepting links.
@@ -152,6 +143,7 @@ func ListenPeers(o PeerListenerOptions) (*PeerListener, error) {
 		o.Auth = &a
 	}
 	pl := &PeerListener{o: o, conns: map[net.Conn]struct{}{}, handshakeTimeout: 10 * time.Second}
+	pl.warns.Every = peerWarnEvery
 	if o.TLS != nil {
 		files, err := newTLSFiles(*o.TLS, o.Log)
 		if err != nil {

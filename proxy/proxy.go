@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/internal/loglimit"
 	"github.com/streamshift/streamshift/proxy/peer"
 )
 
@@ -190,7 +191,7 @@ type Proxy struct {
 	expired         []*clientConn
 	lastAdv         atomic.Pointer[apiTable]        // shared by connections told the same (advertised.go)
 	clusterCaps     atomic.Pointer[map[int16]int16] // SetClusterVersions
-	unadvertisedLog logLimiter
+	unadvertisedLog loglimit.Limiter
 
 	connSeq   atomic.Uint64
 	bootstrap atomic.Uint32
@@ -253,7 +254,7 @@ func New(opts Options) (*Proxy, error) {
 	p.registerBudgetGauge(opts.Metrics)
 	p.nodes = newNodeTable(opts.AdvertisedHost, opts.NodePortBase, opts.NodeIDMin, opts.NodeIDMax, opts.Log)
 	p.clock.Store(time.Now().UnixNano())
-	p.unadvertisedLog.interval = int64(refusalLogInterval)
+	p.unadvertisedLog.Every = refusalLogInterval
 	p.limits = newConnLimits(p.connectionLimit(), opts.MaxConnectionsPerIP, opts.Metrics)
 	p.timeouts = newTimeoutMetrics(opts.Metrics)
 	if err := p.setupTLS(); err != nil {

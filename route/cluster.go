@@ -12,8 +12,9 @@ import (
 )
 
 // Cluster is the ownership of groups among the streamshift instances that
-// share one group log (cmd/streamshift wires the upstream instance group,
-// the coordinator's Partitions and the links between the instances): one
+// share one group log (package cluster's Runtime implements it over the
+// upstream instance group, the coordinator's Partitions and the links
+// between the instances; route never imports cluster): one
 // instance, the owner of the group's log partition, serves a group. A
 // request of one group reaching another instance goes to the owner over
 // the instances' links (a serve call, docs/one-address.md §4), so a client

@@ -13,14 +13,21 @@
 // client sent. Every other key goes upstream untouched without reaching
 // this package.
 //
-// The package sits above proxy, coordinator, migration, upstream and
-// upstream/anchor: it is the only place that knows them all, and
-// cmd/streamshift builds it and registers it once (Routes.Register). The
-// online migration's drivers are package migration's, its state the
-// coordinator's (coordinator/migration_state.go); this
-// package keeps what is typed by proxy: the outcomes that count forwarded
-// requests in flight and feed the observer (migration.go), and the classic
-// keys' routing (classic.go).
+// The package sits above proxy, coordinator, migration, translate,
+// upstream and upstream/anchor: it is the only place that knows them all,
+// and cmd/streamshift builds it and registers it once (Routes.Register).
+// It knows the cluster of instances only as its Cluster interface
+// (cluster.go), which package cluster's runtime implements; only
+// cmd/streamshift imports cluster (imports_test.go).
+//
+// It owns the routing, never a group's state: the groups and their
+// migration state are the coordinator's (the gate word and held requests
+// on the group's executor, coordinator/migration_state.go and
+// held_work.go), the online migration's drivers package migration's, the
+// partitions' owners the cluster's. This package keeps what is typed by
+// proxy: the outcomes that count forwarded requests in flight and feed the
+// observer (migration.go), and the classic keys' routing (classic.go: the
+// gate, EnterClassic, then MayServeClassic, then translate or forward).
 package route
 
 import (

@@ -3,7 +3,8 @@ package status
 import "sort"
 
 // Cluster is what the status page reads of the instances sharing the
-// durable group log (cmd/streamshift's cluster runtime); nil without the
+// durable group log (package cluster's runtime, which cmd/streamshift's
+// statusCluster adapts: status imports no cluster); nil without the
 // durable log, where one instance serves every group.
 type Cluster interface {
 	// View is the instances and the owners of the group-log partitions as

@@ -37,6 +37,8 @@ type aclsFlags struct {
 // args and returns the rest, for config.Load.
 func splitACLsArgs(args []string) (aclsFlags, []string, error) {
 	f := aclsFlags{format: "commands"}
+	values := map[string]*string{"principal": &f.principal, "bootstrap-server": &f.bootstrap, "command-config": &f.commandConfig, "format": &f.format}
+	lists := map[string]*[]string{"group": &f.groups, "source-topic": &f.sources}
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
@@ -44,24 +46,11 @@ func splitACLsArgs(args []string) (aclsFlags, []string, error) {
 			rest = append(rest, args[i])
 			continue
 		}
-		var dst *string
-		var list *[]string
-		switch name {
-		case "principal":
-			dst = &f.principal
-		case "bootstrap-server":
-			dst = &f.bootstrap
-		case "command-config":
-			dst = &f.commandConfig
-		case "format":
-			dst = &f.format
-		case "group":
-			list = &f.groups
-		case "source-topic":
-			list = &f.sources
-		case "h", "help":
+		if name == "h" || name == "help" {
 			return f, nil, flag.ErrHelp
-		default:
+		}
+		dst, list := values[name], lists[name]
+		if dst == nil && list == nil {
 			rest = append(rest, args[i])
 			continue
 		}

@@ -8,12 +8,12 @@ import (
 	"net/http/pprof"
 	"path"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/streamshift/streamshift/config"
+	"github.com/streamshift/streamshift/internal/loglimit"
 	"github.com/streamshift/streamshift/internal/reload"
 )
 
@@ -32,9 +32,7 @@ type adminGuard struct {
 	// A refused request is logged, but a client hammering the admin port
 	// must not flood the log: the first refusal, then at most one line per
 	// refusalLogEvery, counting those left out.
-	refusalMu      sync.Mutex
-	refusalLogged  time.Time
-	refusalsUnsaid int
+	refusals loglimit.Limiter
 }
 
 // refusalLogEvery spaces the admin refusals' log lines.
@@ -46,6 +44,7 @@ const refusalLogEvery = 10 * time.Second
 // keeps the old token, with an error logged.
 func newAdminGuard(next http.Handler, a config.Admin, log zerolog.Logger) (http.Handler, error) {
 	g := &adminGuard{next: next, log: log}
+	g.refusals.Every = refusalLogEvery
 	if a.Pprof {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -133,16 +132,10 @@ func adminOpen(addr string) bool {
 
 // logRefusal logs a refused admin request, spaced by refusalLogEvery.
 func (g *adminGuard) logRefusal(r *http.Request, reason string) {
-	g.refusalMu.Lock()
-	now := time.Now()
-	if !g.refusalLogged.IsZero() && now.Sub(g.refusalLogged) < refusalLogEvery {
-		g.refusalsUnsaid++
-		g.refusalMu.Unlock()
+	ok, unsaid := g.refusals.Allow(time.Now().UnixNano())
+	if !ok {
 		return
 	}
-	unsaid := g.refusalsUnsaid
-	g.refusalLogged, g.refusalsUnsaid = now, 0
-	g.refusalMu.Unlock()
 	g.log.Warn().Str("remote_addr", r.RemoteAddr).Str("method", r.Method).Str("path", r.URL.Path).Str("reason", reason).
-		Int("refused_since_last_line", unsaid).Msg("admin request refused")
+		Int64("refused_since_last_line", unsaid).Msg("admin request refused")
 }

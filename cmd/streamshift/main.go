@@ -1,5 +1,12 @@
 // Command streamshift is a Kafka wire-protocol proxy that serves the KIP-1071
 // streams rebalance protocol in front of an unmodified Kafka cluster.
+//
+// The command owns the wiring only: it reads the configuration, builds
+// every package's pieces (the proxy, the routes, the coordinator, the
+// upstream clients, package cluster's runtime and links, the capture, the
+// status page) and hands each the others through their options; the
+// logic of a request or a group is never here, and tests reach the
+// pieces through their constructors' options, not package variables.
 package main
 
 import (

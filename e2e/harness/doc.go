@@ -8,4 +8,8 @@
 //
 // The address apps connect to is a parameter of every scenario (Scenario.Route): the same
 // scenarios run directly against a broker (the baselines) and through the streamshift proxy.
+//
+// It owns the test processes (brokers, apps, tools) and their files; it drives streamshift
+// only as a client and an operator would (its listeners, config and admin routes), never
+// through its packages' internals.
 package harness

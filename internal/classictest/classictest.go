@@ -1,6 +1,8 @@
 // Package classictest is what the tests of translate and migration share: a
 // streams group in virtual time, and classic Kafka Streams members'
 // requests against it. Only tests import it.
+// It owns no behaviour of its own: everything it drives is the
+// coordinator's and classicstreams'.
 package classictest
 
 import (

@@ -1,6 +1,8 @@
 // Package kafkajava runs the Java oracles of bench/assignor-java (Kafka's own
 // classes behind a JSON-in, JSON-out main) for the differential tests built
 // with the kafkajava tag.
+// It owns the oracles' process and JSON only; it never builds them (the
+// Maven build does) and only tests import it.
 package kafkajava
 
 import (

@@ -5,6 +5,7 @@
 // kmsg keeps the bytes as they came; streamshift decodes them here where
 // it takes a request in, so that what it logs, counts, captures, shows and
 // writes to its group log is what Kafka would hold.
+// It owns the decoding only and imports nothing of the project.
 package kafkautf8
 
 import (

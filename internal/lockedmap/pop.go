@@ -1,5 +1,7 @@
 // Package lockedmap holds what the runtimes do the same way with a map a
 // mutex guards.
+// It owns no map and no lock: the caller passes both, and stops what it
+// popped outside the lock.
 package lockedmap
 
 import "sync"

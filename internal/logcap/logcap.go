@@ -7,6 +7,9 @@
 // cut, with its length appended ("abc…(1048576 bytes)"), and arrays keep
 // their first MaxElements elements and say how many they dropped. The result
 // is still one line of valid JSON.
+//
+// It owns the cut only: it never drops a line, never reorders and
+// imports nothing of the project.
 package logcap
 
 import (

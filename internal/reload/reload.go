@@ -3,6 +3,10 @@
 // renewed certificate is used without a restart (cert-manager and the like
 // replace the files in place). The proxy's listener TLS and the upstream
 // TLS share it.
+//
+// It owns the files' watch and the rebuilt value; what the value is (a
+// tls.Config, a CA pool) and when it is used are the caller's. It starts
+// no goroutine: the check runs on use, at most once a second.
 package reload
 
 import (

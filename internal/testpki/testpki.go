@@ -2,6 +2,8 @@
 // for tests, so that no key is ever committed: a CA, server certificates for
 // hosts and addresses, client certificates, and any validity period (an
 // expired one included).
+// Only tests and the e2e suite use it; nothing it makes is trusted by
+// production code.
 package testpki
 
 import (

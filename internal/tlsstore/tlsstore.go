@@ -2,6 +2,8 @@
 // ssl.truststore.* settings name: JKS, PKCS#12 and PEM, by their own
 // libraries (keystore-go, go-pkcs12, encoding/pem), so that the files a
 // Kafka client or broker already uses serve streamshift unchanged.
+// It owns the stores' decoding only: it reads the files it is given,
+// watches nothing (internal/reload does) and builds no tls.Config.
 package tlsstore
 
 import (

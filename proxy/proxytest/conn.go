@@ -4,6 +4,8 @@
 // handler decided, as the client would see it. It is to proxy what
 // net/http/httptest is to net/http, and Kroxylicious's MockFilterContext to
 // its filters.
+// Only tests import it (imports_test.go); it owns no socket, no loop and
+// no group.
 package proxytest
 
 import (

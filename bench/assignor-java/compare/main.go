@@ -2,6 +2,9 @@
 // Java StickyTaskAssignor on the identical input and prints time, memory,
 // balance and stickiness of both. Run it through ../run.sh, which builds
 // the Java side with Maven first.
+//
+// It owns the comparison only: it reads the assignor through its public
+// functions and changes nothing of it.
 package main
 
 import (

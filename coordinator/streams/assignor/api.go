@@ -1,6 +1,10 @@
 // Package assignor holds the streams-group task assignors: pure functions from
 // a group specification and a topology to a group assignment, mirroring the
 // TaskAssignor interface of Kafka's group-coordinator-api module.
+//
+// It owns the assignment's arithmetic only: it imports nothing of the
+// project and no I/O, and never reads or changes a group (its caller,
+// package streams, turns the assignment into records).
 package assignor
 
 // Tasks maps a subtopology id to the partition numbers (task ids) of that

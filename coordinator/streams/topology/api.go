@@ -3,6 +3,9 @@
 // decides repartition partition counts, enforces copartitioning, counts the
 // tasks of each subtopology and lists the internal topics to create.
 // Everything here is a pure function of its inputs.
+// It imports only the standard library and the assignor's types, and
+// creates nothing itself: the topics it lists are created by the
+// coordinator's callers.
 package topology
 
 // Config is one topic config, kept in the order the member sent it.
