@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -48,6 +49,8 @@ type askState struct {
 	// fails it ("Unexpected Kafka request of type X during SASL
 	// authentication") and closes the connection.
 	sasl bool
+	// saslSince is when the exchange went upstream (the debug log).
+	saslSince time.Time
 	// corr is the last correlation id given to an ask: negative, counting
 	// down, apart from the client's (which Kafka's clients count up from
 	// 0); responses are matched by order anyway, the id is only checked.
@@ -192,18 +195,27 @@ func (cc *clientConn) sendHeldAsks() {
 }
 
 // saslExchangeStarts holds the asks from a SaslHandshake going upstream on.
-func (cc *clientConn) saslExchangeStarts() { cc.asking.sasl = true }
+// The debug lines of an exchange's start and end tell, when a client's
+// (re-)authentication through the proxy never finishes, which side held
+// it.
+func (cc *clientConn) saslExchangeStarts() {
+	cc.asking.sasl, cc.asking.saslSince = true, time.Now()
+	cc.p.log.Debug().Uint64("conn", cc.id).Str("mechanism", cc.sasl.mechanism).Int("in_flight", cc.sent.len()).
+		Int("asks_in_flight", cc.asking.inFlight).Msg("SASL exchange forwarded; asks wait for its end")
+}
 
 // saslExchangeEnds lets the held asks go: the broker answered the last
 // SaslAuthenticate of a mechanism whose rounds streamshift knows, or
 // answered one with an error, or the client sent a request other than
 // SASL's, which it does only once authenticated (Kafka's clients send
 // nothing else during a re-authentication either).
-func (cc *clientConn) saslExchangeEnds() {
+func (cc *clientConn) saslExchangeEnds(by string) {
 	if !cc.asking.sasl {
 		return
 	}
 	cc.asking.sasl = false
+	cc.p.log.Debug().Uint64("conn", cc.id).Str("mechanism", cc.sasl.mechanism).Str("by", by).
+		Dur("took", time.Since(cc.asking.saslSince)).Int("held_asks", len(cc.asking.held)).Msg("SASL exchange ended")
 	if len(cc.asking.held) > 0 {
 		cc.sendHeldAsks()
 	}

@@ -425,7 +425,7 @@ func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 			return false // let the whole-frame path judge it
 		}
 	}
-	cc.saslExchangeEnds() // held asks go before the request's first bytes
+	cc.saslExchangeEnds(kmsg.NameForKey(key)) // held asks go before the request's first bytes
 	cc.requests++
 	p.m.request(key)
 	p.m.upstream(key) // its chunks follow as they arrive
@@ -466,7 +466,7 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 	cc.requests++
 	p.m.request(key)
 	if key != int16(kmsg.SASLHandshake) && key != int16(kmsg.SASLAuthenticate) {
-		cc.saslExchangeEnds()
+		cc.saslExchangeEnds(kmsg.NameForKey(key)) // the client's next request
 	}
 
 	if key == int16(kmsg.ApiVersions) {
@@ -691,7 +691,7 @@ func (cc *clientConn) completeForwarded(s *slot, frame []byte) error {
 		return nil
 	}
 	if s.saslAuth && cc.noteSaslAuthenticated(frame, s.version) {
-		cc.saslExchangeEnds()
+		cc.saslExchangeEnds("SaslAuthenticate answer")
 	}
 	if s.rewritten {
 		own := clone(frame)
