@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -38,8 +39,18 @@ var errTooManyAsks = fmt.Errorf("more than %d requests of the proxy's own in fli
 type askState struct {
 	inFlight int
 	// held are asks that came while a client request was going upstream
-	// as it arrived (reqStreamLeft): they follow its last byte.
+	// as it arrived (reqStreamLeft): they follow its last byte; or while
+	// a SASL exchange runs upstream (sasl): they follow its end.
 	held []heldAsk
+	// sasl: the client's SaslHandshake went upstream and the exchange has
+	// not ended. Kafka's broker takes nothing but SaslAuthenticate from
+	// then until it answers the last one (SaslServerAuthenticator: an
+	// authentication or a KIP-368 re-authentication): any other request
+	// fails it ("Unexpected Kafka request of type X during SASL
+	// authentication") and closes the connection.
+	sasl bool
+	// saslSince is when the exchange went upstream (the debug log).
+	saslSince time.Time
 	// corr is the last correlation id given to an ask: negative, counting
 	// down, apart from the client's (which Kafka's clients count up from
 	// 0); responses are matched by order anyway, the id is only checked.
@@ -148,10 +159,11 @@ func (cc *clientConn) sendAsk(call *askCall, frame []byte) {
 	}
 	s := &slot{corr: cc.asking.corr, key: call.key, version: call.version, upstream: true, ask: call}
 	binary.BigEndian.PutUint32(frame[8:], uint32(s.corr)) // after size, key and version
-	if cc.reqStreamLeft > 0 {
+	if cc.reqStreamLeft > 0 || cc.asking.sasl {
 		// A frame written now would land inside the client's request,
 		// part of which is upstream already: the broker would read
-		// both as garbage and answer neither.
+		// both as garbage and answer neither. Or inside a SASL
+		// exchange, which the broker would fail.
 		cc.asking.held = append(cc.asking.held, heldAsk{s, frame})
 		return
 	}
@@ -168,14 +180,45 @@ type heldAsk struct {
 }
 
 // sendHeldAsks writes the asks held by sendAsk once the request they
-// waited for went upstream whole; they are answered after it.
+// waited for went upstream whole, or the SASL exchange ended; they are
+// answered after it.
 func (cc *clientConn) sendHeldAsks() {
+	if cc.reqStreamLeft > 0 || cc.asking.sasl {
+		return
+	}
 	for _, a := range cc.asking.held {
 		cc.sent.push(a.s)
 		cc.p.m.upstream(a.s.key)
 		_, _ = cc.up.Write(a.frame)
 	}
 	cc.asking.held = nil
+}
+
+// saslExchangeStarts holds the asks from a SaslHandshake going upstream on.
+// The debug lines of an exchange's start and end tell, when a client's
+// (re-)authentication through the proxy never finishes, which side held
+// it.
+func (cc *clientConn) saslExchangeStarts() {
+	cc.asking.sasl, cc.asking.saslSince = true, time.Now()
+	cc.p.log.Debug().Uint64("conn", cc.id).Str("mechanism", cc.sasl.mechanism).Int("in_flight", cc.sent.len()).
+		Int("asks_in_flight", cc.asking.inFlight).Msg("SASL exchange forwarded; asks wait for its end")
+}
+
+// saslExchangeEnds lets the held asks go: the broker answered the last
+// SaslAuthenticate of a mechanism whose rounds streamshift knows, or
+// answered one with an error, or the client sent a request other than
+// SASL's, which it does only once authenticated (Kafka's clients send
+// nothing else during a re-authentication either).
+func (cc *clientConn) saslExchangeEnds(by string) {
+	if !cc.asking.sasl {
+		return
+	}
+	cc.asking.sasl = false
+	cc.p.log.Debug().Uint64("conn", cc.id).Str("mechanism", cc.sasl.mechanism).Str("by", by).
+		Dur("took", time.Since(cc.asking.saslSince)).Int("held_asks", len(cc.asking.held)).Msg("SASL exchange ended")
+	if len(cc.asking.held) > 0 {
+		cc.sendHeldAsks()
+	}
 }
 
 // answerAsk runs on the loop for the upstream response of an ask slot: it

@@ -307,7 +307,7 @@ func (cc *clientConn) readFrames() gnet.Action {
 			cc.inDiscard(n)
 			cc.reqStreamLeft -= n
 			if cc.reqStreamLeft == 0 && len(cc.asking.held) > 0 {
-				cc.sendHeldAsks()
+				cc.sendHeldAsks() // unless a SASL exchange holds them
 			}
 			continue
 		}
@@ -425,6 +425,7 @@ func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 			return false // let the whole-frame path judge it
 		}
 	}
+	cc.saslExchangeEnds(kmsg.NameForKey(key)) // held asks go before the request's first bytes
 	cc.requests++
 	p.m.request(key)
 	p.m.upstream(key) // its chunks follow as they arrive
@@ -464,6 +465,9 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 	key, version, corr := fixedHeader(msg)
 	cc.requests++
 	p.m.request(key)
+	if key != int16(kmsg.SASLHandshake) && key != int16(kmsg.SASLAuthenticate) {
+		cc.saslExchangeEnds(kmsg.NameForKey(key)) // the client's next request
+	}
 
 	if key == int16(kmsg.ApiVersions) {
 		return cc.apiVersions(frame, version, corr)
@@ -511,6 +515,7 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 	switch key {
 	case int16(kmsg.SASLHandshake):
 		cc.noteSaslHandshake(msg, version)
+		cc.saslExchangeStarts()
 	case int16(kmsg.SASLAuthenticate):
 		cc.noteSaslAuthenticate(msg, version)
 		saslAuth = true
@@ -685,8 +690,8 @@ func (cc *clientConn) completeForwarded(s *slot, frame []byte) error {
 		cc.answerAsk(s, frame)
 		return nil
 	}
-	if s.saslAuth {
-		cc.noteSaslAuthenticated(frame, s.version)
+	if s.saslAuth && cc.noteSaslAuthenticated(frame, s.version) {
+		cc.saslExchangeEnds("SaslAuthenticate answer")
 	}
 	if s.rewritten {
 		own := clone(frame)

@@ -115,24 +115,30 @@ func (cc *clientConn) noteSaslAuthenticate(msg []byte, version int16) {
 	}
 }
 
-// noteSaslAuthenticated reads the broker's answer to a SaslAuthenticate.
-func (cc *clientConn) noteSaslAuthenticated(frame []byte, version int16) {
+// noteSaslAuthenticated reads the broker's answer to a SaslAuthenticate;
+// ended reports that it ends the exchange: an error (the broker closes
+// the connection), or the last round of a mechanism whose rounds are
+// known. Other mechanisms' exchanges end with the client's next request
+// (saslExchangeEnds).
+func (cc *clientConn) noteSaslAuthenticated(frame []byte, version int16) (ended bool) {
 	s := &cc.sasl
 	flexible, _ := requestFlexible(int16(kmsg.SASLAuthenticate), version)
 	at, err := responseBodyAt(frame[4:], int16(kmsg.SASLAuthenticate), flexible)
 	if err != nil {
 		s.user = ""
-		return
+		return true
 	}
 	resp := kmsg.NewPtrSASLAuthenticateResponse()
 	resp.SetVersion(version)
 	if resp.ReadFrom(frame[4+at:]) != nil || resp.ErrorCode != 0 {
 		s.user = ""
-		return
+		return true
 	}
-	if s.user != "" && s.rounds == saslRoundsOf(s.mechanism) {
+	rounds := saslRoundsOf(s.mechanism)
+	if s.user != "" && s.rounds == rounds {
 		s.principal = "User:" + s.user
 	}
+	return rounds > 0 && s.rounds >= rounds
 }
 
 // plainUser is the authentication id of a PLAIN message (RFC 4616), ""
