@@ -32,12 +32,15 @@
 //     settings (streams.ParseConfig reads Kafka-named keys);
 //   - classic members inside a streams group (Kafka's KIP-848 mixed
 //     groups): ClassicJoinGroup, ClassicSyncGroup, ClassicHeartbeat,
-//     ClassicLeaveGroup, ValidateClassicOffsetCommit, MayServeClassic;
+//     ClassicLeaveGroup, ValidateClassicOffsetCommit; EnterClassic
+//     (classic_entry.go), the one entry of a classic request before its
+//     operation: the gate and whether the group is served here, decided
+//     under one lock as a verdict (Serve, Forward, Held);
 //   - the online migration: TakeOverClassicGroup, AbandonTakeOver (classic
 //     group to streams group), BeginHandBack, HandBack, AbortHandBack,
 //     FinishHandBack, ClassicOnly (back to classic); a migrating group's
-//     state on its executor (migration_state.go): the gate (EnterClassic,
-//     HoldClassic, ReleaseClassic), the takeovers' pacing and the one
+//     state on its executor (migration_state.go): the gate word
+//     (HoldClassic, ReleaseClassic; EnterClassic reads it), the takeovers' pacing and the one
 //     takeover at a time (takeover_pacing.go, migration_takeover.go), the
 //     hand-back driver's run, held joins and last steps
 //     (migration_handback.go; their state: migration_handoff.go); Now and
@@ -71,7 +74,7 @@
 //     heartbeat.go, describe.go, offsets.go, delete_group.go,
 //     list_groups.go, admin_groups.go, group_configs.go, ownership.go,
 //     classic_join.go (JoinGroup and SyncGroup), classic_join_hold.go
-//     (a held join), classic_heartbeat.go, classic_served.go,
+//     (a held join), classic_heartbeat.go, classic_entry.go,
 //     classic_takeover.go, classic_handback.go; their request and result
 //     types are declared where they live, in package streams;
 //   - metadata.go: the MetadataSource the runtime reaches the

@@ -12,9 +12,10 @@ import (
 // the groupQueue's mig, read and changed only by work of that queue, like
 // barrier and timers. The one exception is the request path's check, the
 // queue's gate word, so that a classic request of a group that is not
-// migrating pays no queue hop. Here: the gate word and the gate
-// (EnterClassic; HoldClassic and ReleaseClassic: hold and drain of the
-// group's classic requests during a takeover) and the end of the state
+// migrating pays no queue hop. Here: the gate word (read by EnterClassic,
+// classic_entry.go, with whether the group is served, under one lock) and
+// the gate's hold and drain (HoldClassic and ReleaseClassic: the group's
+// classic requests during a takeover) and the end of the state
 // when the group is idle; beside it, on the same state, the pacing of its
 // takeover attempts (takeover_pacing.go), the classic observer
 // (migration_observed.go), the restart recovery (migration_recovery.go),
@@ -114,56 +115,6 @@ func (st *migrationState) takeDrain() func() {
 		st.drainTimer = nil
 	}
 	return d
-}
-
-// EnterClassic runs f now, or holds it while the group's classic requests
-// are held or being released; held, if not nil, is called before f is
-// queued (so before the Release that runs it). The request is counted in
-// flight from the moment f runs, in the same step as the held check (one
-// CAS of the gate word, against Hold's), so a takeover that starts later
-// waits for it whatever f does; f calls answered once the request is
-// answered (at once if it is not forwarded). A group that is not migrating
-// costs no work on its queue.
-func (c *Coordinator) EnterClassic(groupID string, f func(answered func()), held func()) {
-	if groupID == "" {
-		f(func() {})
-		return
-	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		f(func() {})
-		return
-	}
-	s := c.queues[groupID]
-	if s == nil {
-		s = &groupQueue{id: groupID}
-		c.queues[groupID] = s
-	}
-	for {
-		w := s.gate.Load()
-		if w&gateHeld != 0 {
-			break
-		}
-		if s.gate.CompareAndSwap(w, w+1) {
-			c.mu.Unlock()
-			f(c.answeredOnce(s))
-			return
-		}
-	}
-	c.mu.Unlock()
-	if held != nil {
-		held()
-	}
-	// The hop: the queue decides whether the request is still held (Release
-	// may have run meanwhile).
-	c.run(groupID, func(q *groupQueue) {
-		if st := q.mig; q == s && st != nil && (st.held || st.releasing) {
-			st.queue = append(st.queue, func() { s.gate.Add(1); f(c.answeredOnce(s)) })
-			return
-		}
-		go c.EnterClassic(groupID, f, nil)
-	}, func(*streams.CoordError) { go f(func() {}) })
 }
 
 // ClassicInFlight is how many classic requests of the group passed the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/upstream"
@@ -174,5 +175,13 @@ func (rs *Routes) gated(req *proxy.Request, out proxy.Outcome, group string, hel
 		serve(out)
 		return
 	}
-	m.a.o.Coordinator.EnterClassic(group, func(answered func()) { serve(m.counted(req, out, answered)) }, held)
+	e := m.a.o.Coordinator.EnterClassic(group)
+	if e.Verdict == coordinator.ClassicHeld {
+		if held != nil {
+			held()
+		}
+		e.Wait(func(e coordinator.ClassicEntry) { serve(m.counted(req, out, e.Answered)) })
+		return
+	}
+	serve(m.counted(req, out, e.Answered))
 }

@@ -27,7 +27,8 @@
 // partitions' owners the cluster's. This package keeps what is typed by
 // proxy: the outcomes that count forwarded requests in flight and feed the
 // observer (migration.go), and the classic keys' routing (classic.go: the
-// gate, EnterClassic, then MayServeClassic, then translate or forward).
+// coordinator's one verdict, EnterClassic, then wait, translate or
+// forward).
 package route
 
 import (
