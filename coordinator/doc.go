@@ -58,10 +58,11 @@
 //     rollback), timers.go (with the Empty groups' expiration timer),
 //     clock.go, log.go, load.go, append_errors.go (what a failed append
 //     answers); a group's migration state and its gate word
-//     (migration_state.go) and its held requests, run again after each
-//     of its works (held_work.go), live on its executor too, which is why
-//     the runtime's cycle is six files (issue #40 item 3 brings it back
-//     to four);
+//     (migration_state.go) live on its executor too, which is why the
+//     runtime's cycle is five files (issue #40 item 3 brings it back to
+//     four); a held request is an output of its operation (streams.Hold,
+//     streams/hold.go), its answer kept opaquely by the executor until a
+//     change releases it (streams.Change.Released) or the group goes;
 //   - the group log's partitions: partitions.go (a group's partition, by
 //     Kafka's __consumer_offsets rule), partition_table.go (Partitions:
 //     which partitions this instance loads and serves; Serving is what

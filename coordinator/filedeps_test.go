@@ -41,9 +41,8 @@ var modelFiles = []string{
 // an executor holds its group's timers, a timer fires a change, and a
 // change commits through the coordinator (Kafka's CoordinatorRuntime); an
 // executor holds its group's migration state as it holds its timers, and
-// ends it when the group goes (migration_state.go), and its held requests,
-// run again after each of its works (held_work.go).
-var runtimeFiles = []string{"change.go", "coordinator.go", "executor.go", "held_work.go", "migration_state.go", "timers.go"}
+// ends it when the group goes (migration_state.go).
+var runtimeFiles = []string{"change.go", "coordinator.go", "executor.go", "migration_state.go", "timers.go"}
 
 func TestFileDependencies(t *testing.T) {
 	if testing.Short() {

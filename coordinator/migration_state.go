@@ -20,8 +20,9 @@ import (
 // takeover attempts (takeover_pacing.go), the classic observer
 // (migration_observed.go), the restart recovery (migration_recovery.go),
 // the hand-back (migration_handback.go, migration_handoff.go). A held
-// classic JoinGroup is not here: it is one of the queue's held requests
-// (held_work.go, classic_join_hold.go), run again after each work.
+// classic JoinGroup is not here: it is an output of its operation
+// (streams.Hold), kept on the queue until a change releases it
+// (classic_join_hold.go, streams/hold.go).
 
 // gateHeld is the gate word's held bit: the group's requests are held, or
 // its held requests are being released (arrivals queue behind them, so the
