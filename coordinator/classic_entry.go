@@ -83,7 +83,7 @@ func (c *Coordinator) EnterClassic(groupID string) ClassicEntry {
 func (e ClassicEntry) Wait(resume func(ClassicEntry)) {
 	c, s := e.c, e.s
 	c.run(s.id, func(q *groupQueue) {
-		if st := q.mig; q == s && st != nil && (st.held || st.releasing) {
+		if st := q.mig(); q == s && st != nil && (st.held || st.releasing) {
 			st.queue = append(st.queue, func() { resume(c.passHeld(s)) })
 			return
 		}

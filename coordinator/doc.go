@@ -48,7 +48,7 @@
 //   - Load: rebuild from a durable log's records; Close, Unload: stop
 //     serving everything, or one group.
 //
-// Files (filedeps_test.go checks the layering: the runtime's six files,
+// Files (filedeps_test.go checks the layering: the runtime's four files,
 // runtimeFiles there, are the only file cycle here, and package streams
 // has none):
 //
@@ -57,12 +57,13 @@
 //     change.go (a change's inputs, carrying out its I/O, commit,
 //     rollback), timers.go (with the Empty groups' expiration timer),
 //     clock.go, log.go, load.go, append_errors.go (what a failed append
-//     answers); a group's migration state and its gate word
-//     (migration_state.go) live on its executor too, which is why the
-//     runtime's cycle is five files (issue #40 item 3 brings it back to
-//     four); a held request is an output of its operation (streams.Hold,
+//     answers); a group's migration state (migration_state.go) lives on
+//     its executor behind the queue's two-method hook (queueHook: after a
+//     work, when the group goes), and its gate word beside it; a held
+//     request is an output of its operation (streams.Hold,
 //     streams/hold.go), its answer kept opaquely by the executor until a
-//     change releases it (streams.Change.Released) or the group goes;
+//     change releases it (streams.Change.Released) or the group goes: the
+//     runtime uses neither file, and they use it;
 //   - the group log's partitions: partitions.go (a group's partition, by
 //     Kafka's __consumer_offsets rule), partition_table.go (Partitions:
 //     which partitions this instance loads and serves; Serving is what

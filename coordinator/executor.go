@@ -30,10 +30,12 @@ type groupQueue struct {
 	// watches stop the goroutines watching client connections for the
 	// group, by connection (timers.go, watchConn); guarded by exec.
 	watches map[<-chan struct{}]chan struct{}
-	// mig is the group's migration state (migration_state.go), nil when
-	// it is not migrating; guarded by exec. gate is the one part read off
-	// the queue: the request path's held bit and in-flight count.
-	mig  *migrationState
+	// hook is what the group keeps on its queue while it migrates (its
+	// migration state, migration_state.go), nil when it is not migrating;
+	// guarded by exec. gate is the one part read off the queue: the
+	// request path's held bit and in-flight count, and whether the queue
+	// is kept when it drains.
+	hook queueHook
 	gate atomic.Uint64
 	// held are the answers of the group's requests an operation held
 	// (streams.Hold), by key; released are those a change released
@@ -44,6 +46,25 @@ type groupQueue struct {
 	// stateSeen is what the group-state event last told (events.go).
 	// Guarded by exec.
 	stateSeen groupStateSeen
+}
+
+// queueHook is what a migrating group keeps on its queue, behind two
+// calls: the runtime knows of it only that it is told after each work of
+// the group and when the group goes.
+type queueHook interface {
+	// worked: a work of the group ran. Under exec.
+	worked(s *groupQueue)
+	// gone: the group goes from this coordinator (unloaded, or the
+	// coordinator closed). Under exec; tell runs once exec is let go.
+	gone(s *groupQueue) (tell func())
+}
+
+// hookGone tells the group's hook, if any, that the group goes.
+func (s *groupQueue) hookGone() (tell func()) {
+	if s.hook == nil {
+		return func() {}
+	}
+	return s.hook.gone(s)
 }
 
 // heldAnswer answers a held request: with err when the group goes from
@@ -165,6 +186,9 @@ func (c *Coordinator) do(s *groupQueue, f func(*groupQueue)) {
 	s.exec.Lock()
 	f(s)
 	c.runReleased(s)
+	if s.hook != nil {
+		s.hook.worked(s)
+	}
 	c.watchExpiration(s)
 	tell := s.barrierEnded(false)
 	s.exec.Unlock()
@@ -239,7 +263,7 @@ func (c *Coordinator) Close() {
 		s.stopTimers()
 		s.failHeld(shuttingDown(s.id))
 		tell := s.barrierEnded(true)
-		release := s.dropMigration()
+		release := s.hookGone()
 		s.exec.Unlock()
 		tell()
 		release()
@@ -284,7 +308,7 @@ func (c *Coordinator) Unload(groupID string) {
 	}
 	c.mu.Unlock()
 	tell := s.barrierEnded(true)
-	release := s.dropMigration()
+	release := s.hookGone()
 	s.exec.Unlock()
 	tell()
 	release()

@@ -9,8 +9,11 @@ import (
 )
 
 // A migrating group's state lives on its executor (docs/fast-roll.md §4):
-// the groupQueue's mig, read and changed only by work of that queue, like
-// barrier and timers. The one exception is the request path's check, the
+// the groupQueue's hook (mig), read and changed only by work of that
+// queue, like barrier and timers. The runtime sees it only through the
+// hook's two calls (queueHook: worked after each work, gone when the group
+// goes), so this file uses the runtime's and none of the runtime's files
+// uses this one. The one exception is the request path's check, the
 // queue's gate word, so that a classic request of a group that is not
 // migrating pays no queue hop. Here: the gate word (read by EnterClassic,
 // classic_entry.go, with whether the group is served, under one lock) and
@@ -89,20 +92,37 @@ func (st *migrationState) stopPace() {
 // migState returns the group's migration state, new if it had none. Under
 // exec.
 func (s *groupQueue) migState() *migrationState {
-	if s.mig == nil {
-		s.mig = &migrationState{}
+	st := s.mig()
+	if st == nil {
+		st = &migrationState{}
+		s.hook = st
 		s.gate.Or(gateKept)
 	}
-	return s.mig
+	return st
 }
+
+// mig is the group's migration state, nil when it is not migrating. Under
+// exec.
+func (s *groupQueue) mig() *migrationState {
+	st, _ := s.hook.(*migrationState)
+	return st
+}
+
+// worked is the migration state's part after each work of the group
+// (queueHook): a state left with nothing in it ends.
+func (st *migrationState) worked(s *groupQueue) { s.endMigrationIfIdle() }
+
+// gone is its part when the group goes from this coordinator (queueHook):
+// the state ends (dropMigration).
+func (st *migrationState) gone(s *groupQueue) (tell func()) { return s.dropMigration() }
 
 // endMigrationIfIdle drops the group's migration state once nothing is
 // left in it. Under exec.
 func (s *groupQueue) endMigrationIfIdle() {
-	st := s.mig
+	st := s.mig()
 	if st != nil && !st.held && !st.releasing && len(st.queue) == 0 && st.drained == nil && st.pace == nil && st.handOff.idle() &&
 		st.observed == nil && st.rejoin == nil && st.recovery == nil {
-		s.mig = nil
+		s.hook = nil
 		s.gate.And(^gateKept)
 	}
 }
@@ -143,7 +163,7 @@ func (c *Coordinator) answeredOnce(s *groupQueue) func() {
 				c.forgetIdle(s)
 			case w&gateCount == 0 && w&gateHeld != 0:
 				c.run(s.id, func(q *groupQueue) {
-					if st := q.mig; q == s && st != nil && st.held && s.gate.Load()&gateCount == 0 {
+					if st := q.mig(); q == s && st != nil && st.held && s.gate.Load()&gateCount == 0 {
 						if d := st.takeDrain(); d != nil {
 							go d()
 						}
@@ -193,7 +213,7 @@ func (c *Coordinator) HoldClassic(groupID string, drainTimeout time.Duration, dr
 		var timer Timer
 		timer = c.clock.AfterFunc(drainTimeout, func() {
 			c.run(groupID, func(q *groupQueue) {
-				if q != s || q.mig != st || st.drainTimer != timer || st.drained == nil {
+				if q != s || q.mig() != st || st.drainTimer != timer || st.drained == nil {
 					return
 				}
 				d := st.takeDrain()
@@ -211,7 +231,7 @@ func (c *Coordinator) HoldClassic(groupID string, drainTimeout time.Duration, dr
 // upstream), on a goroutine of their own: they need the coordinator.
 func (c *Coordinator) ReleaseClassic(groupID string) {
 	c.run(groupID, func(s *groupQueue) {
-		st := s.mig
+		st := s.mig()
 		if st == nil || !st.held {
 			return
 		}
@@ -229,7 +249,7 @@ func (c *Coordinator) ReleaseClassic(groupID string) {
 // none left or the group held again, ends the release. On the group's
 // queue.
 func (c *Coordinator) releaseHeld(s *groupQueue) {
-	st := s.mig
+	st := s.mig()
 	if st.held || len(st.queue) == 0 {
 		st.releasing = false
 		if !st.held {
@@ -245,7 +265,7 @@ func (c *Coordinator) releaseHeld(s *groupQueue) {
 			f()
 		}
 		c.run(s.id, func(q *groupQueue) {
-			if q == s && q.mig == st {
+			if q == s && q.mig() == st {
 				c.releaseHeld(q)
 			}
 		}, nil)
@@ -256,12 +276,12 @@ func (c *Coordinator) releaseHeld(s *groupQueue) {
 // the coordinator closed): a waiting drain goes on and the held requests
 // run, finding the group gone. Under exec.
 func (s *groupQueue) dropMigration() (tell func()) {
-	st := s.mig
+	st := s.mig()
 	if st == nil {
 		return func() {}
 	}
 	q := st.queue
-	s.mig = nil
+	s.hook = nil
 	s.gate.And(^(gateHeld | gateKept | gateRecovery))
 	d := st.takeDrain()
 	st.stopPace()

@@ -67,7 +67,7 @@ func waitReleased(t *testing.T, c *Coordinator, group string) {
 	deadline := time.Now().Add(gateWait)
 	for {
 		released := false
-		onQueue(t, c, group, func(s *groupQueue) { released = s.mig == nil })
+		onQueue(t, c, group, func(s *groupQueue) { released = s.mig() == nil })
 		if released {
 			return
 		}
@@ -183,7 +183,7 @@ func TestMigrationGateCountsOnEntry(t *testing.T) {
 	// Hold drains at once (on a goroutine of its own) only when nothing is
 	// in flight; otherwise it keeps the drain for the last answer.
 	waiting := false
-	onQueue(t, c, "app", func(s *groupQueue) { waiting = s.mig != nil && s.mig.drained != nil })
+	onQueue(t, c, "app", func(s *groupQueue) { waiting = s.mig() != nil && s.mig().drained != nil })
 	if !waiting {
 		t.Fatal("drained while a request that passed the gate is not answered")
 	}
