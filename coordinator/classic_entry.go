@@ -1,12 +1,19 @@
 package coordinator
 
-import "github.com/streamshift/streamshift/coordinator/streams"
+import (
+	"sync"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
+)
 
 // A classic group request (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
 // and the offset requests of a migrating group) enters the coordinator once
 // before its operation: EnterClassic decides, under the coordinator's one
 // lock, whether the gate holds it and, if not, whether the coordinator has
-// anything of the group to serve. The caller switches on the verdict.
+// anything of the group to serve. The caller switches on the verdict, and
+// takes a request that passed off the gate's count once it is answered
+// (Answered, answeredOnce below); the gate's hold and drain are
+// migration_state.go's.
 
 // ClassicVerdict is what EnterClassic decided for a classic request.
 type ClassicVerdict uint8
@@ -134,4 +141,59 @@ func (c *Coordinator) mayServeLocked(s *groupQueue) ClassicVerdict {
 		return ClassicServe
 	}
 	return ClassicForward
+}
+
+// ClassicInFlight is how many classic requests of the group passed the
+// gate and are not answered yet.
+func (c *Coordinator) ClassicInFlight(groupID string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.queues[groupID]; s != nil {
+		return int(s.gate.Load() & gateCount)
+	}
+	return 0
+}
+
+// answeredOnce is the answered of one request counted in flight on s: the
+// first call takes it off the count; the last answer of a held group ends
+// its drain (on its queue), that of an idle group drops the queue if
+// nothing else keeps it.
+func (c *Coordinator) answeredOnce(s *groupQueue) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			w := s.gate.Add(^uint64(0))
+			switch {
+			case w == 0:
+				c.forgetIdle(s)
+			case w&gateCount == 0 && w&gateHeld != 0:
+				c.run(s.id, func(q *groupQueue) {
+					if st := q.mig(); q == s && st != nil && st.held && s.gate.Load()&gateCount == 0 {
+						if d := st.takeDrain(); d != nil {
+							go d()
+						}
+					}
+				}, nil)
+			}
+		})
+	}
+}
+
+// forgetIdle drops a queue that holds no group, no work, no request in
+// flight and no migration state, as drain does when its queue empties.
+func (c *Coordinator) forgetIdle(s *groupQueue) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.idle() && c.queues[s.id] == s {
+		delete(c.queues, s.id)
+	}
+}
+
+// idle: nothing keeps the queue; the caller holds c.mu and s.mu. s.group
+// is read under c.mu as drain does; a migration state is on the gate word's
+// kept bit, set and cleared with it.
+func (s *groupQueue) idle() bool {
+	return !s.running && len(s.queue) == 0 && s.group == nil && s.gate.Load() == 0
 }

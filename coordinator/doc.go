@@ -75,8 +75,8 @@
 //     that wrapper for operations answered once committed): handle.go,
 //     heartbeat.go, describe.go, offsets.go, delete_group.go,
 //     list_groups.go, admin_groups.go, group_configs.go, ownership.go,
-//     classic_join.go (JoinGroup and SyncGroup), classic_join_hold.go
-//     (a held join), classic_heartbeat.go, classic_entry.go,
+//     classic_join.go (JoinGroup, its hold, and SyncGroup),
+//     classic_heartbeat.go, classic_entry.go,
 //     classic_takeover.go, classic_handback.go; their request and result
 //     types are declared where they live, in package streams;
 //   - metadata.go: the MetadataSource the runtime reaches the

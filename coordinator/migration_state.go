@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"sync"
 	"time"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
@@ -15,9 +14,9 @@ import (
 // goes), so this file uses the runtime's and none of the runtime's files
 // uses this one. The one exception is the request path's check, the
 // queue's gate word, so that a classic request of a group that is not
-// migrating pays no queue hop. Here: the gate word (read by EnterClassic,
-// classic_entry.go, with whether the group is served, under one lock) and
-// the gate's hold and drain (HoldClassic and ReleaseClassic: the group's
+// migrating pays no queue hop. Here: the gate word (counted up by
+// EnterClassic, with whether the group is served, under one lock, and down
+// by its answer, classic_entry.go) and the gate's hold and drain (HoldClassic and ReleaseClassic: the group's
 // classic requests during a takeover) and the end of the state
 // when the group is idle; beside it, on the same state, the pacing of its
 // takeover attempts (takeover_pacing.go), the classic observer
@@ -25,7 +24,7 @@ import (
 // the hand-back (migration_handback.go, migration_handoff.go). A held
 // classic JoinGroup is not here: it is an output of its operation
 // (streams.Hold), kept on the queue until a change releases it
-// (classic_join_hold.go, streams/hold.go).
+// (classic_join.go, streams/hold.go).
 
 // gateHeld is the gate word's held bit: the group's requests are held, or
 // its held requests are being released (arrivals queue behind them, so the
@@ -136,61 +135,6 @@ func (st *migrationState) takeDrain() func() {
 		st.drainTimer = nil
 	}
 	return d
-}
-
-// ClassicInFlight is how many classic requests of the group passed the
-// gate and are not answered yet.
-func (c *Coordinator) ClassicInFlight(groupID string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s := c.queues[groupID]; s != nil {
-		return int(s.gate.Load() & gateCount)
-	}
-	return 0
-}
-
-// answeredOnce is the answered of one request counted in flight on s: the
-// first call takes it off the count; the last answer of a held group ends
-// its drain (on its queue), that of an idle group drops the queue if
-// nothing else keeps it.
-func (c *Coordinator) answeredOnce(s *groupQueue) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			w := s.gate.Add(^uint64(0))
-			switch {
-			case w == 0:
-				c.forgetIdle(s)
-			case w&gateCount == 0 && w&gateHeld != 0:
-				c.run(s.id, func(q *groupQueue) {
-					if st := q.mig(); q == s && st != nil && st.held && s.gate.Load()&gateCount == 0 {
-						if d := st.takeDrain(); d != nil {
-							go d()
-						}
-					}
-				}, nil)
-			}
-		})
-	}
-}
-
-// forgetIdle drops a queue that holds no group, no work, no request in
-// flight and no migration state, as drain does when its queue empties.
-func (c *Coordinator) forgetIdle(s *groupQueue) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.idle() && c.queues[s.id] == s {
-		delete(c.queues, s.id)
-	}
-}
-
-// idle: nothing keeps the queue; the caller holds c.mu and s.mu. s.group
-// is read under c.mu as drain does; a migration state is on the gate word's
-// kept bit, set and cleared with it.
-func (s *groupQueue) idle() bool {
-	return !s.running && len(s.queue) == 0 && s.group == nil && s.gate.Load() == 0
 }
 
 // HoldClassic holds the group's classic requests from its turn on the

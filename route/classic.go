@@ -60,7 +60,7 @@ func (m *Migration) classicEntered(req *proxy.Request, out proxy.Outcome, group 
 		if j, ok := req.Body.(*kmsg.JoinGroupRequest); ok {
 			// A member id streamshift gave out just before the
 			// group was handed back goes without it.
-			m.mig.Translator().ForwardJoin(j, forward)
+			m.tr.ForwardJoin(j, forward)
 			return
 		}
 		m.forward(req, out, nil, e.Answered, nil, nil)
@@ -77,7 +77,7 @@ func (m *Migration) classicEntered(req *proxy.Request, out proxy.Outcome, group 
 		return
 	}
 	m.translated.Add(1)
-	m.mig.Translator().Serve(req.Body, coordinatorClient(req), func(resp kmsg.Response) {
+	m.tr.Serve(req.Body, coordinatorClient(req), func(resp kmsg.Response) {
 		e.Answered()
 		out.Respond(resp)
 	}, m.a.creator(req), forward)
