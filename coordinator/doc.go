@@ -35,16 +35,18 @@
 //     ClassicLeaveGroup, ValidateClassicOffsetCommit; EnterClassic
 //     (classic_entry.go), the one entry of a classic request before its
 //     operation: the gate and whether the group is served here, decided
-//     under one lock as a verdict (Serve, Forward, Held);
+//     under one lock as a verdict (Serve, Forward, Held) returned at once;
+//     a held request's Wait calls back on a goroutine of its own;
 //   - the online migration: TakeOverClassicGroup, AbandonTakeOver (classic
 //     group to streams group), BeginHandBack, HandBack, AbortHandBack,
 //     FinishHandBack, ClassicOnly (back to classic); a migrating group's
 //     state on its executor (migration_state.go): the gate word
-//     (HoldClassic, ReleaseClassic; EnterClassic reads it), the takeovers' pacing and the one
-//     takeover at a time (takeover_pacing.go, migration_takeover.go), the
-//     hand-back driver's run, held joins and last steps
-//     (migration_handback.go; their state: migration_handoff.go); Now and
-//     AfterFunc give the migration the coordinator's Clock;
+//     (HoldClassic, ReleaseClassic; EnterClassic reads it), the
+//     takeovers' pacing and the one takeover at a time
+//     (takeover_pacing.go, migration_takeover.go), the hand-back driver's
+//     run, held joins and last steps (migration_handback.go; their state:
+//     migration_handoff.go); Now and AfterFunc give the migration the
+//     coordinator's Clock;
 //   - Load: rebuild from a durable log's records; Close, Unload: stop
 //     serving everything, or one group.
 //
