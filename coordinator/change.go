@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -78,6 +79,29 @@ func (c *Coordinator) carryOut(s *groupQueue, ch *streams.Change) {
 	for _, closed := range s.group.UnwatchUnused() {
 		s.stopWatch(closed)
 	}
+	s.takeReleased(ch)
+}
+
+// releaseEnded asks the change which of the group's held requests it
+// ended the wait of (streams.Change.ReleaseEnded), once it is in the
+// group, and takes them with those it released itself.
+func (s *groupQueue) releaseEnded(ch *streams.Change) {
+	if len(s.held) > 0 {
+		ch.ReleaseEnded(maps.Keys(s.held))
+	}
+	s.takeReleased(ch)
+}
+
+// takeReleased moves the held requests the change released to the ones
+// the executor runs again after the work (runReleased).
+func (s *groupQueue) takeReleased(ch *streams.Change) {
+	for _, key := range ch.Released {
+		if a := s.held[key]; a != nil {
+			delete(s.held, key)
+			s.released = append(s.released, a)
+		}
+	}
+	ch.Released = nil
 }
 
 // dropClaim drops the group's pending claim once the join creating the
@@ -148,6 +172,7 @@ func (c *Coordinator) finish(s *groupQueue, ch *streams.Change) error {
 		c.rollback(s, ch)
 	default:
 		c.carryOut(s, ch)
+		s.releaseEnded(ch)
 	}
 	return nil
 }
@@ -157,6 +182,7 @@ func (c *Coordinator) finish(s *groupQueue, ch *streams.Change) error {
 func (c *Coordinator) commit(s *groupQueue, ch *streams.Change) error {
 	c.carryOut(s, ch)
 	if len(ch.Records) == 0 {
+		s.releaseEnded(ch)
 		return nil
 	}
 	start := time.Now()
@@ -173,6 +199,7 @@ func (c *Coordinator) commit(s *groupQueue, ch *streams.Change) error {
 	recordsEvent(c.events, ch.Now, s.id, ch.Records)
 	s.stateSeen.tell(c.events, ch.Now, s.id, s.group)
 	ch.Records = nil
+	s.releaseEnded(ch)
 	if ch.Deleted {
 		c.expired(s)
 	}

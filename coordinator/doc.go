@@ -32,20 +32,25 @@
 //     settings (streams.ParseConfig reads Kafka-named keys);
 //   - classic members inside a streams group (Kafka's KIP-848 mixed
 //     groups): ClassicJoinGroup, ClassicSyncGroup, ClassicHeartbeat,
-//     ClassicLeaveGroup, ValidateClassicOffsetCommit, MayServeClassic;
+//     ClassicLeaveGroup, ValidateClassicOffsetCommit; EnterClassic
+//     (classic_entry.go), the one entry of a classic request before its
+//     operation: the gate and whether the group is served here, decided
+//     under one lock as a verdict (Serve, Forward, Held) returned at once;
+//     a held request's Wait calls back on a goroutine of its own;
 //   - the online migration: TakeOverClassicGroup, AbandonTakeOver (classic
 //     group to streams group), BeginHandBack, HandBack, AbortHandBack,
 //     FinishHandBack, ClassicOnly (back to classic); a migrating group's
-//     state on its executor (migration_state.go): the gate (EnterClassic,
-//     HoldClassic, ReleaseClassic), the takeovers' pacing and the one
-//     takeover at a time (takeover_pacing.go, migration_takeover.go), the
-//     hand-back driver's run, held joins and last steps
-//     (migration_handback.go; their state: migration_handoff.go); Now and
-//     AfterFunc give the migration the coordinator's Clock;
+//     state on its executor (migration_state.go): the gate word
+//     (HoldClassic, ReleaseClassic; EnterClassic reads it), the
+//     takeovers' pacing and the one takeover at a time
+//     (takeover_pacing.go, migration_takeover.go), the hand-back driver's
+//     run, held joins and last steps (migration_handback.go; their state:
+//     migration_handoff.go); Now and AfterFunc give the migration the
+//     coordinator's Clock;
 //   - Load: rebuild from a durable log's records; Close, Unload: stop
 //     serving everything, or one group.
 //
-// Files (filedeps_test.go checks the layering: the runtime's six files,
+// Files (filedeps_test.go checks the layering: the runtime's four files,
 // runtimeFiles there, are the only file cycle here, and package streams
 // has none):
 //
@@ -54,11 +59,13 @@
 //     change.go (a change's inputs, carrying out its I/O, commit,
 //     rollback), timers.go (with the Empty groups' expiration timer),
 //     clock.go, log.go, load.go, append_errors.go (what a failed append
-//     answers); a group's migration state and its gate word
-//     (migration_state.go) and its held requests, run again after each
-//     of its works (held_work.go), live on its executor too, which is why
-//     the runtime's cycle is six files (issue #40 item 3 brings it back
-//     to four);
+//     answers); a group's migration state (migration_state.go) lives on
+//     its executor behind the queue's two-method hook (queueHook: after a
+//     work, when the group goes), and its gate word beside it; a held
+//     request is an output of its operation (streams.Hold,
+//     streams/hold.go), its answer kept opaquely by the executor until a
+//     change releases it (streams.Change.Released) or the group goes: the
+//     runtime uses neither file, and they use it;
 //   - the group log's partitions: partitions.go (a group's partition, by
 //     Kafka's __consumer_offsets rule), partition_table.go (Partitions:
 //     which partitions this instance loads and serves; Serving is what
@@ -70,8 +77,8 @@
 //     that wrapper for operations answered once committed): handle.go,
 //     heartbeat.go, describe.go, offsets.go, delete_group.go,
 //     list_groups.go, admin_groups.go, group_configs.go, ownership.go,
-//     classic_join.go (JoinGroup and SyncGroup), classic_join_hold.go
-//     (a held join), classic_heartbeat.go, classic_served.go,
+//     classic_join.go (JoinGroup, its hold, and SyncGroup),
+//     classic_heartbeat.go, classic_entry.go,
 //     classic_takeover.go, classic_handback.go; their request and result
 //     types are declared where they live, in package streams;
 //   - metadata.go: the MetadataSource the runtime reaches the

@@ -30,18 +30,46 @@ type groupQueue struct {
 	// watches stop the goroutines watching client connections for the
 	// group, by connection (timers.go, watchConn); guarded by exec.
 	watches map[<-chan struct{}]chan struct{}
-	// mig is the group's migration state (migration_state.go), nil when
-	// it is not migrating; guarded by exec. gate is the one part read off
-	// the queue: the request path's held bit and in-flight count.
-	mig  *migrationState
+	// hook is what the group keeps on its queue while it migrates (its
+	// migration state, migration_state.go), nil when it is not migrating;
+	// guarded by exec. gate is the one part read off the queue: the
+	// request path's held bit and in-flight count, and whether the queue
+	// is kept when it drains.
+	hook queueHook
 	gate atomic.Uint64
-	// held are the group's requests whose answer waits for the group to
-	// change, by member id (held_work.go); guarded by exec.
-	held map[string]*heldWork
+	// held are the answers of the group's requests an operation held
+	// (streams.Hold), by key; released are those a change released
+	// (streams.Change.Released), run again after the work (runReleased).
+	// The executor never looks inside them. Guarded by exec.
+	held     map[streams.HoldKey]heldAnswer
+	released []heldAnswer
 	// stateSeen is what the group-state event last told (events.go).
 	// Guarded by exec.
 	stateSeen groupStateSeen
 }
+
+// queueHook is what a migrating group keeps on its queue, behind two
+// calls: the runtime knows of it only that it is told after each work of
+// the group and when the group goes.
+type queueHook interface {
+	// worked: a work of the group ran. Under exec.
+	worked(s *groupQueue)
+	// gone: the group goes from this coordinator (unloaded, or the
+	// coordinator closed). Under exec; tell runs once exec is let go.
+	gone(s *groupQueue) (tell func())
+}
+
+// hookGone tells the group's hook, if any, that the group goes.
+func (s *groupQueue) hookGone() (tell func()) {
+	if s.hook == nil {
+		return func() {}
+	}
+	return s.hook.gone(s)
+}
+
+// heldAnswer answers a held request: with err when the group goes from
+// this coordinator, or (err nil) by running the request again.
+type heldAnswer func(s *groupQueue, err error)
 
 // work is one operation queued on a group's executor. fail answers its
 // caller instead when the work will never run: the coordinator closed
@@ -150,18 +178,51 @@ func (c *Coordinator) drain(s *groupQueue) {
 	}
 }
 
-// do runs one work of the group under its lock, then arms or cancels the
-// group's expiration (group_expiration.go) as the work left the group, and
-// tells a hand-back whose barrier the work ended, outside the lock
-// (barrierEnded).
+// do runs one work of the group under its lock, then runs again the held
+// requests its changes released (runReleased), arms or cancels the group's
+// expiration (group_expiration.go) as the work left the group, and tells a
+// hand-back whose barrier the work ended, outside the lock (barrierEnded).
 func (c *Coordinator) do(s *groupQueue, f func(*groupQueue)) {
 	s.exec.Lock()
 	f(s)
-	c.runHeld(s)
+	c.runReleased(s)
+	if s.hook != nil {
+		s.hook.worked(s)
+	}
 	c.watchExpiration(s)
 	tell := s.barrierEnded(false)
 	s.exec.Unlock()
 	tell()
+}
+
+// runReleased runs again, in the order they were released, the held
+// requests a change of this work released; a run may hold its request
+// again, or release others. A group gone from the queue (handed back,
+// deleted, expired, its log unreadable) releases them all: they run on no
+// group, and are answered as such.
+func (c *Coordinator) runReleased(s *groupQueue) {
+	if s.group == nil {
+		for key, a := range s.held {
+			delete(s.held, key)
+			s.released = append(s.released, a)
+		}
+	}
+	for len(s.released) > 0 {
+		a := s.released[0]
+		s.released[0] = nil
+		s.released = s.released[1:]
+		a(s, nil)
+	}
+	s.released = nil
+}
+
+// failHeld answers every held request of a group this coordinator no
+// longer serves (closed, unloaded) with err.
+func (s *groupQueue) failHeld(err error) {
+	for key, a := range s.held {
+		delete(s.held, key)
+		a(s, err)
+	}
 }
 
 // takeQueue empties the group's queue. The caller holds c.mu and has
@@ -202,7 +263,7 @@ func (c *Coordinator) Close() {
 		s.stopTimers()
 		s.failHeld(shuttingDown(s.id))
 		tell := s.barrierEnded(true)
-		release := s.dropMigration()
+		release := s.hookGone()
 		s.exec.Unlock()
 		tell()
 		release()
@@ -247,7 +308,7 @@ func (c *Coordinator) Unload(groupID string) {
 	}
 	c.mu.Unlock()
 	tell := s.barrierEnded(true)
-	release := s.dropMigration()
+	release := s.hookGone()
 	s.exec.Unlock()
 	tell()
 	release()

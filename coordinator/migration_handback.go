@@ -24,7 +24,7 @@ import (
 func (c *Coordinator) StartHandBackRun(groupID string, every time.Duration, start func(*HandBackRun)) {
 	c.run(groupID, func(s *groupQueue) {
 		now := c.clock.Now()
-		st := s.mig
+		st := s.mig()
 		if st != nil && (st.handBack != nil || now.Sub(st.handBackChecked) < every) {
 			return
 		}
@@ -54,7 +54,7 @@ func classicOnly(g *streams.Group) bool {
 // from here), held(false): the caller finishes the join itself.
 func (c *Coordinator) HoldForHandBack(groupID string, j HeldJoin, held func(bool)) {
 	c.run(groupID, func(s *groupQueue) {
-		st := s.mig
+		st := s.mig()
 		if st == nil || st.handBack == nil {
 			held(false)
 			return
@@ -69,7 +69,7 @@ func (c *Coordinator) HoldForHandBack(groupID string, j HeldJoin, held func(bool
 // joins were served again then) gives none.
 func (c *Coordinator) EndHandBackRun(groupID string, run *HandBackRun, done func([]HeldJoin)) {
 	c.run(groupID, func(s *groupQueue) {
-		st := s.mig
+		st := s.mig()
 		if st == nil || st.handBack != run {
 			done(nil)
 			return
@@ -109,7 +109,7 @@ func (c *Coordinator) AnchorLeftForHandBack(groupID string, then func()) {
 // first.
 func (c *Coordinator) HandBackDone(groupID string, grace time.Duration) {
 	c.run(groupID, func(s *groupQueue) {
-		st := s.mig
+		st := s.mig()
 		if st == nil || st.handingBack == nil || st.handingBack.grace != nil {
 			return
 		}
@@ -117,7 +117,7 @@ func (c *Coordinator) HandBackDone(groupID string, grace time.Duration) {
 		c.logger.Info().Str("group", groupID).Msg("hand-back done: the classic group is the broker's again")
 		hb.grace = c.clock.AfterFunc(grace, func() {
 			c.run(groupID, func(q *groupQueue) {
-				if q != s || q.mig != st || st.handingBack != hb {
+				if q != s || q.mig() != st || st.handingBack != hb {
 					return // ended already (a later leave, or the group went away)
 				}
 				st.handingBack = nil
@@ -138,7 +138,7 @@ func (c *Coordinator) WaitHandBack(groupID string, cancel <-chan struct{}) {
 	}
 	ch := make(chan chan struct{}, 1)
 	c.run(groupID, func(s *groupQueue) {
-		if st := s.mig; st != nil && st.handingBack != nil {
+		if st := s.mig(); st != nil && st.handingBack != nil {
 			ch <- st.handingBack.done
 			return
 		}
@@ -178,10 +178,10 @@ func (c *Coordinator) armHandBackSettle(s *groupQueue) {
 	st.settling = h
 	h.giveUp = c.clock.AfterFunc(handBackSettleMax, func() {
 		c.run(s.id, func(q *groupQueue) {
-			if q != s || q.mig == nil || q.mig.settling != h {
+			if q != s || q.mig() == nil || q.mig().settling != h {
 				return
 			}
-			q.mig.settling = nil
+			q.mig().settling = nil
 			q.endMigrationIfIdle()
 		}, nil)
 	})

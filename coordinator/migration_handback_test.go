@@ -45,7 +45,7 @@ func TestHandBackRunOnQueue(t *testing.T) {
 	if run := startRun(h.c, handBackEvery); run != nil {
 		t.Fatal("a run started with a streams member in the group")
 	}
-	if h.queue("g").mig != nil {
+	if h.queue("g").mig() != nil {
 		t.Fatal("a check of a group that cannot be handed back left a migration state")
 	}
 	w.h.ok(hbReq("g", "s1", streams.LeaveGroupMemberEpoch, nil))
@@ -79,7 +79,7 @@ func TestHandBackRunOnQueue(t *testing.T) {
 			t.Fatal("a join held with no run on")
 		}
 	})
-	if h.queue("g").mig != nil {
+	if h.queue("g").mig() != nil {
 		t.Fatal("the migration state stayed after the run ended")
 	}
 	if len(served) != 0 {
@@ -139,7 +139,7 @@ func TestHandBackGraceOnClock(t *testing.T) {
 	clock.Advance(time.Millisecond)
 	waitClosed(t, waited, "the end of the grace")
 	onQueue(t, c, "legacy", func(s *groupQueue) {
-		if s.mig != nil {
+		if s.mig() != nil {
 			t.Fatal("the migration state stayed after the grace")
 		}
 	})

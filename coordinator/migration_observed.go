@@ -74,13 +74,13 @@ func (c *Coordinator) ObserveClassic(groupID string, ob ClassicObservation) {
 
 // observe applies ob. Under exec.
 func (c *Coordinator) observe(s *groupQueue, ob ClassicObservation) {
-	if s.mig != nil && s.mig.settling != nil {
+	if s.mig() != nil && s.mig().settling != nil {
 		c.noteHandBackSettle(s, ob)
 	}
-	if ob.Rejoin && s.mig != nil {
-		if w := s.mig.rejoin; w != nil && w.state.CompareAndSwap(0, 1) {
+	if ob.Rejoin && s.mig() != nil {
+		if w := s.mig().rejoin; w != nil && w.state.CompareAndSwap(0, 1) {
 			// Done: the takeover gives up and may never stop it.
-			s.mig.rejoin = nil
+			s.mig().rejoin = nil
 			go w.f()
 		}
 	}
@@ -89,8 +89,8 @@ func (c *Coordinator) observe(s *groupQueue, ob ClassicObservation) {
 		return
 	}
 	var og *observedGroup
-	if s.mig != nil {
-		og = s.mig.observed
+	if s.mig() != nil {
+		og = s.mig().observed
 	}
 	m := og.member(ob.Member)
 	known := m != nil
@@ -125,12 +125,12 @@ func (c *Coordinator) observe(s *groupQueue, ob ClassicObservation) {
 // assignment the wait ends and EventClassicGroupSynced is told. Under
 // exec.
 func (c *Coordinator) noteHandBackSettle(s *groupQueue, ob ClassicObservation) {
-	h := s.mig.settling
+	h := s.mig().settling
 	if !h.note(ob.Member, ob.Generation, ob.Joined, ob.Synced, ob.GenerationMembers) {
 		return
 	}
 	h.stop()
-	s.mig.settling = nil
+	s.mig().settling = nil
 	c.logger.Info().Str("group", s.id).Int32("generation", h.generation).Int("members", len(h.synced)).
 		Msg("hand-back settled: every member of the broker's classic generation has its assignment")
 	if c.events != nil {
@@ -159,7 +159,7 @@ func (c *Coordinator) armObservedExpiry(s *groupQueue, og *observedGroup) {
 	var timer Timer
 	timer = c.clock.AfterFunc(first.Sub(c.clock.Now()), func() {
 		c.run(s.id, func(q *groupQueue) {
-			if q != s || q.mig == nil || q.mig.observed != og || og.expiry != timer {
+			if q != s || q.mig() == nil || q.mig().observed != og || og.expiry != timer {
 				return
 			}
 			og.expiry = nil
@@ -170,7 +170,7 @@ func (c *Coordinator) armObservedExpiry(s *groupQueue, og *observedGroup) {
 				}
 			}
 			if len(og.members) == 0 {
-				q.mig.observed = nil
+				q.mig().observed = nil
 				q.endMigrationIfIdle()
 				return
 			}
@@ -187,8 +187,8 @@ func (c *Coordinator) ObservedClassicMembers(groupID string) map[string]Observed
 	ch := make(chan map[string]ObservedClassicMember, 1)
 	c.run(groupID, func(s *groupQueue) {
 		out := map[string]ObservedClassicMember{}
-		if s.mig != nil && s.mig.observed != nil {
-			for id, m := range s.mig.observed.members {
+		if s.mig() != nil && s.mig().observed != nil {
+			for id, m := range s.mig().observed.members {
 				out[id] = *m
 			}
 		}
@@ -201,7 +201,7 @@ func (c *Coordinator) ObservedClassicMembers(groupID string) map[string]Observed
 // made it a streams group: its members are the coordinator's now).
 func (c *Coordinator) ForgetClassicObserved(groupID string) {
 	c.run(groupID, func(s *groupQueue) {
-		if st := s.mig; st != nil && st.observed != nil {
+		if st := s.mig(); st != nil && st.observed != nil {
 			st.observed.stop()
 			st.observed = nil
 			s.endMigrationIfIdle()
@@ -220,7 +220,7 @@ func (c *Coordinator) WatchClassicRejoin(groupID string, f func()) (stop func() 
 	return func() bool {
 		stopped := w.state.CompareAndSwap(0, 2) || w.state.Load() == 2
 		c.run(groupID, func(s *groupQueue) {
-			if st := s.mig; st != nil && st.rejoin == w {
+			if st := s.mig(); st != nil && st.rejoin == w {
 				st.rejoin = nil
 				s.endMigrationIfIdle()
 			}

@@ -59,10 +59,10 @@ func (c *Coordinator) ArmRecovery(groupID string, rec *RestartRecovery, d time.D
 }
 
 func (s *groupQueue) recovery() *RestartRecovery {
-	if s.mig == nil {
+	if s.mig() == nil {
 		return nil
 	}
-	return s.mig.recovery
+	return s.mig().recovery
 }
 
 // setRecovery makes rec the group's recovery. Under exec.
@@ -72,8 +72,8 @@ func (s *groupQueue) setRecovery(rec *RestartRecovery) {
 		old.timer.Stop()
 	}
 	if rec == nil {
-		if s.mig != nil {
-			s.mig.recovery = nil
+		if s.mig() != nil {
+			s.mig().recovery = nil
 			s.gate.And(^gateRecovery)
 			s.endMigrationIfIdle()
 		}

@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"sync"
 	"time"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
@@ -9,18 +8,23 @@ import (
 )
 
 // A migrating group's state lives on its executor (docs/fast-roll.md §4):
-// the groupQueue's mig, read and changed only by work of that queue, like
-// barrier and timers. The one exception is the request path's check, the
+// the groupQueue's hook (mig), read and changed only by work of that
+// queue, like barrier and timers. The runtime sees it only through the
+// hook's two calls (queueHook: worked after each work, gone when the group
+// goes), so this file uses the runtime's and none of the runtime's files
+// uses this one. The one exception is the request path's check, the
 // queue's gate word, so that a classic request of a group that is not
-// migrating pays no queue hop. Here: the gate word and the gate
-// (EnterClassic; HoldClassic and ReleaseClassic: hold and drain of the
-// group's classic requests during a takeover) and the end of the state
+// migrating pays no queue hop. Here: the gate word (counted up by
+// EnterClassic, with whether the group is served, under one lock, and down
+// by its answer, classic_entry.go) and the gate's hold and drain (HoldClassic and ReleaseClassic: the group's
+// classic requests during a takeover) and the end of the state
 // when the group is idle; beside it, on the same state, the pacing of its
 // takeover attempts (takeover_pacing.go), the classic observer
 // (migration_observed.go), the restart recovery (migration_recovery.go),
 // the hand-back (migration_handback.go, migration_handoff.go). A held
-// classic JoinGroup is not here: it is one of the queue's held requests
-// (held_work.go, classic_join_hold.go), run again after each work.
+// classic JoinGroup is not here: it is an output of its operation
+// (streams.Hold), kept on the queue until a change releases it
+// (classic_join.go, streams/hold.go).
 
 // gateHeld is the gate word's held bit: the group's requests are held, or
 // its held requests are being released (arrivals queue behind them, so the
@@ -87,20 +91,37 @@ func (st *migrationState) stopPace() {
 // migState returns the group's migration state, new if it had none. Under
 // exec.
 func (s *groupQueue) migState() *migrationState {
-	if s.mig == nil {
-		s.mig = &migrationState{}
+	st := s.mig()
+	if st == nil {
+		st = &migrationState{}
+		s.hook = st
 		s.gate.Or(gateKept)
 	}
-	return s.mig
+	return st
 }
+
+// mig is the group's migration state, nil when it is not migrating. Under
+// exec.
+func (s *groupQueue) mig() *migrationState {
+	st, _ := s.hook.(*migrationState)
+	return st
+}
+
+// worked is the migration state's part after each work of the group
+// (queueHook): a state left with nothing in it ends.
+func (st *migrationState) worked(s *groupQueue) { s.endMigrationIfIdle() }
+
+// gone is its part when the group goes from this coordinator (queueHook):
+// the state ends (dropMigration).
+func (st *migrationState) gone(s *groupQueue) (tell func()) { return s.dropMigration() }
 
 // endMigrationIfIdle drops the group's migration state once nothing is
 // left in it. Under exec.
 func (s *groupQueue) endMigrationIfIdle() {
-	st := s.mig
+	st := s.mig()
 	if st != nil && !st.held && !st.releasing && len(st.queue) == 0 && st.drained == nil && st.pace == nil && st.handOff.idle() &&
 		st.observed == nil && st.rejoin == nil && st.recovery == nil {
-		s.mig = nil
+		s.hook = nil
 		s.gate.And(^gateKept)
 	}
 }
@@ -114,111 +135,6 @@ func (st *migrationState) takeDrain() func() {
 		st.drainTimer = nil
 	}
 	return d
-}
-
-// EnterClassic runs f now, or holds it while the group's classic requests
-// are held or being released; held, if not nil, is called before f is
-// queued (so before the Release that runs it). The request is counted in
-// flight from the moment f runs, in the same step as the held check (one
-// CAS of the gate word, against Hold's), so a takeover that starts later
-// waits for it whatever f does; f calls answered once the request is
-// answered (at once if it is not forwarded). A group that is not migrating
-// costs no work on its queue.
-func (c *Coordinator) EnterClassic(groupID string, f func(answered func()), held func()) {
-	if groupID == "" {
-		f(func() {})
-		return
-	}
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		f(func() {})
-		return
-	}
-	s := c.queues[groupID]
-	if s == nil {
-		s = &groupQueue{id: groupID}
-		c.queues[groupID] = s
-	}
-	for {
-		w := s.gate.Load()
-		if w&gateHeld != 0 {
-			break
-		}
-		if s.gate.CompareAndSwap(w, w+1) {
-			c.mu.Unlock()
-			f(c.answeredOnce(s))
-			return
-		}
-	}
-	c.mu.Unlock()
-	if held != nil {
-		held()
-	}
-	// The hop: the queue decides whether the request is still held (Release
-	// may have run meanwhile).
-	c.run(groupID, func(q *groupQueue) {
-		if st := q.mig; q == s && st != nil && (st.held || st.releasing) {
-			st.queue = append(st.queue, func() { s.gate.Add(1); f(c.answeredOnce(s)) })
-			return
-		}
-		go c.EnterClassic(groupID, f, nil)
-	}, func(*streams.CoordError) { go f(func() {}) })
-}
-
-// ClassicInFlight is how many classic requests of the group passed the
-// gate and are not answered yet.
-func (c *Coordinator) ClassicInFlight(groupID string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if s := c.queues[groupID]; s != nil {
-		return int(s.gate.Load() & gateCount)
-	}
-	return 0
-}
-
-// answeredOnce is the answered of one request counted in flight on s: the
-// first call takes it off the count; the last answer of a held group ends
-// its drain (on its queue), that of an idle group drops the queue if
-// nothing else keeps it.
-func (c *Coordinator) answeredOnce(s *groupQueue) func() {
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			w := s.gate.Add(^uint64(0))
-			switch {
-			case w == 0:
-				c.forgetIdle(s)
-			case w&gateCount == 0 && w&gateHeld != 0:
-				c.run(s.id, func(q *groupQueue) {
-					if st := q.mig; q == s && st != nil && st.held && s.gate.Load()&gateCount == 0 {
-						if d := st.takeDrain(); d != nil {
-							go d()
-						}
-					}
-				}, nil)
-			}
-		})
-	}
-}
-
-// forgetIdle drops a queue that holds no group, no work, no request in
-// flight and no migration state, as drain does when its queue empties.
-func (c *Coordinator) forgetIdle(s *groupQueue) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.idle() && c.queues[s.id] == s {
-		delete(c.queues, s.id)
-	}
-}
-
-// idle: nothing keeps the queue; the caller holds c.mu and s.mu. s.group
-// is read under c.mu as drain does; a migration state is on the gate word's
-// kept bit, set and cleared with it.
-func (s *groupQueue) idle() bool {
-	return !s.running && len(s.queue) == 0 && s.group == nil && s.gate.Load() == 0
 }
 
 // HoldClassic holds the group's classic requests from its turn on the
@@ -241,7 +157,7 @@ func (c *Coordinator) HoldClassic(groupID string, drainTimeout time.Duration, dr
 		var timer Timer
 		timer = c.clock.AfterFunc(drainTimeout, func() {
 			c.run(groupID, func(q *groupQueue) {
-				if q != s || q.mig != st || st.drainTimer != timer || st.drained == nil {
+				if q != s || q.mig() != st || st.drainTimer != timer || st.drained == nil {
 					return
 				}
 				d := st.takeDrain()
@@ -259,7 +175,7 @@ func (c *Coordinator) HoldClassic(groupID string, drainTimeout time.Duration, dr
 // upstream), on a goroutine of their own: they need the coordinator.
 func (c *Coordinator) ReleaseClassic(groupID string) {
 	c.run(groupID, func(s *groupQueue) {
-		st := s.mig
+		st := s.mig()
 		if st == nil || !st.held {
 			return
 		}
@@ -277,7 +193,7 @@ func (c *Coordinator) ReleaseClassic(groupID string) {
 // none left or the group held again, ends the release. On the group's
 // queue.
 func (c *Coordinator) releaseHeld(s *groupQueue) {
-	st := s.mig
+	st := s.mig()
 	if st.held || len(st.queue) == 0 {
 		st.releasing = false
 		if !st.held {
@@ -293,7 +209,7 @@ func (c *Coordinator) releaseHeld(s *groupQueue) {
 			f()
 		}
 		c.run(s.id, func(q *groupQueue) {
-			if q == s && q.mig == st {
+			if q == s && q.mig() == st {
 				c.releaseHeld(q)
 			}
 		}, nil)
@@ -304,12 +220,12 @@ func (c *Coordinator) releaseHeld(s *groupQueue) {
 // the coordinator closed): a waiting drain goes on and the held requests
 // run, finding the group gone. Under exec.
 func (s *groupQueue) dropMigration() (tell func()) {
-	st := s.mig
+	st := s.mig()
 	if st == nil {
 		return func() {}
 	}
 	q := st.queue
-	s.mig = nil
+	s.hook = nil
 	s.gate.And(^(gateHeld | gateKept | gateRecovery))
 	d := st.takeDrain()
 	st.stopPace()

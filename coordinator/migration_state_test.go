@@ -26,8 +26,23 @@ func gateOnClock(t *testing.T) (*Coordinator, *ManualClock) {
 // sent counts a request of the group in flight, as one that passed the
 // gate and was forwarded; the returned answered takes it off.
 func sent(c *Coordinator, group string) (answered func()) {
-	c.EnterClassic(group, func(a func()) { answered = a }, nil)
+	enterClassic(c, group, func(a func()) { answered = a }, nil)
 	return answered
+}
+
+// enterClassic runs f once the request passes the gate (at once, or on its
+// release), calling held first if the gate holds it: the callbacks the
+// route passes around EnterClassic's verdict.
+func enterClassic(c *Coordinator, group string, f func(answered func()), held func()) {
+	e := c.EnterClassic(group)
+	if e.Verdict == ClassicHeld {
+		if held != nil {
+			held()
+		}
+		e.Wait(func(e ClassicEntry) { f(e.Answered) })
+		return
+	}
+	f(e.Answered)
 }
 
 // settle waits until the work queued on the group before it has run: the
@@ -52,7 +67,7 @@ func waitReleased(t *testing.T, c *Coordinator, group string) {
 	deadline := time.Now().Add(gateWait)
 	for {
 		released := false
-		onQueue(t, c, group, func(s *groupQueue) { released = s.mig == nil })
+		onQueue(t, c, group, func(s *groupQueue) { released = s.mig() == nil })
 		if released {
 			return
 		}
@@ -80,9 +95,9 @@ func TestMigrationGate(t *testing.T) {
 	ran := make(chan int, 10)
 	held := 0
 	for i := 0; i < 3; i++ {
-		c.EnterClassic("app", func(answered func()) { answered(); ran <- i }, func() { held++ })
+		enterClassic(c, "app", func(answered func()) { answered(); ran <- i }, func() { held++ })
 	}
-	c.EnterClassic("other", func(answered func()) { answered(); ran <- 100 }, func() { t.Error("another group's request held") })
+	enterClassic(c, "other", func(answered func()) { answered(); ran <- 100 }, func() { t.Error("another group's request held") })
 	if held != 3 {
 		t.Fatalf("%d requests reported held, want 3", held)
 	}
@@ -109,7 +124,7 @@ func TestMigrationGate(t *testing.T) {
 	}
 	waitReleased(t, c, "app")
 	// Idle again: requests pass, Hold drains at once.
-	c.EnterClassic("app", func(answered func()) { answered(); ran <- 7 }, func() { t.Error("held while idle") })
+	enterClassic(c, "app", func(answered func()) { answered(); ran <- 7 }, func() { t.Error("held while idle") })
 	if got := next(t, ran); got != 7 {
 		t.Fatalf("ran %d", got)
 	}
@@ -162,13 +177,13 @@ func TestMigrationGateDrainTimeout(t *testing.T) {
 func TestMigrationGateCountsOnEntry(t *testing.T) {
 	c, _ := gateOnClock(t)
 	var answered func()
-	c.EnterClassic("app", func(a func()) { answered = a }, nil)
+	enterClassic(c, "app", func(a func()) { answered = a }, nil)
 	drained := make(chan struct{})
 	c.HoldClassic("app", drainTimeout, func() { close(drained) })
 	// Hold drains at once (on a goroutine of its own) only when nothing is
 	// in flight; otherwise it keeps the drain for the last answer.
 	waiting := false
-	onQueue(t, c, "app", func(s *groupQueue) { waiting = s.mig != nil && s.mig.drained != nil })
+	onQueue(t, c, "app", func(s *groupQueue) { waiting = s.mig() != nil && s.mig().drained != nil })
 	if !waiting {
 		t.Fatal("drained while a request that passed the gate is not answered")
 	}
@@ -230,7 +245,7 @@ func TestMigrationGateUnloadReleases(t *testing.T) {
 	c.HoldClassic("app", drainTimeout, func() { close(drained) })
 	settle(t, c, "app")
 	ran := make(chan int, 1)
-	c.EnterClassic("app", func(answered func()) { answered(); ran <- 1 }, nil)
+	enterClassic(c, "app", func(answered func()) { answered(); ran <- 1 }, nil)
 	settle(t, c, "app")
 	c.Unload("app")
 	waitClosed(t, drained, "the drain of an unloaded group")

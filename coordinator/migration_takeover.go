@@ -60,7 +60,7 @@ func (c *Coordinator) BeginTakeover(groupID string, cancel <-chan struct{}) (fin
 // (a group gone away ended it then), and lets its waiting joins go on.
 func (c *Coordinator) endTakeover(groupID string, mine chan struct{}) {
 	c.run(groupID, func(s *groupQueue) {
-		st := s.mig
+		st := s.mig()
 		if st == nil || st.takingOver != mine {
 			return
 		}

@@ -97,7 +97,7 @@ func TestTakeoverOneAtATime(t *testing.T) {
 		t.Fatalf("a join after the takeover ended: %+v, want the normal path", b)
 	}
 	onQueue(t, c, "app", func(s *groupQueue) {
-		if s.mig != nil {
+		if s.mig() != nil {
 			t.Fatal("the migration state stayed after the takeover ended")
 		}
 	})

@@ -8,7 +8,7 @@ import "sort"
 // once. The status page lists them from the first classic join.
 func (c *Coordinator) ObservedClassicGroups(done func([]string)) {
 	eachGroup(c, func(id string, s *groupQueue) (string, bool) {
-		return id, s.group == nil && s.mig != nil && s.mig.observed != nil && len(s.mig.observed.members) > 0
+		return id, s.group == nil && s.mig() != nil && s.mig().observed != nil && len(s.mig().observed.members) > 0
 	}, func(out []string) {
 		sort.Strings(out)
 		done(out)

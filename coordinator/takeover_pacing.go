@@ -46,10 +46,10 @@ func (c *Coordinator) pace(s *groupQueue, set func(now time.Time, p *takeoverPac
 	}
 	p.forget = c.clock.AfterFunc(quiet, func() {
 		c.run(s.id, func(q *groupQueue) {
-			if q != s || q.mig == nil || q.mig.pace != p || c.clock.Now().Sub(p.next) <= TakeoverBackoffMax {
+			if q != s || q.mig() == nil || q.mig().pace != p || c.clock.Now().Sub(p.next) <= TakeoverBackoffMax {
 				return // the group failed again meanwhile
 			}
-			q.mig.pace = nil
+			q.mig().pace = nil
 			q.endMigrationIfIdle()
 		}, nil)
 	})
@@ -69,7 +69,7 @@ func (c *Coordinator) TakeoverWait(groupID string, cancel <-chan struct{}) bool 
 	left := make(chan time.Duration, 1)
 	c.run(groupID, func(s *groupQueue) {
 		var d time.Duration
-		if st := s.mig; st != nil && st.pace != nil {
+		if st := s.mig(); st != nil && st.pace != nil {
 			d = st.pace.next.Sub(c.clock.Now())
 		}
 		left <- d
@@ -125,7 +125,7 @@ func (c *Coordinator) TakeoverNotReady(groupID string) {
 // TakeoverSucceeded forgets the group's backoff.
 func (c *Coordinator) TakeoverSucceeded(groupID string) {
 	c.run(groupID, func(s *groupQueue) {
-		if st := s.mig; st != nil {
+		if st := s.mig(); st != nil {
 			st.stopPace()
 			s.endMigrationIfIdle()
 		}

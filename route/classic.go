@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/proxy"
 )
@@ -32,45 +33,54 @@ func classicKey[R kmsg.Request](rs *Routes) handler {
 	return h
 }
 
-// classic serves JoinGroup, SyncGroup, Heartbeat and LeaveGroup: through
-// the gate, then, for a group the coordinator may serve, the translator,
-// which answers for a served group and hands any other back to be
-// forwarded. Any other group's request goes upstream at once: no decoding
-// of its metadata, no hop through a coordinator queue.
+// classic serves JoinGroup, SyncGroup, Heartbeat and LeaveGroup: the
+// coordinator's verdict (EnterClassic: the gate and whether it may serve
+// the group, in one step) says whether the request waits for a takeover's
+// release, goes upstream at once (no decoding of its metadata, no hop
+// through a coordinator queue), or goes to the translator, which answers
+// for a served group and hands any other back to be forwarded.
 func (m *Migration) classic(req *proxy.Request, out proxy.Outcome, group string) {
-	m.a.o.Coordinator.EnterClassic(group, func(answered func()) {
-		forward := func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
-			m.forwardClassic(req, out, group, rewritten, answered, onAnswer)
-		}
-		if !m.a.o.Coordinator.MayServeClassic(group) {
-			m.direct.Add(1)
-			if j, ok := req.Body.(*kmsg.JoinGroupRequest); ok {
-				// A member id streamshift gave out just before
-				// the group was handed back goes without it.
-				m.mig.Translator().ForwardJoin(j, forward)
-				return
-			}
-			m.forward(req, out, nil, answered, nil, nil)
-			return
-		}
-		// The broker's ACLs first (authorize_groups.go): a member that may
-		// not READ the group gets the broker's own refusal.
-		if denied, err := m.a.groupReadDenied(req, group); err != nil {
-			answered()
-			out.Respond(notServed(req.Body, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)))
-			return
-		} else if denied {
-			m.forward(req, out, nil, answered, nil, nil)
-			return
-		}
-		m.translated.Add(1)
-		m.mig.Translator().Serve(req.Body, coordinatorClient(req), func(resp kmsg.Response) {
-			answered()
-			out.Respond(resp)
-		}, m.a.creator(req), forward)
-	}, func() {
+	e := m.a.o.Coordinator.EnterClassic(group)
+	if e.Verdict == coordinator.ClassicHeld {
 		m.mig.Observer().ObserveHeldOn(group, req.Body, clientConnOf(req))
-	})
+		e.Wait(func(e coordinator.ClassicEntry) { m.classicEntered(req, out, group, e) })
+		return
+	}
+	m.classicEntered(req, out, group, e)
+}
+
+// classicEntered serves a classic request that passed the gate, as its
+// verdict says (Forward or Serve); e.Answered takes it off the gate's count.
+func (m *Migration) classicEntered(req *proxy.Request, out proxy.Outcome, group string, e coordinator.ClassicEntry) {
+	forward := func(rewritten kmsg.Request, onAnswer func(kmsg.Response)) {
+		m.forwardClassic(req, out, group, rewritten, e.Answered, onAnswer)
+	}
+	if e.Verdict == coordinator.ClassicForward {
+		m.direct.Add(1)
+		if j, ok := req.Body.(*kmsg.JoinGroupRequest); ok {
+			// A member id streamshift gave out just before the
+			// group was handed back goes without it.
+			m.tr.ForwardJoin(j, forward)
+			return
+		}
+		m.forward(req, out, nil, e.Answered, nil, nil)
+		return
+	}
+	// The broker's ACLs first (authorize_groups.go): a member that may
+	// not READ the group gets the broker's own refusal.
+	if denied, err := m.a.groupReadDenied(req, group); err != nil {
+		e.Answered()
+		out.Respond(notServed(req.Body, fmt.Errorf("%w: %w", kerr.CoordinatorNotAvailable, err)))
+		return
+	} else if denied {
+		m.forward(req, out, nil, e.Answered, nil, nil)
+		return
+	}
+	m.translated.Add(1)
+	m.tr.Serve(req.Body, coordinatorClient(req), func(resp kmsg.Response) {
+		e.Answered()
+		out.Respond(resp)
+	}, m.a.creator(req), forward)
 }
 
 // forwardClassic forwards a classic group request of a group the

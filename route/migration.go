@@ -8,8 +8,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/translate"
 	"github.com/streamshift/streamshift/upstream"
 )
 
@@ -46,6 +48,9 @@ type Migration struct {
 	// a is the route set the migration belongs to.
 	a   *Routes
 	mig *migration.Migration
+	// tr is mig's translator (Migration.Translator), which the classic
+	// keys are served through.
+	tr *translate.Translator
 
 	// direct and translated count the classic group requests forwarded
 	// without asking the coordinator, and those handed to the translator.
@@ -76,7 +81,7 @@ func newMigration(r *Routes, o MigrationOptions) (*Migration, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Migration{a: r, mig: mig}, nil
+	return &Migration{a: r, mig: mig, tr: mig.Translator()}, nil
 }
 
 // migrationAnchors are the routes' anchors as the migration uses them: a
@@ -174,5 +179,13 @@ func (rs *Routes) gated(req *proxy.Request, out proxy.Outcome, group string, hel
 		serve(out)
 		return
 	}
-	m.a.o.Coordinator.EnterClassic(group, func(answered func()) { serve(m.counted(req, out, answered)) }, held)
+	e := m.a.o.Coordinator.EnterClassic(group)
+	if e.Verdict == coordinator.ClassicHeld {
+		if held != nil {
+			held()
+		}
+		e.Wait(func(e coordinator.ClassicEntry) { serve(m.counted(req, out, e.Answered)) })
+		return
+	}
+	serve(m.counted(req, out, e.Answered))
 }

@@ -21,13 +21,14 @@
 // cmd/streamshift imports cluster (imports_test.go).
 //
 // It owns the routing, never a group's state: the groups and their
-// migration state are the coordinator's (the gate word and held requests
+// migration state are the coordinator's (the gate word and held joins
 // on the group's executor, coordinator/migration_state.go and
-// held_work.go), the online migration's drivers package migration's, the
-// partitions' owners the cluster's. This package keeps what is typed by
+// classic_join.go), the online migration's drivers package migration's,
+// the partitions' owners the cluster's. This package keeps what is typed by
 // proxy: the outcomes that count forwarded requests in flight and feed the
 // observer (migration.go), and the classic keys' routing (classic.go: the
-// gate, EnterClassic, then MayServeClassic, then translate or forward).
+// coordinator's one verdict, EnterClassic, then wait, translate or
+// forward).
 package route
 
 import (

@@ -61,6 +61,8 @@ type Change struct {
 	// Watch are client connections whose close the runtime reports to
 	// the group with ConnClosed, as an operation of its own.
 	Watch []<-chan struct{}
+	// Released are the keys of held requests to run again (hold.go).
+	Released []HoldKey
 	// Outcome is set by the operation (Commit, RollBack).
 	Outcome Outcome
 
@@ -74,6 +76,11 @@ type TimerOp struct {
 	After time.Duration
 	Fire  func(*Change) // runs as a change of its own when the timer fires
 }
+
+// HoldKey names a request an operation held (hold.go): a classic
+// member's JoinGroup, by member id (a member has one JoinGroup in flight; a
+// second replaces the first).
+type HoldKey struct{ Member string }
 
 func (ch *Change) emit(r Record) {
 	r.GroupID = ch.Group.ID

@@ -1,6 +1,9 @@
 package streams
 
-import "time"
+import (
+	"iter"
+	"time"
+)
 
 // A classic JoinGroup answered in one round, beyond Kafka 4.4 (issue #28,
 // docs/fast-roll.md §12). A step back of a rolling migration (streams →
@@ -58,4 +61,47 @@ func ClassicJoinHold(req ClassicJoinRequest) time.Duration {
 		d = r
 	}
 	return max(d, 0)
+}
+
+// HoldClassicJoin decides whether the classic JoinGroup this change served
+// (res) is held (classic_join_wait.go): served without error, asking for no
+// internal topic, its member waiting for tasks others hold, and either the
+// first join of a departed member's successor (until zero: the hold starts
+// now, for ClassicJoinHold(req)) or a held join run again before its
+// bound (until). Its bound is a timer the runtime arms once the change is
+// in the log (Hold.Timer).
+func (ch *Change) HoldClassicJoin(req ClassicJoinRequest, res ClassicJoinResult, until time.Time) (Hold, bool) {
+	g := ch.Group
+	if res.Err != nil || len(res.CreatableTopics) > 0 || !ClassicJoinWaiting(g, res.MemberID) {
+		return Hold{}, false
+	}
+	if until.IsZero() {
+		if !SuccessorJoin(g, res.MemberID) {
+			return Hold{}, false
+		}
+		d := ClassicJoinHold(req)
+		if d <= 0 {
+			return Hold{}, false
+		}
+		until = ch.Now.Add(d)
+	}
+	if !ch.Now.Before(until) {
+		return Hold{}, false
+	}
+	return Hold{Key: HoldKey{Member: res.MemberID}, Until: until}, true
+}
+
+// ReleaseEnded releases each held classic JoinGroup (held: the keys the
+// runtime holds for the group) whose member waits no more
+// (ClassicJoinWaiting): a member released a task it waits for, the group
+// epoch moved past it, a hand-back began, or it is no (classic) member of
+// the group any more. The runtime calls it once a change is in the group
+// (committed, or one that writes nothing); a change rolled back leaves the
+// group as it was, and its waits with it.
+func (ch *Change) ReleaseEnded(held iter.Seq[HoldKey]) {
+	for key := range held {
+		if !ClassicJoinWaiting(ch.Group, key.Member) {
+			ch.release(key)
+		}
+	}
 }
