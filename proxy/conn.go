@@ -425,7 +425,9 @@ func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 			return false // let the whole-frame path judge it
 		}
 	}
-	cc.saslExchangeEnds(kmsg.NameForKey(key)) // held asks go before the request's first bytes
+	if cc.asking.sasl {
+		cc.saslExchangeEnds(kmsg.NameForKey(key)) // held asks go before the request's first bytes
+	}
 	cc.requests++
 	p.m.request(key)
 	p.m.upstream(key) // its chunks follow as they arrive
@@ -465,7 +467,7 @@ func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 	key, version, corr := fixedHeader(msg)
 	cc.requests++
 	p.m.request(key)
-	if key != int16(kmsg.SASLHandshake) && key != int16(kmsg.SASLAuthenticate) {
+	if cc.asking.sasl && key != int16(kmsg.SASLHandshake) && key != int16(kmsg.SASLAuthenticate) {
 		cc.saslExchangeEnds(kmsg.NameForKey(key)) // the client's next request
 	}
 
