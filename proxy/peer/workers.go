@@ -14,10 +14,17 @@ import (
 // new one starts, so a handler that blocks (an authorization probe, a held
 // JoinGroup) holds only its own worker. A worker idle for workerIdle
 // ends.
+//
+// idle counts the workers committed to take a call: a worker adds one
+// before it waits, a call claims one before it hands its function over,
+// and a worker whose idle time ran out takes its one back, or, when a call
+// claimed it first, waits for that call. So a call that claimed a worker
+// never blocks long, and a call never starts a worker while one is idle
+// (a non-blocking send would miss a worker between its count and its
+// receive, and start a second).
 type Workers struct {
 	work chan func()
-	// started counts the workers started, idle those waiting for a call
-	// (tests).
+	// started counts the workers started (tests).
 	started atomic.Int64
 	idle    atomic.Int32
 }
@@ -29,11 +36,17 @@ func NewWorkers() *Workers { return &Workers{work: make(chan func())} }
 
 // Run runs f on an idle worker, or a new one.
 func (w *Workers) Run(f func()) {
-	select {
-	case w.work <- f:
-	default:
-		w.started.Add(1)
-		go w.loop(f)
+	for {
+		n := w.idle.Load()
+		if n == 0 {
+			w.started.Add(1)
+			go w.loop(f)
+			return
+		}
+		if w.idle.CompareAndSwap(n, n-1) {
+			w.work <- f
+			return
+		}
 	}
 }
 
@@ -46,10 +59,26 @@ func (w *Workers) loop(f func()) {
 		w.idle.Add(1)
 		select {
 		case f = <-w.work:
-			w.idle.Add(-1)
 		case <-idle.C:
-			w.idle.Add(-1)
-			return
+			if w.retire() {
+				return
+			}
+			f = <-w.work
+		}
+	}
+}
+
+// retire takes back the worker's claim on a call; false when every claim
+// is taken by a call already on its way, one of which this worker must
+// take.
+func (w *Workers) retire() bool {
+	for {
+		n := w.idle.Load()
+		if n == 0 {
+			return false
+		}
+		if w.idle.CompareAndSwap(n, n-1) {
+			return true
 		}
 	}
 }

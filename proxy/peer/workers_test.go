@@ -47,3 +47,27 @@ func TestPeerWorkersNeverWait(t *testing.T) {
 		t.Fatalf("%d workers started, want 2", n)
 	}
 }
+
+// TestPeerWorkersRetire: a worker whose idle time ran out ends, and the
+// next call starts a new one; a call claimed before the retirement is
+// still run.
+func TestPeerWorkersRetire(t *testing.T) {
+	t.Parallel()
+	w := NewWorkers()
+	done := make(chan struct{})
+	w.Run(func() { close(done) })
+	<-done
+	for deadline := time.Now().Add(30 * time.Second); w.idle.Load() != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker is not idle again")
+		}
+	}
+	// Claim the idle worker as Run does, then let its retirement race the
+	// hand-over: the claim must still be served.
+	if !w.idle.CompareAndSwap(1, 0) {
+		t.Fatal("no idle worker to claim")
+	}
+	if w.retire() {
+		t.Fatal("a worker retired although its claim was taken")
+	}
+}
