@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -429,9 +430,19 @@ func checkEachNeeded(ctx context.Context, r *harness.Run, bin, upstreamAddr stri
 		startFails bool
 		breaks     string
 		check      func(ctx context.Context, addr string) error
+		// notNeeded: the row is not needed now (CREATE of a log topic
+		// that exists); the start-up check says so, and no warning names
+		// it. before runs after the ACL is removed, before the start.
+		notNeeded bool
+		before    func(ctx context.Context) error
 	}{
+		// The log topic exists (the control start created it): least
+		// privilege, an operator may create it and grant no CREATE.
+		{acl: find(kmsg.ACLResourceTypeTopic, kmsg.ACLOperationCreate, "__streamshift_groups_ss2"), notNeeded: true},
+		// Without the topic, the start creates it and fails.
 		{acl: find(kmsg.ACLResourceTypeTopic, kmsg.ACLOperationCreate, "__streamshift_groups_ss2"), startFails: true,
-			breaks: "create group log topic __streamshift_groups_ss2: TOPIC_AUTHORIZATION_FAILED"},
+			breaks: "create group log topic __streamshift_groups_ss2: TOPIC_AUTHORIZATION_FAILED",
+			before: func(ctx context.Context) error { return deleteTopicGone(ctx, adm, "__streamshift_groups_ss2") }},
 		{acl: find(kmsg.ACLResourceTypeTransactionalId, kmsg.ACLOperationWrite, "streamshift-__streamshift_groups_ss2-"),
 			breaks: "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"},
 		{acl: find(kmsg.ACLResourceTypeGroup, kmsg.ACLOperationRead, "__streamshift_cluster_e2e-acl-ss2"),
@@ -478,6 +489,11 @@ func checkEachNeeded(ctx context.Context, r *harness.Run, bin, upstreamAddr stri
 			return err
 		}
 		err := func() error {
+			if tc.before != nil {
+				if err := tc.before(ctx); err != nil {
+					return err
+				}
+			}
 			p, err := startSS2(ctx, r, bin, upstreamAddr, env, app, strconv.Itoa(i))
 			if tc.startFails {
 				if err == nil {
@@ -494,6 +510,15 @@ func checkEachNeeded(ctx context.Context, r *harness.Run, bin, upstreamAddr stri
 				return err
 			}
 			defer p.stop()
+			if tc.notNeeded {
+				if err := p.waitLog(ctx, "ACL check: not needed, the topic exists", 30*time.Second); err != nil {
+					return err
+				}
+				if err := p.waitLog(ctx, "has the ACLs of the durable group log", 30*time.Second); err != nil {
+					return err
+				}
+				return checkLogHasNot(p.dir, `"level":"warn"`, `"acl":"`+name+`"`)
+			}
 			if tc.check != nil {
 				if err := tc.check(ctx, p.listen); err != nil {
 					return err
@@ -514,7 +539,12 @@ func checkEachNeeded(ctx context.Context, r *harness.Run, bin, upstreamAddr stri
 		if err != nil {
 			return fmt.Errorf("without %s: %w", name, err)
 		}
-		r.T.Logf("without %s: %s", name, map[bool]string{true: "streamshift does not start, and its start-up check named it", false: "it breaks as the table says"}[tc.startFails])
+		switch {
+		case tc.notNeeded:
+			r.T.Logf("without %s: not needed (the topic exists), streamshift starts and its start-up check says so", name)
+		default:
+			r.T.Logf("without %s: %s", name, map[bool]string{true: "streamshift does not start, and its start-up check named it", false: "it breaks as the table says"}[tc.startFails])
+		}
 		if err := grantBuilders(ctx, r.Broker.Bootstrap, []*kadm.ACLBuilder{builder(tc.acl)}); err != nil {
 			return err
 		}
@@ -629,8 +659,9 @@ func checkProxyOnly(ctx context.Context, r *harness.Run, bin, upstreamAddr strin
 	return checkLogHasNot(p.dir, "AUTHORIZATION_FAILED")
 }
 
-// checkLogHasNot fails naming the line of a streamshift log of dir with s.
-func checkLogHasNot(dir, s string) error {
+// checkLogHasNot fails naming the line of a streamshift log of dir with
+// every one of s.
+func checkLogHasNot(dir string, s ...string) error {
 	logs, _ := filepath.Glob(filepath.Join(dir, "streamshift-*.log"))
 	for _, f := range logs {
 		b, err := os.ReadFile(f)
@@ -638,7 +669,7 @@ func checkLogHasNot(dir, s string) error {
 			return err
 		}
 		for _, line := range strings.Split(string(b), "\n") {
-			if strings.Contains(line, s) {
+			if line != "" && !slices.ContainsFunc(s, func(s string) bool { return !strings.Contains(line, s) }) {
 				return fmt.Errorf("%s: %s", f, line)
 			}
 		}
@@ -700,4 +731,22 @@ func namingACLs(steps []harness.Step) []harness.Step {
 		out[i] = st
 	}
 	return out
+}
+
+// deleteTopicGone deletes topic and waits until the broker no longer has
+// it.
+func deleteTopicGone(ctx context.Context, adm *kadm.Client, topic string) error {
+	if _, err := adm.DeleteTopic(ctx, topic); err != nil {
+		return fmt.Errorf("delete %s: %w", topic, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		td, err := adm.ListTopics(ctx, topic)
+		if err == nil && (td[topic].Err != nil || len(td[topic].Partitions) == 0) {
+			return nil
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("%s still there after its deletion", topic)
 }

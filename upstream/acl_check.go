@@ -46,6 +46,9 @@ const (
 	ACLMissing
 	// ACLUnknown: not asked (a placeholder), or the probe failed.
 	ACLUnknown
+	// ACLNotNeeded: missing, but only needed to create a topic that
+	// exists (ACL.UntilCreated).
+	ACLNotNeeded
 )
 
 // ACLCheck is one row and what the broker answered.
@@ -91,6 +94,13 @@ func CheckACLs(ctx context.Context, opts []kgo.Opt, acls []ACL) ([]ACLCheck, err
 		switch {
 		case err != nil:
 			out[i].State, out[i].Err = ACLUnknown, err
+		case denied && a.UntilCreated:
+			out[i].State = ACLMissing
+			if exists, err := topicExists(ctx, broker, name); err != nil {
+				out[i].State, out[i].Err = ACLUnknown, err
+			} else if exists {
+				out[i].State = ACLNotNeeded
+			}
 		case denied:
 			out[i].State = ACLMissing
 		}
@@ -122,18 +132,8 @@ func probeACL(ctx context.Context, cl *kgo.Client, broker *kgo.Broker, a ACL, na
 		}
 		return resp.ErrorCode == kerr.GroupAuthorizationFailed.Code, nil
 	case a.Resource == kmsg.ACLResourceTypeTopic && a.Operation == kmsg.ACLOperationDescribe:
-		md := kmsg.NewPtrMetadataRequest()
-		t := kmsg.NewMetadataRequestTopic()
-		t.Topic = kmsg.StringPtr(name)
-		md.Topics = []kmsg.MetadataRequestTopic{t}
-		resp, err := md.RequestWith(ctx, broker)
-		if err != nil {
-			return false, err
-		}
-		if len(resp.Topics) != 1 {
-			return false, fmt.Errorf("metadata of %s: %d topics answered", name, len(resp.Topics))
-		}
-		return resp.Topics[0].ErrorCode == kerr.TopicAuthorizationFailed.Code, nil
+		code, err := topicMetadataCode(ctx, broker, name)
+		return code == kerr.TopicAuthorizationFailed.Code, err
 	case a.Resource == kmsg.ACLResourceTypeTopic && a.Operation == kmsg.ACLOperationCreate:
 		ct := kmsg.NewPtrCreateTopicsRequest()
 		ct.ValidateOnly, ct.TimeoutMillis = true, 10000
@@ -220,4 +220,28 @@ func addPartitionsProbe(ctx context.Context, broker *kgo.Broker, txn, topic stri
 		}
 	}
 	return 0, errors.New("AddPartitionsToTxn answered no partition")
+}
+
+// topicExists asks the broker whether it has topic; a topic the principal
+// may not DESCRIBE is not known to exist.
+func topicExists(ctx context.Context, broker *kgo.Broker, topic string) (bool, error) {
+	code, err := topicMetadataCode(ctx, broker, topic)
+	return err == nil && code == 0, err
+}
+
+// topicMetadataCode is the broker's error code for topic in a Metadata
+// request without auto-creation.
+func topicMetadataCode(ctx context.Context, broker *kgo.Broker, topic string) (int16, error) {
+	md := kmsg.NewPtrMetadataRequest()
+	t := kmsg.NewMetadataRequestTopic()
+	t.Topic = kmsg.StringPtr(topic)
+	md.Topics = []kmsg.MetadataRequestTopic{t}
+	resp, err := md.RequestWith(ctx, broker)
+	if err != nil {
+		return 0, fmt.Errorf("metadata of %s: %w", topic, err)
+	}
+	if len(resp.Topics) != 1 {
+		return 0, fmt.Errorf("metadata of %s: %d topics answered", topic, len(resp.Topics))
+	}
+	return resp.Topics[0].ErrorCode, nil
 }

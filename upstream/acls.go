@@ -39,6 +39,10 @@ type ACL struct {
 	Operation kmsg.ACLOperation
 	// Why names the requests that need it; Breaks what fails without it.
 	Why, Breaks string
+	// UntilCreated: CREATE of a topic streamshift creates when it is
+	// missing, needed no more once the topic exists (the operator may
+	// create it instead).
+	UntilCreated bool
 }
 
 // ACLNeeds is what decides the rows: the streams groups (application ids)
@@ -121,9 +125,9 @@ func RequiredACLs(n ACLNeeds) []ACL {
 	out = append(out,
 		ACL{
 			Feature: FeatureDurableLog, Resource: kmsg.ACLResourceTypeTopic, Pattern: lit, Name: log, From: "coordinator.log-topic",
-			Operation: kmsg.ACLOperationCreate,
-			Why:       "CreateTopics of the group log at every start (an existing topic answers TOPIC_ALREADY_EXISTS only to a principal that may CREATE it)",
-			Breaks:    "streamshift does not start: \"create group log topic: TOPIC_AUTHORIZATION_FAILED\"",
+			Operation: kmsg.ACLOperationCreate, UntilCreated: true,
+			Why:       "CreateTopics of the group log at the first start, when the topic does not exist yet; not needed once it exists (or when the operator creates it: compacted, coordinator.log-partitions partitions)",
+			Breaks:    "a start that finds no log topic fails: \"create group log topic: TOPIC_AUTHORIZATION_FAILED\"",
 		},
 		ACL{
 			Feature: FeatureDurableLog, Resource: kmsg.ACLResourceTypeTopic, Pattern: lit, Name: log, From: "coordinator.log-topic",

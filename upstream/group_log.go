@@ -120,9 +120,12 @@ func OpenSharedGroupLog(ctx context.Context, o GroupLogOptions) (*GroupLog, erro
 	return &GroupLog{o: o, writers: map[int32]*partitionWriter{}}, nil
 }
 
-// ensureLogTopic creates the topic or checks the existing one's partitions:
-// a group's partition depends on the count, so another count would place
-// groups where no record of theirs is.
+// ensureLogTopic checks the existing topic's partitions, or creates the
+// topic: a group's partition depends on the count, so another count would
+// place groups where no record of theirs is. It asks first, so a topic the
+// operator created needs no CREATE ACL (Kafka answers CreateTopics of an
+// existing topic TOPIC_ALREADY_EXISTS only to a principal that may CREATE
+// it); two instances starting at once both create, and the second checks.
 func ensureLogTopic(ctx context.Context, o GroupLogOptions) error {
 	admCl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(o.Seeds...)}, o.Opts...)...)
 	if err != nil {
@@ -130,6 +133,9 @@ func ensureLogTopic(ctx context.Context, o GroupLogOptions) error {
 	}
 	defer admCl.Close()
 	adm := kadm.NewClient(admCl)
+	if exists, err := checkLogTopic(ctx, adm, o); exists || err != nil {
+		return err
+	}
 	compact := "compact"
 	resp, err := adm.CreateTopic(ctx, o.Partitions, -1, map[string]*string{"cleanup.policy": &compact}, o.Topic)
 	if err == nil {
@@ -141,19 +147,29 @@ func ensureLogTopic(ctx context.Context, o GroupLogOptions) error {
 	if !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("create group log topic %s: %w", o.Topic, err)
 	}
+	if exists, err := checkLogTopic(ctx, adm, o); err != nil || exists {
+		return err
+	}
+	return fmt.Errorf("group log topic %s: created by another instance, and not yet described", o.Topic)
+}
+
+// checkLogTopic describes the topic: exists false when the broker does not
+// know it, or does not say (no DESCRIBE: the create that follows names the
+// missing ACL); an error when its partition count is not o.Partitions.
+func checkLogTopic(ctx context.Context, adm *kadm.Client, o GroupLogOptions) (exists bool, err error) {
 	td, err := adm.ListTopics(ctx, o.Topic)
 	if err != nil {
-		return fmt.Errorf("group log topic %s: describe: %w", o.Topic, err)
+		return false, fmt.Errorf("group log topic %s: describe: %w", o.Topic, err)
 	}
 	d, ok := td[o.Topic]
 	if !ok || d.Err != nil {
-		return fmt.Errorf("group log topic %s: describe: %v", o.Topic, d.Err)
+		return false, nil
 	}
 	if n := int32(len(d.Partitions)); n != o.Partitions {
-		return fmt.Errorf("group log topic %s has %d partitions, coordinator.log-partitions is %d: the count is fixed once the topic exists (groups are placed by it); set coordinator.log-partitions to %d",
+		return true, fmt.Errorf("group log topic %s has %d partitions, coordinator.log-partitions is %d: the count is fixed once the topic exists (groups are placed by it); set coordinator.log-partitions to %d",
 			o.Topic, n, o.Partitions, n)
 	}
-	return nil
+	return true, nil
 }
 
 // Partitions is the topic's partition count.

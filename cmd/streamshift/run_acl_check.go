@@ -65,6 +65,8 @@ func logMissingACLs(cfg *config.Config, log zerolog.Logger, res []upstream.ACLCh
 				Msg(msg)
 		case upstream.ACLUnknown:
 			log.Debug().Str("acl", r.ACL.String()).AnErr("reason", r.Err).Msg("ACL check: not asked")
+		case upstream.ACLNotNeeded:
+			log.Info().Str("acl", r.ACL.String()).Msg("ACL check: not needed, the topic exists")
 		}
 	}
 	return missing
