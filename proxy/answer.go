@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -42,11 +43,11 @@ func (cc *clientConn) buildAnswer(s *slot, resp kmsg.Response) (frame []byte, ok
 		if !cc.admitAnswer(s, size) {
 			return nil, false
 		}
-		frame = appendResponseFrame(make([]byte, 0, size), s.corr, resp)
+		frame = kafkaframe.AppendResponse(make([]byte, 0, size), s.corr, resp)
 		cc.p.mem.total.Add(int64(len(frame) - size)) // the reservation becomes the frame's exact size
 		return frame, true
 	}
-	frame = appendResponseFrame(nil, s.corr, resp)
+	frame = kafkaframe.AppendResponse(nil, s.corr, resp)
 	return frame, cc.admitAnswer(s, len(frame))
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -108,7 +109,7 @@ type Pending struct {
 func (cc *clientConn) Ask(req kmsg.Request) <-chan AskAnswer {
 	call := &askCall{key: req.Key(), version: req.GetVersion(), answer: make(chan AskAnswer, 1)}
 	clientID := "streamshift"
-	frame := appendRequestFrame(nil, 0, &clientID, req)
+	frame := kafkaframe.AppendRequest(nil, 0, &clientID, req)
 	cc.onLoop(func() { cc.sendAsk(call, frame) })
 	return call.answer
 }
@@ -236,8 +237,8 @@ func (cc *clientConn) answerAsk(s *slot, frame []byte) {
 		s.ask.answer <- AskAnswer{Body: out}
 		return
 	}
-	flexible, _ := requestFlexible(s.key, s.version)
-	at, err := responseBodyAt(frame[4:], s.key, flexible)
+	flexible, _ := kafkaframe.RequestFlexible(s.key, s.version)
+	at, err := kafkaframe.ResponseBodyAt(frame[4:], s.key, flexible)
 	if err != nil {
 		s.ask.answer <- AskAnswer{Err: err}
 		return

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -30,7 +31,7 @@ func serveSASL(rounds int, bad chan<- string) func(b *fakeBroker, c net.Conn) {
 			}
 			msg = m
 			var resp kmsg.Response
-			switch key := kmsg.Key(h.key); {
+			switch key := kmsg.Key(h.Key); {
 			case key == kmsg.SASLHandshake && left == 0:
 				left = rounds
 				resp = kmsg.NewPtrSASLHandshakeResponse()
@@ -42,7 +43,7 @@ func serveSASL(rounds int, bad chan<- string) func(b *fakeBroker, c net.Conn) {
 				}
 				resp = a
 			case left > 0:
-				bad <- fmt.Sprintf("Unexpected Kafka request of type %s (correlation id %d) during SASL authentication", kmsg.NameForKey(h.key), h.corr)
+				bad <- fmt.Sprintf("Unexpected Kafka request of type %s (correlation id %d) during SASL authentication", kmsg.NameForKey(h.Key), h.Corr)
 				return
 			case key == kmsg.Produce:
 				p := kmsg.NewPtrProduceResponse()
@@ -51,7 +52,7 @@ func serveSASL(rounds int, bad chan<- string) func(b *fakeBroker, c net.Conn) {
 			default:
 				out := b.controlPlaneAnswer(h)
 				if out == nil {
-					bad <- fmt.Sprintf("unexpected %s (correlation id %d)", kmsg.NameForKey(h.key), h.corr)
+					bad <- fmt.Sprintf("unexpected %s (correlation id %d)", kmsg.NameForKey(h.Key), h.Corr)
 					return
 				}
 				if _, err := c.Write(out); err != nil {
@@ -59,8 +60,8 @@ func serveSASL(rounds int, bad chan<- string) func(b *fakeBroker, c net.Conn) {
 				}
 				continue
 			}
-			resp.SetVersion(h.version)
-			if _, err := c.Write(appendResponseFrame(nil, h.corr, resp)); err != nil {
+			resp.SetVersion(h.Version)
+			if _, err := c.Write(kafkaframe.AppendResponse(nil, h.Corr, resp)); err != nil {
 				return
 			}
 		}

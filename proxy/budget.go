@@ -6,6 +6,7 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -161,7 +162,7 @@ func (cc *clientConn) refuseOversizedLocal() gnet.Action {
 	if err != nil {
 		return gnet.None
 	}
-	size := frameSize(head)
+	size := kafkaframe.Size(head)
 	if size <= cc.p.opts.MaxInterceptedBytes {
 		return gnet.None
 	}

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -45,7 +46,7 @@ func needsRewrite(key, version int16) bool {
 // the new frame, or nil when the original bytes can go to the client unchanged.
 func rewriteResponse(t *nodeTable, key, version int16, frame []byte) ([]byte, error) {
 	msg := frame[4:]
-	resp, err := decodeResponse(key, version, msg)
+	resp, err := kafkaframe.DecodeResponse(key, version, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ func rewriteResponse(t *nodeTable, key, version int16, frame []byte) ([]byte, er
 		return nil, nil
 	}
 	corr := int32(uint32(msg[0])<<24 | uint32(msg[1])<<16 | uint32(msg[2])<<8 | uint32(msg[3]))
-	return appendResponseFrame(make([]byte, 0, len(frame)+64), corr, resp), nil
+	return kafkaframe.AppendResponse(make([]byte, 0, len(frame)+64), corr, resp), nil
 }
 
 // rewriteNodes replaces each node's upstream endpoint by the proxy's endpoint

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -79,13 +80,13 @@ func saslRoundsOf(mechanism string) int {
 // KIP-368 re-authentication): the principal is unknown until it succeeds.
 func (cc *clientConn) noteSaslHandshake(msg []byte, version int16) {
 	cc.sasl = saslState{mechanism: "?"}
-	h, err := parseRequestHeader(msg)
+	h, err := kafkaframe.ParseRequestHeader(msg)
 	if err != nil {
 		return
 	}
 	req := kmsg.NewPtrSASLHandshakeRequest()
 	req.SetVersion(version)
-	if req.ReadFrom(msg[h.bodyAt:]) == nil && req.Mechanism != "" {
+	if req.ReadFrom(msg[h.BodyAt:]) == nil && req.Mechanism != "" {
 		cc.sasl.mechanism = req.Mechanism
 	}
 }
@@ -99,13 +100,13 @@ func (cc *clientConn) noteSaslAuthenticate(msg []byte, version int16) {
 	if s.rounds != 1 || saslRoundsOf(s.mechanism) == 0 {
 		return
 	}
-	h, err := parseRequestHeader(msg)
+	h, err := kafkaframe.ParseRequestHeader(msg)
 	if err != nil {
 		return
 	}
 	req := kmsg.NewPtrSASLAuthenticateRequest()
 	req.SetVersion(version)
-	if req.ReadFrom(msg[h.bodyAt:]) != nil {
+	if req.ReadFrom(msg[h.BodyAt:]) != nil {
 		return
 	}
 	if s.mechanism == "PLAIN" {
@@ -122,8 +123,8 @@ func (cc *clientConn) noteSaslAuthenticate(msg []byte, version int16) {
 // (saslExchangeEnds).
 func (cc *clientConn) noteSaslAuthenticated(frame []byte, version int16) (ended bool) {
 	s := &cc.sasl
-	flexible, _ := requestFlexible(int16(kmsg.SASLAuthenticate), version)
-	at, err := responseBodyAt(frame[4:], int16(kmsg.SASLAuthenticate), flexible)
+	flexible, _ := kafkaframe.RequestFlexible(int16(kmsg.SASLAuthenticate), version)
+	at, err := kafkaframe.ResponseBodyAt(frame[4:], int16(kmsg.SASLAuthenticate), flexible)
 	if err != nil {
 		s.user = ""
 		return true

@@ -1,9 +1,10 @@
-package proxy
+package peer
 
 import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -20,7 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/streamshift/streamshift/proxy/peer"
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // linkGroup is the tests' instance group.
@@ -57,11 +58,14 @@ func joinLinkGroup(t *testing.T, c *kfake.Cluster, admin sasl.Mechanism) {
 
 // linkListener is an internal listener admitting links through c, whose
 // serve calls are counted.
-func linkListener(t *testing.T, c *kfake.Cluster, served *atomic.Int32) *PeerListener {
+func linkListener(t *testing.T, c *kfake.Cluster, served *atomic.Int32) *Listener {
 	t.Helper()
-	p := &Proxy{opts: Options{Upstream: c.ListenAddrs(), DialTimeout: 5 * time.Second}}
-	pl, err := ListenPeers(PeerListenerOptions{Addr: "127.0.0.1:0", Auth: p.PeerAuth(linkGroup),
-		Handlers: blocking(map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
+	dial := func(ctx context.Context) (net.Conn, error) {
+		d := net.Dialer{Timeout: 5 * time.Second}
+		return d.DialContext(ctx, "tcp", c.ListenAddrs()[0])
+	}
+	pl, err := Listen(ListenerOptions{Addr: "127.0.0.1:0", Auth: &Auth{Dial: dial, Group: linkGroup},
+		Handlers: blocking(map[CallKind]blockingHandler{KindServe: func(_ context.Context, c *Call) ([]byte, int16) {
 			served.Add(1)
 			return echoData(c), 0
 		}}),
@@ -74,9 +78,9 @@ func linkListener(t *testing.T, c *kfake.Cluster, served *atomic.Int32) *PeerLis
 }
 
 // callThrough brings a link with m up and makes one serve call on it.
-func callThrough(t *testing.T, pl *PeerListener, m sasl.Mechanism) {
+func callThrough(t *testing.T, pl *Listener, m sasl.Mechanism) {
 	t.Helper()
-	l := NewPeerLink(PeerLinkOptions{Self: "origin", Peer: "owner", Addr: pl.Addr().String(), SASL: m, Log: zerolog.Nop()})
+	l := NewLink(LinkOptions{Self: "origin", Peer: "owner", Addr: pl.Addr().String(), SASL: m, Log: zerolog.Nop()})
 	defer l.Close()
 	waitFor(t, m.Name()+" link up", func() error {
 		if !l.Up() {
@@ -84,7 +88,7 @@ func callThrough(t *testing.T, pl *PeerListener, m sasl.Mechanism) {
 		}
 		return nil
 	})
-	data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(7), localhost(), time.Minute)
+	data, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(7), localhost(), time.Minute)
 	if err != nil || binary.BigEndian.Uint32(data) != 7 {
 		t.Fatalf("%s: serve call: %x %v", m.Name(), data, err)
 	}
@@ -123,17 +127,17 @@ func TestPeerLinkSASL(t *testing.T) {
 		{"no READ on the instance group", scram.Auth{User: "app", Pass: "app-secret"}.AsSha512Mechanism(), "may not READ group " + linkGroup},
 		{"no SASL", nil, "this one has no control-plane.sasl-mechanism"},
 	} {
-		o := PeerLinkOptions{Self: "origin", Peer: "owner", Addr: pl.Addr().String(), SASL: tc.m, Log: zerolog.Nop()}
+		o := LinkOptions{Self: "origin", Peer: "owner", Addr: pl.Addr().String(), SASL: tc.m, Log: zerolog.Nop()}
 		err := dialPeerOnce(o)
 		if pe := notAdmitted(err); pe == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Fatalf("%s: link up: %v, want CLUSTER_AUTHORIZATION_FAILED saying %q", tc.name, err, tc.want)
 		}
 		// A link's calls say why while it is refused.
-		l := NewPeerLink(o)
+		l := NewLink(o)
 		waitFor(t, tc.name+": calls refused", func() error {
-			_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(8), localhost(), time.Minute)
-			if PeerErrorCode(err) != kerr.ClusterAuthorizationFailed.Code {
-				return fmtErr("call: %v", err)
+			_, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(8), localhost(), time.Minute)
+			if ErrorCode(err) != kerr.ClusterAuthorizationFailed.Code {
+				return fmt.Errorf("call: %v", err)
 			}
 			return nil
 		})
@@ -146,8 +150,8 @@ func TestPeerLinkSASL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	p := principalOf(peer.KindServe)
-	r, err := roundTrip(conn, 1, nil, peer.EnvelopeRequest(&p, peerRequest(9), localhost()), 1<<20)
+	p := principalOf(KindServe)
+	r, err := kafkaframe.RoundTrip(conn, 1, nil, EnvelopeRequest(&p, peerRequest(9), localhost()), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +177,7 @@ func TestPeerLinkSASLNoAuthorizer(t *testing.T) {
 	var served atomic.Int32
 	pl := linkListener(t, c, &served)
 	callThrough(t, pl, scram.Auth{User: "app", Pass: "app-secret"}.AsSha512Mechanism())
-	if err := dialPeerOnce(PeerLinkOptions{Self: "x", Addr: pl.Addr().String(), SASL: scram.Auth{User: "app", Pass: "wrong"}.AsSha512Mechanism()}); notAdmitted(err) == nil {
+	if err := dialPeerOnce(LinkOptions{Self: "x", Addr: pl.Addr().String(), SASL: scram.Auth{User: "app", Pass: "wrong"}.AsSha512Mechanism()}); notAdmitted(err) == nil {
 		t.Fatalf("wrong password without an authorizer: %v, want the link refused", err)
 	}
 }
