@@ -1,11 +1,11 @@
 package peer
 
 import (
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/streamshift/streamshift/internal/testwait"
 )
 
 // newCluster is a kfake cluster closed when the test ends.
@@ -19,18 +19,10 @@ func newCluster(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
 	return c
 }
 
-// waitFor polls fn until it returns nil, for at most 20 seconds.
+// waitFor polls fn until it returns nil (internal/testwait).
 func waitFor(t testing.TB, what string, fn func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = fn(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, err)
+	testwait.For(t, what, fn)
 }
 
-var errNotYet = errors.New("not yet")
+var errNotYet = testwait.ErrNotYet
