@@ -4,9 +4,10 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // fetchMaxVersion caps Fetch below v16, the version that added KIP-951

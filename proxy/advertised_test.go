@@ -8,8 +8,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // recordingBroker is a fake upstream that answers the control plane and

@@ -4,8 +4,9 @@ import (
 	"context"
 
 	"github.com/panjf2000/gnet/v2"
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // Answers the proxy builds itself (a local response, an interceptor's

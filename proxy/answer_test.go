@@ -3,8 +3,9 @@ package proxy
 import (
 	"testing"
 
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // An intercepted request whose decoding would exhaust the memory budget,

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // Asks are requests of the proxy's own sent on a client's own upstream

@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // serveCheckedProduce answers Produce and the control plane, and reports on

@@ -6,8 +6,9 @@ import (
 	"net"
 	"testing"
 
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // fakeBroker is a loopback upstream for tests of the forward path: serve

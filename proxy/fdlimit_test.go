@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
 	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 

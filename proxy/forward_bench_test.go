@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // serveEcho answers just enough for the proxy's forward path: ApiVersions

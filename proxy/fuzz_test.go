@@ -6,8 +6,9 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 func FuzzRequestHeader(f *testing.F) {

@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // intercept decodes a request for its interceptor and stops reading the

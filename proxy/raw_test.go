@@ -12,11 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // rawConn speaks Kafka framing directly, to pipeline and to send bad bytes.

@@ -1,8 +1,9 @@
 package proxy
 
 import (
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // addressRewriter rewrites the node endpoints of a decoded response in place,

@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // streamshift never terminates SASL: the exchange passes through to the

@@ -12,8 +12,9 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // responsePayload is the body size and content the broker sends for corr:

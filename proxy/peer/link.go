@@ -42,7 +42,7 @@ type LinkOptions struct {
 	// Peer and Addr are the peer's proxy id and its
 	// cluster.advertised-address (Links sets them per link).
 	Peer, Addr string
-	// TLS is the dialer's configuration (PeerDialTLS), nil: plaintext. The
+	// TLS is the dialer's configuration (proxy.PeerDialTLS), nil: plaintext. The
 	// peer's certificate is checked against the host of Addr.
 	TLS *tls.Config
 	// SASL is the control plane's mechanism and credentials, which links

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // authenticate brings a link through the peer's admission (listener_auth.go):

@@ -8,9 +8,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // Links authenticate as the listeners' clients do, with no new secret
