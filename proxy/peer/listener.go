@@ -101,11 +101,8 @@ type ListenerOptions struct {
 
 // Listener is the internal listener.
 type Listener struct {
-	o   ListenerOptions
-	ln  net.Listener
-	tls *tls.Config
-	// handshakeTimeout bounds an inbound TLS handshake.
-	handshakeTimeout time.Duration
+	o  ListenerOptions
+	ln net.Listener
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -146,12 +143,11 @@ func Listen(o ListenerOptions) (*Listener, error) {
 		a.Timeout = 10 * time.Second
 		o.Auth = &a
 	}
-	pl := &Listener{o: o, conns: map[net.Conn]struct{}{}, handshakeTimeout: 10 * time.Second}
-	pl.warns.Every = warnEvery
-	pl.tls = o.TLS
-	if o.HandshakeTimeout > 0 {
-		pl.handshakeTimeout = o.HandshakeTimeout
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = 10 * time.Second
 	}
+	pl := &Listener{o: o, conns: map[net.Conn]struct{}{}}
+	pl.warns.Every = warnEvery
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("cluster.listen %s: %w", o.Addr, err)
@@ -234,9 +230,9 @@ func (pl *Listener) serve(raw net.Conn) {
 	for i := range pc.budgets {
 		pc.budgets[i].max, pc.budgets[i].maxBytes = pl.o.MaxInflight, pl.o.MaxBytes
 	}
-	if pl.tls != nil {
-		tc := tls.Server(raw, pl.tls)
-		ctx, cancel := context.WithTimeout(pl.ctx, pl.handshakeTimeout)
+	if pl.o.TLS != nil {
+		tc := tls.Server(raw, pl.o.TLS)
+		ctx, cancel := context.WithTimeout(pl.ctx, pl.o.HandshakeTimeout)
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {
