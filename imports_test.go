@@ -67,6 +67,15 @@ var importRules = []importRule{
 		deny: []string{"github.com/panjf2000/gnet/..."}, transitive: true,
 	},
 	{
+		// proxy builds on proxy/peer (its adapters run the calls on its
+		// client connections), never the other way: what a link needs of
+		// proxy (the handlers, the upstream dial of a link's
+		// authentication, the TLS configurations) is handed in.
+		rule: "proxy/peer imports nothing of proxy, not even through another package",
+		pkgs: []string{"proxy/peer/..."},
+		deny: []string{"proxy", "proxy/proxytest"}, transitive: true,
+	},
+	{
 		rule: "only proxy, upstream, cmd and e2e import kgo and kadm",
 		pkgs: []string{"..."}, except: []string{"proxy/...", "upstream/...", "cmd/...", "e2e/..."},
 		deny: []string{kgo, kadm},
@@ -83,6 +92,11 @@ var importRules = []importRule{
 		rule: "proxy/proxytest only in tests",
 		pkgs: []string{"..."},
 		deny: []string{"proxy/proxytest"},
+	},
+	{
+		rule: "internal/testwait only in tests",
+		pkgs: []string{"..."},
+		deny: []string{"internal/testwait"},
 	},
 	{
 		rule: "internal/classictest only in tests",

@@ -13,7 +13,9 @@
 // /cluster (view.go).
 //
 // What it may not touch: the wire. The link transport (Envelope framing,
-// budgets, SASL and TLS of the links) is the proxy's; the routing of a
+// budgets, SASL and TLS of the links) is proxy/peer's, with what the
+// links take of the proxy (their handlers, TLS and upstream dial) built by
+// proxy; the routing of a
 // request (which key names which group, what a refusal answers) is
 // route's; the partitions' groups and their state are the coordinator's;
 // the instance group and the log are upstream's. Only cmd/streamshift

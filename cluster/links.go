@@ -23,8 +23,8 @@ import (
 // and their upstream calls on its client connections; the routes send
 // their serve calls over the links (Runtime.Forward).
 type Links struct {
-	listener *proxy.PeerListener
-	links    *proxy.PeerLinks
+	listener *peer.Listener
+	links    *peer.Links
 	p        *proxy.Proxy
 	// timeout is cluster.forward-timeout.
 	timeout time.Duration
@@ -71,14 +71,14 @@ type LinkOptions struct {
 	// Listening, for tests only, is given the internal listener once it
 	// is bound: a test closes it (a peer down for the others while the
 	// map still names it).
-	Listening func(*proxy.PeerListener)
+	Listening func(*peer.Listener)
 }
 
 // StartLinks binds the internal listener; the links follow the map
 // (watch) once the runtime joined.
 func StartLinks(p *proxy.Proxy, o LinkOptions) (*Links, error) {
-	var links *proxy.PeerLinks
-	m := newMetrics(func() map[string]proxy.PeerLinkStatus { return links.Status() })
+	var links *peer.Links
+	m := newMetrics(func() map[string]peer.LinkStatus { return links.Status() })
 	lt := o.TLS
 	dial, err := proxy.PeerDialTLS(lt, o.CAFile, o.Log)
 	if err != nil {
@@ -87,11 +87,11 @@ func StartLinks(p *proxy.Proxy, o LinkOptions) (*Links, error) {
 	// When the upstream wants SASL (the control plane has credentials),
 	// links authenticate with the control plane's, and the listener
 	// admits only principals that may READ the instance group.
-	var auth *proxy.PeerAuth
+	var auth *peer.Auth
 	if o.SASL != nil {
 		auth = p.PeerAuth(o.InstanceGroup)
 	}
-	links = proxy.NewPeerLinks(proxy.PeerLinkOptions{
+	links = peer.NewLinks(peer.LinkOptions{
 		Self:          o.ProxyID,
 		TLS:           dial,
 		SASL:          o.SASL,
@@ -104,17 +104,26 @@ func StartLinks(p *proxy.Proxy, o LinkOptions) (*Links, error) {
 		Called:        m.called,
 		Log:           o.Log,
 	})
-	pl, err := proxy.ListenPeers(proxy.PeerListenerOptions{
-		Addr:          o.Listen,
-		TLS:           lt,
-		Auth:          auth,
-		Handlers:      p.PeerHandlers(o.ProxyID, links),
-		MaxInflight:   o.MaxInflight,
-		MaxBytes:      o.MaxBytes,
-		MaxFrameBytes: o.MaxFrameBytes,
-		Refused:       func(reason string) { m.refused.WithLabelValues("owner_" + reason).Inc() },
-		Served:        func(kind peer.CallKind, result string) { m.served.WithLabelValues(kind.String(), result).Inc() },
-		Log:           o.Log,
+	listen, err := proxy.PeerListenTLS(lt, o.Log)
+	if err != nil {
+		return nil, err
+	}
+	var handshake time.Duration
+	if lt != nil {
+		handshake = lt.HandshakeTimeout
+	}
+	pl, err := peer.Listen(peer.ListenerOptions{
+		Addr:             o.Listen,
+		TLS:              listen,
+		HandshakeTimeout: handshake,
+		Auth:             auth,
+		Handlers:         p.PeerHandlers(o.ProxyID, links),
+		MaxInflight:      o.MaxInflight,
+		MaxBytes:         o.MaxBytes,
+		MaxFrameBytes:    o.MaxFrameBytes,
+		Refused:          func(reason string) { m.refused.WithLabelValues("owner_" + reason).Inc() },
+		Served:           func(kind peer.CallKind, result string) { m.served.WithLabelValues(kind.String(), result).Inc() },
+		Log:              o.Log,
 	})
 	if err != nil {
 		return nil, err

@@ -6,14 +6,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // metrics are the metrics of this instance's share of the cluster:
 // its log partitions, and the calls between the instances
 // (docs/one-address.md §3). Every label is from a bounded set: api names
-// from kmsg, results from proxy.PeerResult, kinds from peer.CallKind,
+// from kmsg, results from peer.Result, kinds from peer.CallKind,
 // peers from the cluster map (read when scraped, so a peer that left has
 // no series).
 type metrics struct {
@@ -37,7 +36,7 @@ type metrics struct {
 
 // newMetrics makes the metrics; links is read when /metrics is scraped
 // (nil: no links yet).
-func newMetrics(links func() map[string]proxy.PeerLinkStatus) *metrics {
+func newMetrics(links func() map[string]peer.LinkStatus) *metrics {
 	return &metrics{
 		changes: prometheus.NewCounter(prometheus.CounterOpts{Name: "streamshift_cluster_partition_changes_total",
 			Help: "Group-log partitions this instance gained or gave up."}),
@@ -77,7 +76,7 @@ func (m *metrics) collectors() []prometheus.Collector {
 // after took.
 func (m *metrics) forward(key int16, err error, took time.Duration) {
 	api := kmsg.NameForKey(key)
-	m.forwarded.WithLabelValues(api, proxy.PeerResult(err)).Inc()
+	m.forwarded.WithLabelValues(api, peer.Result(err)).Inc()
 	m.forwardTime.WithLabelValues(api).Observe(took.Seconds())
 }
 
@@ -93,7 +92,7 @@ func (m *metrics) called(kind peer.CallKind, key int16, result string) {
 // when scraped.
 type peerInflight struct {
 	desc  *prometheus.Desc
-	links func() map[string]proxy.PeerLinkStatus
+	links func() map[string]peer.LinkStatus
 }
 
 func (p *peerInflight) Describe(ch chan<- *prometheus.Desc) { ch <- p.desc }

@@ -17,6 +17,7 @@ import (
 	"github.com/streamshift/streamshift/internal/backoff"
 	"github.com/streamshift/streamshift/internal/lockedmap"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 	"github.com/streamshift/streamshift/upstream"
 	"github.com/streamshift/streamshift/upstream/anchor"
 )
@@ -327,15 +328,15 @@ func (cr *Runtime) Hops() bool {
 }
 
 // Forward implements route.Cluster: a serve call to peer over its link.
-func (cr *Runtime) Forward(ctx context.Context, peer, group string, gen int32, req *proxy.Request, timeout time.Duration) ([]byte, error) {
+func (cr *Runtime) Forward(ctx context.Context, owner, group string, gen int32, req *proxy.Request, timeout time.Duration) ([]byte, error) {
 	start := time.Now()
 	var data []byte
 	var err error
-	if link := cr.links.links.Link(peer); link != nil {
+	if link := cr.links.links.Link(owner); link != nil {
 		data, err = cr.links.p.ServeRemote(ctx, link, req, cr.parts.Of(group), gen, timeout)
 	} else {
 		cr.m.refused.WithLabelValues("link_down").Inc()
-		err = &proxy.PeerError{Peer: peer, Code: kerr.CoordinatorNotAvailable.Code, Result: proxy.PeerLinkDown, Reason: "no link to that instance"}
+		err = &peer.Error{Peer: owner, Code: kerr.CoordinatorNotAvailable.Code, Result: peer.LinkDown, Reason: "no link to that instance"}
 	}
 	cr.m.forward(req.Key, err, time.Since(start))
 	return data, err
@@ -360,12 +361,12 @@ func (cr *Runtime) Peers() []string {
 	return peers
 }
 
-// ServedGroups implements route.Cluster: a served-groups call to peer
+// ServedGroups implements route.Cluster: a served-groups call to instance
 // over its link.
-func (cr *Runtime) ServedGroups(ctx context.Context, peer string, req *proxy.Request, timeout time.Duration) ([]kmsg.ListGroupsResponseGroup, error) {
-	link := cr.links.links.Link(peer)
+func (cr *Runtime) ServedGroups(ctx context.Context, instance string, req *proxy.Request, timeout time.Duration) ([]kmsg.ListGroupsResponseGroup, error) {
+	link := cr.links.links.Link(instance)
 	if link == nil {
-		return nil, &proxy.PeerError{Peer: peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to that instance"}
+		return nil, &peer.Error{Peer: instance, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to that instance"}
 	}
 	return cr.links.p.ServedGroups(ctx, link, req, timeout)
 }

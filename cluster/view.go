@@ -6,7 +6,7 @@ import (
 	"net/http"
 
 	"github.com/streamshift/streamshift/coordinator"
-	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 	"github.com/streamshift/streamshift/upstream"
 )
 
@@ -23,7 +23,7 @@ type View struct {
 	Generation int32 `json:"generation"`
 	// Links are the links to the other instances, by proxy id: address,
 	// up since when, calls in flight by kind, last error.
-	Links map[string]proxy.PeerLinkStatus `json:"links,omitempty"`
+	Links map[string]peer.LinkStatus `json:"links,omitempty"`
 }
 
 // View is this instance, the latest map's instances and owners, this

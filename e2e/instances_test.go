@@ -132,7 +132,7 @@ func (c *ssCluster) bootstrap() string {
 type ssView struct {
 	Instances map[string]json.RawMessage `json:"instances"`
 	Owners    []string                   `json:"owners"`
-	// Links are the instance's links by peer (proxy.PeerLinkStatus).
+	// Links are the instance's links by peer (proxy/peer.LinkStatus).
 	Links map[string]struct {
 		Up bool `json:"up"`
 	} `json:"links"`

@@ -6,6 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // fetchMaxVersion caps Fetch below v16, the version that added KIP-951
@@ -48,7 +50,7 @@ func unsupportedApiVersions(corr int32) []byte {
 	resp.Version = 0
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
 	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: int16(kmsg.ApiVersions), MinVersion: 0, MaxVersion: maxApiVersions}}
-	return appendResponseFrame(nil, corr, resp)
+	return kafkaframe.AppendResponse(nil, corr, resp)
 }
 
 // isUnsupportedVersionReply detects a broker's own error-35 ApiVersions reply
@@ -69,7 +71,7 @@ func rewriteApiVersions(regs []*registration, caps map[int16]int16, version int1
 	if isUnsupportedVersionReply(frame) {
 		return nil, nil, nil
 	}
-	r, err := decodeResponse(int16(kmsg.ApiVersions), version, frame[4:])
+	r, err := kafkaframe.DecodeResponse(int16(kmsg.ApiVersions), version, frame[4:])
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,7 +81,7 @@ func rewriteApiVersions(regs []*registration, caps map[int16]int16, version int1
 	}
 	capApiVersions(resp, regs, caps)
 	corr := int32(uint32(frame[4])<<24 | uint32(frame[5])<<16 | uint32(frame[6])<<8 | uint32(frame[7]))
-	return appendResponseFrame(make([]byte, 0, len(frame)+64), corr, resp), newAPITable(resp.ApiKeys), nil
+	return kafkaframe.AppendResponse(make([]byte, 0, len(frame)+64), corr, resp), newAPITable(resp.ApiKeys), nil
 }
 
 // capApiVersions applies the proxy's view to the broker's key list in place.

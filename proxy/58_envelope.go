@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/streamshift/streamshift/proxy/peer"
 )
 
@@ -40,10 +41,10 @@ func (p *Proxy) Incarnation() int64 { return p.incarnation }
 // over links to the origin), upstream calls go on this proxy's client
 // connections, served-groups calls list the groups this instance serves
 // (SetServedGroups). self is this instance's proxy id.
-func (p *Proxy) PeerHandlers(self string, links *PeerLinks) map[peer.CallKind]PeerHandler {
-	return map[peer.CallKind]PeerHandler{
-		peer.KindServe: func(ctx context.Context, c *peer.Call) <-chan PeerAnswer { return p.servePeer(ctx, c, links) },
-		peer.KindUpstream: func(ctx context.Context, c *peer.Call) <-chan PeerAnswer {
+func (p *Proxy) PeerHandlers(self string, links *peer.Links) map[peer.CallKind]peer.Handler {
+	return map[peer.CallKind]peer.Handler{
+		peer.KindServe: func(ctx context.Context, c *peer.Call) <-chan peer.Answer { return p.servePeer(ctx, c, links) },
+		peer.KindUpstream: func(ctx context.Context, c *peer.Call) <-chan peer.Answer {
 			return p.upstreamPeer(ctx, self, c)
 		},
 		peer.KindServedGroups: p.servedGroupsPeer,
@@ -69,16 +70,16 @@ func (c ClientInfo) Remote() bool { return c.ConnID&(1<<63) != 0 }
 // partition and mapGeneration are what the origin routed by; timeout ≤ 0
 // is the link's. The request is re-encoded from its decoded body under the
 // client's correlation and client ids.
-func (p *Proxy) ServeRemote(ctx context.Context, link *PeerLink, req *Request, partition, mapGeneration int32, timeout time.Duration) ([]byte, error) {
+func (p *Proxy) ServeRemote(ctx context.Context, link *peer.Link, req *Request, partition, mapGeneration int32, timeout time.Duration) ([]byte, error) {
 	c := req.Client
 	clientID := c.ClientID
 	pr := peer.ConnPrincipal{
-		Version: peer.PrincipalVersion, Kind: peer.KindServe, Origin: link.o.Self, Incarnation: p.incarnation,
+		Version: peer.PrincipalVersion, Kind: peer.KindServe, Origin: link.Self(), Incarnation: p.incarnation,
 		ConnID: int64(c.ConnID), Node: c.Node, ClientID: &clientID, SoftwareName: c.SoftwareName,
 		SoftwareVersion: c.SoftwareVersion, RemoteAddr: c.RemoteAddr, Partition: partition, MapGeneration: mapGeneration,
 		Principal: c.Principal,
 	}
-	data := appendRequestFrame(nil, req.CorrelationID, &clientID, req.Body)[4:]
+	data := kafkaframe.AppendRequest(nil, req.CorrelationID, &clientID, req.Body)[4:]
 	if cc, ok := req.conn.(*clientConn); ok {
 		// Before the call: a close during it is told to the owner too.
 		cc.servedBy(link)
@@ -88,7 +89,7 @@ func (p *Proxy) ServeRemote(ctx context.Context, link *PeerLink, req *Request, p
 		return nil, err
 	}
 	if len(resp) < 4 || int32(binary.BigEndian.Uint32(resp)) != req.CorrelationID {
-		return nil, &PeerError{Peer: link.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("answered %d bytes not of correlation id %d", len(resp), req.CorrelationID)}
+		return nil, &peer.Error{Peer: link.Peer(), Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("answered %d bytes not of correlation id %d", len(resp), req.CorrelationID)}
 	}
 	return resp, nil
 }
@@ -138,20 +139,20 @@ func (o *outcome) RespondFrame(data []byte) {
 // connections, like an ask: behind what the connection sent already, while
 // the client's own request waits on the owner, so the broker sees the
 // client's order. It is a leaf: it never makes further calls.
-func (p *Proxy) upstreamPeer(ctx context.Context, self string, c *peer.Call) <-chan PeerAnswer {
-	ch := make(chan PeerAnswer, 1)
+func (p *Proxy) upstreamPeer(ctx context.Context, self string, c *peer.Call) <-chan peer.Answer {
+	ch := make(chan peer.Answer, 1)
 	pr := &c.Principal
 	if pr.Origin != self || pr.Incarnation != p.incarnation {
 		// A connection of another instance, or of an earlier start of
 		// this one: gone.
-		ch <- PeerAnswer{Code: kerr.NetworkException.Code}
+		ch <- peer.Answer{Code: kerr.NetworkException.Code}
 		return ch
 	}
 	p.mu.Lock()
 	cc := p.byID[uint64(pr.ConnID)]
 	p.mu.Unlock()
 	if cc == nil {
-		ch <- PeerAnswer{Code: kerr.NetworkException.Code}
+		ch <- peer.Answer{Code: kerr.NetworkException.Code}
 		return ch
 	}
 	frame := make([]byte, 4, 4+len(c.RequestData))
@@ -163,16 +164,16 @@ func (p *Proxy) upstreamPeer(ctx context.Context, self string, c *peer.Call) <-c
 		case a := <-answer:
 			switch {
 			case a.Err == nil:
-				ch <- PeerAnswer{Data: a.Body}
+				ch <- peer.Answer{Data: a.Body}
 			case errors.Is(a.Err, ErrAskClosed):
-				ch <- PeerAnswer{Code: kerr.NetworkException.Code}
+				ch <- peer.Answer{Code: kerr.NetworkException.Code}
 			default: // too many asks on the connection
-				ch <- PeerAnswer{Code: kerr.CoordinatorNotAvailable.Code}
+				ch <- peer.Answer{Code: kerr.CoordinatorNotAvailable.Code}
 			}
 		case <-cc.done:
-			ch <- PeerAnswer{Code: kerr.NetworkException.Code}
+			ch <- peer.Answer{Code: kerr.NetworkException.Code}
 		case <-ctx.Done():
-			ch <- PeerAnswer{Code: kerr.CoordinatorNotAvailable.Code}
+			ch <- peer.Answer{Code: kerr.CoordinatorNotAvailable.Code}
 		}
 	}()
 	return ch
@@ -182,7 +183,7 @@ func (p *Proxy) upstreamPeer(ctx context.Context, self string, c *peer.Call) <-c
 // upstream connection as an ask and answers the broker's whole response
 // (header and body, no size prefix) under the frame's own correlation id.
 func (cc *clientConn) askRaw(frame []byte) <-chan AskAnswer {
-	key, version, corr := fixedHeader(frame[4:])
+	key, version, corr := kafkaframe.FixedHeader(frame[4:])
 	call := &askCall{key: key, version: version, answer: make(chan AskAnswer, 1), raw: true, corr: corr}
 	cc.onLoop(func() { cc.sendAsk(call, frame) })
 	return call.answer

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // recordingBroker is a fake upstream that answers the control plane and
@@ -40,14 +42,14 @@ func startRecordingBroker(t *testing.T) *recordingBroker {
 				return
 			}
 			buf = msg
-			if h.key == int16(kmsg.ApiVersions) {
+			if h.Key == int16(kmsg.ApiVersions) {
 				av := kmsg.NewPtrApiVersionsResponse()
-				av.SetVersion(h.version)
+				av.SetVersion(h.Version)
 				for _, k := range []kmsg.Key{kmsg.Produce, kmsg.Fetch, kmsg.Metadata, kmsg.ApiVersions} {
 					av.ApiKeys = append(av.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: int16(k), MaxVersion: kmsg.RequestForKey(int16(k)).MaxVersion()})
 				}
 				av.ApiKeys = append(av.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: int16(kmsg.ListOffsets), MinVersion: 1, MaxVersion: 2})
-				if _, err := c.Write(appendResponseFrame(nil, h.corr, av)); err != nil {
+				if _, err := c.Write(kafkaframe.AppendResponse(nil, h.Corr, av)); err != nil {
 					return
 				}
 				continue
@@ -59,11 +61,11 @@ func startRecordingBroker(t *testing.T) *recordingBroker {
 				continue
 			}
 			r.mu.Lock()
-			r.seen = append(r.seen, kmsg.Key(h.key))
+			r.seen = append(r.seen, kmsg.Key(h.Key))
 			r.mu.Unlock()
 			var empty [8]byte
 			binary.BigEndian.PutUint32(empty[:], 4)
-			binary.BigEndian.PutUint32(empty[4:], uint32(h.corr))
+			binary.BigEndian.PutUint32(empty[4:], uint32(h.Corr))
 			if _, err := c.Write(empty[:]); err != nil {
 				return
 			}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // Answers the proxy builds itself (a local response, an interceptor's
@@ -42,11 +44,11 @@ func (cc *clientConn) buildAnswer(s *slot, resp kmsg.Response) (frame []byte, ok
 		if !cc.admitAnswer(s, size) {
 			return nil, false
 		}
-		frame = appendResponseFrame(make([]byte, 0, size), s.corr, resp)
+		frame = kafkaframe.AppendResponse(make([]byte, 0, size), s.corr, resp)
 		cc.p.mem.total.Add(int64(len(frame) - size)) // the reservation becomes the frame's exact size
 		return frame, true
 	}
-	frame = appendResponseFrame(nil, s.corr, resp)
+	frame = kafkaframe.AppendResponse(nil, s.corr, resp)
 	return frame, cc.admitAnswer(s, len(frame))
 }
 

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // An intercepted request whose decoding would exhaust the memory budget,
@@ -23,7 +25,7 @@ func TestInterceptedDecodeJudgedBeforeItIsMade(t *testing.T) {
 	req := kmsg.NewPtrJoinGroupRequest()
 	req.Version, req.Group, req.ProtocolType = 5, "g", "consumer"
 	req.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range", Metadata: make([]byte, 200<<10)}}
-	frame := appendRequestFrame(nil, 1, nil, req)
+	frame := kafkaframe.AppendRequest(nil, 1, nil, req)
 	if 8*len(frame) <= 1<<20 {
 		t.Fatalf("a %d-byte frame fits the budget decoded", len(frame))
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // Asks are requests of the proxy's own sent on a client's own upstream
@@ -108,7 +110,7 @@ type Pending struct {
 func (cc *clientConn) Ask(req kmsg.Request) <-chan AskAnswer {
 	call := &askCall{key: req.Key(), version: req.GetVersion(), answer: make(chan AskAnswer, 1)}
 	clientID := "streamshift"
-	frame := appendRequestFrame(nil, 0, &clientID, req)
+	frame := kafkaframe.AppendRequest(nil, 0, &clientID, req)
 	cc.onLoop(func() { cc.sendAsk(call, frame) })
 	return call.answer
 }
@@ -236,8 +238,8 @@ func (cc *clientConn) answerAsk(s *slot, frame []byte) {
 		s.ask.answer <- AskAnswer{Body: out}
 		return
 	}
-	flexible, _ := requestFlexible(s.key, s.version)
-	at, err := responseBodyAt(frame[4:], s.key, flexible)
+	flexible, _ := kafkaframe.RequestFlexible(s.key, s.version)
+	at, err := kafkaframe.ResponseBodyAt(frame[4:], s.key, flexible)
 	if err != nil {
 		s.ask.answer <- AskAnswer{Err: err}
 		return

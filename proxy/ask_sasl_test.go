@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // serveSASL is a broker that authenticates like Kafka's
@@ -30,7 +32,7 @@ func serveSASL(rounds int, bad chan<- string) func(b *fakeBroker, c net.Conn) {
 			}
 			msg = m
 			var resp kmsg.Response
-			switch key := kmsg.Key(h.key); {
+			switch key := kmsg.Key(h.Key); {
 			case key == kmsg.SASLHandshake && left == 0:
 				left = rounds
 				resp = kmsg.NewPtrSASLHandshakeResponse()
@@ -42,7 +44,7 @@ func serveSASL(rounds int, bad chan<- string) func(b *fakeBroker, c net.Conn) {
 				}
 				resp = a
 			case left > 0:
-				bad <- fmt.Sprintf("Unexpected Kafka request of type %s (correlation id %d) during SASL authentication", kmsg.NameForKey(h.key), h.corr)
+				bad <- fmt.Sprintf("Unexpected Kafka request of type %s (correlation id %d) during SASL authentication", kmsg.NameForKey(h.Key), h.Corr)
 				return
 			case key == kmsg.Produce:
 				p := kmsg.NewPtrProduceResponse()
@@ -51,7 +53,7 @@ func serveSASL(rounds int, bad chan<- string) func(b *fakeBroker, c net.Conn) {
 			default:
 				out := b.controlPlaneAnswer(h)
 				if out == nil {
-					bad <- fmt.Sprintf("unexpected %s (correlation id %d)", kmsg.NameForKey(h.key), h.corr)
+					bad <- fmt.Sprintf("unexpected %s (correlation id %d)", kmsg.NameForKey(h.Key), h.Corr)
 					return
 				}
 				if _, err := c.Write(out); err != nil {
@@ -59,8 +61,8 @@ func serveSASL(rounds int, bad chan<- string) func(b *fakeBroker, c net.Conn) {
 				}
 				continue
 			}
-			resp.SetVersion(h.version)
-			if _, err := c.Write(appendResponseFrame(nil, h.corr, resp)); err != nil {
+			resp.SetVersion(h.Version)
+			if _, err := c.Write(kafkaframe.AppendResponse(nil, h.Corr, resp)); err != nil {
 				return
 			}
 		}

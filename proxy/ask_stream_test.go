@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // serveCheckedProduce answers Produce and the control plane, and reports on
@@ -26,25 +28,25 @@ func serveCheckedProduce(bad chan<- string) func(b *fakeBroker, c net.Conn) {
 			}
 			msg = m
 			var out []byte
-			if kmsg.Key(h.key) == kmsg.Produce {
+			if kmsg.Key(h.Key) == kmsg.Produce {
 				req := kmsg.NewPtrProduceRequest()
-				req.SetVersion(h.version)
-				if err := req.ReadFrom(m[h.bodyAt:]); err != nil {
-					bad <- fmt.Sprintf("produce %d: %v", h.corr, err)
+				req.SetVersion(h.Version)
+				if err := req.ReadFrom(m[h.BodyAt:]); err != nil {
+					bad <- fmt.Sprintf("produce %d: %v", h.Corr, err)
 					return
 				}
 				for _, x := range req.Topics[0].Partitions[0].Records {
 					if x != 1 {
-						bad <- fmt.Sprintf("produce %d carries bytes of another frame", h.corr)
+						bad <- fmt.Sprintf("produce %d carries bytes of another frame", h.Corr)
 						return
 					}
 				}
 				resp := kmsg.NewPtrProduceResponse()
-				resp.SetVersion(h.version)
+				resp.SetVersion(h.Version)
 				resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{}}}}
-				out = appendResponseFrame(nil, h.corr, resp)
+				out = kafkaframe.AppendResponse(nil, h.Corr, resp)
 			} else if out = b.controlPlaneAnswer(h); out == nil {
-				bad <- fmt.Sprintf("request of key %d (correlation id %d): not a frame boundary?", h.key, h.corr)
+				bad <- fmt.Sprintf("request of key %d (correlation id %d): not a frame boundary?", h.Key, h.Corr)
 				return
 			}
 			if _, err := c.Write(out); err != nil {
@@ -143,5 +145,5 @@ func produceFrame(corr int32, size int) []byte {
 	req.Acks = -1
 	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Records: bytes.Repeat([]byte{1}, size)}}}}
 	id := "ask-stream"
-	return appendRequestFrame(nil, corr, &id, req)
+	return kafkaframe.AppendRequest(nil, corr, &id, req)
 }

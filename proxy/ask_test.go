@@ -214,3 +214,11 @@ func TestAskAfterClose(t *testing.T) {
 		t.Errorf("ask after close: %v, want ErrAskClosed", err)
 	}
 }
+
+// deref is a response's nullable error message, "" for none.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

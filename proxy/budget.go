@@ -7,6 +7,8 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // memBudget bounds the request and response bytes the proxy holds across all
@@ -161,7 +163,7 @@ func (cc *clientConn) refuseOversizedLocal() gnet.Action {
 	if err != nil {
 		return gnet.None
 	}
-	size := frameSize(head)
+	size := kafkaframe.Size(head)
 	if size <= cc.p.opts.MaxInterceptedBytes {
 		return gnet.None
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // silentBroker answers the proxy's control plane (a connection that starts
@@ -26,7 +28,7 @@ func silentBroker(t *testing.T) *fakeBroker {
 		if err != nil {
 			return
 		}
-		if h.key != int16(kmsg.ApiVersions) {
+		if h.Key != int16(kmsg.ApiVersions) {
 			<-stop // a proxied connection: open and unread until the test ends
 			return
 		}
@@ -62,7 +64,7 @@ func metadataBatch(size int) ([]byte, int) {
 	req := kmsg.NewPtrMetadataRequest()
 	req.Version = 9
 	id := "pipeliner"
-	frame := appendRequestFrame(nil, 1, &id, req)
+	frame := kafkaframe.AppendRequest(nil, 1, &id, req)
 	var b []byte
 	for len(b)+len(frame) <= size {
 		b = append(b, frame...)
@@ -264,25 +266,25 @@ func serveProduceCheck(t *testing.T, release <-chan struct{}) func(b *fakeBroker
 			}
 			msg = m
 			var out []byte
-			if h.key == int16(kmsg.Produce) {
+			if h.Key == int16(kmsg.Produce) {
 				<-release
 				req := kmsg.NewPtrProduceRequest()
-				req.SetVersion(h.version)
-				if err := req.ReadFrom(m[h.bodyAt:]); err != nil {
-					t.Errorf("produce %d: %v", h.corr, err)
+				req.SetVersion(h.Version)
+				if err := req.ReadFrom(m[h.BodyAt:]); err != nil {
+					t.Errorf("produce %d: %v", h.Corr, err)
 					return
 				}
 				recs := req.Topics[0].Partitions[0].Records
 				for i, x := range recs {
-					if x != byte(h.corr) {
-						t.Errorf("produce %d: record byte %d is %d", h.corr, i, x)
+					if x != byte(h.Corr) {
+						t.Errorf("produce %d: record byte %d is %d", h.Corr, i, x)
 						return
 					}
 				}
 				resp := kmsg.NewPtrProduceResponse()
-				resp.SetVersion(h.version)
+				resp.SetVersion(h.Version)
 				resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{Partition: int32(len(recs))}}}}
-				out = appendResponseFrame(nil, h.corr, resp)
+				out = kafkaframe.AppendResponse(nil, h.Corr, resp)
 			} else if out = b.controlPlaneAnswer(h); out == nil {
 				return
 			}
@@ -318,7 +320,7 @@ func TestHeldInputKeepsOrder(t *testing.T) {
 		req.Acks = 1
 		req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Records: bytes.Repeat([]byte{byte(corr)}, size)}}}}
 		id := "order"
-		stream = appendRequestFrame(stream, corr, &id, req)
+		stream = kafkaframe.AppendRequest(stream, corr, &id, req)
 		sizes = append(sizes, size)
 	}
 	c := dialRaw(t, p.addr)
@@ -419,12 +421,12 @@ func TestHeldBytesFallAfterDrain(t *testing.T) {
 			}
 			msg = m
 			out := b.controlPlaneAnswer(h)
-			if h.key == int16(kmsg.Produce) {
+			if h.Key == int16(kmsg.Produce) {
 				resp := kmsg.NewPtrProduceResponse()
-				resp.SetVersion(h.version)
+				resp.SetVersion(h.Version)
 				big := string(make([]byte, answer))
 				resp.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{ErrorMessage: &big}}}}
-				out = appendResponseFrame(nil, h.corr, resp)
+				out = kafkaframe.AppendResponse(nil, h.Corr, resp)
 			}
 			if out == nil {
 				return

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // TestClusterVersionsCapApiVersions: an instance advertises an intercepted
@@ -28,7 +30,7 @@ func TestClusterVersionsCapApiVersions(t *testing.T) {
 	advertised := func(rc *rawConn) int16 {
 		t.Helper()
 		rc.send(1, apiVersionsReq(3))
-		r, err := decodeResponse(int16(kmsg.ApiVersions), 3, rc.recv()[4:])
+		r, err := kafkaframe.DecodeResponse(int16(kmsg.ApiVersions), 3, rc.recv()[4:])
 		if err != nil {
 			t.Fatal(err)
 		}

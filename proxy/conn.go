@@ -17,6 +17,8 @@ import (
 	"github.com/panjf2000/gnet/v2"
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // clientConn is the state of one client connection and its upstream
@@ -336,9 +338,9 @@ func (cc *clientConn) readFrames() gnet.Action {
 		if err != nil {
 			return gnet.None
 		}
-		size := frameSize(head)
-		if size < minRequestSize || size > p.opts.MaxFrameBytes {
-			return cc.reject("frame size outside the allowed range", fmt.Sprintf("%d outside %d..%d", size, minRequestSize, p.opts.MaxFrameBytes), -1, -1)
+		size := kafkaframe.Size(head)
+		if size < kafkaframe.MinRequestSize || size > p.opts.MaxFrameBytes {
+			return cc.reject("frame size outside the allowed range", fmt.Sprintf("%d outside %d..%d", size, kafkaframe.MinRequestSize, p.opts.MaxFrameBytes), -1, -1)
 		}
 		if size > p.opts.MaxInterceptedBytes {
 			if act := cc.refuseOversizedLocal(); act != gnet.None {
@@ -402,7 +404,7 @@ const streamMin = 64 << 10
 func (cc *clientConn) startRequestStream(prefix []byte, size int) bool {
 	p := cc.p
 	msg := prefix[4:]
-	key, version, corr := fixedHeader(msg)
+	key, version, corr := kafkaframe.FixedHeader(msg)
 	if p.taps(key) {
 		return false
 	}
@@ -464,7 +466,7 @@ func (cc *clientConn) checkInboundCap() gnet.Action {
 func (cc *clientConn) handleRequest(frame []byte) gnet.Action {
 	p := cc.p
 	msg := frame[4:]
-	key, version, corr := fixedHeader(msg)
+	key, version, corr := kafkaframe.FixedHeader(msg)
 	cc.requests++
 	p.m.request(key)
 	if cc.asking.sasl && key != int16(kmsg.SASLHandshake) && key != int16(kmsg.SASLAuthenticate) {
@@ -554,14 +556,14 @@ func (cc *clientConn) apiVersions(frame []byte, version int16, corr int32) gnet.
 		cc.flush()
 		return gnet.None
 	}
-	if h, err := parseRequestHeader(frame[4:]); err == nil {
-		if h.clientID != nil {
-			cc.clientID = kafkaString(*h.clientID)
+	if h, err := kafkaframe.ParseRequestHeader(frame[4:]); err == nil {
+		if h.ClientID != nil {
+			cc.clientID = kafkaString(*h.ClientID)
 		}
 		if version >= 3 {
 			req := kmsg.NewPtrApiVersionsRequest()
 			req.SetVersion(version)
-			if req.ReadFrom(frame[4+h.bodyAt:]) == nil {
+			if req.ReadFrom(frame[4+h.BodyAt:]) == nil {
 				cc.swName, cc.swVersion = kafkaString(req.ClientSoftwareName), kafkaString(req.ClientSoftwareVersion)
 			}
 		}
@@ -603,7 +605,7 @@ func (cc *clientConn) readResponses(up gnet.Conn) gnet.Action {
 		if err != nil {
 			break
 		}
-		size := frameSize(head)
+		size := kafkaframe.Size(head)
 		if size < 4 || size > maxResponseBytes {
 			return cc.upstreamProtocolError(fmt.Sprintf("response frame size %d", size))
 		}
@@ -738,7 +740,7 @@ func (cc *clientConn) completeForwarded(s *slot, frame []byte) error {
 // interceptor rewrote, lets the interceptor transform it, and encodes it at the
 // client's version.
 func (cc *clientConn) finishRewritten(s *slot, frame []byte) {
-	resp, err := decodeResponse(s.key, s.fwdVersion, frame[4:])
+	resp, err := kafkaframe.DecodeResponse(s.key, s.fwdVersion, frame[4:])
 	if err == nil && s.onResponse != nil {
 		resp, err = callOnResponse(s.onResponse, resp)
 	}

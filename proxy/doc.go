@@ -1,10 +1,11 @@
 // Package proxy is streamshift's Kafka wire-protocol proxy: listeners,
 // framing, forwarding on gnet, address rewriting, ApiVersions, response
 // ordering, and the routing of locally served APIs to registered interceptors.
-// It also holds the link transport between instances (peer_link.go,
-// peer_listener.go, peer_auth.go) and the adapters that carry a client's
-// request over it (remote.go, 58_envelope.go, served_groups.go); the bytes
-// of a call between instances are package peer's.
+// It also holds the adapters that carry a client's request between
+// instances (remote.go, 58_envelope.go, served_groups.go,
+// peer_conn_closed.go) and what the links take from its listeners and
+// upstream (peer_tls.go, peer_auth.go); the link transport and the bytes
+// of a call are package peer's.
 //
 // It owns the connections, their buffers and budgets, and nothing of a
 // group: which key is served and how is the registered interceptor's

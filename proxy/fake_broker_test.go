@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // fakeBroker is a loopback upstream for tests of the forward path: serve
@@ -46,7 +48,7 @@ func (b *fakeBroker) addr() string { return b.ln.Addr().String() }
 
 // readRequest reads one request frame into buf (grown as needed) and parses
 // its header; msg is the frame without its size.
-func readRequest(r io.Reader, buf []byte) (h requestHeader, msg []byte, err error) {
+func readRequest(r io.Reader, buf []byte) (h kafkaframe.Header, msg []byte, err error) {
 	var size [4]byte
 	if _, err = io.ReadFull(r, size[:]); err != nil {
 		return h, buf, err
@@ -59,15 +61,15 @@ func readRequest(r io.Reader, buf []byte) (h requestHeader, msg []byte, err erro
 	if _, err = io.ReadFull(r, msg); err != nil {
 		return h, msg, err
 	}
-	h, err = parseRequestHeader(msg)
+	h, err = kafkaframe.ParseRequestHeader(msg)
 	return h, msg, err
 }
 
 // controlPlaneAnswer is a fake broker's answer to the proxy's own
 // ApiVersions and Metadata requests, as the one node b; nil for other keys.
-func (b *fakeBroker) controlPlaneAnswer(h requestHeader) []byte {
+func (b *fakeBroker) controlPlaneAnswer(h kafkaframe.Header) []byte {
 	var resp kmsg.Response
-	switch kmsg.Key(h.key) {
+	switch kmsg.Key(h.Key) {
 	case kmsg.ApiVersions:
 		av := kmsg.NewPtrApiVersionsResponse()
 		for _, k := range []kmsg.Key{kmsg.Produce, kmsg.Fetch, kmsg.Metadata, kmsg.ApiVersions} {
@@ -81,6 +83,6 @@ func (b *fakeBroker) controlPlaneAnswer(h requestHeader) []byte {
 	default:
 		return nil
 	}
-	resp.SetVersion(h.version)
-	return appendResponseFrame(nil, h.corr, resp)
+	resp.SetVersion(h.Version)
+	return kafkaframe.AppendResponse(nil, h.Corr, resp)
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // childNofile is the descriptor limit of the proxy process in
@@ -83,7 +85,7 @@ func TestConnectionFloodBeyondDescriptors(t *testing.T) {
 		_ = c.SetDeadline(time.Now().Add(2 * time.Second))
 		rc := &rawConn{t, c}
 		id := "after"
-		if _, err := c.Write(appendRequestFrame(nil, 1, &id, apiVersionsReq(3))); err != nil {
+		if _, err := c.Write(kafkaframe.AppendRequest(nil, 1, &id, apiVersionsReq(3))); err != nil {
 			return err
 		}
 		var head [8]byte
@@ -237,7 +239,7 @@ func TestAcceptOutOfDescriptors(t *testing.T) {
 	}
 	defer c.Close()
 	id := "waiting"
-	if _, err := c.Write(appendRequestFrame(nil, 7, &id, apiVersionsReq(3))); err != nil {
+	if _, err := c.Write(kafkaframe.AppendRequest(nil, 7, &id, apiVersionsReq(3))); err != nil {
 		t.Fatal(err)
 	}
 	child.waitLine(t, "accepting a client connection failed")

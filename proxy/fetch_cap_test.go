@@ -69,11 +69,11 @@ func serveDelayedFetches(b *fakeBroker, c net.Conn, held, most *atomic.Int32) {
 		if err != nil {
 			return
 		}
-		if kmsg.Key(h.key) == kmsg.Fetch {
+		if kmsg.Key(h.Key) == kmsg.Fetch {
 			n := held.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 			}
-			fetches <- h.corr
+			fetches <- h.Corr
 			continue
 		}
 		out := b.controlPlaneAnswer(h)

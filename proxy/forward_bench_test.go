@@ -12,6 +12,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // serveEcho answers just enough for the proxy's forward path: ApiVersions
@@ -28,11 +30,11 @@ func serveEcho(b *fakeBroker, c net.Conn) {
 			return
 		}
 		msg = m
-		if kmsg.Key(h.key) == kmsg.Produce {
+		if kmsg.Key(h.Key) == kmsg.Produce {
 			p := kmsg.NewPtrProduceResponse()
 			p.Topics = []kmsg.ProduceResponseTopic{{Topic: "t", Partitions: []kmsg.ProduceResponseTopicPartition{{Partition: 0}}}}
-			p.SetVersion(h.version)
-			out = appendResponseFrame(out[:0], h.corr, p)
+			p.SetVersion(h.Version)
+			out = kafkaframe.AppendResponse(out[:0], h.Corr, p)
 		} else if out = b.controlPlaneAnswer(h); out == nil {
 			return
 		}
@@ -108,7 +110,7 @@ func benchProduceFrame(size int) []byte {
 	req.TimeoutMillis = 5000
 	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: make([]byte, size)}}}}
 	id := "bench"
-	return appendRequestFrame(nil, 0, &id, req)
+	return kafkaframe.AppendRequest(nil, 0, &id, req)
 }
 
 // rawRoundTrip writes frame on c with correlation id corr and reads the

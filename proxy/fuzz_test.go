@@ -7,6 +7,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 func FuzzRequestHeader(f *testing.F) {
@@ -19,15 +21,15 @@ func FuzzRequestHeader(f *testing.F) {
 		&kmsg.StreamsGroupHeartbeatRequest{Version: 1, Group: "g"},
 		&kmsg.ControlledShutdownRequest{Version: 0},
 	} {
-		f.Add(appendRequestFrame(nil, 1, &id, req)[4:])
+		f.Add(kafkaframe.AppendRequest(nil, 1, &id, req)[4:])
 	}
 	f.Fuzz(func(t *testing.T, msg []byte) {
-		h, err := parseRequestHeader(msg)
-		if err == nil && (h.bodyAt < minRequestSize || h.bodyAt > len(msg)) {
-			t.Fatalf("body offset %d outside %d bytes", h.bodyAt, len(msg))
+		h, err := kafkaframe.ParseRequestHeader(msg)
+		if err == nil && (h.BodyAt < kafkaframe.MinRequestSize || h.BodyAt > len(msg)) {
+			t.Fatalf("body offset %d outside %d bytes", h.BodyAt, len(msg))
 		}
-		if len(msg) >= minRequestSize {
-			if key, _, _ := fixedHeader(msg); key == 0 {
+		if len(msg) >= kafkaframe.MinRequestSize {
+			if key, _, _ := kafkaframe.FixedHeader(msg); key == 0 {
 				_, _ = produceAcks(msg)
 			}
 		}
@@ -75,7 +77,7 @@ func fuzzNodes() *nodeTable {
 func FuzzRewriteResponse(f *testing.F) {
 	for key, resps := range responseSeeds() {
 		for _, r := range resps {
-			f.Add(key, r.GetVersion(), appendResponseFrame(nil, 9, r))
+			f.Add(key, r.GetVersion(), kafkaframe.AppendResponse(nil, 9, r))
 		}
 	}
 	t := fuzzNodes()
@@ -100,7 +102,7 @@ func FuzzRewriteResponse(f *testing.F) {
 		if got := int(binary.BigEndian.Uint32(out)); got != len(out)-4 {
 			tt.Fatalf("rewritten frame size %d for %d bytes", got, len(out)-4)
 		}
-		if _, err := decodeResponse(key, version, out[4:]); err != nil {
+		if _, err := kafkaframe.DecodeResponse(key, version, out[4:]); err != nil {
 			tt.Fatalf("rewritten frame does not decode: %v", err)
 		}
 	})
@@ -116,7 +118,7 @@ func TestRewriteSeeds(t *testing.T) {
 			continue
 		}
 		for _, r := range resps {
-			frame := appendResponseFrame(nil, 9, r)
+			frame := kafkaframe.AppendResponse(nil, 9, r)
 			out, err := rewriteResponse(nodes, key, r.GetVersion(), frame)
 			if err != nil || out == nil {
 				t.Fatalf("%s v%d: %v %v", kmsg.NameForKey(key), r.GetVersion(), out, err)
@@ -124,7 +126,7 @@ func TestRewriteSeeds(t *testing.T) {
 			if frameCorr(out) != 9 {
 				t.Fatalf("correlation id lost")
 			}
-			resp, err := decodeResponse(key, r.GetVersion(), out[4:])
+			resp, err := kafkaframe.DecodeResponse(key, r.GetVersion(), out[4:])
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -15,6 +14,8 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamshift/streamshift/internal/testwait"
 )
 
 // testProxy is a proxy running in front of a kfake cluster.
@@ -150,19 +151,12 @@ func newClient(t testing.TB, p *testProxy, w *addrWatch, opts ...kgo.Opt) *kgo.C
 	return cl
 }
 
+// waitFor polls fn until it returns nil (internal/testwait).
 func waitFor(t testing.TB, what string, fn func() error) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		if err = fn(); err == nil {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s: %v", what, err)
+	testwait.For(t, what, fn)
 }
 
-var errNotYet = errors.New("not yet")
+var errNotYet = testwait.ErrNotYet
 
 func fmtErr(format string, args ...any) error { return fmt.Errorf(format, args...) }

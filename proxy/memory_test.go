@@ -8,6 +8,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // TestStalledUpstreamBoundsMemory: requests are forwarded as they arrive,
@@ -56,7 +58,7 @@ func TestStalledUpstreamBoundsMemory(t *testing.T) {
 	req.Acks = 0
 	req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: make([]byte, 32<<10)}}}}
 	id := "raw"
-	frame := appendRequestFrame(nil, 1, &id, req)
+	frame := kafkaframe.AppendRequest(nil, 1, &id, req)
 	rc := dialRaw(t, p.addr)
 	// Far more than the kernel's socket buffers on both sides plus the cap.
 	sent, closed := 0, false

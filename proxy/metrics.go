@@ -3,6 +3,8 @@ package proxy
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // metrics are the proxy's Prometheus series. Per-request counters are resolved
@@ -47,7 +49,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		upstreamRequests:   newCounterVec("streamshift_upstream_requests_total", "Requests sent to the brokers: forwarded, asked on a client's connection, and of streamshift's own clients, by api.", "api"),
 		upstreamByKey:      make(map[int16]prometheus.Counter),
 	}
-	for k := range flexibleFrom {
+	for _, k := range kafkaframe.KnownKeys() {
 		m.requestsByKey[k] = m.requests.WithLabelValues(kmsg.NameForKey(k))
 		m.upstreamByKey[k] = m.upstreamRequests.WithLabelValues(kmsg.NameForKey(k))
 	}

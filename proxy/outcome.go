@@ -7,13 +7,15 @@ import (
 
 	"github.com/panjf2000/gnet/v2"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // intercept decodes a request for its interceptor and stops reading the
 // connection until the interceptor decides.
 func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	p := cc.p
-	key, version, corr := fixedHeader(frame[4:])
+	key, version, corr := kafkaframe.FixedHeader(frame[4:])
 	if len(frame) > p.opts.MaxInterceptedBytes {
 		return cc.reject("locally handled request over max-intercepted-bytes", fmt.Sprintf("%d bytes exceed the %d-byte limit", len(frame), p.opts.MaxInterceptedBytes), key, version)
 	}
@@ -28,18 +30,18 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 		return cc.closeOverBudget()
 	}
 	own := clone(frame)
-	h, err := parseRequestHeader(own[4:])
+	h, err := kafkaframe.ParseRequestHeader(own[4:])
 	if err != nil {
 		return cc.reject("malformed request header", err.Error(), key, version)
 	}
 	body := kmsg.RequestForKey(key)
 	body.SetVersion(version)
-	if err := body.ReadFrom(own[4+h.bodyAt:]); err != nil {
+	if err := body.ReadFrom(own[4+h.BodyAt:]); err != nil {
 		return cc.reject("malformed body", err.Error(), key, version)
 	}
 	kafkaStrings(body)
-	if h.clientID != nil {
-		cc.clientID = kafkaString(*h.clientID)
+	if h.ClientID != nil {
+		cc.clientID = kafkaString(*h.ClientID)
 	}
 	s := &slot{corr: corr, key: key, version: version, local: true}
 	if p.taps(key) {
@@ -52,7 +54,7 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	cc.decoded = interceptHoldFactor * len(own)
 	p.m.intercepted.Inc()
 	req := NewRequest(cc, cc.info(), corr, body)
-	out := &outcome{cc: cc, s: s, raw: own, clientID: h.clientID}
+	out := &outcome{cc: cc, s: s, raw: own, clientID: h.ClientID}
 	go func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -82,7 +84,7 @@ func (cc *clientConn) answerOversize(reg *registration, key, version int16, corr
 		return cc.reject("request over its api's body limit", fmt.Sprintf("%d bytes exceed the %d-byte limit of %s", size, reg.bodyLimit, kmsg.NameForKey(key)), key, version)
 	}
 	resp.SetVersion(version)
-	out := appendResponseFrame(nil, corr, resp)
+	out := kafkaframe.AppendResponse(nil, corr, resp)
 	p.m.frameRejected.WithLabelValues("request over its api's body limit, answered undecoded").Inc()
 	p.log.Warn().Uint64("conn", cc.id).Str("remote", cc.remote).Str("api", kmsg.NameForKey(key)).Int16("version", version).
 		Int("bytes", size).Int("limit", reg.bodyLimit).Msg("request larger than any its api can accept; answered without decoding it")
@@ -161,7 +163,7 @@ func (o *outcome) ForwardRewritten(req kmsg.Request, version int16, onResponse f
 		return
 	}
 	req.SetVersion(version)
-	frame := appendRequestFrame(nil, o.s.corr, o.clientID, req)
+	frame := kafkaframe.AppendRequest(nil, o.s.corr, o.clientID, req)
 	cc, s := o.cc, o.s
 	cc.onLoop(func() {
 		s.rewritten, s.fwdVersion, s.onResponse = true, version, onResponse

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/streamshift/streamshift/proxy/peer"
 )
 
@@ -105,12 +106,12 @@ func (rs *remoteCloses) len() int {
 }
 
 // connClosedPeer handles a conn-closed call: the origin's connection closed.
-func (p *Proxy) connClosedPeer(_ context.Context, c *peer.Call) <-chan PeerAnswer {
-	ch := make(chan PeerAnswer, 1)
+func (p *Proxy) connClosedPeer(_ context.Context, c *peer.Call) <-chan peer.Answer {
+	ch := make(chan peer.Answer, 1)
 	if p.remoteCloses.closed(&c.Principal) {
 		p.log.Debug().Str("origin", c.Principal.Origin).Int64("origin_conn", c.Principal.ConnID).Msg("cluster: a client connection that hopped here closed at its instance")
 	}
-	ch <- PeerAnswer{}
+	ch <- peer.Answer{}
 	return ch
 }
 
@@ -118,14 +119,14 @@ func (p *Proxy) connClosedPeer(_ context.Context, c *peer.Call) <-chan PeerAnswe
 // (used off its loop, under its own lock).
 type peersServed struct {
 	mu    sync.Mutex
-	links map[*PeerLink]bool
+	links map[*peer.Link]bool
 }
 
 // servedBy records that a serve call of the connection went over link.
-func (cc *clientConn) servedBy(link *PeerLink) {
+func (cc *clientConn) servedBy(link *peer.Link) {
 	cc.peers.mu.Lock()
 	if cc.peers.links == nil {
-		cc.peers.links = map[*PeerLink]bool{}
+		cc.peers.links = map[*peer.Link]bool{}
 	}
 	cc.peers.links[link] = true
 	cc.peers.mu.Unlock()
@@ -144,12 +145,12 @@ func (cc *clientConn) tellPeersClosed() {
 }
 
 // tellConnClosed sends one conn-closed call.
-func (p *Proxy) tellConnClosed(link *PeerLink, connID uint64) {
-	pr := peer.ConnPrincipal{Version: peer.PrincipalVersion, Kind: peer.KindConnClosed, Origin: link.o.Self,
+func (p *Proxy) tellConnClosed(link *peer.Link, connID uint64) {
+	pr := peer.ConnPrincipal{Version: peer.PrincipalVersion, Kind: peer.KindConnClosed, Origin: link.Self(),
 		Incarnation: p.incarnation, ConnID: int64(connID)}
 	clientID := "streamshift"
-	data := appendRequestFrame(nil, 0, &clientID, kmsg.NewPtrApiVersionsRequest())[4:]
+	data := kafkaframe.AppendRequest(nil, 0, &clientID, kmsg.NewPtrApiVersionsRequest())[4:]
 	if _, err := link.Start(context.Background(), pr, data, net.IPv4zero, peerConnClosedTimeout).Wait(); err != nil {
-		p.log.Debug().Err(err).Str("peer", link.o.Peer).Uint64("conn", connID).Msg("cluster: telling a peer a client connection closed failed; its members there keep their sessions")
+		p.log.Debug().Err(err).Str("peer", link.Peer()).Uint64("conn", connID).Msg("cluster: telling a peer a client connection closed failed; its members there keep their sessions")
 	}
 }

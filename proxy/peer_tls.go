@@ -8,6 +8,23 @@ import (
 	"github.com/rs/zerolog"
 )
 
+// The links' TLS is built here, from the client listeners' (tls_files.go):
+// package peer takes a *tls.Config and knows nothing of the files behind it.
+
+// PeerListenTLS is the internal listener's TLS when the client listeners
+// speak TLS (l not nil; nil: plaintext): the same certificate, re-read
+// when it changes, and client certificates checked as theirs.
+func PeerListenTLS(l *TLSListener, log zerolog.Logger) (*tls.Config, error) {
+	if l == nil {
+		return nil, nil
+	}
+	files, err := newTLSFiles(*l, log)
+	if err != nil {
+		return nil, fmt.Errorf("cluster.listen: %w", err)
+	}
+	return files.serverConfig(), nil
+}
+
 // PeerDialTLS is the links' TLS when the client listeners speak TLS (l not
 // nil; nil: plaintext links). There is no new secret: the peer's internal
 // listener serves the client listeners' certificate, checked against caFile

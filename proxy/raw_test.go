@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // rawConn speaks Kafka framing directly, to pipeline and to send bad bytes.
@@ -38,7 +40,7 @@ func dialRaw(t testing.TB, addr string) *rawConn {
 func (c *rawConn) send(corr int32, req kmsg.Request) {
 	c.t.Helper()
 	id := "raw"
-	if _, err := c.Write(appendRequestFrame(nil, corr, &id, req)); err != nil {
+	if _, err := c.Write(kafkaframe.AppendRequest(nil, corr, &id, req)); err != nil {
 		c.t.Fatal(err)
 	}
 }
@@ -87,7 +89,7 @@ func TestApiVersionsTooNew(t *testing.T) {
 	// A version no one knows: only the fixed header fields are meaningful.
 	rc.send(7, &unknownVersion{apiVersionsReq(3), 99})
 	frame := rc.recv()
-	resp, err := decodeResponse(18, 0, frame[4:])
+	resp, err := kafkaframe.DecodeResponse(18, 0, frame[4:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestApiVersionsTooNew(t *testing.T) {
 	// The client retries at the version offered, on the same connection.
 	rc.send(8, apiVersionsReq(av.ApiKeys[0].MaxVersion))
 	frame = rc.recv()
-	resp, err = decodeResponse(18, av.ApiKeys[0].MaxVersion, frame[4:])
+	resp, err = kafkaframe.DecodeResponse(18, av.ApiKeys[0].MaxVersion, frame[4:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +222,7 @@ func checkPipelined(t *testing.T, i Interceptor, check func(corr int32, hbr *kms
 			req = apiVersionsReq(3)
 		}
 		kinds[corr] = req.Key()
-		batch = appendRequestFrame(batch, corr, &id, req)
+		batch = kafkaframe.AppendRequest(batch, corr, &id, req)
 	}
 	if _, err := rc.Write(batch); err != nil { // all pipelined in one write
 		t.Fatal(err)
@@ -232,7 +234,7 @@ func checkPipelined(t *testing.T, i Interceptor, check func(corr int32, hbr *kms
 		}
 		key := kinds[corr]
 		version := map[int16]int16{3: 9, 18: 3, 88: 1}[key]
-		resp, err := decodeResponse(key, version, frame[4:])
+		resp, err := kafkaframe.DecodeResponse(key, version, frame[4:])
 		if err != nil {
 			t.Fatalf("response %d (%s): %v", corr, kmsg.NameForKey(key), err)
 		}
@@ -249,7 +251,7 @@ func TestBadFramesCloseTheConnection(t *testing.T) {
 	if err := p.Register(int16(kmsg.StreamsGroupHeartbeat), 0, 1, true, &slowHeartbeat{}); err != nil {
 		t.Fatal(err)
 	}
-	hbTruncated := appendRequestFrame(nil, 1, nil, &kmsg.StreamsGroupHeartbeatRequest{Version: 1, Group: "g"})
+	hbTruncated := kafkaframe.AppendRequest(nil, 1, nil, &kmsg.StreamsGroupHeartbeatRequest{Version: 1, Group: "g"})
 	hbTruncated = hbTruncated[:len(hbTruncated)-6]
 	binary.BigEndian.PutUint32(hbTruncated, uint32(len(hbTruncated)-4))
 	produceTruncated := []byte{0, 0, 0, 10, 0, 0, 0, 9, 0, 0, 0, 1, 0xff, 0xff}
@@ -330,7 +332,7 @@ func TestNodeOutsidePortRange(t *testing.T) {
 	md := kmsg.NewPtrMetadataRequest()
 	md.Version = 9
 	rc.send(1, md)
-	resp, err := decodeResponse(3, 9, rc.recv()[4:])
+	resp, err := kafkaframe.DecodeResponse(3, 9, rc.recv()[4:])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +396,7 @@ func TestTapSeesExchanges(t *testing.T) {
 		t.Fatalf("%d exchanges", len(tap.ex))
 	}
 	for i, e := range tap.ex {
-		_, _, reqCorr := fixedHeader(e.Request[4:])
+		_, _, reqCorr := kafkaframe.FixedHeader(e.Request[4:])
 		if e.CorrelationID != int32(i+1) || reqCorr != int32(i+1) || frameCorr(e.Response) != int32(i+1) {
 			t.Errorf("exchange %d: %+v", i, e)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/streamshift/streamshift/proxy/peer"
 )
 
@@ -46,7 +47,7 @@ func remotePrincipal(p *peer.ConnPrincipal) string {
 // remoteConn is a client connection held by the origin (ClientConn).
 type remoteConn struct {
 	// link is the link to the origin; nil when the map does not name it.
-	link *PeerLink
+	link *peer.Link
 	// back is the serve call's principal as an upstream call's.
 	back peer.ConnPrincipal
 	call *peer.Call
@@ -59,9 +60,9 @@ type remoteConn struct {
 // start sends a request (header and body) to the origin's client
 // connection: written before it returns, so the broker sees a handler's
 // asks and forward in the order it made them.
-func (rc *remoteConn) start(data []byte) *PeerPending {
+func (rc *remoteConn) start(data []byte) *peer.Pending {
 	if rc.link == nil {
-		return &PeerPending{err: &PeerError{Peer: rc.back.Origin, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to the instance the client is connected to"}}
+		return peer.Failed(&peer.Error{Peer: rc.back.Origin, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to the instance the client is connected to"})
 	}
 	return rc.link.Start(rc.ctx, rc.back, data, rc.call.ClientIP, 0)
 }
@@ -70,7 +71,7 @@ func (rc *remoteConn) start(data []byte) *PeerPending {
 func (rc *remoteConn) Ask(req kmsg.Request) <-chan AskAnswer {
 	ch := make(chan AskAnswer, 1)
 	clientID := "streamshift"
-	pp := rc.start(appendRequestFrame(nil, 0, &clientID, req)[4:])
+	pp := rc.start(kafkaframe.AppendRequest(nil, 0, &clientID, req)[4:])
 	key, version := req.Key(), req.GetVersion()
 	go func() {
 		data, err := pp.Wait()
@@ -78,8 +79,8 @@ func (rc *remoteConn) Ask(req kmsg.Request) <-chan AskAnswer {
 			ch <- AskAnswer{Err: askError(err)}
 			return
 		}
-		flexible, _ := requestFlexible(key, version)
-		at, err := responseBodyAt(data, key, flexible)
+		flexible, _ := kafkaframe.RequestFlexible(key, version)
+		at, err := kafkaframe.ResponseBodyAt(data, key, flexible)
 		if err != nil {
 			ch <- AskAnswer{Err: err}
 			return
@@ -93,7 +94,7 @@ func (rc *remoteConn) Ask(req kmsg.Request) <-chan AskAnswer {
 // answers NETWORK_EXCEPTION) is what a local ask says when its connection
 // closed.
 func askError(err error) error {
-	if PeerErrorCode(err) == kerr.NetworkException.Code {
+	if peer.ErrorCode(err) == kerr.NetworkException.Code {
 		return fmt.Errorf("%w (%v)", ErrAskClosed, err)
 	}
 	return err
@@ -115,7 +116,7 @@ type remoteOutcome struct {
 	rc       *remoteConn
 	call     *peer.Call
 	clientID *string
-	answer   chan PeerAnswer
+	answer   chan peer.Answer
 	used     atomic.Bool
 	log      zerolog.Logger
 }
@@ -132,7 +133,7 @@ func (o *remoteOutcome) claim(method string) bool {
 // UNKNOWN_SERVER_ERROR, nothing sent.
 func (o *remoteOutcome) fail(err error) {
 	o.log.Error().Str("api", kmsg.NameForKey(o.call.Key)).Err(err).Msg("interceptor outcome unusable for another instance's client")
-	o.answer <- PeerAnswer{Code: kerr.UnknownServerError.Code}
+	o.answer <- peer.Answer{Code: kerr.UnknownServerError.Code}
 }
 
 func (o *remoteOutcome) Respond(resp kmsg.Response) {
@@ -144,7 +145,7 @@ func (o *remoteOutcome) Respond(resp kmsg.Response) {
 		return
 	}
 	resp.SetVersion(o.call.Version)
-	o.answer <- PeerAnswer{Data: appendResponseFrame(nil, o.call.Corr, resp)[4:]}
+	o.answer <- peer.Answer{Data: kafkaframe.AppendResponse(nil, o.call.Corr, resp)[4:]}
 }
 
 // Forward sends the client's bytes as they are; the broker's answer comes
@@ -158,10 +159,10 @@ func (o *remoteOutcome) Forward() {
 	go func() {
 		data, err := pp.Wait()
 		if err != nil {
-			o.answer <- PeerAnswer{Code: PeerErrorCode(err)}
+			o.answer <- peer.Answer{Code: peer.ErrorCode(err)}
 			return
 		}
-		o.answer <- PeerAnswer{Data: data}
+		o.answer <- peer.Answer{Data: data}
 	}()
 }
 
@@ -178,14 +179,14 @@ func (o *remoteOutcome) ForwardRewritten(req kmsg.Request, version int16, onResp
 		return
 	}
 	req.SetVersion(version)
-	pp := o.rc.start(appendRequestFrame(nil, o.call.Corr, o.clientID, req)[4:])
+	pp := o.rc.start(kafkaframe.AppendRequest(nil, o.call.Corr, o.clientID, req)[4:])
 	go func() {
 		data, err := pp.Wait()
 		if err != nil {
-			o.answer <- PeerAnswer{Code: PeerErrorCode(err)}
+			o.answer <- peer.Answer{Code: peer.ErrorCode(err)}
 			return
 		}
-		resp, err := decodeResponse(o.call.Key, version, data)
+		resp, err := kafkaframe.DecodeResponse(o.call.Key, version, data)
 		if err == nil && onResponse != nil {
 			resp, err = callOnResponse(onResponse, resp)
 		}
@@ -197,62 +198,62 @@ func (o *remoteOutcome) ForwardRewritten(req kmsg.Request, version int16, onResp
 			return
 		}
 		resp.SetVersion(o.call.Version)
-		o.answer <- PeerAnswer{Data: appendResponseFrame(nil, o.call.Corr, resp)[4:]}
+		o.answer <- peer.Answer{Data: kafkaframe.AppendResponse(nil, o.call.Corr, resp)[4:]}
 	}()
 }
 
 // servePeer runs a serve call: the request, decoded as a local one would
 // be, goes to the interceptor registered for its key and version.
-func (p *Proxy) servePeer(ctx context.Context, c *peer.Call, links *PeerLinks) <-chan PeerAnswer {
-	ch := make(chan PeerAnswer, 1)
+func (p *Proxy) servePeer(ctx context.Context, c *peer.Call, links *peer.Links) <-chan peer.Answer {
+	ch := make(chan peer.Answer, 1)
 	if check := p.serveCheck.Load(); check != nil && !(*check)(c.Principal.Partition, c.Principal.MapGeneration) {
-		ch <- PeerAnswer{Code: kerr.NotCoordinator.Code}
+		ch <- peer.Answer{Code: kerr.NotCoordinator.Code}
 		return ch
 	}
 	reg := p.reg.lookup(c.Key, c.Version)
 	if reg == nil {
 		// Not a key this instance serves at that version: nothing done.
-		ch <- PeerAnswer{Code: kerr.UnsupportedVersion.Code}
+		ch <- peer.Answer{Code: kerr.UnsupportedVersion.Code}
 		return ch
 	}
-	h, err := parseRequestHeader(c.RequestData)
+	h, err := kafkaframe.ParseRequestHeader(c.RequestData)
 	if err != nil { // openEnvelope parsed it already
-		ch <- PeerAnswer{Code: kerr.InvalidRequest.Code}
+		ch <- peer.Answer{Code: kerr.InvalidRequest.Code}
 		return ch
 	}
 	if reg.bodyLimit > 0 && len(c.RequestData) > reg.bodyLimit {
 		resp := reg.oversize(c.Version, len(c.RequestData))
 		if resp == nil || resp.Key() != c.Key {
-			ch <- PeerAnswer{Code: kerr.InvalidRequest.Code}
+			ch <- peer.Answer{Code: kerr.InvalidRequest.Code}
 			return ch
 		}
 		resp.SetVersion(c.Version)
-		ch <- PeerAnswer{Data: appendResponseFrame(nil, c.Corr, resp)[4:]}
+		ch <- peer.Answer{Data: kafkaframe.AppendResponse(nil, c.Corr, resp)[4:]}
 		return ch
 	}
 	body := kmsg.RequestForKey(c.Key)
 	body.SetVersion(c.Version)
-	if err := body.ReadFrom(c.RequestData[h.bodyAt:]); err != nil {
-		ch <- PeerAnswer{Code: kerr.InvalidRequest.Code}
+	if err := body.ReadFrom(c.RequestData[h.BodyAt:]); err != nil {
+		ch <- peer.Answer{Code: kerr.InvalidRequest.Code}
 		return ch
 	}
 	kafkaStrings(body)
 	back := c.Principal
 	back.Kind = peer.KindUpstream
-	var link *PeerLink
+	var link *peer.Link
 	if links != nil {
 		link = links.Link(c.Principal.Origin)
 	}
 	rc := &remoteConn{link: link, back: back, call: c, ctx: ctx}
 	rc.closed, rc.closedAt = p.remoteCloses.signal(&c.Principal)
 	clientID := ""
-	if h.clientID != nil {
-		clientID = kafkaString(*h.clientID)
+	if h.ClientID != nil {
+		clientID = kafkaString(*h.ClientID)
 	}
 	info := ClientInfo{ConnID: remoteConnID(&c.Principal), RemoteAddr: c.Principal.RemoteAddr, Node: c.Principal.Node,
 		ClientID: clientID, SoftwareName: c.Principal.SoftwareName, SoftwareVersion: c.Principal.SoftwareVersion,
 		Principal: remotePrincipal(&c.Principal)}
-	out := &remoteOutcome{rc: rc, call: c, clientID: h.clientID, answer: ch,
+	out := &remoteOutcome{rc: rc, call: c, clientID: h.ClientID, answer: ch,
 		log: p.log.With().Str("origin", c.Principal.Origin).Int64("origin_conn", c.Principal.ConnID).Logger()}
 	p.m.intercepted.Inc()
 	p.peerWorkers.Run(func() {
@@ -260,7 +261,7 @@ func (p *Proxy) servePeer(ctx context.Context, c *peer.Call, links *PeerLinks) <
 			if r := recover(); r != nil {
 				p.log.Error().Str("api", kmsg.NameForKey(c.Key)).Interface("panic", r).Msg("interceptor panicked on another instance's request")
 				if out.used.CompareAndSwap(false, true) {
-					ch <- PeerAnswer{Code: kerr.UnknownServerError.Code}
+					ch <- peer.Answer{Code: kerr.UnknownServerError.Code}
 				}
 			}
 		}()

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/streamshift/streamshift/proxy/peer"
 )
 
@@ -62,12 +63,12 @@ func startRemotePair(t *testing.T, c *kfake.Cluster, tweak func(*Options)) *remo
 	t.Helper()
 	rp := &remotePair{owner: startProxy(t, c.ListenAddrs(), tweak), origin: startProxy(t, c.ListenAddrs(), tweak)}
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-	links := map[string]*PeerLinks{}
+	links := map[string]*peer.Links{}
 	addrs := map[string]string{}
 	for id, p := range map[string]*Proxy{"origin": rp.origin.Proxy, "owner": rp.owner.Proxy} {
-		links[id] = NewPeerLinks(PeerLinkOptions{Self: id, Log: log})
+		links[id] = peer.NewLinks(peer.LinkOptions{Self: id, Log: log})
 		t.Cleanup(links[id].Close)
-		pl, err := ListenPeers(PeerListenerOptions{Addr: "127.0.0.1:0", Handlers: p.PeerHandlers(id, links[id]), Log: log})
+		pl, err := peer.Listen(peer.ListenerOptions{Addr: "127.0.0.1:0", Handlers: p.PeerHandlers(id, links[id]), Log: log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +114,7 @@ func oneRoundTrip(t *testing.T, addr string, frame []byte) []byte {
 	if _, err := conn.Write(frame); err != nil {
 		t.Fatal(err)
 	}
-	msg, err := readPeerFrame(conn, 1<<20)
+	msg, err := kafkaframe.Read(conn, 1<<20)
 	if err != nil {
 		t.Fatalf("response from %s: %v", addr, err)
 	}
@@ -137,13 +138,13 @@ func TestForwardedByteForByte(t *testing.T) {
 		&kmsg.DescribeGroupsRequest{Version: 5, Groups: []string{"g"}},
 		oc,
 	} {
-		frame := appendRequestFrame(nil, 41, &cid, req)
+		frame := kafkaframe.AppendRequest(nil, 41, &cid, req)
 		direct := oneRoundTrip(t, rp.owner.addr, frame)
 		hopped := oneRoundTrip(t, rp.origin.addr, frame)
 		if !bytes.Equal(direct, hopped) {
 			t.Fatalf("%s: through the origin\n%x\nat the owner\n%x", kmsg.NameForKey(req.Key()), hopped, direct)
 		}
-		resp, err := decodeResponse(req.Key(), req.GetVersion(), hopped)
+		resp, err := kafkaframe.DecodeResponse(req.Key(), req.GetVersion(), hopped)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +256,7 @@ func TestRemoteClientGone(t *testing.T) {
 	})
 	h := p.PeerHandlers("origin", nil)[peer.KindUpstream]
 	cid := "app"
-	data := appendRequestFrame(nil, 77, &cid, &kmsg.MetadataRequest{Version: 9})[4:]
+	data := kafkaframe.AppendRequest(nil, 77, &cid, &kmsg.MetadataRequest{Version: 9})[4:]
 	for name, tc := range map[string]struct {
 		pr   peer.ConnPrincipal
 		code int16
@@ -265,7 +266,7 @@ func TestRemoteClientGone(t *testing.T) {
 		"earlier start":      {peer.ConnPrincipal{Kind: peer.KindUpstream, Origin: "origin", Incarnation: p.Incarnation() + 1, ConnID: int64(live)}, kerr.NetworkException.Code},
 		"another origin":     {peer.ConnPrincipal{Kind: peer.KindUpstream, Origin: "other", Incarnation: p.Incarnation(), ConnID: int64(live)}, kerr.NetworkException.Code},
 	} {
-		var a PeerAnswer
+		var a peer.Answer
 		waitFor(t, name, func() error {
 			a = <-h(context.Background(), &peer.Call{Principal: tc.pr, RequestData: data, Key: int16(kmsg.Metadata), Version: 9, Corr: 77})
 			if tc.code == 0 && a.Code == kerr.NetworkException.Code {
@@ -278,7 +279,7 @@ func TestRemoteClientGone(t *testing.T) {
 			continue
 		}
 		if tc.code == 0 {
-			if _, err := decodeResponse(int16(kmsg.Metadata), 9, a.Data); err != nil || len(a.Data) < 4 || a.Data[3] != 77 {
+			if _, err := kafkaframe.DecodeResponse(int16(kmsg.Metadata), 9, a.Data); err != nil || len(a.Data) < 4 || a.Data[3] != 77 {
 				t.Errorf("%s: answer %x (%v), want a Metadata response of correlation id 77", name, a.Data, err)
 			}
 		}

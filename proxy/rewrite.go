@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // addressRewriter rewrites the node endpoints of a decoded response in place,
@@ -45,7 +47,7 @@ func needsRewrite(key, version int16) bool {
 // the new frame, or nil when the original bytes can go to the client unchanged.
 func rewriteResponse(t *nodeTable, key, version int16, frame []byte) ([]byte, error) {
 	msg := frame[4:]
-	resp, err := decodeResponse(key, version, msg)
+	resp, err := kafkaframe.DecodeResponse(key, version, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +55,7 @@ func rewriteResponse(t *nodeTable, key, version int16, frame []byte) ([]byte, er
 		return nil, nil
 	}
 	corr := int32(uint32(msg[0])<<24 | uint32(msg[1])<<16 | uint32(msg[2])<<8 | uint32(msg[3]))
-	return appendResponseFrame(make([]byte, 0, len(frame)+64), corr, resp), nil
+	return kafkaframe.AppendResponse(make([]byte, 0, len(frame)+64), corr, resp), nil
 }
 
 // rewriteNodes replaces each node's upstream endpoint by the proxy's endpoint

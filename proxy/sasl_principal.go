@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // streamshift never terminates SASL: the exchange passes through to the
@@ -79,13 +81,13 @@ func saslRoundsOf(mechanism string) int {
 // KIP-368 re-authentication): the principal is unknown until it succeeds.
 func (cc *clientConn) noteSaslHandshake(msg []byte, version int16) {
 	cc.sasl = saslState{mechanism: "?"}
-	h, err := parseRequestHeader(msg)
+	h, err := kafkaframe.ParseRequestHeader(msg)
 	if err != nil {
 		return
 	}
 	req := kmsg.NewPtrSASLHandshakeRequest()
 	req.SetVersion(version)
-	if req.ReadFrom(msg[h.bodyAt:]) == nil && req.Mechanism != "" {
+	if req.ReadFrom(msg[h.BodyAt:]) == nil && req.Mechanism != "" {
 		cc.sasl.mechanism = req.Mechanism
 	}
 }
@@ -99,13 +101,13 @@ func (cc *clientConn) noteSaslAuthenticate(msg []byte, version int16) {
 	if s.rounds != 1 || saslRoundsOf(s.mechanism) == 0 {
 		return
 	}
-	h, err := parseRequestHeader(msg)
+	h, err := kafkaframe.ParseRequestHeader(msg)
 	if err != nil {
 		return
 	}
 	req := kmsg.NewPtrSASLAuthenticateRequest()
 	req.SetVersion(version)
-	if req.ReadFrom(msg[h.bodyAt:]) != nil {
+	if req.ReadFrom(msg[h.BodyAt:]) != nil {
 		return
 	}
 	if s.mechanism == "PLAIN" {
@@ -122,8 +124,8 @@ func (cc *clientConn) noteSaslAuthenticate(msg []byte, version int16) {
 // (saslExchangeEnds).
 func (cc *clientConn) noteSaslAuthenticated(frame []byte, version int16) (ended bool) {
 	s := &cc.sasl
-	flexible, _ := requestFlexible(int16(kmsg.SASLAuthenticate), version)
-	at, err := responseBodyAt(frame[4:], int16(kmsg.SASLAuthenticate), flexible)
+	flexible, _ := kafkaframe.RequestFlexible(int16(kmsg.SASLAuthenticate), version)
+	at, err := kafkaframe.ResponseBodyAt(frame[4:], int16(kmsg.SASLAuthenticate), flexible)
 	if err != nil {
 		s.user = ""
 		return true

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/streamshift/streamshift/proxy/peer"
 )
 
@@ -31,55 +32,55 @@ type ServedGroupsFunc func(ctx context.Context) ([]kmsg.ListGroupsResponseGroup,
 func (p *Proxy) SetServedGroups(f ServedGroupsFunc) { p.servedGroups.Store(&f) }
 
 // servedGroupsPeer answers a served-groups call.
-func (p *Proxy) servedGroupsPeer(ctx context.Context, c *peer.Call) <-chan PeerAnswer {
-	ch := make(chan PeerAnswer, 1)
+func (p *Proxy) servedGroupsPeer(ctx context.Context, c *peer.Call) <-chan peer.Answer {
+	ch := make(chan peer.Answer, 1)
 	f := p.servedGroups.Load()
 	if f == nil {
-		ch <- PeerAnswer{Code: kerr.CoordinatorNotAvailable.Code}
+		ch <- peer.Answer{Code: kerr.CoordinatorNotAvailable.Code}
 		return ch
 	}
 	if c.Key != int16(kmsg.ListGroups) || c.Version < 0 || c.Version > kmsg.NewPtrListGroupsResponse().MaxVersion() {
-		ch <- PeerAnswer{Code: kerr.UnsupportedVersion.Code}
+		ch <- peer.Answer{Code: kerr.UnsupportedVersion.Code}
 		return ch
 	}
 	go func() {
 		groups, err := (*f)(ctx)
 		if err != nil {
-			ch <- PeerAnswer{Code: kerr.CoordinatorNotAvailable.Code}
+			ch <- peer.Answer{Code: kerr.CoordinatorNotAvailable.Code}
 			return
 		}
 		resp := kmsg.NewPtrListGroupsResponse()
 		resp.SetVersion(c.Version)
 		resp.Groups = groups
-		ch <- PeerAnswer{Data: appendResponseFrame(nil, c.Corr, resp)[4:]}
+		ch <- peer.Answer{Data: kafkaframe.AppendResponse(nil, c.Corr, resp)[4:]}
 	}()
 	return ch
 }
 
 // ServedGroups asks the peer of link for the groups it serves (a
 // served-groups call on behalf of the client of req). timeout ≤ 0 is the
-// link's. Its error carries the envelope's code (PeerErrorCode).
-func (p *Proxy) ServedGroups(ctx context.Context, link *PeerLink, req *Request, timeout time.Duration) ([]kmsg.ListGroupsResponseGroup, error) {
+// link's. Its error carries the envelope's code (peer.ErrorCode).
+func (p *Proxy) ServedGroups(ctx context.Context, link *peer.Link, req *Request, timeout time.Duration) ([]kmsg.ListGroupsResponseGroup, error) {
 	c := req.Client
 	clientID := c.ClientID
 	pr := peer.ConnPrincipal{
-		Version: peer.PrincipalVersion, Kind: peer.KindServedGroups, Origin: link.o.Self, Incarnation: p.incarnation,
+		Version: peer.PrincipalVersion, Kind: peer.KindServedGroups, Origin: link.Self(), Incarnation: p.incarnation,
 		ConnID: int64(c.ConnID), Node: c.Node, ClientID: &clientID, SoftwareName: c.SoftwareName,
 		SoftwareVersion: c.SoftwareVersion, RemoteAddr: c.RemoteAddr, Partition: -1,
 	}
 	list := kmsg.NewPtrListGroupsRequest()
 	list.SetVersion(servedGroupsVersion)
-	data := appendRequestFrame(nil, req.CorrelationID, &clientID, list)[4:]
+	data := kafkaframe.AppendRequest(nil, req.CorrelationID, &clientID, list)[4:]
 	resp, err := link.Call(ctx, pr, data, clientHostAddress(c.RemoteAddr), timeout)
 	if err != nil {
 		return nil, err
 	}
 	if len(resp) < 4 || int32(binary.BigEndian.Uint32(resp)) != req.CorrelationID {
-		return nil, &PeerError{Peer: link.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("answered %d bytes not of correlation id %d", len(resp), req.CorrelationID)}
+		return nil, &peer.Error{Peer: link.Peer(), Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("answered %d bytes not of correlation id %d", len(resp), req.CorrelationID)}
 	}
-	lr, err := decodeResponse(int16(kmsg.ListGroups), servedGroupsVersion, resp)
+	lr, err := kafkaframe.DecodeResponse(int16(kmsg.ListGroups), servedGroupsVersion, resp)
 	if err != nil {
-		return nil, &PeerError{Peer: link.o.Peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("served groups: %v", err)}
+		return nil, &peer.Error{Peer: link.Peer(), Code: kerr.CoordinatorNotAvailable.Code, Reason: fmt.Sprintf("served groups: %v", err)}
 	}
 	return lr.(*kmsg.ListGroupsResponse).Groups, nil
 }
@@ -88,7 +89,7 @@ func (p *Proxy) ServedGroups(ctx context.Context, link *PeerLink, req *Request, 
 // (header and body, no size prefix): a serve call's answer, whose entries
 // the origin merges with others.
 func DecodeResponse(key, version int16, frame []byte) (kmsg.Response, error) {
-	return decodeResponse(key, version, frame)
+	return kafkaframe.DecodeResponse(key, version, frame)
 }
 
 // WithBody is the request with another body of the same key and version

@@ -13,6 +13,8 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // responsePayload is the body size and content the broker sends for corr:
@@ -48,17 +50,17 @@ func serveStream(b *fakeBroker, c net.Conn) {
 			return
 		}
 		out := b.controlPlaneAnswer(h)
-		if kmsg.Key(h.key) == kmsg.Produce {
-			payload := responsePayload(h.corr)
+		if kmsg.Key(h.Key) == kmsg.Produce {
+			payload := responsePayload(h.Corr)
 			out = binary.BigEndian.AppendUint32(nil, uint32(8+len(payload)))
-			out = binary.BigEndian.AppendUint32(out, uint32(h.corr))
+			out = binary.BigEndian.AppendUint32(out, uint32(h.Corr))
 			out = binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(msg))
 			out = append(out, payload...)
 		}
 		if out == nil {
 			return
 		}
-		if h.clientID != nil && *h.clientID == "slow-upstream" {
+		if h.ClientID != nil && *h.ClientID == "slow-upstream" {
 			time.Sleep(20 * time.Millisecond)
 		}
 		if _, err := c.Write(out); err != nil {
@@ -116,7 +118,7 @@ func streamConversation(t *testing.T, addr, role string, firstCorr int32) {
 			if i%5 == 4 {
 				// A response that is rewritten between streamed ones.
 				req := apiVersionsReq(3)
-				frame = appendRequestFrame(nil, corr, &role, req)
+				frame = kafkaframe.AppendRequest(nil, corr, &role, req)
 				crcs <- 0
 			} else {
 				size := r.IntN(8 << 10)
@@ -132,7 +134,7 @@ func streamConversation(t *testing.T, addr, role string, firstCorr int32) {
 				req.Acks = -1
 				req.TimeoutMillis = 5000
 				req.Topics = []kmsg.ProduceRequestTopic{{Topic: "t", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: records}}}}
-				frame = appendRequestFrame(nil, corr, &role, req)
+				frame = kafkaframe.AppendRequest(nil, corr, &role, req)
 				crcs <- crc32.ChecksumIEEE(frame[4:])
 			}
 			if _, err := c.Write(frame); err != nil {

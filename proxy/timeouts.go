@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // Two timeouts close client connections that hold a descriptor and buffers
@@ -142,5 +144,5 @@ func (cc *clientConn) awaitingBytes() bool {
 	if err != nil {
 		return true
 	}
-	return 4+frameSize(head) > n
+	return 4+kafkaframe.Size(head) > n
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/streamshift/streamshift/internal/testpki"
 )
 
@@ -348,7 +349,7 @@ func TestTLSRequestBehindFinished(t *testing.T) {
 	req.Version = 3
 	req.ClientSoftwareName, req.ClientSoftwareVersion = strings.Repeat("a", 1<<20), "1"
 	id := "behind-finished"
-	frame := appendRequestFrame(nil, 7, &id, req)
+	frame := kafkaframe.AppendRequest(nil, 7, &id, req)
 	for i := range 5 {
 		c, err := tls.Dial("tcp", s.p.addr, s.clientPool)
 		if err != nil {

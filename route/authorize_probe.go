@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // A probe is the request authorize.go's doc lists for one resource type and
@@ -75,7 +76,7 @@ func (a *authorizer) probe(req *proxy.Request, rt kmsg.ACLResourceType, op kmsg.
 	case rt == kmsg.ACLResourceTypeGroup && op == kmsg.ACLOperationRead:
 		for _, g := range names {
 			v := min(a.versions(int16(kmsg.Heartbeat)), 4)
-			send(proxy.GroupReadProbe(g, probeMemberID, v), v)
+			send(peer.GroupReadProbe(g, probeMemberID, v), v)
 		}
 		p.read = func(resps []kmsg.Response) map[string]bool {
 			return denials(kerr.GroupAuthorizationFailed, len(resps), func(i int) (string, int16) {

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // Cluster is the ownership of groups among the streamshift instances that
@@ -44,7 +45,7 @@ type Cluster interface {
 	// Forward sends the request to peer as a serve call routed by the
 	// group's partition and the map generation gen, and returns the
 	// peer's response frame (header and body). Its error carries the
-	// envelope's code (proxy.PeerErrorCode).
+	// envelope's code (peer.ErrorCode).
 	Forward(ctx context.Context, peer, group string, gen int32, req *proxy.Request, timeout time.Duration) ([]byte, error)
 	// ForwardTimeout is cluster.forward-timeout: how long a request
 	// waits on its owner (a held JoinGroup or SyncGroup longer).
@@ -53,7 +54,7 @@ type Cluster interface {
 	Peers() []string
 	// ServedGroups asks peer for the groups it serves (a served-groups
 	// call for req's client, whose ListGroups needs them), unfiltered.
-	// Its error carries the envelope's code (proxy.PeerErrorCode).
+	// Its error carries the envelope's code (peer.ErrorCode).
 	ServedGroups(ctx context.Context, peer string, req *proxy.Request, timeout time.Duration) ([]kmsg.ListGroupsResponseGroup, error)
 }
 
@@ -85,29 +86,29 @@ func noOwner(group string) error {
 // next, at most maxReroutes times within the request's deadline; a
 // timeout, a lost link or a busy owner is answered and never sent again
 // (docs/one-address.md §6 rule 3).
-func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.InterceptorFunc, refuse func(kmsg.Request, error) kmsg.Response, group, peer string, gen int32) {
+func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.InterceptorFunc, refuse func(kmsg.Request, error) kmsg.Response, group, owner string, gen int32) {
 	c := rs.o.Cluster
 	fr, ok := out.(proxy.FrameResponder)
 	if !ok {
-		out.Respond(refuse(req.Body, &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("group %s: owned by streamshift instance %s, and this connection cannot take its answer", group, peer)}))
+		out.Respond(refuse(req.Body, &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("group %s: owned by streamshift instance %s, and this connection cannot take its answer", group, owner)}))
 		return
 	}
 	deadline := time.Now().Add(forwardTimeout(req.Body, c.ForwardTimeout()))
 	for attempt := 0; ; attempt++ {
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
-		data, err := c.Forward(ctx, peer, group, gen, req, time.Until(deadline))
+		data, err := c.Forward(ctx, owner, group, gen, req, time.Until(deadline))
 		cancel()
 		if err == nil {
 			fr.RespondFrame(data)
 			return
 		}
-		if proxy.PeerErrorCode(err) != kerr.NotCoordinator.Code {
-			out.Respond(refuse(req.Body, peerFailure("group "+group, peer, err)))
+		if peer.ErrorCode(err) != kerr.NotCoordinator.Code {
+			out.Respond(refuse(req.Body, peerFailure("group "+group, owner, err)))
 			return
 		}
-		self, next, ngen, moved := rs.nextOwner(group, peer, gen, deadline)
+		self, next, ngen, moved := rs.nextOwner(group, owner, gen, deadline)
 		if attempt == maxReroutes || !moved {
-			out.Respond(refuse(req.Body, &clusterError{kerr.NotCoordinator, fmt.Sprintf("group %s: streamshift instance %s does not serve it (its log partition moves)", group, peer)}))
+			out.Respond(refuse(req.Body, &clusterError{kerr.NotCoordinator, fmt.Sprintf("group %s: streamshift instance %s does not serve it (its log partition moves)", group, owner)}))
 			return
 		}
 		if self {
@@ -118,20 +119,20 @@ func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.Int
 			serve(req, out)
 			return
 		}
-		peer, gen = next, ngen
+		owner, gen = next, ngen
 	}
 }
 
-// nextOwner waits until the map names an owner other than peer (or this
+// nextOwner waits until the map names an owner other than was (or this
 // instance), at most rerouteWait and not beyond deadline.
-func (rs *Routes) nextOwner(group, peer string, gen int32, deadline time.Time) (self bool, next string, ngen int32, moved bool) {
+func (rs *Routes) nextOwner(group, was string, gen int32, deadline time.Time) (self bool, next string, ngen int32, moved bool) {
 	until := deadline
 	if d := time.Now().Add(rerouteWait); d.Before(deadline) {
 		until = d
 	}
 	for {
 		self, next, ngen, ok := rs.o.Cluster.Owner(group)
-		if ok && (self || next != peer) {
+		if ok && (self || next != was) {
 			return self, next, ngen, true
 		}
 		if !time.Now().Add(reroutePeriod).Before(until) {

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // Requests naming several groups (docs/one-address.md §4 "Multi-group
@@ -146,17 +147,17 @@ func (rs *Routes) splitByOwner(groups []string) splitParts {
 			ps.here = append(ps.here, i)
 			continue
 		}
-		self, peer, gen, ok := rs.o.Cluster.Owner(g)
+		self, owner, gen, ok := rs.o.Cluster.Owner(g)
 		switch {
 		case !ok:
 			ps.nobody = append(ps.nobody, i)
 		case self:
 			ps.here = append(ps.here, i)
 		default:
-			if _, seen := ps.peers[peer]; !seen {
-				ps.order = append(ps.order, peer)
+			if _, seen := ps.peers[owner]; !seen {
+				ps.order = append(ps.order, owner)
 			}
-			ps.peers[peer] = append(ps.peers[peer], i)
+			ps.peers[owner] = append(ps.peers[owner], i)
 			ps.gen = gen
 		}
 	}
@@ -204,8 +205,8 @@ func (rs *Routes) split(req *proxy.Request, out proxy.Outcome, serve proxy.Inter
 	parts := make([]splitAnswer, len(ps.order), len(ps.order)+1)
 	deadline := time.Now().Add(c.ForwardTimeout())
 	var wg sync.WaitGroup
-	for n, peer := range ps.order {
-		idx := ps.peers[peer]
+	for n, owner := range ps.order {
+		idx := ps.peers[owner]
 		parts[n].idx = idx
 		wg.Add(1)
 		go func() {
@@ -213,16 +214,16 @@ func (rs *Routes) split(req *proxy.Request, out proxy.Outcome, serve proxy.Inter
 			ctx, cancel := context.WithDeadline(context.Background(), deadline)
 			defer cancel()
 			first := groups[idx[0]]
-			frame, err := c.Forward(ctx, peer, first, ps.gen, req.WithBody(sp.part(req.Body, idx)), time.Until(deadline))
+			frame, err := c.Forward(ctx, owner, first, ps.gen, req.WithBody(sp.part(req.Body, idx)), time.Until(deadline))
 			if err == nil {
 				var resp kmsg.Response
 				if resp, err = proxy.DecodeResponse(req.Key, req.Version, frame); err == nil {
 					parts[n].resp = resp
 					return
 				}
-				err = &proxy.PeerError{Peer: peer, Code: kerr.CoordinatorNotAvailable.Code, Reason: err.Error()}
+				err = &peer.Error{Peer: owner, Code: kerr.CoordinatorNotAvailable.Code, Reason: err.Error()}
 			}
-			parts[n].err = peerFailure(fmt.Sprintf("groups %v", pick(groups, idx)), peer, err)
+			parts[n].err = peerFailure(fmt.Sprintf("groups %v", pick(groups, idx)), owner, err)
 		}()
 	}
 	wg.Wait()
@@ -287,16 +288,16 @@ func (o *splitOutcome) RespondFrame(data []byte) {
 // on as it is, NOT_COORDINATOR (the owner did nothing: its partition
 // moves) as it is, anything else (a timeout, a lost link, a busy owner, a
 // link not admitted) COORDINATOR_NOT_AVAILABLE, which is retriable.
-func peerFailure(what, peer string, err error) error {
-	code := proxy.PeerErrorCode(err)
+func peerFailure(what, owner string, err error) error {
+	code := peer.ErrorCode(err)
 	switch code {
 	case kerr.UnsupportedVersion.Code, kerr.InvalidRequest.Code, kerr.UnknownServerError.Code:
 	case kerr.NotCoordinator.Code:
-		return &clusterError{kerr.NotCoordinator, fmt.Sprintf("%s: streamshift instance %s does not serve it (its log partition moves)", what, peer)}
+		return &clusterError{kerr.NotCoordinator, fmt.Sprintf("%s: streamshift instance %s does not serve it (its log partition moves)", what, owner)}
 	default:
 		code = kerr.CoordinatorNotAvailable.Code
 	}
-	return &clusterError{kerr.TypedErrorForCode(code), fmt.Sprintf("%s: its owner, streamshift instance %s: %v", what, peer, err)}
+	return &clusterError{kerr.TypedErrorForCode(code), fmt.Sprintf("%s: its owner, streamshift instance %s: %v", what, owner, err)}
 }
 
 // The splitters of the multi-group keys.

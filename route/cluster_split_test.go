@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 	"github.com/streamshift/streamshift/proxy/proxytest"
 )
 
@@ -32,19 +33,19 @@ func (f *splitCluster) Owner(g string) (bool, string, int32, bool) {
 	return o == "self", o, 1, o != ""
 }
 
-func (f *splitCluster) Forward(_ context.Context, peer, _ string, _ int32, req *proxy.Request, _ time.Duration) ([]byte, error) {
-	if f.down[peer] {
-		return nil, &proxy.PeerError{Peer: peer, Code: kerr.RequestTimedOut.Code, Reason: "timed out"}
+func (f *splitCluster) Forward(_ context.Context, owner, _ string, _ int32, req *proxy.Request, _ time.Duration) ([]byte, error) {
+	if f.down[owner] {
+		return nil, &peer.Error{Peer: owner, Code: kerr.RequestTimedOut.Code, Reason: "timed out"}
 	}
 	r := req.Body.(*kmsg.DescribeGroupsRequest)
 	f.mu.Lock()
-	f.asked[peer] = append(f.asked[peer], r.Groups...)
+	f.asked[owner] = append(f.asked[owner], r.Groups...)
 	f.mu.Unlock()
 	resp := kmsg.NewPtrDescribeGroupsResponse()
 	resp.SetVersion(req.Version)
 	for i := len(r.Groups) - 1; i >= 0; i-- {
 		g := kmsg.NewDescribeGroupsResponseGroup()
-		g.Group, g.ProtocolType = r.Groups[i], peer
+		g.Group, g.ProtocolType = r.Groups[i], owner
 		resp.Groups = append(resp.Groups, g)
 	}
 	frame := binary.BigEndian.AppendUint32(nil, uint32(req.CorrelationID))

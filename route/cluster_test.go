@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 	"github.com/streamshift/streamshift/proxy/proxytest"
 )
 
@@ -142,7 +143,7 @@ func TestClusterGateReroute(t *testing.T) {
 	defer cancel()
 	conn := proxytest.NewConn(nil)
 	fc := &fakeCluster{owners: []string{"b", "c"}, hops: true, frame: []byte{0, 0, 0, 1},
-		answers: []error{&proxy.PeerError{Peer: "b", Code: kerr.NotCoordinator.Code}, nil}}
+		answers: []error{&peer.Error{Peer: "b", Code: kerr.NotCoordinator.Code}, nil}}
 	req := conn.Request(heartbeatOf("g"))
 	out := &frameOutcome{Outcome: proxytest.NewOutcome(req), frame: make(chan []byte, 1)}
 	go gateOf(fc)(req, out)
@@ -159,7 +160,7 @@ func TestClusterGateReroute(t *testing.T) {
 	}
 
 	fc = &fakeCluster{owners: []string{"b", "c"}, hops: true,
-		answers: []error{&proxy.PeerError{Peer: "b", Code: kerr.RequestTimedOut.Code, Reason: "timed out"}}}
+		answers: []error{&peer.Error{Peer: "b", Code: kerr.RequestTimedOut.Code, Reason: "timed out"}}}
 	req = conn.Request(heartbeatOf("g"))
 	out = &frameOutcome{Outcome: proxytest.NewOutcome(req), frame: make(chan []byte, 1)}
 	go gateOf(fc)(req, out)

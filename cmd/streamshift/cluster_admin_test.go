@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/cluster"
-	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // TestClusterAdminThroughAnyInstance: the admin requests naming several
@@ -32,10 +32,10 @@ func TestClusterAdminThroughAnyInstance(t *testing.T) {
 	defer cancel()
 	// Each instance's internal listener, as it was bound (the instances
 	// start one after the other).
-	listenerOf := map[string]*proxy.PeerListener{}
+	listenerOf := map[string]*peer.Listener{}
 	ins, owners, _ := twoInstancesWith(t, ctx, func(id string) serveTweak {
 		return serveTweak{links: func(o *cluster.LinkOptions) {
-			o.Listening = func(pl *proxy.PeerListener) { listenerOf[id] = pl }
+			o.Listening = func(pl *peer.Listener) { listenerOf[id] = pl }
 		}}
 	})
 	a, b := ins[0], ins[1]

@@ -19,7 +19,6 @@ import (
 	"github.com/streamshift/streamshift/cluster"
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/e2e/harness"
-	"github.com/streamshift/streamshift/proxy"
 	"github.com/streamshift/streamshift/proxy/peer"
 	"github.com/streamshift/streamshift/upstream"
 )
@@ -365,7 +364,7 @@ func TestClusterServeCallOfNewerMap(t *testing.T) {
 	if gen <= 0 {
 		t.Fatalf("map generation %d", gen)
 	}
-	link := proxy.NewPeerLink(proxy.PeerLinkOptions{Self: "test", Peer: owner.id, Addr: owner.view(t).Self.Internal, Timeout: 10 * time.Second})
+	link := peer.NewLink(peer.LinkOptions{Self: "test", Peer: owner.id, Addr: owner.view(t).Self.Internal, Timeout: 10 * time.Second})
 	defer link.Close()
 	for !link.Up() {
 		if ctx.Err() != nil {
@@ -392,10 +391,10 @@ func TestClusterServeCallOfNewerMap(t *testing.T) {
 		}
 		return resp, nil
 	}
-	if _, err := call(p, gen+1); proxy.PeerErrorCode(err) != kerr.NotCoordinator.Code {
+	if _, err := call(p, gen+1); peer.ErrorCode(err) != kerr.NotCoordinator.Code {
 		t.Fatalf("serve call of a newer map: %v, want envelope NOT_COORDINATOR", err)
 	}
-	if _, err := call(notOwned, gen); proxy.PeerErrorCode(err) != kerr.NotCoordinator.Code {
+	if _, err := call(notOwned, gen); peer.ErrorCode(err) != kerr.NotCoordinator.Code {
 		t.Fatalf("serve call of a partition the owner does not hold: %v, want envelope NOT_COORDINATOR", err)
 	}
 	// Admitted, the describe runs (its ACL probe goes back to the origin,

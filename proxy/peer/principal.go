@@ -18,7 +18,7 @@ import (
 // client's principal, only which connection carries it).
 
 // CallKind says what a peer is asked to do with an envelope. Each kind
-// has its own budget on a link (proxy/peer_link.go), so the leaves (upstream,
+// has its own budget on a link (link.go), so the leaves (upstream,
 // served-groups) can never wait behind the serve calls that wait on them.
 type CallKind int8
 

@@ -1,4 +1,4 @@
-package proxy
+package peer
 
 import (
 	"errors"
@@ -9,18 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/proxy/peer"
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
-
-// samplePrincipal is a serve call's principal of origin p1.
-func samplePrincipal() peer.ConnPrincipal {
-	cid := "app-1"
-	return peer.ConnPrincipal{
-		Version: 0, Kind: peer.KindServe, Origin: "p1", Incarnation: 0x0102030405060708, ConnID: 42, Node: 3,
-		ClientID: &cid, SoftwareName: "apache-kafka-java", SoftwareVersion: "4.4.0", RemoteAddr: "10.0.0.9:50123",
-		Partition: 7, MapGeneration: 12, TimeoutMs: 20000,
-	}
-}
 
 // TestOpenEnvelopeMalformed: what the listener answers an envelope it cannot
 // open, with Kafka's codes (KafkaApis.handleEnvelope: a principal the serde
@@ -29,9 +19,9 @@ func samplePrincipal() peer.ConnPrincipal {
 func TestOpenEnvelopeMalformed(t *testing.T) {
 	p := samplePrincipal()
 	cid := "app-1"
-	inner := appendRequestFrame(nil, 5, &cid, &kmsg.HeartbeatRequest{Version: 4, Group: "g"})[4:]
-	nested := appendRequestFrame(nil, 5, &cid, peer.EnvelopeRequest(&p, inner, net.IPv4(10, 0, 0, 9)))[4:]
-	ok := peer.EnvelopeRequest(&p, inner, net.IPv4(10, 0, 0, 9))
+	inner := kafkaframe.AppendRequest(nil, 5, &cid, &kmsg.HeartbeatRequest{Version: 4, Group: "g"})[4:]
+	nested := kafkaframe.AppendRequest(nil, 5, &cid, EnvelopeRequest(&p, inner, net.IPv4(10, 0, 0, 9)))[4:]
+	ok := EnvelopeRequest(&p, inner, net.IPv4(10, 0, 0, 9))
 	for name, tc := range map[string]struct {
 		mut  func(r *kmsg.EnvelopeRequest)
 		code int16
@@ -60,20 +50,20 @@ func TestOpenEnvelopeMalformed(t *testing.T) {
 func FuzzConnPrincipal(f *testing.F) {
 	p := samplePrincipal()
 	f.Add(p.AppendTo(nil))
-	p.ClientID, p.Kind, p.Version = nil, peer.KindServedGroups, 2
+	p.ClientID, p.Kind, p.Version = nil, KindServedGroups, 2
 	f.Add(append(p.AppendTo(nil), 1, 2, 3))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var p peer.ConnPrincipal
+		var p ConnPrincipal
 		if err := p.ReadFrom(b); err != nil {
-			if !errors.Is(err, peer.ErrMalformedPrincipal) {
+			if !errors.Is(err, ErrMalformedPrincipal) {
 				t.Fatalf("error %v does not say malformed", err)
 			}
 			return
 		}
 		// What reads must write back to the same fields (the bytes may
 		// differ: trailing fields are skipped, varints may be padded).
-		var again peer.ConnPrincipal
+		var again ConnPrincipal
 		if err := again.ReadFrom(p.AppendTo(nil)); err != nil || !reflect.DeepEqual(again, p) {
 			t.Fatalf("re-encoded %+v read back as %+v (%v)", p, again, err)
 		}
@@ -84,26 +74,4 @@ func FuzzConnPrincipal(f *testing.F) {
 			t.Fatalf("code %d with error %v", code, err)
 		}
 	})
-}
-
-// TestRemotePrincipal: the owner shares authorization answers by the
-// principal a version 1 origin carries for its client, and the transport
-// principal is the origin's own.
-func TestRemotePrincipal(t *testing.T) {
-	p := samplePrincipal()
-	p.Version, p.Principal = peer.PrincipalVersion, "User:alice"
-	var back peer.ConnPrincipal
-	if err := back.ReadFrom(p.AppendTo(nil)); err != nil {
-		t.Fatal(err)
-	}
-	if back.Principal != "User:alice" || remotePrincipal(&back) != "User:alice" {
-		t.Errorf("principal read back %q, at the owner %q; want User:alice", back.Principal, remotePrincipal(&back))
-	}
-	p.Principal = TransportPrincipal
-	if err := back.ReadFrom(p.AppendTo(nil)); err != nil {
-		t.Fatal(err)
-	}
-	if got := remotePrincipal(&back); got != TransportPrincipal+"@p1" {
-		t.Errorf("transport principal of origin p1 at the owner: %q, want %q", got, TransportPrincipal+"@p1")
-	}
 }

@@ -1,8 +1,7 @@
-package proxy
+package peer
 
 import (
 	"context"
-	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,22 +17,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/internal/testpki"
-	"github.com/streamshift/streamshift/proxy/peer"
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // peerRequest is a small wrapped request with correlation id corr.
 func peerRequest(corr int32) []byte {
 	cid := "app"
-	return appendRequestFrame(nil, corr, &cid, &kmsg.HeartbeatRequest{Version: 4, Group: "g", MemberID: "m"})[4:]
+	return kafkaframe.AppendRequest(nil, corr, &cid, &kmsg.HeartbeatRequest{Version: 4, Group: "g", MemberID: "m"})[4:]
 }
 
 // echoData is what the test handlers answer: the wrapped request's
 // correlation id, so a test sees which call got which answer.
-func echoData(c *peer.Call) []byte { return binary.BigEndian.AppendUint32(nil, uint32(c.Corr)) }
+func echoData(c *Call) []byte { return binary.BigEndian.AppendUint32(nil, uint32(c.Corr)) }
 
-func principalOf(kind peer.CallKind) peer.ConnPrincipal {
-	return peer.ConnPrincipal{Kind: kind, Origin: "origin", Incarnation: 1, ConnID: 1}
+func principalOf(kind CallKind) ConnPrincipal {
+	return ConnPrincipal{Kind: kind, Origin: "origin", Incarnation: 1, ConnID: 1}
 }
 
 // refusals counts refused calls by reason.
@@ -57,34 +55,34 @@ func (r *refusals) get(reason string) int {
 	return r.n[reason]
 }
 
-// blockingHandler is a test's handler: it may block (BlockingPeerHandler).
-type blockingHandler = func(context.Context, *peer.Call) ([]byte, int16)
+// blockingHandler is a test's handler: it may block (BlockingHandler).
+type blockingHandler = func(context.Context, *Call) ([]byte, int16)
 
-func blocking(m map[peer.CallKind]blockingHandler) map[peer.CallKind]PeerHandler {
-	out := map[peer.CallKind]PeerHandler{}
+func blocking(m map[CallKind]blockingHandler) map[CallKind]Handler {
+	out := map[CallKind]Handler{}
 	for k, f := range m {
-		out[k] = BlockingPeerHandler(f)
+		out[k] = BlockingHandler(f)
 	}
 	return out
 }
 
 // startPeerPair starts a listener with handlers and a link to it, up.
-func startPeerPair(t *testing.T, handlers map[peer.CallKind]blockingHandler, lo func(*PeerListenerOptions), ko func(*PeerLinkOptions)) (*PeerListener, *PeerLink) {
+func startPeerPair(t *testing.T, handlers map[CallKind]blockingHandler, lo func(*ListenerOptions), ko func(*LinkOptions)) (*Listener, *Link) {
 	t.Helper()
-	o := PeerListenerOptions{Addr: "127.0.0.1:0", Handlers: blocking(handlers), Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}
+	o := ListenerOptions{Addr: "127.0.0.1:0", Handlers: blocking(handlers), Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}
 	if lo != nil {
 		lo(&o)
 	}
-	pl, err := ListenPeers(o)
+	pl, err := Listen(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = pl.Close() })
-	k := PeerLinkOptions{Self: "origin", Peer: "owner", Addr: pl.Addr().String(), Log: o.Log}
+	k := LinkOptions{Self: "origin", Peer: "owner", Addr: pl.Addr().String(), Log: o.Log}
 	if ko != nil {
 		ko(&k)
 	}
-	l := NewPeerLink(k)
+	l := NewLink(k)
 	t.Cleanup(l.Close)
 	waitFor(t, "link up", func() error {
 		if !l.Up() {
@@ -101,7 +99,7 @@ func localhost() net.IP { return net.IPv4(127, 0, 0, 1) }
 // one on the same link (a held JoinGroup and the heartbeats behind it).
 func TestPeerLinkOutOfOrder(t *testing.T) {
 	held, release := make(chan struct{}), make(chan struct{})
-	_, l := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
+	_, l := startPeerPair(t, map[CallKind]blockingHandler{KindServe: func(_ context.Context, c *Call) ([]byte, int16) {
 		if c.Corr == 1 {
 			close(held)
 			<-release
@@ -109,13 +107,13 @@ func TestPeerLinkOutOfOrder(t *testing.T) {
 		return echoData(c), 0
 	}}, nil, nil)
 
-	first := make(chan peerResult, 1)
+	first := make(chan reply, 1)
 	go func() {
-		data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(1), localhost(), time.Hour)
-		first <- peerResult{data, err}
+		data, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(1), localhost(), time.Hour)
+		first <- reply{data, err}
 	}()
 	<-held
-	data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(2), localhost(), time.Hour)
+	data, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(2), localhost(), time.Hour)
 	if err != nil || binary.BigEndian.Uint32(data) != 2 {
 		t.Fatalf("second call behind a held one: %x, %v", data, err)
 	}
@@ -137,11 +135,11 @@ func TestPeerLinkBounds(t *testing.T) {
 	var started atomic.Int32
 	release := make(chan struct{})
 	var refused refusals
-	_, l := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
+	_, l := startPeerPair(t, map[CallKind]blockingHandler{KindServe: func(_ context.Context, c *Call) ([]byte, int16) {
 		started.Add(1)
 		<-release
 		return echoData(c), 0
-	}}, nil, func(o *PeerLinkOptions) { o.Refused = refused.add })
+	}}, nil, func(o *LinkOptions) { o.Refused = refused.add })
 
 	const limit = 4096
 	var wg sync.WaitGroup
@@ -150,7 +148,7 @@ func TestPeerLinkBounds(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(int32(i)), localhost(), time.Hour); err != nil {
+			if _, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(int32(i)), localhost(), time.Hour); err != nil {
 				failed.Add(1)
 				t.Errorf("call %d within the limit: %v", i, err)
 			}
@@ -164,13 +162,13 @@ func TestPeerLinkBounds(t *testing.T) {
 	})
 	// Its own limit is short so that a missing bound fails the test
 	// (refused 0) instead of hanging it; the refusal itself is at once.
-	_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(limit), localhost(), time.Second)
-	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("inflight") != 1 || PeerResult(err) != PeerRefused {
-		t.Fatalf("call beyond 4096: code %d (%v, result %s), refused %d; want COORDINATOR_NOT_AVAILABLE, refused, counted once", code, err, PeerResult(err), refused.get("inflight"))
+	_, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(limit), localhost(), time.Second)
+	if code := ErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("inflight") != 1 || Result(err) != Refused {
+		t.Fatalf("call beyond 4096: code %d (%v, result %s), refused %d; want COORDINATOR_NOT_AVAILABLE, refused, counted once", code, err, Result(err), refused.get("inflight"))
 	}
 	// The other kinds' budgets are their own.
-	if l.Inflight(peer.KindUpstream) != 0 {
-		t.Fatalf("upstream budget used: %d", l.Inflight(peer.KindUpstream))
+	if l.Inflight(KindUpstream) != 0 {
+		t.Fatalf("upstream budget used: %d", l.Inflight(KindUpstream))
 	}
 	close(release)
 	wg.Wait()
@@ -181,21 +179,21 @@ func TestPeerLinkBounds(t *testing.T) {
 	// Bytes: one small call held, then one that would pass 64 MiB in all.
 	held := make(chan struct{})
 	release2 := make(chan struct{})
-	_, l2 := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
+	_, l2 := startPeerPair(t, map[CallKind]blockingHandler{KindServe: func(_ context.Context, c *Call) ([]byte, int16) {
 		close(held)
 		<-release2
 		return echoData(c), 0
-	}}, nil, func(o *PeerLinkOptions) { o.Refused = refused.add })
+	}}, nil, func(o *LinkOptions) { o.Refused = refused.add })
 	small := peerRequest(1)
 	done := make(chan error, 1)
 	go func() {
-		_, err := l2.Call(context.Background(), principalOf(peer.KindServe), small, localhost(), time.Hour)
+		_, err := l2.Call(context.Background(), principalOf(KindServe), small, localhost(), time.Hour)
 		done <- err
 	}()
 	<-held
 	big := make([]byte, 64<<20-len(small)+1)
-	_, err = l2.Call(context.Background(), principalOf(peer.KindServe), big, localhost(), time.Second)
-	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("bytes") != 1 {
+	_, err = l2.Call(context.Background(), principalOf(KindServe), big, localhost(), time.Second)
+	if code := ErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("bytes") != 1 {
 		t.Fatalf("call past 64 MiB: code %d (%v), refused %d; want COORDINATOR_NOT_AVAILABLE, counted once", code, err, refused.get("bytes"))
 	}
 	close(release2)
@@ -211,20 +209,20 @@ func TestPeerListenerBounds(t *testing.T) {
 	var started atomic.Int32
 	release := make(chan struct{})
 	var refused refusals
-	_, l := startPeerPair(t, map[peer.CallKind]blockingHandler{
-		peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
+	_, l := startPeerPair(t, map[CallKind]blockingHandler{
+		KindServe: func(_ context.Context, c *Call) ([]byte, int16) {
 			started.Add(1)
 			<-release
 			return echoData(c), 0
 		},
-		peer.KindUpstream: func(_ context.Context, c *peer.Call) ([]byte, int16) { return echoData(c), 0 },
-	}, func(o *PeerListenerOptions) { o.MaxInflight, o.Refused = 2, refused.add }, nil)
+		KindUpstream: func(_ context.Context, c *Call) ([]byte, int16) { return echoData(c), 0 },
+	}, func(o *ListenerOptions) { o.MaxInflight, o.Refused = 2, refused.add }, nil)
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(int32(i)), localhost(), time.Hour); err != nil {
+			if _, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(int32(i)), localhost(), time.Hour); err != nil {
 				t.Errorf("call within the owner's limit: %v", err)
 			}
 		}()
@@ -235,11 +233,11 @@ func TestPeerListenerBounds(t *testing.T) {
 		}
 		return nil
 	})
-	_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(3), localhost(), time.Hour)
-	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || started.Load() != 2 || refused.get("inflight") != 1 {
+	_, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(3), localhost(), time.Hour)
+	if code := ErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || started.Load() != 2 || refused.get("inflight") != 1 {
 		t.Fatalf("third serve call: code %d (%v), %d handlers ran; want COORDINATOR_NOT_AVAILABLE and none run", code, err, started.Load())
 	}
-	if data, err := l.Call(context.Background(), principalOf(peer.KindUpstream), peerRequest(4), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 4 {
+	if data, err := l.Call(context.Background(), principalOf(KindUpstream), peerRequest(4), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 4 {
 		t.Fatalf("a leaf while serve is full: %x %v", data, err)
 	}
 	close(release)
@@ -252,25 +250,25 @@ func TestPeerListenerBounds(t *testing.T) {
 func TestPeerLinkTimeout(t *testing.T) {
 	release := make(chan struct{})
 	var calls atomic.Int32
-	_, l := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
+	_, l := startPeerPair(t, map[CallKind]blockingHandler{KindServe: func(_ context.Context, c *Call) ([]byte, int16) {
 		if calls.Add(1) == 1 {
 			<-release
 		}
 		return echoData(c), 0
-	}}, nil, func(o *PeerLinkOptions) { o.Timeout = 50 * time.Millisecond })
-	_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(1), localhost(), 0)
+	}}, nil, func(o *LinkOptions) { o.Timeout = 50 * time.Millisecond })
+	_, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(1), localhost(), 0)
 	// Either end may see the time up first: the owner drops the expired
 	// call and answers the envelope, or the origin stops waiting; the
 	// caller gets the same code.
-	var pe *PeerError
+	var pe *Error
 	if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("call to a handler that never answers: %v, want COORDINATOR_NOT_AVAILABLE (no answer)", err)
 	}
-	if l.Inflight(peer.KindServe) != 0 {
-		t.Fatalf("timed-out call still counted: %d", l.Inflight(peer.KindServe))
+	if l.Inflight(KindServe) != 0 {
+		t.Fatalf("timed-out call still counted: %d", l.Inflight(KindServe))
 	}
 	close(release) // its answer arrives late and must go nowhere
-	data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(2), localhost(), time.Hour)
+	data, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(2), localhost(), time.Hour)
 	if err != nil || binary.BigEndian.Uint32(data) != 2 {
 		t.Fatalf("next call after a late answer: %x %v", data, err)
 	}
@@ -283,19 +281,19 @@ func TestPeerLinkLost(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	var refused refusals
-	pl, l := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(ctx context.Context, c *peer.Call) ([]byte, int16) {
+	pl, l := startPeerPair(t, map[CallKind]blockingHandler{KindServe: func(ctx context.Context, c *Call) ([]byte, int16) {
 		started.Add(1)
 		select {
 		case <-release:
 		case <-ctx.Done():
 		}
 		return echoData(c), 0
-	}}, nil, func(o *PeerLinkOptions) { o.Refused = refused.add })
+	}}, nil, func(o *LinkOptions) { o.Refused = refused.add })
 	const n = 16
 	errs := make(chan error, n)
 	for i := range n {
 		go func() {
-			_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(int32(i)), localhost(), time.Hour)
+			_, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(int32(i)), localhost(), time.Hour)
 			errs <- err
 		}()
 	}
@@ -312,9 +310,9 @@ func TestPeerLinkLost(t *testing.T) {
 	pl.mu.Unlock()
 	for range n {
 		err := <-errs
-		var pe *PeerError
-		if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || !strings.Contains(pe.Reason, "link lost") || PeerResult(err) != PeerLinkDown {
-			t.Fatalf("call in flight on a dropped link: %v (result %s), want COORDINATOR_NOT_AVAILABLE (link lost), link_down", err, PeerResult(err))
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || !strings.Contains(pe.Reason, "link lost") || Result(err) != LinkDown {
+			t.Fatalf("call in flight on a dropped link: %v (result %s), want COORDINATOR_NOT_AVAILABLE (link lost), link_down", err, Result(err))
 		}
 	}
 
@@ -326,9 +324,9 @@ func TestPeerLinkLost(t *testing.T) {
 		}
 		return nil
 	})
-	_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(99), localhost(), time.Hour)
-	if code := PeerErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("link_down") != 1 || PeerResult(err) != PeerLinkDown {
-		t.Fatalf("call while the link is down: code %d (%v, result %s), want COORDINATOR_NOT_AVAILABLE, link_down, counted", code, err, PeerResult(err))
+	_, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(99), localhost(), time.Hour)
+	if code := ErrorCode(err); code != kerr.CoordinatorNotAvailable.Code || refused.get("link_down") != 1 || Result(err) != LinkDown {
+		t.Fatalf("call while the link is down: code %d (%v, result %s), want COORDINATOR_NOT_AVAILABLE, link_down, counted", code, err, Result(err))
 	}
 	// Its status says so, and why (/cluster).
 	waitFor(t, "the last error", func() error {
@@ -341,7 +339,7 @@ func TestPeerLinkLost(t *testing.T) {
 
 // TestPeerLinkReconnects: a link comes back once its peer listens again.
 func TestPeerLinkReconnects(t *testing.T) {
-	h := map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) { return echoData(c), 0 }}
+	h := map[CallKind]blockingHandler{KindServe: func(_ context.Context, c *Call) ([]byte, int16) { return echoData(c), 0 }}
 	pl, l := startPeerPair(t, h, nil, nil)
 	addr := pl.Addr().String()
 	_ = pl.Close()
@@ -351,7 +349,7 @@ func TestPeerLinkReconnects(t *testing.T) {
 		}
 		return nil
 	})
-	pl2, err := ListenPeers(PeerListenerOptions{Addr: addr, Handlers: blocking(h), Log: zerolog.New(zerolog.NewTestWriter(t))})
+	pl2, err := Listen(ListenerOptions{Addr: addr, Handlers: blocking(h), Log: zerolog.New(zerolog.NewTestWriter(t))})
 	if err != nil {
 		t.Skipf("port %s taken meanwhile: %v", addr, err)
 	}
@@ -362,7 +360,7 @@ func TestPeerLinkReconnects(t *testing.T) {
 		}
 		return nil
 	})
-	if data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(5), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 5 {
+	if data, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(5), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 5 {
 		t.Fatalf("call after reconnect: %x %v", data, err)
 	}
 }
@@ -370,8 +368,8 @@ func TestPeerLinkReconnects(t *testing.T) {
 // peerNode is one instance in TestPeerLinkNoDeadlock: its listener and its
 // link to the other.
 type peerNode struct {
-	pl   *PeerListener
-	link atomic.Pointer[PeerLink]
+	pl   *Listener
+	link atomic.Pointer[Link]
 }
 
 // TestPeerLinkNoDeadlock: both directions full of serve calls whose
@@ -385,19 +383,19 @@ func TestPeerLinkNoDeadlock(t *testing.T) {
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	nodes := [2]*peerNode{{}, {}}
 	for i, n := range nodes {
-		serve := func(ctx context.Context, c *peer.Call) ([]byte, int16) {
+		serve := func(ctx context.Context, c *Call) ([]byte, int16) {
 			<-gate
 			back := c.Principal
-			back.Kind = peer.KindUpstream
+			back.Kind = KindUpstream
 			data, err := nodes[i].link.Load().Call(ctx, back, c.RequestData, c.ClientIP, 0)
 			if err != nil {
 				return nil, kerr.UnknownServerError.Code
 			}
 			return data, 0
 		}
-		upstream := func(_ context.Context, c *peer.Call) ([]byte, int16) { return echoData(c), 0 }
-		pl, err := ListenPeers(PeerListenerOptions{Addr: "127.0.0.1:0", MaxInflight: limit, Log: log,
-			Handlers: blocking(map[peer.CallKind]blockingHandler{peer.KindServe: serve, peer.KindUpstream: upstream})})
+		upstream := func(_ context.Context, c *Call) ([]byte, int16) { return echoData(c), 0 }
+		pl, err := Listen(ListenerOptions{Addr: "127.0.0.1:0", MaxInflight: limit, Log: log,
+			Handlers: blocking(map[CallKind]blockingHandler{KindServe: serve, KindUpstream: upstream})})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -405,7 +403,7 @@ func TestPeerLinkNoDeadlock(t *testing.T) {
 		n.pl = pl
 	}
 	for i, n := range nodes {
-		l := NewPeerLink(PeerLinkOptions{Self: fmt.Sprint(i), Peer: fmt.Sprint(1 - i), Addr: nodes[1-i].pl.Addr().String(), MaxInflight: limit, Timeout: time.Hour, Log: log})
+		l := NewLink(LinkOptions{Self: fmt.Sprint(i), Peer: fmt.Sprint(1 - i), Addr: nodes[1-i].pl.Addr().String(), MaxInflight: limit, Timeout: time.Hour, Log: log})
 		t.Cleanup(l.Close)
 		n.link.Store(l)
 	}
@@ -422,7 +420,7 @@ func TestPeerLinkNoDeadlock(t *testing.T) {
 	for i, n := range nodes {
 		for j := range perSide {
 			go func() {
-				p := principalOf(peer.KindServe)
+				p := principalOf(KindServe)
 				p.Origin = fmt.Sprint(i)
 				_, err := n.link.Load().Call(context.Background(), p, peerRequest(int32(j)), localhost(), 0)
 				results <- outcome{err}
@@ -430,7 +428,7 @@ func TestPeerLinkNoDeadlock(t *testing.T) {
 		}
 	}
 	waitFor(t, "both directions full of serve calls", func() error {
-		if a, b := nodes[0].link.Load().Inflight(peer.KindServe), nodes[1].link.Load().Inflight(peer.KindServe); a != limit || b != limit {
+		if a, b := nodes[0].link.Load().Inflight(KindServe), nodes[1].link.Load().Inflight(KindServe); a != limit || b != limit {
 			return fmt.Errorf("in flight %d and %d", a, b)
 		}
 		return nil
@@ -439,7 +437,7 @@ func TestPeerLinkNoDeadlock(t *testing.T) {
 	var ok, busy int
 	for range 2 * perSide {
 		r := <-results
-		var pe *PeerError
+		var pe *Error
 		switch {
 		case r.err == nil:
 			ok++
@@ -454,59 +452,15 @@ func TestPeerLinkNoDeadlock(t *testing.T) {
 	}
 }
 
-// tlsPeerFiles is a listener certificate signed by its own CA, usable as
-// a client certificate too (the links present it under mTLS).
-func tlsPeerFiles(t *testing.T) *testpki.ServerFiles {
-	return must(testpki.NewServerFiles(t.TempDir(), "streamshift", "127.0.0.1"))
-}
-
 // dialPeerOnce brings a link up once, returning why it could not.
-func dialPeerOnce(o PeerLinkOptions) error {
+func dialPeerOnce(o LinkOptions) error {
 	o.defaults()
-	l := &PeerLink{o: o, ctx: context.Background()}
+	l := &Link{o: o, ctx: context.Background()}
 	conn, err := l.connect()
 	if err == nil {
 		_ = conn.Close()
 	}
 	return err
-}
-
-func TestPeerLinkTLS(t *testing.T) {
-	f := tlsPeerFiles(t)
-	lt := &TLSListener{CertFile: f.CertFile, KeyFile: f.KeyFile}
-	h := map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) { return echoData(c), 0 }}
-	dial := must(PeerDialTLS(lt, f.CAFile, zerolog.Nop()))
-	pl, l := startPeerPair(t, h, func(o *PeerListenerOptions) { o.TLS = lt }, func(o *PeerLinkOptions) { o.TLS = dial })
-	if data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(3), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 3 {
-		t.Fatalf("call over TLS: %x %v", data, err)
-	}
-	// A dialer that does not trust the listener's CA, or speaks plaintext.
-	if err := dialPeerOnce(PeerLinkOptions{Self: "x", Addr: pl.Addr().String(), TLS: &tls.Config{MinVersion: tls.VersionTLS12}}); err == nil || !strings.Contains(err.Error(), "certificate") {
-		t.Fatalf("dialer without cluster.tls-ca-file: %v, want a certificate error", err)
-	}
-	if err := dialPeerOnce(PeerLinkOptions{Self: "x", Addr: pl.Addr().String(), DialTimeout: time.Minute}); err == nil {
-		t.Fatal("a plaintext dialer brought a TLS link up")
-	}
-}
-
-func TestPeerLinkMutualTLS(t *testing.T) {
-	f := tlsPeerFiles(t)
-	// Every instance's listener certificate is signed by the cluster's CA,
-	// which is also tls.client-ca-file.
-	lt := &TLSListener{CertFile: f.CertFile, KeyFile: f.KeyFile, ClientCAFile: f.CAFile, ClientAuth: "require"}
-	h := map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) { return echoData(c), 0 }}
-	dial := must(PeerDialTLS(lt, f.CAFile, zerolog.Nop()))
-	if dial.GetClientCertificate == nil {
-		t.Fatal("tls.client-auth=require: the links present no certificate")
-	}
-	pl, l := startPeerPair(t, h, func(o *PeerListenerOptions) { o.TLS = lt }, func(o *PeerLinkOptions) { o.TLS = dial })
-	if data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(3), localhost(), time.Hour); err != nil || binary.BigEndian.Uint32(data) != 3 {
-		t.Fatalf("call over mTLS: %x %v", data, err)
-	}
-	noCert := must(PeerDialTLS(&TLSListener{CertFile: f.CertFile, KeyFile: f.KeyFile}, f.CAFile, zerolog.Nop()))
-	if err := dialPeerOnce(PeerLinkOptions{Self: "x", Addr: pl.Addr().String(), TLS: noCert, DialTimeout: time.Minute}); err == nil {
-		t.Fatal("a dialer without a client certificate brought an mTLS link up")
-	}
 }
 
 // TestPeerListenerRefusesOtherKeys: the internal listener serves
@@ -518,10 +472,10 @@ func TestPeerListenerRefusesOtherKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.Write(appendRequestFrame(nil, 1, nil, kmsg.NewPtrMetadataRequest())); err != nil {
+	if _, err := conn.Write(kafkaframe.AppendRequest(nil, 1, nil, kmsg.NewPtrMetadataRequest())); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readPeerFrame(conn, 1<<20); err == nil {
+	if _, err := kafkaframe.Read(conn, 1<<20); err == nil {
 		t.Fatal("Metadata on the internal listener got an answer")
 	}
 }
@@ -530,7 +484,7 @@ func TestPeerListenerRefusesOtherKeys(t *testing.T) {
 // not read is answered with Kafka's code, the link stays up, no handler runs.
 func TestPeerListenerMalformedPrincipal(t *testing.T) {
 	var ran atomic.Bool
-	pl, _ := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
+	pl, _ := startPeerPair(t, map[CallKind]blockingHandler{KindServe: func(_ context.Context, c *Call) ([]byte, int16) {
 		ran.Store(true)
 		return echoData(c), 0
 	}}, nil, nil)
@@ -539,21 +493,21 @@ func TestPeerListenerMalformedPrincipal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	p := principalOf(peer.KindServe)
-	req := peer.EnvelopeRequest(&p, peerRequest(1), localhost())
+	p := principalOf(KindServe)
+	req := EnvelopeRequest(&p, peerRequest(1), localhost())
 	for i, mut := range []func(){
 		func() { req.RequestPrincipal = req.RequestPrincipal[:5] },
 		func() { req.RequestPrincipal = []byte{0, 7, 1, 'x'} },
 	} {
 		mut()
-		if _, err := conn.Write(appendRequestFrame(nil, int32(10+i), nil, req)); err != nil {
+		if _, err := conn.Write(kafkaframe.AppendRequest(nil, int32(10+i), nil, req)); err != nil {
 			t.Fatal(err)
 		}
-		msg, err := readPeerFrame(conn, 1<<20)
+		msg, err := kafkaframe.Read(conn, 1<<20)
 		if err != nil {
 			t.Fatalf("malformed principal %d: link closed: %v", i, err)
 		}
-		r, err := decodeResponse(int16(kmsg.Envelope), 0, msg)
+		r, err := kafkaframe.DecodeResponse(int16(kmsg.Envelope), 0, msg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -566,7 +520,7 @@ func TestPeerListenerMalformedPrincipal(t *testing.T) {
 // TestPeerListenerMaxLinks: inbound links beyond MaxLinks are closed at
 // once; one of the links in place still gets its answers.
 func TestPeerListenerMaxLinks(t *testing.T) {
-	pl, err := ListenPeers(PeerListenerOptions{Addr: "127.0.0.1:0", MaxLinks: 2, Log: zerolog.Nop()})
+	pl, err := Listen(ListenerOptions{Addr: "127.0.0.1:0", MaxLinks: 2, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -598,11 +552,11 @@ func TestPeerListenerMaxLinks(t *testing.T) {
 	if _, err := extra.Read(make([]byte, 1)); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("a third link was not closed at once: %v", err)
 	}
-	if _, err := kept[0].Write(appendRequestFrame(nil, 1, nil, kmsg.NewPtrApiVersionsRequest())); err != nil {
+	if _, err := kept[0].Write(kafkaframe.AppendRequest(nil, 1, nil, kmsg.NewPtrApiVersionsRequest())); err != nil {
 		t.Fatal(err)
 	}
 	_ = kept[0].SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := readPeerFrame(kept[0], 1<<20); err != nil {
+	if _, err := kafkaframe.Read(kept[0], 1<<20); err != nil {
 		t.Fatalf("a link in place: %v", err)
 	}
 }

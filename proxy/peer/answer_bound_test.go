@@ -1,4 +1,4 @@
-package proxy
+package peer
 
 import (
 	"context"
@@ -13,11 +13,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/streamshift/streamshift/proxy/peer"
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
 // An answer frame on a link is bounded by limits.max-frame-bytes
-// (PeerLinkOptions.MaxFrameBytes), as a request frame on the internal
+// (LinkOptions.MaxFrameBytes), as a request frame on the internal
 // listener is: a larger one is refused from its size prefix, before any
 // byte of it is allocated or waited for. The link drops with an error that
 // names the frame's size and the bound, and every call waiting on it is
@@ -39,18 +39,18 @@ func hugeAnswerPeer(t *testing.T, size uint32) net.Listener {
 	serve := func(conn net.Conn) {
 		defer conn.Close()
 		for {
-			msg, err := readPeerFrame(conn, 1<<20)
+			msg, err := kafkaframe.Read(conn, 1<<20)
 			if err != nil {
 				return
 			}
-			h, err := parseRequestHeader(msg)
+			h, err := kafkaframe.ParseRequestHeader(msg)
 			if err != nil {
 				return
 			}
 			var frame []byte
-			switch h.key {
+			switch h.Key {
 			case int16(kmsg.ApiVersions):
-				frame = appendResponseFrame(nil, h.corr, peerApiVersions(h.version, false))
+				frame = kafkaframe.AppendResponse(nil, h.Corr, apiVersions(h.Version, false))
 			default:
 				frame = binary.BigEndian.AppendUint32(nil, size)
 			}
@@ -83,7 +83,7 @@ func TestPeerLinkRefusesAnswerBeyondMaxFrameBytes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ln := hugeAnswerPeer(t, tc.size)
 			var refused refusals
-			l := NewPeerLink(PeerLinkOptions{Self: "origin", Peer: "owner", Addr: ln.Addr().String(), MaxFrameBytes: tc.maxFrame,
+			l := NewLink(LinkOptions{Self: "origin", Peer: "owner", Addr: ln.Addr().String(), MaxFrameBytes: tc.maxFrame,
 				Refused: refused.add, Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
 			t.Cleanup(l.Close)
 			waitFor(t, "link up", func() error {
@@ -94,7 +94,7 @@ func TestPeerLinkRefusesAnswerBeyondMaxFrameBytes(t *testing.T) {
 			})
 			done := make(chan error, 1)
 			go func() {
-				_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(1), localhost(), time.Hour)
+				_, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(1), localhost(), time.Hour)
 				done <- err
 			}()
 			var err error
@@ -103,9 +103,9 @@ func TestPeerLinkRefusesAnswerBeyondMaxFrameBytes(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatalf("a call whose answer frame claims %d bytes (bound %d) still waits: the frame was taken, not refused", tc.size, tc.maxFrame)
 			}
-			var pe *PeerError
-			if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || PeerResult(err) != PeerLinkDown {
-				t.Fatalf("call answered by an oversized frame: %v (result %s), want COORDINATOR_NOT_AVAILABLE, link_down", err, PeerResult(err))
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || Result(err) != LinkDown {
+				t.Fatalf("call answered by an oversized frame: %v (result %s), want COORDINATOR_NOT_AVAILABLE, link_down", err, Result(err))
 			}
 			for _, want := range []string{"link lost", "limits.max-frame-bytes"} {
 				if !strings.Contains(pe.Reason, want) {
@@ -126,7 +126,7 @@ func TestPeerListenerAnswerBeyondMaxFrameBytes(t *testing.T) {
 	release := make(chan struct{})
 	held := make(chan struct{})
 	var served refusals
-	_, l := startPeerPair(t, map[peer.CallKind]blockingHandler{peer.KindServe: func(_ context.Context, c *peer.Call) ([]byte, int16) {
+	_, l := startPeerPair(t, map[CallKind]blockingHandler{KindServe: func(_ context.Context, c *Call) ([]byte, int16) {
 		switch c.Corr {
 		case 1: // answered beyond the bound
 			return make([]byte, maxFrame+1), 0
@@ -135,23 +135,23 @@ func TestPeerListenerAnswerBeyondMaxFrameBytes(t *testing.T) {
 			<-release
 		}
 		return echoData(c), 0
-	}}, func(o *PeerListenerOptions) {
+	}}, func(o *ListenerOptions) {
 		o.MaxFrameBytes = maxFrame
-		o.Served = func(_ peer.CallKind, result string) { served.add(result) }
-	}, func(o *PeerLinkOptions) { o.MaxFrameBytes = maxFrame })
+		o.Served = func(_ CallKind, result string) { served.add(result) }
+	}, func(o *LinkOptions) { o.MaxFrameBytes = maxFrame })
 	heldDone := make(chan error, 1)
 	go func() {
-		data, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(2), localhost(), time.Hour)
+		data, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(2), localhost(), time.Hour)
 		if err == nil && binary.BigEndian.Uint32(data) != 2 {
 			err = errors.New("another call's answer")
 		}
 		heldDone <- err
 	}()
 	<-held
-	_, err := l.Call(context.Background(), principalOf(peer.KindServe), peerRequest(1), localhost(), time.Hour)
-	var pe *PeerError
-	if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || PeerResult(err) == PeerLinkDown {
-		t.Fatalf("a call whose answer is beyond the bound: %v (result %s), want the owner's COORDINATOR_NOT_AVAILABLE, the link kept", err, PeerResult(err))
+	_, err := l.Call(context.Background(), principalOf(KindServe), peerRequest(1), localhost(), time.Hour)
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Code != kerr.CoordinatorNotAvailable.Code || Result(err) == LinkDown {
+		t.Fatalf("a call whose answer is beyond the bound: %v (result %s), want the owner's COORDINATOR_NOT_AVAILABLE, the link kept", err, Result(err))
 	}
 	close(release)
 	if err := <-heldDone; err != nil {
@@ -160,7 +160,7 @@ func TestPeerListenerAnswerBeyondMaxFrameBytes(t *testing.T) {
 	if st := l.Status(); !st.Up || st.LastError != "" {
 		t.Fatalf("the link after an oversized answer: %+v, want up and never down", st)
 	}
-	if served.get(PeerRefused) != 1 {
-		t.Errorf("the owner told %d calls refused, want 1", served.get(PeerRefused))
+	if served.get(Refused) != 1 {
+		t.Errorf("the owner told %d calls refused, want 1", served.get(Refused))
 	}
 }

@@ -1,4 +1,4 @@
-package proxy
+package peer
 
 import (
 	"bufio"
@@ -14,63 +14,67 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/streamshift/streamshift/internal/loglimit"
-	"github.com/streamshift/streamshift/proxy/peer"
 )
 
 // The internal listener (cluster.listen) takes the other instances' links
-// (peer_link.go). It is plain net and crypto/tls, not gnet: there are only
+// (link.go). It is plain net and crypto/tls, not gnet: there are only
 // N−1 links in, each with one reader goroutine and a goroutine per call,
 // and both may block. It accepts only ApiVersions, Envelope v0 and, when
-// links authenticate (peer_auth.go), SaslHandshake v1 and SaslAuthenticate;
+// links authenticate (listener_auth.go), SaslHandshake v1 and SaslAuthenticate;
 // any other key closes the connection, as Kafka closes a connection
 // sending a key its listener does not serve. Keep its port off the load
 // balancer.
 
-// PeerHandler starts one call and returns where its answer will come. It
+// Handler starts one call and returns where its answer will come. It
 // runs on the link's reader and must not block: what it starts before it
 // returns is started in the order the link brought the calls (an owner's
 // asks and forwards for one request reach the client's upstream connection
 // in the order the owner made them). ctx ends at the call's deadline (the
 // origin's TimeoutMs) or when the listener closes; an answer after that is
 // dropped and the call answered COORDINATOR_NOT_AVAILABLE.
-type PeerHandler func(ctx context.Context, c *peer.Call) <-chan PeerAnswer
+type Handler func(ctx context.Context, c *Call) <-chan Answer
 
-// PeerAnswer is a call's answer: the ResponseData (a response header and
+// Answer is a call's answer: the ResponseData (a response header and
 // body, byte for byte what a client would get), or an envelope error code
 // with nothing done.
-type PeerAnswer struct {
+type Answer struct {
 	Data []byte
 	Code int16
 }
 
-// BlockingPeerHandler adapts a handler that may block: it runs on a
+// BlockingHandler adapts a handler that may block: it runs on a
 // goroutine of its own.
-func BlockingPeerHandler(f func(ctx context.Context, c *peer.Call) ([]byte, int16)) PeerHandler {
-	return func(ctx context.Context, c *peer.Call) <-chan PeerAnswer {
-		ch := make(chan PeerAnswer, 1)
+func BlockingHandler(f func(ctx context.Context, c *Call) ([]byte, int16)) Handler {
+	return func(ctx context.Context, c *Call) <-chan Answer {
+		ch := make(chan Answer, 1)
 		go func() {
 			data, code := f(ctx, c)
-			ch <- PeerAnswer{Data: data, Code: code}
+			ch <- Answer{Data: data, Code: code}
 		}()
 		return ch
 	}
 }
 
-// PeerListenerOptions configure the internal listener.
-type PeerListenerOptions struct {
+// ListenerOptions configure the internal listener.
+type ListenerOptions struct {
 	// Addr is cluster.listen.
 	Addr string
-	// TLS is the client listeners' (nil: plaintext): the same reloaded
-	// certificate, and client certificates checked as theirs.
-	TLS *TLSListener
+	// TLS is the client listeners' server configuration (nil:
+	// plaintext): the same reloaded certificate, and client certificates
+	// checked as theirs (proxy.PeerListenTLS builds it).
+	TLS *tls.Config
+	// HandshakeTimeout bounds an inbound TLS handshake (default 10s; the
+	// client listeners' tls handshake timeout).
+	HandshakeTimeout time.Duration
 	// Auth, when set, admits only links that authenticate as a principal
 	// that may READ the instance group (the upstream uses SASL); nil: the
 	// network and TLS are the guard.
-	Auth *PeerAuth
+	Auth *Auth
 	// Handlers run the calls of each kind; a kind without one is answered
 	// UNSUPPORTED_VERSION (this release cannot do it).
-	Handlers map[peer.CallKind]PeerHandler
+	Handlers map[CallKind]Handler
 	// MaxInflight and MaxBytes bound the running calls of each kind per
 	// link; beyond either a call is answered COORDINATOR_NOT_AVAILABLE,
 	// nothing done, and the link keeps being read, so leaves still flow.
@@ -87,44 +91,41 @@ type PeerListenerOptions struct {
 	// "bytes").
 	Refused func(reason string)
 	// Served, if set, is told each call answered, by kind, with its
-	// result as the caller's PeerResult names it (ok, refused by a budget
+	// result as the caller's Result names it (ok, refused by a budget
 	// or for an answer beyond MaxFrameBytes, timeout, rerouted, or the
 	// envelope error's Kafka name). An envelope whose principal does not
 	// decode has no kind and is not told.
-	Served func(kind peer.CallKind, result string)
+	Served func(kind CallKind, result string)
 	Log    zerolog.Logger
 }
 
-// PeerListener is the internal listener.
-type PeerListener struct {
-	o   PeerListenerOptions
-	ln  net.Listener
-	tls *tls.Config
-	// handshakeTimeout bounds an inbound TLS handshake.
-	handshakeTimeout time.Duration
+// Listener is the internal listener.
+type Listener struct {
+	o  ListenerOptions
+	ln net.Listener
 
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
-	// warns spaces accept's warnings: one line per peerWarnEvery.
+	// warns spaces accept's warnings: one line per warnEvery.
 	warns loglimit.Limiter
 }
 
-// peerWarnEvery spaces the listener's warnings (accept failures, links
+// warnEvery spaces the listener's warnings (accept failures, links
 // refused): a flood or EMFILE must not flood the log.
-const peerWarnEvery = 10 * time.Second
+const warnEvery = 10 * time.Second
 
-// warn logs msg at most once per peerWarnEvery, with how many were held.
-func (pl *PeerListener) warn(err error, msg string) {
+// warn logs msg at most once per warnEvery, with how many were held.
+func (pl *Listener) warn(err error, msg string) {
 	if ok, held := pl.warns.Allow(time.Now().UnixNano()); ok {
 		pl.o.Log.Warn().Err(err).Int64("held_since_last_line", held).Msg(msg)
 	}
 }
 
-// ListenPeers binds the internal listener and starts accepting links.
-func ListenPeers(o PeerListenerOptions) (*PeerListener, error) {
+// Listen binds the internal listener and starts accepting links.
+func Listen(o ListenerOptions) (*Listener, error) {
 	if o.MaxInflight <= 0 {
 		o.MaxInflight = 4096
 	}
@@ -142,18 +143,11 @@ func ListenPeers(o PeerListenerOptions) (*PeerListener, error) {
 		a.Timeout = 10 * time.Second
 		o.Auth = &a
 	}
-	pl := &PeerListener{o: o, conns: map[net.Conn]struct{}{}, handshakeTimeout: 10 * time.Second}
-	pl.warns.Every = peerWarnEvery
-	if o.TLS != nil {
-		files, err := newTLSFiles(*o.TLS, o.Log)
-		if err != nil {
-			return nil, fmt.Errorf("cluster.listen: %w", err)
-		}
-		pl.tls = files.serverConfig()
-		if o.TLS.HandshakeTimeout > 0 {
-			pl.handshakeTimeout = o.TLS.HandshakeTimeout
-		}
+	if o.HandshakeTimeout <= 0 {
+		o.HandshakeTimeout = 10 * time.Second
 	}
+	pl := &Listener{o: o, conns: map[net.Conn]struct{}{}}
+	pl.warns.Every = warnEvery
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("cluster.listen %s: %w", o.Addr, err)
@@ -166,10 +160,10 @@ func ListenPeers(o PeerListenerOptions) (*PeerListener, error) {
 }
 
 // Addr is the bound address.
-func (pl *PeerListener) Addr() net.Addr { return pl.ln.Addr() }
+func (pl *Listener) Addr() net.Addr { return pl.ln.Addr() }
 
 // Close stops accepting, closes every link and waits for their calls.
-func (pl *PeerListener) Close() error {
+func (pl *Listener) Close() error {
 	pl.cancel()
 	err := pl.ln.Close()
 	pl.mu.Lock()
@@ -181,7 +175,7 @@ func (pl *PeerListener) Close() error {
 	return err
 }
 
-func (pl *PeerListener) accept() {
+func (pl *Listener) accept() {
 	defer pl.wg.Done()
 	for {
 		conn, err := pl.ln.Accept()
@@ -212,19 +206,19 @@ func (pl *PeerListener) accept() {
 	}
 }
 
-// peerConn is one inbound link.
-type peerConn struct {
-	pl      *PeerListener
+// inbound is one inbound link.
+type inbound struct {
+	pl      *Listener
 	conn    net.Conn
 	log     zerolog.Logger
-	budgets [peer.Kinds]peerBudget
+	budgets [Kinds]budget
 	wmu     sync.Mutex
 	// auth is the link's authentication until it is admitted; nil once
 	// it is, or when links do not authenticate.
 	auth *linkAuth
 }
 
-func (pl *PeerListener) serve(raw net.Conn) {
+func (pl *Listener) serve(raw net.Conn) {
 	defer pl.wg.Done()
 	defer func() {
 		_ = raw.Close()
@@ -232,13 +226,13 @@ func (pl *PeerListener) serve(raw net.Conn) {
 		delete(pl.conns, raw)
 		pl.mu.Unlock()
 	}()
-	pc := &peerConn{pl: pl, conn: raw, log: pl.o.Log.With().Str("remote", raw.RemoteAddr().String()).Logger()}
+	pc := &inbound{pl: pl, conn: raw, log: pl.o.Log.With().Str("remote", raw.RemoteAddr().String()).Logger()}
 	for i := range pc.budgets {
 		pc.budgets[i].max, pc.budgets[i].maxBytes = pl.o.MaxInflight, pl.o.MaxBytes
 	}
-	if pl.tls != nil {
-		tc := tls.Server(raw, pl.tls)
-		ctx, cancel := context.WithTimeout(pl.ctx, pl.handshakeTimeout)
+	if pl.o.TLS != nil {
+		tc := tls.Server(raw, pl.o.TLS)
+		ctx, cancel := context.WithTimeout(pl.ctx, pl.o.HandshakeTimeout)
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {
@@ -272,28 +266,28 @@ func (pl *PeerListener) serve(raw net.Conn) {
 }
 
 // read takes requests until the link fails or sends what it must not.
-func (pc *peerConn) read(ctx context.Context) error {
+func (pc *inbound) read(ctx context.Context) error {
 	br := bufio.NewReader(pc.conn)
 	for {
-		msg, err := readPeerFrame(br, pc.pl.o.MaxFrameBytes)
+		msg, err := kafkaframe.Read(br, pc.pl.o.MaxFrameBytes)
 		if err != nil {
 			return err
 		}
-		h, err := parseRequestHeader(msg)
+		h, err := kafkaframe.ParseRequestHeader(msg)
 		if err != nil {
 			return fmt.Errorf("request header: %w", err)
 		}
-		switch h.key {
+		switch h.Key {
 		case int16(kmsg.ApiVersions):
-			if err := pc.write(appendResponseFrame(nil, h.corr, peerApiVersions(h.version, pc.pl.o.Auth != nil))); err != nil {
+			if err := pc.write(kafkaframe.AppendResponse(nil, h.Corr, apiVersions(h.Version, pc.pl.o.Auth != nil))); err != nil {
 				return err
 			}
 		case int16(kmsg.SASLHandshake), int16(kmsg.SASLAuthenticate):
 			if pc.auth == nil {
-				return fmt.Errorf("%s v%d: the link does not authenticate now", kmsg.NameForKey(h.key), h.version)
+				return fmt.Errorf("%s v%d: the link does not authenticate now", kmsg.NameForKey(h.Key), h.Version)
 			}
 			step := pc.saslHandshake
-			if h.key == int16(kmsg.SASLAuthenticate) {
+			if h.Key == int16(kmsg.SASLAuthenticate) {
 				step = pc.saslAuthenticate
 			}
 			if err := step(h, msg); err != nil {
@@ -301,7 +295,7 @@ func (pc *peerConn) read(ctx context.Context) error {
 			}
 		case int16(kmsg.Envelope):
 			if pc.auth != nil {
-				if err := pc.answer(h.corr, peer.EnvelopeError(kerr.ClusterAuthorizationFailed.Code)); err != nil {
+				if err := pc.answer(h.Corr, EnvelopeError(kerr.ClusterAuthorizationFailed.Code)); err != nil {
 					return err
 				}
 				return &linkRefused{"an envelope before the link authenticated (links authenticate with the control plane's SASL credentials); answered CLUSTER_AUTHORIZATION_FAILED"}
@@ -310,16 +304,16 @@ func (pc *peerConn) read(ctx context.Context) error {
 				return err
 			}
 		default:
-			return fmt.Errorf("%s v%d is not served on the internal listener", kmsg.NameForKey(h.key), h.version)
+			return fmt.Errorf("%s v%d is not served on the internal listener", kmsg.NameForKey(h.Key), h.Version)
 		}
 	}
 }
 
-// peerApiVersions is the listener's ApiVersions answer: a version it does
+// apiVersions is the listener's ApiVersions answer: a version it does
 // not know gets v0 UNSUPPORTED_VERSION with the versions it has, as Kafka
 // answers. The SASL keys are listed when links authenticate: a dialer
 // learns there whether it must.
-func peerApiVersions(version int16, sasl bool) *kmsg.ApiVersionsResponse {
+func apiVersions(version int16, sasl bool) *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{
 		{ApiKey: int16(kmsg.ApiVersions), MinVersion: 0, MaxVersion: 3},
@@ -341,30 +335,30 @@ func peerApiVersions(version int16, sasl bool) *kmsg.ApiVersionsResponse {
 // envelope opens one envelope and starts its call; only a body that does
 // not decode ends the link (Kafka closes a connection whose request does
 // not parse).
-func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) error {
-	if h.version != 0 {
-		return pc.answer(h.corr, peer.EnvelopeError(kerr.UnsupportedVersion.Code))
+func (pc *inbound) envelope(ctx context.Context, h kafkaframe.Header, msg []byte) error {
+	if h.Version != 0 {
+		return pc.answer(h.Corr, EnvelopeError(kerr.UnsupportedVersion.Code))
 	}
 	req := kmsg.NewPtrEnvelopeRequest()
-	if err := req.ReadFrom(msg[h.bodyAt:]); err != nil {
+	if err := req.ReadFrom(msg[h.BodyAt:]); err != nil {
 		return fmt.Errorf("decode Envelope v0: %w", err)
 	}
 	opened, code, err := openEnvelope(req)
 	if err != nil {
 		pc.log.Warn().Err(err).Int16("error_code", code).Msg("cluster: refused an envelope")
-		return pc.answer(h.corr, peer.EnvelopeError(code))
+		return pc.answer(h.Corr, EnvelopeError(code))
 	}
 	call := opened
 	kind := call.Principal.Kind
 	handler := pc.pl.o.Handlers[kind]
 	if handler == nil {
-		pc.served(kind, peerCodeResult(kerr.UnsupportedVersion.Code))
-		return pc.answer(h.corr, peer.EnvelopeError(kerr.UnsupportedVersion.Code))
+		pc.served(kind, codeResult(kerr.UnsupportedVersion.Code))
+		return pc.answer(h.Corr, EnvelopeError(kerr.UnsupportedVersion.Code))
 	}
 	if call.Principal.TimeoutMs <= 0 {
 		// Expired on the way: the origin has given up.
-		pc.served(kind, PeerTimeout)
-		return pc.answer(h.corr, peer.EnvelopeError(kerr.CoordinatorNotAvailable.Code))
+		pc.served(kind, Timeout)
+		return pc.answer(h.Corr, EnvelopeError(kerr.CoordinatorNotAvailable.Code))
 	}
 	b := &pc.budgets[kind]
 	size := int64(len(msg))
@@ -372,8 +366,8 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 		if pc.pl.o.Refused != nil {
 			pc.pl.o.Refused(reason)
 		}
-		pc.served(kind, PeerRefused)
-		return pc.answer(h.corr, peer.EnvelopeError(kerr.CoordinatorNotAvailable.Code))
+		pc.served(kind, Refused)
+		return pc.answer(h.Corr, EnvelopeError(kerr.CoordinatorNotAvailable.Code))
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(call.Principal.TimeoutMs)*time.Millisecond)
 	answer := handler(cctx, &call)
@@ -382,27 +376,27 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 		defer pc.pl.wg.Done()
 		defer b.give(size)
 		defer cancel()
-		var a PeerAnswer
+		var a Answer
 		result := ""
 		select {
 		case a = <-answer:
-			result = peerCodeResult(a.Code)
+			result = codeResult(a.Code)
 		case <-cctx.Done():
-			a.Code, result = kerr.CoordinatorNotAvailable.Code, PeerTimeout
+			a.Code, result = kerr.CoordinatorNotAvailable.Code, Timeout
 		}
-		resp := peer.EnvelopeError(a.Code)
+		resp := EnvelopeError(a.Code)
 		if a.Code == 0 {
 			resp.ResponseData = a.Data
 		}
-		frame := appendResponseFrame(nil, h.corr, resp)
+		frame := kafkaframe.AppendResponse(nil, h.Corr, resp)
 		if len(frame)-4 > pc.pl.o.MaxFrameBytes {
 			// The origin (same limits.max-frame-bytes) would drop
 			// the link on it, failing every call on it: only this
 			// one fails, retriable, as a call beyond a bound.
 			pc.log.Warn().Int("answer_bytes", len(frame)-4).Int("limit", pc.pl.o.MaxFrameBytes).Str("kind", kind.String()).
 				Msg("cluster: an answer beyond limits.max-frame-bytes was not sent; the call is answered COORDINATOR_NOT_AVAILABLE")
-			frame = appendResponseFrame(nil, h.corr, peer.EnvelopeError(kerr.CoordinatorNotAvailable.Code))
-			result = PeerRefused
+			frame = kafkaframe.AppendResponse(nil, h.Corr, EnvelopeError(kerr.CoordinatorNotAvailable.Code))
+			result = Refused
 		}
 		pc.served(kind, result)
 		if err := pc.write(frame); err != nil {
@@ -413,24 +407,24 @@ func (pc *peerConn) envelope(ctx context.Context, h requestHeader, msg []byte) e
 	return nil
 }
 
-func (pc *peerConn) served(kind peer.CallKind, result string) {
+func (pc *inbound) served(kind CallKind, result string) {
 	if pc.pl.o.Served != nil {
 		pc.pl.o.Served(kind, result)
 	}
 }
 
-func (pc *peerConn) answer(corr int32, resp kmsg.Response) error {
-	return pc.write(appendResponseFrame(nil, corr, resp))
+func (pc *inbound) answer(corr int32, resp kmsg.Response) error {
+	return pc.write(kafkaframe.AppendResponse(nil, corr, resp))
 }
 
-// peerWriteTimeout bounds one answer's write: a peer that stops reading
+// writeTimeout bounds one answer's write: a peer that stops reading
 // loses the link rather than holding every call's goroutine.
-const peerWriteTimeout = 30 * time.Second
+const writeTimeout = 30 * time.Second
 
-func (pc *peerConn) write(frame []byte) error {
+func (pc *inbound) write(frame []byte) error {
 	pc.wmu.Lock()
 	defer pc.wmu.Unlock()
-	_ = pc.conn.SetWriteDeadline(time.Now().Add(peerWriteTimeout))
+	_ = pc.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
 	if _, err := pc.conn.Write(frame); err != nil {
 		_ = pc.conn.Close()
 		return err
@@ -444,8 +438,8 @@ func (pc *peerConn) write(frame []byte) error {
 // read (Kafka's code for a failed principal serde), INVALID_REQUEST for a
 // client address that is not 4 or 16 bytes, or wrapped bytes without a
 // readable request header or themselves an envelope.
-func openEnvelope(req *kmsg.EnvelopeRequest) (peer.Call, int16, error) {
-	var c peer.Call
+func openEnvelope(req *kmsg.EnvelopeRequest) (Call, int16, error) {
+	var c Call
 	if err := c.Principal.ReadFrom(req.RequestPrincipal); err != nil {
 		return c, kerr.PrincipalDeserializationFailure.Code, err
 	}
@@ -453,13 +447,13 @@ func openEnvelope(req *kmsg.EnvelopeRequest) (peer.Call, int16, error) {
 		return c, kerr.InvalidRequest.Code, fmt.Errorf("envelope client address: %d bytes, want 4 or 16", n)
 	}
 	c.ClientIP = net.IP(req.ClientHostAddress)
-	h, err := parseRequestHeader(req.RequestData)
+	h, err := kafkaframe.ParseRequestHeader(req.RequestData)
 	if err != nil {
 		return c, kerr.InvalidRequest.Code, fmt.Errorf("envelope request data: %w", err)
 	}
-	if h.key == int16(kmsg.Envelope) {
+	if h.Key == int16(kmsg.Envelope) {
 		return c, kerr.InvalidRequest.Code, errors.New("envelope request data: an envelope inside an envelope")
 	}
-	c.RequestData, c.Key, c.Version, c.Corr = req.RequestData, h.key, h.version, h.corr
+	c.RequestData, c.Key, c.Version, c.Corr = req.RequestData, h.Key, h.Version, h.Corr
 	return c, 0, nil
 }

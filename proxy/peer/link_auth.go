@@ -1,4 +1,4 @@
-package proxy
+package peer
 
 import (
 	"context"
@@ -8,15 +8,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 )
 
-// authenticate brings a link through the peer's admission (peer_auth.go):
+// authenticate brings a link through the peer's admission (listener_auth.go):
 // SaslHandshake v1 and SaslAuthenticate with the control plane's
 // credentials, which the peer relays to the broker and follows with its
 // READ probe on the instance group. wantsSASL is whether the peer's
-// ApiVersions listed SaslHandshake. A refusal is a PeerError of code
+// ApiVersions listed SaslHandshake. A refusal is an Error of code
 // CLUSTER_AUTHORIZATION_FAILED (notAdmitted).
-func (l *PeerLink) authenticate(ctx context.Context, conn net.Conn, wantsSASL bool) error {
+func (l *Link) authenticate(ctx context.Context, conn net.Conn, wantsSASL bool) error {
 	m := l.o.SASL
 	switch {
 	case m == nil && !wantsSASL:
@@ -28,7 +30,7 @@ func (l *PeerLink) authenticate(ctx context.Context, conn net.Conn, wantsSASL bo
 	}
 	hs := kmsg.NewPtrSASLHandshakeRequest()
 	hs.Version, hs.Mechanism = 1, m.Name()
-	r, err := roundTrip(conn, 1, &l.o.Self, hs, l.o.MaxFrameBytes)
+	r, err := kafkaframe.RoundTrip(conn, 1, &l.o.Self, hs, l.o.MaxFrameBytes)
 	if err != nil {
 		return fmt.Errorf("SaslHandshake with %s: %w", l.o.Addr, err)
 	}
@@ -47,7 +49,7 @@ func (l *PeerLink) authenticate(ctx context.Context, conn net.Conn, wantsSASL bo
 	for corr := int32(2); ; corr++ {
 		a := kmsg.NewPtrSASLAuthenticateRequest()
 		a.Version, a.SASLAuthBytes = 1, token
-		r, err := roundTrip(conn, corr, &l.o.Self, a, l.o.MaxFrameBytes)
+		r, err := kafkaframe.RoundTrip(conn, corr, &l.o.Self, a, l.o.MaxFrameBytes)
 		if err != nil {
 			return fmt.Errorf("SaslAuthenticate with %s: %w", l.o.Addr, err)
 		}
@@ -71,13 +73,13 @@ func (l *PeerLink) authenticate(ctx context.Context, conn net.Conn, wantsSASL bo
 
 // notAdmitted is a refusal of the link by the peer: the credentials or the
 // ACLs must change, so the link retries slowly.
-func (l *PeerLink) notAdmitted(reason string) error {
-	return &PeerError{Peer: l.o.Peer, Code: kerr.ClusterAuthorizationFailed.Code, Reason: "link not admitted: " + reason}
+func (l *Link) notAdmitted(reason string) error {
+	return &Error{Peer: l.o.Peer, Code: kerr.ClusterAuthorizationFailed.Code, Reason: "link not admitted: " + reason}
 }
 
 // notAdmitted is err's refusal, nil if err is another failure.
-func notAdmitted(err error) *PeerError {
-	var pe *PeerError
+func notAdmitted(err error) *Error {
+	var pe *Error
 	if errors.As(err, &pe) && pe.Code == kerr.ClusterAuthorizationFailed.Code {
 		return pe
 	}
@@ -85,7 +87,7 @@ func notAdmitted(err error) *PeerError {
 }
 
 // setRefused records why the link is down: calls fail with it meanwhile.
-func (l *PeerLink) setRefused(pe *PeerError) {
+func (l *Link) setRefused(pe *Error) {
 	l.mu.Lock()
 	l.refused = pe
 	l.mu.Unlock()
