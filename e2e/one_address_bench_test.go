@@ -37,9 +37,7 @@ import (
 // 10 s CPU profiles of the owner and the origin under hopped heartbeats.
 // Not parallel: it measures.
 func TestOneAddressBenchmark(t *testing.T) {
-	if os.Getenv("STREAMSHIFT_BENCH") == "" {
-		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
-	}
+	harness.NeedBench(t)
 	n := envInt("STREAMSHIFT_BENCH_SMALL_REQUESTS", 5000)
 	rounds := envInt("STREAMSHIFT_BENCH_ROUNDS", 3)
 	out, err := harness.OutDir(t.Name())

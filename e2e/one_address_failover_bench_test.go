@@ -54,9 +54,7 @@ import (
 // Opt-in, as the other benchmarks: STREAMSHIFT_BENCH=1. Not parallel: it
 // measures.
 func TestOneAddressFailoverBenchmark(t *testing.T) {
-	if os.Getenv("STREAMSHIFT_BENCH") == "" {
-		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
-	}
+	harness.NeedBench(t)
 	haproxy := needHAProxy(t)
 	rounds := envInt("STREAMSHIFT_BENCH_ROUNDS", 3)
 	runs := []*failoverRun{{setup: "haproxy"}, {setup: "single"}}

@@ -68,9 +68,7 @@ import (
 // and after. Other knobs: STREAMSHIFT_BENCH_ROUNDS (3), _RECORDS (500000),
 // _LATENCY_SECONDS (10), _LOW_RATE (2000), _IDLE_CONNS (5000).
 func TestProxyBenchmark(t *testing.T) {
-	if os.Getenv("STREAMSHIFT_BENCH") == "" {
-		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
-	}
+	harness.NeedBench(t)
 	records := envInt("STREAMSHIFT_BENCH_RECORDS", 500_000)
 	rounds := envInt("STREAMSHIFT_BENCH_ROUNDS", 3)
 	idle := envInt("STREAMSHIFT_BENCH_IDLE_CONNS", 5000)

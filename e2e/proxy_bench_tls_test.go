@@ -34,9 +34,7 @@ import (
 //
 // STREAMSHIFT_BENCH_ROUNDS (3) and _RECORDS (500000) as in TestProxyBenchmark.
 func TestProxyBenchmarkTLS(t *testing.T) {
-	if os.Getenv("STREAMSHIFT_BENCH") == "" {
-		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
-	}
+	harness.NeedBench(t)
 	records := envInt("STREAMSHIFT_BENCH_RECORDS", 500_000)
 	rounds := envInt("STREAMSHIFT_BENCH_ROUNDS", 3)
 	out, err := harness.OutDir(t.Name())

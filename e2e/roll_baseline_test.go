@@ -171,16 +171,6 @@ func checkRollsMeasured(t *testing.T, rep *harness.Report, n int) {
 	}
 }
 
-// skipUnlessRollBaselines: the baselines measure, they assert nothing of
-// streamshift's, so they run with the benchmarks (STREAMSHIFT_BENCH=1,
-// BENCHMARKS.md), not in every run of the suite.
-func skipUnlessRollBaselines(t *testing.T) {
-	t.Helper()
-	if os.Getenv("STREAMSHIFT_BENCH") == "" {
-		t.Skip("a baseline of the roll (a measurement): set STREAMSHIFT_BENCH=1")
-	}
-}
-
 // TestBrokerRollBaselineClassic: baseline (a) of the online migration's roll
 // steps. The same three instances as TestStreamsProxyOnlineMigration
 // (kafka-streams 4.4, 2.8 and 3.6, classic, exactly-once, RocksDB, 30 s
@@ -192,7 +182,7 @@ func skipUnlessRollBaselines(t *testing.T) {
 // InvalidProducerEpochException here under load) are recorded in the
 // report, and the test asserts only that each step was measured.
 func TestBrokerRollBaselineClassic(t *testing.T) {
-	skipUnlessRollBaselines(t)
+	harness.NeedBench(t)
 	t.Parallel()
 	roll := &migrationRoll{ends: map[string]time.Time{}, keepState: true}
 	rep := harness.RunScenario(t, harness.Scenario{
@@ -225,7 +215,7 @@ func TestBrokerRollBaselineClassic(t *testing.T) {
 // streams instance leaves its group on close. Measures like
 // TestBrokerRollBaselineClassic.
 func TestBrokerRollBaselineStreams(t *testing.T) {
-	skipUnlessRollBaselines(t)
+	harness.NeedBench(t)
 	t.Parallel()
 	roll := &migrationRoll{ends: map[string]time.Time{}, keepState: true}
 	rep := harness.RunScenario(t, harness.Scenario{

@@ -62,9 +62,7 @@ import (
 // the proxy two descriptors (its connection and its upstream connection).
 // Not parallel: it measures.
 func TestScaleBenchmark(t *testing.T) {
-	if os.Getenv("STREAMSHIFT_BENCH") == "" {
-		t.Skip("benchmark: set STREAMSHIFT_BENCH=1")
-	}
+	harness.NeedBench(t)
 	groups := envInt("STREAMSHIFT_SCALE_GROUPS", 100)
 	perGroup := envInt("STREAMSHIFT_SCALE_MEMBERS", 10)
 	partitions := envInt("STREAMSHIFT_SCALE_PARTITIONS", 10)

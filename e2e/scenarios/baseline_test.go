@@ -20,6 +20,7 @@ func baselineSteps() []harness.Step {
 
 // Classic rebalance protocol on Apache Kafka 3.9 (3.9 clients).
 func TestBaselineClassic39(t *testing.T) {
+	harness.NeedBench(t) // a baseline of Kafka alone (BENCHMARKS.md)
 	t.Parallel()
 	harness.RunScenario(t, harness.Scenario{
 		Name:          "classic on 3.9",
@@ -33,6 +34,7 @@ func TestBaselineClassic39(t *testing.T) {
 
 // Native KIP-1071 streams groups on Apache Kafka 4.4 (4.4 clients).
 func TestBaselineStreams44(t *testing.T) {
+	harness.NeedBench(t) // a baseline of Kafka alone (BENCHMARKS.md)
 	t.Parallel()
 	harness.RunScenario(t, harness.Scenario{
 		Name:          "native streams on 4.4",

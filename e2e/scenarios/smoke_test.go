@@ -14,6 +14,7 @@ import (
 // Kafka's own Streams smoke test (driver + two clients, the second joining mid-run) with
 // the streams protocol on the native 4.4 broker, exactly-once: SUCCESS from the driver.
 func TestKafkaSmokeStreams44(t *testing.T) {
+	harness.NeedBench(t) // a baseline of Kafka alone (BENCHMARKS.md)
 	t.Parallel()
 	out, err := harness.OutDir(t.Name())
 	if err != nil {

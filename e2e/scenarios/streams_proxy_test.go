@@ -515,6 +515,7 @@ func TestStreamsProxy39(t *testing.T) {
 // TestStreamsNativeScript44: the same script against Kafka 4.4's own
 // streams-group coordinator (the reference for the timings).
 func TestStreamsNativeScript44(t *testing.T) {
+	harness.NeedBench(t) // a baseline of Kafka alone (BENCHMARKS.md)
 	t.Parallel()
 	s := newStreamsScript(t, false)
 	harness.RunScenario(t, harness.Scenario{
