@@ -76,15 +76,15 @@ func serveSASL(rounds int, bad chan<- string) func(b *fakeBroker, c net.Conn) {
 // SaslAuthenticate, where the broker fails the re-authentication and
 // closes the connection; every request of the client is answered, in
 // order. The exchange ends with the last round's answer for a mechanism
-// whose rounds streamshift knows (SCRAM: 2), else with the client's next
-// request.
+// whose rounds streamshift knows (SCRAM: 2), with OAUTHBEARER's empty
+// answer, else with the client's next request.
 func TestAskWaitsForSASLExchange(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		mechanism string
 		rounds    int
 		known     bool // the ask goes at the last round's answer
-	}{{"SCRAM-SHA-512", 2, true}, {"OAUTHBEARER", 1, false}} {
+	}{{"SCRAM-SHA-512", 2, true}, {"OAUTHBEARER", 1, true}, {"GSSAPI", 3, false}} {
 		t.Run(tc.mechanism, func(t *testing.T) {
 			t.Parallel()
 			bad := make(chan string, 4)

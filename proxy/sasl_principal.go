@@ -119,8 +119,9 @@ func (cc *clientConn) noteSaslAuthenticate(msg []byte, version int16) {
 
 // noteSaslAuthenticated reads the broker's answer to a SaslAuthenticate;
 // ended reports that it ends the exchange: an error (the broker closes
-// the connection), or the last round of a mechanism whose rounds are
-// known. Other mechanisms' exchanges end with the client's next request
+// the connection), the last round of a mechanism whose rounds are known,
+// or OAUTHBEARER's empty answer. Other mechanisms' exchanges (GSSAPI's
+// rounds depend on Kerberos) end with the client's next request
 // (saslExchangeEnds).
 func (cc *clientConn) noteSaslAuthenticated(frame []byte, version int16) (ended bool) {
 	s := &cc.sasl
@@ -135,6 +136,12 @@ func (cc *clientConn) noteSaslAuthenticated(frame []byte, version int16) (ended 
 	if resp.ReadFrom(frame[4+at:]) != nil || resp.ErrorCode != 0 {
 		s.user = ""
 		return true
+	}
+	if s.mechanism == "OAUTHBEARER" {
+		// RFC 7628 and Kafka's OAuthBearerSaslServer: an empty answer
+		// accepts the token; a failure answers its error document, and
+		// the client's dummy reply then gets the error.
+		return len(resp.SASLAuthBytes) == 0
 	}
 	rounds := saslRoundsOf(s.mechanism)
 	if s.user != "" && s.rounds == rounds {
