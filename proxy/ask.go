@@ -83,7 +83,10 @@ func (r *Request) Ask(ctx context.Context, req kmsg.Request, version int16) (kms
 
 // Send is Ask without the wait: the request is queued on the connection
 // before Send returns, so it goes upstream before anything the interceptor
-// does after (its outcome included); Wait gets the answer.
+// does after (its outcome included); Wait gets the answer, also after the
+// request was answered (a background refresh): the wait ends with the
+// client connection (ConnClosed), not with the request, which for a client
+// of another instance ends when the owner answers it.
 func (r *Request) Send(req kmsg.Request, version int16) *Pending {
 	name := kmsg.NameForKey(req.Key())
 	if r.conn == nil {
@@ -93,7 +96,7 @@ func (r *Request) Send(req kmsg.Request, version int16) *Pending {
 		return &Pending{name: name, err: fmt.Errorf("v%d: unknown version", version)}
 	}
 	req.SetVersion(version)
-	return &Pending{name: name, key: req.Key(), version: version, answer: r.conn.Ask(req), done: r.conn.Done()}
+	return &Pending{name: name, key: req.Key(), version: version, answer: r.conn.Ask(req), done: r.ConnClosed()}
 }
 
 // Pending is an ask sent and not yet answered.

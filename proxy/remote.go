@@ -59,19 +59,26 @@ type remoteConn struct {
 
 // start sends a request (header and body) to the origin's client
 // connection: written before it returns, so the broker sees a handler's
-// asks and forward in the order it made them.
-func (rc *remoteConn) start(data []byte) *peer.Pending {
+// asks and forward in the order it made them. ctx bounds the wait for the
+// answer (with the link's timeout).
+func (rc *remoteConn) start(ctx context.Context, data []byte) *peer.Pending {
 	if rc.link == nil {
 		return peer.Failed(&peer.Error{Peer: rc.back.Origin, Code: kerr.CoordinatorNotAvailable.Code, Reason: "no link to the instance the client is connected to"})
 	}
-	return rc.link.Start(rc.ctx, rc.back, data, rc.call.ClientIP, 0)
+	return rc.link.Start(ctx, rc.back, data, rc.call.ClientIP, 0)
 }
 
-// Ask implements ClientConn: an upstream call to the origin.
+// Ask implements ClientConn: an upstream call to the origin. Its answer is
+// awaited beyond the serve call, up to the link's timeout: an ask may
+// outlive the request that made it (the authorization cache's background
+// refresh: the heartbeat is answered at once), and one whose answer were
+// dropped when the owner answered would be sent again by the next
+// heartbeat, a request upstream per hopped heartbeat (issue #43). The
+// origin answers NETWORK_EXCEPTION once the client connection is gone.
 func (rc *remoteConn) Ask(req kmsg.Request) <-chan AskAnswer {
 	ch := make(chan AskAnswer, 1)
 	clientID := "streamshift"
-	pp := rc.start(kafkaframe.AppendRequest(nil, 0, &clientID, req)[4:])
+	pp := rc.start(context.Background(), kafkaframe.AppendRequest(nil, 0, &clientID, req)[4:])
 	key, version := req.Key(), req.GetVersion()
 	go func() {
 		data, err := pp.Wait()
@@ -155,7 +162,7 @@ func (o *remoteOutcome) Forward() {
 	if !o.claim("Forward") {
 		return
 	}
-	pp := o.rc.start(o.call.RequestData)
+	pp := o.rc.start(o.rc.ctx, o.call.RequestData)
 	go func() {
 		data, err := pp.Wait()
 		if err != nil {
@@ -179,7 +186,7 @@ func (o *remoteOutcome) ForwardRewritten(req kmsg.Request, version int16, onResp
 		return
 	}
 	req.SetVersion(version)
-	pp := o.rc.start(kafkaframe.AppendRequest(nil, o.call.Corr, o.clientID, req)[4:])
+	pp := o.rc.start(o.rc.ctx, kafkaframe.AppendRequest(nil, o.call.Corr, o.clientID, req)[4:])
 	go func() {
 		data, err := pp.Wait()
 		if err != nil {

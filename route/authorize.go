@@ -291,7 +291,9 @@ func (a *authorizer) refresh(req *proxy.Request, rt kmsg.ACLResourceType, op kms
 	a.refreshed++
 	a.mu.Unlock()
 	go func() {
-		ctx, cancel := requestContext(req, 10*time.Second)
+		// Past the request: for a hopped one the owner has answered it
+		// already (connContext).
+		ctx, cancel := connContext(req, 10*time.Second)
 		defer cancel()
 		deniedNow, err := p.wait(ctx)
 		a.mu.Lock()

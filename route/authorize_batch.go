@@ -125,7 +125,9 @@ func (a *authorizer) refreshBatched(req *proxy.Request, rt kmsg.ACLResourceType,
 	}
 	p.start()
 	go func() {
-		ctx, cancel := requestContext(req, 10*time.Second)
+		// Past the request: for a hopped one the owner has answered it
+		// already (connContext).
+		ctx, cancel := connContext(req, 10*time.Second)
 		defer cancel()
 		denied, err := p.wait(ctx)
 		a.mu.Lock()

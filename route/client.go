@@ -40,12 +40,25 @@ func clientHost(addr string) string {
 	return "/" + addr
 }
 
-// requestContext ends when the client connection closes or after d.
+// requestContext ends when the client connection closes (for a client of
+// another instance: when its request was answered) or after d.
 func requestContext(req *proxy.Request, d time.Duration) (context.Context, context.CancelFunc) {
+	return untilClosed(req.Done(), d)
+}
+
+// connContext ends when the client connection closes or after d, also for
+// a client of another instance, whose request ends when the owner answers
+// it: what outlives the request on the client's connection (a background
+// refresh of an authorization answer) waits with it.
+func connContext(req *proxy.Request, d time.Duration) (context.Context, context.CancelFunc) {
+	return untilClosed(req.ConnClosed(), d)
+}
+
+func untilClosed(closed <-chan struct{}, d time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	go func() {
 		select {
-		case <-req.Done():
+		case <-closed:
 			cancel()
 		case <-ctx.Done():
 		}
