@@ -126,8 +126,8 @@ func RequiredACLs(n ACLNeeds) []ACL {
 		ACL{
 			Feature: FeatureDurableLog, Resource: kmsg.ACLResourceTypeTopic, Pattern: lit, Name: log, From: "coordinator.log-topic",
 			Operation: kmsg.ACLOperationCreate, UntilCreated: true,
-			Why:       "CreateTopics of the group log at the first start, when the topic does not exist yet; not needed once it exists (or when the operator creates it: compacted, coordinator.log-partitions partitions)",
-			Breaks:    "a start that finds no log topic fails: \"create group log topic: TOPIC_AUTHORIZATION_FAILED\"",
+			Why:    "CreateTopics of the group log at the first start, when the topic does not exist yet; not needed once it exists (or when the operator creates it: compacted, coordinator.log-partitions partitions)",
+			Breaks: "a start that finds no log topic fails: \"create group log topic: TOPIC_AUTHORIZATION_FAILED\"",
 		},
 		ACL{
 			Feature: FeatureDurableLog, Resource: kmsg.ACLResourceTypeTopic, Pattern: lit, Name: log, From: "coordinator.log-topic",
