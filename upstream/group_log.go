@@ -133,7 +133,7 @@ func ensureLogTopic(ctx context.Context, o GroupLogOptions) error {
 	}
 	defer admCl.Close()
 	adm := kadm.NewClient(admCl)
-	if exists, err := checkLogTopic(ctx, adm, o); exists || err != nil {
+	if exists, _, err := checkLogTopic(ctx, adm, o); exists || err != nil {
 		return err
 	}
 	compact := "compact"
@@ -147,29 +147,34 @@ func ensureLogTopic(ctx context.Context, o GroupLogOptions) error {
 	if !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("create group log topic %s: %w", o.Topic, err)
 	}
-	if exists, err := checkLogTopic(ctx, adm, o); err != nil || exists {
+	exists, topicErr, err := checkLogTopic(ctx, adm, o)
+	if err != nil || exists {
 		return err
 	}
-	return fmt.Errorf("group log topic %s: created by another instance, and not yet described", o.Topic)
+	return fmt.Errorf("group log topic %s exists (TOPIC_ALREADY_EXISTS) but does not describe: %w", o.Topic, topicErr)
 }
 
 // checkLogTopic describes the topic: exists false when the broker does not
-// know it, or does not say (no DESCRIBE: the create that follows names the
-// missing ACL); an error when its partition count is not o.Partitions.
-func checkLogTopic(ctx context.Context, adm *kadm.Client, o GroupLogOptions) (exists bool, err error) {
+// know it, or does not say (topicErr, e.g. no DESCRIBE: a create that
+// follows names the missing ACL); err when the describe failed or the
+// partition count is not o.Partitions.
+func checkLogTopic(ctx context.Context, adm *kadm.Client, o GroupLogOptions) (exists bool, topicErr, err error) {
 	td, err := adm.ListTopics(ctx, o.Topic)
 	if err != nil {
-		return false, fmt.Errorf("group log topic %s: describe: %w", o.Topic, err)
+		return false, nil, fmt.Errorf("group log topic %s: describe: %w", o.Topic, err)
 	}
 	d, ok := td[o.Topic]
-	if !ok || d.Err != nil {
-		return false, nil
+	if !ok {
+		return false, errors.New("not in the broker's answer"), nil
+	}
+	if d.Err != nil {
+		return false, d.Err, nil
 	}
 	if n := int32(len(d.Partitions)); n != o.Partitions {
-		return true, fmt.Errorf("group log topic %s has %d partitions, coordinator.log-partitions is %d: the count is fixed once the topic exists (groups are placed by it); set coordinator.log-partitions to %d",
+		return true, nil, fmt.Errorf("group log topic %s has %d partitions, coordinator.log-partitions is %d: the count is fixed once the topic exists (groups are placed by it); set coordinator.log-partitions to %d",
 			o.Topic, n, o.Partitions, n)
 	}
-	return true, nil
+	return true, nil, nil
 }
 
 // Partitions is the topic's partition count.

@@ -56,3 +56,20 @@ func TestGroupLogTopicWithoutCreate(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupLogTopicPartitionCount: an existing log topic of another
+// partition count stops the start, naming the count to set (a group's
+// partition depends on it).
+func TestGroupLogTopicPartitionCount(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(3, "__streamshift_groups"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = OpenSharedGroupLog(ctx, GroupLogOptions{Seeds: c.ListenAddrs(), Partitions: 2})
+	if want := "has 3 partitions, coordinator.log-partitions is 2"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("open a 3-partition log topic with 2: %v, want %q", err, want)
+	}
+}
