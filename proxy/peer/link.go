@@ -29,10 +29,17 @@ import (
 // and the reader may block.
 
 // The reconnect backoff (internal/backoff): doubled from min after each
-// failed attempt, up to max; back to min once a connection was up.
+// failed attempt, up to max; back to min once a connection was up. The
+// max is Kafka's reconnect.backoff.max.ms default: a link is back within a
+// second of its peer being reachable again. Every group request of the
+// clients connected here waits on the link to its owner, and an
+// exactly-once app whose TxnOffsetCommit waits past its transaction
+// timeout (Kafka Streams: 10 s) is fenced when the broker aborts it; with
+// 5 s, a 10 s outage kept the links down for up to 15 s (issue #41's link
+// fault). A refused dial costs little: there are N−1 links.
 const (
 	backoffMin = 100 * time.Millisecond
-	backoffMax = 5 * time.Second
+	backoffMax = time.Second
 )
 
 // LinkOptions configure a link (and Links, every link).
