@@ -61,8 +61,17 @@ func startScaleBroker(ctx context.Context, t *testing.T, out, kind string, parti
 			// as one broker would anyway. The heap: the suite's 512m is
 			// sized for small tests run side by side; thousands of
 			// connections get 1g, so a GC pause is not the proxy's p99.
+			//
+			// The listen backlog does bind: a join storm of N members
+			// makes the proxy dial N upstream connections at once, and
+			// Kafka's socket.listen.backlog.size (50) overflowed the
+			// accept queue (TcpExtListenOverflows +2,088 at 1,000
+			// members); those connections looked open to the proxy until
+			// the broker reset them about 15 s later, closing their
+			// members mid-steady (408 heartbeat errors in 20 s). The
+			// kernel caps it at net.core.somaxconn (4096 here).
 			Heap:      "1g",
-			Overrides: []string{"group.max.size=2147483647", "group.max.session.timeout.ms=1800000"},
+			Overrides: []string{"group.max.size=2147483647", "group.max.session.timeout.ms=1800000", "socket.listen.backlog.size=4096"},
 		})
 		if err != nil {
 			t.Fatal(err)
