@@ -28,8 +28,10 @@ import (
 // connection each, as a Kafka Streams client has) of a topology reading one
 // topic of P partitions, in a member process of their own
 // (scale_bench_loadgen_test.go), against kfake in a broker process of its
-// own, so the proxy's CPU (/proc/<pid>/stat, user+system) is the proxy's
-// alone. One instance, or three (STREAMSHIFT_SCALE_INSTANCES=3, startSSCluster:
+// own or, with STREAMSHIFT_SCALE_BROKER=kafka, a real Apache Kafka 3.9
+// broker (harness.StartBroker, scale_bench_broker_test.go: the headline
+// run), so the proxy's CPU (/proc/<pid>/stat, user+system) is the proxy's
+// alone either way. One instance, or three (STREAMSHIFT_SCALE_INSTANCES=3, startSSCluster:
 // members spread over the three addresses, a heartbeat hops to its group's
 // owner). In order:
 //
@@ -47,7 +49,8 @@ import (
 // Per phase: the proxies' CPU per 1,000 requests above idle, the ratio to
 // the floor, round-trip p50/p99/max, and the requests sent upstream per
 // request served, by kind (streamshift_upstream_requests_total{api}; what
-// kfake received, its check, in brackets). Per fleet: RSS and goroutines per member (after steady, against
+// kfake received, its check, in brackets: "n/a" for Kafka, whose request
+// metrics are JMX's). Per fleet: RSS and goroutines per member (after steady, against
 // the fresh proxy) and members fenced (streamshift_group_fencings_total).
 // It writes a ready-to-paste Markdown table to
 // e2e/out/TestScaleBenchmark/report.md and asserts nothing. Opt-in:
@@ -55,7 +58,8 @@ import (
 //	STREAMSHIFT_BENCH=1 STREAMSHIFT_SCALE_GROUPS=100 STREAMSHIFT_SCALE_MEMBERS=10 \
 //	  go test -tags e2e -count=1 -v -timeout 60m -run 'TestScaleBenchmark$' ./e2e/
 //
-// Knobs: STREAMSHIFT_SCALE_GROUPS (100), _MEMBERS (10 per group),
+// Knobs: STREAMSHIFT_SCALE_BROKER (kfake, or kafka: needs `make e2e-build`
+// and Java), STREAMSHIFT_SCALE_GROUPS (100), _MEMBERS (10 per group),
 // _PARTITIONS (10), _INSTANCES (1 or 3), _SECONDS (30, each measured phase),
 // _CLOSED_SECONDS (10), _CHURN_PER_MIN (60). STREAMSHIFT_BENCH_PROFILE=1
 // saves a CPU profile of (the first) proxy during steady. Each member costs
@@ -88,24 +92,22 @@ func TestScaleBenchmark(t *testing.T) {
 	defer cancel()
 	loadStart := loadAvg()
 
-	broker := startScaleChild(t, out, "kfake", "TestScaleBenchKfake", scaleKfakeEnv+"="+strconv.Itoa(partitions))
+	broker := startScaleBroker(ctx, t, out, scaleBrokerKind(), partitions)
 	defer broker.stop()
-	f := strings.Fields(broker.first)
-	kfakeAddr, countsAddr := f[0], f[1]
 
 	var tgt scaleTarget
 	if instances == 1 {
-		bp := startBenchProxy(t, out, "proxy", filepath.Dir(harness.Root()), kfakeAddr, true)
+		bp := startBenchProxy(t, out, "proxy", filepath.Dir(harness.Root()), broker.addr, true)
 		defer bp.stop()
-		// Members connect to node 0's port (listen port + 1), kfake's only
-		// broker, as a Kafka Streams client heartbeats at its
+		// Members connect to the broker's node port (listen port + 1 +
+		// node id), as a Kafka Streams client heartbeats at its
 		// coordinator's address, not at the bootstrap (where streamshift
 		// cannot batch a principal's authorization answers by broker).
 		host, port, _ := net.SplitHostPort(bp.addr)
 		p, _ := strconv.Atoi(port)
-		tgt = scaleTarget{pids: []int{bp.cmd.Process.Pid}, admins: []string{bp.admin}, addrs: []string{net.JoinHostPort(host, strconv.Itoa(p+1))}}
+		tgt = scaleTarget{pids: []int{bp.cmd.Process.Pid}, admins: []string{bp.admin}, addrs: []string{net.JoinHostPort(host, strconv.Itoa(p+1+broker.nodeID))}}
 	} else {
-		c, err := startScaleCluster(ctx, t, out, kfakeAddr)
+		c, err := startScaleCluster(ctx, t, out, broker.addr, broker.nodeID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,21 +131,24 @@ func TestScaleBenchmark(t *testing.T) {
 
 	var rows []scalePhase
 	measure := func(name string, cmd scaleCmd) scalePhase {
-		up0, m0, c0, t0 := scaleCounts(t, countsAddr), tgt.byAPI(t, "streamshift_upstream_requests_total"), tgt.cpu(t), time.Now()
+		up0, m0, c0, t0 := broker.counts(t), tgt.byAPI(t, "streamshift_upstream_requests_total"), tgt.cpu(t), time.Now()
 		res := gen.do(t, cmd)
 		ph := scalePhase{name: name, res: res, cpu: tgt.cpu(t) - c0, took: time.Since(t0)}
-		up1, m1 := scaleCounts(t, countsAddr), tgt.byAPI(t, "streamshift_upstream_requests_total")
+		up1, m1 := broker.counts(t), tgt.byAPI(t, "streamshift_upstream_requests_total")
 		ph.upstream = map[string]int64{}
 		for k, v := range m1 {
 			if d := v - m0[k]; d > 0 {
 				ph.upstream[k] = d
 			}
 		}
+		if up1 == nil {
+			ph.broker = -1 // the broker cannot say
+		}
 		for k, v := range up1 {
 			ph.broker += v - up0[k]
 		}
-		t.Logf("%-7s %6d requests %7.1f/s  p50 %6.2f ms p99 %6.2f ms max %7.1f ms  errors %d  CPU %.2f s in %.1f s  upstream %v (the broker received %d)",
-			name, res.Requests, res.Rate, res.P50, res.P99, res.Max, res.Errors, ph.cpu, ph.took.Seconds(), ph.upstream, ph.broker)
+		t.Logf("%-7s %6d requests %7.1f/s  p50 %6.2f ms p99 %6.2f ms max %7.1f ms  errors %d  CPU %.2f s in %.1f s  upstream %v (the broker received %s)",
+			name, res.Requests, res.Rate, res.P50, res.P99, res.Max, res.Errors, ph.cpu, ph.took.Seconds(), ph.upstream, brokerReceived(ph))
 		return ph
 	}
 
@@ -197,8 +202,8 @@ func TestScaleBenchmark(t *testing.T) {
 
 	// The report.
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "%d groups × %d members (%d members, one connection each), %d partitions, %d instance(s), kfake (Kafka 3.9 APIs) in its own process; load average %s → %s\n\n",
-		groups, perGroup, members, partitions, instances, loadStart, loadEnd)
+	fmt.Fprintf(&rep, "%d groups × %d members (%d members, one connection each), %d partitions, %d instance(s), %s in its own process; load average %s → %s\n\n",
+		groups, perGroup, members, partitions, instances, broker.name, loadStart, loadEnd)
 	fmt.Fprintf(&rep, "| phase | requests/s | proxy CPU per 1k above idle | × floor | p50 | p99 | max | upstream per request | errors |\n|---|---|---|---|---|---|---|---|---|\n")
 	per1k := func(ph scalePhase) float64 {
 		if ph.res.Requests == 0 {
@@ -227,7 +232,7 @@ type scalePhase struct {
 	cpu      float64 // proxies' CPU seconds over the phase
 	took     time.Duration
 	upstream map[string]int64 // streamshift_upstream_requests_total's increase, by api
-	broker   int64            // the requests kfake received (a check of the metric)
+	broker   int64            // the requests the broker received (a check of the metric); -1: it cannot say (Kafka)
 }
 
 // upstreamPer is the broker's requests per request served, by kind, the
@@ -250,7 +255,7 @@ func upstreamPer(ph scalePhase) string {
 		}
 	}
 	sort.Slice(kvs, func(i, j int) bool { return kvs[i].v > kvs[j].v })
-	parts := []string{fmt.Sprintf("**%.3f** (broker %.3f)", sum, float64(ph.broker)/float64(ph.res.Requests))}
+	parts := []string{fmt.Sprintf("**%.3f** (%s)", sum, brokerPer(ph))}
 	for _, e := range kvs {
 		parts = append(parts, fmt.Sprintf("%s %.3f", e.k, e.v))
 	}
@@ -437,11 +442,12 @@ func (c *scaleChild) stop() {
 	_ = c.log.Close()
 }
 
-// startScaleCluster is startSSCluster in front of kfake, whose broker is
-// node 0 (a Kafka broker of the e2e set-ups is node 1): each instance's node
-// port stays P+1 (node-port-base P+1, node 0), the bootstrap P, /cluster
-// P+2, the internal listener P+3; durable log on, logging at warn.
-func startScaleCluster(ctx context.Context, t *testing.T, dir, upstream string) (*ssCluster, error) {
+// startScaleCluster is startSSCluster in front of the benchmark's broker,
+// node nodeID (kfake's is node 0, a Kafka broker of the e2e set-ups node 1):
+// each instance's node port stays P+1 (node-port-base P+1-nodeID), the
+// bootstrap P, /cluster P+2, the internal listener P+3; durable log on,
+// logging at warn.
+func startScaleCluster(ctx context.Context, t *testing.T, dir, upstream string, nodeID int) (*ssCluster, error) {
 	bin, err := harness.BuildStreamshift(dir)
 	if err != nil {
 		return nil, err
@@ -466,7 +472,7 @@ func startScaleCluster(ctx context.Context, t *testing.T, dir, upstream string) 
 		}
 		penv := append(append([]string(nil), env...), "STREAMSHIFT_CLUSTER_LISTEN="+net.JoinHostPort(h, strconv.Itoa(c.port+3)))
 		p := &streamshiftProc{t: t, bin: bin, dir: pdir, env: penv, listen: listen, args: []string{"run", "--upstream", upstream,
-			"--listen", listen, "--advertised-host", h, "--node-port-base", strconv.Itoa(c.port + 1), "--node-id-min", "0", "--node-id-max", "0",
+			"--listen", listen, "--advertised-host", h, "--node-port-base", strconv.Itoa(c.port + 1 - nodeID), "--node-id-min", strconv.Itoa(nodeID), "--node-id-max", strconv.Itoa(nodeID),
 			"--admin-listen", c.admin[i], "--proxy-id", fmt.Sprintf("s%d", i+1), "--shutdown-timeout", "10s", "--log-level", "warn"}}
 		if err := p.start(ctx); err != nil {
 			return nil, err

@@ -36,6 +36,9 @@ type BrokerOptions struct {
 	Overrides []string
 	// ReadyTimeout bounds the wait for ApiVersions + Metadata (default 3 min).
 	ReadyTimeout time.Duration
+	// Heap is the JVM's -Xmx, e.g. "1g" (default E2E_BROKER_HEAP, else 512m:
+	// enough for the suite's brokers, which run several at once).
+	Heap string
 }
 
 // Broker is a running single-node broker on loopback: combined-mode KRaft, or
@@ -105,7 +108,11 @@ func startBrokerOnce(ctx context.Context, o BrokerOptions, timeout time.Duration
 		Log:       filepath.Join(o.Dir, "broker.out"),
 	}
 	args := append([]string{"run", o.Version, o.Dir, strconv.Itoa(ports[0]), strconv.Itoa(ports[1])}, o.Overrides...)
-	b.p, err = startProc("broker-"+o.Version, b.Log, b.Log, nil, nil, nil, filepath.Join(Root(), "bin", "broker.sh"), args...)
+	var env []string
+	if o.Heap != "" {
+		env = []string{"E2E_BROKER_HEAP=" + o.Heap} // broker.sh's -Xmx
+	}
+	b.p, err = startProc("broker-"+o.Version, b.Log, b.Log, nil, nil, env, filepath.Join(Root(), "bin", "broker.sh"), args...)
 	if err != nil {
 		return nil, err
 	}
