@@ -238,11 +238,14 @@ func joinThrough(ctx context.Context, m *member, in *testInstance, group string)
 
 // TestClusterOwnerMovesMidRequest: the owner's partition moves between the
 // origin's routing and the owner's check of the serve call (a hook on the
-// owner refuses it and stops the owner gracefully, handing the partition
-// to the origin). The owner did nothing; the origin serves the request
-// once its map names the next owner (itself), and the member's join is in
-// the group once: its epochs are those of one join of a fresh group. The
-// origin counts the refused attempt as rerouted.
+// owner refuses it and, once the origin has that answer, stops the owner
+// gracefully, handing the partition to the origin). The owner did nothing;
+// the origin serves the request once its map names the next owner
+// (itself), and the member's join is in the group once: its epochs are
+// those of one join of a fresh group. The origin counts the refused
+// attempt as rerouted. (Stopped before its answer was written, the owner
+// would close the link under it: a lost call, never resent, which the
+// client gets as COORDINATOR_NOT_AVAILABLE, a different case.)
 func TestClusterOwnerMovesMidRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -253,12 +256,18 @@ func TestClusterOwnerMovesMidRequest(t *testing.T) {
 	p := coordinator.PartitionFor(group, clusterPartitions)
 	var fired atomic.Bool
 	stopped := make(chan struct{})
+	const rerouted = `streamshift_cluster_forwarded_total{api="StreamsGroupHeartbeat",result="rerouted"}`
 	hook := func(id string, part int32) bool {
 		if id != owner.id || part != p || !fired.CompareAndSwap(false, true) {
 			return true
 		}
 		go func() {
 			defer close(stopped)
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if v, err := origin.metric(rerouted); err == nil && v >= 1 {
+					break
+				}
+			}
 			owner.stop()
 		}()
 		return false
@@ -274,7 +283,7 @@ func TestClusterOwnerMovesMidRequest(t *testing.T) {
 		t.Fatal("the join never reached the owner's check")
 	}
 	<-stopped
-	if v := origin.metricValue(t, `streamshift_cluster_forwarded_total{api="StreamsGroupHeartbeat",result="rerouted"}`); v != 1 {
+	if v := origin.metricValue(t, rerouted); v != 1 {
 		t.Errorf("%s's forwarded_total of StreamsGroupHeartbeat, rerouted: %v, want 1", origin.id, v)
 	}
 	// The same join of a group the origin owns from the start is the

@@ -22,9 +22,18 @@ import (
 // exposition writes them) on the instance's /metrics; 0 when absent.
 func (in *testInstance) metricValue(t *testing.T, series string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + in.admin + "/metrics")
+	v, err := in.metric(series)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return v
+}
+
+// metric is metricValue off the test's goroutine: its error, not a fatal.
+func (in *testInstance) metric(series string) (float64, error) {
+	resp, err := http.Get("http://" + in.admin + "/metrics")
+	if err != nil {
+		return 0, err
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
@@ -33,15 +42,12 @@ func (in *testInstance) metricValue(t *testing.T, series string) float64 {
 		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
-				t.Fatalf("%s: %v", series, err)
+				return 0, fmt.Errorf("%s: %w", series, err)
 			}
-			return f
+			return f, nil
 		}
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return 0
+	return 0, sc.Err()
 }
 
 // TestClusterForwardMetrics: a streams member joining and heartbeating
