@@ -75,6 +75,11 @@ var toolNoise = []struct {
 	{regexp.MustCompile(`/?\d+\.\d+\.\d+\.\d+(:\d+)?`), "HOST"},
 	{regexp.MustCompile(`\b\d+\b`), "N"},
 	{regexp.MustCompile(`[ \t]+`), " "},
+	// A lag's sign: Kafka's StreamsGroupCommand reads the end offsets,
+	// then the committed ones, so an app committing in between (input
+	// flows throughout) shows a negative lag, through streamshift or on
+	// Kafka alike.
+	{regexp.MustCompile(`(^| )-N( |$)`), "${1}N${2}"},
 }
 
 // idRun is a run of the characters of a base64 Uuid.
