@@ -119,8 +119,9 @@ type Link struct {
 	// refused is why the peer did not admit the link at the last attempt
 	// (CLUSTER_AUTHORIZATION_FAILED), nil once it is up.
 	refused *Error
-	// refusals spaces the refusals' log lines: one per warnEvery.
-	refusals loglimit.Limiter
+	// refusals spaces the refusals' log lines: one per warnEvery; downs
+	// the failed reconnects' (one a second while a peer is unreachable).
+	refusals, downs loglimit.Limiter
 
 	wmu sync.Mutex // one frame written at a time
 
@@ -135,7 +136,7 @@ func NewLink(o LinkOptions) *Link {
 	o.defaults()
 	o.Log = o.Log.With().Str("peer", o.Peer).Str("peer_address", o.Addr).Logger()
 	l := &Link{o: o, pending: map[int32]chan reply{}, done: make(chan struct{})}
-	l.refusals.Every = warnEvery
+	l.refusals.Every, l.downs.Every = warnEvery, warnEvery
 	for i := range l.budgets {
 		l.budgets[i].max, l.budgets[i].maxBytes = o.MaxInflight, o.MaxBytes
 	}
@@ -176,6 +177,7 @@ func (l *Link) run() {
 	retry := backoff.Backoff{Min: backoffMin, Max: backoffMax}
 	for {
 		conn, err := l.connect()
+		wasUp := false
 		if err == nil {
 			if !l.setUp(conn) {
 				return // closed while it connected
@@ -183,6 +185,7 @@ func (l *Link) run() {
 			retry.Reset()
 			err = l.read(conn)
 			l.setDown(conn, err)
+			wasUp = true
 		}
 		if l.ctx.Err() != nil {
 			return
@@ -204,7 +207,15 @@ func (l *Link) run() {
 					Msg("cluster: the streamshift instance did not admit this instance's link; check control-plane.sasl-* and the ACLs")
 			}
 		} else {
-			l.o.Log.Warn().Err(err).Dur("backoff", wait).Msg("cluster: link to a streamshift instance down; reconnecting")
+			// The loss of a link that was up is always said; the
+			// failed attempts after it at most once per warnEvery.
+			say, held := wasUp, int64(0)
+			if !wasUp {
+				say, held = l.downs.Allow(time.Now().UnixNano())
+			}
+			if say {
+				l.o.Log.Warn().Err(err).Int64("held_since_last_line", held).Dur("backoff", wait).Msg("cluster: link to a streamshift instance down; reconnecting")
+			}
 		}
 		t := time.NewTimer(wait)
 		select {

@@ -17,11 +17,7 @@ func TestPeerWorkersReuse(t *testing.T) {
 		// The worker is idle again once it waits on the next call: wait
 		// for that before the next, as a steady stream of calls would
 		// (the answer is written after the interceptor returns).
-		for deadline := time.Now().Add(30 * time.Second); w.idle.Load() != 1; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the worker is not idle again")
-			}
-		}
+		waitIdle(t, w)
 		if n := w.started.Load(); n != 1 {
 			t.Fatalf("call %d: %d workers started, want 1", i, n)
 		}
@@ -57,11 +53,7 @@ func TestPeerWorkersRetire(t *testing.T) {
 	done := make(chan struct{})
 	w.Run(func() { close(done) })
 	<-done
-	for deadline := time.Now().Add(30 * time.Second); w.idle.Load() != 1; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the worker is not idle again")
-		}
-	}
+	waitIdle(t, w)
 	// Claim the idle worker as Run does, then let its retirement race the
 	// hand-over: the claim must still be served.
 	if !w.idle.CompareAndSwap(1, 0) {
@@ -70,4 +62,15 @@ func TestPeerWorkersRetire(t *testing.T) {
 	if w.retire() {
 		t.Fatal("a worker retired although its claim was taken")
 	}
+}
+
+// waitIdle waits until one worker waits for a call.
+func waitIdle(t *testing.T, w *Workers) {
+	t.Helper()
+	waitFor(t, "the worker idle again", func() error {
+		if w.idle.Load() != 1 {
+			return errNotYet
+		}
+		return nil
+	})
 }

@@ -1,0 +1,66 @@
+package peer
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/rs/zerolog"
+)
+
+// lockedBuffer is a log sink the link's goroutine writes while the test
+// reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (w *lockedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *lockedBuffer) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestPeerLinkDownLogBounded: a peer that accepts and drops every attempt
+// (a link retried once a second for as long as that lasts) costs one
+// "link down" line per warnEvery, not one per attempt.
+func TestPeerLinkDownLogBounded(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	var attempts atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			attempts.Add(1)
+			_ = c.Close()
+		}
+	}()
+	var logs lockedBuffer
+	l := NewLink(LinkOptions{Self: "origin", Peer: "owner", Addr: ln.Addr().String(), Log: zerolog.New(&logs)})
+	t.Cleanup(l.Close)
+	waitFor(t, "four attempts", func() error {
+		if attempts.Load() < 4 {
+			return errNotYet
+		}
+		return nil
+	})
+	if n := strings.Count(logs.String(), "link to a streamshift instance down"); n != 1 {
+		t.Fatalf("%d attempts logged %d lines, want 1 per %s:\n%s", attempts.Load(), n, warnEvery, logs.String())
+	}
+}
