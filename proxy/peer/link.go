@@ -36,10 +36,14 @@ import (
 // exactly-once app whose TxnOffsetCommit waits past its transaction
 // timeout (Kafka Streams: 10 s) is fenced when the broker aborts it; with
 // 5 s, a 10 s outage kept the links down for up to 15 s (issue #41's link
-// fault). A refused dial costs little: there are N−1 links.
+// fault). A refused dial costs little: there are N−1 links. A link the
+// peer did not admit (credentials, ACLs) retries every refusedBackoff
+// instead: each attempt is a SASL exchange and a broker probe at the
+// peer, and it will not mend before an operator acts.
 const (
-	backoffMin = 100 * time.Millisecond
-	backoffMax = time.Second
+	backoffMin     = 100 * time.Millisecond
+	backoffMax     = time.Second
+	refusedBackoff = 5 * time.Second
 )
 
 // LinkOptions configure a link (and Links, every link).
@@ -175,6 +179,7 @@ func (l *Link) Close() {
 func (l *Link) run() {
 	defer close(l.done)
 	retry := backoff.Backoff{Min: backoffMin, Max: backoffMax}
+	refused := backoff.Backoff{Min: refusedBackoff, Max: refusedBackoff}
 	for {
 		conn, err := l.connect()
 		wasUp := false
@@ -194,11 +199,11 @@ func (l *Link) run() {
 		l.lastErr, l.lastErrAt = err.Error(), time.Now()
 		l.mu.Unlock()
 		pe := notAdmitted(err)
+		wait := retry.Next()
 		if pe != nil {
 			// Credentials or ACLs must change first: retry slowly.
-			retry.Longest()
+			wait = refused.Next()
 		}
-		wait := retry.Next()
 		if pe != nil {
 			// Say so at most once per warnEvery.
 			l.setRefused(pe)
