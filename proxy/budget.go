@@ -190,3 +190,7 @@ func (p *Proxy) registerBudgetGauge(reg prometheus.Registerer) {
 		Help: "Request and response bytes held for client connections (limits.max-buffered-bytes bounds them).",
 	}, func() float64 { return float64(p.mem.total.Load()) }))
 }
+
+// BufferedBytes is what limits.max-buffered-bytes counts now: request and
+// response bytes held for client connections.
+func (p *Proxy) BufferedBytes() int64 { return p.mem.total.Load() }

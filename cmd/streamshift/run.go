@@ -110,6 +110,7 @@ func serve(ctx context.Context, cfg *config.Config, log zerolog.Logger, ready fu
 		log.Error().Err(err).Msg("invalid proxy configuration")
 		return 2
 	}
+	keepMemoryLimit(ctx, popts.MaxBufferedBytes, p.BufferedBytes, log)
 
 	admin := ""
 	if cfg.AdminListen != "" {
