@@ -283,11 +283,16 @@ func SendPartial(c net.Conn, prefix []byte, send int, writeTimeout time.Duration
 // Pipeline writes frames on c over and over without reading a byte until d
 // passes or a write does not finish within stall (the peer stopped reading:
 // blocked is true) or fails (err: the peer closed). It returns the bytes
-// written.
+// written. The frames go out in writes of about 64 KiB, as a client's
+// socket buffer fills: one small write per frame pair made the attack's
+// rate that of the machine's spare CPU (46 MiB in 20 s on a loaded CI
+// box, short of the budget it must exhaust).
 func Pipeline(c net.Conn, frames [][]byte, d, stall time.Duration) (written int64, blocked bool, err error) {
 	var batch []byte
-	for _, f := range frames {
-		batch = append(batch, f...)
+	for len(batch) < 64<<10 {
+		for _, f := range frames {
+			batch = append(batch, f...)
+		}
 	}
 	defer c.SetWriteDeadline(time.Time{})
 	for end := time.Now().Add(d); time.Now().Before(end); {
