@@ -46,10 +46,6 @@ func (b *Backoff) Next() time.Duration {
 // Reset starts again from Min: a try succeeded.
 func (b *Backoff) Reset() { b.next = 0 }
 
-// Longest makes the next wait Max: what failed will not mend soon (a
-// link refused for its credentials).
-func (b *Backoff) Longest() { b.next = max(b.Max, b.Min) }
-
 // jitter is d less a random part of up to a fifth of it, drawn from r
 // (nil: the shared source): never longer than d, so a bound a caller
 // documents still holds.

@@ -7,7 +7,7 @@ import (
 )
 
 // The waits double from Min up to Max, each within a fifth below its
-// step; Reset starts again from Min, Longest jumps to Max. No clock: the
+// step; Reset starts again from Min. No clock: the
 // waits are values, the jitter a seeded source.
 func TestBackoff(t *testing.T) {
 	steps := []time.Duration{100, 200, 400, 800, 1000, 1000}
@@ -22,10 +22,6 @@ func TestBackoff(t *testing.T) {
 		b.Reset()
 		if d := b.Next(); d > 100*time.Millisecond || d < 80*time.Millisecond {
 			t.Fatalf("seed %d, after Reset: %v, want within [80ms, 100ms]", seed, d)
-		}
-		b.Longest()
-		if d := b.Next(); d < 800*time.Millisecond || d > time.Second {
-			t.Fatalf("seed %d, after Longest: %v, want within [800ms, 1s]", seed, d)
 		}
 	}
 }
