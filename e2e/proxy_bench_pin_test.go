@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
+	"testing"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,4 +41,27 @@ func pinProcess(pid int, cpus ...int) error {
 		}
 	}
 	return nil
+}
+
+// pinBenchProxies, with STREAMSHIFT_BENCH_PIN set, gives each proxy of the
+// benchmark a core of its own, as on a host of its own: this process (the
+// clients) and what it starts from now on (broker, load generators) stay on
+// CPU 0, and startBenchProxy moves each proxy to CPU 1. The returned func
+// undoes it (for a defer); pinned says whether it pinned.
+func pinBenchProxies(t *testing.T) (undo func(), pinned bool) {
+	t.Helper()
+	if os.Getenv("STREAMSHIFT_BENCH_PIN") == "" {
+		return func() {}, false
+	}
+	if runtime.NumCPU() < 2 {
+		t.Fatal("STREAMSHIFT_BENCH_PIN needs 2 CPUs")
+	}
+	if err := pinProcess(os.Getpid(), 0); err != nil {
+		t.Fatal(err)
+	}
+	benchProxyCPU = 1
+	return func() {
+		benchProxyCPU = -1
+		_ = pinProcess(os.Getpid(), 0, 1)
+	}, true
 }

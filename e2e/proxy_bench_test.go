@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,22 +77,8 @@ func TestProxyBenchmark(t *testing.T) {
 	forwarders := os.Getenv("STREAMSHIFT_BENCH_FORWARDERS") != ""
 	kroxylicious := os.Getenv("STREAMSHIFT_BENCH_KROXYLICIOUS") != ""
 	smallN := envInt("STREAMSHIFT_BENCH_SMALL_REQUESTS", 20000)
-	if os.Getenv("STREAMSHIFT_BENCH_PIN") != "" {
-		// The proxy on a core of its own, as it would run on a host of its
-		// own: this process (the clients), the broker and the load
-		// generators inherit CPU 0, each proxy is moved to CPU 1.
-		if runtime.NumCPU() < 2 {
-			t.Fatal("STREAMSHIFT_BENCH_PIN needs 2 CPUs")
-		}
-		if err := pinProcess(os.Getpid(), 0); err != nil {
-			t.Fatal(err)
-		}
-		benchProxyCPU = 1
-		defer func() {
-			benchProxyCPU = -1
-			_ = pinProcess(os.Getpid(), 0, 1)
-		}()
-	}
+	unpin, _ := pinBenchProxies(t)
+	defer unpin()
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)

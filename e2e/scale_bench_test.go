@@ -62,7 +62,8 @@ import (
 // and Java), STREAMSHIFT_SCALE_GROUPS (100), _MEMBERS (10 per group),
 // _PARTITIONS (10), _INSTANCES (1 or 3), _SECONDS (30, each measured phase),
 // _CLOSED_SECONDS (10), _CHURN_PER_MIN (60). STREAMSHIFT_BENCH_PROFILE=1
-// saves a CPU profile of (the first) proxy during steady. Each member costs
+// saves a CPU profile of (the first) proxy during steady;
+// STREAMSHIFT_BENCH_PIN=1 puts the proxy (one instance) on a core of its own. Each member costs
 // the proxy two descriptors (its connection and its upstream connection).
 // Not parallel: it measures.
 func TestScaleBenchmark(t *testing.T) {
@@ -91,6 +92,14 @@ func TestScaleBenchmark(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Minute)
 	defer cancel()
 	loadStart := loadAvg()
+	// STREAMSHIFT_BENCH_PIN=1 (one instance): the proxy on CPU 1, the
+	// members and the broker on CPU 0, so its latency is that of a proxy
+	// with a core of its own (item 4's "on one core").
+	if instances != 1 && os.Getenv("STREAMSHIFT_BENCH_PIN") != "" {
+		t.Fatal("STREAMSHIFT_BENCH_PIN: one instance only")
+	}
+	unpin, pinned := pinBenchProxies(t)
+	defer unpin()
 
 	broker := startScaleBroker(ctx, t, out, scaleBrokerKind(), partitions)
 	defer broker.stop()
@@ -219,6 +228,9 @@ func TestScaleBenchmark(t *testing.T) {
 		idleRate*100, members, groups, stormStable.Seconds(), storm.P50, storm.P99, storm.Max)
 	fmt.Fprintf(&rep, "RSS %.0f → %.0f MiB: %.1f KiB per member; goroutines %.0f → %.0f: %.2f per member. Members fenced: %.0f; churned: %d; authorization probes in all: %.0f.\n",
 		float64(rss0)/1024, float64(rss1)/1024, float64(rss1-rss0)/float64(members), gor0, gor1, (gor1-gor0)/float64(members), fenced, rows[len(rows)-1].res.Churned, probes)
+	if pinned {
+		fmt.Fprintf(&rep, "\nPinned: the proxy on CPU %d, the members and the broker on CPU 0.\n", benchProxyCPU)
+	}
 	t.Log("\n" + rep.String())
 	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(rep.String()), 0o644); err != nil {
 		t.Fatal(err)
