@@ -563,8 +563,14 @@ func (t *Timeline) event(l *Line, running map[string]*Phase, phases *[]*Phase, b
 			m.Lane = ln.ClientID
 			if l.Event == streams.EventMemberFenced || l.Event == streams.EventMemberLeft {
 				// Gone since its last request (a fencing is a session
-				// that expired after it).
+				// that expired after it), or since its connection
+				// closed after that request: a stopped instance runs
+				// its tasks until it closes them, then its connection,
+				// and its disconnect expiry fences it later.
 				since := ln.lastSeen
+				if n := len(ln.talk.closes); n > 0 && ln.talk.closes[n-1].After(since) {
+					since = ln.talk.closes[n-1]
+				}
 				if since.IsZero() || since.After(l.Wall) {
 					since = l.Wall
 				}

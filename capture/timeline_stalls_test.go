@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/streamshift/streamshift/coordinator/streams"
 )
 
 // stallCapture builds classic members' exchanges on their connections,
@@ -181,6 +183,25 @@ func TestStallSilent(t *testing.T) {
 	wantStates(t, tl, "0_0", "100..10000 running a", "10000..20500 stalled a a silent", "20500..25000 running b")
 	if hb := tl.lane("a").HeartbeatInterval; hb != time.Second {
 		t.Errorf("a's heartbeat interval %v, want the 1 s between its Heartbeats", hb)
+	}
+}
+
+// A member fenced by its disconnect expiry after its connection closed
+// ran its tasks until the close, not only until its last heartbeat: a
+// stopped instance closes its tasks, then its connection (the e2e's
+// timeline check found the stall 1.1 s before the app's "closing" line).
+func TestStallFencedAfterCloseFromTheClose(t *testing.T) {
+	c := twoMembers(t)
+	c.beats(1000, 10000, 1, "a")
+	c.closed(10900, 1, "a")
+	c.beats(1000, 25000, 2, "b")
+	c.lines = append(c.lines, Line{Type: "event", Wall: c.at(19000), Event: streams.EventMemberFenced, Group: "g", Member: "a-id",
+		Message: "fenced from the group because its connection closed and it sent no request since (disconnect expiry)"})
+	c.join(20000, 2, "b", 2)
+	c.sync(20500, 2, "b", 2, "0_0", "0_1")
+	tl := BuildTimeline(c.lines, "g")
+	if got := states(tl, "0_0"); len(got) < 2 || got[0] != "100..10900 running a" || !strings.HasPrefix(got[1], "10900..") || !strings.Contains(got[1], "stalled") {
+		t.Errorf("0_0: %q, want stalled from the close at +10.9s (not the last heartbeat at +10s) to b's sync at +20.5s", got)
 	}
 }
 
