@@ -200,6 +200,13 @@ func TestOneAddressMigration(t *testing.T) {
 		Bootstrap: bootstrap,
 		Admin:     b.Bootstrap,
 		Guarantee: "exactly_once_v2",
+		// Three times Kafka Streams' exactly-once default of 10 s: under
+		// the suite's load on 2 cores (load average 20-30) a starved
+		// client's transaction outlasted 10 s with no fault of the
+		// proxies, the broker aborted it and fenced the producer, and the
+		// tasks closed dirty. 30 s still holds the owner's kill (the
+		// survivors serve the group within about 6 s) to a bound.
+		Props: map[string]string{"transaction.timeout.ms": "30000"},
 		// The four rolls, a kill and three rounds of CLI checks happen under
 		// input: about 130 s on a quiet machine, 280 s under the whole
 		// suite's load on 2 cores (each successor's JVM then starts after
