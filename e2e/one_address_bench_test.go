@@ -26,13 +26,16 @@ import (
 // flight, on one plain TCP connection, kmsg-encoded as in
 // proxy_bench_small_test.go) is sent STREAMSHIFT_BENCH_SMALL_REQUESTS times
 // in a row (default 5,000, after 200 of warm-up) (a) to the owner's own
-// address and (b) to another instance's address, from where it hops to the
-// owner over the internal link. Reported per route: p50 and p99 of the
-// round trip, and the proxies' CPU per heartbeat (the sum over the three
-// processes of /proc/<pid>/stat utime+stime over the run, divided by the
-// heartbeats), with the ratios hopped/direct. STREAMSHIFT_BENCH_ROUNDS
-// (default 3) alternates the two routes, each round measuring both, so a
-// load change on the shared machine hits both. Opt-in, as the other
+// address, (b) to another instance's address, from where it hops to the
+// owner over the internal link, and (c) to the owner's address behind
+// e2e/forwarder (user-space copy): one more loopback hop with no Kafka logic
+// at all, the floor no hop can beat on this machine. Reported per route: p50
+// and p99 of the round trip, and the processes' CPU per heartbeat (the sum
+// over the three instances and the forwarder of /proc/<pid>/stat
+// utime+stime over the run, divided by the heartbeats), with the ratios
+// hopped/owner and floor/owner. STREAMSHIFT_BENCH_ROUNDS (default 3)
+// alternates the routes, each round measuring all, so a load change on the
+// shared machine hits each. Opt-in, as the other
 // benchmarks: STREAMSHIFT_BENCH=1. STREAMSHIFT_BENCH_PROFILE=1 then takes
 // 10 s CPU profiles of the owner and the origin under hopped heartbeats.
 // Not parallel: it measures.
@@ -73,7 +76,12 @@ func TestOneAddressBenchmark(t *testing.T) {
 		}
 	}
 	addr := func(i int) string { return net.JoinHostPort(c.hosts[i], strconv.Itoa(c.port+1)) }
-	routes := []hopRoute{{name: "owner (s1)", addr: addr(0)}, {name: "hopped (s2 → s1)", addr: addr(1)}}
+	// The floor: the owner's address behind a copy forwarder, which
+	// reads and writes each frame in user space as the link's two ends do.
+	fwd := startBenchForwarder(t, out, "forwarder", "127.0.0.1:"+strconv.Itoa(freeRange(t, 1)), addr(0), true)
+	defer fwd.stop()
+	routes := []hopRoute{{name: "owner (s1)", addr: addr(0)}, {name: "hopped (s2 → s1)", addr: addr(1)},
+		{name: "forwarder → s1", addr: fwd.addr}}
 	for i := range routes {
 		if routes[i].sc, err = dialSmall(routes[i].addr); err != nil {
 			t.Fatal(err)
@@ -97,10 +105,12 @@ func TestOneAddressBenchmark(t *testing.T) {
 			t.Fatalf("warm-up %s: %v", routes[i].name, err)
 		}
 	}
-	pids := make([]int, len(c.procs))
+	pids := make([]int, len(c.procs), len(c.procs)+1)
 	for i, p := range c.procs {
 		pids[i] = p.cmd.Process.Pid
 	}
+	// Counted on every route (idle on the first two), like the proxies.
+	pids = append(pids, fwd.cmd.Process.Pid)
 	t.Logf("load average before: %s", loadAvg())
 	for r := 0; r < rounds; r++ {
 		for i := range routes {
@@ -117,14 +127,16 @@ func TestOneAddressBenchmark(t *testing.T) {
 	t.Logf("load average after: %s", loadAvg())
 	var rep strings.Builder
 	fmt.Fprintf(&rep, "StreamsGroupHeartbeat, one in flight, %d per route and round, %d rounds (Kafka 3.9, three instances)\n", n, rounds)
-	fmt.Fprintf(&rep, "| route | p50 | p99 | proxies' CPU per heartbeat |\n|---|---|---|---|\n")
+	fmt.Fprintf(&rep, "| route | p50 | p99 | processes' CPU per heartbeat |\n|---|---|---|---|\n")
 	for _, rt := range routes {
 		fmt.Fprintf(&rep, "| %s | %.0f µs | %.0f µs | %.1f µs |\n", rt.name, percentile(rt.lat, 0.50), percentile(rt.lat, 0.99), median(rt.cpu))
 	}
-	d, h := routes[0], routes[1]
-	fmt.Fprintf(&rep, "ratios hopped/owner: p50 %.2f×, p99 %.2f×, CPU %.2f× (+%.0f µs p50, +%.1f µs CPU)\n",
-		percentile(h.lat, 0.5)/percentile(d.lat, 0.5), percentile(h.lat, 0.99)/percentile(d.lat, 0.99), median(h.cpu)/median(d.cpu),
-		percentile(h.lat, 0.5)-percentile(d.lat, 0.5), median(h.cpu)-median(d.cpu))
+	d := routes[0]
+	for _, h := range routes[1:] {
+		fmt.Fprintf(&rep, "ratios %s / owner: p50 %.2f×, p99 %.2f×, CPU %.2f× (+%.0f µs p50, +%.1f µs CPU)\n", h.name,
+			percentile(h.lat, 0.5)/percentile(d.lat, 0.5), percentile(h.lat, 0.99)/percentile(d.lat, 0.99), median(h.cpu)/median(d.cpu),
+			percentile(h.lat, 0.5)-percentile(d.lat, 0.5), median(h.cpu)-median(d.cpu))
+	}
 	t.Log("\n" + rep.String())
 	if err := os.WriteFile(filepath.Join(out, "report.md"), []byte(rep.String()), 0o644); err != nil {
 		t.Fatal(err)
