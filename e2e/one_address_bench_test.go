@@ -54,7 +54,12 @@ func TestOneAddressBenchmark(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Stop()
-	c, err := startSSCluster(ctx, t, out, b.Bootstrap, "", "STREAMSHIFT_LOG_LEVEL=info")
+	env := []string{"STREAMSHIFT_LOG_LEVEL=info"}
+	if os.Getenv("STREAMSHIFT_BENCH_PROFILE") != "" {
+		// The profiles are served only with admin.pprof on.
+		env = append(env, "STREAMSHIFT_ADMIN_PPROF=true")
+	}
+	c, err := startSSCluster(ctx, t, out, b.Bootstrap, "", env...)
 	if err != nil {
 		t.Fatal(err)
 	}

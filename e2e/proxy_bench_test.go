@@ -527,6 +527,12 @@ func (bp *benchProxy) cpuProfile(file string, d time.Duration) (wait func() erro
 			return
 		}
 		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			// Not a profile (admin.pprof off): say so, do not write it.
+			msg, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+			done <- fmt.Errorf("CPU profile from %s: %s: %s", bp.admin, resp.Status, msg)
+			return
+		}
 		f, err := os.Create(file)
 		if err != nil {
 			done <- err
