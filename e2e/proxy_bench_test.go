@@ -435,6 +435,12 @@ func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool
 	// Profiles (cpuProfile) are off unless asked for; a baseline build
 	// older than admin.pprof ignores the variable with a warning.
 	bp.cmd.Env = append(append(withoutBenchEnv(os.Environ()), "STREAMSHIFT_COORDINATOR_DURABLE_LOG=false", "STREAMSHIFT_ADMIN_PPROF=true"), env...)
+	if benchProxyCPU >= 0 {
+		// Pinned after its start, the Go runtime would keep the two Ps
+		// it sized from the machine and time-slice them on one core (4 ms
+		// slices in the latency); on a host of one core it has one.
+		bp.cmd.Env = append(bp.cmd.Env, "GOMAXPROCS=1")
+	}
 	if err := bp.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
