@@ -99,6 +99,11 @@ var importRules = []importRule{
 		deny: []string{"internal/testwait"},
 	},
 	{
+		rule: "internal/testlog only in tests",
+		pkgs: []string{"..."},
+		deny: []string{"internal/testlog"},
+	},
+	{
 		rule: "internal/classictest only in tests",
 		pkgs: []string{"..."},
 		deny: []string{"internal/classictest"},

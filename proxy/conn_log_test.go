@@ -1,35 +1,16 @@
 package proxy
 
 import (
-	"bytes"
 	"encoding/json"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/internal/testlog"
 )
-
-// lockedBuffer is a log sink written from the event loops and read by the
-// test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestConnLogLevel: a client's connect and disconnect lines are info by
 // default (run), debug with ConnLogDebug (the demo).
@@ -39,7 +20,7 @@ func TestConnLogLevel(t *testing.T) {
 		debug bool
 		want  string
 	}{{false, "info"}, {true, "debug"}} {
-		var buf lockedBuffer
+		var buf testlog.Buffer
 		p := startProxy(t, c.ListenAddrs(), func(o *Options) {
 			o.Log = zerolog.New(&buf).Level(zerolog.DebugLevel)
 			o.ConnLogDebug = tc.debug

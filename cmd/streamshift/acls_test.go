@@ -12,6 +12,7 @@ import (
 
 	"github.com/streamshift/streamshift/config"
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/internal/testlog"
 	"github.com/streamshift/streamshift/upstream"
 )
 
@@ -132,7 +133,7 @@ func TestGroupACLCheck(t *testing.T) {
 	*cfg = config.Default()
 	cfg.Upstream = c.ListenAddrs()
 	cfg.ControlPlane.SASLMechanism, cfg.ControlPlane.SASLUsername, cfg.ControlPlane.SASLPassword = "SCRAM-SHA-512", "ss", "pw"
-	var logs syncBuffer
+	var logs testlog.Buffer
 	g := newGroupACLCheck(cfg, newLoggerTo(config.Log{Level: "info", Format: "json"}, &logs))
 	g.check("app")
 	out := logs.String()

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/streamshift/streamshift/config"
+	"github.com/streamshift/streamshift/internal/testlog"
 	"github.com/streamshift/streamshift/internal/testpki"
 	"github.com/streamshift/streamshift/proxy"
 )
@@ -140,7 +141,7 @@ func TestAdminGuard(t *testing.T) {
 // logged.
 func TestAdminTokenFileChanges(t *testing.T) {
 	file := tokenFile(t, "first")
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	g, err := newAdminGuard(http.NotFoundHandler(), config.Admin{AuthTokenFile: file}, zerolog.New(logs))
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func TestAdminLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testlog.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	checked := make(chan struct{})

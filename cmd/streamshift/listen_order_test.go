@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,25 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/streamshift/streamshift/config"
+	"github.com/streamshift/streamshift/internal/testlog"
 )
-
-// lockedBuffer is a log destination read while serve may still write.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestTakenPortStopsBeforeUpstream: with a node port already taken,
 // `streamshift run` stops with an error naming the port and its node, and
@@ -63,7 +44,7 @@ func TestTakenPortStopsBeforeUpstream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs := &lockedBuffer{}
+		logs := &testlog.Buffer{}
 		code := serve(ctx, cfg, zerolog.New(logs), nil)
 		taken.Close()
 		want := "listen 127.0.0.1:" + strconv.Itoa(port) + " (node 1): address already in use"
@@ -134,7 +115,7 @@ func TestTakenClusterPortStopsBeforeUpstream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs := &lockedBuffer{}
+		logs := &testlog.Buffer{}
 		if code := serve(ctx, cfg, zerolog.New(logs), nil); code != 1 {
 			t.Fatalf("serve exited with %d, want 1; log:\n%s", code, logs)
 		}

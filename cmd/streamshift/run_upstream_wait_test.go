@@ -1,36 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamshift/streamshift/internal/testlog"
 )
-
-// syncBuffer is a log sink read while written.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestAwaitUpstream: an upstream nobody listens on is logged as
 // unreachable, naming it, and tried again (not ended at the first failure);
@@ -49,7 +31,7 @@ func TestAwaitUpstream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	var logs syncBuffer
+	var logs testlog.Buffer
 	done := make(chan error, 1)
 	go func() { done <- awaitUpstream(ctx, cl, []string{addr}, 2*time.Second, zerolog.New(&logs)) }()
 	for strings.Count(logs.String(), "upstream unreachable") < 2 {
@@ -83,7 +65,7 @@ func TestAwaitUpstreamEndsWithContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	var logs syncBuffer
+	var logs testlog.Buffer
 	done := make(chan error, 1)
 	go func() { done <- awaitUpstream(ctx, cl, []string{"127.0.0.1:1"}, time.Second, zerolog.New(&logs)) }()
 	for !strings.Contains(logs.String(), "upstream unreachable") {

@@ -1,34 +1,15 @@
 package peer
 
 import (
-	"bytes"
 	"net"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/rs/zerolog"
+
+	"github.com/streamshift/streamshift/internal/testlog"
 )
-
-// lockedBuffer is a log sink the link's goroutine writes while the test
-// reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (w *lockedBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // TestPeerLinkDownLogBounded: a peer that accepts and drops every attempt
 // (a link retried once a second for as long as that lasts) costs one
@@ -51,7 +32,7 @@ func TestPeerLinkDownLogBounded(t *testing.T) {
 			_ = c.Close()
 		}
 	}()
-	var logs lockedBuffer
+	var logs testlog.Buffer
 	l := NewLink(LinkOptions{Self: "origin", Peer: "owner", Addr: ln.Addr().String(), Log: zerolog.New(&logs)})
 	t.Cleanup(l.Close)
 	waitFor(t, "four attempts", func() error {
