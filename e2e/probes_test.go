@@ -64,7 +64,7 @@ func TestReadyzServesRealBroker(t *testing.T) {
 	cmd := exec.Command(bin, "run", "--upstream", broker.Bootstrap, "--listen", bootstrap,
 		"--node-port-base", strconv.Itoa(ports[1]-1), "--node-id-min", "1", "--node-id-max", "1",
 		"--admin-listen", admin, "--proxy-id", "e2e-readyz")
-	cmd.Env = append(harness.ProxyEnviron(), "STREAMSHIFT_COORDINATOR_DURABLE_LOG=true", "STREAMSHIFT_COORDINATOR_CLUSTER_ID=e2e-readyz")
+	cmd.Env = append(harness.Environ(), "STREAMSHIFT_COORDINATOR_DURABLE_LOG=true", "STREAMSHIFT_COORDINATOR_CLUSTER_ID=e2e-readyz")
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

@@ -152,7 +152,7 @@ func runLoadgen(t *testing.T, job loadgenJob) loadgenResult {
 	t.Helper()
 	spec, _ := json.Marshal(job)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestProxyBenchLoadgen$", "-test.count=1")
-	cmd.Env = append(withoutBenchEnv(os.Environ()), loadgenEnv+"="+string(spec))
+	cmd.Env = append(harness.Environ(), loadgenEnv+"="+string(spec))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("load generator: %v\n%s", err, out)

@@ -434,7 +434,7 @@ func startBenchProxy(t *testing.T, out, name, src, upstream string, profile bool
 	bp.cmd.Stdout, bp.cmd.Stderr = logf, logf
 	// Profiles (cpuProfile) are off unless asked for; a baseline build
 	// older than admin.pprof ignores the variable with a warning.
-	bp.cmd.Env = append(append(withoutBenchEnv(os.Environ()), "STREAMSHIFT_COORDINATOR_DURABLE_LOG=false", "STREAMSHIFT_ADMIN_PPROF=true"), env...)
+	bp.cmd.Env = append(append(harness.Environ(), "STREAMSHIFT_COORDINATOR_DURABLE_LOG=false", "STREAMSHIFT_ADMIN_PPROF=true"), env...)
 	if benchProxyCPU >= 0 {
 		// Pinned after its start, the Go runtime would keep the two Ps
 		// it sized from the machine and time-slice them on one core (4 ms
@@ -584,16 +584,6 @@ func randomValue() []byte {
 	v := make([]byte, 1024)
 	_, _ = rand.Read(v)
 	return v
-}
-
-func withoutBenchEnv(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "STREAMSHIFT_BENCH") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 func envInt(name string, def int) int {

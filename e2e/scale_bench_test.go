@@ -391,7 +391,7 @@ func startScaleChild(t *testing.T, out, name, test, env string) *scaleChild {
 	}
 	c := &scaleChild{log: logf}
 	c.cmd = exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.timeout=0")
-	c.cmd.Env = append(withoutBenchEnv(os.Environ()), env)
+	c.cmd.Env = append(harness.Environ(), env)
 	c.cmd.Stderr = logf
 	if c.in, err = c.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)

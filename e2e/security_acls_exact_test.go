@@ -223,7 +223,7 @@ func grantBuilders(ctx context.Context, bootstrap string, bs []*kadm.ACLBuilder)
 // that many ACLs of principal. It returns how many.
 func grantPrinted(ctx context.Context, r *harness.Run, bin, bootstrap, principal string, env []string, args ...string) (int, error) {
 	cmd := exec.CommandContext(ctx, bin, append([]string{"acls", "--principal", principal, "--bootstrap-server", bootstrap}, args...)...)
-	cmd.Env = append(harness.ProxyEnviron(), env...)
+	cmd.Env = append(harness.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
 		return 0, fmt.Errorf("streamshift acls: %w", err)

@@ -98,7 +98,7 @@ func (p *streamshiftProc) start(ctx context.Context) error {
 	cmd := exec.Command(p.bin, p.args...)
 	// The in-memory log unless the test asks for the durable one (the
 	// default of `streamshift run`): later entries win.
-	cmd.Env = append(append([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, harness.ProxyEnviron()...), p.env...)
+	cmd.Env = append(append([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, harness.Environ()...), p.env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
 		logf.Close()

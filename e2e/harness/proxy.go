@@ -146,7 +146,7 @@ func StartProxy(ctx context.Context, o ProxyOptions) (*Proxy, error) {
 	// The in-memory log unless a test asks for the durable one (the
 	// default of `streamshift run`), and no fixed default port unless a
 	// test names one (o.Env, o.Args): later entries win, flags over all.
-	px.env = slices.Concat([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, ProxyEnviron(), own, StreamsEnv(o.Streams), o.Env)
+	px.env = slices.Concat([]string{"STREAMSHIFT_COORDINATOR_DURABLE_LOG=false"}, Environ(), own, StreamsEnv(o.Streams), o.Env)
 	if err := px.start(ctx, os.O_TRUNC); err != nil {
 		return nil, err
 	}
@@ -264,9 +264,10 @@ var Streams44TestSettings = map[string]string{
 // streamshift that inherited them would warn of each as unknown.
 var testKnobPrefixes = []string{"STREAMSHIFT_E2E_", "STREAMSHIFT_SCALE_", "STREAMSHIFT_BENCH"}
 
-// ProxyEnviron is this process's environment for a streamshift it starts:
-// all of it but the suite's own knobs.
-func ProxyEnviron() []string {
+// Environ is this process's environment for a process the suite starts
+// (a streamshift, a benchmark's load generator): all of it but the suite's
+// own knobs; a child's own knob is added after it.
+func Environ() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !slices.ContainsFunc(testKnobPrefixes, func(p string) bool { return strings.HasPrefix(kv, p) }) {
