@@ -46,7 +46,11 @@ func softMemoryLimit(base, maxBuffered, live, buffered uint64) int64 {
 // the live heap until ctx ends, unless GOMEMLIMIT is set.
 // buffered reads the bytes the budget counts now.
 func keepMemoryLimit(ctx context.Context, maxBuffered int, buffered func() int64, log zerolog.Logger) {
-	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok || maxBuffered <= 0 {
+	if v, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+		log.Info().Str("gomemlimit", v).Msg("soft memory limit: GOMEMLIMIT from the environment, not streamshift's own")
+		return
+	}
+	if maxBuffered <= 0 {
 		return
 	}
 	samples := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/gc/heap/live:bytes"}}
@@ -69,7 +73,9 @@ func keepMemoryLimit(ctx context.Context, maxBuffered int, buffered func() int64
 	held := func() uint64 { return uint64(max(0, buffered())) }
 	limit := softMemoryLimit(base, budget, live, held())
 	debug.SetMemoryLimit(limit)
-	log.Debug().Int64("soft_memory_limit", limit).Msg("soft memory limit: idle size plus twice limits.max-buffered-bytes (GOMEMLIMIT overrides)")
+	// One line at start; the limit then follows the live heap silently.
+	log.Info().Int64("soft_memory_limit_bytes", limit).Int("max_buffered_bytes", maxBuffered).
+		Msg("soft memory limit: the idle size plus twice limits.max-buffered-bytes, raised as the groups' state grows (GOMEMLIMIT replaces it)")
 	go func() {
 		t := time.NewTicker(memoryLimitEvery)
 		defer t.Stop()
