@@ -68,8 +68,9 @@ func (c ClientInfo) Remote() bool { return c.ConnID&(1<<63) != 0 }
 // link (a serve call) and returns the owner's response (header and body,
 // no size prefix: RespondFrame's input), whose correlation id is checked.
 // partition and mapGeneration are what the origin routed by; timeout ≤ 0
-// is the link's. The request is re-encoded from its decoded body under the
-// client's correlation and client ids.
+// is the link's. The request goes as its client sent it; one without the
+// client's bytes (a part of a split request) is encoded from its body
+// under the client's correlation and client ids.
 func (p *Proxy) ServeRemote(ctx context.Context, link *peer.Link, req *Request, partition, mapGeneration int32, timeout time.Duration) ([]byte, error) {
 	c := req.Client
 	clientID := c.ClientID
@@ -79,7 +80,12 @@ func (p *Proxy) ServeRemote(ctx context.Context, link *peer.Link, req *Request, 
 		SoftwareVersion: c.SoftwareVersion, RemoteAddr: c.RemoteAddr, Partition: partition, MapGeneration: mapGeneration,
 		Principal: c.Principal,
 	}
-	data := kafkaframe.AppendRequest(nil, req.CorrelationID, &clientID, req.Body)[4:]
+	// The client's own bytes when the request came as bytes: the owner
+	// decodes them as a local client's (and a hop never decoded them).
+	data := req.frame
+	if data == nil {
+		data = kafkaframe.AppendRequest(nil, req.CorrelationID, &clientID, req.Body)[4:]
+	}
 	if cc, ok := req.conn.(*clientConn); ok {
 		// Before the call: a close during it is told to the owner too.
 		cc.servedBy(link)

@@ -54,8 +54,17 @@ type Request struct {
 	Client        ClientInfo
 	Key, Version  int16
 	CorrelationID int32
-	// Body is decoded at Version and owned by the interceptor.
+	// Body is decoded at Version and owned by the interceptor. A hop sees
+	// it nil (hop.go): Decode decodes it.
 	Body kmsg.Request
+
+	// frame is the request as its client sent it (header and body, no
+	// size prefix), for one read from a client connection: a serve call
+	// sends these bytes, not Body encoded again. bodyAt is where its body
+	// starts; malformed is told of a body Decode cannot read.
+	frame     []byte
+	bodyAt    int
+	malformed func(error)
 
 	conn ClientConn // for Ask, Send and Done
 }
@@ -155,6 +164,9 @@ type registration struct {
 	// without being decoded (LimitBody).
 	bodyLimit int
 	oversize  func(version int16, size int) kmsg.Response
+	// hop, when set, sees the key's requests undecoded first
+	// (RegisterHop).
+	hop Hop
 }
 
 // registry holds the interceptors, one per key: a key registered twice is
@@ -203,22 +215,27 @@ func (r *registry) register(reg *registration) error {
 
 // limitBody sets the body limit of a registered key (Proxy.LimitBody).
 func (r *registry) limitBody(key int16, maxBytes int, answer func(version int16, size int) kmsg.Response) error {
-	name := kmsg.NameForKey(key)
 	if maxBytes <= 0 || answer == nil {
-		return fmt.Errorf("limit %s: want a positive size and an answer", name)
+		return fmt.Errorf("limit %s: want a positive size and an answer", kmsg.NameForKey(key))
 	}
+	return r.update(key, "limit", func(reg *registration) { reg.bodyLimit, reg.oversize = maxBytes, answer })
+}
+
+// update changes the registration of a registered key (what names the
+// change in its error) in a new snapshot.
+func (r *registry) update(key int16, what string, change func(*registration)) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	cur := r.snap.Load()
 	if cur == nil || (*cur)[key] == nil {
-		return fmt.Errorf("limit %s (key %d): not registered", name, key)
+		return fmt.Errorf("%s %s (key %d): not registered", what, kmsg.NameForKey(key), key)
 	}
 	next := make(map[int16]*registration, len(*cur))
 	for k, v := range *cur {
 		next[k] = v
 	}
 	reg := *next[key]
-	reg.bodyLimit, reg.oversize = maxBytes, answer
+	change(&reg)
 	next[key] = &reg
 	r.snap.Store(&next)
 	return nil

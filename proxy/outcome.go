@@ -34,12 +34,16 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	if err != nil {
 		return cc.reject("malformed request header", err.Error(), key, version)
 	}
-	body := kmsg.RequestForKey(key)
-	body.SetVersion(version)
-	if err := body.ReadFrom(own[4+h.BodyAt:]); err != nil {
-		return cc.reject("malformed body", err.Error(), key, version)
+	var body kmsg.Request
+	if reg.hop == nil {
+		// A key with a hop is decoded off the loop, if at all (hop.go).
+		body = kmsg.RequestForKey(key)
+		body.SetVersion(version)
+		if err := body.ReadFrom(own[4+h.BodyAt:]); err != nil {
+			return cc.reject("malformed body", err.Error(), key, version)
+		}
+		kafkaStrings(body)
 	}
-	kafkaStrings(body)
 	if h.ClientID != nil {
 		cc.clientID = kafkaString(*h.ClientID)
 	}
@@ -53,7 +57,9 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	// against the memory budget (decoding allocates several times the size).
 	cc.decoded = interceptHoldFactor * len(own)
 	p.m.intercepted.Inc()
-	req := NewRequest(cc, cc.info(), corr, body)
+	req := &Request{Client: cc.info(), Key: key, Version: version, CorrelationID: corr, Body: body,
+		frame: own[4:], bodyAt: h.BodyAt, conn: cc,
+		malformed: func(err error) { cc.rejectLater("malformed body", err, key, version) }}
 	out := &outcome{cc: cc, s: s, raw: own, clientID: h.ClientID}
 	go func() {
 		defer func() {
@@ -64,6 +70,10 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 				}
 			}
 		}()
+		if reg.hop != nil {
+			interceptUndecoded(reg, req, out)
+			return
+		}
 		reg.i.Intercept(req, out)
 	}()
 	return gnet.None

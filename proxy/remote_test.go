@@ -25,6 +25,10 @@ import (
 // routes will for a group another instance owns.
 type remotePair struct {
 	origin, owner *testProxy
+	// served has the request bytes of each serve call the owner took.
+	served chan []byte
+	// link is the origin's link to the owner.
+	link *peer.Link
 }
 
 // rewritingCommit rewrites an OffsetCommit (every offset +1000, forwarded
@@ -61,14 +65,25 @@ var ownerKeys = []struct {
 // on the origin the owner's keys go to the owner.
 func startRemotePair(t *testing.T, c *kfake.Cluster, tweak func(*Options)) *remotePair {
 	t.Helper()
-	rp := &remotePair{owner: startProxy(t, c.ListenAddrs(), tweak), origin: startProxy(t, c.ListenAddrs(), tweak)}
+	rp := &remotePair{owner: startProxy(t, c.ListenAddrs(), tweak), origin: startProxy(t, c.ListenAddrs(), tweak), served: make(chan []byte, 16)}
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
 	links := map[string]*peer.Links{}
 	addrs := map[string]string{}
 	for id, p := range map[string]*Proxy{"origin": rp.origin.Proxy, "owner": rp.owner.Proxy} {
 		links[id] = peer.NewLinks(peer.LinkOptions{Self: id, Log: log})
 		t.Cleanup(links[id].Close)
-		pl, err := peer.Listen(peer.ListenerOptions{Addr: "127.0.0.1:0", Handlers: p.PeerHandlers(id, links[id]), Log: log})
+		handlers := p.PeerHandlers(id, links[id])
+		if id == "owner" {
+			serve := handlers[peer.KindServe]
+			handlers[peer.KindServe] = func(ctx context.Context, c *peer.Call) <-chan peer.Answer {
+				select {
+				case rp.served <- append([]byte(nil), c.RequestData...):
+				default:
+				}
+				return serve(ctx, c)
+			}
+		}
+		pl, err := peer.Listen(peer.ListenerOptions{Addr: "127.0.0.1:0", Handlers: handlers, Log: log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,6 +92,7 @@ func startRemotePair(t *testing.T, c *kfake.Cluster, tweak func(*Options)) *remo
 	}
 	links["origin"].Update(map[string]string{"owner": addrs["owner"]})
 	links["owner"].Update(map[string]string{"origin": addrs["origin"]})
+	rp.link = links["origin"].Link("owner")
 	toOwner := InterceptorFunc(func(req *Request, out Outcome) {
 		data, err := rp.origin.ServeRemote(context.Background(), links["origin"].Link("owner"), req, 0, 0, 0)
 		if err != nil {

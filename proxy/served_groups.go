@@ -99,5 +99,6 @@ func (r *Request) WithBody(body kmsg.Request) *Request {
 	body.SetVersion(r.Version)
 	c := *r
 	c.Body = body
+	c.frame, c.bodyAt = nil, 0 // the client's bytes are not this body's
 	return &c
 }

@@ -90,10 +90,10 @@ func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.Int
 	c := rs.o.Cluster
 	fr, ok := out.(proxy.FrameResponder)
 	if !ok {
-		out.Respond(refuse(req.Body, &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("group %s: owned by streamshift instance %s, and this connection cannot take its answer", group, owner)}))
+		refuseDecoded(req, out, refuse, &clusterError{kerr.CoordinatorNotAvailable, fmt.Sprintf("group %s: owned by streamshift instance %s, and this connection cannot take its answer", group, owner)})
 		return
 	}
-	deadline := time.Now().Add(forwardTimeout(req.Body, c.ForwardTimeout()))
+	deadline := time.Now().Add(forwardTimeout(req, c.ForwardTimeout()))
 	for attempt := 0; ; attempt++ {
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		data, err := c.Forward(ctx, owner, group, gen, req, time.Until(deadline))
@@ -103,17 +103,17 @@ func (rs *Routes) forward(req *proxy.Request, out proxy.Outcome, serve proxy.Int
 			return
 		}
 		if peer.ErrorCode(err) != kerr.NotCoordinator.Code {
-			out.Respond(refuse(req.Body, peerFailure("group "+group, owner, err)))
+			refuseDecoded(req, out, refuse, peerFailure("group "+group, owner, err))
 			return
 		}
 		self, next, ngen, moved := rs.nextOwner(group, owner, gen, deadline)
 		if attempt == maxReroutes || !moved {
-			out.Respond(refuse(req.Body, &clusterError{kerr.NotCoordinator, fmt.Sprintf("group %s: streamshift instance %s does not serve it (its log partition moves)", group, owner)}))
+			refuseDecoded(req, out, refuse, &clusterError{kerr.NotCoordinator, fmt.Sprintf("group %s: streamshift instance %s does not serve it (its log partition moves)", group, owner)})
 			return
 		}
 		if self {
 			if err := c.Serving(group); err != nil {
-				out.Respond(refuse(req.Body, err))
+				refuseDecoded(req, out, refuse, err)
 				return
 			}
 			serve(req, out)
@@ -145,19 +145,30 @@ func (rs *Routes) nextOwner(group, was string, gen int32, deadline time.Time) (s
 // forwardTimeout is how long a request waits on its owner: a JoinGroup the
 // rebalance timeout and 5 s, what the Java client itself waits; a
 // SyncGroup (held until the leader syncs) at least 35 s; the rest the
-// cluster's forward timeout.
-func forwardTimeout(req kmsg.Request, d time.Duration) time.Duration {
-	switch r := req.(type) {
-	case *kmsg.JoinGroupRequest:
+// cluster's forward timeout. A SyncGroup's is its key's, so one hopped
+// undecoded (hop.go) waits as long.
+func forwardTimeout(req *proxy.Request, d time.Duration) time.Duration {
+	if req.Key == int16(kmsg.SyncGroup) {
+		return max(d, syncWait)
+	}
+	if r, ok := req.Body.(*kmsg.JoinGroupRequest); ok {
 		t := r.RebalanceTimeoutMillis
 		if r.Version == 0 {
 			t = r.SessionTimeoutMillis
 		}
 		return time.Duration(t)*time.Millisecond + 5*time.Second
-	case *kmsg.SyncGroupRequest:
-		return max(d, 35*time.Second)
 	}
 	return d
+}
+
+// refuseDecoded answers req with its key's refusal of err, decoding the
+// body first if a hop had not (a refusal names the request's entries); a
+// body that does not decode closed the connection instead.
+func refuseDecoded(req *proxy.Request, out proxy.Outcome, refuse func(kmsg.Request, error) kmsg.Response, err error) {
+	if req.Decode() != nil {
+		return
+	}
+	out.Respond(refuse(req.Body, err))
 }
 
 // hostRouted says whether a client connects to the coordinator

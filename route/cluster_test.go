@@ -26,6 +26,8 @@ type fakeCluster struct {
 	answers []error
 	frame   []byte
 	calls   []string
+	// undecoded says of each call whether the request went undecoded.
+	undecoded []bool
 }
 
 func (f *fakeCluster) Serving(string) error { return f.serving }
@@ -42,10 +44,11 @@ func (f *fakeCluster) Owner(string) (bool, string, int32, bool) {
 	return o == "self", o, 1, o != ""
 }
 func (f *fakeCluster) Hops() bool { return f.hops }
-func (f *fakeCluster) Forward(_ context.Context, peer, _ string, _ int32, _ *proxy.Request, _ time.Duration) ([]byte, error) {
+func (f *fakeCluster) Forward(_ context.Context, peer, _ string, _ int32, req *proxy.Request, _ time.Duration) ([]byte, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, peer)
+	f.undecoded = append(f.undecoded, req.Body == nil)
 	err := f.answers[0]
 	f.answers = f.answers[1:]
 	if err != nil {

@@ -275,8 +275,14 @@ func (rs *Routes) Register(p *proxy.Proxy) error {
 		if rt.capped {
 			register = p.RegisterCapped
 		}
-		if err := register(int16(rt.key), 0, rt.max, rt.advertise, rs.bounded(rt)); err != nil {
+		routed := rs.bounded(rt)
+		if err := register(int16(rt.key), 0, rt.max, rt.advertise, routed); err != nil {
 			return fmt.Errorf("route key %d (%s): %w", rt.key, rt.key.Name(), err)
+		}
+		if rs.o.Cluster != nil && hopKeys[rt.key] {
+			if err := p.RegisterHop(int16(rt.key), rs.hopUndecoded(rt, routed)); err != nil {
+				return fmt.Errorf("route key %d (%s): %w", rt.key, rt.key.Name(), err)
+			}
 		}
 		if rt.key == kmsg.StreamsGroupHeartbeat {
 			if err := p.LimitBody(int16(rt.key), maxStreamsHeartbeatBytes, oversizedStreamsHeartbeat); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/streamshift/streamshift/internal/kafkaframe"
 	"github.com/streamshift/streamshift/proxy"
 )
 
@@ -36,9 +37,10 @@ type Conn struct {
 	done   chan struct{}
 	close  sync.Once
 
-	mu   sync.Mutex
-	asks []kmsg.Request
-	corr int32
+	mu        sync.Mutex
+	asks      []kmsg.Request
+	corr      int32
+	malformed atomic.Bool
 }
 
 // connIDs numbers the connections of the process, as the proxy does.
@@ -64,6 +66,27 @@ func (c *Conn) Request(body kmsg.Request) *proxy.Request {
 	c.mu.Unlock()
 	return proxy.NewRequest(c, c.Client, corr, body)
 }
+
+// UndecodedRequest is body (at its version) as its client sent it, not
+// decoded yet: what a key's hop sees (proxy.RegisterHop). Malformed says
+// whether its Decode found the bytes malformed (the proxy would have
+// closed the connection).
+func (c *Conn) UndecodedRequest(body kmsg.Request) *proxy.Request {
+	c.mu.Lock()
+	c.corr++
+	corr := c.corr
+	c.mu.Unlock()
+	clientID := c.Client.ClientID
+	frame := kafkaframe.AppendRequest(nil, corr, &clientID, body)[4:]
+	req, err := proxy.NewUndecodedRequest(c, c.Client, frame, func(error) { c.malformed.Store(true) })
+	if err != nil {
+		panic(fmt.Sprintf("proxytest: a request kmsg encoded does not parse: %v", err))
+	}
+	return req
+}
+
+// Malformed says whether a request's Decode found its bytes malformed.
+func (c *Conn) Malformed() bool { return c.malformed.Load() }
 
 // Ask answers req with the Broker. The broker sees req encoded and decoded
 // at its version, and the asker gets the response the same way, so a field
