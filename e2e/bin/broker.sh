@@ -11,7 +11,9 @@
 #   broker.sh stop  DIR [TIMEOUT_S]                          TERM by saved PID, KILL after timeout
 #
 # VERSION is 2.8, 3.5, 3.9 or 4.4. DIR must be new or empty (a reformat with another cluster id fails).
-# key=value arguments are appended to server.properties (later keys win).
+# key=value arguments are appended to server.properties (later keys win). E2E_BROKER_HEAP sets -Xmx
+# (512m); E2E_BROKER_JVM replaces the collector and JIT options (G1; the e2e suite runs its brokers
+# with the serial collector and the client JIT alone, e2e/harness/broker.go).
 # Layout of DIR: server.properties, data/, logs/, tmp/, broker.out (stdout+stderr), broker.pid,
 # broker.env (BOOTSTRAP=, BPORT=, CPORT=).
 set -euo pipefail
@@ -56,12 +58,13 @@ cmd_run() {
     main=(e2e.ZkKafka "$2" "$dir/zookeeper" "$dir/server.properties") # $2: CPORT
   else
     # A fixed, valid cluster id: every run formats a fresh directory anyway.
-    "$JAVA" -Xmx256m -Djava.io.tmpdir="$dir/tmp" "$lopt" -cp "$lib/*" kafka.tools.StorageTool \
+    "$JAVA" -Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -Djava.io.tmpdir="$dir/tmp" "$lopt" -cp "$lib/*" kafka.tools.StorageTool \
       format -t "e2eClusterAAAAAAAAAAAA" -c "$dir/server.properties" >"$dir/logs/format.out" 2>&1 \
       || { cat "$dir/logs/format.out" >&2; die "format failed"; }
   fi
   echo $$ >"$dir/broker.pid"
-  exec "$JAVA" -Xms256m -Xmx${E2E_BROKER_HEAP:-512m} -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
+  # shellcheck disable=SC2086 # E2E_BROKER_JVM is a list of options
+  exec "$JAVA" -Xms256m -Xmx${E2E_BROKER_HEAP:-512m} ${E2E_BROKER_JVM:--XX:+UseG1GC -XX:MaxGCPauseMillis=20} \
     -Djava.io.tmpdir="$dir/tmp" -Dkafka.logs.dir="$dir/logs" "$lopt" \
     -cp "$lib/*" "${main[@]}"
 }

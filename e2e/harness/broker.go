@@ -112,6 +112,9 @@ func startBrokerOnce(ctx context.Context, o BrokerOptions, timeout time.Duration
 	if o.Heap != "" {
 		env = []string{"E2E_BROKER_HEAP=" + o.Heap} // broker.sh's -Xmx
 	}
+	if jvm := brokerJVM(); jvm != "" {
+		env = append(env, "E2E_BROKER_JVM="+jvm)
+	}
 	b.p, err = startProc("broker-"+o.Version, b.Log, b.Log, nil, nil, env, filepath.Join(Root(), "bin", "broker.sh"), args...)
 	if err != nil {
 		return nil, err
@@ -200,4 +203,20 @@ func FreePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// brokerJVM is how the suite's brokers run (broker.sh's E2E_BROKER_JVM,
+// unless the environment sets it): the client JIT alone and the serial
+// collector, as the suite's apps and tools already run. A test's broker
+// serves little traffic, and the server JIT's compilations and G1's
+// threads were about a quarter of a smoke test's CPU on 2 cores (32.7 →
+// 23.8 CPU-seconds for TestStreamsProxySmoke; a broker ready in 10 s, not
+// 19, at load 10), on a suite that is CPU-bound. The benchmarks
+// (STREAMSHIFT_BENCH) keep Kafka's own choice, G1 and both JITs: their
+// baseline is a broker as production runs it.
+func brokerJVM() string {
+	if os.Getenv("E2E_BROKER_JVM") != "" || os.Getenv("STREAMSHIFT_BENCH") != "" {
+		return ""
+	}
+	return "-XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 }
