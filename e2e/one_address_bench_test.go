@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -38,11 +40,17 @@ import (
 // shared machine hits each. Opt-in, as the other
 // benchmarks: STREAMSHIFT_BENCH=1. STREAMSHIFT_BENCH_PROFILE=1 then takes
 // 10 s CPU profiles of the owner and the origin under hopped heartbeats.
-// Not parallel: it measures.
+// STREAMSHIFT_BENCH_CLIENTS=C (default 1) runs C members at once, each in a
+// group of its own owned by s1, each on its own connection per route with
+// one heartbeat in flight: the hopped route then has C calls in flight on
+// the link, which its two ends may write in one syscall
+// (proxy/peer/batch_writer.go). The heartbeats per route and round are
+// shared among the clients. Not parallel: it measures.
 func TestOneAddressBenchmark(t *testing.T) {
 	harness.NeedBench(t)
 	n := envInt("STREAMSHIFT_BENCH_SMALL_REQUESTS", 5000)
 	rounds := envInt("STREAMSHIFT_BENCH_ROUNDS", 3)
+	clients := max(1, envInt("STREAMSHIFT_BENCH_CLIENTS", 1))
 	out, err := harness.OutDir(t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -67,17 +75,17 @@ func TestOneAddressBenchmark(t *testing.T) {
 	if err := harness.CreateTopics(ctx, b.Bootstrap, 4, topic); err != nil {
 		t.Fatal(err)
 	}
-	// A group owned by s1 (instance A): the owner's address is s1's, the
-	// hop goes through s2.
-	group := ""
-	for i := 0; group == ""; i++ {
+	// A group per client, each owned by s1 (instance A): the owner's
+	// address is s1's, the hop goes through s2.
+	var groups []string
+	for i := 0; len(groups) < clients; i++ {
 		g := fmt.Sprintf("bench-hop-%d", i)
 		o, err := c.owner(ctx, 0, g)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if o == 0 {
-			group = g
+			groups = append(groups, g)
 		}
 	}
 	addr := func(i int) string { return net.JoinHostPort(c.hosts[i], strconv.Itoa(c.port+1)) }
@@ -88,12 +96,16 @@ func TestOneAddressBenchmark(t *testing.T) {
 	routes := []hopRoute{{name: "owner (s1)", addr: addr(0)}, {name: "hopped (s2 → s1)", addr: addr(1)},
 		{name: "forwarder → s1", addr: fwd.addr}}
 	for i := range routes {
-		if routes[i].sc, err = dialSmall(routes[i].addr); err != nil {
-			t.Fatal(err)
+		for range clients {
+			sc, err := dialSmall(routes[i].addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sc.close()
+			routes[i].scs = append(routes[i].scs, sc)
 		}
-		defer routes[i].sc.close()
 	}
-	// The member joins at the owner; its heartbeats then go on either
+	// Each member joins at the owner; its heartbeats then go on any
 	// connection (a member is its id, not its connection).
 	var hb smallRequest
 	for _, k := range smallRequests {
@@ -101,12 +113,14 @@ func TestOneAddressBenchmark(t *testing.T) {
 			hb = k
 		}
 	}
-	next, err := hb.setup(routes[0].sc, topic, group)
-	if err != nil {
-		t.Fatal(err)
+	nexts := make([]func() (kmsg.Request, func(kmsg.Response) error), clients)
+	for i, g := range groups {
+		if nexts[i], err = hb.setup(routes[0].scs[i], topic, g); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i := range routes {
-		if _, err := routes[i].run(next, 200, nil); err != nil {
+		if _, err := routes[i].run(nexts, 200*clients, nil); err != nil {
 			t.Fatalf("warm-up %s: %v", routes[i].name, err)
 		}
 	}
@@ -119,7 +133,7 @@ func TestOneAddressBenchmark(t *testing.T) {
 	t.Logf("load average before: %s", loadAvg())
 	for r := 0; r < rounds; r++ {
 		for i := range routes {
-			cpu, err := routes[i].run(next, n, pids)
+			cpu, err := routes[i].run(nexts, n, pids)
 			if err != nil {
 				t.Fatalf("round %d, %s: %v", r+1, routes[i].name, err)
 			}
@@ -131,7 +145,7 @@ func TestOneAddressBenchmark(t *testing.T) {
 	}
 	t.Logf("load average after: %s", loadAvg())
 	var rep strings.Builder
-	fmt.Fprintf(&rep, "StreamsGroupHeartbeat, one in flight, %d per route and round, %d rounds (Kafka 3.9, three instances)\n", n, rounds)
+	fmt.Fprintf(&rep, "StreamsGroupHeartbeat, %d client(s) with one in flight each, %d per route and round, %d rounds (Kafka 3.9, three instances)\n", clients, n, rounds)
 	fmt.Fprintf(&rep, "| route | p50 | p99 | processes' CPU per heartbeat |\n|---|---|---|---|\n")
 	for _, rt := range routes {
 		fmt.Fprintf(&rep, "| %s | %.0f µs | %.0f µs | %.1f µs |\n", rt.name, percentile(rt.lat, 0.50), percentile(rt.lat, 0.99), median(rt.cpu))
@@ -156,7 +170,7 @@ func TestOneAddressBenchmark(t *testing.T) {
 		}
 		sent := 0
 		for end := time.Now().Add(d + time.Second); time.Now().Before(end); sent += 500 {
-			if _, err := routes[1].run(next, 500, nil); err != nil {
+			if _, err := routes[1].run(nexts, 500, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -172,33 +186,54 @@ func TestOneAddressBenchmark(t *testing.T) {
 // hopRoute is one address the member's heartbeats are sent to.
 type hopRoute struct {
 	name, addr string
-	sc         *smallConn
+	// scs are the clients' connections, one each.
+	scs []*smallConn
 	// lat is every measured round trip in µs; cpu the proxies' CPU µs
 	// per heartbeat of each round.
 	lat, cpu         []float64
 	lastP50, lastP99 float64
 }
 
-// run sends n heartbeats one after the other and returns the proxies' CPU
-// µs per heartbeat (pids: the instances; nil for a warm-up, not measured).
-func (rt *hopRoute) run(next func() (kmsg.Request, func(kmsg.Response) error), n int, pids []int) (float64, error) {
-	lat := make([]float64, 0, n)
+// run sends n heartbeats, shared among the clients (nexts[i] on the
+// route's connection i), each client's one after the other, and returns
+// the proxies' CPU µs per heartbeat (pids: the instances; nil for a
+// warm-up, not measured).
+func (rt *hopRoute) run(nexts []func() (kmsg.Request, func(kmsg.Response) error), n int, pids []int) (float64, error) {
 	cpu0, err := procsCPUSeconds(pids)
 	if err != nil {
 		return 0, err
 	}
-	for i := 0; i < n; i++ {
-		req, check := next()
-		start := time.Now()
-		resp, err := rt.sc.do(req)
-		took := time.Since(start)
-		if err == nil {
-			err = check(resp)
-		}
-		if err != nil {
-			return 0, fmt.Errorf("heartbeat %d: %w", i, err)
-		}
-		lat = append(lat, float64(took.Nanoseconds())/1e3)
+	lats := make([][]float64, len(nexts))
+	errs := make([]error, len(nexts))
+	var wg sync.WaitGroup
+	for c := range nexts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			share := n / len(nexts)
+			if c < n%len(nexts) {
+				share++
+			}
+			lats[c] = make([]float64, 0, share)
+			for i := 0; i < share; i++ {
+				req, check := nexts[c]()
+				start := time.Now()
+				resp, err := rt.scs[c].do(req)
+				took := time.Since(start)
+				if err == nil {
+					err = check(resp)
+				}
+				if err != nil {
+					errs[c] = fmt.Errorf("client %d, heartbeat %d: %w", c, i, err)
+					return
+				}
+				lats[c] = append(lats[c], float64(took.Nanoseconds())/1e3)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
 	}
 	if pids == nil {
 		return 0, nil
@@ -208,6 +243,10 @@ func (rt *hopRoute) run(next func() (kmsg.Request, func(kmsg.Response) error), n
 		return 0, err
 	}
 	cpu := (cpu1 - cpu0) * 1e6 / float64(n)
+	lat := make([]float64, 0, n)
+	for _, l := range lats {
+		lat = append(lat, l...)
+	}
 	rt.lat = append(rt.lat, lat...)
 	rt.lastP50, rt.lastP99 = percentile(lat, 0.5), percentile(lat, 0.99)
 	return cpu, nil
