@@ -139,16 +139,16 @@ func TestOneAddressBenchmark(t *testing.T) {
 			}
 			rt := &routes[i]
 			rt.cpu = append(rt.cpu, cpu)
-			t.Logf("round %d %-17s p50 %6.0f µs  p99 %6.0f µs  CPU %5.1f µs/heartbeat", r+1, rt.name,
-				rt.lastP50, rt.lastP99, cpu)
+			t.Logf("round %d %-17s p50 %6.0f µs  p99 %6.0f µs  CPU %5.1f µs/heartbeat  write syscalls/heartbeat s1 %.2f s2 %.2f", r+1, rt.name,
+				rt.lastP50, rt.lastP99, cpu, rt.lastWrites[0], rt.lastWrites[1])
 		}
 	}
 	t.Logf("load average after: %s", loadAvg())
 	var rep strings.Builder
 	fmt.Fprintf(&rep, "StreamsGroupHeartbeat, %d client(s) with one in flight each, %d per route and round, %d rounds (Kafka 3.9, three instances)\n", clients, n, rounds)
-	fmt.Fprintf(&rep, "| route | p50 | p99 | processes' CPU per heartbeat |\n|---|---|---|---|\n")
+	fmt.Fprintf(&rep, "| route | p50 | p99 | processes' CPU per heartbeat | write syscalls per heartbeat, s1 + s2 |\n|---|---|---|---|---|\n")
 	for _, rt := range routes {
-		fmt.Fprintf(&rep, "| %s | %.0f µs | %.0f µs | %.1f µs |\n", rt.name, percentile(rt.lat, 0.50), percentile(rt.lat, 0.99), median(rt.cpu))
+		fmt.Fprintf(&rep, "| %s | %.0f µs | %.0f µs | %.1f µs | %.2f |\n", rt.name, percentile(rt.lat, 0.50), percentile(rt.lat, 0.99), median(rt.cpu), median(rt.writes))
 	}
 	d := routes[0]
 	for _, h := range routes[1:] {
@@ -192,6 +192,11 @@ type hopRoute struct {
 	// per heartbeat of each round.
 	lat, cpu         []float64
 	lastP50, lastP99 float64
+	// writes is s1's and s2's write syscalls (/proc/<pid>/io syscw: write
+	// and writev) per heartbeat of each round, summed; lastWrites the
+	// last round's of each: a batch written in one syscall shows here.
+	writes     []float64
+	lastWrites [2]float64
 }
 
 // run sends n heartbeats, shared among the clients (nexts[i] on the
@@ -202,6 +207,12 @@ func (rt *hopRoute) run(nexts []func() (kmsg.Request, func(kmsg.Response) error)
 	cpu0, err := procsCPUSeconds(pids)
 	if err != nil {
 		return 0, err
+	}
+	var w0 [2]float64
+	if pids != nil {
+		if w0, err = writeSyscalls(pids[:2]); err != nil {
+			return 0, err
+		}
 	}
 	lats := make([][]float64, len(nexts))
 	errs := make([]error, len(nexts))
@@ -243,6 +254,14 @@ func (rt *hopRoute) run(nexts []func() (kmsg.Request, func(kmsg.Response) error)
 		return 0, err
 	}
 	cpu := (cpu1 - cpu0) * 1e6 / float64(n)
+	w1, err := writeSyscalls(pids[:2])
+	if err != nil {
+		return 0, err
+	}
+	for i := range w1 {
+		rt.lastWrites[i] = (w1[i] - w0[i]) / float64(n)
+	}
+	rt.writes = append(rt.writes, rt.lastWrites[0]+rt.lastWrites[1])
 	lat := make([]float64, 0, n)
 	for _, l := range lats {
 		lat = append(lat, l...)
@@ -263,6 +282,24 @@ func procsCPUSeconds(pids []int) (float64, error) {
 		sum += s
 	}
 	return sum, nil
+}
+
+// writeSyscalls is the write syscalls two processes made so far
+// (/proc/<pid>/io syscw, write and writev alike).
+func writeSyscalls(pids []int) ([2]float64, error) {
+	var out [2]float64
+	for i, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+		if err != nil {
+			return out, err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+				out[i], _ = strconv.ParseFloat(v, 64)
+			}
+		}
+	}
+	return out, nil
 }
 
 // percentile is the q-quantile of xs (nearest rank).
