@@ -66,7 +66,7 @@ func (m *Migration) classicEntered(req *proxy.Request, out proxy.Outcome, group 
 		m.forward(req, out, nil, e.Answered, nil, nil)
 		return
 	}
-	// The broker's ACLs first (authorize_groups.go): a member that may
+	// The broker's ACLs first (authorize.go): a member that may
 	// not READ the group gets the broker's own refusal.
 	if denied, err := m.a.groupReadDenied(req, group); err != nil {
 		e.Answered()
