@@ -11,11 +11,6 @@ import (
 	"github.com/streamshift/streamshift/classicstreams"
 )
 
-// ErrClassicNotServed is the answer to a classic request for a group the
-// coordinator does not serve as a streams group (unknown, or without a
-// topology yet): the caller forwards the request upstream.
-var ErrClassicNotServed = errors.New("the group is not a streams group served here")
-
 // ClassicJoinRequest is a classic Kafka Streams member's JoinGroup, decoded:
 // the consumer protocol subscription of its "stream" protocol and the
 // SubscriptionInfo inside it. MemberID is never empty here: member ids are
