@@ -46,7 +46,7 @@ type mentionKey[Q kmsg.Request, P kmsg.Response, E any] struct {
 	whole func(rs *Routes, req *proxy.Request, distinct Q) bool
 }
 
-// mentioned is a table row's around (routes.go): repeatedMentions of k.
+// mentioned is a table row's around (row.go): repeatedMentions of k.
 func mentioned[Q kmsg.Request, P kmsg.Response, E any](rs *Routes, k mentionKey[Q, P, E]) func(handler) handler {
 	return func(h handler) handler { return repeatedMentions(rs, k, h) }
 }
