@@ -20,7 +20,7 @@ import (
 // entry's encoding per mention (repeatedAnswer) in the order Kafka would
 // have given: the bytes are those of the answer built mention by mention,
 // and the proxy refuses it before building it when it is over its bound
-// (proxy/answer.go). A request without repeats is handled as it is.
+// (proxy/outcome.go). A request without repeats is handled as it is.
 
 // mentionKey is how a key's request names its entries and how its answer
 // orders them.
