@@ -37,6 +37,10 @@ type Runtime struct {
 	logger  zerolog.Logger
 	// group is set once joined (Join); nil before.
 	group atomic.Pointer[upstream.InstanceGroup]
+	// routing is what a request's routing reads of the latest map (Hops,
+	// Owner); nil before Join. routingMu orders its refreshes.
+	routing   atomic.Pointer[routing]
+	routingMu sync.Mutex
 	// links are the internal listener and the links to the other
 	// instances; the map they follow comes with join.
 	links *Links
@@ -131,15 +135,66 @@ func (cr *Runtime) Join(o upstream.InstanceGroupOptions) error {
 	// may carry here are known.
 	cr.self.Served = links.p.ServedVersions()
 	o.Topic, o.Partitions, o.Self = cr.log.Topic(), cr.log.Partitions(), cr.self
-	o.Assigned, o.Revoked, o.MapChanged, o.Log = cr.assigned, cr.revoked, links.mapChanged, cr.logger
+	o.Assigned, o.Revoked, o.MapChanged, o.Log = cr.assigned, cr.revoked, cr.mapChanged, cr.logger
 	g, err := upstream.JoinInstanceGroup(o)
 	if err != nil {
 		return err
 	}
 	cr.group.Store(g)
 	links.watch(g.Map)
-	links.mapChanged() // a map that came before watch started
+	cr.mapChanged() // a map that came before the group was stored and watch started
 	return nil
+}
+
+// mapChanged is the instance group's MapChanged, called right after it
+// stored a new map: the routing follows it before the callback returns,
+// and the links are woken to follow it too.
+func (cr *Runtime) mapChanged() {
+	if g := cr.group.Load(); g != nil {
+		cr.refreshRouting(g.Map)
+	}
+	cr.links.mapChanged()
+}
+
+// routing is what a request's routing reads of one map, built once per
+// map so that a request neither copies the map under the instance group's
+// lock (Hops, Owner) nor looks its owner up among the map's instances.
+type routing struct {
+	gen int32
+	// hops: every instance of the map has an internal address (none has
+	// an earlier release).
+	hops bool
+	// owners[p] is partition p's owner's proxy id, if the map names an
+	// owner it also lists (ClusterMap.Owner); else ok is false.
+	owners []partitionOwner
+}
+
+type partitionOwner struct {
+	id string
+	ok bool
+}
+
+// refreshRouting stores the routing of the map current returns. Refreshes
+// are serialized and each reads the map when it runs, so the last one
+// stored is of the latest map: a refresh that read an older map cannot
+// land after one that read a newer.
+func (cr *Runtime) refreshRouting(current func() upstream.ClusterMap) {
+	cr.routingMu.Lock()
+	defer cr.routingMu.Unlock()
+	m := current()
+	r := &routing{gen: m.Generation, hops: true, owners: make([]partitionOwner, len(m.Owners))}
+	for _, in := range m.Instances {
+		if in.Internal == "" {
+			r.hops = false
+			break
+		}
+	}
+	for p := range r.owners {
+		if owner, ok := m.Owner(int32(p)); ok {
+			r.owners[p] = partitionOwner{id: owner.ProxyID, ok: true}
+		}
+	}
+	cr.routing.Store(r)
 }
 
 // assigned starts loading each partition gained, off the instance group's
@@ -295,36 +350,26 @@ func (cr *Runtime) Coordinator(group string, node int32) (string, int32, bool) {
 // Owner implements route.Cluster: the owner of the group's partition in
 // the latest map.
 func (cr *Runtime) Owner(group string) (self bool, peer string, gen int32, ok bool) {
-	g := cr.group.Load()
-	if g == nil {
+	r := cr.routing.Load()
+	if r == nil {
 		return false, "", 0, false
 	}
 	p := cr.parts.Of(group)
-	m := g.Map()
-	owner, ok := m.Owner(p)
-	if !ok {
-		return false, "", m.Generation, false
+	if p < 0 || int(p) >= len(r.owners) || !r.owners[p].ok {
+		return false, "", r.gen, false
 	}
-	if owner.ProxyID == cr.self.ProxyID {
-		// Loading or fenced: Serving answers.
-		return true, "", m.Generation, true
+	if owner := r.owners[p].id; owner != cr.self.ProxyID {
+		return false, owner, r.gen, true
 	}
-	return false, owner.ProxyID, m.Generation, true
+	// Loading or fenced: Serving answers.
+	return true, "", r.gen, true
 }
 
-// Hops implements route.Cluster: every instance of the map has an internal
-// address (none has an earlier release).
+// Hops implements route.Cluster: every instance of the latest map has an
+// internal address (none has an earlier release).
 func (cr *Runtime) Hops() bool {
-	g := cr.group.Load()
-	if g == nil {
-		return false
-	}
-	for _, in := range g.Map().Instances {
-		if in.Internal == "" {
-			return false
-		}
-	}
-	return true
+	r := cr.routing.Load()
+	return r != nil && r.hops
 }
 
 // Forward implements route.Cluster: a serve call to peer over its link.

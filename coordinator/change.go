@@ -42,6 +42,27 @@ func (c *Coordinator) newChange(s *groupQueue) *streams.Change {
 	}
 }
 
+// withTopics lets the change's operation ask for internal topics if the
+// coordinator's callers create them (Options.CreateTopics), which they
+// report back with TopicsCreated (internal_topics.go).
+func (c *Coordinator) withTopics(ch *streams.Change) *streams.Change {
+	ch.CanCreateTopics = c.createTopics
+	return ch
+}
+
+// creatableTopics are the topics the change's operation asked for, in one
+// list (read before the change finishes).
+func creatableTopics(ch *streams.Change) []streams.CreatableTopic {
+	if len(ch.Topics) == 1 {
+		return ch.Topics[0]
+	}
+	var out []streams.CreatableTopic
+	for _, todo := range ch.Topics {
+		out = append(out, todo...)
+	}
+	return out
+}
+
 // carryOut does what the change asked for, in order: its log lines, the
 // claim it took, its timers and its metadata refreshes. The internal topics
 // it asks for are not created here: the operation returns them to its

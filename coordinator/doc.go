@@ -66,9 +66,9 @@
 //     streams/hold.go), its answer kept opaquely by the executor until a
 //     change releases it (streams.Change.Released) or the group goes: the
 //     runtime uses neither file, and they use it;
-//   - the group log's partitions: partitions.go (a group's partition, by
-//     Kafka's __consumer_offsets rule), partition_table.go (Partitions:
-//     which partitions this instance loads and serves; Serving is what
+//   - the group log's partitions: partition_table.go (a group's partition,
+//     by Kafka's __consumer_offsets rule; Partitions: which partitions
+//     this instance loads and serves; Serving is what
 //     package route asks before a group request, FinishLoad and Unload
 //     what package cluster's runtime turns the instance group's
 //     assignments into);

@@ -11,7 +11,7 @@ import (
 
 // groupQueue is one group's executor: its serial queue of work and the
 // state only that work touches. (It is not Kafka's shard: a shard there is a
-// partition of the group log, which here is partitions.go's.)
+// partition of the group log, which here is partition_table.go's.)
 type groupQueue struct {
 	id      string
 	mu      sync.Mutex // guards queue and running

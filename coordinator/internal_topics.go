@@ -13,26 +13,6 @@ import (
 // as being created and does not return them again (streams' creatingTopics:
 // one creation in flight per topic and group).
 
-// withTopics lets the change's operation ask for internal topics if the
-// coordinator's callers create them (Options.CreateTopics).
-func (c *Coordinator) withTopics(ch *streams.Change) *streams.Change {
-	ch.CanCreateTopics = c.createTopics
-	return ch
-}
-
-// creatableTopics are the topics the change's operation asked for, in one
-// list (read before the change finishes).
-func creatableTopics(ch *streams.Change) []streams.CreatableTopic {
-	if len(ch.Topics) == 1 {
-		return ch.Topics[0]
-	}
-	var out []streams.CreatableTopic
-	for _, todo := range ch.Topics {
-		out = append(out, todo...)
-	}
-	return out
-}
-
 // TopicsCreated reports the creation of internal topics an operation of
 // the group returned: they are no longer being created, and the errors of
 // those in failed are reported in the group's status for two heartbeat

@@ -14,7 +14,7 @@ import (
 
 // A step back of a rolling migration (streams → classic), in virtual time
 // (docs/fast-roll.md §12): classic_join.go's held join,
-// streams/classic_join_wait.go and streams/successor_watch.go.
+// streams/classic_join.go and streams/successor_watch.go.
 
 // stepBackGroup: streams members s1 and s2 and classic member c1 share the
 // 6 tasks of "foo", all stable. s2 has the process id its classic successor

@@ -60,10 +60,6 @@ func (p *Proxy) PeerHandlers(self string, links *peer.Links) map[peer.CallKind]p
 // to the owner its map names next.
 func (p *Proxy) SetServeCheck(f func(partition, mapGeneration int32) bool) { p.serveCheck.Store(&f) }
 
-// Remote says whether the client is connected to another instance: its
-// request came in a serve call.
-func (c ClientInfo) Remote() bool { return c.ConnID&(1<<63) != 0 }
-
 // ServeRemote carries an intercepted request to its group's owner over
 // link (a serve call) and returns the owner's response (header and body,
 // no size prefix: RespondFrame's input), whose correlation id is checked.

@@ -118,9 +118,6 @@ func (cc *clientConn) Ask(req kmsg.Request) <-chan AskAnswer {
 	return call.answer
 }
 
-// Done is closed with the client connection (ClientConn).
-func (cc *clientConn) Done() <-chan struct{} { return cc.done }
-
 // Wait returns the broker's decoded answer, ErrAskClosed if the connection
 // closed first, or ctx's error.
 func (p *Pending) Wait(ctx context.Context) (kmsg.Response, error) {

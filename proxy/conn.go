@@ -195,6 +195,9 @@ func (cc *clientConn) closedUpstream(c gnet.Conn, err error) {
 // connClosedAt is when the connection closed (zero while open).
 func (cc *clientConn) connClosedAt() func() time.Time { return cc.closedAt.get }
 
+// Done is closed with the client connection (ClientConn).
+func (cc *clientConn) Done() <-chan struct{} { return cc.done }
+
 // closeTime is when a connection's close signal closed; zero while open.
 // Set before the signal closes, read by whoever saw it close.
 type closeTime struct{ at atomic.Int64 }

@@ -49,6 +49,10 @@ type ClientInfo struct {
 	Principal string
 }
 
+// Remote says whether the client is connected to another instance: its
+// request came in a serve call.
+func (c ClientInfo) Remote() bool { return c.ConnID&(1<<63) != 0 }
+
 // Request is an intercepted request.
 type Request struct {
 	Client        ClientInfo

@@ -68,7 +68,7 @@ type Options struct {
 	MaxBufferedBytes int
 	// MaxAnswerBytes caps one answer the proxy builds itself (a local
 	// response, or an interceptor's rewrite of the upstream's): a larger
-	// one closes the connection instead of being built (answer.go).
+	// one closes the connection instead of being built (outcome.go).
 	// Default 64 MiB, and never above MaxBufferedBytes.
 	MaxAnswerBytes int
 	// ShutdownTimeout bounds the drain of in-flight requests. Default 30s.

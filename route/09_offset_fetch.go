@@ -106,7 +106,7 @@ func (rs *Routes) offsetFetchGated(req *proxy.Request, r *kmsg.OffsetFetchReques
 		}
 		owned[c.i] = true
 		// A group the client may not DESCRIBE is not checked here: the
-		// broker refuses it when forwarded (authorize_groups.go).
+		// broker refuses it when forwarded (authorize.go).
 		denied, asked := deniedGroup[group]
 		if !asked {
 			denied, _ = rs.groupDescribeDenied(req, group)

@@ -36,7 +36,7 @@ import (
 func (rs *Routes) describeGroups(req *proxy.Request, r *kmsg.DescribeGroupsRequest, out proxy.Outcome) {
 	// An owned group the client may not DESCRIBE goes upstream, which
 	// refuses it with Kafka's GROUP_AUTHORIZATION_FAILED
-	// (authorize_groups.go).
+	// (authorize.go).
 	describeHereOrUpstream(rs, req, out, r.Groups,
 		func(upstream []string) kmsg.Request {
 			fwd := *r

@@ -76,7 +76,7 @@ func (rs *Routes) listGroups(req *proxy.Request, r *kmsg.ListGroupsRequest, out 
 	// Kafka lists only the groups the client may DESCRIBE (or all, with
 	// DESCRIBE on the cluster); the upstream filters the groups it lists,
 	// the owned groups it does not list are filtered here
-	// (authorize_groups.go).
+	// (authorize.go).
 	ids := make([]string, len(owned))
 	for i, g := range owned {
 		ids[i] = g.GroupID

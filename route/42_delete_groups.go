@@ -29,7 +29,7 @@ func (rs *Routes) deleteGroups(req *proxy.Request, r *kmsg.DeleteGroupsRequest, 
 	var upstream []string
 	// An owned group the client may not DELETE goes upstream untouched,
 	// which refuses it with Kafka's GROUP_AUTHORIZATION_FAILED
-	// (authorize_groups.go).
+	// (authorize.go).
 	// Each group's queue is asked once (Owns), as in DescribeGroups.
 	var ownedIDs []string
 	owned := map[string]bool{}

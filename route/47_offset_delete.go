@@ -23,7 +23,7 @@ func (rs *Routes) offsetDelete(req *proxy.Request, r *kmsg.OffsetDeleteRequest, 
 	}
 	// Kafka checks DELETE on the group first: a client that may not goes
 	// upstream untouched and is refused there, before the anchor leaves
-	// (authorize_groups.go).
+	// (authorize.go).
 	if rs.groupsDenied(req, kmsg.ACLOperationDelete, []string{r.Group})[r.Group] {
 		out.Forward()
 		return

@@ -8,7 +8,6 @@ import (
 	"github.com/streamshift/streamshift/coordinator"
 	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/proxy"
-	"github.com/streamshift/streamshift/translate"
 )
 
 // Kafka 4.4 creates a streams group's missing internal topics only for a
@@ -62,14 +61,6 @@ func (rs *Routes) createInternalTopics(req *proxy.Request, group string, topics 
 		})
 		then(nil)
 	}()
-}
-
-// creator is createInternalTopics for the classic join and sync a
-// translator serves for the client of req (translate.CreateTopics).
-func (rs *Routes) creator(req *proxy.Request) translate.CreateTopics {
-	return func(group string, topics []streams.CreatableTopic) {
-		rs.createInternalTopics(req, group, topics, func([]string) {})
-	}
 }
 
 // answerHeartbeat answers a streams heartbeat of the client of req once

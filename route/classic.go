@@ -7,8 +7,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/streamshift/streamshift/coordinator"
+	"github.com/streamshift/streamshift/coordinator/streams"
 	"github.com/streamshift/streamshift/migration"
 	"github.com/streamshift/streamshift/proxy"
+	"github.com/streamshift/streamshift/translate"
 )
 
 // The classic group keys 11 JoinGroup, 12 Heartbeat, 13 LeaveGroup and 14
@@ -66,7 +68,7 @@ func (m *Migration) classicEntered(req *proxy.Request, out proxy.Outcome, group 
 		m.forward(req, out, nil, e.Answered, nil, nil)
 		return
 	}
-	// The broker's ACLs first (authorize_groups.go): a member that may
+	// The broker's ACLs first (authorize.go): a member that may
 	// not READ the group gets the broker's own refusal.
 	if denied, err := m.a.groupReadDenied(req, group); err != nil {
 		e.Answered()
@@ -81,6 +83,15 @@ func (m *Migration) classicEntered(req *proxy.Request, out proxy.Outcome, group 
 		e.Answered()
 		out.Respond(resp)
 	}, m.a.creator(req), forward)
+}
+
+// creator is createInternalTopics (authorize_topics.go) for the classic
+// join and sync a translator serves for the client of req
+// (translate.CreateTopics).
+func (rs *Routes) creator(req *proxy.Request) translate.CreateTopics {
+	return func(group string, topics []streams.CreatableTopic) {
+		rs.createInternalTopics(req, group, topics, func([]string) {})
+	}
 }
 
 // forwardClassic forwards a classic group request of a group the

@@ -103,7 +103,7 @@ func (rs *Routes) commitValidated(req *proxy.Request, out proxy.Outcome, up int1
 		return
 	}
 	// A client that may not READ the group gets the broker's refusal,
-	// whatever our validation found (authorize_groups.go). Without an
+	// whatever our validation found (authorize.go). Without an
 	// answer the commit goes on: what is forwarded is checked by the
 	// broker for the client's principal anyway.
 	if denied, _ := rs.groupReadDenied(req, c.group); denied {

@@ -13,7 +13,7 @@ import (
 // splitters), the one group a request routes by (clusterGate), the answer
 // that refuses a request (a group this instance does not serve, a handler
 // past its time) and how long its handler may keep the client muted. A
-// route row of routes.go carries its key's facts (route.keyFacts); the
+// route row (row.go) carries its key's facts (route.keyFacts); the
 // table test (keys_test.go) fails for a served key missing here, and for
 // a row that names groups without a way to route them or a refusal.
 // Before, each fact was a type switch of its own (the gate's group, the

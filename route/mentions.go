@@ -20,7 +20,7 @@ import (
 // entry's encoding per mention (repeatedAnswer) in the order Kafka would
 // have given: the bytes are those of the answer built mention by mention,
 // and the proxy refuses it before building it when it is over its bound
-// (proxy/answer.go). A request without repeats is handled as it is.
+// (proxy/outcome.go). A request without repeats is handled as it is.
 
 // mentionKey is how a key's request names its entries and how its answer
 // orders them.
@@ -46,7 +46,7 @@ type mentionKey[Q kmsg.Request, P kmsg.Response, E any] struct {
 	whole func(rs *Routes, req *proxy.Request, distinct Q) bool
 }
 
-// mentioned is a table row's around (routes.go): repeatedMentions of k.
+// mentioned is a table row's around (row.go): repeatedMentions of k.
 func mentioned[Q kmsg.Request, P kmsg.Response, E any](rs *Routes, k mentionKey[Q, P, E]) func(handler) handler {
 	return func(h handler) handler { return repeatedMentions(rs, k, h) }
 }

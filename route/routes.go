@@ -2,10 +2,10 @@
 // intercepts: routes.go says which keys are served, at which versions, and
 // whether they are advertised; NN_name.go is the only handler of wire key
 // NN, but for the four classic group keys (11-14), which classic.go routes
-// alike to the translator's NN_name.go files. A row carries its key's
-// facts, written once per key in keys.go: the groups its requests name,
-// the one group the cluster's gate routes it by, its split by owner, its
-// refusal and how long its handler may keep the client muted. A handler
+// alike to the translator's NN_name.go files. A row (row.go) carries its
+// key's facts, written once per key in keys.go: the groups its requests
+// name, the one group the cluster's gate routes it by, its split by owner,
+// its refusal and how long its handler may keep the client muted. A handler
 // checks ownership (is the group the proxy's?), passes the migration gate
 // when the migration is on, then serves the request locally (the
 // coordinator), translates it (a classic member of a streams group) or
@@ -152,57 +152,6 @@ func New(o Options) (*Routes, error) {
 	return rs, nil
 }
 
-// route is one intercepted key: its handler, its versions and its facts
-// (keys.go: the groups it names, how it routes among instances, its
-// refusal, how long its handler may keep the client muted). Versions
-// from 0 to max are served; a client's request above max goes upstream
-// untouched unless capped.
-type route struct {
-	handler
-	keyFacts
-	max int16
-	// advertise: ApiVersions answers list the key up to max whatever the
-	// upstream supports.
-	advertise bool
-	// capped: max also caps what ApiVersions advertises, and a request
-	// above it is refused instead of bypassing the route (proxy
-	// RegisterCapped): the topic-id versions of the offset keys, which the
-	// routes do not serve (offsetsMaxVersion).
-	capped bool
-	// migration: routed only with the migration on.
-	migration bool
-	// cluster: routed only with several instances (Options.Cluster).
-	cluster bool
-	// around, if not nil, wraps the routed handler (before the split and
-	// the gate): a request's repeated mentions (mentions.go).
-	around func(handler) handler
-}
-
-// handler is a route's handler with the wire key it serves.
-type handler struct {
-	key   kmsg.Key
-	serve proxy.InterceptorFunc
-}
-
-// handle types a handler by its request: the key registered is the request
-// type's, so a table row cannot register one key for another key's handler,
-// and the body is asserted here once instead of at the top of every
-// handler. (A row's version rule, up(...) or top(...), still names its key.)
-func handle[R kmsg.Request](serve func(req *proxy.Request, r R, out proxy.Outcome)) handler {
-	var zero R // Key has a pointer receiver that reads nothing: nil is fine
-	return handler{kmsg.Key(zero.Key()), func(req *proxy.Request, out proxy.Outcome) {
-		r, ok := req.Body.(R)
-		if !ok {
-			// The proxy decodes a body by the key it was registered
-			// for, so this is a proxy bug, not a client's: the request
-			// goes upstream untouched rather than panicking the loop.
-			out.Forward()
-			return
-		}
-		serve(req, r, out)
-	}}
-}
-
 // table is every intercepted key, in key order.
 //
 // OffsetCommit and OffsetFetch are advertised up to v9 even when the
@@ -238,20 +187,6 @@ func (rs *Routes) table() []route {
 		rows[i] = rs.row(rows[i])
 	}
 	return rows
-}
-
-// row completes a table row from its key's facts (keys.go): a gated key's
-// handler behind the cluster's gate, a multi-group key's split by owner
-// before it (clusterSplit): group requests of groups another instance owns
-// never get past them.
-func (rs *Routes) row(rt route) route {
-	rt.keyFacts = keys[rt.key]
-	h := rs.clusterSplit(rt, rs.clusterGate(rt, rt.handler))
-	if rt.around != nil {
-		h = rt.around(h)
-	}
-	rt.handler = h
-	return rt
 }
 
 // active is the table without the migration's keys when it is off, and

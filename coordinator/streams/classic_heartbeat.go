@@ -15,20 +15,6 @@ type ClassicHeartbeatRequest struct {
 	Client     ClientInfo // the connection it came on (member_conn.go)
 }
 
-// classicMustRejoin: would a JoinGroup of the member change its assignment?
-func classicMustRejoin(g *Group, m *Member) bool {
-	cur := m.CurrentAssignment()
-	switch {
-	case cur.MemberEpoch < g.GroupEpoch, cur.State == MemberUnrevokedTasks:
-		return true
-	case cur.State == MemberUnreleasedTasks:
-		owned := cur.Assigned
-		next, err := reconcile(cur, m.ProcessID(), g.AssignmentEpoch, g.Target[m.ID], &owned, g)
-		return err == nil && !next.Assigned.Equal(cur.Assigned)
-	}
-	return false
-}
-
 // ClassicLeaveMember is one member of a LeaveGroup (v3+ batches them).
 type ClassicLeaveMember struct {
 	MemberID   string

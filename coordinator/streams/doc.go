@@ -63,8 +63,8 @@
 //   - the other operations: describe.go, offsets.go (offset commit and
 //     fetch validation), delete_group.go, group_expiration.go (an Empty
 //     group's deletion after the check interval);
-//   - classic members and the migration's records: classic_join.go,
-//     classic_sync.go, classic_heartbeat.go (Heartbeat and LeaveGroup),
+//   - classic members and the migration's records: classic_join.go
+//     (JoinGroup, and its hold for its tasks), classic_sync.go, classic_heartbeat.go (Heartbeat and LeaveGroup),
 //     classic_takeover.go (TakeOverClassicGroup), classic_handback.go.
 //
 // The sticky task assignor (with rack-aware standbys, client_tags.go) and

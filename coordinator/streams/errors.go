@@ -35,3 +35,8 @@ func asCoordError(err error) *CoordError {
 	}
 	return ce
 }
+
+// ErrClassicNotServed is the answer to a classic request for a group the
+// coordinator does not serve as a streams group (unknown, or without a
+// topology yet): the caller forwards the request upstream.
+var ErrClassicNotServed = errors.New("the group is not a streams group served here")

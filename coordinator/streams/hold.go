@@ -6,9 +6,9 @@ import "time"
 // member's waiting JoinGroup with its member and completes it when its
 // rebalance lets it. Here the operation's result says the request is held
 // and until when (Hold; a classic join's: HoldClassicJoin,
-// classic_join_wait.go); a timer of the group releases it at that bound
+// classic_join.go); a timer of the group releases it at that bound
 // (Hold.Timer), and the change that ends its wait releases it earlier
-// (ReleaseEnded, classic_join_wait.go). The runtime keeps a held
+// (ReleaseEnded, classic_join.go). The runtime keeps a held
 // request's answer by its key, opaquely, and runs it again only when a
 // change releases the key (Change.Released), or answers it when the group
 // goes.

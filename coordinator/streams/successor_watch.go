@@ -10,7 +10,7 @@ import "time"
 // takes its share back from them, but a stable streams member learns that
 // only at its next regular heartbeat, up to streams.heartbeat.interval.ms
 // (5 s) after the successor joined, while the successor waits (its
-// JoinGroup held, classic_join_wait.go). So while a successor is expected,
+// JoinGroup held, classic_join.go). So while a successor is expected,
 // the members are answered the short reconciliation interval: they learn of
 // the successor's target, and revoke, within that interval of its join.
 //
@@ -51,7 +51,7 @@ func (ch *Change) successorJoined(member string) {
 
 // SuccessorJoin: is member the first to join since a streams member left
 // the migrating group, while its successor was expected? Its classic
-// JoinGroup is the one held for its tasks (classic_join_wait.go).
+// JoinGroup is the one held for its tasks (classic_join.go).
 func SuccessorJoin(g *Group, member string) bool {
 	return g != nil && g.Mem.successor != "" && g.Mem.successor == member
 }

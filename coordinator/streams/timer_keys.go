@@ -76,7 +76,7 @@ const (
 const disconnectExpiryTimer timerKind = 48
 
 // classicJoinHoldTimer ends a held classic JoinGroup's wait
-// (classic_join_wait.go), streamshift's own.
+// (classic_join.go), streamshift's own.
 const classicJoinHoldTimer timerKind = 49
 
 // ClassicJoinHoldTimerKey is the timer that answers member memberID's held
