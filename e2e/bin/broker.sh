@@ -13,7 +13,7 @@
 # VERSION is 2.8, 3.5, 3.9 or 4.4. DIR must be new or empty (a reformat with another cluster id fails).
 # key=value arguments are appended to server.properties (later keys win). E2E_BROKER_HEAP sets -Xmx
 # (512m); E2E_BROKER_JVM replaces the collector and JIT options (G1; the e2e suite runs its brokers
-# with the serial collector and the client JIT alone, e2e/harness/broker.go).
+# with the client JIT alone, e2e/harness/broker.go).
 # Layout of DIR: server.properties, data/, logs/, tmp/, broker.out (stdout+stderr), broker.pid,
 # broker.env (BOOTSTRAP=, BPORT=, CPORT=).
 set -euo pipefail
