@@ -5,27 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/streamshift/streamshift/coordinator/streams"
+	"github.com/streamshift/streamshift/internal/testlog"
 )
 
 // logCapture collects the coordinator's log lines (zerolog writes one JSON
 // object per Write).
-type logCapture struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logCapture) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type logCapture struct{ testlog.Buffer }
 
 // captureLogs sends the harness coordinator's log lines, debug included, to
 // the returned capture.
@@ -41,10 +32,8 @@ func (l logLine) str(k string) string { s, _ := l[k].(string); return s }
 
 func (l *logCapture) lines(t *testing.T) []logLine {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []logLine
-	for _, raw := range bytes.Split(bytes.TrimSpace(l.buf.Bytes()), []byte("\n")) {
+	for _, raw := range bytes.Split(bytes.TrimSpace([]byte(l.String())), []byte("\n")) {
 		if len(raw) == 0 {
 			continue
 		}

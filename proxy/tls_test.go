@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/streamshift/streamshift/internal/kafkaframe"
+	"github.com/streamshift/streamshift/internal/testlog"
 	"github.com/streamshift/streamshift/internal/testpki"
 )
 
@@ -35,22 +35,9 @@ type tlsSetup struct {
 }
 
 // logSink keeps the proxy's log lines for the tests that check them.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type logSink struct{ testlog.Buffer }
 
-func (s *logSink) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(b)
-}
-
-func (s *logSink) has(sub string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Contains(s.buf.String(), sub)
-}
+func (s *logSink) has(sub string) bool { return strings.Contains(s.String(), sub) }
 
 // must unwraps a setup step that cannot fail in a working test
 // environment (key generation, temp files).

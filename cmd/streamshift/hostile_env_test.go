@@ -18,7 +18,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,6 +25,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/streamshift/streamshift/internal/testlog"
 )
 
 // The hostile-request suite's running streamshift: `streamshift run` as a
@@ -46,23 +47,12 @@ var hostileMaxBuffered = func() int64 {
 }()
 
 // lockedLog is the instance's log, read by the checks while it writes.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
+type lockedLog struct{ testlog.Buffer }
 
 // lines are the log lines that match any of words (case-insensitive).
 func (l *lockedLog) lines(words ...string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(l.buf.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(l.String()))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		low := strings.ToLower(sc.Text())
@@ -79,9 +69,8 @@ func (l *lockedLog) lines(words ...string) []string {
 // tally counts the warn and error lines by message and reason, most
 // frequent first.
 func (l *lockedLog) tally() string {
-	l.mu.Lock()
 	n := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(l.buf.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(l.String()))
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		var line struct{ Level, Message, Reason, Error string }
@@ -94,7 +83,6 @@ func (l *lockedLog) tally() string {
 		}
 		n[line.Level+": "+line.Message+" ("+reason+")"]++
 	}
-	l.mu.Unlock()
 	type row struct {
 		what string
 		n    int
@@ -230,7 +218,7 @@ func startHostile(t *testing.T) *hostileInstance {
 		}
 		select {
 		case <-in.exited:
-			t.Fatalf("streamshift exited: %v\n%s", in.cmd.ProcessState, in.log.buf.String())
+			t.Fatalf("streamshift exited: %v\n%s", in.cmd.ProcessState, in.log.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
