@@ -70,6 +70,19 @@ type frameOutcome struct {
 
 func (o *frameOutcome) RespondFrame(data []byte) { o.frame <- data }
 
+// wantFrame fails unless the outcome is answered with frame before ctx ends.
+func (o *frameOutcome) wantFrame(ctx context.Context, t *testing.T, frame []byte) {
+	t.Helper()
+	select {
+	case f := <-o.frame:
+		if string(f) != string(frame) {
+			t.Fatalf("frame %v, want %v", f, frame)
+		}
+	case <-ctx.Done():
+		t.Fatalf("no answer: %+v", o.Result())
+	}
+}
+
 // gateOf is the cluster gate of the route of a request's key (its facts,
 // keys.go) whose handler forwards every request it serves.
 func gateOf(c Cluster) proxy.InterceptorFunc {
@@ -150,14 +163,7 @@ func TestClusterGateReroute(t *testing.T) {
 	req := conn.Request(heartbeatOf("g"))
 	out := &frameOutcome{Outcome: proxytest.NewOutcome(req), frame: make(chan []byte, 1)}
 	go gateOf(fc)(req, out)
-	select {
-	case f := <-out.frame:
-		if string(f) != string(fc.frame) {
-			t.Fatalf("frame %v", f)
-		}
-	case <-ctx.Done():
-		t.Fatalf("no answer: %+v", out.Result())
-	}
+	out.wantFrame(ctx, t, fc.frame)
 	if len(fc.calls) != 2 || fc.calls[0] != "b" || fc.calls[1] != "c" {
 		t.Fatalf("calls %v, want b then c", fc.calls)
 	}

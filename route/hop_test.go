@@ -83,14 +83,7 @@ func TestHopForwardsUndecoded(t *testing.T) {
 	if !hopOf(fc)(req, out) {
 		t.Fatal("a request of a group another instance owns was left to the route")
 	}
-	select {
-	case f := <-out.frame:
-		if string(f) != string(fc.frame) {
-			t.Fatalf("frame %v", f)
-		}
-	case <-ctx.Done():
-		t.Fatalf("no answer: %+v", out.Result())
-	}
+	out.wantFrame(ctx, t, fc.frame)
 	if len(fc.undecoded) != 1 || !fc.undecoded[0] || req.Body != nil {
 		t.Fatalf("forwarded decoded: %v, body %v", fc.undecoded, req.Body)
 	}
