@@ -59,8 +59,11 @@ func (cc *clientConn) intercept(frame []byte, reg *registration) gnet.Action {
 	cc.decoded = interceptHoldFactor * len(own)
 	p.m.intercepted.Inc()
 	req := &Request{Client: cc.info(), Key: key, Version: version, CorrelationID: corr, Body: body,
-		frame: own[4:], bodyAt: h.BodyAt, conn: cc,
-		malformed: func(err error) { cc.rejectLater("malformed body", err, key, version) }}
+		frame: own[4:], bodyAt: h.BodyAt, conn: cc}
+	if body == nil {
+		// Only a hop's request decodes late (Decode).
+		req.malformed = func(err error) { cc.rejectLater("malformed body", err, key, version) }
+	}
 	out := &outcome{cc: cc, s: s, raw: own, clientID: h.ClientID}
 	go func() {
 		defer func() {
