@@ -29,7 +29,9 @@ build:
 
 # The Docker image, built from source by the Dockerfile, with no registry and no module proxy:
 # the context is a copy of the source tree (what git keeps, untracked files included) with
-# vendor/ (go mod vendor), in a temporary directory, so that the tree itself gets no vendor/;
+# vendor/ (go mod vendor, run in the copy: the tree's e2e/out holds brokers' data directories that
+# come and go while the suite runs, and go mod vendor walks every directory it is run in), in a
+# temporary directory, so that the tree itself gets no vendor/;
 # the Go build stage runs in BUILDER, by default an image made from this machine's Go
 # toolchain (.ci/go-builder-image). `make image BUILDER=golang:1.26.8` builds in the official
 # image instead. IMAGE names the tag.
@@ -39,7 +41,7 @@ image:
 	set -e; context=$$(mktemp -d); trap 'rm -rf "$$context"' EXIT; \
 	git ls-files -z --cached --others --exclude-standard | \
 	  tar --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -C "$$context" -xf -; \
-	$(GO) mod vendor -o "$$context/vendor"; \
+	(cd "$$context" && $(GO) mod vendor); \
 	builder="$(BUILDER)"; [ -n "$$builder" ] || builder=$$(.ci/go-builder-image); \
 	docker build -t $(IMAGE) --build-arg BUILDER="$$builder" \
 	  --build-arg VERSION="$(GIT_VERSION)" --build-arg COMMIT="$(GIT_COMMIT)" "$$context"
