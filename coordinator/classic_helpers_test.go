@@ -166,7 +166,7 @@ func (c *classicClient) subscription() (*classicstreams.ConsumerSubscription, *c
 }
 
 // errJoinHeld is join's result while the coordinator holds the JoinGroup
-// (classic_join.go, holdClassicJoin): the client waits for its answer, which arrives
+// (classic.go, holdClassicJoin): the client waits for its answer, which arrives
 // (held) once a later step of the world releases it.
 var errJoinHeld = errors.New("the JoinGroup is held")
 

@@ -33,7 +33,7 @@
 //   - classic members inside a streams group (Kafka's KIP-848 mixed
 //     groups): ClassicJoinGroup, ClassicSyncGroup, ClassicHeartbeat,
 //     ClassicLeaveGroup, ValidateClassicOffsetCommit; EnterClassic
-//     (classic_entry.go), the one entry of a classic request before its
+//     (classic.go, with those operations), the one entry of a classic request before its
 //     operation: the gate and whether the group is served here, decided
 //     under one lock as a verdict (Serve, Forward, Held) returned at once;
 //     a held request's Wait calls back on a goroutine of its own;
@@ -77,9 +77,8 @@
 //     that wrapper for operations answered once committed): handle.go,
 //     heartbeat.go, describe.go, offsets.go, delete_group.go,
 //     list_groups.go, admin_groups.go, group_configs.go, ownership.go,
-//     classic_join.go (JoinGroup, its hold, and SyncGroup),
-//     classic_heartbeat.go, classic_entry.go,
-//     classic_takeover.go, classic_handback.go; their request and result
+//     classic.go (the verdict, then JoinGroup with its hold, SyncGroup,
+//     Heartbeat, LeaveGroup and the offset check), classic_takeover.go, classic_handback.go; their request and result
 //     types are declared where they live, in package streams;
 //   - metadata.go: the MetadataSource the runtime reaches the
 //     cluster through, and the TopicCreator its callers create the

@@ -16,7 +16,7 @@ import (
 // queue's gate word, so that a classic request of a group that is not
 // migrating pays no queue hop. Here: the gate word (counted up by
 // EnterClassic, with whether the group is served, under one lock, and down
-// by its answer, classic_entry.go) and the gate's hold and drain (HoldClassic and ReleaseClassic: the group's
+// by its answer, classic.go) and the gate's hold and drain (HoldClassic and ReleaseClassic: the group's
 // classic requests during a takeover) and the end of the state
 // when the group is idle; beside it, on the same state, the pacing of its
 // takeover attempts (takeover_pacing.go), the classic observer
@@ -24,7 +24,7 @@ import (
 // the hand-back (migration_handback.go, migration_handoff.go). A held
 // classic JoinGroup is not here: it is an output of its operation
 // (streams.Hold), kept on the queue until a change releases it
-// (classic_join.go, streams/hold.go).
+// (classic.go, streams/hold.go).
 
 // gateHeld is the gate word's held bit: the group's requests are held, or
 // its held requests are being released (arrivals queue behind them, so the

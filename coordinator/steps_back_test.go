@@ -13,7 +13,7 @@ import (
 )
 
 // A step back of a rolling migration (streams → classic), in virtual time
-// (docs/fast-roll.md §12): classic_join.go's held join,
+// (docs/fast-roll.md §12): classic.go's held join,
 // streams/classic_join.go and streams/successor_watch.go.
 
 // stepBackGroup: streams members s1 and s2 and classic member c1 share the

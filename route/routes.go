@@ -23,7 +23,7 @@
 // It owns the routing, never a group's state: the groups and their
 // migration state are the coordinator's (the gate word and held joins
 // on the group's executor, coordinator/migration_state.go and
-// classic_join.go), the online migration's drivers package migration's,
+// coordinator/classic.go), the online migration's drivers package migration's,
 // the partitions' owners the cluster's. This package keeps what is typed by
 // proxy: the outcomes that count forwarded requests in flight and feed the
 // observer (migration.go), and the classic keys' routing (classic.go: the
