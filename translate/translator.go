@@ -4,10 +4,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"github.com/rs/zerolog"
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
